@@ -1,0 +1,111 @@
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// An HTTP error a caller can act on: a catalogue code, a message and what to do about it.
+/// Internal detail never goes into it; it goes to the log.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub recovery: &'static str,
+    www_authenticate: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+    recovery: &'a str,
+    retryable: bool,
+}
+
+const REALM: &str = r#"Bearer realm="obsidian-tc""#;
+const REALM_INVALID: &str =
+    r#"Bearer realm="obsidian-tc", error="invalid_token", error_description="the token is malformed, unknown, expired or revoked""#;
+
+impl ApiError {
+    /// No credential was sent.
+    pub fn missing_token() -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            code: "unauthorized",
+            message: "authentication required: send Authorization: Bearer <token>".into(),
+            recovery: "Create a token with `obsidian-tc token create` and send it as a bearer token.",
+            www_authenticate: Some(REALM),
+        }
+    }
+
+    /// A credential was sent but is not a live token.
+    pub fn invalid_token() -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            code: "unauthorized",
+            message: "the bearer token is malformed, unknown, expired or revoked".into(),
+            recovery: "Use a live token; `obsidian-tc token list` shows which are expired or revoked.",
+            www_authenticate: Some(REALM_INVALID),
+        }
+    }
+
+    pub fn not_found() -> Self {
+        Self {
+            status: StatusCode::NOT_FOUND,
+            code: "not_found",
+            message: "no such route".into(),
+            recovery: "Check the URL; the API lives under /v1/ and MCP under /mcp.",
+            www_authenticate: None,
+        }
+    }
+
+    /// A dependency is down; the request may succeed later.
+    pub fn unavailable() -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "internal",
+            message: "a service this server depends on is unavailable".into(),
+            recovery: "Retry shortly; /readyz names the dependency that is down.",
+            www_authenticate: None,
+        }
+    }
+
+    /// Anything unexpected; the detail is in the server log.
+    pub fn internal() -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "internal",
+            message: "internal error".into(),
+            recovery: "Retry once; if it persists, the server log has the cause.",
+            www_authenticate: None,
+        }
+    }
+
+    /// Maps a store failure, logging its full chain.
+    pub fn from_store(err: &otc_store::StoreError) -> Self {
+        tracing::error!(error = %crate::error_chain(err), "store error");
+        if err.is_unavailable() { Self::unavailable() } else { Self::internal() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retryable = matches!(self.status, StatusCode::SERVICE_UNAVAILABLE | StatusCode::INTERNAL_SERVER_ERROR);
+        let body = Body { error: Inner { code: self.code, message: &self.message, recovery: self.recovery, retryable } };
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(value) = self.www_authenticate {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+        }
+        response
+    }
+}
+
+/// Fallback for authenticated requests to routes that do not exist.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found()
+}

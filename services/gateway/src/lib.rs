@@ -1,0 +1,107 @@
+//! The HTTP gateway: health, authentication and (in later work) MCP and the sync API.
+//!
+//! Stateless: everything a request needs is in Postgres, Redis or the object store, so any
+//! replica answers any request.
+
+mod auth;
+mod error;
+mod health;
+mod whoami;
+
+use std::future::{Future, IntoFuture};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use otc_blobs::Blobs;
+use otc_kv::Kv;
+use otc_store::Store;
+use tokio::net::TcpListener;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::trace::TraceLayer;
+
+pub use auth::Caller;
+pub use error::ApiError;
+
+/// What every request handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub kv: Arc<Kv>,
+    pub blobs: Blobs,
+    /// Upper bound for each dependency check in `/readyz`.
+    pub check_timeout: Duration,
+}
+
+/// Limits of the HTTP surface.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    pub body_limit_bytes: usize,
+}
+
+/// The whole HTTP surface. Health routes are open; every other route, unknown ones included,
+/// requires a bearer token.
+pub fn router(state: AppState, limits: HttpLimits) -> Router {
+    let authenticated = Router::new()
+        .route("/v1/whoami", get(whoami::whoami))
+        .fallback(error::not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .merge(authenticated)
+        .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
+        .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then stops accepting, lets in-flight
+/// requests finish for up to `grace`, and returns.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        shutdown.await;
+        tracing::info!("shutting down: no new connections; draining in-flight requests");
+        let _ = started_tx.send(());
+    };
+    // Without TCP_NODELAY small responses wait on Nagle's algorithm (~40 ms a call).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal).into_future();
+    tokio::select! {
+        result = server => result,
+        () = async {
+            if started_rx.await.is_ok() {
+                tokio::time::sleep(grace).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => {
+            tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the shutdown grace period; exiting anyway");
+            Ok(())
+        }
+    }
+}
+
+/// An error with every cause in its chain, for logs (never for callers).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,116 @@
+//! The object store: S3 or a local directory behind one trait (`object_store`), with every key
+//! under a configured prefix. Issue-by-issue this grows into the content-addressed blob store;
+//! for now it knows how to connect and how to prove it works.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ClientOptions, ObjectStore, PutPayload, RetryConfig};
+use otc_config::{ObjectStoreConfig, ObjectStoreKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    #[error("bad object store configuration: {0}")]
+    Config(String),
+    #[error("object store unavailable")]
+    Unavailable(#[source] object_store::Error),
+    #[error("object store round trip returned other bytes than were written")]
+    Corrupt,
+}
+
+pub type Result<T, E = BlobError> = std::result::Result<T, E>;
+
+/// The configured object store, rooted at the configured prefix.
+#[derive(Clone)]
+pub struct Blobs {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    describe: String,
+}
+
+impl std::fmt::Debug for Blobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe)
+    }
+}
+
+impl Blobs {
+    /// Builds the client. No request is made; a local root directory is created if missing.
+    pub fn from_config(config: &ObjectStoreConfig, timeout: Duration) -> Result<Self> {
+        let prefix = config.prefix.trim_matches('/').to_string();
+        let (store, describe): (Arc<dyn ObjectStore>, String) = match config.kind {
+            ObjectStoreKind::Local => {
+                std::fs::create_dir_all(&config.path).map_err(|e| {
+                    BlobError::Config(format!("object_store.path {}: {e}", config.path.display()))
+                })?;
+                let fs = LocalFileSystem::new_with_prefix(&config.path)
+                    .map_err(|e| BlobError::Config(format!("object_store.path: {e}")))?;
+                (Arc::new(fs), format!("local directory {}", config.path.display()))
+            }
+            ObjectStoreKind::S3 => {
+                let mut builder = AmazonS3Builder::new()
+                    .with_bucket_name(&config.bucket)
+                    .with_region(&config.region)
+                    .with_allow_http(config.allow_http)
+                    .with_client_options(
+                        ClientOptions::new()
+                            .with_timeout(timeout)
+                            .with_connect_timeout(timeout)
+                            .with_allow_http(config.allow_http),
+                    )
+                    .with_retry(RetryConfig {
+                        max_retries: 2,
+                        retry_timeout: timeout,
+                        ..RetryConfig::default()
+                    });
+                if let Some(endpoint) = &config.endpoint {
+                    builder = builder.with_endpoint(endpoint).with_virtual_hosted_style_request(false);
+                }
+                if let Some(key) = &config.access_key_id {
+                    builder = builder.with_access_key_id(key);
+                }
+                if let Some(secret) = &config.secret_access_key {
+                    builder = builder.with_secret_access_key(secret.expose());
+                }
+                let s3 = builder.build().map_err(|e| BlobError::Config(e.to_string()))?;
+                let at = config.endpoint.as_deref().unwrap_or("AWS");
+                (Arc::new(s3), format!("S3 bucket {} at {at}", config.bucket))
+            }
+        };
+        Ok(Self { store, prefix, describe })
+    }
+
+    /// Where the store is, for messages (no secrets).
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+
+    fn path(&self, key: &str) -> Path {
+        if self.prefix.is_empty() { Path::from(key) } else { Path::from(format!("{}/{key}", self.prefix)) }
+    }
+
+    /// A cheap read that proves the store is reachable and the credentials work.
+    pub async fn check(&self) -> Result<()> {
+        let prefix = self.path("_health");
+        self.store.list_with_delimiter(Some(&prefix)).await.map_err(BlobError::Unavailable)?;
+        Ok(())
+    }
+
+    /// Writes, reads back and deletes a small object: proves read, write and delete access.
+    pub async fn round_trip(&self) -> Result<()> {
+        let path = self.path(&format!("_health/doctor-{}", std::process::id()));
+        let body = Bytes::from_static(b"obsidian-tc doctor");
+        self.store.put(&path, PutPayload::from(body.clone())).await.map_err(BlobError::Unavailable)?;
+        let read = self.store.get(&path).await.map_err(BlobError::Unavailable)?;
+        let read = read.bytes().await.map_err(BlobError::Unavailable)?;
+        self.store.delete(&path).await.map_err(BlobError::Unavailable)?;
+        if read != body {
+            return Err(BlobError::Corrupt);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! Layered configuration: a TOML file, then environment variables `OTC__SECTION__KEY`, then
+//! command-line flags, each layer overriding the one before.
+//!
+//! Loading never fails on an unknown key: it is collected in [`Loaded::unknown_keys`] so that
+//! `doctor` can report it and `serve` can warn. A value of the wrong type fails with an error
+//! naming where it came from (the environment variable, the file key or the flag). Secrets are
+//! held in [`Secret`], whose `Debug` and `Display` never show the value.
+
+mod secret;
+mod sources;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+pub use secret::{Secret, redact_url};
+pub use sources::{ConfigError, ENV_PREFIX, Loaded, Origin, Sources, UnknownKey};
+
+/// The whole configuration of the binary, every role included.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub database: DatabaseConfig,
+    pub redis: RedisConfig,
+    pub object_store: ObjectStoreConfig,
+    pub telemetry: TelemetryConfig,
+    pub worker: WorkerConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ServerConfig {
+    /// Address the HTTP listener binds.
+    pub listen: SocketAddr,
+    /// Largest request body accepted, in bytes.
+    pub body_limit_bytes: usize,
+    /// How long a SIGTERM waits for in-flight requests before the process exits anyway.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            body_limit_bytes: 4 * 1024 * 1024,
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DatabaseConfig {
+    /// `postgres://user:password@host:port/db`; a secret because it usually holds a password.
+    pub url: Secret,
+    pub max_connections: u32,
+    pub connect_timeout_secs: u64,
+    /// Apply pending migrations when `serve` or `worker` starts (`dev` always does).
+    pub migrate_on_start: bool,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            url: Secret::new("postgres://postgres@127.0.0.1:5432/obsidian_tc"),
+            max_connections: 32,
+            connect_timeout_secs: 5,
+            migrate_on_start: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RedisConfig {
+    /// `redis://[:password@]host:port/[db]`; a secret because it may hold a password.
+    pub url: Secret,
+    /// Prepended to every key, so several deployments (or tests) can share one Redis.
+    pub key_prefix: String,
+    pub connect_timeout_secs: u64,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        Self {
+            url: Secret::new("redis://127.0.0.1:6379/"),
+            key_prefix: "otc:".into(),
+            connect_timeout_secs: 5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectStoreKind {
+    /// A directory on the local disk (the embedded default).
+    Local,
+    /// Any S3-compatible service.
+    S3,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ObjectStoreConfig {
+    pub kind: ObjectStoreKind,
+    /// Root directory for `kind = "local"`.
+    pub path: PathBuf,
+    pub bucket: String,
+    /// Endpoint URL for S3-compatible services other than AWS.
+    pub endpoint: Option<String>,
+    pub region: String,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<Secret>,
+    /// Every object key starts with this prefix (tests give each run its own).
+    pub prefix: String,
+    /// Permit a plain-HTTP endpoint (loopback development only).
+    pub allow_http: bool,
+}
+
+impl Default for ObjectStoreConfig {
+    fn default() -> Self {
+        Self {
+            kind: ObjectStoreKind::Local,
+            path: PathBuf::from(".otc/objects"),
+            bucket: "otc".into(),
+            endpoint: None,
+            region: "us-east-1".into(),
+            access_key_id: None,
+            secret_access_key: None,
+            prefix: String::new(),
+            allow_http: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct TelemetryConfig {
+    /// `tracing` filter directives, e.g. `info,otc_gateway=debug`. `RUST_LOG` wins when set.
+    pub log_filter: String,
+    pub log_format: LogFormat,
+    /// OTLP/HTTP endpoint (e.g. `http://collector:4318`); traces are exported only when set.
+    pub otlp_endpoint: Option<String>,
+    pub service_name: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        Self {
+            log_filter: "info".into(),
+            log_format: LogFormat::Text,
+            otlp_endpoint: None,
+            service_name: "obsidian-tc".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct WorkerConfig {
+    /// How often the periodic sweep runs.
+    pub sweep_interval_secs: u64,
+    /// How long the leader lease lasts; the holder renews it at a third of this.
+    pub lease_ttl_secs: u64,
+    /// Expired or revoked tokens are deleted this many days after they stopped working.
+    pub token_retention_days: u32,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self { sweep_interval_secs: 60, lease_ttl_secs: 30, token_retention_days: 30 }
+    }
+}
+
+impl Config {
+    /// Checks that need more than a type: reported by `doctor`, refused at start-up.
+    pub fn validate(&self) -> Result<(), Vec<ConfigError>> {
+        let mut problems = Vec::new();
+        let mut bad = |key: &str, message: String| {
+            problems.push(ConfigError::Invalid { key: key.into(), message });
+        };
+        if !self.database.url.expose().starts_with("postgres://")
+            && !self.database.url.expose().starts_with("postgresql://")
+        {
+            bad("database.url", "must be a postgres:// URL".into());
+        }
+        if !self.redis.url.expose().starts_with("redis://")
+            && !self.redis.url.expose().starts_with("rediss://")
+        {
+            bad("redis.url", "must be a redis:// or rediss:// URL".into());
+        }
+        if self.database.max_connections == 0 {
+            bad("database.max_connections", "must be at least 1".into());
+        }
+        if self.object_store.kind == ObjectStoreKind::S3 {
+            if self.object_store.bucket.is_empty() {
+                bad("object_store.bucket", "is required when object_store.kind = \"s3\"".into());
+            }
+            if let Some(endpoint) = &self.object_store.endpoint
+                && url::Url::parse(endpoint).is_err()
+            {
+                bad("object_store.endpoint", "is not a valid URL".into());
+            }
+        }
+        if let Some(endpoint) = &self.telemetry.otlp_endpoint
+            && url::Url::parse(endpoint).is_err()
+        {
+            bad("telemetry.otlp_endpoint", "is not a valid URL".into());
+        }
+        if self.worker.lease_ttl_secs < 3 {
+            bad("worker.lease_ttl_secs", "must be at least 3".into());
+        }
+        if problems.is_empty() { Ok(()) } else { Err(problems) }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+use std::io::Write;
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn file(text: &str) -> tempfile_path::TempFile {
+    tempfile_path::TempFile::with(text)
+}
+
+/// A tiny temporary file helper, so the config crate needs no test dependency.
+mod tempfile_path {
+    use super::*;
+    pub struct TempFile(pub PathBuf);
+    impl TempFile {
+        pub fn with(text: &str) -> Self {
+            let path = std::env::temp_dir().join(format!(
+                "otc-config-test-{}-{}.toml",
+                std::process::id(),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+            ));
+            std::fs::File::create(&path).unwrap().write_all(text.as_bytes()).unwrap();
+            TempFile(path)
+        }
+    }
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+#[test]
+fn defaults_load_and_validate() {
+    let loaded = Sources::new(None, env(&[])).load().unwrap();
+    assert_eq!(loaded.config.server.listen.port(), 8080);
+    assert!(loaded.unknown_keys.is_empty());
+    loaded.validate().unwrap();
+}
+
+#[test]
+fn layers_override_in_order_file_env_flag() {
+    let f = file("[server]\nlisten = \"127.0.0.1:1000\"\nshutdown_grace_secs = 7\n[redis]\nkey_prefix = \"file:\"\n");
+    let sources = Sources::new(
+        Some(f.0.clone()),
+        env(&[("OTC__SERVER__LISTEN", "127.0.0.1:2000"), ("OTC__REDIS__KEY_PREFIX", "env:"), ("HOME", "/x")]),
+    );
+    let loaded = sources.clone().load().unwrap();
+    assert_eq!(loaded.config.server.listen.port(), 2000);
+    assert_eq!(loaded.config.server.shutdown_grace_secs, 7);
+    assert_eq!(loaded.config.redis.key_prefix, "env:");
+    let loaded = sources.flag("server.listen", "127.0.0.1:3000", "--listen").load().unwrap();
+    assert_eq!(loaded.config.server.listen.port(), 3000);
+    assert_eq!(loaded.origin("server.listen"), Some(Origin::Flag { flag: "--listen".into() }));
+}
+
+#[test]
+fn env_values_take_the_type_the_field_wants() {
+    let loaded = Sources::new(
+        None,
+        env(&[
+            ("OTC__DATABASE__MAX_CONNECTIONS", "7"),
+            ("OTC__OBJECT_STORE__ALLOW_HTTP", "true"),
+            // Looks like a number, but the field is text: kept as text.
+            ("OTC__REDIS__KEY_PREFIX", "12345"),
+            ("OTC__OBJECT_STORE__SECRET_ACCESS_KEY", "999"),
+            ("OTC__OBJECT_STORE__KIND", "s3"),
+        ]),
+    )
+    .load()
+    .unwrap();
+    assert_eq!(loaded.config.database.max_connections, 7);
+    assert!(loaded.config.object_store.allow_http);
+    assert_eq!(loaded.config.redis.key_prefix, "12345");
+    assert_eq!(loaded.config.object_store.secret_access_key.unwrap().expose(), "999");
+    assert_eq!(loaded.config.object_store.kind, ObjectStoreKind::S3);
+}
+
+#[test]
+fn a_malformed_env_value_names_the_variable() {
+    let err = Sources::new(None, env(&[("OTC__SERVER__LISTEN", "not-an-address")])).load().unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("OTC__SERVER__LISTEN"), "{text}");
+    assert!(text.contains("socket address"), "{text}");
+
+    let err = Sources::new(None, env(&[("OTC__DATABASE__MAX_CONNECTIONS", "many")])).load().unwrap_err();
+    assert!(err.to_string().starts_with("OTC__DATABASE__MAX_CONNECTIONS"), "{err}");
+
+    let err = Sources::new(None, env(&[("OTC__OBJECT_STORE__KIND", "ftp")])).load().unwrap_err();
+    assert!(err.to_string().starts_with("OTC__OBJECT_STORE__KIND"), "{err}");
+    assert!(err.to_string().contains("local"), "lists the accepted values: {err}");
+}
+
+#[test]
+fn a_malformed_file_value_names_the_file_and_key() {
+    let f = file("[worker]\nlease_ttl_secs = \"soon\"\n");
+    let err = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("worker.lease_ttl_secs (config file"), "{text}");
+}
+
+#[test]
+fn unknown_keys_are_collected_with_their_origin() {
+    let f = file("[server]\nlisten = \"127.0.0.1:1\"\nlisen = 1\n[nonsense]\nx = 1\n");
+    let loaded = Sources::new(Some(f.0.clone()), env(&[("OTC__REDIS__URLL", "redis://x")])).load().unwrap();
+    let mut keys: Vec<String> = loaded.unknown_keys.iter().map(|u| u.key.clone()).collect();
+    keys.sort();
+    assert_eq!(keys, ["nonsense", "redis.urll", "server.lisen"]);
+    let env_one = loaded.unknown_keys.iter().find(|u| u.key == "redis.urll").unwrap();
+    assert!(env_one.to_string().contains("OTC__REDIS__URLL"), "{env_one}");
+}
+
+#[test]
+fn validation_names_the_source() {
+    let loaded = Sources::new(None, env(&[("OTC__DATABASE__URL", "mysql://x")])).load().unwrap();
+    let problems = loaded.validate().unwrap_err();
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].to_string().starts_with("OTC__DATABASE__URL"), "{}", problems[0]);
+}
+
+#[test]
+fn secrets_never_print() {
+    let loaded = Sources::new(
+        None,
+        env(&[("OTC__DATABASE__URL", "postgres://app:hunter2@db:5432/otc"), ("OTC__OBJECT_STORE__SECRET_ACCESS_KEY", "s3cr3t")]),
+    )
+    .load()
+    .unwrap();
+    let debug = format!("{:?}", loaded.config);
+    assert!(!debug.contains("hunter2") && !debug.contains("s3cr3t"), "{debug}");
+    assert_eq!(redact_url(&loaded.config.database.url), "postgres://app:***@db:5432/otc");
+}
+
+#[test]
+fn bad_toml_is_a_syntax_error_naming_the_file() {
+    let f = file("[server\n");
+    let err = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap_err();
+    assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
+}

@@ -1,0 +1,47 @@
+/// What can go wrong talking to Postgres, in terms a caller can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The server could not be reached or the pool timed out.
+    #[error("database unavailable")]
+    Unavailable(#[source] sqlx::Error),
+    /// A uniqueness rule refused the write; `constraint` names which.
+    #[error("already exists ({constraint})")]
+    Conflict { constraint: String },
+    /// A check constraint refused a value; `constraint` names which.
+    #[error("value refused by {constraint}")]
+    Invalid { constraint: String },
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("bad database configuration: {0}")]
+    Config(String),
+    #[error("migration failed")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database error")]
+    Database(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolClosed => {
+                StoreError::Unavailable(err)
+            }
+            sqlx::Error::Database(db) => {
+                let constraint = db.constraint().unwrap_or("unnamed").to_string();
+                match db.code().as_deref() {
+                    Some("23505") => StoreError::Conflict { constraint },
+                    Some("23514") | Some("23502") => StoreError::Invalid { constraint },
+                    _ => StoreError::Database(err),
+                }
+            }
+            _ => StoreError::Database(err),
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether the database could not be reached at all (as opposed to refusing a query).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_))
+    }
+}

@@ -1,0 +1,150 @@
+//! Postgres: the only crate with SQL.
+//!
+//! Every query runs inside a [`TenantTx`]: a transaction that has switched to the role
+//! `otc_app` (to which row-level security always applies) and set `app.tenant_id`, so the
+//! database itself confines it to one tenant. The single cross-tenant lookup is
+//! [`Store::tenant_id_by_slug`] (and [`Store::tenant_ids`] for the worker's sweep), both
+//! `SECURITY DEFINER` functions that return ids and nothing else.
+
+mod error;
+mod principals;
+mod tenants;
+mod tokens;
+mod vaults;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+use uuid::Uuid;
+
+pub use error::StoreError;
+pub use principals::{Principal, PrincipalKind};
+pub use tenants::Tenant;
+pub use tokens::{Authenticated, NewTokenRow, TokenRecord};
+pub use vaults::Vault;
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Migrations compiled into the binary from the workspace's `migrations/` folder.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+/// Extensions the schema needs from the server.
+pub const REQUIRED_EXTENSIONS: [&str; 2] = ["vector", "pg_trgm"];
+
+/// Connection settings, independent of how the configuration is laid out.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub url: String,
+    pub max_connections: u32,
+    pub connect_timeout: Duration,
+}
+
+/// A pool of connections to the product database.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: PgPool,
+}
+
+impl Store {
+    /// Creates the pool without connecting, so a process can start (and report unreadiness)
+    /// while Postgres is down; connections are made on first use.
+    pub fn connect_lazy(options: &StoreOptions) -> Result<Self> {
+        let connect: PgConnectOptions =
+            options.url.parse().map_err(|e| StoreError::Config(format!("database.url: {e}")))?;
+        let connect = connect.application_name("obsidian-tc");
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.connect_timeout)
+            .connect_lazy_with(connect);
+        Ok(Self { pool })
+    }
+
+    /// Applies every pending migration. Safe to run from several processes at once: sqlx
+    /// serialises them with an advisory lock.
+    pub async fn migrate(&self) -> Result<()> {
+        MIGRATOR.run(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Versions of the compiled-in migrations that the database has not applied yet.
+    pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
+        let table_exists: bool =
+            sqlx::query_scalar("SELECT to_regclass('public._sqlx_migrations') IS NOT NULL")
+                .fetch_one(&self.pool)
+                .await?;
+        let applied: Vec<i64> = if table_exists {
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+                .fetch_all(&self.pool)
+                .await?
+        } else {
+            Vec::new()
+        };
+        Ok(MIGRATOR.iter().map(|m| m.version).filter(|v| !applied.contains(v)).collect())
+    }
+
+    /// Round trip to the server.
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Of [`REQUIRED_EXTENSIONS`], those the server cannot provide.
+    pub async fn missing_extensions(&self) -> Result<Vec<String>> {
+        let available: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM pg_available_extensions WHERE name = ANY($1)",
+        )
+        .bind(&REQUIRED_EXTENSIONS[..])
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(REQUIRED_EXTENSIONS
+            .iter()
+            .filter(|e| !available.iter().any(|a| a == *e))
+            .map(|e| e.to_string())
+            .collect())
+    }
+
+    /// Opens a transaction confined to `tenant` by row-level security.
+    pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL ROLE otc_app").execute(&mut *tx).await?;
+        sqlx::query("SELECT set_config('app.tenant_id', $1, true)")
+            .bind(tenant.to_string())
+            .execute(&mut *tx)
+            .await?;
+        Ok(TenantTx { tx, tenant })
+    }
+
+    /// A transaction as `otc_app` with no tenant set: it sees no tenant's rows and can only
+    /// call the id-returning lookup functions.
+    async fn begin_untenanted(&self) -> Result<Transaction<'static, Postgres>> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SET LOCAL ROLE otc_app").execute(&mut *tx).await?;
+        Ok(tx)
+    }
+
+    /// Closes every connection; used on shutdown.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A transaction that sees and writes one tenant's rows only.
+pub struct TenantTx {
+    tx: Transaction<'static, Postgres>,
+    tenant: Uuid,
+}
+
+impl TenantTx {
+    pub fn tenant_id(&self) -> Uuid {
+        self.tenant
+    }
+
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,74 @@
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::{Result, Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Store {
+    /// Creates a tenant. The insert itself runs in the new tenant's own context, so the
+    /// row-level-security check applies to it like to every other write.
+    pub async fn create_tenant(&self, slug: &str, name: &str) -> Result<Tenant> {
+        let id = Uuid::now_v7();
+        let mut tx = self.begin(id).await?;
+        let tenant = sqlx::query_as!(
+            Tenant,
+            "INSERT INTO tenants (id, slug, name) VALUES ($1, $2, $3) RETURNING id, slug, name, created_at",
+            id,
+            slug,
+            name
+        )
+        .fetch_one(&mut *tx.tx)
+        .await?;
+        tx.commit().await?;
+        Ok(tenant)
+    }
+
+    /// The id of the tenant with this slug: the one lookup that is not confined to a tenant.
+    pub async fn tenant_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>> {
+        let mut tx = self.begin_untenanted().await?;
+        let id = sqlx::query_scalar!("SELECT otc_tenant_id_by_slug($1) AS \"id\"", slug)
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// Every tenant's id, for periodic per-tenant work (each then runs in its own [`TenantTx`]).
+    pub async fn tenant_ids(&self) -> Result<Vec<Uuid>> {
+        let mut tx = self.begin_untenanted().await?;
+        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenant_ids() AS id")
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(ids)
+    }
+
+    /// A tenant named by its slug or its id.
+    pub async fn resolve_tenant(&self, slug_or_id: &str) -> Result<Uuid> {
+        if let Ok(id) = Uuid::try_parse(slug_or_id) {
+            let mut tx = self.begin(id).await?;
+            let found = tx.tenant().await?;
+            tx.commit().await?;
+            return found.map(|t| t.id).ok_or_else(|| StoreError::NotFound(format!("tenant {slug_or_id}")));
+        }
+        self.tenant_id_by_slug(slug_or_id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("tenant {slug_or_id}")))
+    }
+}
+
+impl crate::TenantTx {
+    /// The transaction's own tenant.
+    pub async fn tenant(&mut self) -> Result<Option<Tenant>> {
+        Ok(sqlx::query_as!(Tenant, "SELECT id, slug, name, created_at FROM tenants")
+            .fetch_optional(&mut *self.tx)
+            .await?)
+    }
+}

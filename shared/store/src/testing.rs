@@ -1,0 +1,138 @@
+//! Test support: every test gets its own freshly migrated database, cloned from a template
+//! that is migrated once per migration set (safe across concurrent test processes).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+use sqlx::{Connection, Executor, PgConnection};
+
+use crate::{MIGRATOR, Result, Store, StoreOptions, TenantTx};
+
+/// Test databases older than this are dropped by later runs (leftovers of killed runs).
+const STALE_AFTER_SECS: u64 = 3 * 3600;
+
+/// Creates a new database migrated to the current schema on the server of `admin_url` (a URL
+/// of any database there, connecting as a role that may create databases) and returns its URL.
+pub async fn fresh_database(admin_url: &str) -> Result<String> {
+    let mut admin = PgConnection::connect(admin_url).await?;
+    let template = template_name();
+    // One process migrates the template; the others wait on the lock and find it made.
+    admin.execute("SELECT pg_advisory_lock(7405182901)").await?;
+    let made = ensure_template(&mut admin, admin_url, &template).await;
+    admin.execute("SELECT pg_advisory_unlock(7405182901)").await?;
+    made?;
+    drop_stale(&mut admin).await?;
+
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_secs();
+    let name = format!("otc_t_{now}_{}", uuid::Uuid::new_v4().simple());
+    // CREATE DATABASE ... TEMPLATE fails while another session is connected to the template;
+    // nobody connects to it after it is made, but retry briefly to be safe.
+    let mut attempts = 0;
+    loop {
+        match admin.execute(format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\"").as_str()).await {
+            Ok(_) => break,
+            Err(e) if attempts < 50 => {
+                attempts += 1;
+                tracing::debug!(error = %e, "template busy, retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(with_database(admin_url, &name))
+}
+
+/// Rows of `table` visible to `tx` through a query with no WHERE clause: what row-level
+/// security alone lets through.
+pub async fn count_unfiltered(tx: &mut TenantTx, table: Table) -> Result<i64> {
+    let sql = format!("SELECT count(*) FROM {}", table.name());
+    Ok(sqlx::query_scalar(&sql).fetch_one(&mut *tx.tx).await?)
+}
+
+/// The tenant-owned tables.
+#[derive(Debug, Clone, Copy)]
+pub enum Table {
+    Tenants,
+    Vaults,
+    Principals,
+    ApiTokens,
+}
+
+impl Table {
+    pub const ALL: [Table; 4] = [Table::Tenants, Table::Vaults, Table::Principals, Table::ApiTokens];
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Tenants => "tenants",
+            Table::Vaults => "vaults",
+            Table::Principals => "principals",
+            Table::ApiTokens => "api_tokens",
+        }
+    }
+}
+
+/// Whether each tenant-owned table has row-level security enabled (name, enabled).
+pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
+    let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+    Ok(sqlx::query_as("SELECT relname::text, relrowsecurity FROM pg_class WHERE relname = ANY($1) ORDER BY relname")
+        .bind(&names)
+        .fetch_all(&store.pool)
+        .await?)
+}
+
+/// A store on `url` with test-sized settings.
+pub fn store(url: &str) -> Result<Store> {
+    Store::connect_lazy(&StoreOptions {
+        url: url.to_string(),
+        max_connections: 8,
+        connect_timeout: std::time::Duration::from_secs(10),
+    })
+}
+
+fn template_name() -> String {
+    let mut hash = Sha256::new();
+    for m in MIGRATOR.iter() {
+        hash.update(m.version.to_le_bytes());
+        hash.update(&m.checksum);
+    }
+    format!("otc_template_{}", &hex::encode(hash.finalize())[..16])
+}
+
+async fn ensure_template(admin: &mut PgConnection, admin_url: &str, template: &str) -> Result<()> {
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)")
+        .bind(template)
+        .fetch_one(&mut *admin)
+        .await?;
+    if exists {
+        return Ok(());
+    }
+    admin.execute(format!("DROP DATABASE IF EXISTS \"{template}\"").as_str()).await?;
+    admin.execute(format!("CREATE DATABASE \"{template}\"").as_str()).await?;
+    {
+        let mut conn = PgConnection::connect(&with_database(admin_url, template)).await?;
+        MIGRATOR.run(&mut conn).await?;
+        conn.close().await?;
+    }
+    admin.execute(format!("ALTER DATABASE \"{template}\" WITH is_template true").as_str()).await?;
+    Ok(())
+}
+
+async fn drop_stale(admin: &mut PgConnection) -> Result<()> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_secs();
+    let names: Vec<String> = sqlx::query_scalar("SELECT datname::text FROM pg_database WHERE datname LIKE 'otc\\_t\\_%'")
+        .fetch_all(&mut *admin)
+        .await?;
+    for name in names {
+        let born = name.split('_').nth(2).and_then(|s| s.parse::<u64>().ok()).unwrap_or(now);
+        if now.saturating_sub(born) > STALE_AFTER_SECS {
+            let _ = admin.execute(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)").as_str()).await;
+        }
+    }
+    Ok(())
+}
+
+fn with_database(url: &str, database: &str) -> String {
+    let mut parsed = url::Url::parse(url).expect("a valid database URL");
+    parsed.set_path(&format!("/{database}"));
+    parsed.to_string()
+}

@@ -1,0 +1,141 @@
+use chrono::{DateTime, Utc};
+use otc_auth::{Scope, TokenHash};
+use uuid::Uuid;
+
+use crate::{Result, StoreError, TenantTx};
+
+/// What a new token row holds; the token's text itself is never passed here.
+#[derive(Debug, Clone)]
+pub struct NewTokenRow {
+    pub principal_id: Uuid,
+    pub name: String,
+    pub hash: TokenHash,
+    pub hint: String,
+    pub scopes: Vec<Scope>,
+    pub vault_id: Option<Uuid>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A token as listed: everything but the secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub hint: String,
+    pub principal_name: String,
+    pub scopes: Vec<String>,
+    pub vault_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// Who a valid token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    pub tenant_id: Uuid,
+    pub token_id: Uuid,
+    pub principal_id: Uuid,
+    pub principal_name: String,
+    pub scopes: Vec<Scope>,
+    /// The one vault the token may reach, when it is bound to one.
+    pub vault_id: Option<Uuid>,
+}
+
+/// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
+const LAST_USED_GRANULARITY_SECS: f64 = 60.0;
+
+impl TenantTx {
+    pub async fn create_token(&mut self, row: NewTokenRow) -> Result<Uuid> {
+        let scopes: Vec<String> = row.scopes.into_iter().map(String::from).collect();
+        Ok(sqlx::query_scalar!(
+            r#"INSERT INTO api_tokens
+                 (tenant_id, id, principal_id, name, token_hash, hint, scopes, vault_id, expires_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+               RETURNING id"#,
+            self.tenant,
+            Uuid::now_v7(),
+            row.principal_id,
+            row.name,
+            &row.hash.0[..],
+            row.hint,
+            &scopes,
+            row.vault_id,
+            row.expires_at
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    pub async fn list_tokens(&mut self) -> Result<Vec<TokenRecord>> {
+        Ok(sqlx::query_as!(
+            TokenRecord,
+            r#"SELECT t.id, t.name, t.hint, p.name AS principal_name, t.scopes,
+                      v.name AS "vault_name?", t.created_at, t.expires_at, t.revoked_at, t.last_used_at
+                 FROM api_tokens t
+                 JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
+                 LEFT JOIN vaults v ON v.tenant_id = t.tenant_id AND v.id = t.vault_id
+                ORDER BY t.created_at, t.id"#
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
+    /// Revokes a token; revoking one already revoked keeps its first revocation time.
+    pub async fn revoke_token(&mut self, id: Uuid) -> Result<()> {
+        let found = sqlx::query_scalar!(
+            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id",
+            id
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        found.map(|_| ()).ok_or_else(|| StoreError::NotFound(format!("token {id}")))
+    }
+
+    /// The principal behind a token with this hash, if the token is live (not revoked, not
+    /// expired). Records the use, at most once a minute per token.
+    pub async fn authenticate(&mut self, hash: &TokenHash) -> Result<Option<Authenticated>> {
+        let row = sqlx::query!(
+            r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id,
+                      (t.last_used_at IS NULL
+                        OR t.last_used_at < now() - make_interval(secs => $2)) AS "stale_use!"
+                 FROM api_tokens t
+                 JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
+                WHERE t.token_hash = $1
+                  AND t.revoked_at IS NULL
+                  AND (t.expires_at IS NULL OR t.expires_at > now())"#,
+            &hash.0[..],
+            LAST_USED_GRANULARITY_SECS
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        if row.stale_use {
+            sqlx::query!("UPDATE api_tokens SET last_used_at = now() WHERE id = $1", row.id)
+                .execute(&mut *self.tx)
+                .await?;
+        }
+        // Scopes were validated when the token was made; one that no longer parses grants nothing.
+        let scopes = row.scopes.into_iter().filter_map(|s| Scope::try_from(s).ok()).collect();
+        Ok(Some(Authenticated {
+            tenant_id: self.tenant,
+            token_id: row.id,
+            principal_id: row.principal_id,
+            principal_name: row.principal_name,
+            scopes,
+            vault_id: row.vault_id,
+        }))
+    }
+
+    /// Deletes tokens that were revoked or expired before `before`; returns how many.
+    pub async fn purge_dead_tokens(&mut self, before: DateTime<Utc>) -> Result<u64> {
+        let done = sqlx::query!(
+            "DELETE FROM api_tokens WHERE revoked_at < $1 OR expires_at < $1",
+            before
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,43 @@
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::{Result, TenantTx};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vault {
+    pub id: Uuid,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl TenantTx {
+    pub async fn create_vault(&mut self, name: &str) -> Result<Vault> {
+        Ok(sqlx::query_as!(
+            Vault,
+            "INSERT INTO vaults (tenant_id, id, name) VALUES ($1, $2, $3) RETURNING id, name, created_at",
+            self.tenant,
+            Uuid::now_v7(),
+            name
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    pub async fn vault_by_name(&mut self, name: &str) -> Result<Option<Vault>> {
+        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE name = $1", name)
+            .fetch_optional(&mut *self.tx)
+            .await?)
+    }
+
+    pub async fn vault(&mut self, id: Uuid) -> Result<Option<Vault>> {
+        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE id = $1", id)
+            .fetch_optional(&mut *self.tx)
+            .await?)
+    }
+
+    pub async fn list_vaults(&mut self) -> Result<Vec<Vault>> {
+        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults ORDER BY name")
+            .fetch_all(&mut *self.tx)
+            .await?)
+    }
+}
