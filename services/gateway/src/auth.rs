@@ -26,7 +26,6 @@ pub async fn require_token(State(state): State<AppState>, mut request: Request, 
         Ok::<_, otc_store::StoreError>(caller)
     };
     let caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
-    tracing::Span::current().record("principal", caller.principal_name.as_str());
     request.extensions_mut().insert(caller);
     Ok(next.run(request).await)
 }

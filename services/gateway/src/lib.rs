@@ -20,7 +20,8 @@ use otc_kv::Kv;
 use otc_store::Store;
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 pub use auth::Caller;
 pub use error::ApiError;
@@ -54,7 +55,12 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .merge(authenticated)
         .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
         .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes))
-        .layer(TraceLayer::new_for_http())
+        // Request spans at INFO so the default filter keeps them for trace export.
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
+        )
         .with_state(state)
 }
 

@@ -7,12 +7,19 @@ use crate::{ApiError, AppState, Caller};
 
 #[derive(Serialize)]
 pub struct WhoAmI {
-    tenant: Named,
+    tenant: TenantInfo,
     principal: Named,
     token_id: Uuid,
     scopes: Vec<String>,
     /// The one vault this token may reach, when it is bound to one.
     vault: Option<Named>,
+}
+
+#[derive(Serialize)]
+struct TenantInfo {
+    id: Uuid,
+    slug: String,
+    name: String,
 }
 
 #[derive(Serialize)]
@@ -36,7 +43,7 @@ pub async fn whoami(State(state): State<AppState>, Extension(caller): Extension<
     let (tenant, vault) = fetch.await.map_err(|e| ApiError::from_store(&e))?;
     let tenant = tenant.ok_or_else(ApiError::invalid_token)?;
     Ok(Json(WhoAmI {
-        tenant: Named { id: tenant.id, name: tenant.slug },
+        tenant: TenantInfo { id: tenant.id, slug: tenant.slug, name: tenant.name },
         principal: Named { id: caller.principal_id, name: caller.principal_name.clone() },
         token_id: caller.token_id,
         scopes: caller.scopes.iter().map(|s| s.to_string()).collect(),

@@ -1,1 +1,34 @@
-fn main() {}
+//! The `obsidian-tc` binary; everything lives in the library half.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use obsidian_tc::{Cli, app::ConfigProblems, chain, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("obsidian-tc: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli));
+    match result {
+        Ok(code) => code,
+        Err(e) => match e.downcast_ref::<ConfigProblems>() {
+            Some(problems) => {
+                for line in &problems.0 {
+                    eprintln!("obsidian-tc: configuration: {line}");
+                }
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("obsidian-tc: {}", chain(&e));
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+

@@ -38,6 +38,8 @@ pub struct ServerConfig {
     pub body_limit_bytes: usize,
     /// How long a SIGTERM waits for in-flight requests before the process exits anyway.
     pub shutdown_grace_secs: u64,
+    /// How long `/readyz` waits for each dependency before calling it down.
+    pub readiness_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -46,6 +48,7 @@ impl Default for ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             body_limit_bytes: 4 * 1024 * 1024,
             shutdown_grace_secs: 30,
+            readiness_timeout_ms: 2000,
         }
     }
 }

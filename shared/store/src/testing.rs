@@ -136,3 +136,37 @@ fn with_database(url: &str, database: &str) -> String {
     parsed.set_path(&format!("/{database}"));
     parsed.to_string()
 }
+
+/// Tries to write a vault row owned by `owner` from inside `tx` (a different tenant's
+/// transaction); row-level security must refuse it.
+pub async fn insert_vault_owned_by(tx: &mut TenantTx, owner: uuid::Uuid, name: &str) -> Result<()> {
+    sqlx::query("INSERT INTO vaults (tenant_id, id, name) VALUES ($1, $2, $3)")
+        .bind(owner)
+        .bind(uuid::Uuid::now_v7())
+        .bind(name)
+        .execute(&mut *tx.tx)
+        .await?;
+    Ok(())
+}
+
+/// Rows of `table` that `tx` can update or delete without a WHERE clause: what row-level
+/// security lets a write reach. The changes are made and then undone by a savepoint.
+pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
+    sqlx::query("SAVEPOINT probe").execute(&mut *tx.tx).await?;
+    let sql = match table {
+        Table::Tenants => "UPDATE tenants SET name = name",
+        Table::Vaults => "UPDATE vaults SET name = name",
+        Table::Principals => "UPDATE principals SET name = name",
+        Table::ApiTokens => "DELETE FROM api_tokens",
+    };
+    let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
+    sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;
+    Ok(done.rows_affected())
+}
+
+/// Creates an empty (unmigrated) database named `name` on the server of `url`.
+pub async fn create_empty_database(url: &str, name: &str) -> Result<()> {
+    let mut admin = PgConnection::connect(url).await?;
+    admin.execute(format!("CREATE DATABASE \"{name}\"").as_str()).await?;
+    Ok(())
+}

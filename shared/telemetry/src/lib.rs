@@ -1,6 +1,8 @@
 //! Logging and tracing: `tracing` to stderr as text or JSON, and OpenTelemetry traces over
 //! OTLP/HTTP when an endpoint is configured (off otherwise).
 
+use std::io::IsTerminal;
+
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
@@ -59,7 +61,10 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
         .map_err(|e| TelemetryError::Filter { filter: filter_text.clone(), message: e.to_string() })?;
 
     let fmt = match config.log_format {
-        LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(std::io::stderr).boxed(),
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer().json().with_writer(std::io::stderr).boxed(),
     };
 

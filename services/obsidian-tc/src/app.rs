@@ -1,0 +1,234 @@
+//! Loading configuration, connecting the dependencies, and running the long-lived roles.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use otc_blobs::Blobs;
+use otc_config::{Config, Loaded, Sources};
+use otc_gateway::{AppState, HttpLimits};
+use otc_kv::Kv;
+use otc_store::{Store, StoreOptions};
+use otc_worker::{Worker, WorkerSettings};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// Configuration that cannot be used; each line names the key and its source. Exit code 2.
+#[derive(Debug)]
+pub struct ConfigProblems(pub Vec<String>);
+
+impl std::fmt::Display for ConfigProblems {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("; "))
+    }
+}
+
+impl std::error::Error for ConfigProblems {}
+
+/// The configuration layers: the file (explicit, or ./obsidian-tc.toml when present), the
+/// `OTC__` environment, and `--set KEY=VALUE` flags.
+pub fn sources(file: Option<PathBuf>, set: &[String]) -> anyhow::Result<Sources> {
+    let file = file.or_else(|| {
+        let default = PathBuf::from("obsidian-tc.toml");
+        default.exists().then_some(default)
+    });
+    let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let mut sources = Sources::new(file, env);
+    for pair in set {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| ConfigProblems(vec![format!("--set {pair}: expected KEY=VALUE")]))?;
+        let key = key.trim();
+        sources = sources.flag(key, value, &format!("--set {key}"));
+    }
+    Ok(sources)
+}
+
+/// Loads and validates; any problem is a [`ConfigProblems`].
+pub fn load(sources: &Sources) -> anyhow::Result<Loaded> {
+    let loaded = sources.load().map_err(|e| ConfigProblems(vec![e.to_string()]))?;
+    loaded
+        .validate()
+        .map_err(|problems| ConfigProblems(problems.iter().map(ToString::to_string).collect()))?;
+    Ok(loaded)
+}
+
+/// The three services every role talks to.
+#[derive(Clone)]
+pub struct Deps {
+    pub store: Store,
+    pub kv: Arc<Kv>,
+    pub blobs: Blobs,
+}
+
+impl Deps {
+    /// Builds the clients. Nothing is contacted yet, so a role can start while a dependency is
+    /// down and report it (`/readyz`, `doctor`).
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let store = connect_store(config)?;
+        let kv = Kv::new(
+            config.redis.url.expose(),
+            &config.redis.key_prefix,
+            Duration::from_secs(config.redis.connect_timeout_secs),
+        )
+        .context("redis")?;
+        let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5)).context("object store")?;
+        Ok(Self { store, kv: Arc::new(kv), blobs })
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("received Ctrl-C"),
+        () = term => tracing::info!("received SIGTERM"),
+    }
+}
+
+/// A gateway running in this process.
+pub struct Running {
+    pub addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Stops accepting, drains, and waits for the server to finish.
+    pub async fn stop(self) -> std::io::Result<()> {
+        let _ = self.stop.send(true);
+        self.task.await.map_err(std::io::Error::other)?
+    }
+
+    /// Waits until the server ends (after a stop, or an error).
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.task.await.map_err(std::io::Error::other)?
+    }
+}
+
+/// Binds `config.server.listen` and serves the gateway on it until `shutdown` resolves or
+/// [`Running::stop`] is called.
+pub async fn start_gateway(
+    config: &Config,
+    deps: &Deps,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Running> {
+    let listener = TcpListener::bind(config.server.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.server.listen))?;
+    let addr = listener.local_addr()?;
+    let state = AppState {
+        store: deps.store.clone(),
+        kv: deps.kv.clone(),
+        blobs: deps.blobs.clone(),
+        check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
+    };
+    let router = otc_gateway::router(state, HttpLimits { body_limit_bytes: config.server.body_limit_bytes });
+    let (stop, mut stopped) = watch::channel(false);
+    let until = async move {
+        tokio::select! {
+            () = shutdown => {}
+            _ = stopped.wait_for(|s| *s) => {}
+        }
+    };
+    let grace = Duration::from_secs(config.server.shutdown_grace_secs);
+    let task = tokio::spawn(otc_gateway::serve(listener, router, until, grace));
+    tracing::info!(%addr, "listening on http://{addr}");
+    Ok(Running { addr, stop, task })
+}
+
+pub fn worker_settings(config: &Config) -> WorkerSettings {
+    WorkerSettings {
+        sweep_interval: Duration::from_secs(config.worker.sweep_interval_secs.max(1)),
+        lease_ttl: Duration::from_secs(config.worker.lease_ttl_secs),
+        token_retention: chrono::Duration::days(i64::from(config.worker.token_retention_days)),
+    }
+}
+
+fn warn_unknown(loaded: &Loaded) {
+    for unknown in &loaded.unknown_keys {
+        tracing::warn!("{unknown} (ignored; `obsidian-tc doctor` lists these)");
+    }
+}
+
+/// `obsidian-tc serve`
+pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
+    let loaded = load(&sources)?;
+    let config = &loaded.config;
+    let telemetry = otc_telemetry::init(&config.telemetry)?;
+    warn_unknown(&loaded);
+    let deps = Deps::new(config)?;
+    if config.database.migrate_on_start {
+        deps.store.migrate().await.context("applying migrations")?;
+    }
+    let running = start_gateway(config, &deps, shutdown_signal()).await?;
+    running.wait().await.context("gateway")?;
+    deps.store.close().await;
+    tracing::info!("stopped");
+    telemetry.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `obsidian-tc worker`
+pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
+    let loaded = load(&sources)?;
+    let config = &loaded.config;
+    let telemetry = otc_telemetry::init(&config.telemetry)?;
+    warn_unknown(&loaded);
+    let deps = Deps::new(config)?;
+    if config.database.migrate_on_start {
+        deps.store.migrate().await.context("applying migrations")?;
+    }
+    Worker::new(deps.store.clone(), deps.kv.clone(), worker_settings(config)).run(shutdown_signal()).await;
+    deps.store.close().await;
+    telemetry.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `obsidian-tc migrate`
+pub async fn migrate(sources: Sources) -> anyhow::Result<ExitCode> {
+    let loaded = load(&sources)?;
+    let deps = Deps::new(&loaded.config)?;
+    let pending = deps.store.pending_migrations().await.context("reading the migration state")?;
+    deps.store.migrate().await.context("applying migrations")?;
+    if pending.is_empty() {
+        println!("database schema is current");
+    } else {
+        for version in pending {
+            println!("applied migration {version}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn connect_store(config: &Config) -> anyhow::Result<Store> {
+    Store::connect_lazy(&StoreOptions {
+        url: config.database.url.expose().to_string(),
+        max_connections: config.database.max_connections,
+        connect_timeout: Duration::from_secs(config.database.connect_timeout_secs),
+    })
+    .context("database")
+}
+
+/// The store alone, for the admin commands.
+pub fn store_only(sources: &Sources) -> anyhow::Result<Store> {
+    connect_store(&load(sources)?.config)
+}

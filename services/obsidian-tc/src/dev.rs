@@ -1,0 +1,168 @@
+//! `obsidian-tc dev --vault DIR`: every role in one process, the embedded default.
+//!
+//! On first start it creates the tenant `local`, a vault named after the folder and a token,
+//! kept in the data folder so later starts reuse it, and prints a ready-to-paste MCP client
+//! configuration. The object store defaults to a directory in the data folder.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use otc_auth::PresentedToken;
+use otc_config::{ObjectStoreKind, Sources};
+use otc_store::{NewTokenRow, PrincipalKind, Store};
+use otc_worker::Worker;
+
+use crate::app::{self, Deps};
+
+pub const DEV_TENANT: &str = "local";
+const DEV_PRINCIPAL: &str = "local-dev";
+
+#[derive(Args, Debug)]
+pub struct DevArgs {
+    /// The vault folder to serve.
+    #[arg(long, value_name = "DIR")]
+    vault: PathBuf,
+    /// Address to listen on (server.listen).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Speak MCP on standard input and output instead of printing a client configuration.
+    #[arg(long)]
+    stdio: bool,
+    /// Where local state lives: the dev token and, by default, the object store.
+    #[arg(long, value_name = "DIR", default_value = ".otc")]
+    data_dir: PathBuf,
+}
+
+/// A vault name from a folder name: the characters vault names allow, the rest as dashes.
+pub fn vault_name_for(dir: &Path) -> String {
+    let base = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut name: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || " ._-".contains(c) { c } else { '-' })
+        .collect();
+    name = name.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).chars().take(100).collect();
+    if name.is_empty() { "vault".into() } else { name }
+}
+
+pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
+    if args.stdio {
+        anyhow::bail!("--stdio: MCP over stdio is not part of this build yet; run without --stdio and connect over HTTP");
+    }
+    let vault_dir = args.vault.canonicalize().with_context(|| format!("vault folder {}", args.vault.display()))?;
+    anyhow::ensure!(vault_dir.is_dir(), "{} is not a folder", vault_dir.display());
+    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("data folder {}", args.data_dir.display()))?;
+
+    let mut sources = sources;
+    if let Some(listen) = &args.listen {
+        sources = sources.flag("server.listen", listen.clone(), "--listen");
+    }
+    let mut loaded = app::load(&sources)?;
+    // The embedded default keeps objects in the data folder unless a store was configured.
+    if loaded.origin("object_store.kind").is_none() && loaded.origin("object_store.path").is_none() {
+        loaded.config.object_store.kind = ObjectStoreKind::Local;
+        loaded.config.object_store.path = args.data_dir.join("objects");
+    }
+    let config = loaded.config.clone();
+    let telemetry = otc_telemetry::init(&config.telemetry)?;
+    for unknown in &loaded.unknown_keys {
+        tracing::warn!("{unknown} (ignored)");
+    }
+
+    let deps = Deps::new(&config)?;
+    deps.store.migrate().await.context("applying migrations (is Postgres up? `scripts/services up`)")?;
+    let vault_name = vault_name_for(&vault_dir);
+    let token = ensure_dev_identity(&deps.store, &vault_name, &args.data_dir).await?;
+
+    let running = app::start_gateway(&config, &deps, app::shutdown_signal()).await?;
+    print_client_config(&running.addr.to_string(), &token, &vault_name, &vault_dir);
+
+    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
+    let worker = Worker::new(deps.store.clone(), deps.kv.clone(), app::worker_settings(&config));
+    let worker = tokio::spawn(worker.run(async {
+        let _ = worker_stopped.await;
+    }));
+    running.wait().await.context("gateway")?;
+    let _ = stop_worker.send(());
+    let _ = worker.await;
+    deps.store.close().await;
+    telemetry.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The local tenant, the vault and a live token, made on first start; the token is kept in
+/// `<data>/dev-token` (mode 0600) and reused while it still works.
+async fn ensure_dev_identity(store: &Store, vault_name: &str, data_dir: &Path) -> anyhow::Result<String> {
+    let tenant_id = match store.tenant_id_by_slug(DEV_TENANT).await? {
+        Some(id) => id,
+        None => match store.create_tenant(DEV_TENANT, "Local development").await {
+            Ok(tenant) => tenant.id,
+            // Another dev process made it first.
+            Err(otc_store::StoreError::Conflict { .. }) => {
+                store.tenant_id_by_slug(DEV_TENANT).await?.context("tenant vanished")?
+            }
+            Err(e) => return Err(e.into()),
+        },
+    };
+    let mut tx = store.begin(tenant_id).await?;
+    if tx.vault_by_name(vault_name).await?.is_none() {
+        tx.create_vault(vault_name).await.with_context(|| format!("creating vault {vault_name:?}"))?;
+    }
+    let token_file = data_dir.join("dev-token");
+    if let Ok(saved) = std::fs::read_to_string(&token_file) {
+        let saved = saved.trim().to_string();
+        if let Ok(presented) = saved.parse::<PresentedToken>()
+            && presented.tenant == tenant_id
+            && tx.authenticate(&presented.hash).await?.is_some()
+        {
+            tx.commit().await?;
+            return Ok(saved);
+        }
+    }
+    let principal = tx.ensure_principal(PrincipalKind::User, DEV_PRINCIPAL).await?;
+    let minted = otc_auth::mint(tenant_id);
+    tx.create_token(NewTokenRow {
+        principal_id: principal.id,
+        name: "dev".into(),
+        hash: minted.hash,
+        hint: minted.hint.clone(),
+        scopes: vec!["*".parse()?],
+        vault_id: None,
+        expires_at: None,
+    })
+    .await?;
+    tx.commit().await?;
+    write_private(&token_file, &minted.plaintext)?;
+    Ok(minted.plaintext)
+}
+
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn print_client_config(addr: &str, token: &str, vault: &str, dir: &Path) {
+    let url = format!("http://{addr}/mcp");
+    let config = serde_json::json!({
+        "mcpServers": {
+            "obsidian-tc": {
+                "type": "http",
+                "url": url,
+                "headers": { "Authorization": format!("Bearer {token}") }
+            }
+        }
+    });
+    println!("obsidian-tc dev: serving vault {vault:?} from {}", dir.display());
+    println!("  health:  http://{addr}/readyz");
+    println!("  token:   {token}   (tenant {DEV_TENANT}, all scopes; kept in the data folder)");
+    println!("  MCP client configuration (e.g. .mcp.json):");
+    println!("{}", serde_json::to_string_pretty(&config).expect("static JSON"));
+    println!("  Claude Code: claude mcp add --transport http obsidian-tc {url} --header \"Authorization: Bearer {token}\"");
+}

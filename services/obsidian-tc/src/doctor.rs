@@ -1,0 +1,135 @@
+//! `obsidian-tc doctor`: checks the configuration and every dependency. Prints one line per
+//! check, `ok:` or `problem:` with how to fix it, and exits non-zero when any check fails.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use otc_config::{Config, Sources, redact_url};
+
+use crate::app::Deps;
+
+/// One finding. Problems carry the fix.
+enum Line {
+    Ok(String),
+    Problem(String),
+}
+
+pub async fn run(sources: Sources) -> anyhow::Result<ExitCode> {
+    let lines = check(&sources).await;
+    let mut failed = false;
+    for line in &lines {
+        match line {
+            Line::Ok(text) => println!("ok: {text}"),
+            Line::Problem(text) => {
+                failed = true;
+                println!("problem: {text}");
+            }
+        }
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+async fn check(sources: &Sources) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let loaded = match sources.load() {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            lines.push(Line::Problem(format!("configuration: {e} (fix the value, or unset it to use the default)")));
+            return lines;
+        }
+    };
+    match &loaded.file {
+        Some(path) => lines.push(Line::Ok(format!("configuration file {}", path.display()))),
+        None => lines.push(Line::Ok("configuration from defaults and the environment (no file)".into())),
+    }
+    for unknown in &loaded.unknown_keys {
+        lines.push(Line::Problem(format!("{unknown}: no setting has this name; check its spelling, or remove it")));
+    }
+    if let Err(problems) = loaded.validate() {
+        for problem in problems {
+            lines.push(Line::Problem(format!("configuration: {problem}")));
+        }
+        return lines;
+    }
+    let config = &loaded.config;
+    let deps = match Deps::new(config) {
+        Ok(deps) => deps,
+        Err(e) => {
+            lines.push(Line::Problem(format!("{} (fix the setting)", crate::chain(&e))));
+            return lines;
+        }
+    };
+    let limit = Duration::from_secs(config.database.connect_timeout_secs.max(1) + 1);
+    let (pg, redis, objects) = tokio::join!(
+        check_postgres(config, &deps, limit),
+        check_redis(config, &deps, limit),
+        check_objects(&deps, limit),
+    );
+    lines.extend(pg);
+    lines.push(redis);
+    lines.push(objects);
+    if let Some(endpoint) = &config.telemetry.otlp_endpoint {
+        lines.push(Line::Ok(format!("traces exported over OTLP/HTTP to {}", otc_telemetry::traces_url(endpoint))));
+    }
+    lines
+}
+
+async fn check_postgres(config: &Config, deps: &Deps, limit: Duration) -> Vec<Line> {
+    let url = redact_url(&config.database.url);
+    let fix = "start it (`scripts/services up` locally) or fix database.url / OTC__DATABASE__URL";
+    match tokio::time::timeout(limit, deps.store.ping()).await {
+        Err(_) => return vec![Line::Problem(format!("postgres at {url} did not answer within {}s: {fix}", limit.as_secs()))],
+        Ok(Err(e)) => {
+            return vec![Line::Problem(format!("postgres at {url} is unreachable ({}): {fix}", root_cause(&e)))];
+        }
+        Ok(Ok(())) => {}
+    }
+    let mut lines = vec![Line::Ok(format!("postgres at {url}"))];
+    match deps.store.missing_extensions().await {
+        Ok(missing) if missing.is_empty() => {}
+        Ok(missing) => lines.push(Line::Problem(format!(
+            "postgres lacks the extension(s) {}: install pgvector and pg_trgm on the server",
+            missing.join(", ")
+        ))),
+        Err(e) => lines.push(Line::Problem(format!("postgres: cannot list extensions ({})", root_cause(&e)))),
+    }
+    match deps.store.pending_migrations().await {
+        Ok(pending) if pending.is_empty() => lines.push(Line::Ok("database schema is current".into())),
+        Ok(pending) => lines.push(Line::Problem(format!(
+            "database schema is behind by {} migration(s): run `obsidian-tc migrate`",
+            pending.len()
+        ))),
+        Err(e) => lines.push(Line::Problem(format!("postgres: cannot read the migration state ({})", root_cause(&e)))),
+    }
+    lines
+}
+
+async fn check_redis(config: &Config, deps: &Deps, limit: Duration) -> Line {
+    let url = redact_url(&config.redis.url);
+    let fix = "start it (`scripts/services up` locally) or fix redis.url / OTC__REDIS__URL";
+    match tokio::time::timeout(limit, deps.kv.ping()).await {
+        Ok(Ok(())) => Line::Ok(format!("redis at {url}")),
+        Ok(Err(e)) => Line::Problem(format!("redis at {url} is unreachable ({}): {fix}", root_cause(&e))),
+        Err(_) => Line::Problem(format!("redis at {url} did not answer within {}s: {fix}", limit.as_secs())),
+    }
+}
+
+async fn check_objects(deps: &Deps, limit: Duration) -> Line {
+    let what = deps.blobs.describe().to_string();
+    let fix = "start it (`scripts/services up` locally) or fix the object_store.* settings (bucket, endpoint, credentials)";
+    match tokio::time::timeout(limit * 3, deps.blobs.round_trip()).await {
+        Ok(Ok(())) => Line::Ok(format!("object store: {what} (write, read and delete work)")),
+        Ok(Err(e)) => Line::Problem(format!("object store {what} failed a write/read/delete ({}): {fix}", root_cause(&e))),
+        Err(_) => Line::Problem(format!("object store {what} did not answer within {}s: {fix}", (limit * 3).as_secs())),
+    }
+}
+
+/// The innermost cause, which is usually the informative one (`Connection refused`).
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+

@@ -1,0 +1,77 @@
+//! `obsidian-tc`: one binary, a subcommand per role. The library half lets the integration
+//! tests start the same app in-process.
+
+pub mod app;
+pub mod dev;
+pub mod doctor;
+pub mod tenant;
+pub mod token;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "obsidian-tc", version, about = "Hosted multi-tenant MCP server for Obsidian vaults")]
+pub struct Cli {
+    /// Configuration file (TOML). Default: ./obsidian-tc.toml when it exists.
+    #[arg(long, global = true, env = "OTC_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Set any configuration key, e.g. --set server.shutdown_grace_secs=5 (repeatable).
+    /// Flags override environment variables (OTC__SECTION__KEY), which override the file.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    set: Vec<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the HTTP gateway.
+    Serve {
+        /// Address to listen on (server.listen).
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
+    },
+    /// Run the background worker.
+    Worker,
+    /// Apply pending database migrations, then exit.
+    Migrate,
+    /// Every role in one process over a local vault folder: the embedded default.
+    Dev(dev::DevArgs),
+    /// Check the configuration and every dependency; one line per problem, non-zero exit on any.
+    Doctor,
+    /// Create, list and revoke API tokens.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
+    /// Create and inspect tenants.
+    #[command(subcommand)]
+    Tenant(tenant::TenantCommand),
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let sources = app::sources(cli.config.clone(), &cli.set)?;
+    match cli.command {
+        Command::Serve { listen } => {
+            let sources = match listen {
+                Some(addr) => sources.flag("server.listen", addr, "--listen"),
+                None => sources,
+            };
+            app::serve(sources).await
+        }
+        Command::Worker => app::worker(sources).await,
+        Command::Migrate => app::migrate(sources).await,
+        Command::Dev(args) => dev::run(sources, args).await,
+        Command::Doctor => doctor::run(sources).await,
+        Command::Token(command) => token::run(sources, command).await,
+        Command::Tenant(command) => tenant::run(sources, command).await,
+    }
+}
+
+/// An error with its causes, for the one line the CLI prints.
+pub fn chain(err: &anyhow::Error) -> String {
+    err.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
+}

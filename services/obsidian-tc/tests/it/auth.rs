@@ -1,0 +1,110 @@
+//! Bearer tokens on every non-health route.
+
+use chrono::{Duration, Utc};
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::harness::{TestApp, Tenant};
+
+async fn get(app: &TestApp, path: &str, token: Option<&str>) -> reqwest::Response {
+    let mut request = app.http.get(app.url(path));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap()
+}
+
+async fn assert_unauthorized(response: reqwest::Response, invalid_token: bool) {
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let challenge = response.headers().get("www-authenticate").expect("WWW-Authenticate").to_str().unwrap().to_string();
+    assert!(challenge.starts_with("Bearer realm=\"obsidian-tc\""), "{challenge}");
+    assert_eq!(challenge.contains("error=\"invalid_token\""), invalid_token, "{challenge}");
+    let body: Value = response.json().await.expect("a JSON body, never a stack trace");
+    assert_eq!(body["error"]["code"], "unauthorized");
+    assert!(body["error"]["recovery"].as_str().is_some_and(|r| !r.is_empty()));
+}
+
+#[tokio::test]
+async fn missing_malformed_unknown_revoked_and_expired_tokens_get_401() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (live, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let (revoked, revoked_id) = tenant.token(&app.store, "read:notes", false, None).await;
+    let (expired, _) = tenant.token(&app.store, "read:notes", false, Some(Utc::now() - Duration::seconds(1))).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.revoke_token(revoked_id).await.unwrap();
+    tx.commit().await.unwrap();
+
+    assert_unauthorized(get(&app, "/v1/whoami", None).await, false).await;
+    // A scheme other than Bearer is no credential at all.
+    let basic = app.http.get(app.url("/v1/whoami")).header("authorization", "Basic dXNlcjpwYXNz").send().await.unwrap();
+    assert_unauthorized(basic, false).await;
+    for bad in ["nonsense", "otc_", &live[..live.len() - 1], &format!("{live}x")] {
+        assert_unauthorized(get(&app, "/v1/whoami", Some(bad)).await, true).await;
+    }
+    // Well-formed but never issued: a fresh secret for this tenant.
+    let unknown = otc_auth::mint(tenant.id).plaintext;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&unknown)).await, true).await;
+    // A tenant id that does not exist.
+    let nowhere = otc_auth::mint(uuid::Uuid::new_v4()).plaintext;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&nowhere)).await, true).await;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&revoked)).await, true).await;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&expired)).await, true).await;
+
+    // Unknown routes are behind authentication too.
+    assert_unauthorized(get(&app, "/v1/nothing-here", None).await, false).await;
+    assert_unauthorized(get(&app, "/mcp", None).await, false).await;
+    let missing = get(&app, "/v1/nothing-here", Some(&live)).await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert_eq!(missing.json::<Value>().await.unwrap()["error"]["code"], "not_found");
+
+    let ok = get(&app, "/v1/whoami", Some(&live)).await;
+    assert_eq!(ok.status(), StatusCode::OK);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn whoami_reports_the_tokens_tenant_scopes_and_vault_binding() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (a_token, a_id) = a.token(&app.store, "write:notes,read:*", true, None).await;
+    let (b_token, _) = b.token(&app.store, "read:notes", false, None).await;
+
+    let me: Value = get(&app, "/v1/whoami", Some(&a_token)).await.json().await.unwrap();
+    assert_eq!(me["tenant"]["slug"], "acme");
+    assert_eq!(me["tenant"]["id"], a.id.to_string());
+    assert_eq!(me["principal"]["name"], "alice");
+    assert_eq!(me["token_id"], a_id.to_string());
+    assert_eq!(me["scopes"], serde_json::json!(["read:*", "write:notes"]));
+    assert_eq!(me["vault"]["id"], a.vault_id.to_string());
+    assert_eq!(me["vault"]["name"], "Notes");
+
+    let other: Value = get(&app, "/v1/whoami", Some(&b_token)).await.json().await.unwrap();
+    assert_eq!(other["tenant"]["slug"], "globex");
+    assert!(other["vault"].is_null());
+
+    // B's secret presented under A's tenant id finds nothing: lookups never leave the tenant.
+    let b_secret = b_token.rsplit('_').next().unwrap();
+    let forged = format!("otc_{}_{}", a.id.simple(), b_secret);
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&forged)).await, true).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_with_413() {
+    let app = TestApp::spawn_with(|c| c.server.body_limit_bytes = 1024).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let response = app
+        .http
+        .post(app.url("/v1/whoami"))
+        .bearer_auth(&token)
+        .header("content-length", "4096")
+        .body(vec![b'x'; 4096])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    app.stop().await;
+}

@@ -1,0 +1,251 @@
+//! The test harness: each test gets a freshly migrated database, its own Redis key prefix and
+//! object-store prefix, and the app on port 0 — in-process ([`TestApp`]) or as a child process
+//! of the real binary ([`Cli`], [`Child`]).
+//!
+//! The services come from `scripts/services up`; the tests read the same `OTC__` variables
+//! `scripts/services env` prints (`scripts/test` sets them up).
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use obsidian_tc::app::{self, Deps, Running};
+use otc_config::{Config, Sources};
+use otc_store::{NewTokenRow, PrincipalKind, Store};
+use uuid::Uuid;
+
+/// The service variables from `scripts/services env`.
+pub fn service_env() -> Vec<(String, String)> {
+    let vars: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("OTC__")).collect();
+    assert!(
+        vars.iter().any(|(k, _)| k == "OTC__DATABASE__URL"),
+        "OTC__DATABASE__URL is not set: run the tests with scripts/test (it starts the services and sets the environment)"
+    );
+    vars
+}
+
+/// Per-test isolation: a database, a Redis key prefix, an object-store prefix.
+#[derive(Clone, Debug)]
+pub struct Isolation {
+    pub database_url: String,
+    pub redis_prefix: String,
+    pub object_prefix: String,
+}
+
+impl Isolation {
+    pub async fn new() -> Self {
+        let admin = service_env().into_iter().find(|(k, _)| k == "OTC__DATABASE__URL").unwrap().1;
+        let database_url = otc_store::testing::fresh_database(&admin).await.expect("fresh test database");
+        let id = Uuid::new_v4().simple().to_string();
+        Self { database_url, redis_prefix: format!("test:{id}:"), object_prefix: format!("test-{id}") }
+    }
+
+    /// The environment a child process gets: the services, pointed at this test's slices.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = service_env()
+            .into_iter()
+            .filter(|(k, _)| k != "OTC__DATABASE__URL" && k != "OTC__REDIS__KEY_PREFIX" && k != "OTC__OBJECT_STORE__PREFIX")
+            .collect();
+        env.push(("OTC__DATABASE__URL".into(), self.database_url.clone()));
+        env.push(("OTC__REDIS__KEY_PREFIX".into(), self.redis_prefix.clone()));
+        env.push(("OTC__OBJECT_STORE__PREFIX".into(), self.object_prefix.clone()));
+        env.push(("OTC__SERVER__LISTEN".into(), "127.0.0.1:0".into()));
+        env
+    }
+
+    pub fn config(&self) -> Config {
+        Sources::new(None, self.env()).load().expect("test configuration").config
+    }
+
+    pub fn store(&self) -> Store {
+        otc_store::testing::store(&self.database_url).expect("store")
+    }
+}
+
+/// The gateway running in this process on port 0.
+pub struct TestApp {
+    pub iso: Isolation,
+    pub addr: SocketAddr,
+    pub store: Store,
+    pub http: reqwest::Client,
+    running: Option<Running>,
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// Spawns with the configuration adjusted by `tweak` (e.g. a dependency pointed elsewhere).
+    pub async fn spawn_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        let iso = Isolation::new().await;
+        let mut config = iso.config();
+        tweak(&mut config);
+        let deps = Deps::new(&config).expect("deps");
+        let running = app::start_gateway(&config, &deps, std::future::pending()).await.expect("gateway starts");
+        Self {
+            addr: running.addr,
+            store: iso.store(),
+            iso,
+            http: reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap(),
+            running: Some(running),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop().await.expect("clean stop");
+        }
+    }
+}
+
+/// A tenant with one vault and a helper to mint tokens in it.
+pub struct Tenant {
+    pub id: Uuid,
+    pub slug: String,
+    pub vault_id: Uuid,
+}
+
+impl Tenant {
+    pub async fn create(store: &Store, slug: &str) -> Self {
+        let tenant = store.create_tenant(slug, &format!("{slug} inc.")).await.expect("tenant");
+        let mut tx = store.begin(tenant.id).await.unwrap();
+        let vault = tx.create_vault("Notes").await.unwrap();
+        tx.commit().await.unwrap();
+        Self { id: tenant.id, slug: slug.to_string(), vault_id: vault.id }
+    }
+
+    /// A live token with these scopes, optionally bound to the vault; returns (token, id).
+    pub async fn token(&self, store: &Store, scopes: &str, bound: bool, expires_at: Option<chrono::DateTime<chrono::Utc>>) -> (String, Uuid) {
+        let mut tx = store.begin(self.id).await.unwrap();
+        let principal = tx.ensure_principal(PrincipalKind::User, "alice").await.unwrap();
+        let minted = otc_auth::mint(self.id);
+        let id = tx
+            .create_token(NewTokenRow {
+                principal_id: principal.id,
+                name: "test".into(),
+                hash: minted.hash,
+                hint: minted.hint.clone(),
+                scopes: otc_auth::parse_scopes(scopes).unwrap(),
+                vault_id: bound.then_some(self.vault_id),
+                expires_at,
+            })
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        (minted.plaintext, id)
+    }
+}
+
+/// Runs the real binary with this test's environment.
+pub fn cli(iso: &Isolation, args: &[&str]) -> Output {
+    cli_with_env(iso.env(), args)
+}
+
+pub fn cli_with_env(env: Vec<(String, String)>, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_obsidian-tc"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env)
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run obsidian-tc")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A long-running child process of the binary (serve, worker, dev), killed on drop.
+pub struct Child {
+    pub child: std::process::Child,
+    pub addr: Option<SocketAddr>,
+    /// Every stderr line so far (the log).
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Child {
+    /// Starts `args` and, when `expect_listen`, waits for the "listening on" log line.
+    pub fn start(env: Vec<(String, String)>, args: &[&str], expect_listen: bool) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_obsidian-tc"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(env)
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn obsidian-tc");
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("listening on http://") {
+                    let addr = line[at + "listening on http://".len()..].split_whitespace().next().unwrap().to_string();
+                    let _ = tx.send(addr);
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let addr = expect_listen.then(|| {
+            let addr = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
+                panic!("no 'listening on' line; log so far:\n{}", log.lock().unwrap().join("\n"))
+            });
+            addr.parse().expect("address in log")
+        });
+        Self { child, addr, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr.expect("a listening child"))
+    }
+
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status().unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for exit, up to `limit`.
+    pub fn wait(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < deadline, "process still running after {limit:?}; log:\n{}", self.log_text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port on loopback with nothing listening: a dependency that is down.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}

@@ -1,0 +1,12 @@
+//! Integration tests: one binary, against real Postgres (pgvector), Redis and an S3 server
+//! started by `scripts/services up`. Each test gets its own database and prefixes.
+
+mod harness;
+
+mod auth;
+mod cli;
+mod health;
+mod rls;
+mod shutdown;
+mod telemetry;
+mod worker;

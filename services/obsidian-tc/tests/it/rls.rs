@@ -1,0 +1,84 @@
+//! Row-level security: a transaction set to one tenant reaches none of another's rows, even
+//! through queries with no WHERE clause.
+
+use otc_store::testing::{Table, count_unfiltered, count_writable, insert_vault_owned_by, rls_status};
+use uuid::Uuid;
+
+use crate::harness::{Isolation, Tenant};
+
+#[tokio::test]
+async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let a = Tenant::create(&store, "tenant-a").await;
+    let b = Tenant::create(&store, "tenant-b").await;
+    // B gets more of everything, so a leak would change A's counts.
+    a.token(&store, "read:notes", false, None).await;
+    for _ in 0..3 {
+        b.token(&store, "read:notes", true, None).await;
+    }
+    let mut tx = store.begin(b.id).await.unwrap();
+    tx.create_vault("Second").await.unwrap();
+    tx.ensure_principal(otc_store::PrincipalKind::Service, "ci").await.unwrap();
+    tx.commit().await.unwrap();
+
+    for (tenant, expected) in [(&a, [1, 1, 1, 1]), (&b, [1, 2, 2, 3])] {
+        let mut tx = store.begin(tenant.id).await.unwrap();
+        let mut seen = Vec::new();
+        for table in Table::ALL {
+            seen.push(count_unfiltered(&mut tx, table).await.unwrap());
+        }
+        assert_eq!(seen, expected, "tenant {} sees [tenants, vaults, principals, api_tokens]", tenant.slug);
+        for (table, n) in Table::ALL.into_iter().zip(expected) {
+            assert_eq!(count_writable(&mut tx, table).await.unwrap(), n as u64, "{table:?} writable rows for {}", tenant.slug);
+        }
+        tx.commit().await.unwrap();
+    }
+
+    // A tenant that does not exist sees nothing at all.
+    let mut tx = store.begin(Uuid::new_v4()).await.unwrap();
+    for table in Table::ALL {
+        assert_eq!(count_unfiltered(&mut tx, table).await.unwrap(), 0, "{table:?}");
+    }
+    tx.commit().await.unwrap();
+
+    // Nor can a transaction write a row into another tenant.
+    let mut tx = store.begin(a.id).await.unwrap();
+    let err = insert_vault_owned_by(&mut tx, b.id, "Smuggled").await.unwrap_err();
+    assert!(format!("{err:?}").contains("row-level security"), "{err:?}");
+    drop(tx);
+    let mut tx = store.begin(b.id).await.unwrap();
+    assert!(tx.vault_by_name("Smuggled").await.unwrap().is_none());
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn every_tenant_table_has_row_level_security_enabled() {
+    let iso = Isolation::new().await;
+    let status = rls_status(&iso.store()).await.unwrap();
+    assert_eq!(status.len(), Table::ALL.len());
+    for (table, enabled) in status {
+        assert!(enabled, "{table} has row-level security off");
+    }
+}
+
+#[tokio::test]
+async fn lookups_by_id_do_not_cross_tenants() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let a = Tenant::create(&store, "tenant-a").await;
+    let b = Tenant::create(&store, "tenant-b").await;
+    let (_, b_token) = b.token(&store, "read:notes", false, None).await;
+
+    let mut tx = store.begin(a.id).await.unwrap();
+    assert!(tx.vault(b.vault_id).await.unwrap().is_none(), "A reads B's vault by id");
+    assert!(tx.vault_by_name("Notes").await.unwrap().is_some_and(|v| v.id == a.vault_id));
+    assert!(matches!(tx.revoke_token(b_token).await, Err(otc_store::StoreError::NotFound(_))), "A revokes B's token");
+    assert_eq!(tx.list_tokens().await.unwrap().len(), 0);
+    tx.commit().await.unwrap();
+
+    // B's token is untouched.
+    let mut tx = store.begin(b.id).await.unwrap();
+    assert!(tx.list_tokens().await.unwrap().iter().all(|t| t.revoked_at.is_none()));
+    tx.commit().await.unwrap();
+}

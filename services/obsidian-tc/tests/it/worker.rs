@@ -1,0 +1,152 @@
+//! The worker: leader lease in Redis, and the token sweep.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use otc_kv::Kv;
+use otc_worker::{SWEEP_LEASE, Worker, WorkerSettings, sweep_once};
+
+use crate::harness::{Child, Isolation, Tenant};
+
+fn kv(iso: &Isolation) -> Kv {
+    let url = crate::harness::service_env().into_iter().find(|(k, _)| k == "OTC__REDIS__URL").unwrap().1;
+    Kv::new(&url, &iso.redis_prefix, Duration::from_secs(5)).unwrap()
+}
+
+#[tokio::test]
+async fn only_one_holder_gets_the_lease_until_it_lapses_or_is_released() {
+    let iso = Isolation::new().await;
+    let (one, two) = (kv(&iso), kv(&iso));
+    let ttl = Duration::from_millis(600);
+    assert!(one.try_acquire_lease("l", "one", ttl).await.unwrap());
+    assert!(!two.try_acquire_lease("l", "two", ttl).await.unwrap());
+    assert!(!two.renew_lease("l", "two", ttl).await.unwrap(), "a non-holder cannot renew");
+    assert!(one.renew_lease("l", "one", ttl).await.unwrap());
+    two.release_lease("l", "two").await.unwrap();
+    assert_eq!(one.lease_holder("l").await.unwrap().as_deref(), Some("one"), "a non-holder cannot release");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(two.try_acquire_lease("l", "two", ttl).await.unwrap(), "the lease lapses");
+    assert!(!one.renew_lease("l", "one", ttl).await.unwrap(), "the old holder learns it lost the lease");
+    two.release_lease("l", "two").await.unwrap();
+    assert_eq!(one.lease_holder("l").await.unwrap(), None);
+    // Another prefix is another deployment: its leases are separate.
+    let elsewhere = Kv::new(
+        &crate::harness::service_env().into_iter().find(|(k, _)| k == "OTC__REDIS__URL").unwrap().1,
+        &format!("{}other:", iso.redis_prefix),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert!(one.try_acquire_lease("l", "one", ttl).await.unwrap());
+    assert!(elsewhere.try_acquire_lease("l", "x", ttl).await.unwrap());
+}
+
+#[tokio::test]
+async fn the_sweep_deletes_only_tokens_dead_longer_than_the_retention() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let a = Tenant::create(&store, "acme").await;
+    let b = Tenant::create(&store, "globex").await;
+    let (_, live) = a.token(&store, "read:notes", false, Some(Utc::now() + chrono::Duration::days(1))).await;
+    let (_, expired) = a.token(&store, "read:notes", false, Some(Utc::now() - chrono::Duration::seconds(5))).await;
+    let (_, revoked) = b.token(&store, "read:notes", false, None).await;
+    let mut tx = store.begin(b.id).await.unwrap();
+    tx.revoke_token(revoked).await.unwrap();
+    tx.commit().await.unwrap();
+
+    // A long retention keeps them all.
+    let report = sweep_once(&store, chrono::Duration::days(30)).await.unwrap();
+    assert_eq!((report.tenants, report.tokens_purged, report.tenants_failed), (2, 0, 0));
+
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let report = sweep_once(&store, chrono::Duration::zero()).await.unwrap();
+    assert_eq!((report.tenants, report.tokens_purged), (2, 2));
+    let mut tx = store.begin(a.id).await.unwrap();
+    let left: Vec<_> = tx.list_tokens().await.unwrap().into_iter().map(|t| t.id).collect();
+    tx.commit().await.unwrap();
+    assert_eq!(left, vec![live]);
+    assert_ne!(live, expired);
+}
+
+#[tokio::test]
+async fn a_worker_takes_the_lease_sweeps_and_hands_it_back_on_shutdown() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (_, revoked) = tenant.token(&store, "read:notes", false, None).await;
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    tx.revoke_token(revoked).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let kv = Arc::new(kv(&iso));
+    let settings = WorkerSettings {
+        sweep_interval: Duration::from_millis(200),
+        lease_ttl: Duration::from_secs(3),
+        token_retention: chrono::Duration::zero(),
+    };
+    let worker = Worker::new(store.clone(), kv.clone(), settings.clone());
+    let holder = worker.holder().to_string();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(worker.run(async {
+        let _ = stopped.await;
+    }));
+    // A second worker stands by.
+    let standby = Worker::new(store.clone(), kv.clone(), settings);
+    let standby_holder = standby.holder().to_string();
+    let (stop_standby, standby_stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let standby_task = tokio::spawn(standby.run(async {
+        let _ = standby_stopped.await;
+    }));
+
+    let mut swept = false;
+    for _ in 0..50 {
+        let mut tx = store.begin(tenant.id).await.unwrap();
+        swept = tx.list_tokens().await.unwrap().is_empty();
+        tx.commit().await.unwrap();
+        if swept {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(swept, "the leader swept the revoked token");
+    assert_eq!(kv.lease_holder(SWEEP_LEASE).await.unwrap().as_deref(), Some(holder.as_str()));
+
+    // The leader stops: it releases the lease and the standby takes over.
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    let mut taken = false;
+    for _ in 0..50 {
+        if kv.lease_holder(SWEEP_LEASE).await.unwrap().as_deref() == Some(standby_holder.as_str()) {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(taken, "the standby took over the lease");
+    stop_standby.send(()).unwrap();
+    standby_task.await.unwrap();
+    assert_eq!(kv.lease_holder(SWEEP_LEASE).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_worker_binary_runs_and_stops_on_sigterm() {
+    let iso = Isolation::new().await;
+    let mut env = iso.env();
+    env.push(("OTC__WORKER__SWEEP_INTERVAL_SECS".into(), "1".into()));
+    let mut worker = Child::start(env, &["worker"], false);
+    let kv = kv(&iso);
+    let mut led = false;
+    for _ in 0..100 {
+        if kv.lease_holder(SWEEP_LEASE).await.unwrap().is_some() {
+            led = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(led, "the worker took the lease; log:\n{}", worker.log_text());
+    worker.signal("TERM");
+    let status = tokio::task::spawn_blocking(move || worker.wait(Duration::from_secs(20))).await.unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(kv.lease_holder(SWEEP_LEASE).await.unwrap(), None, "the lease was handed back");
+}
