@@ -77,7 +77,7 @@ async fn check(sources: &Sources) -> Vec<Line> {
 async fn check_postgres(config: &Config, deps: &Deps, limit: Duration) -> Vec<Line> {
     let url = redact_url(&config.database.url);
     let fix = "start it (`scripts/services up` locally) or fix database.url / OTC__DATABASE__URL";
-    match tokio::time::timeout(limit, deps.store.ping()).await {
+    match tokio::time::timeout(limit, deps.store.connect_once()).await {
         Err(_) => return vec![Line::Problem(format!("postgres at {url} did not answer within {}s: {fix}", limit.as_secs()))],
         Ok(Err(e)) => {
             return vec![Line::Problem(format!("postgres at {url} is unreachable ({}): {fix}", root_cause(&e)))];

@@ -92,6 +92,15 @@ impl Store {
         Ok(())
     }
 
+    /// Opens one connection outside the pool, so a failure carries its real cause (refused,
+    /// bad password, unknown database) rather than the pool's time-out.
+    pub async fn connect_once(&self) -> Result<()> {
+        use sqlx::Connection;
+        let conn = sqlx::PgConnection::connect_with(&self.pool.connect_options()).await?;
+        conn.close().await?;
+        Ok(())
+    }
+
     /// Of [`REQUIRED_EXTENSIONS`], those the server cannot provide.
     pub async fn missing_extensions(&self) -> Result<Vec<String>> {
         let available: Vec<String> = sqlx::query_scalar(

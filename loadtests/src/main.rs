@@ -1,0 +1,136 @@
+//! `otc-load`: a closed-loop HTTP load generator for obsidian-tc on this machine.
+//!
+//! N workers each send one request at a time for a fixed duration (or request count) and
+//! record latencies; the report gives calls/s and latency percentiles. Targets loopback only.
+//!
+//!   cargo run --release -p otc-loadtests -- --url http://127.0.0.1:8080/v1/whoami \
+//!       --token "$TOKEN" --concurrency 16 --duration 10
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// Target URL (loopback only).
+    #[arg(long)]
+    url: String,
+    /// Bearer token.
+    #[arg(long, env = "OTC_LOAD_TOKEN")]
+    token: Option<String>,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Seconds to run (after the warm-up).
+    #[arg(long, default_value_t = 10)]
+    duration: u64,
+    /// Stop after this many requests in total, whichever comes first.
+    #[arg(long, default_value_t = 5_000_000)]
+    max_requests: u64,
+    /// Seconds of warm-up whose requests are not counted.
+    #[arg(long, default_value_t = 1)]
+    warmup: u64,
+    /// POST this JSON body instead of a GET.
+    #[arg(long)]
+    json: Option<String>,
+}
+
+#[derive(Default)]
+struct Tally {
+    latencies_us: Vec<u64>,
+    errors: u64,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank] as f64 / 1000.0
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let url = url::Url::parse(&args.url).context("--url")?;
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) if ip.is_loopback() => {}
+        Some(url::Host::Ipv6(ip)) if ip.is_loopback() => {}
+        Some(url::Host::Domain("localhost")) => {}
+        _ => bail!("--url must point at this machine (127.0.0.0/8, [::1] or localhost)"),
+    }
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(args.concurrency)
+        .tcp_nodelay(true)
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let start = Instant::now();
+    let measure_from = start + Duration::from_secs(args.warmup);
+    let stop_at = measure_from + Duration::from_secs(args.duration);
+    let per_worker = args.max_requests / args.concurrency as u64 + 1;
+
+    let mut workers = Vec::new();
+    for _ in 0..args.concurrency {
+        let client = client.clone();
+        let (url, token, json) = (args.url.clone(), args.token.clone(), args.json.clone());
+        workers.push(tokio::spawn(async move {
+            let mut tally = Tally::default();
+            for _ in 0..per_worker {
+                let now = Instant::now();
+                if now >= stop_at {
+                    break;
+                }
+                let mut request = match &json {
+                    Some(body) => client.post(&url).header("content-type", "application/json").body(body.clone()),
+                    None => client.get(&url),
+                };
+                if let Some(token) = &token {
+                    request = request.bearer_auth(token);
+                }
+                let began = Instant::now();
+                let ok = match request.send().await {
+                    Ok(response) => {
+                        let status = response.status();
+                        response.bytes().await.is_ok() && status.is_success()
+                    }
+                    Err(_) => false,
+                };
+                let took = began.elapsed();
+                if began >= measure_from {
+                    if ok {
+                        tally.latencies_us.push(took.as_micros() as u64);
+                    } else {
+                        tally.errors += 1;
+                    }
+                }
+            }
+            tally
+        }));
+    }
+    let mut all = Tally::default();
+    for worker in workers {
+        let tally = worker.await?;
+        all.latencies_us.extend(tally.latencies_us);
+        all.errors += tally.errors;
+    }
+    let measured = Instant::now().min(stop_at).saturating_duration_since(measure_from).as_secs_f64();
+    all.latencies_us.sort_unstable();
+    let n = all.latencies_us.len();
+    println!("target       {}", args.url);
+    println!("concurrency  {}", args.concurrency);
+    println!("measured     {measured:.1} s (after {} s warm-up)", args.warmup);
+    println!("requests     {n} ok, {} failed", all.errors);
+    println!("throughput   {:.0} calls/s", n as f64 / measured.max(f64::EPSILON));
+    println!(
+        "latency ms   p50 {:.3}  p90 {:.3}  p99 {:.3}  max {:.3}",
+        percentile(&all.latencies_us, 50.0),
+        percentile(&all.latencies_us, 90.0),
+        percentile(&all.latencies_us, 99.0),
+        percentile(&all.latencies_us, 100.0)
+    );
+    if all.errors > 0 {
+        bail!("{} requests failed", all.errors);
+    }
+    Ok(())
+}
