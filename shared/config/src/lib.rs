@@ -159,7 +159,7 @@ pub struct TelemetryConfig {
 impl Default for TelemetryConfig {
     fn default() -> Self {
         Self {
-            log_filter: "info".into(),
+            log_filter: "info,sqlx=warn".into(),
             log_format: LogFormat::Text,
             otlp_endpoint: None,
             service_name: "obsidian-tc".into(),
