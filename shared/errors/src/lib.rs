@@ -1,0 +1,270 @@
+//! The error catalogue: every failure a caller sees carries one of these 36 codes, a default
+//! message, a fixed recovery hint and a retryable flag. The hint is chosen by the code alone, so
+//! it can never carry a path, query or other caller data; specifics go in `details`.
+//!
+//! `docs/error-codes.md` is generated from [`TABLE`] by [`markdown`]; a test keeps it in step.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// One row of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeInfo {
+    pub code: ErrorCode,
+    pub message: &'static str,
+    pub hint: &'static str,
+    pub retryable: bool,
+}
+
+macro_rules! catalogue {
+    ($( $variant:ident => $code:literal, $retry:literal, $message:literal, $hint:literal; )*) => {
+        /// A stable error code: what a client branches on.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ErrorCode { $( $variant, )* }
+
+        /// Every code, alphabetically.
+        pub const TABLE: &[CodeInfo] = &[
+            $( CodeInfo { code: ErrorCode::$variant, message: $message, hint: $hint, retryable: $retry }, )*
+        ];
+
+        impl ErrorCode {
+            pub fn as_str(self) -> &'static str {
+                match self { $( ErrorCode::$variant => $code, )* }
+            }
+
+            pub fn parse(code: &str) -> Option<Self> {
+                match code { $( $code => Some(ErrorCode::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+catalogue! {
+    Aborted => "aborted", true, "the caller cancelled the operation",
+        "The request was cancelled before it finished. Send it again if you still want the result.";
+    AclDenied => "acl_denied", false, "the folder ACL does not allow this path",
+        "This path is outside the folders this caller may use here. Ask inspect_acl which folders are open and stay inside them.";
+    BasesSyntaxError => "bases_syntax_error", false, "the .base file has invalid YAML or filter syntax",
+        "Correct the .base file; read_base shows how the server reads it.";
+    CommandNotAllowlisted => "command_not_allowlisted", false, "the command is not on this vault's allowlist",
+        "Commands are denied unless allowlisted. Add it to the vault's allowlist, or pick one that list_commands shows.";
+    ComputeBudgetExceeded => "compute_budget_exceeded", false, "the operation ran out of its compute budget",
+        "The same input will exhaust the budget again, so do not retry as is. Simplify the pattern or expression, or run it over fewer notes.";
+    ConcurrentModification => "concurrent_modification", true, "the note changed since it was read",
+        "Someone changed the note after you read it. Read it again, redo your edit on the new text and send the new content hash.";
+    Conflict => "conflict", false, "the request conflicts with the current state",
+        "Read the current state, apply your change to it and try again.";
+    ContentRejected => "content_rejected", false, "the content was rejected by the poison scan",
+        "Nothing was written. Remove instruction-like or hidden text from the content, or mark it as human-authored if a person vouches for it.";
+    DqlError => "dql_error", false, "Dataview rejected the query",
+        "Check the query with validate_dql, which reports the syntax error without running it.";
+    ElicitInvalid => "elicit_invalid", false, "the confirmation token is invalid, spent or expired",
+        "Send the original call again without a token to get a fresh confirmation request.";
+    ElicitRequired => "elicit_required", false, "a human must confirm this call",
+        "Ask the user to confirm: clients with elicitation get a prompt; otherwise mint a token with `obsidian-tc elicit` and resend the call with it.";
+    EmbeddingProviderError => "embedding_provider_error", true, "the embedding provider failed",
+        "Retry shortly. If it keeps failing, server_health shows whether the embedding provider is reachable and configured.";
+    ExecuteCommandDisabled => "execute_command_disabled", false, "command execution is turned off for this vault",
+        "Running commands is disabled by configuration for this vault; retrying will not change that.";
+    Forbidden => "forbidden", false, "the caller may not do this",
+        "A required scope or binding is missing (details name it). Use a credential that grants it, or ask inspect_acl what this caller may reach.";
+    Internal => "internal", true, "internal error",
+        "Something failed inside the server. Retry once; if it fails again, check server_health and the server log.";
+    InternalError => "internal_error", true, "the tool failed internally",
+        "The tool failed unexpectedly. Retry once; if it fails again, report the call to whoever runs the server.";
+    InvalidInput => "invalid_input", false, "invalid input",
+        "An argument has an acceptable type but an unacceptable value (details name it). Fix it using describe_capability's schema and try again.";
+    JsonlogicError => "jsonlogic_error", false, "the JSONLogic expression is invalid",
+        "Check the operator names and that each operator gets the number of arguments it takes.";
+    NotFound => "not_found", false, "not found",
+        "The target does not exist. note_exists checks a path, list_notes lists a folder and search_vault finds notes by content.";
+    NoteExists => "note_exists", false, "a note already exists at that path",
+        "Pick another path, or use the tool's overwrite or append option if it has one.";
+    NoteNotFound => "note_not_found", false, "note not found",
+        "Check the path: note_exists tests it, list_notes shows the folder, search_vault finds the note by content.";
+    OperationTimeout => "operation_timeout", true, "the operation ran out of time",
+        "Narrow the request (a smaller limit or a more selective query) before trying again.";
+    Overflow => "overflow", false, "the response is larger than the byte budget",
+        "Ask for less: a smaller limit, fewer paths, or a paged or concise read. The same request will overflow again.";
+    PathAmbiguous => "path_ambiguous", false, "the path matches more than one note",
+        "Give the full vault-relative path; list_notes or search_vault show the candidates.";
+    PathInvalid => "path_invalid", false, "the path is invalid",
+        "Use a vault-relative path that stays inside the vault, without '..', a leading slash or control characters.";
+    PluginIncompatible => "plugin_incompatible", false, "the companion plugin's API version does not match this server",
+        "One side must be upgraded so their major versions match; retrying will not help.";
+    PluginMissing => "plugin_missing", false, "a required Obsidian plugin is not installed or enabled",
+        "Enable the plugin in Obsidian, then run refresh_plugin_capabilities so the server checks again.";
+    PluginUnreachable => "plugin_unreachable", true, "the plugin is present but its endpoint failed",
+        "Retry shortly; make sure Obsidian is running with its Local REST API reachable.";
+    ReadOnly => "read_only", false, "the server is in read-only mode",
+        "No write can succeed while the server is read-only. Use a read tool, or ask the operator.";
+    ReadOnlyMode => "read_only_mode", false, "the vault is read-only",
+        "This vault is configured read-only. Write to another vault, or ask the operator to change its configuration.";
+    RequiresLiveObsidian => "requires_live_obsidian", false, "this needs a live Obsidian session",
+        "This vault is served without a running Obsidian. Use a tool that works on the files alone.";
+    Throttled => "throttled", true, "rate limit exceeded",
+        "Too many calls of this kind. Wait before retrying (details give how long), and spread or batch the calls.";
+    Unauthorized => "unauthorized", false, "authentication required",
+        "Send a valid credential (a bearer token or a signed-in session) and call again.";
+    UnsupportedBaseFilter => "unsupported_base_filter", false, "the base uses filter expressions this server does not evaluate",
+        "Read the base and filter its rows yourself, or simplify its filter.";
+    ValidationError => "validation_error", false, "the arguments do not match the tool's input schema",
+        "Read the tool's inputSchema with describe_capability and correct the arguments; details name the field.";
+    VaultNotFound => "vault_not_found", false, "vault not found",
+        "Use a vault from list_vaults.";
+}
+
+impl ErrorCode {
+    pub fn info(self) -> &'static CodeInfo {
+        TABLE.iter().find(|row| row.code == self).expect("every code has a row")
+    }
+
+    pub fn retryable(self) -> bool {
+        self.info().retryable
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A failure a caller can act on: a code, a message (the default or a more specific one that
+/// names no secret and no other tenant's data) and structured details.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    /// The code with its default message.
+    pub fn new(code: ErrorCode) -> Self {
+        Self { code, message: code.info().message.to_string(), details: Map::new() }
+    }
+
+    /// The code with a specific message.
+    pub fn with_message(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), details: Map::new() }
+    }
+
+    pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn retryable(&self) -> bool {
+        self.code.retryable()
+    }
+
+    pub fn hint(&self) -> &'static str {
+        self.code.info().hint
+    }
+
+    /// The structured payload a client receives: {code, message, retryable, hint, details}.
+    pub fn to_payload(&self) -> Value {
+        serde_json::json!({
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable(),
+            "hint": self.hint(),
+            "details": Value::Object(self.details.clone()),
+        })
+    }
+}
+
+impl From<ErrorCode> for ToolError {
+    fn from(code: ErrorCode) -> Self {
+        ToolError::new(code)
+    }
+}
+
+/// The catalogue as Markdown: the text of `docs/error-codes.md`.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Error codes\n\n\
+         <!-- Generated from shared/errors/src/lib.rs by `cargo run -p otc-errors --bin error-docs`; \
+         a test fails when this file and the table differ. -->\n\n\
+         Every failure a tool returns carries one of these codes in `structuredContent.code`, with \
+         `message`, `retryable`, `hint` (fixed per code, never caller data) and `details` (the \
+         specifics, e.g. the offending field). Branch on the code, not the message.\n\n\
+         | code | retryable | default message | what to do |\n|---|---|---|---|\n",
+    );
+    for row in TABLE {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            row.code,
+            if row.retryable { "yes" } else { "no" },
+            row.message,
+            row.hint.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_36_unique_sorted_snake_case_codes() {
+        assert_eq!(TABLE.len(), 36);
+        let codes: Vec<&str> = TABLE.iter().map(|r| r.code.as_str()).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(codes, sorted, "sorted and unique");
+        for row in TABLE {
+            let code = row.code.as_str();
+            assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
+            assert_eq!(ErrorCode::parse(code), Some(row.code));
+            assert!(!row.message.is_empty() && !row.hint.is_empty(), "{code}");
+        }
+    }
+
+    #[test]
+    fn retryable_flags_match_the_published_catalogue() {
+        let retryable: Vec<&str> = TABLE.iter().filter(|r| r.retryable).map(|r| r.code.as_str()).collect();
+        assert_eq!(
+            retryable,
+            [
+                "aborted",
+                "concurrent_modification",
+                "embedding_provider_error",
+                "internal",
+                "internal_error",
+                "operation_timeout",
+                "plugin_unreachable",
+                "throttled"
+            ]
+        );
+    }
+
+    #[test]
+    fn docs_error_codes_md_is_generated_from_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/error-codes.md");
+        let committed = std::fs::read_to_string(path).expect("docs/error-codes.md exists");
+        assert!(committed == markdown(), "docs/error-codes.md is stale: run `cargo run -p otc-errors --bin error-docs`");
+    }
+
+    #[test]
+    fn payload_shape() {
+        let err = ToolError::with_message(ErrorCode::ValidationError, "limit must be at most 500").detail("field", "limit");
+        let payload = err.to_payload();
+        assert_eq!(payload["code"], "validation_error");
+        assert_eq!(payload["retryable"], false);
+        assert_eq!(payload["details"]["field"], "limit");
+        assert_eq!(payload["hint"], ErrorCode::ValidationError.info().hint);
+    }
+}
