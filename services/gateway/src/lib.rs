@@ -6,6 +6,7 @@
 mod auth;
 mod error;
 mod health;
+pub mod mcp;
 mod whoami;
 
 use std::future::{Future, IntoFuture};
@@ -17,7 +18,9 @@ use axum::routing::get;
 use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
 use otc_kv::Kv;
+use otc_catalog::facade::{Subset, Surface};
 use otc_store::Store;
+use otc_tools::Dispatcher;
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
@@ -34,6 +37,8 @@ pub struct AppState {
     pub blobs: Blobs,
     /// Upper bound for each dependency check in `/readyz`.
     pub check_timeout: Duration,
+    pub dispatcher: Arc<Dispatcher>,
+    pub mcp: mcp::McpHttpSettings,
 }
 
 /// Limits of the HTTP surface.
@@ -45,8 +50,15 @@ pub struct HttpLimits {
 /// The whole HTTP surface. Health routes are open; every other route, unknown ones included,
 /// requires a bearer token.
 pub fn router(state: AppState, limits: HttpLimits) -> Router {
+    let surface = |surface| mcp::http_service(state.dispatcher.clone(), surface, &state.mcp);
     let authenticated = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
+        .route_service("/mcp", surface(Surface::Default))
+        .route_service("/mcp/triad", surface(Surface::Triad))
+        .route_service("/mcp/domain", surface(Surface::Domain))
+        .route_service("/mcp/essentials", surface(Surface::Subset(Subset::Essentials)))
+        .route_service("/mcp/core", surface(Surface::Subset(Subset::Core)))
+        .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
     Router::new()

@@ -12,6 +12,7 @@ use otc_config::{Config, Loaded, Sources};
 use otc_gateway::{AppState, HttpLimits};
 use otc_kv::Kv;
 use otc_store::{Store, StoreOptions};
+use otc_tools::{Dispatcher, Services};
 use otc_worker::{Worker, WorkerSettings};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -62,6 +63,20 @@ pub struct Deps {
     pub store: Store,
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
+}
+
+/// The tool dispatcher over every registered tool, for this configuration.
+pub fn dispatcher(config: &Config, deps: &Deps) -> anyhow::Result<Arc<Dispatcher>> {
+    let services = Services {
+        store: deps.store.clone(),
+        kv: deps.kv.clone(),
+        blobs: deps.blobs.clone(),
+        config: Arc::new(config.clone()),
+        started: std::time::Instant::now(),
+        check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
+    };
+    let dispatcher = Dispatcher::new(services, otc_tools::toolset::all()).context("registering tools")?;
+    Ok(Arc::new(dispatcher))
 }
 
 impl Deps {
@@ -140,6 +155,12 @@ pub async fn start_gateway(
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
+        dispatcher: dispatcher(config, deps)?,
+        mcp: otc_gateway::mcp::McpHttpSettings {
+            allowed_hosts: config.mcp.allowed_hosts.clone(),
+            allowed_origins: config.mcp.allowed_origins.clone(),
+            body_limit_bytes: config.server.body_limit_bytes,
+        },
     };
     let router = otc_gateway::router(state, HttpLimits { body_limit_bytes: config.server.body_limit_bytes });
     let (stop, mut stopped) = watch::channel(false);
@@ -198,6 +219,39 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
         deps.store.migrate().await.context("applying migrations")?;
     }
     Worker::new(deps.store.clone(), deps.kv.clone(), worker_settings(config)).run(shutdown_signal()).await;
+    deps.store.close().await;
+    telemetry.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The caller a token speaks for, or an error saying the token is not live.
+pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_tools::Caller> {
+    let presented: otc_auth::PresentedToken =
+        token.trim().parse().map_err(|_| anyhow::anyhow!("the token is malformed (expected otc_<tenant>_<secret>)"))?;
+    let mut tx = store.begin(presented.tenant).await.context("looking up the token")?;
+    let caller = tx.authenticate(&presented.hash).await.context("looking up the token")?;
+    tx.commit().await?;
+    caller.ok_or_else(|| anyhow::anyhow!("the token is unknown, expired or revoked"))
+}
+
+/// Serves MCP over stdin/stdout for `caller` until the client closes stdin.
+pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_tools::Caller) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let server = otc_gateway::mcp::McpServer::for_stdio(dispatcher, caller);
+    let running = server.serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
+    running.waiting().await.context("MCP over stdio")?;
+    Ok(())
+}
+
+/// `obsidian-tc stdio`
+pub async fn stdio(sources: Sources, token: &str) -> anyhow::Result<ExitCode> {
+    let loaded = load(&sources)?;
+    let config = &loaded.config;
+    let telemetry = otc_telemetry::init(&config.telemetry)?;
+    warn_unknown(&loaded);
+    let deps = Deps::new(config)?;
+    let caller = authenticate(&deps.store, token).await?;
+    serve_stdio(dispatcher(config, &deps)?, caller).await?;
     deps.store.close().await;
     telemetry.shutdown();
     Ok(ExitCode::SUCCESS)

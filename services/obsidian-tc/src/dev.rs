@@ -27,7 +27,7 @@ pub struct DevArgs {
     /// Address to listen on (server.listen).
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
-    /// Speak MCP on standard input and output instead of printing a client configuration.
+    /// Speak MCP on standard input and output (no HTTP listener) instead of serving HTTP.
     #[arg(long)]
     stdio: bool,
     /// Where local state lives: the dev token and, by default, the object store.
@@ -47,9 +47,6 @@ pub fn vault_name_for(dir: &Path) -> String {
 }
 
 pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
-    if args.stdio {
-        anyhow::bail!("--stdio: MCP over stdio is not part of this build yet; run without --stdio and connect over HTTP");
-    }
     let vault_dir = args.vault.canonicalize().with_context(|| format!("vault folder {}", args.vault.display()))?;
     anyhow::ensure!(vault_dir.is_dir(), "{} is not a folder", vault_dir.display());
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("data folder {}", args.data_dir.display()))?;
@@ -75,15 +72,22 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     let vault_name = vault_name_for(&vault_dir);
     let token = ensure_dev_identity(&deps.store, &vault_name, &args.data_dir).await?;
 
-    let running = app::start_gateway(&config, &deps, app::shutdown_signal()).await?;
-    print_client_config(&running.addr.to_string(), &token, &vault_name, &vault_dir);
-
     let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
     let worker = Worker::new(deps.store.clone(), deps.kv.clone(), app::worker_settings(&config));
     let worker = tokio::spawn(worker.run(async {
         let _ = worker_stopped.await;
     }));
-    running.wait().await.context("gateway")?;
+
+    if args.stdio {
+        // Standard output belongs to MCP: nothing else may be printed there.
+        eprintln!("obsidian-tc dev: serving vault {vault_name:?} over stdio (tenant {DEV_TENANT})");
+        let caller = app::authenticate(&deps.store, &token).await?;
+        app::serve_stdio(app::dispatcher(&config, &deps)?, caller).await?;
+    } else {
+        let running = app::start_gateway(&config, &deps, app::shutdown_signal()).await?;
+        print_client_config(&running.addr.to_string(), &token, &vault_name, &vault_dir);
+        running.wait().await.context("gateway")?;
+    }
     let _ = stop_worker.send(());
     let _ = worker.await;
     deps.store.close().await;

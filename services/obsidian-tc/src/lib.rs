@@ -38,6 +38,12 @@ enum Command {
     },
     /// Run the background worker.
     Worker,
+    /// Speak MCP on standard input and output, acting for the token's principal.
+    Stdio {
+        /// The API token (or set OTC_TOKEN).
+        #[arg(long, env = "OTC_TOKEN", hide_env_values = true)]
+        token: String,
+    },
     /// Apply pending database migrations, then exit.
     Migrate,
     /// Every role in one process over a local vault folder: the embedded default.
@@ -63,6 +69,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             app::serve(sources).await
         }
         Command::Worker => app::worker(sources).await,
+        Command::Stdio { token } => app::stdio(sources, &token).await,
         Command::Migrate => app::migrate(sources).await,
         Command::Dev(args) => dev::run(sources, args).await,
         Command::Doctor => doctor::run(sources).await,

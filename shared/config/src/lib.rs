@@ -27,6 +27,11 @@ pub struct Config {
     pub object_store: ObjectStoreConfig,
     pub telemetry: TelemetryConfig,
     pub worker: WorkerConfig,
+    pub mcp: McpConfig,
+    pub tool_facade: ToolFacadeConfig,
+    pub tool_visibility: ToolVisibilityConfig,
+    pub governor: GovernorConfig,
+    pub tools: ToolsConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -184,7 +189,169 @@ impl Default for WorkerConfig {
     }
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct McpConfig {
+    /// Host names (optionally `host:port`) the MCP endpoint answers to; others get 403. Protects
+    /// against DNS rebinding. Add your public host name in production.
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`, port `*` for any) a browser-borne request may come from;
+    /// a request with another Origin gets 403. Requests without an Origin are not affected.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FacadeModeSetting {
+    #[default]
+    Triad,
+    Domain,
+    Flat,
+    /// Deprecated; resolves to triad.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileSetting {
+    #[default]
+    Full,
+    Core,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AdvertiseSetting {
+    /// The mode decides.
+    #[default]
+    All,
+    Essentials,
+    Core,
+    Full,
+}
+
+/// `toolFacade` in the spec: what tools/list advertises and which tools exist at all.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolFacadeConfig {
+    pub mode: FacadeModeSetting,
+    /// List read_note, search_vault, write_note and list_notes beside the triad.
+    pub triad_hot_path: bool,
+    pub profile: ProfileSetting,
+    pub advertise: AdvertiseSetting,
+    /// Under `auto` (deprecated): a case-insensitive substring of the client's name mapped to a
+    /// mode, checked in this table's order.
+    #[serde(deserialize_with = "ordered_pairs")]
+    pub auto_clients: Vec<(String, FacadeModeSetting)>,
+    /// Under `auto`: log each resolution as one JSON line on stderr.
+    pub explain_auto_mode: bool,
+}
+
+/// `toolVisibility` in the spec.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolVisibilityConfig {
+    /// Not advertised, still callable by name.
+    pub hidden: Vec<String>,
+    /// Refused as if never registered.
+    pub disabled: Vec<String>,
+    pub hidden_tags: Vec<String>,
+    pub disabled_tags: Vec<String>,
+    /// When set, only these tools are advertised.
+    pub allowed: Option<Vec<String>>,
+    /// Advertise no tool that can change a vault.
+    pub require_read_only: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct GovernorConfig {
+    /// The hard ceiling on one tool result, in bytes; a larger one is refused with `overflow`.
+    pub max_response_bytes: u64,
+}
+
+impl Default for GovernorConfig {
+    fn default() -> Self {
+        Self { max_response_bytes: 1_048_576 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseFormatSetting {
+    Concise,
+    #[default]
+    Detailed,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolsConfig {
+    pub defaults: ToolDefaults,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ToolDefaults {
+    /// The response_format a call gets when it names none.
+    pub response_format: ResponseFormatSetting,
+}
+
+/// A table read as (key, value) pairs in the order written.
+fn ordered_pairs<'de, D, V>(deserializer: D) -> Result<Vec<(String, V)>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Pairs<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Pairs<V> {
+        type Value = Vec<(String, V)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a table of client-name substrings to modes")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((k, v)) = map.next_entry()? {
+                out.push((k, v));
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_map(Pairs(std::marker::PhantomData))
+}
+
 impl Config {
+    /// Settings that still work but are on their way out, for `doctor` and server_health.
+    pub fn deprecations(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.tool_facade.mode == FacadeModeSetting::Auto {
+            notes.push(
+                "tool_facade.mode = \"auto\" is deprecated: it resolves to triad; set an explicit mode (triad, domain or flat)"
+                    .to_string(),
+            );
+            if !self.tool_facade.auto_clients.is_empty() {
+                notes.push("tool_facade.auto_clients is deprecated with mode \"auto\"".to_string());
+            }
+        } else {
+            if !self.tool_facade.auto_clients.is_empty() {
+                notes.push("tool_facade.auto_clients has no effect unless tool_facade.mode = \"auto\"".to_string());
+            }
+            if self.tool_facade.explain_auto_mode {
+                notes.push("tool_facade.explain_auto_mode has no effect unless tool_facade.mode = \"auto\"".to_string());
+            }
+        }
+        notes
+    }
+
     /// Checks that need more than a type: reported by `doctor`, refused at start-up.
     pub fn validate(&self) -> Result<(), Vec<ConfigError>> {
         let mut problems = Vec::new();
@@ -218,6 +385,14 @@ impl Config {
             && url::Url::parse(endpoint).is_err()
         {
             bad("telemetry.otlp_endpoint", "is not a valid URL".into());
+        }
+        if self.governor.max_response_bytes < 1024 {
+            bad("governor.max_response_bytes", "must be at least 1024".into());
+        }
+        for origin in &self.mcp.allowed_origins {
+            if !origin.contains("://") {
+                bad("mcp.allowed_origins", format!("{origin:?} needs a scheme, e.g. https://{origin}"));
+            }
         }
         if self.worker.lease_ttl_secs < 3 {
             bad("worker.lease_ttl_secs", "must be at least 3".into());

@@ -139,3 +139,15 @@ fn bad_toml_is_a_syntax_error_naming_the_file() {
     let err = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap_err();
     assert!(matches!(err, ConfigError::Syntax { .. }), "{err}");
 }
+
+#[test]
+fn auto_clients_keep_the_order_they_were_written_in() {
+    let f = file("[tool_facade]\nmode = \"auto\"\n[tool_facade.auto_clients]\nzed = \"flat\"\nclaude = \"domain\"\nabc = \"triad\"\n");
+    let loaded = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap();
+    let keys: Vec<&str> = loaded.config.tool_facade.auto_clients.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["zed", "claude", "abc"]);
+    assert_eq!(loaded.config.tool_facade.auto_clients[1].1, FacadeModeSetting::Domain);
+    assert_eq!(loaded.config.deprecations().len(), 2, "auto and auto_clients are deprecated");
+    let plain = Sources::new(None, env(&[("OTC__TOOL_FACADE__EXPLAIN_AUTO_MODE", "true")])).load().unwrap();
+    assert_eq!(plain.config.deprecations().len(), 1, "explain_auto_mode without auto is reported");
+}

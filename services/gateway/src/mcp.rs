@@ -1,0 +1,175 @@
+//! MCP over rmcp: the only place that knows JSON-RPC. `tools/list` and `tools/call` are served
+//! from the dispatcher for each caller; the wire types are built here and nowhere else.
+
+use std::sync::Arc;
+
+use otc_catalog::facade::{AdvertisedTool, Surface};
+use otc_errors::ToolError;
+use otc_tools::{Caller, Dispatcher};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+/// One MCP endpoint: a surface of the catalogue for the caller the transport authenticated.
+#[derive(Clone)]
+pub struct McpServer {
+    dispatcher: Arc<Dispatcher>,
+    surface: Surface,
+    /// The caller of a stdio session (fixed for its lifetime); HTTP callers come per request.
+    fixed_caller: Option<Arc<Caller>>,
+}
+
+impl McpServer {
+    /// A server for stdio, acting for `caller` throughout.
+    pub fn for_stdio(dispatcher: Arc<Dispatcher>, caller: Caller) -> Self {
+        Self { dispatcher, surface: Surface::Default, fixed_caller: Some(Arc::new(caller)) }
+    }
+
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+        if let Some(caller) = &self.fixed_caller {
+            return Ok(Caller::clone(caller));
+        }
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .cloned()
+            .ok_or_else(|| ErrorData::internal_error("request reached MCP without an authenticated caller", None))
+    }
+}
+
+fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.peer.peer_info().map(|info| info.client_info.name.clone())
+}
+
+/// The wire form of an advertised tool.
+pub fn to_wire(tool: AdvertisedTool) -> Tool {
+    let mut wire = Tool::new(tool.name, tool.description, tool.input_schema)
+        .with_title(tool.title)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(tool.annotations.read_only)
+                .destructive(tool.annotations.destructive)
+                .open_world(tool.annotations.open_world),
+        );
+    if let Some(output) = tool.output_schema {
+        wire = wire.with_raw_output_schema(Arc::new(output));
+    }
+    if !tool.meta.is_empty() {
+        let mut meta = MetaObject::new();
+        for (k, v) in tool.meta {
+            meta.insert(k, v);
+        }
+        wire = wire.with_meta(meta);
+    }
+    if !tool.icons.is_empty() {
+        wire = wire.with_icons(tool.icons.iter().map(|i| Icon::new(i.src).with_mime_type(i.mime_type)).collect());
+    }
+    wire
+}
+
+/// A successful result: the structured value, and the same as text for clients that read
+/// nothing else.
+pub fn success(value: Value) -> CallToolResult {
+    let text = serde_json::to_string(&value).unwrap_or_default();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    if value.is_object() {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+/// A tool failure as a tool result (isError), so a model can read it and correct itself.
+pub fn failure(err: &ToolError) -> CallToolResult {
+    let text = format!("{}: {}. {}", err.code, err.message, err.hint());
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(err.to_payload());
+    result
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("obsidian-tc", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut info = self.negotiate_initialize(&request)?;
+        let caller = self.caller(&ctx)?;
+        info.instructions =
+            Some(self.dispatcher.instructions(&caller, self.surface, Some(request.client_info.name.as_str())));
+        Ok(info)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        let name = client_name(&ctx);
+        let tools = self.dispatcher.list_tools(&caller, self.surface, name.as_deref());
+        Ok(ListToolsResult::with_all_items(tools.into_iter().map(to_wire).collect()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        let name = client_name(&ctx);
+        let outcome =
+            self.dispatcher.call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments).await;
+        Ok(match outcome {
+            Ok(value) => success(value),
+            Err(err) => {
+                tracing::info!(tool = %request.name, code = %err.code, "tool call refused");
+                failure(&err)
+            }
+        }
+        .into())
+    }
+}
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct McpHttpSettings {
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub body_limit_bytes: usize,
+}
+
+/// The streamable HTTP service for one surface: stateless, JSON responses (any replica answers
+/// any request; no session is kept).
+pub fn http_service(
+    dispatcher: Arc<Dispatcher>,
+    surface: Surface,
+    settings: &McpHttpSettings,
+) -> StreamableHttpService<McpServer, NeverSessionManager> {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_max_request_body_bytes(settings.body_limit_bytes)
+        .with_allowed_hosts(settings.allowed_hosts.clone())
+        .with_allowed_origins(settings.allowed_origins.clone())
+        .enforce_origin_validation();
+    if settings.allowed_hosts.is_empty() {
+        config = config.disable_allowed_hosts();
+    }
+    let server = McpServer { dispatcher, surface, fixed_caller: None };
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config)
+}

@@ -1,0 +1,350 @@
+//! The tools, one file each under [`tools`], and the one pipeline every call goes through,
+//! whichever surface or facade it came in by: find the tool → visibility (profile, operator
+//! rules) → scopes → schema validation → handler → response-size governor.
+//!
+//! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
+
+pub mod format;
+pub mod tools;
+pub mod toolset;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use otc_blobs::Blobs;
+use otc_catalog::facade::{self, AdvertisedTool, FacadeSettings, Listing, Surface};
+use otc_catalog::visibility::{Reason, Visibility, verdict};
+use otc_catalog::{Declaration, Domain, Registered, RegistrationError, Registry, ToolSpec};
+use otc_config::Config;
+use otc_errors::{ErrorCode, ToolError};
+use otc_kv::Kv;
+use otc_store::{Authenticated, Store};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+pub use format::{ResponseFormat, Verbosity};
+
+/// The caller of a tool: who the credential speaks for.
+pub type Caller = Authenticated;
+
+/// One tool: its declaration, its input and output types, and its handler.
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send;
+    type Output: Serialize + JsonSchema;
+    const SPEC: ToolSpec;
+    /// Whether the output type's schema is advertised (false for outputs whose root is not an
+    /// object, such as call_capability's, which is whatever the target returns).
+    const ADVERTISE_OUTPUT: bool = true;
+
+    fn call(ctx: &CallContext<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+type Handler = for<'a> fn(&'a CallContext<'a>, Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+/// A tool with its types erased, ready for the registry.
+pub struct ToolEntry {
+    pub declaration: Declaration,
+    handler: Handler,
+}
+
+/// The entry for tool `T`.
+pub fn entry<T: Tool>() -> ToolEntry {
+    let input_schema = schemars::schema_for!(T::Input).to_value();
+    let output_schema = T::ADVERTISE_OUTPUT.then(|| schemars::schema_for!(T::Output).to_value());
+    ToolEntry { declaration: Declaration { spec: T::SPEC, input_schema, output_schema }, handler: handle::<T> }
+}
+
+fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    Box::pin(async move {
+        // The schema has already accepted the arguments; a type that is stricter still is
+        // reported the same way.
+        let input: T::Input = serde_json::from_value(args).map_err(|e| {
+            ToolError::with_message(ErrorCode::ValidationError, format!("{}: {e}", T::SPEC.name))
+        })?;
+        let output = T::call(ctx, input).await?;
+        serde_json::to_value(output).map_err(|e| internal(T::SPEC.name, &e))
+    })
+}
+
+/// An unexpected failure inside a handler: the chain goes to the log, the caller gets
+/// `internal_error`.
+pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolError {
+    let mut chain = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        chain.push_str(": ");
+        chain.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    tracing::error!(tool, error = %chain, "tool failed");
+    ToolError::new(ErrorCode::InternalError)
+}
+
+/// What handlers reach besides their input.
+pub struct Services {
+    pub store: Store,
+    pub kv: Arc<Kv>,
+    pub blobs: Blobs,
+    pub config: Arc<Config>,
+    pub started: Instant,
+    /// Upper bound for each dependency check (server_health).
+    pub check_timeout: Duration,
+}
+
+/// Everything a handler knows about the call it serves.
+pub struct CallContext<'a> {
+    pub caller: &'a Caller,
+    pub surface: Surface,
+    /// The client's self-reported name, when the transport knows it.
+    pub client_name: Option<&'a str>,
+    pub dispatcher: &'a Dispatcher,
+}
+
+impl CallContext<'_> {
+    pub fn services(&self) -> &Services {
+        &self.dispatcher.services
+    }
+
+    pub fn settings(&self) -> &FacadeSettings {
+        &self.dispatcher.settings
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.dispatcher.registry
+    }
+
+    /// The response format a call gets when it names none.
+    pub fn default_format(&self) -> ResponseFormat {
+        self.dispatcher.default_format
+    }
+}
+
+/// The registry with its handlers and the deployment's facade settings.
+pub struct Dispatcher {
+    registry: Registry,
+    handlers: HashMap<&'static str, Handler>,
+    settings: FacadeSettings,
+    default_format: ResponseFormat,
+    max_response_bytes: u64,
+    pub services: Services,
+}
+
+/// The facade settings a configuration describes.
+pub fn facade_settings(config: &Config) -> FacadeSettings {
+    use otc_catalog::facade::{FacadeMode, Subset};
+    use otc_config::{AdvertiseSetting, FacadeModeSetting, ProfileSetting};
+    let mode = |m: FacadeModeSetting| match m {
+        FacadeModeSetting::Triad => FacadeMode::Triad,
+        FacadeModeSetting::Domain => FacadeMode::Domain,
+        FacadeModeSetting::Flat => FacadeMode::Flat,
+        FacadeModeSetting::Auto => FacadeMode::Auto,
+    };
+    let f = &config.tool_facade;
+    let v = &config.tool_visibility;
+    FacadeSettings {
+        mode: mode(f.mode),
+        triad_hot_path: f.triad_hot_path,
+        profile: match f.profile {
+            ProfileSetting::Full => otc_catalog::Profile::Full,
+            ProfileSetting::Core => otc_catalog::Profile::Core,
+        },
+        advertise: match f.advertise {
+            AdvertiseSetting::All => None,
+            AdvertiseSetting::Essentials => Some(Subset::Essentials),
+            AdvertiseSetting::Core => Some(Subset::Core),
+            AdvertiseSetting::Full => Some(Subset::Full),
+        },
+        auto_clients: f.auto_clients.iter().map(|(k, m)| (k.clone(), mode(*m))).collect(),
+        explain_auto_mode: f.explain_auto_mode,
+        rules: otc_catalog::VisibilityRules {
+            hidden: v.hidden.clone(),
+            disabled: v.disabled.clone(),
+            hidden_tags: v.hidden_tags.clone(),
+            disabled_tags: v.disabled_tags.clone(),
+            allowed: v.allowed.clone(),
+            require_read_only: v.require_read_only,
+        },
+        max_result_size_chars: config.governor.max_response_bytes.min(500_000),
+    }
+}
+
+impl Dispatcher {
+    /// Registers `entries` (normally [`toolset::all`]) under `config`'s settings.
+    pub fn new(services: Services, entries: Vec<ToolEntry>) -> Result<Self, RegistrationError> {
+        let mut handlers = HashMap::new();
+        let mut declarations = Vec::new();
+        for entry in entries {
+            handlers.insert(entry.declaration.spec.name, entry.handler);
+            declarations.push(entry.declaration);
+        }
+        let registry = Registry::new(declarations)?;
+        let config = services.config.clone();
+        Ok(Self {
+            registry,
+            handlers,
+            settings: facade_settings(&config),
+            default_format: match config.tools.defaults.response_format {
+                otc_config::ResponseFormatSetting::Concise => ResponseFormat::Concise,
+                otc_config::ResponseFormatSetting::Detailed => ResponseFormat::Detailed,
+            },
+            max_response_bytes: config.governor.max_response_bytes,
+            services,
+        })
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn settings(&self) -> &FacadeSettings {
+        &self.settings
+    }
+
+    /// The listing a surface gives this client, logging the `auto` resolution when asked to.
+    pub fn listing(&self, surface: Surface, client_name: Option<&str>) -> Listing {
+        let (listing, explanation) = facade::resolve(&self.settings, surface, client_name);
+        if let Some(explanation) = explanation
+            && self.settings.explain_auto_mode
+        {
+            let line = serde_json::to_string(&explanation).unwrap_or_default();
+            eprintln!("obsidian-tc toolFacade.explain {line}");
+        }
+        listing
+    }
+
+    /// What `tools/list` returns for this caller on this surface.
+    pub fn list_tools(&self, caller: &Caller, surface: Surface, client_name: Option<&str>) -> Vec<AdvertisedTool> {
+        let listing = self.listing(surface, client_name);
+        facade::advertise(&self.registry, &self.settings, listing, Some(&caller.scopes))
+    }
+
+    /// The server instructions for this caller on this surface.
+    pub fn instructions(&self, caller: &Caller, surface: Surface, client_name: Option<&str>) -> String {
+        let listing = self.listing(surface, client_name);
+        let visible = facade::listed(&self.registry, &self.settings, Some(&caller.scopes));
+        facade::instructions(listing, &visible, self.profile_hidden(caller).len())
+    }
+
+    /// Tools the profile hides that this caller could otherwise call.
+    pub fn profile_hidden(&self, caller: &Caller) -> Vec<&Registered> {
+        self.registry
+            .iter()
+            .filter(|t| !facade::is_facade_tool(t.name()))
+            .filter(|t| {
+                verdict(t, self.settings.profile, &self.settings.rules, None).reason == Reason::DisabledByProfile
+                    && t.spec.scopes.iter().all(|s| caller.scopes.iter().any(|g| g.grants(s)))
+            })
+            .collect()
+    }
+
+    /// Finds a tool the caller may reach by name: disabled tools do not exist; tools the
+    /// profile omits are named as hidden; tools the caller lacks scopes for are refused.
+    pub fn resolve<'r>(&'r self, caller: &Caller, name: &str) -> Result<&'r Registered, ToolError> {
+        let not_found = || {
+            ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}")).detail("tool", name.to_string())
+        };
+        let tool = self.registry.get(name).ok_or_else(not_found)?;
+        let verdict = verdict(tool, self.settings.profile, &self.settings.rules, Some(&caller.scopes));
+        match (verdict.visibility, verdict.reason) {
+            (_, Reason::DisabledByProfile) => Err(capability_hidden(name)),
+            (Visibility::Disabled, _) => Err(not_found()),
+            (Visibility::ScopeDenied, _) => Err(ToolError::with_message(
+                ErrorCode::Forbidden,
+                format!("{name} needs scope(s) {}", verdict.missing_scopes.join(", ")),
+            )
+            .detail("required", verdict.missing_scopes.clone())
+            .detail("tool", name.to_string())),
+            _ => Ok(tool),
+        }
+    }
+
+    /// Runs one call through the pipeline. `args` absent means `{}`.
+    pub async fn call(
+        &self,
+        caller: &Caller,
+        surface: Surface,
+        client_name: Option<&str>,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, ToolError> {
+        let args = args.unwrap_or_default();
+        if let Some(domain) = Domain::parse(name)
+            && (self.registry.get(name).is_none() || self.listing(surface, client_name) == Listing::Domain)
+        {
+            return Box::pin(self.call_domain(caller, surface, client_name, domain, args)).await;
+        }
+        let tool = self.resolve(caller, name)?;
+        let args = Value::Object(args);
+        tool.validate_input(&args)?;
+        let handler = self.handlers[tool.name()];
+        let ctx = CallContext { caller, surface, client_name, dispatcher: self };
+        let output = handler(&ctx, args).await?;
+        if cfg!(debug_assertions) {
+            for issue in tool.output_issues(&output) {
+                tracing::error!(tool = tool.name(), path = %issue.path, message = %issue.message, "output does not match its schema");
+            }
+        }
+        let size = serde_json::to_vec(&output).map(|v| v.len() as u64).unwrap_or(u64::MAX);
+        if size > self.max_response_bytes {
+            return Err(ToolError::new(ErrorCode::Overflow)
+                .detail("bytes", size)
+                .detail("limit", self.max_response_bytes)
+                .detail("tool", tool.name()));
+        }
+        Ok(output)
+    }
+
+    /// A domain meta-tool call: `{action, args}` routed to the action through the same pipeline.
+    async fn call_domain(
+        &self,
+        caller: &Caller,
+        surface: Surface,
+        client_name: Option<&str>,
+        domain: Domain,
+        mut envelope: Map<String, Value>,
+    ) -> Result<Value, ToolError> {
+        let field_error = |field: &str, message: String| {
+            ToolError::with_message(ErrorCode::ValidationError, format!("{domain}: {message}")).detail("field", field.to_string())
+        };
+        if let Some(extra) = envelope.keys().find(|k| *k != "action" && *k != "args") {
+            return Err(field_error(extra, format!("unknown key {extra:?}; pass {{\"action\": ..., \"args\": {{...}}}}")));
+        }
+        let action = match envelope.remove("action") {
+            Some(Value::String(action)) => action,
+            Some(_) => return Err(field_error("action", "action must be a string".into())),
+            None => return Err(field_error("action", "action is required".into())),
+        };
+        let args = match envelope.remove("args") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(args)) => Some(args),
+            Some(_) => return Err(field_error("args", "args must be an object".into())),
+        };
+        let tool = self.resolve(caller, &action)?;
+        if tool.spec.domain != domain || facade::is_facade_tool(&action) {
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("{domain}: {action:?} is not an action of this domain (it belongs to {})", tool.spec.domain),
+            )
+            .detail("field", "action"));
+        }
+        self.call(caller, surface, client_name, &action, args).await
+    }
+}
+
+/// The answer for a tool the `core` profile omits: it exists, it is hidden, and this is the
+/// setting that hides it. (The catalogue's `forbidden` code, with the reason in details.)
+pub fn capability_hidden(name: &str) -> ToolError {
+    ToolError::with_message(
+        ErrorCode::Forbidden,
+        format!("capability_hidden: {name} is hidden by tool_facade.profile = \"core\"; set tool_facade.profile = \"full\" to enable it"),
+    )
+    .detail("reason", "capability_hidden")
+    .detail("visibility", "disabled_by_profile")
+    .detail("setting", "tool_facade.profile")
+    .detail("tool", name.to_string())
+}

@@ -1,0 +1,136 @@
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use otc_catalog::facade::{self, AutoExplanation, Listing};
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{CallContext, Tool};
+
+pub struct ServerHealth;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    /// ok when every subsystem answers, degraded otherwise.
+    pub status: String,
+    pub version: String,
+    pub uptime_seconds: u64,
+    /// postgres, redis and object_store: "ok", or what is wrong.
+    pub subsystems: BTreeMap<String, Subsystem>,
+    pub tool_facade: FacadeReport,
+    pub tools: ToolCounts,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Subsystem {
+    pub status: String,
+    pub latency_ms: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FacadeReport {
+    /// The configured tool_facade.mode.
+    pub configured_mode: String,
+    /// What this surface advertises to you: triad, domain or flat:<subset>.
+    pub listing: String,
+    pub surface: String,
+    pub profile: String,
+    pub advertise: String,
+    pub triad_hot_path: bool,
+    /// Deprecated settings in use, if any.
+    pub deprecations: Vec<String>,
+    /// How `auto` was resolved for you (only under mode auto).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<AutoExplanation>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ToolCounts {
+    pub registered: usize,
+    /// Advertised to you on this surface.
+    pub advertised: usize,
+    /// Hidden from every caller by the core profile.
+    pub hidden_by_profile: usize,
+}
+
+async fn probe<E>(limit: std::time::Duration, check: impl Future<Output = Result<(), E>>) -> Subsystem
+where
+    E: std::error::Error,
+{
+    let started = std::time::Instant::now();
+    let status = match tokio::time::timeout(limit, check).await {
+        Ok(Ok(())) => "ok".to_string(),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "server_health: subsystem check failed");
+            "unavailable".to_string()
+        }
+        Err(_) => format!("no answer within {} ms", limit.as_millis()),
+    };
+    Subsystem { status, latency_ms: started.elapsed().as_millis() as u64 }
+}
+
+fn listing_name(listing: Listing) -> String {
+    match listing {
+        Listing::Triad => "triad".into(),
+        Listing::Domain => "domain".into(),
+        Listing::Flat(subset) => format!("flat:{}", subset.as_str()),
+    }
+}
+
+impl Tool for ServerHealth {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        essentials: true,
+        response_format: Format::Fixed { why: "every field is a health signal" },
+        ..ToolSpec::base(
+            "server_health",
+            "Server health",
+            "Reports whether the server and its subsystems (database, cache, object store) are healthy, its version and uptime, \
+             and how the tool surface is configured for you.",
+            Domain::Admin,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
+        let services = ctx.services();
+        let limit = services.check_timeout;
+        let (postgres, redis, objects) = tokio::join!(
+            probe(limit, services.store.ping()),
+            probe(limit, services.kv.ping()),
+            probe(limit, services.blobs.check()),
+        );
+        let healthy = [&postgres, &redis, &objects].iter().all(|s| s.status == "ok");
+        let settings = ctx.settings();
+        let (listing, explanation) = facade::resolve(settings, ctx.surface, ctx.client_name);
+        let advertised = ctx.dispatcher.list_tools(ctx.caller, ctx.surface, ctx.client_name).len();
+        let hidden = ctx.dispatcher.profile_hidden(ctx.caller).len();
+        Ok(Output {
+            status: if healthy { "ok" } else { "degraded" }.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            uptime_seconds: services.started.elapsed().as_secs(),
+            subsystems: BTreeMap::from([
+                ("postgres".to_string(), postgres),
+                ("redis".to_string(), redis),
+                ("object_store".to_string(), objects),
+            ]),
+            tool_facade: FacadeReport {
+                configured_mode: settings.mode.as_str().into(),
+                listing: listing_name(listing),
+                surface: ctx.surface.name().into(),
+                profile: settings.profile.as_str().into(),
+                advertise: settings.advertise.map(|s| s.as_str()).unwrap_or("all").into(),
+                triad_hot_path: settings.triad_hot_path,
+                deprecations: services.config.deprecations(),
+                explanation,
+            },
+            tools: ToolCounts { registered: ctx.registry().len(), advertised, hidden_by_profile: hidden },
+        })
+    }
+}

@@ -1,0 +1,16 @@
+//! The registered tools, as plain data. A tool is added here and nowhere else.
+
+use crate::tools::*;
+use crate::{ToolEntry, entry};
+
+/// Every tool this build registers.
+pub fn all() -> Vec<ToolEntry> {
+    vec![
+        entry::<find_capability::FindCapability>(),
+        entry::<describe_capability::DescribeCapability>(),
+        entry::<call_capability::CallCapability>(),
+        entry::<server_health::ServerHealth>(),
+        entry::<get_server_config::GetServerConfig>(),
+        entry::<inspect_visibility::InspectVisibility>(),
+    ]
+}
