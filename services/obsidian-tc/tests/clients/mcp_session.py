@@ -1,0 +1,59 @@
+"""Drives obsidian-tc with the official Python MCP SDK (a real client), for the Rust tests.
+
+    python mcp_session.py http URL TOKEN    < steps.json
+    python mcp_session.py stdio CMD [ARG..] < steps.json   (the token comes in CMD's environment)
+
+steps.json is a list of {"op": "list_tools"} or {"op": "call", "name": ..., "args": {...}}.
+Prints one JSON object: the negotiated protocol, server info, instructions and one result per
+step (tool lists as the client parsed them; call results with isError and structuredContent).
+"""
+import asyncio
+import json
+import os
+import sys
+
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def run(server, steps):
+    out = {"results": []}
+    async with Client(server, mode="legacy") as client:
+        out["protocol_version"] = client.protocol_version
+        if client.server_info is not None:
+            out["server_name"] = client.server_info.name
+            out["server_version"] = client.server_info.version
+        out["instructions"] = client.instructions
+        for step in steps:
+            if step["op"] == "list_tools":
+                listed = await client.list_tools()
+                out["results"].append([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools])
+            elif step["op"] == "call":
+                result = await client.call_tool(step["name"], step.get("args", {}))
+                out["results"].append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+            else:
+                raise SystemExit(f"unknown op {step['op']}")
+    return out
+
+
+async def main():
+    kind = sys.argv[1]
+    steps = json.load(sys.stdin)
+    if kind == "http":
+        url, token = sys.argv[2], sys.argv[3]
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60))
+        try:
+            out = await run(streamable_http_client(url, http_client=http), steps)
+        finally:
+            await http.aclose()
+    elif kind == "stdio":
+        command = sys.argv[2:]
+        out = await run(StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ)), steps)
+    else:
+        raise SystemExit(f"unknown transport {kind}")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
