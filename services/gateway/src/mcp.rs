@@ -45,8 +45,13 @@ impl McpServer {
     }
 }
 
-fn client_name(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    ctx.peer.peer_info().map(|info| info.client_info.name.clone())
+impl McpServer {
+    /// The client's self-reported name. Only a stdio session knows it after initialize: over
+    /// stateless HTTP each request stands alone and carries no client information.
+    fn client_name(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        self.fixed_caller.as_ref()?;
+        ctx.peer.peer_info().map(|info| info.client_info.name.clone())
+    }
 }
 
 /// The wire form of an advertised tool.
@@ -120,7 +125,7 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&ctx)?;
-        let name = client_name(&ctx);
+        let name = self.client_name(&ctx);
         let tools = self.dispatcher.list_tools(&caller, self.surface, name.as_deref());
         Ok(ListToolsResult::with_all_items(tools.into_iter().map(to_wire).collect()))
     }
@@ -131,7 +136,7 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&ctx)?;
-        let name = client_name(&ctx);
+        let name = self.client_name(&ctx);
         let outcome =
             self.dispatcher.call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments).await;
         Ok(match outcome {

@@ -67,6 +67,11 @@ pub struct Deps {
 
 /// The tool dispatcher over every registered tool, for this configuration.
 pub fn dispatcher(config: &Config, deps: &Deps) -> anyhow::Result<Arc<Dispatcher>> {
+    dispatcher_with(config, deps, otc_tools::toolset::all())
+}
+
+/// The dispatcher over `tools` (tests add their own probes to the real set).
+pub fn dispatcher_with(config: &Config, deps: &Deps, tools: Vec<otc_tools::ToolEntry>) -> anyhow::Result<Arc<Dispatcher>> {
     let services = Services {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
@@ -75,7 +80,7 @@ pub fn dispatcher(config: &Config, deps: &Deps) -> anyhow::Result<Arc<Dispatcher
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
     };
-    let dispatcher = Dispatcher::new(services, otc_tools::toolset::all()).context("registering tools")?;
+    let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
 }
 
@@ -146,6 +151,16 @@ pub async fn start_gateway(
     deps: &Deps,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Running> {
+    start_gateway_with(config, deps, dispatcher(config, deps)?, shutdown).await
+}
+
+/// [`start_gateway`] with a given dispatcher.
+pub async fn start_gateway_with(
+    config: &Config,
+    deps: &Deps,
+    dispatcher: Arc<Dispatcher>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Running> {
     let listener = TcpListener::bind(config.server.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.server.listen))?;
@@ -155,7 +170,7 @@ pub async fn start_gateway(
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
-        dispatcher: dispatcher(config, deps)?,
+        dispatcher,
         mcp: otc_gateway::mcp::McpHttpSettings {
             allowed_hosts: config.mcp.allowed_hosts.clone(),
             allowed_origins: config.mcp.allowed_origins.clone(),

@@ -79,11 +79,20 @@ impl TestApp {
 
     /// Spawns with the configuration adjusted by `tweak` (e.g. a dependency pointed elsewhere).
     pub async fn spawn_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::spawn_with_tools(tweak, Vec::new()).await
+    }
+
+    /// Spawns with `extra` tools registered beside the real ones.
+    pub async fn spawn_with_tools(tweak: impl FnOnce(&mut Config), extra: Vec<otc_tools::ToolEntry>) -> Self {
         let iso = Isolation::new().await;
         let mut config = iso.config();
         tweak(&mut config);
         let deps = Deps::new(&config).expect("deps");
-        let running = app::start_gateway(&config, &deps, std::future::pending()).await.expect("gateway starts");
+        let mut tools = otc_tools::toolset::all();
+        tools.extend(extra);
+        let dispatcher = app::dispatcher_with(&config, &deps, tools).expect("tools register");
+        let running =
+            app::start_gateway_with(&config, &deps, dispatcher, std::future::pending()).await.expect("gateway starts");
         Self {
             addr: running.addr,
             store: iso.store(),
@@ -248,4 +257,64 @@ impl Drop for Child {
 pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
+}
+
+/// Where `scripts/mcp-clients` installed the real MCP clients.
+pub fn client_env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with scripts/test (it installs the MCP clients and sets the environment)")
+    })
+}
+
+/// A transport for the Python SDK client.
+pub enum Transport<'a> {
+    Http { url: String, token: &'a str },
+    /// The binary's arguments, with `env` added to this test's environment.
+    Stdio { args: Vec<String>, env: Vec<(String, String)> },
+}
+
+/// Runs `steps` through the official Python MCP SDK (tests/clients/mcp_session.py).
+pub async fn python_session(transport: Transport<'_>, steps: serde_json::Value) -> serde_json::Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_session.py");
+    let mut command = tokio::process::Command::new(client_env("OTC_TEST_PYTHON"));
+    command.arg(script);
+    match transport {
+        Transport::Http { url, token } => {
+            command.args(["http", &url, token]);
+        }
+        Transport::Stdio { args, env } => {
+            command.arg("stdio").arg(env!("CARGO_BIN_EXE_obsidian-tc")).args(args).envs(env);
+        }
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).current_dir(std::env::temp_dir());
+    let mut child = command.spawn().expect("python client");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(steps.to_string().as_bytes()).await.unwrap();
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("client finished").unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("client output is JSON")
+}
+
+/// Runs the MCP Inspector CLI with `args`.
+pub async fn inspector(args: &[&str]) -> Output {
+    let node_bin = client_env("OTC_TEST_NODE_BIN");
+    let path = format!("{node_bin}:{}", std::env::var("PATH").unwrap_or_default());
+    let cli = format!("{}/mcp-inspector", client_env("OTC_TEST_NPM_BIN"));
+    let run = tokio::process::Command::new(cli)
+        .arg("--cli")
+        .args(args)
+        .env("PATH", path)
+        .env("HOME", client_env("OTC_TEST_CLIENT_HOME"))
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output();
+    tokio::time::timeout(Duration::from_secs(90), run).await.expect("inspector finished").expect("run inspector")
 }

@@ -6,6 +6,7 @@ mod harness;
 mod auth;
 mod cli;
 mod health;
+mod mcp;
 mod rls;
 mod shutdown;
 mod telemetry;

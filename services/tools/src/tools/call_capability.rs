@@ -1,4 +1,3 @@
-use otc_catalog::facade::is_facade_tool;
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
@@ -37,10 +36,10 @@ impl Tool for CallCapability {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Value, ToolError> {
-        if is_facade_tool(&input.name) {
+        if input.name == Self::SPEC.name {
             return Err(ToolError::with_message(
                 ErrorCode::InvalidInput,
-                format!("call_capability: {} is a facade tool; call it directly", input.name),
+                "call_capability: name may not be call_capability itself; name the tool to run",
             )
             .detail("field", "name"));
         }

@@ -1,0 +1,581 @@
+//! The MCP surface through real clients (the Python SDK, the Inspector CLI) and raw JSON-RPC:
+//! transports, facades, surfaces, profiles, visibility, errors and output schemas.
+
+use std::time::Duration;
+
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use reqwest::StatusCode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::harness::{Isolation, TestApp, Tenant, Transport, inspector, python_session};
+
+/// A token with every scope for a fresh tenant of `app`.
+async fn full_token(app: &TestApp) -> String {
+    let tenant = Tenant::create(&app.store, "acme").await;
+    tenant.token(&app.store, "*", false, None).await.0
+}
+
+/// One raw JSON-RPC request to an MCP path; returns (status, body).
+async fn rpc_raw(app: &TestApp, path: &str, token: Option<&str>, headers: &[(&str, &str)], body: Value) -> (StatusCode, String) {
+    let mut request = app
+        .http
+        .post(app.url(path))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.json(&body).send().await.unwrap();
+    let status = response.status();
+    (status, response.text().await.unwrap())
+}
+
+async fn rpc(app: &TestApp, path: &str, token: &str, method: &str, params: Value) -> Value {
+    let (status, body) =
+        rpc_raw(app, path, Some(token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let value: Value = serde_json::from_str(&body).unwrap();
+    assert!(value.get("error").is_none(), "{method} failed: {value}");
+    value["result"].clone()
+}
+
+async fn list_names(app: &TestApp, path: &str, token: &str) -> Vec<String> {
+    let result = rpc(app, path, token, "tools/list", json!({})).await;
+    result["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+async fn call(app: &TestApp, path: &str, token: &str, name: &str, args: Value) -> Value {
+    rpc(app, path, token, "tools/call", json!({"name": name, "arguments": args})).await
+}
+
+/// The structured error of a failed call.
+fn error_of(result: &Value) -> &Value {
+    assert_eq!(result["isError"], true, "expected a tool error: {result}");
+    let err = &result["structuredContent"];
+    for key in ["code", "message", "retryable", "hint", "details"] {
+        assert!(err.get(key).is_some(), "error payload lacks {key}: {err}");
+    }
+    assert!(result["content"][0]["text"].as_str().unwrap().starts_with(err["code"].as_str().unwrap()));
+    err
+}
+
+const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
+
+#[tokio::test]
+async fn the_python_sdk_over_http_negotiates_lists_and_calls() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    let out = python_session(
+        Transport::Http { url: app.url("/mcp"), token: &token },
+        json!([
+            {"op": "list_tools"},
+            {"op": "call", "name": "server_health", "args": {}},
+            {"op": "call", "name": "call_capability", "args": {"name": "find_capability", "args": {"query": "which rule hides a tool"}}},
+            {"op": "call", "name": "find_capability", "args": {"query": ""}},
+            {"op": "call", "name": "no_such_tool", "args": {}},
+            {"op": "call", "name": "call_capability", "args": {"name": "find_capability", "arguments": {"query": "x"}}}
+        ]),
+    )
+    .await;
+    assert_eq!(out["protocol_version"], "2025-11-25");
+    assert_eq!(out["server_name"], "obsidian-tc");
+    assert_eq!(out["server_version"], env!("CARGO_PKG_VERSION"));
+    assert!(out["instructions"].as_str().unwrap().starts_with("Find tools with find_capability"));
+
+    let tools = out["results"][0].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, TRIAD);
+    for tool in tools {
+        assert_eq!(tool["_meta"]["anthropic/alwaysLoad"], true, "{tool}");
+        assert!(tool["title"].is_string());
+        assert_eq!(tool["annotations"]["readOnlyHint"], true);
+    }
+    let health = &out["results"][1];
+    assert_eq!(health["isError"], false);
+    assert_eq!(health["structuredContent"]["status"], "ok");
+    let found = &out["results"][2];
+    assert_eq!(found["structuredContent"]["results"][0]["name"], "inspect_visibility", "{found}");
+    let invalid = error_of(&out["results"][3]);
+    assert_eq!(invalid["code"], "validation_error");
+    assert_eq!(invalid["details"]["field"], "query");
+    assert_eq!(invalid["retryable"], false);
+    assert_eq!(error_of(&out["results"][4])["code"], "not_found");
+    // A misspelt envelope key is refused by call_capability's own schema, naming the key.
+    let envelope = error_of(&out["results"][5]);
+    assert_eq!(envelope["code"], "validation_error");
+    assert!(envelope["message"].as_str().unwrap().contains("arguments"), "{envelope}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_over_stdio_and_dev_stdio() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "read:notes", false, None).await;
+    let mut env = iso.env();
+    env.push(("OTC_TOKEN".into(), token));
+    let steps = json!([
+        {"op": "list_tools"},
+        {"op": "call", "name": "server_health", "args": {}},
+        {"op": "call", "name": "get_server_config", "args": {}}
+    ]);
+    let out = python_session(Transport::Stdio { args: vec!["stdio".into()], env: env.clone() }, steps.clone()).await;
+    assert_eq!(out["protocol_version"], "2025-11-25");
+    assert_eq!(out["server_name"], "obsidian-tc");
+    let names: Vec<&str> = out["results"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, TRIAD);
+    assert_eq!(out["results"][1]["structuredContent"]["status"], "ok");
+    // The token holds read:notes only: the admin tool is refused with the scope it needs.
+    let denied = error_of(&out["results"][2]);
+    assert_eq!(denied["code"], "forbidden");
+    assert_eq!(denied["details"]["required"], json!(["admin:config"]));
+
+    // `dev --stdio`: the embedded default, speaking MCP on stdout and nothing else.
+    let data = std::env::temp_dir().join(format!("otc-dev-{}", uuid::Uuid::new_v4().simple()));
+    let vault = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sample-vault");
+    let args = vec!["dev".into(), "--vault".into(), vault.into(), "--stdio".into(), "--data-dir".into(), data.display().to_string()];
+    let out = python_session(Transport::Stdio { args, env: iso.env() }, steps).await;
+    assert_eq!(out["server_name"], "obsidian-tc");
+    assert_eq!(out["results"][1]["structuredContent"]["status"], "ok");
+    assert_eq!(out["results"][2]["isError"], false, "the dev token holds every scope");
+    let _ = std::fs::remove_dir_all(data);
+}
+
+#[tokio::test]
+async fn the_inspector_cli_finds_no_portability_problem_on_any_surface() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    let header = format!("Authorization: Bearer {token}");
+    for path in ["/mcp", "/mcp/triad", "/mcp/domain", "/mcp/essentials", "/mcp/core", "/mcp/full"] {
+        let url = app.url(path);
+        let out = inspector(&[&url, "--transport", "http", "--header", &header, "--method", "tools/list", "--strict"]).await;
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{path}: exit {:?}\n{stdout}\n{stderr}", out.status.code());
+        assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "{path}: {stderr}");
+        assert!(stdout.contains("\"tools\""), "{path}: {stdout}");
+    }
+    // A call through the Inspector, too.
+    let url = app.url("/mcp/full");
+    let out = inspector(&[&url, "--transport", "http", "--header", &header, "--method", "tools/call", "--tool-name", "server_health"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"status\": \"ok\"") || String::from_utf8_lossy(&out.stdout).contains("\"status\":\"ok\""));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_inspector_cli_over_stdio() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
+    let bin = env!("CARGO_BIN_EXE_obsidian-tc");
+    let mut args: Vec<String> = vec![bin.into(), "stdio".into(), "-e".into(), format!("OTC_TOKEN={token}")];
+    for (k, v) in iso.env() {
+        args.push("-e".into());
+        args.push(format!("{k}={v}"));
+    }
+    args.extend(["--method", "tools/list", "--strict"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = inspector(&refs).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("find_capability"));
+}
+
+#[tokio::test]
+async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    let flat = ["get_server_config", "inspect_visibility", "server_health"];
+    assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
+    assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
+    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["admin"]);
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, flat);
+    assert_eq!(list_names(&app, "/mcp/core", &token).await, flat);
+    assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ["server_health"]);
+
+    let (status, _) = rpc_raw(&app, "/mcp/bogus", Some(&token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Every tool by name on every surface, and domain envelopes on every surface.
+    for path in ["/mcp", "/mcp/domain", "/mcp/essentials", "/mcp/full"] {
+        for name in ["server_health", "find_capability"] {
+            let args = if name == "find_capability" { json!({"query": "health"}) } else { json!({}) };
+            assert_eq!(call(&app, path, &token, name, args).await["isError"], false, "{path} {name}");
+        }
+        let via_domain = call(&app, path, &token, "admin", json!({"action": "server_health", "args": {}})).await;
+        assert_eq!(via_domain["structuredContent"]["status"], "ok", "{path}: {via_domain}");
+    }
+    let domain_tool = &rpc(&app, "/mcp/domain", &token, "tools/list", json!({})).await["tools"][0];
+    let actions = domain_tool["inputSchema"]["properties"]["action"]["enum"].as_array().unwrap();
+    assert_eq!(actions.len(), flat.len(), "{domain_tool}");
+    assert!(domain_tool["description"].as_str().unwrap().contains("server_health"));
+
+    let missing_action = call(&app, "/mcp/domain", &token, "admin", json!({"args": {}})).await;
+    assert_eq!(error_of(&missing_action)["details"]["field"], "action");
+    let facade = call(&app, "/mcp/domain", &token, "admin", json!({"action": "find_capability", "args": {"query": "x"}})).await;
+    assert_eq!(error_of(&facade)["code"], "invalid_input");
+    let unknown = call(&app, "/mcp/domain", &token, "admin", json!({"action": "nothing_here"})).await;
+    assert_eq!(error_of(&unknown)["code"], "not_found");
+    let selfcall = call(&app, "/mcp", &token, "call_capability", json!({"name": "call_capability", "args": {}})).await;
+    assert_eq!(error_of(&selfcall)["details"]["field"], "name", "call_capability names the operation and the field");
+    let stray = call(&app, "/mcp/domain", &token, "admin", json!({"action": "server_health", "extra": 1})).await;
+    assert_eq!(error_of(&stray)["details"]["field"], "extra");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn authentication_hosts_and_origins_are_checked() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let response = app.http.post(app.url("/mcp")).json(&list).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(response.headers().contains_key("www-authenticate"));
+    let (status, _) = rpc_raw(&app, "/mcp/full", Some(&token), &[("origin", "https://evil.example")], list.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a foreign Origin is refused");
+    let (status, _) = rpc_raw(&app, "/mcp", Some(&token), &[("origin", "http://localhost:3000")], list.clone()).await;
+    assert_eq!(status, StatusCode::OK, "an allowed Origin passes");
+    let (status, _) = rpc_raw(&app, "/mcp", Some(&token), &[("host", "evil.example")], list.clone()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a foreign Host is refused");
+    // A client asking for a newer protocol is served 2025-11-25 on initialize.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "future", "version": "1"}}});
+    let (status, body) = rpc_raw(&app, "/mcp", Some(&token), &[], init).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["result"]["protocolVersion"], "2025-11-25");
+    app.stop().await;
+}
+
+/// A tool outside the core profile, to see what `core` does to one.
+struct FullOnlyProbe;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ProbeInput {}
+
+#[derive(Serialize, JsonSchema)]
+struct ProbeOutput {
+    ok: bool,
+}
+
+impl otc_tools::Tool for FullOnlyProbe {
+    type Input = ProbeInput;
+    type Output = ProbeOutput;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        core: false,
+        response_format: Format::Fixed { why: "test probe" },
+        ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Links)
+    };
+
+    async fn call(_ctx: &otc_tools::CallContext<'_>, _input: ProbeInput) -> Result<ProbeOutput, ToolError> {
+        Ok(ProbeOutput { ok: true })
+    }
+}
+
+#[tokio::test]
+async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
+    let app = TestApp::spawn_with_tools(
+        |c| c.tool_facade.profile = otc_config::ProfileSetting::Core,
+        vec![otc_tools::entry::<FullOnlyProbe>()],
+    )
+    .await;
+    let token = full_token(&app).await;
+    assert!(!list_names(&app, "/mcp/full", &token).await.contains(&"graph_probe".to_string()));
+    assert!(!list_names(&app, "/mcp/domain", &token).await.contains(&"links".to_string()));
+
+    let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "link graph probe"})).await;
+    let hidden = &found["structuredContent"]["hidden_by_profile"];
+    assert_eq!(hidden["names"], json!(["graph_probe"]), "{found}");
+    assert_eq!(hidden["setting"], "tool_facade.profile");
+
+    let check = |result: Value| {
+        let err = error_of(&result).clone();
+        assert_eq!(err["code"], "forbidden");
+        assert_eq!(err["details"]["reason"], "capability_hidden");
+        assert_eq!(err["details"]["setting"], "tool_facade.profile");
+        assert!(err["message"].as_str().unwrap().contains("graph_probe"));
+    };
+    check(call(&app, "/mcp", &token, "describe_capability", json!({"name": "graph_probe"})).await);
+    check(call(&app, "/mcp", &token, "call_capability", json!({"name": "graph_probe"})).await);
+    check(call(&app, "/mcp/full", &token, "graph_probe", json!({})).await);
+    check(call(&app, "/mcp", &token, "links", json!({"action": "graph_probe"})).await);
+
+    let inspected = call(&app, "/mcp", &token, "inspect_visibility", json!({"tool": "graph_probe"})).await;
+    assert_eq!(inspected["structuredContent"]["tools"][0]["reason"], "disabled_by_profile");
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let instructions = rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
+    assert!(instructions.contains("1 more tool(s)"), "{instructions}");
+    app.stop().await;
+
+    // Under the full profile the same tool is listed and runs.
+    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_tools::entry::<FullOnlyProbe>()]).await;
+    let token = full_token(&app).await;
+    assert!(list_names(&app, "/mcp/full", &token).await.contains(&"graph_probe".to_string()));
+    assert_eq!(call(&app, "/mcp", &token, "graph_probe", json!({})).await["structuredContent"]["ok"], true);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn visibility_rules_hide_disable_and_deny() {
+    let app = TestApp::spawn_with(|c| {
+        c.tool_visibility.hidden = vec!["server_health".into()];
+        c.tool_visibility.disabled = vec!["get_server_config".into()];
+    })
+    .await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, ["inspect_visibility"]);
+    // Hidden: not listed, not found by search, still callable.
+    let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "server health"})).await;
+    assert!(found["structuredContent"]["results"].as_array().unwrap().iter().all(|h| h["name"] != "server_health"));
+    assert_eq!(call(&app, "/mcp", &token, "server_health", json!({})).await["isError"], false);
+    // Disabled: as if never registered.
+    for result in [
+        call(&app, "/mcp", &token, "get_server_config", json!({})).await,
+        call(&app, "/mcp", &token, "describe_capability", json!({"name": "get_server_config"})).await,
+    ] {
+        assert_eq!(error_of(&result)["code"], "not_found");
+    }
+    let inspected = call(&app, "/mcp", &token, "inspect_visibility", json!({"response_format": "concise"})).await;
+    let rows = inspected["structuredContent"]["tools"].as_array().unwrap().clone();
+    let row = |name: &str| rows.iter().find(|r| r["name"] == name).unwrap().clone();
+    assert_eq!(row("server_health")["reason"], "hidden_name");
+    assert_eq!(row("get_server_config")["visibility"], "disabled");
+    assert!(row("server_health").get("tags").is_none(), "concise drops tags");
+    let summary = &inspected["structuredContent"]["summary"];
+    assert_eq!((summary["hidden"].as_u64(), summary["disabled"].as_u64()), (Some(1), Some(1)));
+    app.stop().await;
+
+    // Tags: hidden and disabled by tag, with the matching tag reported.
+    let app = TestApp::spawn_with(|c| c.tool_visibility.disabled_tags = vec!["admin".into()]).await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, ["server_health"]);
+    assert_eq!(error_of(&call(&app, "/mcp", &token, "get_server_config", json!({})).await)["code"], "not_found");
+    app.stop().await;
+    let app = TestApp::spawn_with(|c| c.tool_visibility.hidden_tags = vec!["admin".into()]).await;
+    let token = full_token(&app).await;
+    let inspected = call(&app, "/mcp", &token, "inspect_visibility", json!({"tool": "get_server_config"})).await;
+    assert_eq!(inspected["structuredContent"]["tools"][0]["matched_tag"], "admin");
+    assert_eq!(inspected["structuredContent"]["tools"][0]["reason"], "hidden_tag");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn scopes_filter_the_listing_and_refuse_the_call() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    assert_eq!(list_names(&app, "/mcp/full", &reader).await, ["server_health"]);
+    let denied = call(&app, "/mcp", &reader, "get_server_config", json!({})).await;
+    let err = error_of(&denied);
+    assert_eq!(err["code"], "forbidden");
+    assert_eq!(err["details"]["required"], json!(["admin:config"]));
+    // Describing a tool the caller cannot call reads as absent.
+    let described = call(&app, "/mcp", &reader, "describe_capability", json!({"name": "inspect_visibility"})).await;
+    assert_eq!(error_of(&described)["code"], "not_found");
+    let found = call(&app, "/mcp", &reader, "find_capability", json!({"query": "configuration"})).await;
+    assert!(found["structuredContent"]["results"].as_array().unwrap().iter().all(|h| h["name"] != "get_server_config"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn facade_modes_and_advertise_settings() {
+    let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Flat).await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["get_server_config", "inspect_visibility", "server_health"]);
+    assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD, "the URL wins over the mode");
+    app.stop().await;
+
+    let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["admin"]);
+    app.stop().await;
+
+    let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["server_health"]);
+    app.stop().await;
+
+    // auto: deprecated, resolves to triad, reported by server_health with its explanation.
+    let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Auto).await;
+    let token = full_token(&app).await;
+    assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
+    let health = call(&app, "/mcp", &token, "server_health", json!({})).await;
+    let facade = &health["structuredContent"]["tool_facade"];
+    assert_eq!(facade["configured_mode"], "auto");
+    assert_eq!(facade["listing"], "triad");
+    assert!(facade["deprecations"][0].as_str().unwrap().contains("deprecated"), "{facade}");
+    assert_eq!(facade["explanation"]["rule"], "no-client-name");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn auto_clients_pick_a_mode_by_client_name_over_stdio() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
+    let mut env = iso.env();
+    env.push(("OTC_TOKEN".into(), token));
+    env.push(("OTC__TOOL_FACADE__MODE".into(), "auto".into()));
+    env.push(("OTC__TOOL_FACADE__EXPLAIN_AUTO_MODE".into(), "true".into()));
+    let file = std::env::temp_dir().join(format!("otc-auto-{}.toml", uuid::Uuid::new_v4().simple()));
+    // The Python SDK introduces itself as "mcp".
+    std::fs::write(&file, "[tool_facade.auto_clients]\nnobody = \"domain\"\nmcp = \"flat\"\n").unwrap();
+    let args = vec!["--config".into(), file.display().to_string(), "stdio".into()];
+    let out = python_session(
+        Transport::Stdio { args, env },
+        json!([{"op": "list_tools"}, {"op": "call", "name": "server_health", "args": {}}]),
+    )
+    .await;
+    std::fs::remove_file(&file).unwrap();
+    let names: Vec<&str> = out["results"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get_server_config", "inspect_visibility", "server_health"], "auto_clients mapped mcp to flat");
+    let explanation = &out["results"][1]["structuredContent"]["tool_facade"]["explanation"];
+    assert_eq!(explanation["rule"], "configured-override", "{explanation}");
+    assert_eq!(explanation["matched_key"], "mcp");
+    assert_eq!(explanation["configured_keys"], json!(["nobody", "mcp"]));
+}
+
+#[tokio::test]
+async fn response_formats_and_the_governor() {
+    let app = TestApp::spawn_with(|c| c.tools.defaults.response_format = otc_config::ResponseFormatSetting::Concise).await;
+    let token = full_token(&app).await;
+    let concise = call(&app, "/mcp", &token, "get_server_config", json!({})).await;
+    assert!(concise["structuredContent"].get("tool_visibility").is_none(), "the configured default is concise");
+    let detailed = call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "detailed"})).await;
+    assert!(detailed["structuredContent"].get("tool_visibility").is_some());
+    let alias = call(&app, "/mcp", &token, "get_server_config", json!({"verbosity": "full"})).await;
+    assert!(alias["structuredContent"].get("observability").is_some(), "verbosity full is detailed");
+    let both = call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "concise", "verbosity": "full"})).await;
+    assert!(both["structuredContent"].get("observability").is_none(), "response_format wins over verbosity");
+    let bad = call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "loud"})).await;
+    assert_eq!(error_of(&bad)["details"]["field"], "response_format");
+    app.stop().await;
+
+    let app = TestApp::spawn_with(|c| c.governor.max_response_bytes = 1024).await;
+    let token = full_token(&app).await;
+    let big = call(&app, "/mcp", &token, "describe_capability", json!({"name": "inspect_visibility"})).await;
+    let err = error_of(&big);
+    assert_eq!(err["code"], "overflow");
+    assert_eq!(err["details"]["limit"], 1024);
+    assert_eq!(call(&app, "/mcp", &token, "server_health", json!({})).await["isError"], false, "small results pass");
+    app.stop().await;
+}
+
+/// Arguments that make each tool succeed; a new tool must add its own here.
+fn sample_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        ("find_capability", json!({"query": "health"})),
+        ("describe_capability", json!({"name": "inspect_visibility"})),
+        ("call_capability", json!({"name": "server_health"})),
+        ("server_health", json!({})),
+        ("get_server_config", json!({"response_format": "detailed"})),
+        ("get_server_config", json!({"response_format": "concise"})),
+        ("inspect_visibility", json!({"response_format": "detailed"})),
+        ("inspect_visibility", json!({"response_format": "concise"})),
+    ]
+}
+
+#[tokio::test]
+async fn every_tools_real_output_matches_its_advertised_output_schema() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    let listed = rpc(&app, "/mcp/full", &token, "tools/list", json!({})).await;
+    let triad = rpc(&app, "/mcp/triad", &token, "tools/list", json!({})).await;
+    let advertised: Vec<Value> =
+        listed["tools"].as_array().unwrap().iter().chain(triad["tools"].as_array().unwrap()).cloned().collect();
+    let registered: Vec<String> = otc_tools::toolset::all().iter().map(|e| e.declaration.spec.name.to_string()).collect();
+    let samples = sample_calls();
+    for name in &registered {
+        assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
+    }
+    for (name, args) in samples {
+        let result = call(&app, "/mcp", &token, name, args.clone()).await;
+        assert_eq!(result["isError"], false, "{name} {args}: {result}");
+        let tool = advertised.iter().find(|t| t["name"] == name).unwrap();
+        match tool.get("outputSchema") {
+            Some(schema) => {
+                let validator = otc_catalog::schema::Validator::compile(schema).unwrap();
+                let issues = validator.issues(&result["structuredContent"]);
+                assert!(issues.is_empty(), "{name} {args}: {issues:?}");
+            }
+            None => assert_eq!(name, "call_capability", "only call_capability is listed without an output schema"),
+        }
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn two_gateways_serve_one_clients_calls_round_robin() {
+    use crate::harness::Child;
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
+    let a = Child::start(iso.env(), &["serve"], true);
+    let b = Child::start(iso.env(), &["serve"], true);
+    let upstreams = vec![a.addr.unwrap(), b.addr.unwrap()];
+    let (proxy, counts) = round_robin_proxy(upstreams).await;
+    let mut steps = vec![json!({"op": "list_tools"})];
+    for _ in 0..5 {
+        steps.push(json!({"op": "call", "name": "server_health", "args": {}}));
+        steps.push(json!({"op": "call", "name": "find_capability", "args": {"query": "configuration"}}));
+    }
+    let out = python_session(Transport::Http { url: format!("http://{proxy}/mcp"), token: &token }, Value::Array(steps)).await;
+    for result in out["results"].as_array().unwrap().iter().skip(1) {
+        assert_eq!(result["isError"], false, "{result}");
+    }
+    let counts: Vec<usize> = counts.iter().map(|c| c.load(std::sync::atomic::Ordering::SeqCst)).collect();
+    assert!(counts.iter().all(|c| *c >= 5), "both gateways answered: {counts:?}");
+    drop((a, b));
+}
+
+/// A loopback HTTP proxy sending each request to the next upstream in turn.
+async fn round_robin_proxy(
+    upstreams: Vec<std::net::SocketAddr>,
+) -> (std::net::SocketAddr, std::sync::Arc<Vec<std::sync::atomic::AtomicUsize>>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let counts: Arc<Vec<AtomicUsize>> = Arc::new(upstreams.iter().map(|_| AtomicUsize::new(0)).collect());
+    let next = Arc::new(AtomicUsize::new(0));
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let state = (upstreams, counts.clone(), next, client);
+    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let (upstreams, counts, next, client) = state.clone();
+        async move {
+            let turn = next.fetch_add(1, Ordering::SeqCst) % upstreams.len();
+            counts[turn].fetch_add(1, Ordering::SeqCst);
+            let (parts, body) = request.into_parts();
+            let body = axum::body::to_bytes(body, 16 << 20).await.unwrap();
+            let url = format!("http://{}{}", upstreams[turn], parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+            let mut forward = client.request(parts.method.clone(), url).body(body);
+            for (k, v) in parts.headers.iter() {
+                if k != "host" && k != "content-length" {
+                    forward = forward.header(k, v);
+                }
+            }
+            let response = forward.send().await.unwrap();
+            let mut builder = axum::http::Response::builder().status(response.status());
+            for (k, v) in response.headers() {
+                if k != "content-length" && k != "transfer-encoding" {
+                    builder = builder.header(k, v);
+                }
+            }
+            builder.body(axum::body::Body::from(response.bytes().await.unwrap())).unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, counts)
+}
