@@ -28,8 +28,8 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// A server for stdio, acting for `caller` throughout.
-    pub fn for_stdio(dispatcher: Arc<Dispatcher>, caller: Caller) -> Self {
+    /// A server acting for `caller` throughout (stdio, where the process is the session).
+    pub fn with_caller(dispatcher: Arc<Dispatcher>, caller: Caller) -> Self {
         Self { dispatcher, surface: Surface::Default, fixed_caller: Some(Arc::new(caller)) }
     }
 
@@ -165,6 +165,13 @@ pub fn http_service(
     surface: Surface,
     settings: &McpHttpSettings,
 ) -> StreamableHttpService<McpServer, NeverSessionManager> {
+    let server = McpServer { dispatcher, surface, fixed_caller: None };
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), http_config(settings))
+}
+
+/// The transport settings every MCP HTTP endpoint uses: stateless, JSON responses, host and
+/// origin checks, the body limit.
+pub fn http_config(settings: &McpHttpSettings) -> StreamableHttpServerConfig {
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -175,6 +182,5 @@ pub fn http_service(
     if settings.allowed_hosts.is_empty() {
         config = config.disable_allowed_hosts();
     }
-    let server = McpServer { dispatcher, surface, fixed_caller: None };
-    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config)
+    config
 }

@@ -187,7 +187,16 @@ pub struct Child {
 impl Child {
     /// Starts `args` and, when `expect_listen`, waits for the "listening on" log line.
     pub fn start(env: Vec<(String, String)>, args: &[&str], expect_listen: bool) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_obsidian-tc"))
+        Self::spawn(env!("CARGO_BIN_EXE_obsidian-tc"), env, args, expect_listen)
+    }
+
+    /// Starts another binary of the package that logs "listening on", and waits for it.
+    pub fn start_bin(bin: &str, env: Vec<(String, String)>, args: &[&str]) -> Self {
+        Self::spawn(bin, env, args, true)
+    }
+
+    fn spawn(bin: &str, env: Vec<(String, String)>, args: &[&str], expect_listen: bool) -> Self {
+        let mut child = Command::new(bin)
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())

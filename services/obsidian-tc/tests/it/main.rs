@@ -5,6 +5,7 @@ mod harness;
 
 mod auth;
 mod cli;
+mod conformance;
 mod health;
 mod mcp;
 mod rls;
