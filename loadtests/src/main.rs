@@ -5,6 +5,10 @@
 //!
 //!   cargo run --release -p otc-loadtests -- --url http://127.0.0.1:8080/v1/whoami \
 //!       --token "$TOKEN" --concurrency 16 --duration 10
+//!
+//! MCP tools/call (see loadtests/README.md for the full command):
+//!   otc-load --url http://127.0.0.1:8080/mcp --token "$TOKEN" --header "Accept: application/json, text/event-stream" \
+//!       --json '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_capability","arguments":{"query":"health"}}}'
 
 use std::time::{Duration, Instant};
 
@@ -34,6 +38,9 @@ struct Args {
     /// POST this JSON body instead of a GET.
     #[arg(long)]
     json: Option<String>,
+    /// Extra request header, "Name: value" (repeatable).
+    #[arg(long = "header")]
+    headers: Vec<String>,
 }
 
 #[derive(Default)]
@@ -69,11 +76,19 @@ async fn main() -> anyhow::Result<()> {
     let measure_from = start + Duration::from_secs(args.warmup);
     let stop_at = measure_from + Duration::from_secs(args.duration);
     let per_worker = args.max_requests / args.concurrency as u64 + 1;
+    let mut headers = reqwest::header::HeaderMap::new();
+    for header in &args.headers {
+        let (name, value) = header.split_once(':').context("--header must be \"Name: value\"")?;
+        headers.insert(
+            reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).context("--header name")?,
+            reqwest::header::HeaderValue::from_str(value.trim()).context("--header value")?,
+        );
+    }
 
     let mut workers = Vec::new();
     for _ in 0..args.concurrency {
         let client = client.clone();
-        let (url, token, json) = (args.url.clone(), args.token.clone(), args.json.clone());
+        let (url, token, json, headers) = (args.url.clone(), args.token.clone(), args.json.clone(), headers.clone());
         workers.push(tokio::spawn(async move {
             let mut tally = Tally::default();
             for _ in 0..per_worker {
@@ -88,6 +103,7 @@ async fn main() -> anyhow::Result<()> {
                 if let Some(token) = &token {
                     request = request.bearer_auth(token);
                 }
+                request = request.headers(headers.clone());
                 let began = Instant::now();
                 let ok = match request.send().await {
                     Ok(response) => {

@@ -8,9 +8,10 @@ use otc_config::{Config, Sources, redact_url};
 
 use crate::app::Deps;
 
-/// One finding. Problems carry the fix.
+/// One finding. Problems carry the fix; warnings do not fail the check.
 enum Line {
     Ok(String),
+    Warning(String),
     Problem(String),
 }
 
@@ -20,6 +21,7 @@ pub async fn run(sources: Sources) -> anyhow::Result<ExitCode> {
     for line in &lines {
         match line {
             Line::Ok(text) => println!("ok: {text}"),
+            Line::Warning(text) => println!("warning: {text}"),
             Line::Problem(text) => {
                 failed = true;
                 println!("problem: {text}");
@@ -52,6 +54,10 @@ async fn check(sources: &Sources) -> Vec<Line> {
         return lines;
     }
     let config = &loaded.config;
+    for note in config.deprecations() {
+        lines.push(Line::Warning(note));
+    }
+    lines.extend(check_tool_settings(config));
     let deps = match Deps::new(config) {
         Ok(deps) => deps,
         Err(e) => {
@@ -70,6 +76,32 @@ async fn check(sources: &Sources) -> Vec<Line> {
     lines.push(objects);
     if let Some(endpoint) = &config.telemetry.otlp_endpoint {
         lines.push(Line::Ok(format!("traces exported over OTLP/HTTP to {}", otc_telemetry::traces_url(endpoint))));
+    }
+    lines
+}
+
+/// Tool names and tags in the visibility settings must exist, or the rule silently does nothing.
+fn check_tool_settings(config: &Config) -> Vec<Line> {
+    let registry = match otc_catalog::Registry::new(otc_tools::toolset::all().into_iter().map(|e| e.declaration)) {
+        Ok(registry) => registry,
+        Err(e) => return vec![Line::Problem(format!("the tool catalogue does not register: {e}"))],
+    };
+    let v = &config.tool_visibility;
+    let mut lines = Vec::new();
+    let names = [("hidden", &v.hidden), ("disabled", &v.disabled)]
+        .into_iter()
+        .chain(v.allowed.as_ref().map(|a| ("allowed", a)));
+    for (key, list) in names {
+        for name in list.iter().filter(|n| registry.get(n).is_none()) {
+            lines.push(Line::Problem(format!(
+                "tool_visibility.{key} names {name:?}, which is not a tool: check the spelling (find_capability lists tools)"
+            )));
+        }
+    }
+    for (key, list) in [("hidden_tags", &v.hidden_tags), ("disabled_tags", &v.disabled_tags)] {
+        for tag in list.iter().filter(|t| !otc_catalog::tags::is_known(t)) {
+            lines.push(Line::Problem(format!("tool_visibility.{key} names {tag:?}, which is not a tag: see the tag vocabulary")));
+        }
     }
     lines
 }

@@ -143,3 +143,28 @@ async fn doctor_reads_a_config_file_and_names_its_bad_keys() {
     assert!(text.contains("ok: configuration file"), "{text}");
     assert!(text.contains("problem: unknown configuration key worker.frobnicate (config file"), "{text}");
 }
+
+#[tokio::test]
+async fn doctor_warns_about_deprecated_facade_settings_and_refuses_unknown_tool_names() {
+    let iso = Isolation::new().await;
+    let mut env = iso.env();
+    env.push(("OTC__TOOL_FACADE__MODE".into(), "auto".into()));
+    let out = cli_with_env(env, &["doctor"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "a deprecation is a warning, not a problem: {text}");
+    assert!(text.lines().any(|l| l.starts_with("warning:") && l.contains("\"auto\" is deprecated")), "{text}");
+
+    let mut env = iso.env();
+    env.push(("OTC__TOOL_FACADE__EXPLAIN_AUTO_MODE".into(), "true".into()));
+    let text = stdout(&cli_with_env(env, &["doctor"]));
+    assert!(text.contains("warning: tool_facade.explain_auto_mode has no effect"), "{text}");
+
+    let file = std::env::temp_dir().join(format!("otc-doctor-{}.toml", uuid::Uuid::new_v4()));
+    std::fs::write(&file, "[tool_visibility]\nhidden = [\"server_helth\"]\ndisabled_tags = [\"dangerous\"]\n").unwrap();
+    let out = cli(&iso, &["--config", file.to_str().unwrap(), "doctor"]);
+    std::fs::remove_file(&file).unwrap();
+    let text = stdout(&out);
+    assert!(!out.status.success());
+    assert!(text.contains("problem: tool_visibility.hidden names \"server_helth\""), "{text}");
+    assert!(text.contains("problem: tool_visibility.disabled_tags names \"dangerous\""), "{text}");
+}
