@@ -253,3 +253,38 @@ fn instructions_open_with_one_routing_sentence_inside_512_characters() {
         assert!(head.contains(routing), "the routing sentence is complete within 512 characters");
     }
 }
+
+#[test]
+fn the_hot_path_and_whole_note_readers_carry_their_meta() {
+    let input = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    let spec = |name: &'static str, whole: bool| ToolSpec {
+        scopes: &["read:notes"],
+        whole_note_reader: whole,
+        response_format: ResponseFormat::Fixed { why: "test" },
+        ..ToolSpec::base(name, "T", "A test tool.", Domain::Notes)
+    };
+    let mut all = declarations();
+    all.push(Declaration { spec: spec("read_note", true), input_schema: input.clone(), output_schema: None });
+    all.push(Declaration { spec: spec("list_notes", false), input_schema: input.clone(), output_schema: None });
+    all.push(Declaration { spec: spec("search", false), input_schema: input.clone(), output_schema: None });
+    let registry = Registry::new(all).unwrap();
+    let names = |settings: &FacadeSettings| -> Vec<String> {
+        facade::advertise(&registry, settings, Listing::Triad, None).into_iter().map(|t| t.name).collect()
+    };
+    let plain = FacadeSettings::default();
+    assert_eq!(names(&plain), ["find_capability", "describe_capability", "call_capability", "search"], "connectors ride along");
+    let hot = FacadeSettings { triad_hot_path: true, ..FacadeSettings::default() };
+    assert_eq!(names(&hot), ["find_capability", "describe_capability", "call_capability", "search", "read_note", "list_notes"]);
+    for tool in facade::advertise(&registry, &hot, Listing::Triad, None) {
+        assert_eq!(tool.meta.get("anthropic/alwaysLoad"), Some(&Value::Bool(true)), "{}", tool.name);
+    }
+    let hidden = FacadeSettings {
+        rules: otc_catalog::VisibilityRules { hidden: vec!["search".into()], ..Default::default() },
+        ..FacadeSettings::default()
+    };
+    assert!(!names(&hidden).contains(&"search".to_string()), "toolVisibility.hidden removes the connectors too");
+    for tool in facade::advertise(&registry, &plain, Listing::Flat(Subset::Full), None) {
+        let size = tool.meta.get("anthropic/maxResultSizeChars");
+        assert_eq!(size.is_some(), tool.name == "read_note", "{}: only whole-note readers carry it", tool.name);
+    }
+}

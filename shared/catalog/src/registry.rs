@@ -71,7 +71,7 @@ impl Registered {
         if !field.is_empty() {
             err = err.detail("field", field);
         }
-        Ok::<(), ToolError>(()).and(Err(err))
+        Err(err)
     }
 
     /// Issues of an output against the tool's full output schema (empty when valid or when the

@@ -252,6 +252,16 @@ async fn authentication_hosts_and_origins_are_checked() {
     let (status, body) = rpc_raw(&app, "/mcp", Some(&token), &[], init).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["result"]["protocolVersion"], "2025-11-25");
+    // A 2026-07-28 client, which sends no initialize and names the protocol on each request.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "future", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "server_health", "arguments": {}, "_meta": meta}});
+    let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "server_health")];
+    let (status, body) = rpc_raw(&app, "/mcp", Some(&token), &headers, call).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["result"]["structuredContent"]["status"], "ok", "{body}");
     app.stop().await;
 }
 

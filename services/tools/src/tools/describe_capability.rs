@@ -1,4 +1,3 @@
-use otc_catalog::visibility::Visibility;
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
@@ -80,10 +79,6 @@ impl Tool for DescribeCapability {
                 e
             }
         })?;
-        debug_assert!(
-            otc_catalog::visibility::verdict(tool, ctx.settings().profile, &ctx.settings().rules, Some(&ctx.caller.scopes)).visibility
-                != Visibility::Disabled
-        );
         Ok(Output {
             name: tool.name().to_string(),
             title: tool.spec.title.to_string(),
