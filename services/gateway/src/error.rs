@@ -11,6 +11,7 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub recovery: &'static str,
+    pub details: serde_json::Map<String, serde_json::Value>,
     www_authenticate: Option<&'static str>,
 }
 
@@ -25,6 +26,8 @@ struct Inner<'a> {
     message: &'a str,
     recovery: &'a str,
     retryable: bool,
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    details: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 const REALM: &str = r#"Bearer realm="obsidian-tc""#;
@@ -39,6 +42,7 @@ impl ApiError {
             code: "unauthorized",
             message: "authentication required: send Authorization: Bearer <token>".into(),
             recovery: "Create a token with `obsidian-tc token create` and send it as a bearer token.",
+            details: Default::default(),
             www_authenticate: Some(REALM),
         }
     }
@@ -50,6 +54,7 @@ impl ApiError {
             code: "unauthorized",
             message: "the bearer token is malformed, unknown, expired or revoked".into(),
             recovery: "Use a live token; `obsidian-tc token list` shows which are expired or revoked.",
+            details: Default::default(),
             www_authenticate: Some(REALM_INVALID),
         }
     }
@@ -60,6 +65,7 @@ impl ApiError {
             code: "not_found",
             message: "no such route".into(),
             recovery: "Check the URL; the API lives under /v1/ and MCP under /mcp.",
+            details: Default::default(),
             www_authenticate: None,
         }
     }
@@ -71,6 +77,7 @@ impl ApiError {
             code: "internal",
             message: "a service this server depends on is unavailable".into(),
             recovery: "Retry shortly; /readyz names the dependency that is down.",
+            details: Default::default(),
             www_authenticate: None,
         }
     }
@@ -82,6 +89,31 @@ impl ApiError {
             code: "internal",
             message: "internal error".into(),
             recovery: "Retry once; if it persists, the server log has the cause.",
+            details: Default::default(),
+            www_authenticate: None,
+        }
+    }
+
+    /// A catalogue error as an HTTP answer, with the status its code implies.
+    pub fn from_tool(err: otc_errors::ToolError) -> Self {
+        use otc_errors::ErrorCode as C;
+        let status = match err.code {
+            C::Unauthorized => StatusCode::UNAUTHORIZED,
+            C::Forbidden | C::AclDenied | C::ReadOnly | C::ReadOnlyMode => StatusCode::FORBIDDEN,
+            C::NotFound | C::VaultNotFound | C::NoteNotFound => StatusCode::NOT_FOUND,
+            C::ConcurrentModification | C::Conflict | C::NoteExists => StatusCode::CONFLICT,
+            C::Overflow => StatusCode::PAYLOAD_TOO_LARGE,
+            C::Throttled => StatusCode::TOO_MANY_REQUESTS,
+            C::Internal | C::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            C::OperationTimeout => StatusCode::GATEWAY_TIMEOUT,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        Self {
+            status,
+            code: err.code.as_str(),
+            recovery: err.hint(),
+            message: err.message,
+            details: err.details,
             www_authenticate: None,
         }
     }
@@ -96,7 +128,10 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retryable = matches!(self.status, StatusCode::SERVICE_UNAVAILABLE | StatusCode::INTERNAL_SERVER_ERROR);
-        let body = Body { error: Inner { code: self.code, message: &self.message, recovery: self.recovery, retryable } };
+        let retryable = retryable || otc_errors::ErrorCode::parse(self.code).is_some_and(|c| c.retryable());
+        let body = Body {
+            error: Inner { code: self.code, message: &self.message, recovery: self.recovery, retryable, details: &self.details },
+        };
         let mut response = (self.status, Json(body)).into_response();
         if let Some(value) = self.www_authenticate {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));

@@ -7,6 +7,7 @@ mod auth;
 mod error;
 mod health;
 pub mod mcp;
+mod sync;
 mod whoami;
 
 use std::future::{Future, IntoFuture};
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
 use otc_kv::Kv;
@@ -39,6 +40,14 @@ pub struct AppState {
     pub check_timeout: Duration,
     pub dispatcher: Arc<Dispatcher>,
     pub mcp: mcp::McpHttpSettings,
+    pub sync: SyncSettings,
+}
+
+/// Limits of the sync API.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncSettings {
+    pub max_blob_bytes: usize,
+    pub max_commit_changes: usize,
 }
 
 /// Limits of the HTTP surface.
@@ -51,22 +60,32 @@ pub struct HttpLimits {
 /// requires a bearer token.
 pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let surface = |surface| mcp::http_service(state.dispatcher.clone(), surface, &state.mcp);
-    let authenticated = Router::new()
+    // Uploads carry whole files: they have their own limit (sync.max_blob_bytes), enforced by
+    // the handler with a JSON answer, instead of the general body limit.
+    let uploads = Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync::download_blob).put(sync::upload_blob));
+    let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
+        .route("/v1/vaults", get(sync::list_vaults))
+        .route("/v1/vaults/{vault}/files", get(sync::list_files))
+        .route("/v1/vaults/{vault}/file", get(sync::download_file))
+        .route("/v1/vaults/{vault}/changes", get(sync::changes))
+        .route("/v1/vaults/{vault}/commit", post(sync::commit))
         .route_service("/mcp", surface(Surface::Default))
         .route_service("/mcp/triad", surface(Surface::Triad))
         .route_service("/mcp/domain", surface(Surface::Domain))
         .route_service("/mcp/essentials", surface(Surface::Subset(Subset::Essentials)))
         .route_service("/mcp/core", surface(Surface::Subset(Subset::Core)))
         .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
+        .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
+        .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes));
+    let authenticated = limited
+        .merge(uploads)
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .merge(authenticated)
-        .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
-        .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes))
         // Request spans at INFO so the default filter keeps them for trace export.
         .layer(
             TraceLayer::new_for_http()

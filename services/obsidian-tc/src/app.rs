@@ -176,6 +176,10 @@ pub async fn start_gateway_with(
             allowed_origins: config.mcp.allowed_origins.clone(),
             body_limit_bytes: config.server.body_limit_bytes,
         },
+        sync: otc_gateway::SyncSettings {
+            max_blob_bytes: config.sync.max_blob_bytes,
+            max_commit_changes: config.sync.max_commit_changes,
+        },
     };
     let router = otc_gateway::router(state, HttpLimits { body_limit_bytes: config.server.body_limit_bytes });
     let (stop, mut stopped) = watch::channel(false);

@@ -5,7 +5,9 @@ pub mod app;
 pub mod dev;
 pub mod doctor;
 pub mod tenant;
+pub mod sync;
 pub mod token;
+pub mod vault;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +58,11 @@ enum Command {
     /// Create and inspect tenants.
     #[command(subcommand)]
     Tenant(tenant::TenantCommand),
+    /// Create, list and import vaults.
+    #[command(subcommand)]
+    Vault(vault::VaultCommand),
+    /// Two-way sync of a local folder with a vault.
+    Sync(vault::SyncArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -75,6 +82,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor => doctor::run(sources).await,
         Command::Token(command) => token::run(sources, command).await,
         Command::Tenant(command) => tenant::run(sources, command).await,
+        Command::Vault(command) => vault::run(sources, command).await,
+        Command::Sync(args) => vault::sync_command(args).await,
     }
 }
 

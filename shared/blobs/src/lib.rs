@@ -11,6 +11,8 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore, PutPayload, RetryConfig};
 use otc_config::{ObjectStoreConfig, ObjectStoreKind};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {
@@ -20,6 +22,10 @@ pub enum BlobError {
     Unavailable(#[source] object_store::Error),
     #[error("object store round trip returned other bytes than were written")]
     Corrupt,
+    #[error("the bytes hash to {actual}, not {expected}")]
+    HashMismatch { expected: String, actual: String },
+    #[error("blob not found")]
+    NotFound,
 }
 
 pub type Result<T, E = BlobError> = std::result::Result<T, E>;
@@ -91,6 +97,47 @@ impl Blobs {
 
     fn path(&self, key: &str) -> Path {
         if self.prefix.is_empty() { Path::from(key) } else { Path::from(format!("{}/{key}", self.prefix)) }
+    }
+
+    /// Where a tenant's blob lives: `<prefix>/t/<tenant>/blobs/<aa>/<hash hex>`.
+    fn blob_path(&self, tenant: Uuid, hash: &[u8; 32]) -> Path {
+        let hex = hex::encode(hash);
+        self.path(&format!("t/{}/blobs/{}/{hex}", tenant.simple(), &hex[..2]))
+    }
+
+    /// SHA-256 of `bytes`.
+    pub fn hash_of(bytes: &[u8]) -> [u8; 32] {
+        Sha256::digest(bytes).into()
+    }
+
+    /// Stores `bytes` as the tenant's blob `expected`, after checking they hash to it. Storing
+    /// a blob that is already there is harmless: the same key always holds the same bytes.
+    pub async fn put_blob(&self, tenant: Uuid, expected: &[u8; 32], bytes: Bytes) -> Result<()> {
+        let actual = Self::hash_of(&bytes);
+        if &actual != expected {
+            return Err(BlobError::HashMismatch { expected: hex::encode(expected), actual: hex::encode(actual) });
+        }
+        let path = self.blob_path(tenant, expected);
+        self.store.put(&path, PutPayload::from(bytes)).await.map_err(BlobError::Unavailable)?;
+        Ok(())
+    }
+
+    /// The bytes of one of the tenant's blobs.
+    pub async fn get_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<Bytes> {
+        let path = self.blob_path(tenant, hash);
+        match self.store.get(&path).await {
+            Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
+            Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
+            Err(e) => Err(BlobError::Unavailable(e)),
+        }
+    }
+
+    /// Removes one of the tenant's blobs (garbage collection); a missing blob is not an error.
+    pub async fn delete_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<()> {
+        match self.store.delete(&self.blob_path(tenant, hash)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(BlobError::Unavailable(e)),
+        }
     }
 
     /// A cheap read that proves the store is reachable and the credentials work.

@@ -32,6 +32,7 @@ pub struct Config {
     pub tool_visibility: ToolVisibilityConfig,
     pub governor: GovernorConfig,
     pub tools: ToolsConfig,
+    pub sync: SyncConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -206,6 +207,26 @@ impl Default for McpConfig {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
         }
+    }
+}
+
+/// The sync API and the storage it writes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct SyncConfig {
+    /// Largest file a client may upload, in bytes; a larger one is refused with 413.
+    pub max_blob_bytes: usize,
+    /// Most paths in one commit.
+    pub max_commit_changes: usize,
+    /// Snapshots kept per path (older ones are pruned by the worker).
+    pub snapshots_per_path: i64,
+    /// An uploaded blob that nothing references is collected after this many hours.
+    pub gc_grace_hours: i64,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        Self { max_blob_bytes: 256 * 1024 * 1024, max_commit_changes: 5000, snapshots_per_path: 10, gc_grace_hours: 24 }
     }
 }
 

@@ -7,7 +7,8 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value};
+pub use serde_json::Value;
+use serde_json::Map;
 
 /// One row of the catalogue.
 #[derive(Debug, Clone, Copy)]

@@ -7,6 +7,7 @@
 //! `SECURITY DEFINER` functions that return ids and nothing else.
 
 mod error;
+mod files;
 mod principals;
 mod tenants;
 mod tokens;
@@ -22,6 +23,9 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 pub use error::StoreError;
+pub use files::{
+    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, Stale, record_hash,
+};
 pub use principals::{Principal, PrincipalKind};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, NewTokenRow, TokenRecord};

@@ -56,10 +56,29 @@ pub enum Table {
     Vaults,
     Principals,
     ApiTokens,
+    VaultHeads,
+    VaultFiles,
+    ChangeLog,
+    Snapshots,
+    Trash,
+    Blobs,
+    Jobs,
 }
 
 impl Table {
-    pub const ALL: [Table; 4] = [Table::Tenants, Table::Vaults, Table::Principals, Table::ApiTokens];
+    pub const ALL: [Table; 11] = [
+        Table::Tenants,
+        Table::Vaults,
+        Table::Principals,
+        Table::ApiTokens,
+        Table::VaultHeads,
+        Table::VaultFiles,
+        Table::ChangeLog,
+        Table::Snapshots,
+        Table::Trash,
+        Table::Blobs,
+        Table::Jobs,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -67,6 +86,13 @@ impl Table {
             Table::Vaults => "vaults",
             Table::Principals => "principals",
             Table::ApiTokens => "api_tokens",
+            Table::VaultHeads => "vault_heads",
+            Table::VaultFiles => "vault_files",
+            Table::ChangeLog => "change_log",
+            Table::Snapshots => "snapshots",
+            Table::Trash => "trash",
+            Table::Blobs => "blobs",
+            Table::Jobs => "jobs",
         }
     }
 }
@@ -158,6 +184,13 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Vaults => "UPDATE vaults SET name = name",
         Table::Principals => "UPDATE principals SET name = name",
         Table::ApiTokens => "DELETE FROM api_tokens",
+        Table::VaultHeads => "UPDATE vault_heads SET seq = seq",
+        Table::VaultFiles => "UPDATE vault_files SET size = size",
+        Table::ChangeLog => "UPDATE change_log SET tool = tool",
+        Table::Snapshots => "UPDATE snapshots SET size = size",
+        Table::Trash => "UPDATE trash SET size = size",
+        Table::Blobs => "UPDATE blobs SET size = size",
+        Table::Jobs => "UPDATE jobs SET attempts = attempts",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

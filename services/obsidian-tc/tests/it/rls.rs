@@ -21,14 +21,18 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     tx.create_vault("Second").await.unwrap();
     tx.ensure_principal(otc_store::PrincipalKind::Service, "ci").await.unwrap();
     tx.commit().await.unwrap();
+    fill_storage(&store, &a, 1).await;
+    fill_storage(&store, &b, 3).await;
 
-    for (tenant, expected) in [(&a, [1, 1, 1, 1]), (&b, [1, 2, 2, 3])] {
+    // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
+    //  trash, blobs, jobs]
+    for (tenant, expected) in [(&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 3]), (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 3])] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
         for table in Table::ALL {
             seen.push(count_unfiltered(&mut tx, table).await.unwrap());
         }
-        assert_eq!(seen, expected, "tenant {} sees [tenants, vaults, principals, api_tokens]", tenant.slug);
+        assert_eq!(seen, expected, "tenant {} sees {:?}", tenant.slug, Table::ALL);
         for (table, n) in Table::ALL.into_iter().zip(expected) {
             assert_eq!(count_writable(&mut tx, table).await.unwrap(), n as u64, "{table:?} writable rows for {}", tenant.slug);
         }
@@ -49,6 +53,31 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     drop(tx);
     let mut tx = store.begin(b.id).await.unwrap();
     assert!(tx.vault_by_name("Smuggled").await.unwrap().is_none());
+    tx.commit().await.unwrap();
+}
+
+/// Storage rows for `tenant`: k+1 files created, the first updated, the second deleted (three
+/// commits), each with its blob in the inventory.
+async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
+    use otc_store::{Action, Change, Expect, NewJob, Provenance};
+    let hash = |text: String| -> otc_store::Hash { otc_blobs::Blobs::hash_of(format!("{}:{text}", tenant.slug).as_bytes()) };
+    let now = chrono::Utc::now();
+    let job = [NewJob { kind: "index".into(), payload: serde_json::json!({}) }];
+    let who = Provenance::default();
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    let mut creates = Vec::new();
+    for i in 0..=k {
+        let h = hash(format!("v1-{i}"));
+        tx.record_blob(&h, 10).await.unwrap();
+        creates.push(Change { path: format!("f{i}.md"), expect: Expect::Absent, action: Action::Put { hash: h, size: 10, mtime: now } });
+    }
+    tx.commit_changes(tenant.vault_id, &creates, &who, &job).await.unwrap().unwrap();
+    let h = hash("v2-0".into());
+    tx.record_blob(&h, 11).await.unwrap();
+    let update = Change { path: "f0.md".into(), expect: Expect::Any, action: Action::Put { hash: h, size: 11, mtime: now } };
+    tx.commit_changes(tenant.vault_id, &[update], &who, &job).await.unwrap().unwrap();
+    let delete = Change { path: "f1.md".into(), expect: Expect::Any, action: Action::Delete };
+    tx.commit_changes(tenant.vault_id, &[delete], &who, &job).await.unwrap().unwrap();
     tx.commit().await.unwrap();
 }
 

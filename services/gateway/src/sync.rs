@@ -1,0 +1,366 @@
+//! The sync API under `/v1/vaults`: list vaults, page through a vault's manifest and change
+//! log, download a file by path or a blob by hash, upload a blob, and commit a batch. Every
+//! route is confined to the token's tenant, and to its vault when the token is bound to one.
+
+use std::collections::HashSet;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::{Action, Change, Expect, Hash, NewJob, Provenance, StoreError, TenantTx, Vault};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::{ApiError, AppState, Caller};
+
+type ApiResult<T> = Result<T, ApiError>;
+
+fn store_err(e: StoreError) -> ApiError {
+    ApiError::from_store(&e)
+}
+
+fn tool_err(code: ErrorCode, message: impl Into<String>) -> ApiError {
+    ApiError::from_tool(ToolError::with_message(code, message))
+}
+
+/// Refuses a caller without `scope`, naming it.
+fn require(caller: &Caller, scope: &str) -> ApiResult<()> {
+    if caller.scopes.iter().any(|s| s.grants(scope)) {
+        return Ok(());
+    }
+    Err(ApiError::from_tool(
+        ToolError::with_message(ErrorCode::Forbidden, format!("this needs scope {scope}")).detail("required", vec![scope.to_string()]),
+    ))
+}
+
+fn parse_hash(text: &str) -> ApiResult<Hash> {
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(text, &mut out)
+        .map_err(|_| tool_err(ErrorCode::InvalidInput, "a blob hash is 64 lowercase hex digits (SHA-256)"))?;
+    Ok(out)
+}
+
+/// Opens the caller's tenant and finds the vault by name or id; a vault the token may not
+/// reach reads exactly like one that does not exist.
+async fn open_vault(state: &AppState, caller: &Caller, vault: &str) -> ApiResult<(TenantTx, Vault)> {
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    let found = match uuid::Uuid::try_parse(vault) {
+        Ok(id) => tx.vault(id).await.map_err(store_err)?,
+        Err(_) => tx.vault_by_name(vault).await.map_err(store_err)?,
+    };
+    match found {
+        Some(v) if caller.vault_id.is_none_or(|bound| bound == v.id) => Ok((tx, v)),
+        _ => Err(ApiError::from_tool(
+            ToolError::with_message(ErrorCode::VaultNotFound, "no such vault").detail("vault", vault.to_string()),
+        )),
+    }
+}
+
+#[derive(Serialize)]
+pub struct VaultRow {
+    id: uuid::Uuid,
+    name: String,
+    created_at: DateTime<Utc>,
+}
+
+/// GET /v1/vaults
+pub async fn list_vaults(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> ApiResult<Json<serde_json::Value>> {
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    let vaults = tx.list_vaults().await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let rows: Vec<VaultRow> = vaults
+        .into_iter()
+        .filter(|v| caller.vault_id.is_none_or(|bound| bound == v.id))
+        .map(|v| VaultRow { id: v.id, name: v.name, created_at: v.created_at })
+        .collect();
+    Ok(Json(json!({ "vaults": rows })))
+}
+
+#[derive(Deserialize)]
+pub struct PageQuery {
+    after: Option<String>,
+    since: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// GET /v1/vaults/{vault}/files?after=PATH&limit=N: the manifest in path order.
+pub async fn list_files(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> ApiResult<Json<serde_json::Value>> {
+    require(&caller, "read:notes")?;
+    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let limit = page.limit.unwrap_or(1000).clamp(1, 5000);
+    let files = tx.files(vault.id, page.after.as_deref(), limit).await.map_err(store_err)?;
+    let head = tx.head_seq(vault.id).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let next = (files.len() as i64 == limit).then(|| files.last().map(|f| f.path.clone())).flatten();
+    let rows: Vec<_> = files
+        .into_iter()
+        .map(|f| json!({"path": f.path, "hash": hex::encode(f.hash), "size": f.size, "mtime": f.mtime, "kind": f.kind.as_str(), "seq": f.seq}))
+        .collect();
+    Ok(Json(json!({ "vault": vault.name, "head": head, "files": rows, "next_after": next })))
+}
+
+/// GET /v1/vaults/{vault}/changes?since=SEQ&limit=N: the change log after a sequence.
+pub async fn changes(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> ApiResult<Json<serde_json::Value>> {
+    require(&caller, "read:notes")?;
+    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let since = page.since.unwrap_or(0).max(0);
+    let limit = page.limit.unwrap_or(1000).clamp(1, 5000);
+    let records = tx.changes_since(vault.id, since, limit).await.map_err(store_err)?;
+    let head = tx.head_seq(vault.id).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let next = records.last().map(|r| r.seq).unwrap_or(since);
+    let rows: Vec<_> = records
+        .into_iter()
+        .map(|r| {
+            json!({
+                "seq": r.seq, "commit_id": r.commit_id, "path": r.path, "op": r.op,
+                "old_hash": r.old_hash.map(hex::encode), "new_hash": r.new_hash.map(hex::encode),
+                "size": r.size, "mtime": r.mtime, "committed_at": r.committed_at, "tool": r.tool,
+                "client_name": r.client_name, "client_model": r.client_model,
+                "record_hash": hex::encode(r.record_hash),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "vault": vault.name, "head": head, "changes": rows, "next_since": next, "more": next < head })))
+}
+
+#[derive(Deserialize)]
+pub struct FileQuery {
+    path: String,
+}
+
+fn bytes_response(hash: &Hash, bytes: bytes::Bytes) -> Response {
+    let mut response = (StatusCode::OK, Body::from(bytes)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    if let Ok(tag) = HeaderValue::from_str(&format!("\"{}\"", hex::encode(hash))) {
+        headers.insert(header::ETAG, tag);
+    }
+    response
+}
+
+async fn fetch_blob(state: &AppState, caller: &Caller, hash: &Hash) -> ApiResult<bytes::Bytes> {
+    state.blobs.get_blob(caller.tenant_id, hash).await.map_err(|e| {
+        tracing::error!(error = %crate::error_chain(&e), "blob read failed");
+        match e {
+            otc_blobs::BlobError::NotFound => ApiError::internal(),
+            _ => ApiError::unavailable(),
+        }
+    })
+}
+
+/// GET /v1/vaults/{vault}/file?path=P: the current bytes at a path (ETag: its hash).
+pub async fn download_file(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    Query(query): Query<FileQuery>,
+) -> ApiResult<Response> {
+    require(&caller, "read:notes")?;
+    otc_vault::check_path(&query.path).map_err(ApiError::from_tool)?;
+    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let entry = tx.file(vault.id, &query.path).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let entry = entry.ok_or_else(|| {
+        ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", query.path.clone()))
+    })?;
+    let bytes = fetch_blob(&state, &caller, &entry.hash).await?;
+    Ok(bytes_response(&entry.hash, bytes))
+}
+
+/// GET /v1/vaults/{vault}/blobs/{hash}: any content the vault has held (history included).
+pub async fn download_blob(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path((vault, hash)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    require(&caller, "read:notes")?;
+    let hash = parse_hash(&hash)?;
+    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let known = tx.vault_references_blob(vault.id, &hash).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    if !known {
+        return Err(tool_err(ErrorCode::NotFound, "this vault holds no content with that hash"));
+    }
+    let bytes = fetch_blob(&state, &caller, &hash).await?;
+    Ok(bytes_response(&hash, bytes))
+}
+
+/// PUT /v1/vaults/{vault}/blobs/{hash}: uploads content before a commit names it. The body is
+/// read up to `sync.max_blob_bytes`; its SHA-256 must be the hash in the URL.
+pub async fn upload_blob(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path((vault, hash)): Path<(String, String)>,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+    require(&caller, "write:notes")?;
+    let hash = parse_hash(&hash)?;
+    let (tx, _vault) = open_vault(&state, &caller, &vault).await?;
+    drop(tx);
+    let limit = state.sync.max_blob_bytes;
+    let too_large = || {
+        ApiError::from_tool(
+            ToolError::with_message(ErrorCode::Overflow, format!("the file is larger than the upload limit of {limit} bytes"))
+                .detail("limit", limit),
+        )
+    };
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
+    let size = bytes.len() as i64;
+    state.blobs.put_blob(caller.tenant_id, &hash, bytes).await.map_err(|e| match e {
+        otc_blobs::BlobError::HashMismatch { .. } => ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "hash"),
+        ),
+        other => {
+            tracing::error!(error = %crate::error_chain(&other), "blob write failed");
+            ApiError::unavailable()
+        }
+    })?;
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    tx.record_blob(&hash, size).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    Ok((StatusCode::CREATED, Json(json!({ "hash": hex::encode(hash), "size": size }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommitRequest {
+    changes: Vec<ChangeRequest>,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    client_name: Option<String>,
+    #[serde(default)]
+    client_model: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeRequest {
+    path: String,
+    /// "absent", "any", or the 64-hex hash the path must hold.
+    expect: String,
+    #[serde(default)]
+    put: Option<PutRequest>,
+    #[serde(default)]
+    delete: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PutRequest {
+    hash: String,
+    #[serde(default)]
+    mtime: Option<DateTime<Utc>>,
+}
+
+/// POST /v1/vaults/{vault}/commit: applies a batch atomically, or answers 409
+/// concurrent_modification naming every stale path and applies nothing.
+pub async fn commit(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    request: Result<Json<CommitRequest>, axum::extract::rejection::JsonRejection>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let Json(request) = request.map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {}", e.body_text())))?;
+    require(&caller, "write:notes")?;
+    if request.changes.is_empty() {
+        return Err(tool_err(ErrorCode::InvalidInput, "commit: changes is empty"));
+    }
+    if request.changes.len() > state.sync.max_commit_changes {
+        return Err(ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, format!("commit: at most {} changes per commit", state.sync.max_commit_changes))
+                .detail("field", "changes"),
+        ));
+    }
+    if request.changes.iter().any(|c| c.delete) {
+        require(&caller, "delete:notes")?;
+    }
+    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+
+    let paths: Vec<String> = request.changes.iter().map(|c| c.path.clone()).collect();
+    let mut seen = HashSet::new();
+    for path in &paths {
+        otc_vault::check_path(path).map_err(ApiError::from_tool)?;
+        if !seen.insert(path.as_str()) {
+            return Err(ApiError::from_tool(
+                ToolError::with_message(ErrorCode::InvalidInput, "commit: a path appears twice").detail("path", path.clone()),
+            ));
+        }
+    }
+    let existing = tx.existing_paths(vault.id, &paths).await.map_err(store_err)?;
+    let mut wanted: Vec<Hash> = Vec::new();
+    let mut changes = Vec::with_capacity(request.changes.len());
+    for c in &request.changes {
+        let expect = match c.expect.as_str() {
+            "absent" => Expect::Absent,
+            "any" => Expect::Any,
+            hex => Expect::Hash(parse_hash(hex)?),
+        };
+        let action = match (&c.put, c.delete) {
+            (Some(put), false) => {
+                if !existing.contains(&c.path) {
+                    otc_vault::check_new_name(&c.path).map_err(|e| ApiError::from_tool(e.detail("path_index", changes.len())))?;
+                }
+                let hash = parse_hash(&put.hash)?;
+                wanted.push(hash);
+                Action::Put { hash, size: 0, mtime: put.mtime.unwrap_or_else(Utc::now) }
+            }
+            (None, true) => Action::Delete,
+            _ => {
+                return Err(ApiError::from_tool(
+                    ToolError::with_message(ErrorCode::InvalidInput, "commit: each change has either put or delete: true")
+                        .detail("path", c.path.clone()),
+                ));
+            }
+        };
+        changes.push(Change { path: c.path.clone(), expect, action });
+    }
+    let sizes = tx.blob_sizes(&wanted).await.map_err(store_err)?;
+    for change in &mut changes {
+        if let Action::Put { hash, size, .. } = &mut change.action {
+            *size = *sizes.get(hash).ok_or_else(|| {
+                ApiError::from_tool(
+                    ToolError::with_message(ErrorCode::InvalidInput, "commit: content not uploaded; PUT the blob first")
+                        .detail("path", change.path.clone())
+                        .detail("hash", hex::encode(*hash)),
+                )
+            })?;
+        }
+    }
+    let who = Provenance {
+        principal_id: Some(caller.principal_id),
+        tool: Some(request.tool.unwrap_or_else(|| "sync".into())),
+        client_name: request.client_name,
+        client_model: request.client_model,
+    };
+    let job = NewJob { kind: "index".into(), payload: json!({ "paths": paths }) };
+    let outcome = tx.commit_changes(vault.id, &changes, &who, &[job]).await.map_err(store_err)?;
+    match outcome {
+        Ok(done) => {
+            tx.commit().await.map_err(store_err)?;
+            Ok(Json(json!({ "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed })))
+        }
+        Err(stale) => Err(ApiError::from_tool(
+            ToolError::with_message(
+                ErrorCode::ConcurrentModification,
+                format!("{} path(s) changed since they were read; nothing was applied", stale.paths.len()),
+            )
+            .detail("stale", stale.paths),
+        )),
+    }
+}

@@ -1,0 +1,125 @@
+//! `obsidian-tc vault create|list|import` and `obsidian-tc sync`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use otc_config::Sources;
+use otc_store::StoreError;
+
+use crate::app;
+use crate::sync::{self, Client, Remote};
+
+#[derive(Subcommand, Debug)]
+pub enum VaultCommand {
+    /// Create a vault in a tenant.
+    Create {
+        #[arg(long)]
+        tenant: String,
+        /// Letters, digits, spaces, dots, dashes and underscores; up to 100 characters.
+        name: String,
+    },
+    /// List a tenant's vaults.
+    List {
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Push a folder into a vault: parallel, and resumable (files the vault already holds are
+    /// skipped).
+    Import {
+        /// The folder to import.
+        dir: PathBuf,
+        #[arg(long)]
+        vault: String,
+        #[command(flatten)]
+        remote: Remote,
+        /// No progress line.
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+/// `obsidian-tc sync DIR --vault NAME [--watch]`
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// The local folder (created if missing).
+    dir: PathBuf,
+    #[arg(long)]
+    vault: String,
+    #[command(flatten)]
+    remote: Remote,
+    /// Keep syncing until interrupted.
+    #[arg(long)]
+    watch: bool,
+    /// Seconds between passes with --watch.
+    #[arg(long, default_value_t = 2)]
+    interval: u64,
+}
+
+pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        VaultCommand::Create { tenant, name } => {
+            let store = app::store_only(&sources)?;
+            let tenant_id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(tenant_id).await?;
+            let vault = match tx.create_vault(&name).await {
+                Err(StoreError::Conflict { .. }) => anyhow::bail!("vault {name:?} already exists in tenant {tenant}"),
+                Err(StoreError::Invalid { .. }) => anyhow::bail!(
+                    "invalid vault name {name:?}: use letters, digits, spaces, dots, dashes and underscores (up to 100), starting with a letter or digit"
+                ),
+                other => other?,
+            };
+            tx.commit().await?;
+            println!("created vault {} ({})", vault.name, vault.id);
+        }
+        VaultCommand::List { tenant } => {
+            let store = app::store_only(&sources)?;
+            let tenant_id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(tenant_id).await?;
+            for vault in tx.list_vaults().await? {
+                println!("{}  {}  {}", vault.id, vault.created_at.format("%Y-%m-%d"), vault.name);
+            }
+            tx.commit().await?;
+        }
+        VaultCommand::Import { dir, vault, remote, quiet } => {
+            anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
+            let client = Client::new(&remote, &vault)?;
+            let report = sync::import(&client, &dir, quiet).await?;
+            println!(
+                "imported {} files ({:.1} MB) in {:.1} s: {:.0} files/s, {:.1} MB/s; {} already there",
+                report.files,
+                report.bytes as f64 / 1e6,
+                report.seconds,
+                report.files as f64 / report.seconds.max(0.001),
+                report.bytes as f64 / 1e6 / report.seconds.max(0.001),
+                report.skipped
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn sync_command(args: SyncArgs) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
+    let client = Client::new(&args.remote, &args.vault)?;
+    if args.watch {
+        sync::watch(&client, &args.dir, Duration::from_secs(args.interval.max(1)), app::shutdown_signal()).await?;
+    } else {
+        let report = sync::sync_once(&client, &args.dir).await?;
+        println!(
+            "pulled {}, pushed {}, deleted {} here and {} there, {} conflict(s); vault at change {}",
+            report.pulled,
+            report.pushed,
+            report.deleted_local,
+            report.deleted_remote,
+            report.conflicts.len(),
+            report.seq
+        );
+        for copy in report.conflicts {
+            println!("conflict: your version kept as {copy}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
