@@ -10,5 +10,6 @@ mod health;
 mod mcp;
 mod rls;
 mod shutdown;
+mod sync;
 mod telemetry;
 mod worker;
