@@ -2,10 +2,13 @@
 //!
 //! On first start it creates the tenant `local`, a vault named after the folder and a token,
 //! kept in the data folder so later starts reuse it, and prints a ready-to-paste MCP client
-//! configuration. The object store defaults to a directory in the data folder.
+//! configuration. The object store defaults to a directory in the data folder. The folder is
+//! imported on start and kept in two-way sync while the process runs (state in
+//! `DIR/.otc-sync/`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -15,6 +18,7 @@ use otc_store::{NewTokenRow, PrincipalKind, Store};
 use otc_worker::Worker;
 
 use crate::app::{self, Deps};
+use crate::sync;
 
 pub const DEV_TENANT: &str = "local";
 const DEV_PRINCIPAL: &str = "local-dev";
@@ -72,23 +76,54 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     let vault_name = vault_name_for(&vault_dir);
     let token = ensure_dev_identity(&deps.store, &vault_name, &args.data_dir).await?;
 
-    let (stop_worker, worker_stopped) = tokio::sync::oneshot::channel::<()>();
+    // One stop signal for every role: Ctrl-C/SIGTERM, or stdin closing in --stdio mode.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let signal_stop = stop.clone();
+    tokio::spawn(async move {
+        app::shutdown_signal().await;
+        let _ = signal_stop.send(true);
+    });
+
     let worker = Worker::new(deps.store.clone(), deps.kv.clone(), app::worker_settings(&config));
-    let worker = tokio::spawn(worker.run(async {
-        let _ = worker_stopped.await;
-    }));
+    let worker = tokio::spawn(worker.run(until_stopped(stopped.clone())));
+
+    // With --stdio the HTTP listener is internal (an ephemeral loopback port): it serves only
+    // the folder mirror below.
+    let mut gateway_config = config.clone();
+    if args.stdio {
+        gateway_config.server.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    }
+    let running = app::start_gateway(&gateway_config, &deps, until_stopped(stopped.clone())).await?;
+
+    // The folder is imported on start, then mirrored both ways: the agent's edits appear in
+    // the folder (where Obsidian shows them), and edits made in Obsidian reach the vault.
+    let remote = sync::Remote { url: format!("http://{}", running.addr), token: token.clone() };
+    let client = sync::Client::new(&remote, &vault_name)?;
+    let first = sync::sync_once(&client, &vault_dir).await.context("importing the vault folder")?;
+    eprintln!(
+        "obsidian-tc dev: vault folder imported ({} file(s) sent, {} received); mirroring changes both ways",
+        first.pushed, first.pulled
+    );
+    let mirror_dir = vault_dir.clone();
+    let mirror_stop = until_stopped(stopped.clone());
+    let mirror = tokio::spawn(async move { sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await });
 
     if args.stdio {
         // Standard output belongs to MCP: nothing else may be printed there.
         eprintln!("obsidian-tc dev: serving vault {vault_name:?} over stdio (tenant {DEV_TENANT})");
         let caller = app::authenticate(&deps.store, &token).await?;
-        app::serve_stdio(app::dispatcher(&config, &deps)?, caller).await?;
+        let served = app::serve_stdio(app::dispatcher(&config, &deps)?, caller).await;
+        let _ = stop.send(true);
+        served?;
     } else {
-        let running = app::start_gateway(&config, &deps, app::shutdown_signal()).await?;
         print_client_config(&running.addr.to_string(), &token, &vault_name, &vault_dir);
-        running.wait().await.context("gateway")?;
     }
-    let _ = stop_worker.send(());
+    running.wait().await.context("gateway")?;
+    let _ = stop.send(true);
+    let _ = mirror.await;
     let _ = worker.await;
     deps.store.close().await;
     telemetry.shutdown();

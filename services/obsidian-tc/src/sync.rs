@@ -227,10 +227,10 @@ impl Progress {
 
 /// Uploads the content of `paths` (read from `root`), `PARALLEL` at a time.
 async fn upload_all(client: &Client, root: &Path, files: &[&LocalFile], progress: &Progress) -> anyhow::Result<()> {
-    let mut uploads = futures::stream::iter(files.iter().map(|f| {
+    // Owned inputs: the futures are spawned from tasks and may not borrow from this frame.
+    let jobs: Vec<(PathBuf, String)> = files.iter().map(|f| (root.join(&f.path), f.hash.clone())).collect();
+    let mut uploads = futures::stream::iter(jobs.into_iter().map(|(full, hash)| {
         let client = client.clone();
-        let full = root.join(&f.path);
-        let hash = f.hash.clone();
         async move {
             let bytes = tokio::fs::read(&full).await.with_context(|| format!("reading {}", full.display()))?;
             if sha256_hex(&bytes) != hash {
@@ -440,9 +440,12 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
         }
     }
 
-    let mut downloads = futures::stream::iter(pull.iter().map(|(path, hash)| {
+    let mut downloads = futures::stream::iter(pull.into_iter().map(|(path, hash)| {
         let client = client.clone();
-        async move { Ok::<_, anyhow::Error>((path.clone(), hash.clone(), client.download(hash).await?)) }
+        async move {
+            let bytes = client.download(&hash).await?;
+            Ok::<_, anyhow::Error>((path, hash, bytes))
+        }
     }))
     .buffer_unordered(PARALLEL);
     while let Some(result) = downloads.next().await {

@@ -327,3 +327,17 @@ pub async fn inspector(args: &[&str]) -> Output {
         .output();
     tokio::time::timeout(Duration::from_secs(90), run).await.expect("inspector finished").expect("run inspector")
 }
+
+/// Copies a folder tree (tests work on copies, never on the repository's own files).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

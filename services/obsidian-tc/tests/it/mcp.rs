@@ -139,8 +139,16 @@ async fn the_python_sdk_over_stdio_and_dev_stdio() {
 
     // `dev --stdio`: the embedded default, speaking MCP on stdout and nothing else.
     let data = std::env::temp_dir().join(format!("otc-dev-{}", uuid::Uuid::new_v4().simple()));
-    let vault = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sample-vault");
-    let args = vec!["dev".into(), "--vault".into(), vault.into(), "--stdio".into(), "--data-dir".into(), data.display().to_string()];
+    let vault = data.join("sample-vault");
+    crate::harness::copy_dir(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sample-vault")), &vault);
+    let args = vec![
+        "dev".into(),
+        "--vault".into(),
+        vault.display().to_string(),
+        "--stdio".into(),
+        "--data-dir".into(),
+        data.join("state").display().to_string(),
+    ];
     let out = python_session(Transport::Stdio { args, env: iso.env() }, steps).await;
     assert_eq!(out["server_name"], "obsidian-tc");
     assert_eq!(out["results"][1]["structuredContent"]["status"], "ok");

@@ -414,3 +414,63 @@ async fn a_server_killed_mid_batch_leaves_the_vault_before_or_after() {
     assert_eq!(before + after, trials);
     eprintln!("SIGKILL trials: {before} left the vault as before, {after} as after");
 }
+
+/// `dev --vault DIR` imports the folder on start and mirrors writes both ways while it runs.
+#[tokio::test]
+async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
+    let iso = Isolation::new().await;
+    let root = temp_dir("dev");
+    let vault = root.join("My Vault");
+    crate::harness::copy_dir(&corpus("starter-vault"), &vault);
+    let mut env = iso.env();
+    env.push(("OTC__OBJECT_STORE__KIND".into(), "local".into()));
+    let data = root.join("state");
+    let dev = Child::start(env, &["dev", "--vault", &vault.display().to_string(), "--data-dir", &data.display().to_string()], true);
+    let token = std::fs::read_to_string(data.join("dev-token")).unwrap();
+    let base = dev.url("/v1/vaults/My%20Vault");
+    let http = reqwest::Client::new();
+    // What sync carries: everything but the ignored files (per-device workspace state ...).
+    let local = obsidian_tc::sync::scan(&vault).unwrap();
+    assert!(tree(&vault).len() > local.len(), "the starter vault has ignored files");
+    for _ in 0..200 {
+        if dev.log_text().contains("vault folder imported") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let listed: Value = http.get(format!("{base}/files")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["files"].as_array().unwrap().len(), local.len(), "the folder was imported on start");
+
+    // A server-side write (as an agent's tool would make) appears in the folder.
+    let text = "written by the server\n";
+    let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
+    let put = http.put(format!("{base}/blobs/{hash}")).bearer_auth(&token).body(text).send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let body = json!({"changes": [{"path": "From Agent.md", "expect": "absent", "put": {"hash": hash}}]});
+    let committed = http.post(format!("{base}/commit")).bearer_auth(&token).json(&body).send().await.unwrap();
+    assert_eq!(committed.status(), StatusCode::OK);
+    let mut arrived = false;
+    for _ in 0..100 {
+        if std::fs::read_to_string(vault.join("From Agent.md")).ok().as_deref() == Some(text) {
+            arrived = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(arrived, "the server's write reached the folder; log:\n{}", dev.log_text());
+
+    // An edit made in the folder (as in Obsidian) reaches the vault.
+    std::fs::write(vault.join("Edited Locally.md"), "from Obsidian\n").unwrap();
+    let mut reached = false;
+    for _ in 0..100 {
+        let response = http.get(format!("{base}/file?path=Edited%20Locally.md")).bearer_auth(&token).send().await.unwrap();
+        if response.status() == StatusCode::OK && response.text().await.unwrap() == "from Obsidian\n" {
+            reached = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(reached, "the local edit reached the vault; log:\n{}", dev.log_text());
+    drop(dev);
+    let _ = std::fs::remove_dir_all(root);
+}
