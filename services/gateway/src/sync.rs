@@ -221,6 +221,16 @@ pub async fn upload_blob(
     };
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
     let size = bytes.len() as i64;
+    if otc_blobs::Blobs::hash_of(&bytes) != hash {
+        return Err(ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, "the uploaded bytes do not hash to the hash in the URL").detail("field", "hash"),
+        ));
+    }
+    // The inventory row first, then the object: garbage collection locks the row while it
+    // deletes, so an upload racing a collection of the same content ends with both in place.
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    tx.record_blob(&hash, size).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
     state.blobs.put_blob(caller.tenant_id, &hash, bytes).await.map_err(|e| match e {
         otc_blobs::BlobError::HashMismatch { .. } => ApiError::from_tool(
             ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "hash"),
@@ -230,9 +240,6 @@ pub async fn upload_blob(
             ApiError::unavailable()
         }
     })?;
-    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
-    tx.record_blob(&hash, size).await.map_err(store_err)?;
-    tx.commit().await.map_err(store_err)?;
     Ok((StatusCode::CREATED, Json(json!({ "hash": hex::encode(hash), "size": size }))))
 }
 

@@ -200,6 +200,8 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         sweep_interval: Duration::from_secs(config.worker.sweep_interval_secs.max(1)),
         lease_ttl: Duration::from_secs(config.worker.lease_ttl_secs),
         token_retention: chrono::Duration::days(i64::from(config.worker.token_retention_days)),
+        gc_grace: chrono::Duration::hours(config.sync.gc_grace_hours),
+        snapshots_per_path: config.sync.snapshots_per_path,
     }
 }
 
@@ -237,7 +239,7 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     if config.database.migrate_on_start {
         deps.store.migrate().await.context("applying migrations")?;
     }
-    Worker::new(deps.store.clone(), deps.kv.clone(), worker_settings(config)).run(shutdown_signal()).await;
+    Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config)).run(shutdown_signal()).await;
     deps.store.close().await;
     telemetry.shutdown();
     Ok(ExitCode::SUCCESS)

@@ -1,14 +1,16 @@
 //! The worker role: background work off the request path.
 //!
 //! Periodic work runs on one worker at a time, the holder of a Redis lease (leader election);
-//! the others stand by and take over when the lease lapses. Today the periodic work is the
-//! token sweep; later work adds the job queue (indexing, embedding, GC) here.
+//! the others stand by and take over when the lease lapses. The periodic work is the sweep:
+//! dead tokens, old snapshots and unreferenced blobs. (Commits also write `index` jobs to the
+//! outbox; their consumer, the indexer, arrives with the index work.)
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
+use otc_blobs::Blobs;
 use otc_kv::Kv;
 use otc_store::Store;
 
@@ -20,52 +22,87 @@ pub struct WorkerSettings {
     pub sweep_interval: Duration,
     pub lease_ttl: Duration,
     pub token_retention: chrono::Duration,
+    /// An unreferenced blob is collected once it is this old.
+    pub gc_grace: chrono::Duration,
+    /// Snapshots kept per path.
+    pub snapshots_per_path: i64,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SweepReport {
     pub tenants: usize,
     pub tokens_purged: u64,
+    pub snapshots_pruned: u64,
+    pub blobs_collected: u64,
     pub tenants_failed: usize,
 }
 
-/// One pass over every tenant: deletes tokens revoked or expired longer ago than `retention`.
-/// A tenant that fails is logged and counted, and the others still run.
-pub async fn sweep_once(store: &Store, retention: chrono::Duration) -> Result<SweepReport, otc_store::StoreError> {
-    let before = Utc::now() - retention;
+/// Blobs collected per transaction.
+const GC_BATCH: i64 = 500;
+
+/// One pass over every tenant: deletes tokens revoked or expired longer ago than the
+/// retention, prunes snapshots beyond the per-path limit, and collects blobs nothing references
+/// once their grace period is over. A tenant that fails is logged and counted; the others
+/// still run.
+pub async fn sweep_once(store: &Store, blobs: &Blobs, settings: &WorkerSettings) -> Result<SweepReport, otc_store::StoreError> {
     let mut report = SweepReport::default();
     for tenant in store.tenant_ids().await? {
         report.tenants += 1;
-        let purge = async {
-            let mut tx = store.begin(tenant).await?;
-            let purged = tx.purge_dead_tokens(before).await?;
-            tx.commit().await?;
-            Ok::<_, otc_store::StoreError>(purged)
-        };
-        match purge.await {
-            Ok(purged) => report.tokens_purged += purged,
+        match sweep_tenant(store, blobs, settings, tenant, &mut report).await {
+            Ok(()) => {}
             Err(e) => {
                 report.tenants_failed += 1;
-                tracing::error!(%tenant, error = ?e, "token sweep failed for tenant");
+                tracing::error!(%tenant, error = %e, "sweep failed for tenant");
             }
         }
     }
     Ok(report)
 }
 
+async fn sweep_tenant(
+    store: &Store,
+    blobs: &Blobs,
+    settings: &WorkerSettings,
+    tenant: uuid::Uuid,
+    report: &mut SweepReport,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut tx = store.begin(tenant).await?;
+    report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
+    report.snapshots_pruned += tx.prune_snapshots(settings.snapshots_per_path).await?;
+    tx.commit().await?;
+    loop {
+        // The rows stay locked while their objects are deleted, so an upload of the same
+        // content waits and then writes both again.
+        let mut tx = store.begin(tenant).await?;
+        let doomed = tx.unreferenced_blobs(Utc::now() - settings.gc_grace, GC_BATCH).await?;
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        for hash in &doomed {
+            blobs.delete_blob(tenant, hash).await?;
+        }
+        report.blobs_collected += tx.forget_blobs(&doomed).await?;
+        tx.commit().await?;
+        if (doomed.len() as i64) < GC_BATCH {
+            return Ok(());
+        }
+    }
+}
+
 /// A worker process's main loop.
 pub struct Worker {
     store: Store,
     kv: Arc<Kv>,
+    blobs: Blobs,
     settings: WorkerSettings,
     /// This worker's identity in the lease.
     holder: String,
 }
 
 impl Worker {
-    pub fn new(store: Store, kv: Arc<Kv>, settings: WorkerSettings) -> Self {
+    pub fn new(store: Store, kv: Arc<Kv>, blobs: Blobs, settings: WorkerSettings) -> Self {
         let holder = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
-        Self { store, kv, settings, holder }
+        Self { store, kv, blobs, settings, holder }
     }
 
     pub fn holder(&self) -> &str {
@@ -95,7 +132,7 @@ impl Worker {
                 }
             };
             if leader && tokio::time::Instant::now() >= next_sweep {
-                match sweep_once(&self.store, self.settings.token_retention).await {
+                match sweep_once(&self.store, &self.blobs, &self.settings).await {
                     Ok(report) => tracing::info!(?report, "sweep done"),
                     Err(e) => tracing::warn!(error = ?e, "sweep failed; will retry"),
                 }

@@ -479,10 +479,12 @@ impl TenantTx {
         }
     }
 
-    /// Notes a blob in the tenant's inventory (idempotent).
+    /// Notes a blob in the tenant's inventory, or refreshes its upload time (which restarts
+    /// its grace period against garbage collection).
     pub async fn record_blob(&mut self, hash: &Hash, size: i64) -> Result<()> {
         sqlx::query!(
-            "INSERT INTO blobs (tenant_id, hash, size) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            "INSERT INTO blobs (tenant_id, hash, size) VALUES ($1, $2, $3)
+             ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()",
             self.tenant,
             &hash[..],
             size
@@ -495,7 +497,8 @@ impl TenantTx {
     /// The sizes of those of `hashes` the tenant's inventory holds.
     pub async fn blob_sizes(&mut self, hashes: &[Hash]) -> Result<std::collections::HashMap<Hash, i64>> {
         let list: Vec<Vec<u8>> = hashes.iter().map(|h| h.to_vec()).collect();
-        let rows = sqlx::query!("SELECT hash, size FROM blobs WHERE tenant_id = $1 AND hash = ANY($2)", self.tenant, &list)
+        // FOR SHARE: garbage collection skips (or waits for) blobs a commit is about to use.
+        let rows = sqlx::query!("SELECT hash, size FROM blobs WHERE tenant_id = $1 AND hash = ANY($2) FOR SHARE", self.tenant, &list)
             .fetch_all(&mut *self.tx)
             .await?;
         Ok(rows.into_iter().map(|r| (to_hash(&r.hash), r.size)).collect())
@@ -539,7 +542,8 @@ impl TenantTx {
         .await?)
     }
 
-    /// Blobs uploaded before `before` that no manifest row, snapshot or trash entry references.
+    /// Blobs uploaded before `before` that no manifest row, snapshot or trash entry references,
+    /// locked until this transaction ends (rows a commit holds are skipped).
     pub async fn unreferenced_blobs(&mut self, before: DateTime<Utc>, limit: i64) -> Result<Vec<Hash>> {
         let rows = sqlx::query_scalar!(
             r#"SELECT b.hash FROM blobs b
@@ -547,7 +551,8 @@ impl TenantTx {
                   AND NOT EXISTS (SELECT 1 FROM vault_files f WHERE f.tenant_id = b.tenant_id AND f.blob_hash = b.hash)
                   AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.tenant_id = b.tenant_id AND s.blob_hash = b.hash)
                   AND NOT EXISTS (SELECT 1 FROM trash t WHERE t.tenant_id = b.tenant_id AND t.blob_hash = b.hash)
-                LIMIT $3"#,
+                LIMIT $3
+                FOR UPDATE SKIP LOCKED"#,
             self.tenant,
             before,
             limit

@@ -9,6 +9,20 @@ use otc_worker::{SWEEP_LEASE, Worker, WorkerSettings, sweep_once};
 
 use crate::harness::{Child, Isolation, Tenant};
 
+fn settings(retention: chrono::Duration) -> WorkerSettings {
+    WorkerSettings {
+        sweep_interval: Duration::from_millis(200),
+        lease_ttl: Duration::from_secs(3),
+        token_retention: retention,
+        gc_grace: chrono::Duration::hours(24),
+        snapshots_per_path: 10,
+    }
+}
+
+fn blobs(iso: &Isolation) -> otc_blobs::Blobs {
+    otc_blobs::Blobs::from_config(&iso.config().object_store, Duration::from_secs(5)).unwrap()
+}
+
 fn kv(iso: &Isolation) -> Kv {
     let url = crate::harness::service_env().into_iter().find(|(k, _)| k == "OTC__REDIS__URL").unwrap().1;
     Kv::new(&url, &iso.redis_prefix, Duration::from_secs(5)).unwrap()
@@ -55,11 +69,12 @@ async fn the_sweep_deletes_only_tokens_dead_longer_than_the_retention() {
     tx.commit().await.unwrap();
 
     // A long retention keeps them all.
-    let report = sweep_once(&store, chrono::Duration::days(30)).await.unwrap();
+    let blobs = blobs(&iso);
+    let report = sweep_once(&store, &blobs, &settings(chrono::Duration::days(30))).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged, report.tenants_failed), (2, 0, 0));
 
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let report = sweep_once(&store, chrono::Duration::zero()).await.unwrap();
+    let report = sweep_once(&store, &blobs, &settings(chrono::Duration::zero())).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged), (2, 2));
     let mut tx = store.begin(a.id).await.unwrap();
     let left: Vec<_> = tx.list_tokens().await.unwrap().into_iter().map(|t| t.id).collect();
@@ -79,19 +94,15 @@ async fn a_worker_takes_the_lease_sweeps_and_hands_it_back_on_shutdown() {
     tx.commit().await.unwrap();
 
     let kv = Arc::new(kv(&iso));
-    let settings = WorkerSettings {
-        sweep_interval: Duration::from_millis(200),
-        lease_ttl: Duration::from_secs(3),
-        token_retention: chrono::Duration::zero(),
-    };
-    let worker = Worker::new(store.clone(), kv.clone(), settings.clone());
+    let settings = settings(chrono::Duration::zero());
+    let worker = Worker::new(store.clone(), kv.clone(), blobs(&iso), settings.clone());
     let holder = worker.holder().to_string();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(worker.run(async {
         let _ = stopped.await;
     }));
     // A second worker stands by.
-    let standby = Worker::new(store.clone(), kv.clone(), settings);
+    let standby = Worker::new(store.clone(), kv.clone(), blobs(&iso), settings);
     let standby_holder = standby.holder().to_string();
     let (stop_standby, standby_stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -149,4 +160,45 @@ async fn the_worker_binary_runs_and_stops_on_sigterm() {
     let status = tokio::task::spawn_blocking(move || worker.wait(Duration::from_secs(20))).await.unwrap();
     assert_eq!(status.code(), Some(0));
     assert_eq!(kv.lease_holder(SWEEP_LEASE).await.unwrap(), None, "the lease was handed back");
+}
+
+#[tokio::test]
+async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapshots() {
+    use otc_store::{Action, Change, Expect, Provenance};
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let blobs = blobs(&iso);
+    let tenant = Tenant::create(&store, "acme").await;
+    let mut hashes = Vec::new();
+    for text in ["v1", "v2", "v3", "orphan"] {
+        let hash = otc_blobs::Blobs::hash_of(text.as_bytes());
+        blobs.put_blob(tenant.id, &hash, bytes::Bytes::from(text)).await.unwrap();
+        let mut tx = store.begin(tenant.id).await.unwrap();
+        tx.record_blob(&hash, text.len() as i64).await.unwrap();
+        tx.commit().await.unwrap();
+        hashes.push(hash);
+    }
+    // Three versions of one note: two snapshots; the orphan was never committed.
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    for hash in &hashes[..3] {
+        let change = Change { path: "n.md".into(), expect: Expect::Any, action: Action::Put { hash: *hash, size: 2, mtime: Utc::now() } };
+        tx.commit_changes(tenant.vault_id, &[change], &Provenance::default(), &[]).await.unwrap().unwrap();
+    }
+    tx.commit().await.unwrap();
+
+    // Within the grace nothing is collected.
+    let report = sweep_once(&store, &blobs, &settings(chrono::Duration::days(30))).await.unwrap();
+    assert_eq!(report.blobs_collected, 0);
+    let mut strict = settings(chrono::Duration::days(30));
+    strict.gc_grace = chrono::Duration::zero();
+    strict.snapshots_per_path = 1;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let report = sweep_once(&store, &blobs, &strict).await.unwrap();
+    assert_eq!(report.snapshots_pruned, 1, "two snapshots, one kept");
+    // v1 lost its last snapshot and the orphan never had a reference: both collected.
+    assert_eq!(report.blobs_collected, 2, "{report:?}");
+    assert!(matches!(blobs.get_blob(tenant.id, &hashes[0]).await, Err(otc_blobs::BlobError::NotFound)));
+    assert!(matches!(blobs.get_blob(tenant.id, &hashes[3]).await, Err(otc_blobs::BlobError::NotFound)));
+    assert_eq!(blobs.get_blob(tenant.id, &hashes[1]).await.unwrap().as_ref(), b"v2", "a snapshot keeps its blob");
+    assert_eq!(blobs.get_blob(tenant.id, &hashes[2]).await.unwrap().as_ref(), b"v3", "the current version stays");
 }
