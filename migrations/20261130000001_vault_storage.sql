@@ -118,3 +118,21 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Reconcile mode: what was last imported from each plain object under a vault's configured
+-- prefix, so unchanged objects are not read again.
+CREATE TABLE reconcile_state (
+    tenant_id   uuid NOT NULL,
+    vault_id    uuid NOT NULL,
+    path        text NOT NULL,
+    size        bigint NOT NULL,
+    modified    timestamptz NOT NULL,
+    e_tag       text,
+    blob_hash   bytea NOT NULL,
+    PRIMARY KEY (tenant_id, vault_id, path),
+    FOREIGN KEY (tenant_id, vault_id) REFERENCES vaults (tenant_id, id) ON DELETE CASCADE
+);
+ALTER TABLE reconcile_state ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON reconcile_state
+    USING (tenant_id = otc_current_tenant()) WITH CHECK (tenant_id = otc_current_tenant());
+GRANT SELECT, INSERT, UPDATE, DELETE ON reconcile_state TO otc_app;

@@ -202,6 +202,7 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         token_retention: chrono::Duration::days(i64::from(config.worker.token_retention_days)),
         gc_grace: chrono::Duration::hours(config.sync.gc_grace_hours),
         snapshots_per_path: config.sync.snapshots_per_path,
+        reconcile: config.sync.reconcile.clone(),
     }
 }
 

@@ -17,6 +17,91 @@ use otc_store::Store;
 /// The lease that elects the one worker doing periodic work.
 pub const SWEEP_LEASE: &str = "worker:sweep";
 
+/// What one reconcile pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReconcileReport {
+    pub imported: usize,
+    pub deleted: usize,
+    pub unchanged: usize,
+    /// Objects whose names cannot be vault paths.
+    pub skipped: usize,
+}
+
+/// Reconcile mode: brings a vault's manifest in line with the plain objects under its prefix.
+/// New and changed objects are read, stored as blobs and committed; objects that disappeared
+/// are deleted from the vault (only paths this mode imported). Unchanged objects (same size,
+/// time and e-tag as last imported) are not read again.
+pub async fn reconcile_once(
+    store: &Store,
+    blobs: &Blobs,
+    target: &otc_config::ReconcileTarget,
+) -> Result<ReconcileReport, Box<dyn std::error::Error + Send + Sync>> {
+    use otc_store::{Action, Change, Expect, Provenance, ReconcileEntry};
+    let tenant = store.resolve_tenant(&target.tenant).await?;
+    let mut tx = store.begin(tenant).await?;
+    let vault = tx.vault_by_name(&target.vault).await?.ok_or_else(|| format!("reconcile: no vault {:?}", target.vault))?;
+    let known: std::collections::HashMap<String, ReconcileEntry> =
+        tx.reconcile_state(vault.id).await?.into_iter().map(|e| (e.path.clone(), e)).collect();
+    tx.commit().await?;
+
+    let ignore = otc_vault::ignore::Ignore::new("");
+    let mut report = ReconcileReport::default();
+    let mut changes = Vec::new();
+    let mut entries = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for object in blobs.list_plain(&target.prefix).await? {
+        if otc_vault::check_path(&object.path).is_err() || ignore.is_ignored(&object.path) {
+            report.skipped += 1;
+            continue;
+        }
+        seen.insert(object.path.clone());
+        if let Some(k) = known.get(&object.path)
+            && k.size == object.size
+            && k.modified == object.modified
+            && k.e_tag == object.e_tag
+        {
+            report.unchanged += 1;
+            continue;
+        }
+        let bytes = blobs.get_plain(&target.prefix, &object.path).await?;
+        let hash = Blobs::hash_of(&bytes);
+        let mut tx = store.begin(tenant).await?;
+        tx.record_blob(&hash, bytes.len() as i64).await?;
+        tx.commit().await?;
+        blobs.put_blob(tenant, &hash, bytes).await?;
+        changes.push(Change {
+            path: object.path.clone(),
+            expect: Expect::Any,
+            action: Action::Put { hash, size: object.size, mtime: object.modified },
+        });
+        entries.push(ReconcileEntry { path: object.path, size: object.size, modified: object.modified, e_tag: object.e_tag, hash });
+    }
+    let gone: Vec<String> = known.keys().filter(|p| !seen.contains(*p)).cloned().collect();
+    let who = Provenance { tool: Some("reconcile".into()), client_name: Some("obsidian-tc worker".into()), ..Provenance::default() };
+    let mut tx = store.begin(tenant).await?;
+    let present = tx.existing_paths(vault.id, &gone).await?;
+    for path in &gone {
+        if present.contains(path) {
+            changes.push(Change { path: path.clone(), expect: Expect::Any, action: Action::Delete });
+        }
+        tx.clear_reconcile_state(vault.id, path).await?;
+    }
+    report.deleted = changes.iter().filter(|c| c.action == Action::Delete).count();
+    report.imported = changes.len() - report.deleted;
+    for batch in changes.chunks(500) {
+        let job = otc_store::NewJob {
+            kind: "index".into(),
+            payload: serde_json::json!({ "paths": batch.iter().map(|c| c.path.clone()).collect::<Vec<_>>() }),
+        };
+        tx.commit_changes(vault.id, batch, &who, &[job]).await?.map_err(|stale| format!("reconcile: stale {:?}", stale.paths))?;
+    }
+    for entry in &entries {
+        tx.set_reconcile_state(vault.id, entry).await?;
+    }
+    tx.commit().await?;
+    Ok(report)
+}
+
 #[derive(Debug, Clone)]
 pub struct WorkerSettings {
     pub sweep_interval: Duration,
@@ -26,6 +111,8 @@ pub struct WorkerSettings {
     pub gc_grace: chrono::Duration,
     /// Snapshots kept per path.
     pub snapshots_per_path: i64,
+    /// Vaults in reconcile mode.
+    pub reconcile: Vec<otc_config::ReconcileTarget>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -135,6 +222,12 @@ impl Worker {
                 match sweep_once(&self.store, &self.blobs, &self.settings).await {
                     Ok(report) => tracing::info!(?report, "sweep done"),
                     Err(e) => tracing::warn!(error = ?e, "sweep failed; will retry"),
+                }
+                for target in &self.settings.reconcile {
+                    match reconcile_once(&self.store, &self.blobs, target).await {
+                        Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
+                        Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
+                    }
                 }
                 next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }

@@ -30,6 +30,15 @@ pub enum BlobError {
 
 pub type Result<T, E = BlobError> = std::result::Result<T, E>;
 
+/// A plain object found under a reconcile prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlainObject {
+    pub path: String,
+    pub size: i64,
+    pub modified: chrono::DateTime<chrono::Utc>,
+    pub e_tag: Option<String>,
+}
+
 /// The configured object store, rooted at the configured prefix.
 #[derive(Clone)]
 pub struct Blobs {
@@ -135,6 +144,49 @@ impl Blobs {
     /// Removes one of the tenant's blobs (garbage collection); a missing blob is not an error.
     pub async fn delete_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<()> {
         match self.store.delete(&self.blob_path(tenant, hash)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(BlobError::Unavailable(e)),
+        }
+    }
+
+    /// Plain objects (written by an outside sync tool) under `prefix`: (path below the prefix,
+    /// size, last modified, e-tag).
+    pub async fn list_plain(&self, prefix: &str) -> Result<Vec<PlainObject>> {
+        use futures::TryStreamExt;
+        let root = self.path(prefix.trim_matches('/'));
+        let listed: Vec<object_store::ObjectMeta> =
+            self.store.list(Some(&root)).try_collect().await.map_err(BlobError::Unavailable)?;
+        let base = format!("{}/", root.as_ref());
+        Ok(listed
+            .into_iter()
+            .filter_map(|meta| {
+                let path = meta.location.as_ref().strip_prefix(&base)?.to_string();
+                Some(PlainObject { path, size: meta.size as i64, modified: meta.last_modified, e_tag: meta.e_tag })
+            })
+            .collect())
+    }
+
+    /// The bytes of a plain object under `prefix`.
+    pub async fn get_plain(&self, prefix: &str, path: &str) -> Result<Bytes> {
+        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        match self.store.get(&location).await {
+            Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
+            Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
+            Err(e) => Err(BlobError::Unavailable(e)),
+        }
+    }
+
+    /// Writes a plain object under `prefix`, as an outside sync tool would.
+    pub async fn put_plain(&self, prefix: &str, path: &str, bytes: Bytes) -> Result<()> {
+        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        self.store.put(&location, PutPayload::from(bytes)).await.map_err(BlobError::Unavailable)?;
+        Ok(())
+    }
+
+    /// Deletes a plain object under `prefix`.
+    pub async fn delete_plain(&self, prefix: &str, path: &str) -> Result<()> {
+        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        match self.store.delete(&location).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(BlobError::Unavailable(e)),
         }

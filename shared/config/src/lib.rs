@@ -222,12 +222,33 @@ pub struct SyncConfig {
     pub snapshots_per_path: i64,
     /// An uploaded blob that nothing references is collected after this many hours.
     pub gc_grace_hours: i64,
+    /// Reconcile mode: vaults whose files an outside tool writes as plain objects.
+    pub reconcile: Vec<ReconcileTarget>,
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        Self { max_blob_bytes: 256 * 1024 * 1024, max_commit_changes: 5000, snapshots_per_path: 10, gc_grace_hours: 24 }
+        Self {
+            max_blob_bytes: 256 * 1024 * 1024,
+            max_commit_changes: 5000,
+            snapshots_per_path: 10,
+            gc_grace_hours: 24,
+            reconcile: Vec::new(),
+        }
     }
+}
+
+/// A vault fed by plain objects under `prefix` in the object store (an S3 sync plugin, rclone):
+/// the worker imports what appears, changes or disappears there.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileTarget {
+    /// Tenant slug or id.
+    pub tenant: String,
+    /// Vault name.
+    pub vault: String,
+    /// Object-store prefix (inside object_store.prefix) holding the vault's files.
+    pub prefix: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]

@@ -671,3 +671,55 @@ impl KeptRows {
         self.deleted.push(deleted);
     }
 }
+
+/// What reconcile last imported from one plain object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReconcileEntry {
+    pub path: String,
+    pub size: i64,
+    pub modified: DateTime<Utc>,
+    pub e_tag: Option<String>,
+    pub hash: Hash,
+}
+
+impl TenantTx {
+    pub async fn reconcile_state(&mut self, vault: Uuid) -> Result<Vec<ReconcileEntry>> {
+        let rows = sqlx::query!(
+            "SELECT path, size, modified, e_tag, blob_hash FROM reconcile_state WHERE tenant_id = $1 AND vault_id = $2",
+            self.tenant,
+            vault
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ReconcileEntry { path: r.path, size: r.size, modified: r.modified, e_tag: r.e_tag, hash: to_hash(&r.blob_hash) })
+            .collect())
+    }
+
+    pub async fn set_reconcile_state(&mut self, vault: Uuid, entry: &ReconcileEntry) -> Result<()> {
+        sqlx::query!(
+            r#"INSERT INTO reconcile_state (tenant_id, vault_id, path, size, modified, e_tag, blob_hash)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)
+               ON CONFLICT (tenant_id, vault_id, path) DO UPDATE
+                 SET size = EXCLUDED.size, modified = EXCLUDED.modified, e_tag = EXCLUDED.e_tag, blob_hash = EXCLUDED.blob_hash"#,
+            self.tenant,
+            vault,
+            entry.path,
+            entry.size,
+            entry.modified,
+            entry.e_tag,
+            &entry.hash[..]
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn clear_reconcile_state(&mut self, vault: Uuid, path: &str) -> Result<()> {
+        sqlx::query!("DELETE FROM reconcile_state WHERE tenant_id = $1 AND vault_id = $2 AND path = $3", self.tenant, vault, path)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+}

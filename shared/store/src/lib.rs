@@ -24,7 +24,8 @@ use uuid::Uuid;
 
 pub use error::StoreError;
 pub use files::{
-    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, Stale, record_hash,
+    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry, Stale,
+    record_hash,
 };
 pub use principals::{Principal, PrincipalKind};
 pub use tenants::Tenant;

@@ -63,10 +63,11 @@ pub enum Table {
     Trash,
     Blobs,
     Jobs,
+    ReconcileState,
 }
 
 impl Table {
-    pub const ALL: [Table; 11] = [
+    pub const ALL: [Table; 12] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -78,6 +79,7 @@ impl Table {
         Table::Trash,
         Table::Blobs,
         Table::Jobs,
+        Table::ReconcileState,
     ];
 
     fn name(self) -> &'static str {
@@ -93,6 +95,7 @@ impl Table {
             Table::Trash => "trash",
             Table::Blobs => "blobs",
             Table::Jobs => "jobs",
+            Table::ReconcileState => "reconcile_state",
         }
     }
 }
@@ -191,6 +194,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Trash => "UPDATE trash SET size = size",
         Table::Blobs => "UPDATE blobs SET size = size",
         Table::Jobs => "UPDATE jobs SET attempts = attempts",
+        Table::ReconcileState => "UPDATE reconcile_state SET size = size",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

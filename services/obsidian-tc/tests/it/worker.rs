@@ -16,6 +16,7 @@ fn settings(retention: chrono::Duration) -> WorkerSettings {
         token_retention: retention,
         gc_grace: chrono::Duration::hours(24),
         snapshots_per_path: 10,
+        reconcile: Vec::new(),
     }
 }
 
@@ -201,4 +202,38 @@ async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapsh
     assert!(matches!(blobs.get_blob(tenant.id, &hashes[3]).await, Err(otc_blobs::BlobError::NotFound)));
     assert_eq!(blobs.get_blob(tenant.id, &hashes[1]).await.unwrap().as_ref(), b"v2", "a snapshot keeps its blob");
     assert_eq!(blobs.get_blob(tenant.id, &hashes[2]).await.unwrap().as_ref(), b"v3", "the current version stays");
+}
+
+#[tokio::test]
+async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let blobs = blobs(&iso);
+    let tenant = Tenant::create(&store, "acme").await;
+    let target = otc_config::ReconcileTarget { tenant: "acme".into(), vault: "Notes".into(), prefix: "outside/acme-notes".into() };
+    for (path, text) in [("Inbox.md", "first"), ("Folder/Deep.md", "deep"), (".obsidian/app.json", "{}"), ("bad:name.md", "x")] {
+        blobs.put_plain(&target.prefix, path, bytes::Bytes::from(text)).await.unwrap();
+    }
+    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    assert_eq!((report.imported, report.skipped), (3, 1), "{report:?}");
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    let files: Vec<String> = tx.files(tenant.vault_id, None, 100).await.unwrap().into_iter().map(|f| f.path).collect();
+    assert_eq!(files, [".obsidian/app.json", "Folder/Deep.md", "Inbox.md"]);
+    let log = tx.changes_since(tenant.vault_id, 0, 10).await.unwrap();
+    assert!(log.iter().all(|r| r.tool.as_deref() == Some("reconcile")));
+    tx.commit().await.unwrap();
+
+    // Unchanged objects are not imported again; a change and a deletion are.
+    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    assert_eq!((report.imported, report.unchanged), (0, 3));
+    blobs.put_plain(&target.prefix, "Inbox.md", bytes::Bytes::from("second")).await.unwrap();
+    blobs.delete_plain(&target.prefix, "Folder/Deep.md").await.unwrap();
+    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    assert_eq!((report.imported, report.deleted), (1, 1), "{report:?}");
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    let inbox = tx.file(tenant.vault_id, "Inbox.md").await.unwrap().unwrap();
+    assert_eq!(inbox.hash, otc_blobs::Blobs::hash_of(b"second"));
+    assert!(tx.file(tenant.vault_id, "Folder/Deep.md").await.unwrap().is_none());
+    tx.commit().await.unwrap();
+    assert_eq!(blobs.get_blob(tenant.id, &inbox.hash).await.unwrap().as_ref(), b"second");
 }
