@@ -13,11 +13,12 @@ CREATE TABLE vault_heads (
     FOREIGN KEY (tenant_id, vault_id) REFERENCES vaults (tenant_id, id) ON DELETE CASCADE
 );
 
--- The manifest: which blob is current at each path.
+-- The manifest: which blob is current at each path. Paths compare bytewise ("C"), so listing
+-- order and cursors are the same on every server whatever its locale.
 CREATE TABLE vault_files (
     tenant_id   uuid NOT NULL,
     vault_id    uuid NOT NULL,
-    path        text NOT NULL,
+    path        text COLLATE "C" NOT NULL,
     blob_hash   bytea NOT NULL CHECK (length(blob_hash) = 32),
     size        bigint NOT NULL CHECK (size >= 0),
     mtime       timestamptz NOT NULL,
@@ -34,7 +35,7 @@ CREATE TABLE change_log (
     vault_id      uuid NOT NULL,
     seq           bigint NOT NULL,
     commit_id     uuid NOT NULL,
-    path          text NOT NULL,
+    path          text COLLATE "C" NOT NULL,
     op            text NOT NULL CHECK (op IN ('create', 'update', 'delete')),
     old_hash      bytea,
     new_hash      bytea,
@@ -51,13 +52,15 @@ CREATE TABLE change_log (
     FOREIGN KEY (tenant_id, vault_id) REFERENCES vaults (tenant_id, id) ON DELETE CASCADE
 );
 CREATE INDEX change_log_path ON change_log (tenant_id, vault_id, path, seq);
+-- Downloads by hash check the vault ever held the content.
+CREATE INDEX change_log_new_hash ON change_log (tenant_id, vault_id, new_hash);
 
 -- Pre-images kept for restore: the content a change replaced or removed.
 CREATE TABLE snapshots (
     tenant_id   uuid NOT NULL,
     vault_id    uuid NOT NULL,
     id          uuid NOT NULL,
-    path        text NOT NULL,
+    path        text COLLATE "C" NOT NULL,
     blob_hash   bytea NOT NULL,
     size        bigint NOT NULL,
     seq         bigint NOT NULL,
@@ -72,7 +75,7 @@ CREATE TABLE trash (
     tenant_id      uuid NOT NULL,
     vault_id       uuid NOT NULL,
     id             uuid NOT NULL,
-    original_path  text NOT NULL,
+    original_path  text COLLATE "C" NOT NULL,
     blob_hash      bytea NOT NULL,
     size           bigint NOT NULL,
     seq            bigint NOT NULL,
@@ -124,7 +127,7 @@ $$;
 CREATE TABLE reconcile_state (
     tenant_id   uuid NOT NULL,
     vault_id    uuid NOT NULL,
-    path        text NOT NULL,
+    path        text COLLATE "C" NOT NULL,
     size        bigint NOT NULL,
     modified    timestamptz NOT NULL,
     e_tag       text,

@@ -154,11 +154,12 @@ fn bytes_response(hash: &Hash, bytes: bytes::Bytes) -> Response {
 }
 
 async fn fetch_blob(state: &AppState, caller: &Caller, hash: &Hash) -> ApiResult<bytes::Bytes> {
-    state.blobs.get_blob(caller.tenant_id, hash).await.map_err(|e| {
-        tracing::error!(error = %crate::error_chain(&e), "blob read failed");
-        match e {
-            otc_blobs::BlobError::NotFound => ApiError::internal(),
-            _ => ApiError::unavailable(),
+    state.blobs.get_blob(caller.tenant_id, hash).await.map_err(|e| match e {
+        // Old content whose last snapshot aged out has been collected.
+        otc_blobs::BlobError::NotFound => tool_err(ErrorCode::NotFound, "that content is no longer kept"),
+        other => {
+            tracing::error!(error = %crate::error_chain(&other), "blob read failed");
+            ApiError::unavailable()
         }
     })
 }

@@ -402,7 +402,7 @@ impl TenantTx {
         let rows = sqlx::query!(
             r#"SELECT path, blob_hash, size, mtime, kind, seq FROM vault_files
                 WHERE tenant_id = $1 AND vault_id = $2 AND ($3::text IS NULL OR path > $3)
-                ORDER BY path COLLATE "C" LIMIT $4"#,
+                ORDER BY path LIMIT $4"#,
             self.tenant,
             vault,
             after,

@@ -124,8 +124,8 @@ impl Store {
     /// Opens a transaction confined to `tenant` by row-level security.
     pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("SET LOCAL ROLE otc_app").execute(&mut *tx).await?;
-        sqlx::query("SELECT set_config('app.tenant_id', $1, true)")
+        // One round trip for both: `role` is the setting SET LOCAL ROLE changes.
+        sqlx::query("SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', $1, true)")
             .bind(tenant.to_string())
             .execute(&mut *tx)
             .await?;
