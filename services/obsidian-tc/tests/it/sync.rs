@@ -10,8 +10,11 @@ use serde_json::{Value, json};
 
 use crate::harness::{Child, Isolation, TestApp, Tenant, cli_with_env, stderr, stdout};
 
+/// A vault of the shared corpus, which lives in `../shared` beside the checkout.
 fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")).join(name)
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")).join(name);
+    assert!(path.is_dir(), "the shared corpus is expected at {} (../shared beside the checkout)", path.display());
+    path
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
