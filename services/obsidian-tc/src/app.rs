@@ -212,16 +212,23 @@ fn warn_unknown(loaded: &Loaded) {
     }
 }
 
-/// `obsidian-tc serve`
-pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
-    let loaded = load(&sources)?;
-    let config = &loaded.config;
-    let telemetry = otc_telemetry::init(&config.telemetry)?;
+/// What a long-lived role starts from: the configuration, logging and the clients (and the
+/// migrations, when configured to apply them at start).
+async fn start_role(sources: &Sources) -> anyhow::Result<(Loaded, otc_telemetry::Telemetry, Deps)> {
+    let loaded = load(sources)?;
+    let telemetry = otc_telemetry::init(&loaded.config.telemetry)?;
     warn_unknown(&loaded);
-    let deps = Deps::new(config)?;
-    if config.database.migrate_on_start {
+    let deps = Deps::new(&loaded.config)?;
+    if loaded.config.database.migrate_on_start {
         deps.store.migrate().await.context("applying migrations")?;
     }
+    Ok((loaded, telemetry, deps))
+}
+
+/// `obsidian-tc serve`
+pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
+    let (loaded, telemetry, deps) = start_role(&sources).await?;
+    let config = &loaded.config;
     let running = start_gateway(config, &deps, shutdown_signal()).await?;
     running.wait().await.context("gateway")?;
     deps.store.close().await;
@@ -232,14 +239,8 @@ pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
 
 /// `obsidian-tc worker`
 pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
-    let loaded = load(&sources)?;
+    let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
-    let telemetry = otc_telemetry::init(&config.telemetry)?;
-    warn_unknown(&loaded);
-    let deps = Deps::new(config)?;
-    if config.database.migrate_on_start {
-        deps.store.migrate().await.context("applying migrations")?;
-    }
     Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config)).run(shutdown_signal()).await;
     deps.store.close().await;
     telemetry.shutdown();
@@ -267,11 +268,8 @@ pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_tools::Caller)
 
 /// `obsidian-tc stdio`
 pub async fn stdio(sources: Sources, token: &str) -> anyhow::Result<ExitCode> {
-    let loaded = load(&sources)?;
+    let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
-    let telemetry = otc_telemetry::init(&config.telemetry)?;
-    warn_unknown(&loaded);
-    let deps = Deps::new(config)?;
     let caller = authenticate(&deps.store, token).await?;
     serve_stdio(dispatcher(config, &deps)?, caller).await?;
     deps.store.close().await;

@@ -147,6 +147,22 @@ pub struct ChangeRecord {
     pub record_hash: Hash,
 }
 
+/// A manifest row as the database returns it.
+struct FileRow {
+    path: String,
+    blob_hash: Vec<u8>,
+    size: i64,
+    mtime: DateTime<Utc>,
+    kind: String,
+    seq: i64,
+}
+
+impl From<FileRow> for FileEntry {
+    fn from(r: FileRow) -> Self {
+        FileEntry { path: r.path, hash: to_hash(&r.blob_hash), size: r.size, mtime: r.mtime, kind: FileKind::parse(&r.kind), seq: r.seq }
+    }
+}
+
 fn to_hash(bytes: &[u8]) -> Hash {
     let mut out = [0u8; 32];
     if bytes.len() == 32 {
@@ -379,7 +395,8 @@ impl TenantTx {
 
     /// One manifest row.
     pub async fn file(&mut self, vault: Uuid, path: &str) -> Result<Option<FileEntry>> {
-        let row = sqlx::query!(
+        let row = sqlx::query_as!(
+            FileRow,
             "SELECT path, blob_hash, size, mtime, kind, seq FROM vault_files WHERE tenant_id = $1 AND vault_id = $2 AND path = $3",
             self.tenant,
             vault,
@@ -387,19 +404,13 @@ impl TenantTx {
         )
         .fetch_optional(&mut *self.tx)
         .await?;
-        Ok(row.map(|r| FileEntry {
-            path: r.path,
-            hash: to_hash(&r.blob_hash),
-            size: r.size,
-            mtime: r.mtime,
-            kind: FileKind::parse(&r.kind),
-            seq: r.seq,
-        }))
+        Ok(row.map(FileEntry::from))
     }
 
     /// Manifest rows in path order after `after` (exclusive), at most `limit`.
     pub async fn files(&mut self, vault: Uuid, after: Option<&str>, limit: i64) -> Result<Vec<FileEntry>> {
-        let rows = sqlx::query!(
+        let rows = sqlx::query_as!(
+            FileRow,
             r#"SELECT path, blob_hash, size, mtime, kind, seq FROM vault_files
                 WHERE tenant_id = $1 AND vault_id = $2 AND ($3::text IS NULL OR path > $3)
                 ORDER BY path LIMIT $4"#,
@@ -410,17 +421,7 @@ impl TenantTx {
         )
         .fetch_all(&mut *self.tx)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| FileEntry {
-                path: r.path,
-                hash: to_hash(&r.blob_hash),
-                size: r.size,
-                mtime: r.mtime,
-                kind: FileKind::parse(&r.kind),
-                seq: r.seq,
-            })
-            .collect())
+        Ok(rows.into_iter().map(FileEntry::from).collect())
     }
 
     /// Change-log records after `since`, in order, at most `limit`.
