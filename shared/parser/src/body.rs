@@ -1,0 +1,268 @@
+//! The note body: headings and their sections, block ids, wikilinks, embeds, markdown links,
+//! inline tags and tasks. Code blocks, inline code, `%%comments%%` and HTML comments hold
+//! none of them.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use crate::{BlockId, Heading, Link, LinkKind, Lines, Note, Task, TagSource, split_wikilink};
+
+/// Byte ranges (of the whole note) where nothing is parsed.
+struct Zones(Vec<Range<usize>>);
+
+impl Zones {
+    fn contains(&self, offset: usize) -> bool {
+        self.0.iter().any(|z| z.start <= offset && offset < z.end)
+    }
+
+    fn overlaps(&self, range: &Range<usize>) -> bool {
+        self.0.iter().any(|z| z.start < range.end && range.start < z.end)
+    }
+}
+
+pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) {
+    let body = &text[body_start..];
+    let options = Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
+    let mut zones = Vec::new();
+    let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
+    let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
+    let mut open_link: Option<(usize, String, bool, String)> = None;
+    let mut open_heading: Option<(u8, usize, String)> = None;
+    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+        let range = range.start + body_start..range.end + body_start;
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => zones.push(range),
+            Event::Code(_) => zones.push(range),
+            Event::Html(html) | Event::InlineHtml(html) if html.trim_start().starts_with("<!--") => zones.push(range),
+            Event::Start(Tag::Link { dest_url, .. }) => open_link = Some((range.start, dest_url.to_string(), false, String::new())),
+            Event::Start(Tag::Image { dest_url, .. }) => open_link = Some((range.start, dest_url.to_string(), true, String::new())),
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+                if let Some((start, dest, image, text)) = open_link.take() {
+                    md_links.push((start..range.end, dest, image, text));
+                }
+            }
+            Event::Start(Tag::Heading { level, .. }) => open_heading = Some((level_of(level), range.start, String::new())),
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, start, text)) = open_heading.take() {
+                    headings.push((level, start..range.end, text.trim().to_string()));
+                }
+            }
+            Event::Text(t) => {
+                if let Some((_, _, _, text)) = open_link.as_mut() {
+                    text.push_str(&t);
+                }
+                if let Some((_, _, text)) = open_heading.as_mut() {
+                    text.push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    // %%comments%%, outside code.
+    let mut at = body_start;
+    while let Some(found) = text[at..].find("%%") {
+        let open = at + found;
+        if zones.iter().any(|z: &Range<usize>| z.start <= open && open < z.end) {
+            at = open + 2;
+            continue;
+        }
+        let close = text[open + 2..].find("%%").map(|c| open + 2 + c + 2).unwrap_or(text.len());
+        zones.push(open..close);
+        at = close;
+    }
+    let zones = Zones(zones);
+
+    wikilinks(text, body_start, lines, &zones, note);
+    for (range, dest, image, label) in md_links {
+        if zones.overlaps(&range) || is_external(&dest) || dest.is_empty() {
+            continue;
+        }
+        let decoded = percent_decode(&dest);
+        let (target, subpath, _) = split_wikilink(&decoded.replace('|', "%7C"));
+        note.links.push(Link {
+            kind: if image { LinkKind::Embed } else { LinkKind::Body },
+            wiki: false,
+            raw: text[range.clone()].to_string(),
+            target: target.replace("%7C", "|"),
+            subpath,
+            alias: (!label.is_empty()).then_some(label),
+            span: lines.span(range),
+            property: None,
+        });
+    }
+    let end = text.len();
+    for (i, (level, range, heading_text)) in headings.iter().enumerate() {
+        if zones.contains(range.start) {
+            continue;
+        }
+        let section_end = headings[i + 1..].iter().find(|(l, _, _)| l <= level).map(|(_, r, _)| r.start).unwrap_or(end);
+        note.headings.push(Heading { level: *level, text: heading_text.clone(), span: lines.span(range.clone()), section: range.start..section_end });
+    }
+    lines_pass(text, body_start, lines, &zones, note);
+}
+
+fn level_of(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// `[[...]]` and `![[...]]`: on one line, outside the zones.
+fn wikilinks(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, note: &mut Note) {
+    let mut at = body_start;
+    while let Some(found) = text[at..].find("[[") {
+        let open = at + found;
+        at = open + 2;
+        if zones.contains(open) {
+            continue;
+        }
+        let line_end = text[open..].find('\n').map(|n| open + n).unwrap_or(text.len());
+        let Some(close) = text[open + 2..line_end].find("]]") else { continue };
+        let inner = &text[open + 2..open + 2 + close];
+        if inner.trim().is_empty() || inner.contains("[[") {
+            continue;
+        }
+        let embed = open > body_start && text.as_bytes()[open - 1] == b'!';
+        let start = if embed { open - 1 } else { open };
+        let end = open + 2 + close + 2;
+        let (target, subpath, alias) = split_wikilink(inner);
+        note.links.push(Link {
+            kind: if embed { LinkKind::Embed } else { LinkKind::Body },
+            wiki: true,
+            raw: text[start..end].to_string(),
+            target,
+            subpath,
+            alias,
+            span: lines.span(start..end),
+            property: None,
+        });
+        at = end;
+    }
+}
+
+/// Line by line: tasks, block ids, inline tags.
+fn lines_pass(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, note: &mut Note) {
+    let link_ranges: Vec<Range<usize>> = note.links.iter().filter(|l| l.kind != LinkKind::Property).map(|l| l.span.range()).collect();
+    for line in lines.line_of(body_start)..lines.count() {
+        let range = lines.line_range(line);
+        if range.start < body_start || zones.contains(range.start) {
+            continue;
+        }
+        let content = &text[range.clone()];
+        if let Some(task) = task(content) {
+            note.tasks.push(Task { status: task.0, text: task.1.to_string(), span: lines.span(range.clone()) });
+        }
+        if let Some(id) = block_id(content) {
+            let start = range.end - id.len() - 1;
+            if !zones.contains(start) {
+                note.blocks.push(BlockId { id: id.to_string(), span: lines.span(start..range.end), line });
+            }
+        }
+        for (offset, name) in inline_tags(content) {
+            let start = range.start + offset;
+            let end = start + 1 + name.len();
+            if zones.overlaps(&(start..end)) || link_ranges.iter().any(|r| r.start <= start && start < r.end) {
+                continue;
+            }
+            note.tags.push(crate::Tag { name: name.to_string(), source: TagSource::Inline, span: Some(lines.span(start..end)) });
+        }
+    }
+}
+
+/// `- [ ] text`, `* [x] text`, `1. [?] text`: (status, text).
+fn task(line: &str) -> Option<(char, &str)> {
+    let trimmed = line.trim_start_matches([' ', '\t']).trim_start_matches('>').trim_start();
+    let rest = if let Some(r) = trimmed.strip_prefix(['-', '*', '+']) {
+        r
+    } else {
+        let digits = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+        if digits == 0 {
+            return None;
+        }
+        trimmed[digits..].strip_prefix(['.', ')'])?
+    };
+    let rest = rest.strip_prefix([' ', '\t'])?.trim_start();
+    let mut chars = rest.chars();
+    if chars.next()? != '[' {
+        return None;
+    }
+    let status = chars.next()?;
+    if chars.next()? != ']' || status == '\n' {
+        return None;
+    }
+    let after = &rest[2 + status.len_utf8()..];
+    if !(after.is_empty() || after.starts_with([' ', '\t'])) {
+        return None;
+    }
+    Some((status, after.trim()))
+}
+
+/// A `^block-id` closing the line, after whitespace.
+fn block_id(line: &str) -> Option<&str> {
+    let trimmed = line.trim_end();
+    let caret = trimmed.rfind('^')?;
+    let id = &trimmed[caret + 1..];
+    let before = &trimmed[..caret];
+    let valid = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    (valid && (before.is_empty() || before.ends_with([' ', '\t']))).then_some(id)
+}
+
+/// `#tag` and `#nested/tag`: after the line start or whitespace; letters, digits, `_`, `-`, `/`
+/// and any non-ASCII; not all digits. Returns (byte offset of `#`, name).
+fn inline_tags(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    for (i, _) in line.match_indices('#') {
+        if i > 0 && !(bytes[i - 1] as char).is_whitespace() && !"([{,;".contains(bytes[i - 1] as char) {
+            continue;
+        }
+        let rest = &line[i + 1..];
+        let len = rest
+            .char_indices()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '-' || *c == '/' || !c.is_ascii()))
+            .map(|(at, _)| at)
+            .unwrap_or(rest.len());
+        let name = rest[..len].trim_end_matches('/');
+        if name.is_empty() || name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        out.push((i, name));
+    }
+    out
+}
+
+fn is_external(dest: &str) -> bool {
+    match dest.split_once(':') {
+        // A scheme is letters (and + - .) before the colon; a Windows-style "C:" is not a link here.
+        Some((scheme, _)) => {
+            scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }
+        None => dest.starts_with("//"),
+    }
+}
+
+/// `%20` and friends, as Obsidian decodes markdown link targets.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = ((bytes[i + 1] as char).to_digit(16), (bytes[i + 2] as char).to_digit(16))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}

@@ -1,0 +1,206 @@
+//! Obsidian markdown, parsed with no I/O. Everything found carries its exact byte range and its
+//! line and column, so later rewrites can splice the text in place.
+//!
+//! Positions: `offset` is a byte offset into the whole note; `line` and `col` are 0-based, the
+//! column counted in characters (as Obsidian's own cache counts them). Property links are
+//! positioned in the file like everything else.
+
+mod body;
+mod frontmatter;
+mod lines;
+
+use serde::Serialize;
+
+pub use lines::Lines;
+
+/// A place in the note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Pos {
+    pub offset: usize,
+    pub line: usize,
+    pub col: usize,
+}
+
+/// A range of the note: `start` inclusive, `end` exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub start: Pos,
+    pub end: Pos,
+}
+
+impl Span {
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start.offset..self.end.offset
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKind {
+    /// `[[X]]` or `[text](X)` in the body.
+    Body,
+    /// `![[X]]` or `![alt](X)`.
+    Embed,
+    /// A wikilink inside a frontmatter string value.
+    Property,
+}
+
+/// What follows `#` in a link target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", content = "value", rename_all = "lowercase")]
+pub enum Subpath {
+    /// `#Heading` (nested headings as `A#B`).
+    Heading(String),
+    /// `#^block-id`.
+    Block(String),
+}
+
+/// One link, wikilink or markdown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Link {
+    pub kind: LinkKind,
+    /// Whether it is written `[[...]]` (else `[...](...)`).
+    pub wiki: bool,
+    /// The whole link as written, brackets included.
+    pub raw: String,
+    /// The target path or name as Obsidian reads it (markdown targets percent-decoded); empty
+    /// for a link into the same note (`[[#Heading]]`).
+    pub target: String,
+    pub subpath: Option<Subpath>,
+    /// `[[X|alias]]`, or a markdown link's text.
+    pub alias: Option<String>,
+    pub span: Span,
+    /// For property links: the top-level property it sits under.
+    pub property: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Heading {
+    pub level: u8,
+    pub text: String,
+    /// The heading line.
+    pub span: Span,
+    /// The heading's subtree: up to the next heading of the same or a higher level.
+    pub section: std::ops::Range<usize>,
+}
+
+/// A `^block-id` at the end of a block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockId {
+    pub id: String,
+    pub span: Span,
+    /// The block it names (its line).
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TagSource {
+    Inline,
+    Frontmatter,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tag {
+    /// Without the `#`; nested tags keep their `/`.
+    pub name: String,
+    pub source: TagSource,
+    /// Inline tags only.
+    pub span: Option<Span>,
+}
+
+/// A list item with a checkbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Task {
+    /// The character between the brackets: ' ' open, 'x' done, others custom.
+    pub status: char,
+    pub text: String,
+    pub span: Span,
+}
+
+impl Task {
+    pub fn done(&self) -> bool {
+        matches!(self.status, 'x' | 'X')
+    }
+}
+
+/// The YAML block at the top of a note.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Frontmatter {
+    /// The whole block, `---` lines included.
+    pub span: Span,
+    /// The properties, or `None` when the YAML does not parse.
+    pub value: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+/// Everything found in one note.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    pub frontmatter: Option<Frontmatter>,
+    /// Body and property links, in file order.
+    pub links: Vec<Link>,
+    pub headings: Vec<Heading>,
+    pub blocks: Vec<BlockId>,
+    pub tags: Vec<Tag>,
+    pub aliases: Vec<String>,
+    pub tasks: Vec<Task>,
+    /// Where the body starts (after the frontmatter).
+    pub body_start: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Parses one note.
+pub fn parse(text: &str) -> Note {
+    let lines = Lines::new(text);
+    let mut note = Note {
+        frontmatter: None,
+        links: Vec::new(),
+        headings: Vec::new(),
+        blocks: Vec::new(),
+        tags: Vec::new(),
+        aliases: Vec::new(),
+        tasks: Vec::new(),
+        body_start: 0,
+        warnings: Vec::new(),
+    };
+    if let Some(found) = frontmatter::parse(text, &lines) {
+        note.body_start = found.body_start;
+        note.links.extend(found.links);
+        note.tags.extend(found.tags.into_iter().map(|name| Tag { name, source: TagSource::Frontmatter, span: None }));
+        note.aliases = found.aliases;
+        if let Some(error) = &found.frontmatter.error {
+            note.warnings.push(format!("frontmatter does not parse: {error}"));
+        }
+        note.frontmatter = Some(found.frontmatter);
+    }
+    body::parse(text, note.body_start, &lines, &mut note);
+    note.links.sort_by_key(|l| l.span.start.offset);
+    note
+}
+
+/// Splits a wikilink's inner text (`target#sub|alias`) into its parts.
+pub fn split_wikilink(inner: &str) -> (String, Option<Subpath>, Option<String>) {
+    // In a table the pipe is escaped: `[[X\|alias]]`.
+    let (link, alias) = match inner.find("\\|") {
+        Some(at) => (&inner[..at], Some(&inner[at + 2..])),
+        None => match inner.split_once('|') {
+            Some((link, alias)) => (link, Some(alias)),
+            None => (inner, None),
+        },
+    };
+    let (target, subpath) = match link.split_once('#') {
+        Some((target, sub)) => {
+            let sub = match sub.strip_prefix('^') {
+                Some(block) => Subpath::Block(block.trim().to_string()),
+                None => Subpath::Heading(sub.trim().to_string()),
+            };
+            (target, Some(sub))
+        }
+        None => (link, None),
+    };
+    (target.trim().to_string(), subpath, alias.map(|a| a.to_string()))
+}
+
+#[cfg(test)]
+mod tests;
