@@ -166,8 +166,32 @@ pub struct LocalFile {
     pub size: u64,
 }
 
+/// Size and modification time: when both match the last scan, the file is not read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    size: u64,
+    mtime_ns: u128,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+        Some(Self { size: meta.len(), mtime_ns: mtime.as_nanos() })
+    }
+}
+
 /// Every file under `root` that sync handles, by vault path.
 pub fn scan(root: &Path) -> anyhow::Result<BTreeMap<String, LocalFile>> {
+    Ok(scan_with(root, &BTreeMap::new())?.0)
+}
+
+/// [`scan`], reusing the hash of every file whose size and modification time are those in
+/// `known` (the last pass's stamps); returns the files and their stamps now.
+fn scan_with(
+    root: &Path,
+    known: &BTreeMap<String, (Stamp, String)>,
+) -> anyhow::Result<(BTreeMap<String, LocalFile>, BTreeMap<String, (Stamp, String)>)> {
+    let mut stamps = BTreeMap::new();
     let ignore = otc_vault::ignore::Ignore::new(&std::fs::read_to_string(root.join(".otcignore")).unwrap_or_default());
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -190,11 +214,18 @@ pub fn scan(root: &Path) -> anyhow::Result<BTreeMap<String, LocalFile>> {
             if !kind.is_file() || ignore.is_ignored(&path) || path == ".otcignore" {
                 continue;
             }
-            let bytes = std::fs::read(&full).with_context(|| format!("reading {}", full.display()))?;
-            out.insert(path.clone(), LocalFile { hash: sha256_hex(&bytes), size: bytes.len() as u64, path });
+            let stamp = entry.metadata().ok().and_then(|m| Stamp::of(&m));
+            let hash = match (stamp, known.get(&path)) {
+                (Some(now), Some((then, hash))) if now == *then => hash.clone(),
+                _ => sha256_hex(&std::fs::read(&full).with_context(|| format!("reading {}", full.display()))?),
+            };
+            if let Some(stamp) = stamp {
+                stamps.insert(path.clone(), (stamp, hash.clone()));
+            }
+            out.insert(path.clone(), LocalFile { hash, size: stamp.map(|s| s.size).unwrap_or(0), path });
         }
     }
-    Ok(out)
+    Ok((out, stamps))
 }
 
 /// Progress on one line of stderr.
@@ -290,6 +321,9 @@ struct State {
     vault: String,
     seq: i64,
     files: BTreeMap<String, String>,
+    /// The local files' stamps at the last pass, so unchanged files are not read again.
+    #[serde(default)]
+    stamps: BTreeMap<String, (Stamp, String)>,
 }
 
 fn state_path(root: &Path) -> PathBuf {
@@ -368,7 +402,7 @@ pub async fn sync_once(client: &Client, root: &Path) -> anyhow::Result<SyncRepor
 
 async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
     let mut state = load_state(root, &client.vault)?;
-    let local = scan(root)?;
+    let (local, _) = scan_with(root, &state.stamps)?;
     let (head, remote) = client.manifest().await?;
     let mut report = SyncReport { seq: head, ..SyncReport::default() };
     let paths: BTreeSet<String> = local.keys().chain(remote.keys()).chain(state.files.keys()).cloned().collect();
@@ -464,6 +498,8 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
     }
     state.seq = report.seq;
     state.files = next;
+    // Stamps after this pass's own writes and renames, so they are not read again next time.
+    state.stamps = scan_with(root, &state.stamps)?.1;
     save_state(root, &state)?;
     Ok(report)
 }
