@@ -160,3 +160,60 @@ fn the_whole_corpus_parses_and_every_span_splices() {
     }
     assert!(notes > 500, "{notes}");
 }
+
+/// Splicing one wikilink's target leaves everything else found in the note identical (only
+/// shifted by the length difference): over every wikilink of every corpus note.
+#[test]
+fn splicing_one_link_leaves_the_rest_identical() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus"));
+    let mut stack = vec![root.to_path_buf()];
+    let mut spliced = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let before = parse(&text);
+            for (i, link) in before.links.iter().enumerate() {
+                if !link.wiki || link.target.is_empty() || link.target.contains("Zz") {
+                    continue;
+                }
+                let Some(at) = link.raw.find(&link.target) else { continue };
+                let new_raw = format!("{}Zz Renamed{}", &link.raw[..at], &link.raw[at + link.target.len()..]);
+                let range = link.span.range();
+                let new_text = format!("{}{new_raw}{}", &text[..range.start], &text[range.end..]);
+                let delta = new_raw.len() as isize - link.raw.len() as isize;
+                let after = parse(&new_text);
+                let where_ = format!("{} link {i} ({})", path.display(), link.raw);
+                assert_eq!(after.links.len(), before.links.len(), "{where_}");
+                for (j, (a, b)) in after.links.iter().zip(&before.links).enumerate() {
+                    if j == i {
+                        assert_eq!(a.target, "Zz Renamed", "{where_}");
+                        assert_eq!((&a.subpath, &a.alias, a.kind, &a.property), (&b.subpath, &b.alias, b.kind, &b.property), "{where_}");
+                        continue;
+                    }
+                    assert_eq!((&a.raw, &a.target, &a.subpath, &a.alias, a.kind), (&b.raw, &b.target, &b.subpath, &b.alias, b.kind), "{where_}");
+                    let shift = if b.span.start.offset > range.start { delta } else { 0 };
+                    assert_eq!(a.span.start.offset as isize, b.span.start.offset as isize + shift, "{where_}");
+                }
+                // A heading that holds the link itself changes with it; every other stays.
+                let line = link.span.start.line;
+                let names = |n: &Note| n.headings.iter().filter(|h| h.span.start.line != line).map(|h| h.text.clone()).collect::<Vec<_>>();
+                assert_eq!(names(&after), names(&before), "{where_}");
+                assert_eq!(after.headings.len(), before.headings.len(), "{where_}");
+                let tags = |n: &Note| n.tags.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+                assert_eq!(tags(&after), tags(&before), "{where_}");
+                assert_eq!(after.tasks.len(), before.tasks.len(), "{where_}");
+                assert_eq!(after.blocks.len(), before.blocks.len(), "{where_}");
+                spliced += 1;
+            }
+        }
+    }
+    assert!(spliced > 1000, "{spliced}");
+}
