@@ -597,3 +597,53 @@ async fn round_robin_proxy(
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     (addr, counts)
 }
+
+/// `explain_auto_mode` writes one `obsidian-tc toolFacade.explain {...}` JSON line to stderr per
+/// resolution, naming the client, the keys checked, the rule and the mode.
+#[tokio::test]
+async fn explain_auto_mode_writes_one_json_line_per_resolution() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_obsidian-tc"))
+        .arg("stdio")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(iso.env())
+        .env("OTC_TOKEN", token)
+        .env("OTC__TOOL_FACADE__MODE", "auto")
+        .env("OTC__TOOL_FACADE__EXPLAIN_AUTO_MODE", "true")
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "Zed\u{7}Editor", "version": "1"}}});
+    for message in [init, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})] {
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+    let mut answered = 0;
+    while answered < 2 {
+        let line = tokio::time::timeout(Duration::from_secs(20), stdout.next_line()).await.unwrap().unwrap().unwrap();
+        if serde_json::from_str::<Value>(&line).unwrap().get("id").is_some() {
+            answered += 1;
+        }
+    }
+    drop(stdin);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
+    let _ = child.wait().await;
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("obsidian-tc toolFacade.explain ")).collect();
+    assert!(!lines.is_empty(), "{stderr}");
+    let record: Value = serde_json::from_str(lines[0].trim_start_matches("obsidian-tc toolFacade.explain ")).unwrap();
+    assert_eq!(record["client_name"], "ZedEditor", "control characters are stripped: {record}");
+    assert_eq!(record["rule"], "no-match");
+    assert_eq!(record["mode"], "triad");
+    assert_eq!(record["fallback"], "triad");
+}
