@@ -10,7 +10,11 @@ use crate::{ApiError, AppState};
 pub type Caller = otc_store::Authenticated;
 
 /// Requires `Authorization: Bearer <token>` naming a live token; attaches the [`Caller`].
-pub async fn require_token(State(state): State<AppState>, mut request: Request, next: Next) -> Result<Response, ApiError> {
+pub async fn require_token(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
     let header = request.headers().get(header::AUTHORIZATION).ok_or_else(ApiError::missing_token)?;
     let header = header.to_str().map_err(|_| ApiError::invalid_token())?;
     let (scheme, token) = header.split_once(' ').ok_or_else(ApiError::invalid_token)?;

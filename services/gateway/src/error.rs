@@ -31,8 +31,7 @@ struct Inner<'a> {
 }
 
 const REALM: &str = r#"Bearer realm="obsidian-tc""#;
-const REALM_INVALID: &str =
-    r#"Bearer realm="obsidian-tc", error="invalid_token", error_description="the token is malformed, unknown, expired or revoked""#;
+const REALM_INVALID: &str = r#"Bearer realm="obsidian-tc", error="invalid_token", error_description="the token is malformed, unknown, expired or revoked""#;
 
 impl ApiError {
     /// No credential was sent.
@@ -130,7 +129,13 @@ impl IntoResponse for ApiError {
         let retryable = matches!(self.status, StatusCode::SERVICE_UNAVAILABLE | StatusCode::INTERNAL_SERVER_ERROR);
         let retryable = retryable || otc_errors::ErrorCode::parse(self.code).is_some_and(|c| c.retryable());
         let body = Body {
-            error: Inner { code: self.code, message: &self.message, recovery: self.recovery, retryable, details: &self.details },
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+                recovery: self.recovery,
+                retryable,
+                details: &self.details,
+            },
         };
         let mut response = (self.status, Json(body)).into_response();
         if let Some(value) = self.www_authenticate {

@@ -1,4 +1,4 @@
-//! The HTTP gateway: health, authentication and (in later work) MCP and the sync API.
+//! The HTTP gateway: health, authentication, MCP (streamable HTTP) and the sync API.
 //!
 //! Stateless: everything a request needs is in Postgres, Redis or the object store, so any
 //! replica answers any request.
@@ -18,8 +18,8 @@ use axum::Router;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
-use otc_kv::Kv;
 use otc_catalog::facade::{Subset, Surface};
+use otc_kv::Kv;
 use otc_store::Store;
 use otc_tools::Dispatcher;
 use tokio::net::TcpListener;
@@ -62,7 +62,8 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let surface = |surface| mcp::http_service(state.dispatcher.clone(), surface, &state.mcp);
     // Uploads carry whole files: they have their own limit (sync.max_blob_bytes), enforced by
     // the handler with a JSON answer, instead of the general body limit.
-    let uploads = Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync::download_blob).put(sync::upload_blob));
+    let uploads =
+        Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync::download_blob).put(sync::upload_blob));
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/vaults", get(sync::list_vaults))

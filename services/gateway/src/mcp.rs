@@ -7,9 +7,9 @@ use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
 use otc_tools::{Caller, Dispatcher};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::StreamableHttpServerConfig;
@@ -56,14 +56,12 @@ impl McpServer {
 
 /// The wire form of an advertised tool.
 pub fn to_wire(tool: AdvertisedTool) -> Tool {
-    let mut wire = Tool::new(tool.name, tool.description, tool.input_schema)
-        .with_title(tool.title)
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(tool.annotations.read_only)
-                .destructive(tool.annotations.destructive)
-                .open_world(tool.annotations.open_world),
-        );
+    let mut wire = Tool::new(tool.name, tool.description, tool.input_schema).with_title(tool.title).with_annotations(
+        ToolAnnotations::new()
+            .read_only(tool.annotations.read_only)
+            .destructive(tool.annotations.destructive)
+            .open_world(tool.annotations.open_world),
+    );
     if let Some(output) = tool.output_schema {
         wire = wire.with_raw_output_schema(Arc::new(output));
     }
@@ -137,8 +135,10 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&ctx)?;
         let name = self.client_name(&ctx);
-        let outcome =
-            self.dispatcher.call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments).await;
+        let outcome = self
+            .dispatcher
+            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments)
+            .await;
         Ok(match outcome {
             Ok(value) => success(value),
             Err(err) => {
@@ -166,7 +166,11 @@ pub fn http_service(
     settings: &McpHttpSettings,
 ) -> StreamableHttpService<McpServer, NeverSessionManager> {
     let server = McpServer { dispatcher, surface, fixed_caller: None };
-    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), http_config(settings))
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        http_config(settings),
+    )
 }
 
 /// The transport settings every MCP HTTP endpoint uses: stateless, JSON responses, host and

@@ -33,7 +33,8 @@ fn require(caller: &Caller, scope: &str) -> ApiResult<()> {
         return Ok(());
     }
     Err(ApiError::from_tool(
-        ToolError::with_message(ErrorCode::Forbidden, format!("this needs scope {scope}")).detail("required", vec![scope.to_string()]),
+        ToolError::with_message(ErrorCode::Forbidden, format!("this needs scope {scope}"))
+            .detail("required", vec![scope.to_string()]),
     ))
 }
 
@@ -68,7 +69,10 @@ pub struct VaultRow {
 }
 
 /// GET /v1/vaults
-pub async fn list_vaults(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> ApiResult<Json<serde_json::Value>> {
+pub async fn list_vaults(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> ApiResult<Json<serde_json::Value>> {
     let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
     let vaults = tx.list_vaults().await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
@@ -177,7 +181,9 @@ pub async fn download_file(
     let entry = tx.file(vault.id, &query.path).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     let entry = entry.ok_or_else(|| {
-        ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", query.path.clone()))
+        ApiError::from_tool(
+            ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", query.path.clone()),
+        )
     })?;
     let bytes = fetch_blob(&state, &caller, &entry.hash).await?;
     Ok(bytes_response(&entry.hash, bytes))
@@ -216,15 +222,19 @@ pub async fn upload_blob(
     let limit = state.sync.max_blob_bytes;
     let too_large = || {
         ApiError::from_tool(
-            ToolError::with_message(ErrorCode::Overflow, format!("the file is larger than the upload limit of {limit} bytes"))
-                .detail("limit", limit),
+            ToolError::with_message(
+                ErrorCode::Overflow,
+                format!("the file is larger than the upload limit of {limit} bytes"),
+            )
+            .detail("limit", limit),
         )
     };
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
     let size = bytes.len() as i64;
     if otc_blobs::Blobs::hash_of(&bytes) != hash {
         return Err(ApiError::from_tool(
-            ToolError::with_message(ErrorCode::InvalidInput, "the uploaded bytes do not hash to the hash in the URL").detail("field", "hash"),
+            ToolError::with_message(ErrorCode::InvalidInput, "the uploaded bytes do not hash to the hash in the URL")
+                .detail("field", "hash"),
         ));
     }
     // The inventory row first, then the object: garbage collection locks the row while it
@@ -233,9 +243,9 @@ pub async fn upload_blob(
     tx.record_blob(&hash, size).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     state.blobs.put_blob(caller.tenant_id, &hash, bytes).await.map_err(|e| match e {
-        otc_blobs::BlobError::HashMismatch { .. } => ApiError::from_tool(
-            ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "hash"),
-        ),
+        otc_blobs::BlobError::HashMismatch { .. } => {
+            ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "hash"))
+        }
         other => {
             tracing::error!(error = %crate::error_chain(&other), "blob write failed");
             ApiError::unavailable()
@@ -284,15 +294,19 @@ pub async fn commit(
     Path(vault): Path<String>,
     request: Result<Json<CommitRequest>, axum::extract::rejection::JsonRejection>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let Json(request) = request.map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {}", e.body_text())))?;
+    let Json(request) =
+        request.map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {}", e.body_text())))?;
     require(&caller, "write:notes")?;
     if request.changes.is_empty() {
         return Err(tool_err(ErrorCode::InvalidInput, "commit: changes is empty"));
     }
     if request.changes.len() > state.sync.max_commit_changes {
         return Err(ApiError::from_tool(
-            ToolError::with_message(ErrorCode::InvalidInput, format!("commit: at most {} changes per commit", state.sync.max_commit_changes))
-                .detail("field", "changes"),
+            ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("commit: at most {} changes per commit", state.sync.max_commit_changes),
+            )
+            .detail("field", "changes"),
         ));
     }
     if request.changes.iter().any(|c| c.delete) {
@@ -306,7 +320,8 @@ pub async fn commit(
         otc_vault::check_path(path).map_err(ApiError::from_tool)?;
         if !seen.insert(path.as_str()) {
             return Err(ApiError::from_tool(
-                ToolError::with_message(ErrorCode::InvalidInput, "commit: a path appears twice").detail("path", path.clone()),
+                ToolError::with_message(ErrorCode::InvalidInput, "commit: a path appears twice")
+                    .detail("path", path.clone()),
             ));
         }
     }
@@ -322,7 +337,8 @@ pub async fn commit(
         let action = match (&c.put, c.delete) {
             (Some(put), false) => {
                 if !existing.contains(&c.path) {
-                    otc_vault::check_new_name(&c.path).map_err(|e| ApiError::from_tool(e.detail("path_index", changes.len())))?;
+                    otc_vault::check_new_name(&c.path)
+                        .map_err(|e| ApiError::from_tool(e.detail("path_index", changes.len())))?;
                 }
                 let hash = parse_hash(&put.hash)?;
                 wanted.push(hash);
@@ -331,8 +347,11 @@ pub async fn commit(
             (None, true) => Action::Delete,
             _ => {
                 return Err(ApiError::from_tool(
-                    ToolError::with_message(ErrorCode::InvalidInput, "commit: each change has either put or delete: true")
-                        .detail("path", c.path.clone()),
+                    ToolError::with_message(
+                        ErrorCode::InvalidInput,
+                        "commit: each change has either put or delete: true",
+                    )
+                    .detail("path", c.path.clone()),
                 ));
             }
         };
@@ -343,9 +362,12 @@ pub async fn commit(
         if let Action::Put { hash, size, .. } = &mut change.action {
             *size = *sizes.get(hash).ok_or_else(|| {
                 ApiError::from_tool(
-                    ToolError::with_message(ErrorCode::InvalidInput, "commit: content not uploaded; PUT the blob first")
-                        .detail("path", change.path.clone())
-                        .detail("hash", hex::encode(*hash)),
+                    ToolError::with_message(
+                        ErrorCode::InvalidInput,
+                        "commit: content not uploaded; PUT the blob first",
+                    )
+                    .detail("path", change.path.clone())
+                    .detail("hash", hex::encode(*hash)),
                 )
             })?;
         }
@@ -361,7 +383,9 @@ pub async fn commit(
     match outcome {
         Ok(done) => {
             tx.commit().await.map_err(store_err)?;
-            Ok(Json(json!({ "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed })))
+            Ok(Json(
+                json!({ "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed }),
+            ))
         }
         Err(stale) => Err(ApiError::from_tool(
             ToolError::with_message(

@@ -1,5 +1,5 @@
-use axum::extract::{Extension, State};
 use axum::Json;
+use axum::extract::{Extension, State};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -29,7 +29,10 @@ struct Named {
 }
 
 /// Who the bearer token speaks for: tenant, principal, scopes and vault binding.
-pub async fn whoami(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<WhoAmI>, ApiError> {
+pub async fn whoami(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<WhoAmI>, ApiError> {
     let fetch = async {
         let mut tx = state.store.begin(caller.tenant_id).await?;
         let tenant = tx.tenant().await?;

@@ -39,9 +39,8 @@ pub fn sources(file: Option<PathBuf>, set: &[String]) -> anyhow::Result<Sources>
     let env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
     let mut sources = Sources::new(file, env);
     for pair in set {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| ConfigProblems(vec![format!("--set {pair}: expected KEY=VALUE")]))?;
+        let (key, value) =
+            pair.split_once('=').ok_or_else(|| ConfigProblems(vec![format!("--set {pair}: expected KEY=VALUE")]))?;
         let key = key.trim();
         sources = sources.flag(key, value, &format!("--set {key}"));
     }
@@ -51,9 +50,7 @@ pub fn sources(file: Option<PathBuf>, set: &[String]) -> anyhow::Result<Sources>
 /// Loads and validates; any problem is a [`ConfigProblems`].
 pub fn load(sources: &Sources) -> anyhow::Result<Loaded> {
     let loaded = sources.load().map_err(|e| ConfigProblems(vec![e.to_string()]))?;
-    loaded
-        .validate()
-        .map_err(|problems| ConfigProblems(problems.iter().map(ToString::to_string).collect()))?;
+    loaded.validate().map_err(|problems| ConfigProblems(problems.iter().map(ToString::to_string).collect()))?;
     Ok(loaded)
 }
 
@@ -71,7 +68,11 @@ pub fn dispatcher(config: &Config, deps: &Deps) -> anyhow::Result<Arc<Dispatcher
 }
 
 /// The dispatcher over `tools` (tests add their own probes to the real set).
-pub fn dispatcher_with(config: &Config, deps: &Deps, tools: Vec<otc_tools::ToolEntry>) -> anyhow::Result<Arc<Dispatcher>> {
+pub fn dispatcher_with(
+    config: &Config,
+    deps: &Deps,
+    tools: Vec<otc_tools::ToolEntry>,
+) -> anyhow::Result<Arc<Dispatcher>> {
     let services = Services {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
@@ -241,7 +242,9 @@ pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
 pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
-    Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config)).run(shutdown_signal()).await;
+    Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config))
+        .run(shutdown_signal())
+        .await;
     deps.store.close().await;
     telemetry.shutdown();
     Ok(ExitCode::SUCCESS)

@@ -42,10 +42,8 @@ pub struct DevArgs {
 /// A vault name from a folder name: the characters vault names allow, the rest as dashes.
 pub fn vault_name_for(dir: &Path) -> String {
     let base = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut name: String = base
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || " ._-".contains(c) { c } else { '-' })
-        .collect();
+    let mut name: String =
+        base.chars().map(|c| if c.is_ascii_alphanumeric() || " ._-".contains(c) { c } else { '-' }).collect();
     name = name.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).chars().take(100).collect();
     if name.is_empty() { "vault".into() } else { name }
 }
@@ -109,7 +107,8 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     );
     let mirror_dir = vault_dir.clone();
     let mirror_stop = until_stopped(stopped.clone());
-    let mirror = tokio::spawn(async move { sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await });
+    let mirror =
+        tokio::spawn(async move { sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await });
 
     if args.stdio {
         // Standard output belongs to MCP: nothing else may be printed there.
@@ -203,5 +202,7 @@ fn print_client_config(addr: &str, token: &str, vault: &str, dir: &Path) {
     println!("  token:   {token}   (tenant {DEV_TENANT}, all scopes; kept in the data folder)");
     println!("  MCP client configuration (e.g. .mcp.json):");
     println!("{}", serde_json::to_string_pretty(&config).expect("static JSON"));
-    println!("  Claude Code: claude mcp add --transport http obsidian-tc {url} --header \"Authorization: Bearer {token}\"");
+    println!(
+        "  Claude Code: claude mcp add --transport http obsidian-tc {url} --header \"Authorization: Bearer {token}\""
+    );
 }

@@ -100,7 +100,9 @@ fn check_tool_settings(config: &Config) -> Vec<Line> {
     }
     for (key, list) in [("hidden_tags", &v.hidden_tags), ("disabled_tags", &v.disabled_tags)] {
         for tag in list.iter().filter(|t| !otc_catalog::tags::is_known(t)) {
-            lines.push(Line::Problem(format!("tool_visibility.{key} names {tag:?}, which is not a tag: see the tag vocabulary")));
+            lines.push(Line::Problem(format!(
+                "tool_visibility.{key} names {tag:?}, which is not a tag: see the tag vocabulary"
+            )));
         }
     }
     lines
@@ -110,7 +112,9 @@ async fn check_postgres(config: &Config, deps: &Deps, limit: Duration) -> Vec<Li
     let url = redact_url(&config.database.url);
     let fix = "start it (`scripts/services up` locally) or fix database.url / OTC__DATABASE__URL";
     match tokio::time::timeout(limit, deps.store.connect_once()).await {
-        Err(_) => return vec![Line::Problem(format!("postgres at {url} did not answer within {}s: {fix}", limit.as_secs()))],
+        Err(_) => {
+            return vec![Line::Problem(format!("postgres at {url} did not answer within {}s: {fix}", limit.as_secs()))];
+        }
         Ok(Err(e)) => {
             return vec![Line::Problem(format!("postgres at {url} is unreachable ({}): {fix}", root_cause(&e)))];
         }
@@ -148,10 +152,13 @@ async fn check_redis(config: &Config, deps: &Deps, limit: Duration) -> Line {
 
 async fn check_objects(deps: &Deps, limit: Duration) -> Line {
     let what = deps.blobs.describe().to_string();
-    let fix = "start it (`scripts/services up` locally) or fix the object_store.* settings (bucket, endpoint, credentials)";
+    let fix =
+        "start it (`scripts/services up` locally) or fix the object_store.* settings (bucket, endpoint, credentials)";
     match tokio::time::timeout(limit * 3, deps.blobs.round_trip()).await {
         Ok(Ok(())) => Line::Ok(format!("object store: {what} (write, read and delete work)")),
-        Ok(Err(e)) => Line::Problem(format!("object store {what} failed a write/read/delete ({}): {fix}", root_cause(&e))),
+        Ok(Err(e)) => {
+            Line::Problem(format!("object store {what} failed a write/read/delete ({}): {fix}", root_cause(&e)))
+        }
         Err(_) => Line::Problem(format!("object store {what} did not answer within {}s: {fix}", (limit * 3).as_secs())),
     }
 }
@@ -164,4 +171,3 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     }
     cause.to_string()
 }
-

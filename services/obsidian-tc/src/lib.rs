@@ -4,8 +4,8 @@
 pub mod app;
 pub mod dev;
 pub mod doctor;
-pub mod tenant;
 pub mod sync;
+pub mod tenant;
 pub mod token;
 pub mod vault;
 

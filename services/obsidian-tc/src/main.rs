@@ -31,4 +31,3 @@ fn main() -> ExitCode {
         },
     }
 }
-

@@ -83,7 +83,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl Client {
     pub fn new(remote: &Remote, vault: &str) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(Duration::from_secs(300)).build()?;
-        Ok(Self { http, base: remote.url.trim_end_matches('/').to_string(), token: remote.token.clone(), vault: vault.to_string() })
+        Ok(Self {
+            http,
+            base: remote.url.trim_end_matches('/').to_string(),
+            token: remote.token.clone(),
+            vault: vault.to_string(),
+        })
     }
 
     fn url(&self, rest: &str) -> String {
@@ -125,7 +130,8 @@ impl Client {
     }
 
     pub async fn upload(&self, hash: &str, bytes: Bytes) -> anyhow::Result<()> {
-        let response = self.http.put(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token).body(bytes).send().await?;
+        let response =
+            self.http.put(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token).body(bytes).send().await?;
         Self::check(response).await?;
         Ok(())
     }
@@ -141,7 +147,11 @@ impl Client {
         let response = self.http.post(self.url("/commit")).bearer_auth(&self.token).json(&body).send().await?;
         if response.status() == reqwest::StatusCode::CONFLICT {
             let v: Value = response.json().await?;
-            let stale = v["error"]["details"]["stale"].as_array().into_iter().flatten().filter_map(|p| p.as_str().map(String::from));
+            let stale = v["error"]["details"]["stale"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.as_str().map(String::from));
             return Err(StaleCommit(stale.collect()).into());
         }
         let v: Value = Self::check(response).await?.json().await?;
@@ -294,7 +304,8 @@ pub async fn import(client: &Client, root: &Path, quiet: bool) -> anyhow::Result
     let started = Instant::now();
     let local = scan(root)?;
     let (_, remote) = client.manifest().await?;
-    let todo: Vec<&LocalFile> = local.values().filter(|f| remote.get(&f.path).is_none_or(|r| r.hash != f.hash)).collect();
+    let todo: Vec<&LocalFile> =
+        local.values().filter(|f| remote.get(&f.path).is_none_or(|r| r.hash != f.hash)).collect();
     let progress = Progress { total: todo.len(), done: AtomicUsize::new(0), bytes: AtomicU64::new(0), started, quiet };
     for batch in todo.chunks(BATCH) {
         upload_all(client, root, batch, &progress).await?;
@@ -335,11 +346,17 @@ fn load_state(root: &Path, vault: &str) -> anyhow::Result<State> {
         Ok(text) => {
             let state: State = serde_json::from_str(&text).context("reading .otc-sync/state.json")?;
             if state.vault != vault {
-                bail!("{} was last synced with vault {:?}; sync it with that vault or use another folder", root.display(), state.vault);
+                bail!(
+                    "{} was last synced with vault {:?}; sync it with that vault or use another folder",
+                    root.display(),
+                    state.vault
+                );
             }
             Ok(state)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State { vault: vault.to_string(), ..State::default() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(State { vault: vault.to_string(), ..State::default() })
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -435,7 +452,8 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
             (Some(lh), Some(rh)) => {
                 // Both changed it: the server's version takes the name, ours a conflict copy.
                 let copy = conflict_name(path, &taken);
-                std::fs::rename(root.join(path), root.join(&copy)).with_context(|| format!("keeping {path} as {copy}"))?;
+                std::fs::rename(root.join(path), root.join(&copy))
+                    .with_context(|| format!("keeping {path} as {copy}"))?;
                 push.push((copy.clone(), "absent".into(), Some(lh.to_string())));
                 pull.push((path.clone(), rh.to_string()));
                 report.conflicts.push(copy);
@@ -452,7 +470,13 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
         .filter_map(|(path, _, hash)| hash.as_ref().map(|h| LocalFile { path: path.clone(), hash: h.clone(), size: 0 }))
         .collect();
     let refs: Vec<&LocalFile> = uploads.iter().collect();
-    let progress = Progress { total: refs.len(), done: AtomicUsize::new(0), bytes: AtomicU64::new(0), started: Instant::now(), quiet: true };
+    let progress = Progress {
+        total: refs.len(),
+        done: AtomicUsize::new(0),
+        bytes: AtomicU64::new(0),
+        started: Instant::now(),
+        quiet: true,
+    };
     upload_all(client, root, &refs, &progress).await?;
     for batch in push.chunks(BATCH) {
         let changes: Vec<Value> = batch
@@ -505,7 +529,12 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
 }
 
 /// Syncs now and then every `interval`, until Ctrl-C or SIGTERM.
-pub async fn watch(client: &Client, root: &Path, interval: Duration, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn watch(
+    client: &Client,
+    root: &Path,
+    interval: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     loop {
         match sync_once(client, root).await {

@@ -80,7 +80,12 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
             let tenant_id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
             let mut tx = store.begin(tenant_id).await?;
             let vault_id = match &vault {
-                Some(name) => Some(tx.vault_by_name(name).await?.with_context(|| format!("no vault named {name:?} in tenant {tenant}"))?.id),
+                Some(name) => Some(
+                    tx.vault_by_name(name)
+                        .await?
+                        .with_context(|| format!("no vault named {name:?} in tenant {tenant}"))?
+                        .id,
+                ),
                 None => None,
             };
             let kind = match kind {
@@ -122,7 +127,10 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
             let tokens = tx.list_tokens().await?;
             tx.commit().await?;
             let now = Utc::now();
-            println!("{:<36}  {:<8}  {:<16}  {:<16}  {:<24}  {:<12}  STATE", "ID", "ENDS", "NAME", "PRINCIPAL", "SCOPES", "VAULT");
+            println!(
+                "{:<36}  {:<8}  {:<16}  {:<16}  {:<24}  {:<12}  STATE",
+                "ID", "ENDS", "NAME", "PRINCIPAL", "SCOPES", "VAULT"
+            );
             for t in tokens {
                 let state = if let Some(at) = t.revoked_at {
                     format!("revoked {}", at.format("%Y-%m-%d %H:%M"))

@@ -25,7 +25,11 @@ pub enum Verbosity {
 }
 
 /// The format for a call: `response_format`, else `verbosity`, else `default`.
-pub fn resolve(response_format: Option<ResponseFormat>, verbosity: Option<Verbosity>, default: ResponseFormat) -> ResponseFormat {
+pub fn resolve(
+    response_format: Option<ResponseFormat>,
+    verbosity: Option<Verbosity>,
+    default: ResponseFormat,
+) -> ResponseFormat {
     match (response_format, verbosity) {
         (Some(format), _) => format,
         (None, Some(Verbosity::Terse)) => ResponseFormat::Concise,

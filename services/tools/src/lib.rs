@@ -63,9 +63,8 @@ fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>, args: Value) -> BoxFuture<'a, R
     Box::pin(async move {
         // The schema has already accepted the arguments; a type that is stricter still is
         // reported the same way.
-        let input: T::Input = serde_json::from_value(args).map_err(|e| {
-            ToolError::with_message(ErrorCode::ValidationError, format!("{}: {e}", T::SPEC.name))
-        })?;
+        let input: T::Input = serde_json::from_value(args)
+            .map_err(|e| ToolError::with_message(ErrorCode::ValidationError, format!("{}: {e}", T::SPEC.name)))?;
         let output = T::call(ctx, input).await?;
         serde_json::to_value(output).map_err(|e| internal(T::SPEC.name, &e))
     })
@@ -246,7 +245,8 @@ impl Dispatcher {
     /// profile omits are named as hidden; tools the caller lacks scopes for are refused.
     pub fn resolve<'r>(&'r self, caller: &Caller, name: &str) -> Result<&'r Registered, ToolError> {
         let not_found = || {
-            ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}")).detail("tool", name.to_string())
+            ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}"))
+                .detail("tool", name.to_string())
         };
         let tool = self.registry.get(name).ok_or_else(not_found)?;
         let verdict = verdict(tool, self.settings.profile, &self.settings.rules, Some(&caller.scopes));
@@ -309,10 +309,14 @@ impl Dispatcher {
         mut envelope: Map<String, Value>,
     ) -> Result<Value, ToolError> {
         let field_error = |field: &str, message: String| {
-            ToolError::with_message(ErrorCode::ValidationError, format!("{domain}: {message}")).detail("field", field.to_string())
+            ToolError::with_message(ErrorCode::ValidationError, format!("{domain}: {message}"))
+                .detail("field", field.to_string())
         };
         if let Some(extra) = envelope.keys().find(|k| *k != "action" && *k != "args") {
-            return Err(field_error(extra, format!("unknown key {extra:?}; pass {{\"action\": ..., \"args\": {{...}}}}")));
+            return Err(field_error(
+                extra,
+                format!("unknown key {extra:?}; pass {{\"action\": ..., \"args\": {{...}}}}"),
+            ));
         }
         let action = match envelope.remove("action") {
             Some(Value::String(action)) => action,

@@ -96,7 +96,11 @@ fn every_tool_is_in_exactly_one_response_format_group() {
             }
         }
         if takes {
-            assert!(declaration.input_schema.pointer("/properties/verbosity").is_some(), "{}: verbosity alias", declaration.spec.name);
+            assert!(
+                declaration.input_schema.pointer("/properties/verbosity").is_some(),
+                "{}: verbosity alias",
+                declaration.spec.name
+            );
         }
     }
 }
@@ -132,10 +136,7 @@ fn registration_refuses_bad_declarations() {
     refused(ToolSpec { declared_tags: &["shiny"], ..BASE }, "not in the vocabulary");
     refused(ToolSpec { declared_tags: &["read-only"], ..BASE }, "derived");
     refused(ToolSpec { declared_tags: &["domain:notes"], ..BASE }, "derived");
-    refused(
-        ToolSpec { scopes: &["read:dataview"], declared_tags: &["plugin-bridge"], ..BASE },
-        "already derived",
-    );
+    refused(ToolSpec { scopes: &["read:dataview"], declared_tags: &["plugin-bridge"], ..BASE }, "already derived");
     refused(ToolSpec { declared_tags: &["search", "search"], ..BASE }, "twice");
     refused(ToolSpec { scopes: &["write:notes"], ..BASE }, "scope class");
     refused(ToolSpec { scopes: &["read:*"], ..BASE }, "wildcard");
@@ -184,7 +185,10 @@ fn advertised_definitions_match_the_committed_snapshots() {
     let mut expected = Vec::new();
     for tool in registry.iter() {
         let advertised = facade::advertise_tool(tool, &settings, facade::is_facade_tool(tool.name()));
-        expected.push((root.join("tools").join(format!("{}.json", tool.name())), serde_json::to_value(&advertised).unwrap()));
+        expected.push((
+            root.join("tools").join(format!("{}.json", tool.name())),
+            serde_json::to_value(&advertised).unwrap(),
+        ));
     }
     let visible = facade::listed(&registry, &settings, None);
     for tool in facade::domain_tools(&visible) {
@@ -272,9 +276,16 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         facade::advertise(&registry, settings, Listing::Triad, None).into_iter().map(|t| t.name).collect()
     };
     let plain = FacadeSettings::default();
-    assert_eq!(names(&plain), ["find_capability", "describe_capability", "call_capability", "search"], "connectors ride along");
+    assert_eq!(
+        names(&plain),
+        ["find_capability", "describe_capability", "call_capability", "search"],
+        "connectors ride along"
+    );
     let hot = FacadeSettings { triad_hot_path: true, ..FacadeSettings::default() };
-    assert_eq!(names(&hot), ["find_capability", "describe_capability", "call_capability", "search", "read_note", "list_notes"]);
+    assert_eq!(
+        names(&hot),
+        ["find_capability", "describe_capability", "call_capability", "search", "read_note", "list_notes"]
+    );
     for tool in facade::advertise(&registry, &hot, Listing::Triad, None) {
         assert_eq!(tool.meta.get("anthropic/alwaysLoad"), Some(&Value::Bool(true)), "{}", tool.name);
     }

@@ -39,7 +39,8 @@ pub async fn reconcile_once(
     use otc_store::{Action, Change, Expect, Provenance, ReconcileEntry};
     let tenant = store.resolve_tenant(&target.tenant).await?;
     let mut tx = store.begin(tenant).await?;
-    let vault = tx.vault_by_name(&target.vault).await?.ok_or_else(|| format!("reconcile: no vault {:?}", target.vault))?;
+    let vault =
+        tx.vault_by_name(&target.vault).await?.ok_or_else(|| format!("reconcile: no vault {:?}", target.vault))?;
     let known: std::collections::HashMap<String, ReconcileEntry> =
         tx.reconcile_state(vault.id).await?.into_iter().map(|e| (e.path.clone(), e)).collect();
     tx.commit().await?;
@@ -74,10 +75,20 @@ pub async fn reconcile_once(
             expect: Expect::Any,
             action: Action::Put { hash, size: object.size, mtime: object.modified },
         });
-        entries.push(ReconcileEntry { path: object.path, size: object.size, modified: object.modified, e_tag: object.e_tag, hash });
+        entries.push(ReconcileEntry {
+            path: object.path,
+            size: object.size,
+            modified: object.modified,
+            e_tag: object.e_tag,
+            hash,
+        });
     }
     let gone: Vec<String> = known.keys().filter(|p| !seen.contains(*p)).cloned().collect();
-    let who = Provenance { tool: Some("reconcile".into()), client_name: Some("obsidian-tc worker".into()), ..Provenance::default() };
+    let who = Provenance {
+        tool: Some("reconcile".into()),
+        client_name: Some("obsidian-tc worker".into()),
+        ..Provenance::default()
+    };
     let mut tx = store.begin(tenant).await?;
     let present = tx.existing_paths(vault.id, &gone).await?;
     for path in &gone {
@@ -93,7 +104,9 @@ pub async fn reconcile_once(
             kind: "index".into(),
             payload: serde_json::json!({ "paths": batch.iter().map(|c| c.path.clone()).collect::<Vec<_>>() }),
         };
-        tx.commit_changes(vault.id, batch, &who, &[job]).await?.map_err(|stale| format!("reconcile: stale {:?}", stale.paths))?;
+        tx.commit_changes(vault.id, batch, &who, &[job])
+            .await?
+            .map_err(|stale| format!("reconcile: stale {:?}", stale.paths))?;
     }
     for entry in &entries {
         tx.set_reconcile_state(vault.id, entry).await?;
@@ -131,7 +144,11 @@ const GC_BATCH: i64 = 500;
 /// retention, prunes snapshots beyond the per-path limit, and collects blobs nothing references
 /// once their grace period is over. A tenant that fails is logged and counted; the others
 /// still run.
-pub async fn sweep_once(store: &Store, blobs: &Blobs, settings: &WorkerSettings) -> Result<SweepReport, otc_store::StoreError> {
+pub async fn sweep_once(
+    store: &Store,
+    blobs: &Blobs,
+    settings: &WorkerSettings,
+) -> Result<SweepReport, otc_store::StoreError> {
     let mut report = SweepReport::default();
     for tenant in store.tenant_ids().await? {
         report.tenants += 1;

@@ -92,7 +92,9 @@ pub const SCOPE_ACTIONS: [&str; 6] = ["read", "write", "delete", "admin", "execu
 pub struct Scope(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid scope {scope:?}: expected ACTION:RESOURCE with ACTION one of read, write, delete, admin, execute, bulk (e.g. read:notes, write:*), or *")]
+#[error(
+    "invalid scope {scope:?}: expected ACTION:RESOURCE with ACTION one of read, write, delete, admin, execute, bulk (e.g. read:notes, write:*), or *"
+)]
 pub struct InvalidScope {
     pub scope: String,
 }

@@ -59,9 +59,8 @@ impl Blobs {
         let prefix = config.prefix.trim_matches('/').to_string();
         let (store, describe): (Arc<dyn ObjectStore>, String) = match config.kind {
             ObjectStoreKind::Local => {
-                std::fs::create_dir_all(&config.path).map_err(|e| {
-                    BlobError::Config(format!("object_store.path {}: {e}", config.path.display()))
-                })?;
+                std::fs::create_dir_all(&config.path)
+                    .map_err(|e| BlobError::Config(format!("object_store.path {}: {e}", config.path.display())))?;
                 let fs = LocalFileSystem::new_with_prefix(&config.path)
                     .map_err(|e| BlobError::Config(format!("object_store.path: {e}")))?;
                 (Arc::new(fs), format!("local directory {}", config.path.display()))
@@ -77,11 +76,7 @@ impl Blobs {
                             .with_connect_timeout(timeout)
                             .with_allow_http(config.allow_http),
                     )
-                    .with_retry(RetryConfig {
-                        max_retries: 2,
-                        retry_timeout: timeout,
-                        ..RetryConfig::default()
-                    });
+                    .with_retry(RetryConfig { max_retries: 2, retry_timeout: timeout, ..RetryConfig::default() });
                 if let Some(endpoint) = &config.endpoint {
                     builder = builder.with_endpoint(endpoint).with_virtual_hosted_style_request(false);
                 }

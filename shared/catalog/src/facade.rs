@@ -155,7 +155,11 @@ pub struct AutoExplanation {
 }
 
 /// The listing for a surface, and how `auto` was resolved when it was.
-pub fn resolve(settings: &FacadeSettings, surface: Surface, client_name: Option<&str>) -> (Listing, Option<AutoExplanation>) {
+pub fn resolve(
+    settings: &FacadeSettings,
+    surface: Surface,
+    client_name: Option<&str>,
+) -> (Listing, Option<AutoExplanation>) {
     let by_mode = |mode: FacadeMode| match mode {
         FacadeMode::Domain => Listing::Domain,
         FacadeMode::Flat => Listing::Flat(Subset::Full),
@@ -273,7 +277,11 @@ pub fn advertise_tool(tool: &Registered, settings: &FacadeSettings, always_load:
 }
 
 /// The tools this caller may see listed, in name order (facade tools excluded).
-pub fn listed<'r>(registry: &'r Registry, settings: &FacadeSettings, grants: Option<&dyn Grants>) -> Vec<&'r Registered> {
+pub fn listed<'r>(
+    registry: &'r Registry,
+    settings: &FacadeSettings,
+    grants: Option<&dyn Grants>,
+) -> Vec<&'r Registered> {
     registry
         .iter()
         .filter(|t| !is_facade_tool(t.name()))
@@ -282,14 +290,17 @@ pub fn listed<'r>(registry: &'r Registry, settings: &FacadeSettings, grants: Opt
 }
 
 /// What `tools/list` returns for this listing and caller.
-pub fn advertise(registry: &Registry, settings: &FacadeSettings, listing: Listing, grants: Option<&dyn Grants>) -> Vec<AdvertisedTool> {
+pub fn advertise(
+    registry: &Registry,
+    settings: &FacadeSettings,
+    listing: Listing,
+    grants: Option<&dyn Grants>,
+) -> Vec<AdvertisedTool> {
     let visible = listed(registry, settings, grants);
     match listing {
-        Listing::Flat(subset) => visible
-            .into_iter()
-            .filter(|t| subset.includes(t))
-            .map(|t| advertise_tool(t, settings, false))
-            .collect(),
+        Listing::Flat(subset) => {
+            visible.into_iter().filter(|t| subset.includes(t)).map(|t| advertise_tool(t, settings, false)).collect()
+        }
         Listing::Triad => {
             let mut out: Vec<AdvertisedTool> = TRIAD_TOOLS
                 .iter()
@@ -297,9 +308,8 @@ pub fn advertise(registry: &Registry, settings: &FacadeSettings, listing: Listin
                 .filter(|t| verdict(t, settings.profile, &settings.rules, grants).is_listed())
                 .map(|t| advertise_tool(t, settings, true))
                 .collect();
-            let beside = CONNECTOR_TOOLS
-                .iter()
-                .chain(if settings.triad_hot_path { HOT_PATH_TOOLS.iter() } else { [].iter() });
+            let beside =
+                CONNECTOR_TOOLS.iter().chain(if settings.triad_hot_path { HOT_PATH_TOOLS.iter() } else { [].iter() });
             for name in beside {
                 if let Some(tool) = visible.iter().find(|t| t.name() == *name) {
                     out.push(advertise_tool(tool, settings, true));
@@ -374,7 +384,10 @@ pub fn routing_sentence(listing: Listing) -> &'static str {
 
 /// Server instructions: the routing sentence first, then the domains this caller can reach.
 pub fn instructions(listing: Listing, visible: &[&Registered], profile_hidden: usize) -> String {
-    let mut text = format!("{} obsidian-tc serves Obsidian vaults; every call is checked against your scopes.", routing_sentence(listing));
+    let mut text = format!(
+        "{} obsidian-tc serves Obsidian vaults; every call is checked against your scopes.",
+        routing_sentence(listing)
+    );
     if profile_hidden > 0 {
         text.push_str(&format!(
             " tool_facade.profile = \"core\": {profile_hidden} more tool(s) exist but are hidden; find_capability names them."

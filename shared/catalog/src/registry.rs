@@ -115,7 +115,8 @@ impl Registry {
         let mut registry = Registry::default();
         for declaration in declarations {
             let name = declaration.spec.name;
-            let registered = register(declaration).map_err(|problem| RegistrationError { tool: name.into(), problem })?;
+            let registered =
+                register(declaration).map_err(|problem| RegistrationError { tool: name.into(), problem })?;
             if registry.tools.insert(name, registered).is_some() {
                 return Err(RegistrationError { tool: name.into(), problem: "registered twice".into() });
             }

@@ -67,7 +67,10 @@ fn inline_refs(node: &Value, defs: &Value, depth: usize, path: &str) -> Result<V
                 let name = reference
                     .strip_prefix("#/$defs/")
                     .or_else(|| reference.strip_prefix("#/definitions/"))
-                    .ok_or_else(|| SchemaError { path: path.into(), message: format!("unsupported $ref {reference}") })?;
+                    .ok_or_else(|| SchemaError {
+                        path: path.into(),
+                        message: format!("unsupported $ref {reference}"),
+                    })?;
                 let target = defs
                     .get(name)
                     .ok_or_else(|| SchemaError { path: path.into(), message: format!("dangling $ref {reference}") })?;
@@ -91,9 +94,9 @@ fn inline_refs(node: &Value, defs: &Value, depth: usize, path: &str) -> Result<V
             }
             Ok(Value::Object(out))
         }
-        Value::Array(items) => Ok(Value::Array(
-            items.iter().map(|v| inline_refs(v, defs, depth, path)).collect::<Result<_, _>>()?,
-        )),
+        Value::Array(items) => {
+            Ok(Value::Array(items.iter().map(|v| inline_refs(v, defs, depth, path)).collect::<Result<_, _>>()?))
+        }
         other => Ok(other.clone()),
     }
 }
@@ -204,8 +207,11 @@ fn lower_node(node: Value, path: &str) -> Result<Value, SchemaError> {
             append_note(&mut map, "exactly one of these forms");
         }
         // anyOf stands alone: other constraint keywords move into each arm.
-        let moved: Vec<(String, Value)> =
-            map.iter().filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let moved: Vec<(String, Value)> = map
+            .iter()
+            .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         for (k, _) in &moved {
             map.remove(k);
         }

@@ -142,7 +142,10 @@ pub fn verdict(tool: &Registered, profile: Profile, rules: &VisibilityRules, cal
         let missing: Vec<String> =
             tool.spec.scopes.iter().filter(|s| !grants.grants(s)).map(|s| s.to_string()).collect();
         if !missing.is_empty() {
-            return Verdict { missing_scopes: missing, ..Verdict::of(Visibility::ScopeDenied, Reason::ScopeDeniedMissingScope) };
+            return Verdict {
+                missing_scopes: missing,
+                ..Verdict::of(Visibility::ScopeDenied, Reason::ScopeDeniedMissingScope)
+            };
         }
     }
     Verdict::of(Visibility::Listed, Reason::Listed)

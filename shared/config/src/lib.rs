@@ -93,11 +93,7 @@ pub struct RedisConfig {
 
 impl Default for RedisConfig {
     fn default() -> Self {
-        Self {
-            url: Secret::new("redis://127.0.0.1:6379/"),
-            key_prefix: "otc:".into(),
-            connect_timeout_secs: 5,
-        }
+        Self { url: Secret::new("redis://127.0.0.1:6379/"), key_prefix: "otc:".into(), connect_timeout_secs: 5 }
     }
 }
 
@@ -388,7 +384,8 @@ impl Config {
                 notes.push("tool_facade.auto_clients has no effect unless tool_facade.mode = \"auto\"".to_string());
             }
             if self.tool_facade.explain_auto_mode {
-                notes.push("tool_facade.explain_auto_mode has no effect unless tool_facade.mode = \"auto\"".to_string());
+                notes
+                    .push("tool_facade.explain_auto_mode has no effect unless tool_facade.mode = \"auto\"".to_string());
             }
         }
         notes
@@ -405,9 +402,7 @@ impl Config {
         {
             bad("database.url", "must be a postgres:// URL".into());
         }
-        if !self.redis.url.expose().starts_with("redis://")
-            && !self.redis.url.expose().starts_with("rediss://")
-        {
+        if !self.redis.url.expose().starts_with("redis://") && !self.redis.url.expose().starts_with("rediss://") {
             bad("redis.url", "must be a redis:// or rediss:// URL".into());
         }
         if self.database.max_connections == 0 {

@@ -68,8 +68,8 @@ impl Sources {
         let mut guessed = BTreeMap::new();
 
         if let Some(path) = &self.file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
             tree = text
                 .parse::<Table>()
                 .map_err(|e| ConfigError::Syntax { path: path.clone(), message: e.to_string() })?;

@@ -124,7 +124,10 @@ fn validation_names_the_source() {
 fn secrets_never_print() {
     let loaded = Sources::new(
         None,
-        env(&[("OTC__DATABASE__URL", "postgres://app:hunter2@db:5432/otc"), ("OTC__OBJECT_STORE__SECRET_ACCESS_KEY", "s3cr3t")]),
+        env(&[
+            ("OTC__DATABASE__URL", "postgres://app:hunter2@db:5432/otc"),
+            ("OTC__OBJECT_STORE__SECRET_ACCESS_KEY", "s3cr3t"),
+        ]),
     )
     .load()
     .unwrap();
@@ -142,7 +145,9 @@ fn bad_toml_is_a_syntax_error_naming_the_file() {
 
 #[test]
 fn auto_clients_keep_the_order_they_were_written_in() {
-    let f = file("[tool_facade]\nmode = \"auto\"\n[tool_facade.auto_clients]\nzed = \"flat\"\nclaude = \"domain\"\nabc = \"triad\"\n");
+    let f = file(
+        "[tool_facade]\nmode = \"auto\"\n[tool_facade.auto_clients]\nzed = \"flat\"\nclaude = \"domain\"\nabc = \"triad\"\n",
+    );
     let loaded = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap();
     let keys: Vec<&str> = loaded.config.tool_facade.auto_clients.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["zed", "claude", "abc"]);

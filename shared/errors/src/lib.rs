@@ -7,8 +7,8 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
-pub use serde_json::Value;
 use serde_json::Map;
+pub use serde_json::Value;
 
 /// One row of the catalogue.
 #[derive(Debug, Clone, Copy)]
@@ -256,12 +256,16 @@ mod tests {
     fn docs_error_codes_md_is_generated_from_the_table() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/error-codes.md");
         let committed = std::fs::read_to_string(path).expect("docs/error-codes.md exists");
-        assert!(committed == markdown(), "docs/error-codes.md is stale: run `cargo run -p otc-errors --bin error-docs`");
+        assert!(
+            committed == markdown(),
+            "docs/error-codes.md is stale: run `cargo run -p otc-errors --bin error-docs`"
+        );
     }
 
     #[test]
     fn payload_shape() {
-        let err = ToolError::with_message(ErrorCode::ValidationError, "limit must be at most 500").detail("field", "limit");
+        let err =
+            ToolError::with_message(ErrorCode::ValidationError, "limit must be at most 500").detail("field", "limit");
         let payload = err.to_payload();
         assert_eq!(payload["code"], "validation_error");
         assert_eq!(payload["retryable"], false);

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
-use crate::{BlockId, Heading, Link, LinkKind, Lines, Note, Task, TagSource, split_wikilink};
+use crate::{BlockId, Heading, Lines, Link, LinkKind, Note, TagSource, Task, split_wikilink};
 
 /// Byte ranges (of the whole note) where nothing is parsed.
 struct Zones(Vec<Range<usize>>);
@@ -23,7 +23,8 @@ impl Zones {
 
 pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) {
     let body = &text[body_start..];
-    let options = Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
     let mut zones = Vec::new();
     let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
     let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
@@ -35,14 +36,20 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             Event::Start(Tag::CodeBlock(_)) => zones.push(range),
             Event::Code(_) => zones.push(range),
             Event::Html(html) | Event::InlineHtml(html) if html.trim_start().starts_with("<!--") => zones.push(range),
-            Event::Start(Tag::Link { dest_url, .. }) => open_link = Some((range.start, dest_url.to_string(), false, String::new())),
-            Event::Start(Tag::Image { dest_url, .. }) => open_link = Some((range.start, dest_url.to_string(), true, String::new())),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                open_link = Some((range.start, dest_url.to_string(), false, String::new()))
+            }
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                open_link = Some((range.start, dest_url.to_string(), true, String::new()))
+            }
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
                 if let Some((start, dest, image, text)) = open_link.take() {
                     md_links.push((start..range.end, dest, image, text));
                 }
             }
-            Event::Start(Tag::Heading { level, .. }) => open_heading = Some((level_of(level), range.start, String::new())),
+            Event::Start(Tag::Heading { level, .. }) => {
+                open_heading = Some((level_of(level), range.start, String::new()))
+            }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some((level, start, text)) = open_heading.take() {
                     headings.push((level, start..range.end, text.trim().to_string()));
@@ -97,7 +104,12 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             continue;
         }
         let section_end = headings[i + 1..].iter().find(|(l, _, _)| l <= level).map(|(_, r, _)| r.start).unwrap_or(end);
-        note.headings.push(Heading { level: *level, text: heading_text.clone(), span: lines.span(range.clone()), section: range.start..section_end });
+        note.headings.push(Heading {
+            level: *level,
+            text: heading_text.clone(),
+            span: lines.span(range.clone()),
+            section: range.start..section_end,
+        });
     }
     lines_pass(text, body_start, lines, &zones, note);
 }
@@ -148,7 +160,8 @@ fn wikilinks(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, no
 
 /// Line by line: tasks, block ids, inline tags.
 fn lines_pass(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, note: &mut Note) {
-    let link_ranges: Vec<Range<usize>> = note.links.iter().filter(|l| l.kind != LinkKind::Property).map(|l| l.span.range()).collect();
+    let link_ranges: Vec<Range<usize>> =
+        note.links.iter().filter(|l| l.kind != LinkKind::Property).map(|l| l.span.range()).collect();
     for line in lines.line_of(body_start)..lines.count() {
         let range = lines.line_range(line);
         if range.start < body_start || zones.contains(range.start) {
@@ -170,7 +183,11 @@ fn lines_pass(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, n
             if zones.overlaps(&(start..end)) || link_ranges.iter().any(|r| r.start <= start && start < r.end) {
                 continue;
             }
-            note.tags.push(crate::Tag { name: name.to_string(), source: TagSource::Inline, span: Some(lines.span(start..end)) });
+            note.tags.push(crate::Tag {
+                name: name.to_string(),
+                source: TagSource::Inline,
+                span: Some(lines.span(start..end)),
+            });
         }
     }
 }
@@ -240,9 +257,7 @@ fn inline_tags(line: &str) -> Vec<(usize, &str)> {
 fn is_external(dest: &str) -> bool {
     match dest.split_once(':') {
         // A scheme is letters (and + - .) before the colon; a Windows-style "C:" is not a link here.
-        Some((scheme, _)) => {
-            scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        }
+        Some((scheme, _)) => scheme.len() > 1 && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)),
         None => dest.starts_with("//"),
     }
 }

@@ -7,7 +7,7 @@ use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::{Frontmatter, Link, LinkKind, Lines, split_wikilink};
+use crate::{Frontmatter, Lines, Link, LinkKind, split_wikilink};
 
 pub struct Found {
     pub frontmatter: Frontmatter,
@@ -59,7 +59,12 @@ pub fn parse(text: &str, lines: &Lines<'_>) -> Option<Found> {
     if let Some(Value::Object(map)) = &value {
         for key in ["tags", "tag"] {
             if let Some(v) = map.get(key) {
-                found.tags.extend(strings(v, true).into_iter().map(|t| t.trim_start_matches('#').to_string()).filter(|t| !t.is_empty()));
+                found.tags.extend(
+                    strings(v, true)
+                        .into_iter()
+                        .map(|t| t.trim_start_matches('#').to_string())
+                        .filter(|t| !t.is_empty()),
+                );
             }
         }
         for key in ["aliases", "alias"] {
@@ -80,7 +85,9 @@ pub fn parse(text: &str, lines: &Lines<'_>) -> Option<Found> {
 /// spaces, aliases on commas).
 fn strings(value: &Value, tags: bool) -> Vec<String> {
     match value {
-        Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(|s| s.trim().to_string())).filter(|s| !s.is_empty()).collect(),
+        Value::Array(items) => {
+            items.iter().filter_map(|i| i.as_str().map(|s| s.trim().to_string())).filter(|s| !s.is_empty()).collect()
+        }
         Value::String(s) => s
             .split(|c: char| c == ',' || (tags && c.is_whitespace()))
             .map(|p| p.trim().to_string())
@@ -92,7 +99,12 @@ fn strings(value: &Value, tags: bool) -> Vec<String> {
 
 fn to_json(yaml: &Yaml) -> Value {
     match yaml {
-        Yaml::Real(text) => text.parse::<f64>().ok().and_then(Number::from_f64).map(Value::Number).unwrap_or(Value::String(text.clone())),
+        Yaml::Real(text) => text
+            .parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .unwrap_or(Value::String(text.clone())),
         Yaml::Integer(i) => Value::Number((*i).into()),
         Yaml::String(s) => Value::String(s.clone()),
         Yaml::Boolean(b) => Value::Bool(*b),
@@ -117,7 +129,10 @@ fn to_json(yaml: &Yaml) -> Value {
 
 enum Frame {
     /// A mapping: whether the next scalar is a key, and the key of the value being read.
-    Map { expect_key: bool, key: Option<String> },
+    Map {
+        expect_key: bool,
+        key: Option<String>,
+    },
     Seq,
 }
 

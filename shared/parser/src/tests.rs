@@ -9,7 +9,10 @@ fn wikilinks_embeds_and_their_parts() {
     let text = "See [[Alpha]], [[Beta|the beta]], [[Gamma#Intro]], [[Delta#^abc123]] and ![[pic.png]].\n| a | [[Table\\|alias]] |\n[[#Local heading]]\n";
     let note = parse(text);
     let body: Vec<&Link> = note.links.iter().filter(|l| l.kind == LinkKind::Body).collect();
-    assert_eq!(body.iter().map(|l| l.target.as_str()).collect::<Vec<_>>(), ["Alpha", "Beta", "Gamma", "Delta", "Table", ""]);
+    assert_eq!(
+        body.iter().map(|l| l.target.as_str()).collect::<Vec<_>>(),
+        ["Alpha", "Beta", "Gamma", "Delta", "Table", ""]
+    );
     assert_eq!(body[1].alias.as_deref(), Some("the beta"));
     assert_eq!(body[2].subpath, Some(Subpath::Heading("Intro".into())));
     assert_eq!(body[3].subpath, Some(Subpath::Block("abc123".into())));
@@ -75,7 +78,17 @@ fn tasks_with_custom_statuses() {
     let text = "- [ ] open\n- [x] done\n* [X] also done\n1. [?] question\n  - [-] cancelled nested\n- [] not a task\n- [ ]no space is fine? no\n> - [ ] quoted\n";
     let note = parse(text);
     let found: Vec<(char, &str)> = note.tasks.iter().map(|t| (t.status, t.text.as_str())).collect();
-    assert_eq!(found, [(' ', "open"), ('x', "done"), ('X', "also done"), ('?', "question"), ('-', "cancelled nested"), (' ', "quoted")]);
+    assert_eq!(
+        found,
+        [
+            (' ', "open"),
+            ('x', "done"),
+            ('X', "also done"),
+            ('?', "question"),
+            ('-', "cancelled nested"),
+            (' ', "quoted")
+        ]
+    );
     assert!(note.tasks[1].done() && !note.tasks[0].done());
 }
 
@@ -103,7 +116,8 @@ fn property_links_follow_obsidian() {
     }
     assert_eq!(note.links.iter().find(|l| l.target == "Dirk Gently").unwrap().alias.as_deref(), Some("Dirk"));
     assert_eq!(targets(&note, LinkKind::Body), ["Body Link"]);
-    let fm: Vec<&str> = note.tags.iter().filter(|t| t.source == TagSource::Frontmatter).map(|t| t.name.as_str()).collect();
+    let fm: Vec<&str> =
+        note.tags.iter().filter(|t| t.source == TagSource::Frontmatter).map(|t| t.name.as_str()).collect();
     assert_eq!(fm, ["one", "two"]);
     assert_eq!(note.aliases, ["First", "Second"]);
     let value = note.frontmatter.as_ref().unwrap().value.as_ref().unwrap();
@@ -195,16 +209,26 @@ fn splicing_one_link_leaves_the_rest_identical() {
                 for (j, (a, b)) in after.links.iter().zip(&before.links).enumerate() {
                     if j == i {
                         assert_eq!(a.target, "Zz Renamed", "{where_}");
-                        assert_eq!((&a.subpath, &a.alias, a.kind, &a.property), (&b.subpath, &b.alias, b.kind, &b.property), "{where_}");
+                        assert_eq!(
+                            (&a.subpath, &a.alias, a.kind, &a.property),
+                            (&b.subpath, &b.alias, b.kind, &b.property),
+                            "{where_}"
+                        );
                         continue;
                     }
-                    assert_eq!((&a.raw, &a.target, &a.subpath, &a.alias, a.kind), (&b.raw, &b.target, &b.subpath, &b.alias, b.kind), "{where_}");
+                    assert_eq!(
+                        (&a.raw, &a.target, &a.subpath, &a.alias, a.kind),
+                        (&b.raw, &b.target, &b.subpath, &b.alias, b.kind),
+                        "{where_}"
+                    );
                     let shift = if b.span.start.offset > range.start { delta } else { 0 };
                     assert_eq!(a.span.start.offset as isize, b.span.start.offset as isize + shift, "{where_}");
                 }
                 // A heading that holds the link itself changes with it; every other stays.
                 let line = link.span.start.line;
-                let names = |n: &Note| n.headings.iter().filter(|h| h.span.start.line != line).map(|h| h.text.clone()).collect::<Vec<_>>();
+                let names = |n: &Note| {
+                    n.headings.iter().filter(|h| h.span.start.line != line).map(|h| h.text.clone()).collect::<Vec<_>>()
+                };
                 assert_eq!(names(&after), names(&before), "{where_}");
                 assert_eq!(after.headings.len(), before.headings.len(), "{where_}");
                 let tags = |n: &Note| n.tags.iter().map(|t| t.name.clone()).collect::<Vec<_>>();

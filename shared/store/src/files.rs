@@ -32,8 +32,8 @@ impl FileKind {
             "md" => FileKind::Note,
             "canvas" => FileKind::Canvas,
             "base" => FileKind::Base,
-            "png" | "jpg" | "jpeg" | "gif" | "bmp" | "svg" | "webp" | "avif" | "pdf" | "mp3" | "wav" | "m4a" | "ogg"
-            | "webm" | "flac" | "3gp" | "mp4" | "mov" | "mkv" | "ogv" => FileKind::Attachment,
+            "png" | "jpg" | "jpeg" | "gif" | "bmp" | "svg" | "webp" | "avif" | "pdf" | "mp3" | "wav" | "m4a"
+            | "ogg" | "webm" | "flac" | "3gp" | "mp4" | "mov" | "mkv" | "ogv" => FileKind::Attachment,
             _ => FileKind::Other,
         }
     }
@@ -159,7 +159,14 @@ struct FileRow {
 
 impl From<FileRow> for FileEntry {
     fn from(r: FileRow) -> Self {
-        FileEntry { path: r.path, hash: to_hash(&r.blob_hash), size: r.size, mtime: r.mtime, kind: FileKind::parse(&r.kind), seq: r.seq }
+        FileEntry {
+            path: r.path,
+            hash: to_hash(&r.blob_hash),
+            size: r.size,
+            mtime: r.mtime,
+            kind: FileKind::parse(&r.kind),
+            seq: r.seq,
+        }
     }
 }
 
@@ -173,7 +180,15 @@ fn to_hash(bytes: &[u8]) -> Hash {
 
 /// The hash that chains a record to the one before it.
 #[allow(clippy::too_many_arguments)]
-pub fn record_hash(prev: &Hash, seq: i64, commit_id: Uuid, path: &str, op: &str, old: Option<&Hash>, new: Option<&Hash>) -> Hash {
+pub fn record_hash(
+    prev: &Hash,
+    seq: i64,
+    commit_id: Uuid,
+    path: &str,
+    op: &str,
+    old: Option<&Hash>,
+    new: Option<&Hash>,
+) -> Hash {
     let mut h = Sha256::new();
     h.update(prev);
     h.update(seq.to_be_bytes());
@@ -269,7 +284,9 @@ impl TenantTx {
                 keep.push(&change.path, old_hash, old_size, seq, op == "delete");
             }
             match (&change.action, new_hash) {
-                (Action::Put { size, mtime, .. }, Some(new_hash)) => upserts.push(&change.path, new_hash, *size, *mtime, seq),
+                (Action::Put { size, mtime, .. }, Some(new_hash)) => {
+                    upserts.push(&change.path, new_hash, *size, *mtime, seq)
+                }
                 _ => deletes.push(change.path.clone()),
             }
         }
@@ -387,10 +404,14 @@ impl TenantTx {
 
     /// The vault's current sequence (0 before the first commit).
     pub async fn head_seq(&mut self, vault: Uuid) -> Result<i64> {
-        Ok(sqlx::query_scalar!("SELECT seq FROM vault_heads WHERE tenant_id = $1 AND vault_id = $2", self.tenant, vault)
-            .fetch_optional(&mut *self.tx)
-            .await?
-            .unwrap_or(0))
+        Ok(sqlx::query_scalar!(
+            "SELECT seq FROM vault_heads WHERE tenant_id = $1 AND vault_id = $2",
+            self.tenant,
+            vault
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?
+        .unwrap_or(0))
     }
 
     /// One manifest row.
@@ -470,7 +491,8 @@ impl TenantTx {
                 return Ok(None);
             }
             for r in &page {
-                let expect = record_hash(&prev, r.seq, r.commit_id, &r.path, &r.op, r.old_hash.as_ref(), r.new_hash.as_ref());
+                let expect =
+                    record_hash(&prev, r.seq, r.commit_id, &r.path, &r.op, r.old_hash.as_ref(), r.new_hash.as_ref());
                 if r.prev_hash != prev || r.record_hash != expect {
                     return Ok(Some(r.seq));
                 }
@@ -499,9 +521,13 @@ impl TenantTx {
     pub async fn blob_sizes(&mut self, hashes: &[Hash]) -> Result<std::collections::HashMap<Hash, i64>> {
         let list: Vec<Vec<u8>> = hashes.iter().map(|h| h.to_vec()).collect();
         // FOR SHARE: garbage collection skips (or waits for) blobs a commit is about to use.
-        let rows = sqlx::query!("SELECT hash, size FROM blobs WHERE tenant_id = $1 AND hash = ANY($2) FOR SHARE", self.tenant, &list)
-            .fetch_all(&mut *self.tx)
-            .await?;
+        let rows = sqlx::query!(
+            "SELECT hash, size FROM blobs WHERE tenant_id = $1 AND hash = ANY($2) FOR SHARE",
+            self.tenant,
+            &list
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
         Ok(rows.into_iter().map(|r| (to_hash(&r.hash), r.size)).collect())
     }
 
@@ -694,7 +720,13 @@ impl TenantTx {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|r| ReconcileEntry { path: r.path, size: r.size, modified: r.modified, e_tag: r.e_tag, hash: to_hash(&r.blob_hash) })
+            .map(|r| ReconcileEntry {
+                path: r.path,
+                size: r.size,
+                modified: r.modified,
+                e_tag: r.e_tag,
+                hash: to_hash(&r.blob_hash),
+            })
             .collect())
     }
 
@@ -718,9 +750,14 @@ impl TenantTx {
     }
 
     pub async fn clear_reconcile_state(&mut self, vault: Uuid, path: &str) -> Result<()> {
-        sqlx::query!("DELETE FROM reconcile_state WHERE tenant_id = $1 AND vault_id = $2 AND path = $3", self.tenant, vault, path)
-            .execute(&mut *self.tx)
-            .await?;
+        sqlx::query!(
+            "DELETE FROM reconcile_state WHERE tenant_id = $1 AND vault_id = $2 AND path = $3",
+            self.tenant,
+            vault,
+            path
+        )
+        .execute(&mut *self.tx)
+        .await?;
         Ok(())
     }
 }

@@ -24,8 +24,8 @@ use uuid::Uuid;
 
 pub use error::StoreError;
 pub use files::{
-    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry, Stale,
-    record_hash,
+    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry,
+    Stale, record_hash,
 };
 pub use principals::{Principal, PrincipalKind};
 pub use tenants::Tenant;
@@ -77,14 +77,11 @@ impl Store {
 
     /// Versions of the compiled-in migrations that the database has not applied yet.
     pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let table_exists: bool =
-            sqlx::query_scalar("SELECT to_regclass('public._sqlx_migrations') IS NOT NULL")
-                .fetch_one(&self.pool)
-                .await?;
+        let table_exists: bool = sqlx::query_scalar("SELECT to_regclass('public._sqlx_migrations') IS NOT NULL")
+            .fetch_one(&self.pool)
+            .await?;
         let applied: Vec<i64> = if table_exists {
-            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
-                .fetch_all(&self.pool)
-                .await?
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&self.pool).await?
         } else {
             Vec::new()
         };
@@ -108,17 +105,12 @@ impl Store {
 
     /// Of [`REQUIRED_EXTENSIONS`], those the server cannot provide.
     pub async fn missing_extensions(&self) -> Result<Vec<String>> {
-        let available: Vec<String> = sqlx::query_scalar(
-            "SELECT name FROM pg_available_extensions WHERE name = ANY($1)",
-        )
-        .bind(&REQUIRED_EXTENSIONS[..])
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(REQUIRED_EXTENSIONS
-            .iter()
-            .filter(|e| !available.iter().any(|a| a == *e))
-            .map(|e| e.to_string())
-            .collect())
+        let available: Vec<String> =
+            sqlx::query_scalar("SELECT name FROM pg_available_extensions WHERE name = ANY($1)")
+                .bind(&REQUIRED_EXTENSIONS[..])
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(REQUIRED_EXTENSIONS.iter().filter(|e| !available.iter().any(|a| a == *e)).map(|e| e.to_string()).collect())
     }
 
     /// Opens a transaction confined to `tenant` by row-level security.

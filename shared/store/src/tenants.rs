@@ -33,9 +33,7 @@ impl Store {
     /// The id of the tenant with this slug: the one lookup that is not confined to a tenant.
     pub async fn tenant_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>> {
         let mut tx = self.begin_untenanted().await?;
-        let id = sqlx::query_scalar!("SELECT otc_tenant_id_by_slug($1) AS \"id\"", slug)
-            .fetch_one(&mut *tx)
-            .await?;
+        let id = sqlx::query_scalar!("SELECT otc_tenant_id_by_slug($1) AS \"id\"", slug).fetch_one(&mut *tx).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -43,9 +41,7 @@ impl Store {
     /// Every tenant's id, for periodic per-tenant work (each then runs in its own [`TenantTx`]).
     pub async fn tenant_ids(&self) -> Result<Vec<Uuid>> {
         let mut tx = self.begin_untenanted().await?;
-        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenant_ids() AS id")
-            .fetch_all(&mut *tx)
-            .await?;
+        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenant_ids() AS id").fetch_all(&mut *tx).await?;
         tx.commit().await?;
         Ok(ids)
     }
@@ -58,9 +54,7 @@ impl Store {
             tx.commit().await?;
             return found.map(|t| t.id).ok_or_else(|| StoreError::NotFound(format!("tenant {slug_or_id}")));
         }
-        self.tenant_id_by_slug(slug_or_id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("tenant {slug_or_id}")))
+        self.tenant_id_by_slug(slug_or_id).await?.ok_or_else(|| StoreError::NotFound(format!("tenant {slug_or_id}")))
     }
 }
 

@@ -128,10 +128,11 @@ fn template_name() -> String {
 }
 
 async fn ensure_template(admin: &mut PgConnection, admin_url: &str, template: &str) -> Result<()> {
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)")
-        .bind(template)
-        .fetch_one(&mut *admin)
-        .await?;
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate)")
+            .bind(template)
+            .fetch_one(&mut *admin)
+            .await?;
     if exists {
         return Ok(());
     }
@@ -148,9 +149,10 @@ async fn ensure_template(admin: &mut PgConnection, admin_url: &str, template: &s
 
 async fn drop_stale(admin: &mut PgConnection) -> Result<()> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_secs();
-    let names: Vec<String> = sqlx::query_scalar("SELECT datname::text FROM pg_database WHERE datname LIKE 'otc\\_t\\_%'")
-        .fetch_all(&mut *admin)
-        .await?;
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT datname::text FROM pg_database WHERE datname LIKE 'otc\\_t\\_%'")
+            .fetch_all(&mut *admin)
+            .await?;
     for name in names {
         let born = name.split('_').nth(2).and_then(|s| s.parse::<u64>().ok()).unwrap_or(now);
         if now.saturating_sub(born) > STALE_AFTER_SECS {

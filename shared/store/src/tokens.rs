@@ -130,12 +130,9 @@ impl TenantTx {
 
     /// Deletes tokens that were revoked or expired before `before`; returns how many.
     pub async fn purge_dead_tokens(&mut self, before: DateTime<Utc>) -> Result<u64> {
-        let done = sqlx::query!(
-            "DELETE FROM api_tokens WHERE revoked_at < $1 OR expires_at < $1",
-            before
-        )
-        .execute(&mut *self.tx)
-        .await?;
+        let done = sqlx::query!("DELETE FROM api_tokens WHERE revoked_at < $1 OR expires_at < $1", before)
+            .execute(&mut *self.tx)
+            .await?;
         Ok(done.rows_affected())
     }
 }

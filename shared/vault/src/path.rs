@@ -17,7 +17,8 @@ const WINDOWS_RESERVED: [&str; 22] = [
 ];
 
 fn invalid(reason: &str) -> ToolError {
-    ToolError::with_message(ErrorCode::PathInvalid, format!("path is invalid: {reason}")).detail("reason", reason.to_string())
+    ToolError::with_message(ErrorCode::PathInvalid, format!("path is invalid: {reason}"))
+        .detail("reason", reason.to_string())
 }
 
 /// Checks that `path` is a well-formed vault path; the error never repeats the path.
@@ -84,7 +85,14 @@ mod tests {
 
     #[test]
     fn good_paths_pass() {
-        for p in ["Note.md", "Folder/Sub folder/Note (1).md", "Daily/2026-11-29.md", ".obsidian/app.json", "a/b.c/d.md", "Ünïcødé/ノート.md"] {
+        for p in [
+            "Note.md",
+            "Folder/Sub folder/Note (1).md",
+            "Daily/2026-11-29.md",
+            ".obsidian/app.json",
+            "a/b.c/d.md",
+            "Ünïcødé/ノート.md",
+        ] {
             check_path(p).unwrap_or_else(|e| panic!("{p}: {e}"));
             check_new_name(p).unwrap_or_else(|e| panic!("{p}: {e}"));
         }
@@ -93,9 +101,28 @@ mod tests {
     #[test]
     fn bad_paths_are_path_invalid_and_never_echo_the_path() {
         for p in [
-            "", "/etc/passwd", "C:/x.md", "~/x.md", "../x.md", "a/../../x.md", "a/./b.md", "a//b.md", "a/", "a\0b.md",
-            "a\nb.md", "a:b.md", "a?.md", "a*.md", "a<b.md", "a\\b.md", "dots./x.md", "space /x.md", "CON.md", "nul",
-            "Folder/com1.txt", "a\"b.md",
+            "",
+            "/etc/passwd",
+            "C:/x.md",
+            "~/x.md",
+            "../x.md",
+            "a/../../x.md",
+            "a/./b.md",
+            "a//b.md",
+            "a/",
+            "a\0b.md",
+            "a\nb.md",
+            "a:b.md",
+            "a?.md",
+            "a*.md",
+            "a<b.md",
+            "a\\b.md",
+            "dots./x.md",
+            "space /x.md",
+            "CON.md",
+            "nul",
+            "Folder/com1.txt",
+            "a\"b.md",
         ] {
             let err = check_path(p).expect_err(p);
             assert_eq!(err.code, ErrorCode::PathInvalid, "{p:?}");

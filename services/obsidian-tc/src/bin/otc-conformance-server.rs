@@ -16,11 +16,11 @@ use anyhow::Context;
 use obsidian_tc::app::{self, Deps};
 use otc_gateway::mcp::{McpHttpSettings, McpServer, http_config};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
@@ -205,18 +205,30 @@ impl ServerHandler for Fixtures {
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
-    async fn initialize(&self, request: InitializeRequestParams, ctx: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData> {
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
         ctx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
 
-    async fn list_tools(&self, request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = fixture_tools();
         tools.extend(self.inner.list_tools(request, ctx).await?.tools);
         Ok(ListToolsResult::with_all_items(tools))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.clone().unwrap_or_default();
         if let Some(outcome) = self.call_fixture(request.name.as_ref(), &args, &ctx).await {
             return outcome;
@@ -224,11 +236,19 @@ impl ServerHandler for Fixtures {
         self.inner.call_tool(request, ctx).await
     }
 
-    async fn set_level(&self, _request: SetLevelRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         Ok(())
     }
 
-    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
         Ok(from(json!({"resources": [
             {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"},
             {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png"},
@@ -246,29 +266,51 @@ impl ServerHandler for Fixtures {
         ]})))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _ctx: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.as_str();
         let contents = match uri {
-            "test://static-text" => json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."}),
+            "test://static-text" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."})
+            }
             "test://static-binary" => json!({"uri": uri, "mimeType": "image/png", "blob": PNG}),
-            "test://watched-resource" => json!({"uri": uri, "mimeType": "text/plain", "text": "Watched resource content."}),
+            "test://watched-resource" => {
+                json!({"uri": uri, "mimeType": "text/plain", "text": "Watched resource content."})
+            }
             _ => match uri.strip_prefix("test://template/").and_then(|rest| rest.strip_suffix("/data")) {
-                Some(id) => json!({"uri": uri, "mimeType": "application/json", "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()}),
+                Some(id) => {
+                    json!({"uri": uri, "mimeType": "application/json", "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()})
+                }
                 None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),
             },
         };
         Ok(from::<ReadResourceResult>(json!({"contents": [contents]})).into())
     }
 
-    async fn subscribe(&self, _request: SubscribeRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         Ok(())
     }
 
-    async fn unsubscribe(&self, _request: UnsubscribeRequestParams, _ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         Ok(())
     }
 
-    async fn list_prompts(&self, _r: Option<PaginatedRequestParams>, _ctx: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
         Ok(from(json!({"prompts": [
             {"name": "test_simple_prompt", "description": "A simple prompt without arguments"},
             {"name": "test_prompt_with_arguments", "description": "A prompt with arguments",
@@ -280,11 +322,17 @@ impl ServerHandler for Fixtures {
         ]})))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _ctx: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
         let messages = match request.name.as_str() {
-            "test_simple_prompt" => json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}]),
+            "test_simple_prompt" => {
+                json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}])
+            }
             "test_prompt_with_arguments" => json!([{"role": "user", "content": {"type": "text",
                 "text": format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"))}}]),
             "test_prompt_with_embedded_resource" => json!([
@@ -300,7 +348,11 @@ impl ServerHandler for Fixtures {
         Ok(from::<GetPromptResult>(json!({"messages": messages})).into())
     }
 
-    async fn complete(&self, _request: CompleteRequestParams, _ctx: RequestContext<RoleServer>) -> Result<CompleteResult, ErrorData> {
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
         Ok(from(json!({"completion": {"values": [], "total": 0, "hasMore": false}})))
     }
 }
@@ -339,7 +391,11 @@ async fn main() -> anyhow::Result<()> {
         allowed_origins: config.mcp.allowed_origins.clone(),
         body_limit_bytes: config.server.body_limit_bytes,
     };
-    let service = StreamableHttpService::new(move || Ok(fixtures.clone()), Arc::new(NeverSessionManager::default()), http_config(&settings));
+    let service = StreamableHttpService::new(
+        move || Ok(fixtures.clone()),
+        Arc::new(NeverSessionManager::default()),
+        http_config(&settings),
+    );
     let router = axum::Router::new().route_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     let addr = listener.local_addr()?;

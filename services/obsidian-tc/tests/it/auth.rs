@@ -4,7 +4,7 @@ use chrono::{Duration, Utc};
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use crate::harness::{TestApp, Tenant};
+use crate::harness::{Tenant, TestApp};
 
 async fn get(app: &TestApp, path: &str, token: Option<&str>) -> reqwest::Response {
     let mut request = app.http.get(app.url(path));

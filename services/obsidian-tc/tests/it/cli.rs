@@ -50,7 +50,21 @@ async fn token_create_list_revoke_through_the_binary() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("no vault named \"Missing\""), "{}", stderr(&out));
 
-    let out = cli(iso, &["token", "create", "--tenant", "acme", "--scopes", "read:notes,write:notes", "--name", "laptop", "--expires-in", "30d"]);
+    let out = cli(
+        iso,
+        &[
+            "token",
+            "create",
+            "--tenant",
+            "acme",
+            "--scopes",
+            "read:notes,write:notes",
+            "--name",
+            "laptop",
+            "--expires-in",
+            "30d",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let token = stdout(&out).trim().to_string();
     assert!(token.starts_with("otc_") && !token.contains('\n'), "stdout is the token alone: {token:?}");
@@ -96,7 +110,10 @@ async fn doctor_names_postgres_in_one_line_when_it_is_down() {
     let iso = Isolation::new().await;
     let mut env = iso.env();
     env.retain(|(k, _)| k != "OTC__DATABASE__URL");
-    env.push(("OTC__DATABASE__URL".into(), format!("postgres://postgres:secret-pw@127.0.0.1:{}/obsidian_tc", closed_port())));
+    env.push((
+        "OTC__DATABASE__URL".into(),
+        format!("postgres://postgres:secret-pw@127.0.0.1:{}/obsidian_tc", closed_port()),
+    ));
     env.push(("OTC__DATABASE__CONNECT_TIMEOUT_SECS".into(), "1".into()));
     let out = cli_with_env(env, &["doctor"]);
     let text = stdout(&out);

@@ -11,7 +11,8 @@ use crate::harness::{Child, Isolation, client_env};
 #[tokio::test]
 async fn the_conformance_suite_passes_with_only_the_justified_expected_failures() {
     let iso = Isolation::new().await;
-    let server = Child::start_bin(env!("CARGO_BIN_EXE_otc-conformance-server"), iso.env(), &["--listen", "127.0.0.1:0"]);
+    let server =
+        Child::start_bin(env!("CARGO_BIN_EXE_otc-conformance-server"), iso.env(), &["--listen", "127.0.0.1:0"]);
     let url = server.url("/mcp");
     let baseline = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/expected-failures.yml");
     let out_dir = std::env::temp_dir().join(format!("otc-conformance-{}", uuid::Uuid::new_v4().simple()));
@@ -23,10 +24,16 @@ async fn the_conformance_suite_passes_with_only_the_justified_expected_failures(
         .env("HOME", client_env("OTC_TEST_CLIENT_HOME"))
         .current_dir(std::env::temp_dir())
         .output();
-    let out = tokio::time::timeout(Duration::from_secs(240), run).await.expect("suite finished").expect("run the suite");
+    let out =
+        tokio::time::timeout(Duration::from_secs(240), run).await.expect("suite finished").expect("run the suite");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let _ = std::fs::remove_dir_all(&out_dir);
-    assert!(out.status.success(), "conformance failed:\n{stdout}\n{}\nserver log:\n{}", String::from_utf8_lossy(&out.stderr), server.log_text());
+    assert!(
+        out.status.success(),
+        "conformance failed:\n{stdout}\n{}\nserver log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log_text()
+    );
     let total = stdout.lines().find(|l| l.starts_with("Total:")).expect("a summary line");
     let passed: usize = total.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(passed >= 26, "{total}\n{stdout}");

@@ -45,7 +45,9 @@ impl Isolation {
     pub fn env(&self) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = service_env()
             .into_iter()
-            .filter(|(k, _)| k != "OTC__DATABASE__URL" && k != "OTC__REDIS__KEY_PREFIX" && k != "OTC__OBJECT_STORE__PREFIX")
+            .filter(|(k, _)| {
+                k != "OTC__DATABASE__URL" && k != "OTC__REDIS__KEY_PREFIX" && k != "OTC__OBJECT_STORE__PREFIX"
+            })
             .collect();
         env.push(("OTC__DATABASE__URL".into(), self.database_url.clone()));
         env.push(("OTC__REDIS__KEY_PREFIX".into(), self.redis_prefix.clone()));
@@ -130,7 +132,13 @@ impl Tenant {
     }
 
     /// A live token with these scopes, optionally bound to the vault; returns (token, id).
-    pub async fn token(&self, store: &Store, scopes: &str, bound: bool, expires_at: Option<chrono::DateTime<chrono::Utc>>) -> (String, Uuid) {
+    pub async fn token(
+        &self,
+        store: &Store,
+        scopes: &str,
+        bound: bool,
+        expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> (String, Uuid) {
         let mut tx = store.begin(self.id).await.unwrap();
         let principal = tx.ensure_principal(PrincipalKind::User, "alice").await.unwrap();
         let minted = otc_auth::mint(self.id);
@@ -221,9 +229,9 @@ impl Child {
             }
         });
         let addr = expect_listen.then(|| {
-            let addr = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| {
-                panic!("no 'listening on' line; log so far:\n{}", log.lock().unwrap().join("\n"))
-            });
+            let addr = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no 'listening on' line; log so far:\n{}", log.lock().unwrap().join("\n")));
             addr.parse().expect("address in log")
         });
         Self { child, addr, log }
@@ -245,7 +253,11 @@ impl Child {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
             }
-            assert!(std::time::Instant::now() < deadline, "process still running after {limit:?}; log:\n{}", self.log_text());
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process still running after {limit:?}; log:\n{}",
+                self.log_text()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -271,15 +283,23 @@ pub fn closed_port() -> u16 {
 /// Where `scripts/mcp-clients` installed the real MCP clients.
 pub fn client_env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
-        panic!("{name} is not set: run the tests with scripts/test (it installs the MCP clients and sets the environment)")
+        panic!(
+            "{name} is not set: run the tests with scripts/test (it installs the MCP clients and sets the environment)"
+        )
     })
 }
 
 /// A transport for the Python SDK client.
 pub enum Transport<'a> {
-    Http { url: String, token: &'a str },
+    Http {
+        url: String,
+        token: &'a str,
+    },
     /// The binary's arguments, with `env` added to this test's environment.
-    Stdio { args: Vec<String>, env: Vec<(String, String)> },
+    Stdio {
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
 }
 
 /// Runs `steps` through the official Python MCP SDK (tests/clients/mcp_session.py).
@@ -302,7 +322,10 @@ pub async fn python_session(transport: Transport<'_>, steps: serde_json::Value) 
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(steps.to_string().as_bytes()).await.unwrap();
     }
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("client finished").unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("client finished")
+        .unwrap();
     assert!(
         out.status.success(),
         "python client failed: {}\n{}",

@@ -48,7 +48,8 @@ async fn readyz_names_postgres_when_it_is_down() {
 #[tokio::test]
 async fn readyz_names_redis_when_it_is_down() {
     let port = closed_port();
-    let app = TestApp::spawn_with(|c| c.redis.url = otc_config::Secret::new(format!("redis://127.0.0.1:{port}/"))).await;
+    let app =
+        TestApp::spawn_with(|c| c.redis.url = otc_config::Secret::new(format!("redis://127.0.0.1:{port}/"))).await;
     assert_unready(app, "redis").await;
 }
 

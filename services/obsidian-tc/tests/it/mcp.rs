@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::harness::{Isolation, TestApp, Tenant, Transport, inspector, python_session};
+use crate::harness::{Isolation, Tenant, TestApp, Transport, inspector, python_session};
 
 /// A token with every scope for a fresh tenant of `app`.
 async fn full_token(app: &TestApp) -> String {
@@ -19,7 +19,13 @@ async fn full_token(app: &TestApp) -> String {
 }
 
 /// One raw JSON-RPC request to an MCP path; returns (status, body).
-async fn rpc_raw(app: &TestApp, path: &str, token: Option<&str>, headers: &[(&str, &str)], body: Value) -> (StatusCode, String) {
+async fn rpc_raw(
+    app: &TestApp,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> (StatusCode, String) {
     let mut request = app
         .http
         .post(app.url(path))
@@ -38,7 +44,8 @@ async fn rpc_raw(app: &TestApp, path: &str, token: Option<&str>, headers: &[(&st
 
 async fn rpc(app: &TestApp, path: &str, token: &str, method: &str, params: Value) -> Value {
     let (status, body) =
-        rpc_raw(app, path, Some(token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).await;
+        rpc_raw(app, path, Some(token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let value: Value = serde_json::from_str(&body).unwrap();
     assert!(value.get("error").is_none(), "{method} failed: {value}");
@@ -140,7 +147,10 @@ async fn the_python_sdk_over_stdio_and_dev_stdio() {
     // `dev --stdio`: the embedded default, speaking MCP on stdout and nothing else.
     let data = std::env::temp_dir().join(format!("otc-dev-{}", uuid::Uuid::new_v4().simple()));
     let vault = data.join("sample-vault");
-    crate::harness::copy_dir(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sample-vault")), &vault);
+    crate::harness::copy_dir(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sample-vault")),
+        &vault,
+    );
     let args = vec![
         "dev".into(),
         "--vault".into(),
@@ -163,7 +173,8 @@ async fn the_inspector_cli_finds_no_portability_problem_on_any_surface() {
     let header = format!("Authorization: Bearer {token}");
     for path in ["/mcp", "/mcp/triad", "/mcp/domain", "/mcp/essentials", "/mcp/core", "/mcp/full"] {
         let url = app.url(path);
-        let out = inspector(&[&url, "--transport", "http", "--header", &header, "--method", "tools/list", "--strict"]).await;
+        let out =
+            inspector(&[&url, "--transport", "http", "--header", &header, "--method", "tools/list", "--strict"]).await;
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "{path}: exit {:?}\n{stdout}\n{stderr}", out.status.code());
         assert!(!stderr.contains("Warning") && !stderr.contains("Error"), "{path}: {stderr}");
@@ -171,9 +182,23 @@ async fn the_inspector_cli_finds_no_portability_problem_on_any_surface() {
     }
     // A call through the Inspector, too.
     let url = app.url("/mcp/full");
-    let out = inspector(&[&url, "--transport", "http", "--header", &header, "--method", "tools/call", "--tool-name", "server_health"]).await;
+    let out = inspector(&[
+        &url,
+        "--transport",
+        "http",
+        "--header",
+        &header,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "server_health",
+    ])
+    .await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\"status\": \"ok\"") || String::from_utf8_lossy(&out.stdout).contains("\"status\":\"ok\""));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\"status\": \"ok\"")
+            || String::from_utf8_lossy(&out.stdout).contains("\"status\":\"ok\"")
+    );
     app.stop().await;
 }
 
@@ -210,7 +235,9 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     assert_eq!(list_names(&app, "/mcp/core", &token).await, flat);
     assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ["server_health"]);
 
-    let (status, _) = rpc_raw(&app, "/mcp/bogus", Some(&token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    let (status, _) =
+        rpc_raw(&app, "/mcp/bogus", Some(&token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // Every tool by name on every surface, and domain envelopes on every surface.
@@ -229,7 +256,8 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
 
     let missing_action = call(&app, "/mcp/domain", &token, "admin", json!({"args": {}})).await;
     assert_eq!(error_of(&missing_action)["details"]["field"], "action");
-    let facade = call(&app, "/mcp/domain", &token, "admin", json!({"action": "find_capability", "args": {"query": "x"}})).await;
+    let facade =
+        call(&app, "/mcp/domain", &token, "admin", json!({"action": "find_capability", "args": {"query": "x"}})).await;
     assert_eq!(error_of(&facade)["code"], "invalid_input");
     let unknown = call(&app, "/mcp/domain", &token, "admin", json!({"action": "nothing_here"})).await;
     assert_eq!(error_of(&unknown)["code"], "not_found");
@@ -248,7 +276,8 @@ async fn authentication_hosts_and_origins_are_checked() {
     let response = app.http.post(app.url("/mcp")).json(&list).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert!(response.headers().contains_key("www-authenticate"));
-    let (status, _) = rpc_raw(&app, "/mcp/full", Some(&token), &[("origin", "https://evil.example")], list.clone()).await;
+    let (status, _) =
+        rpc_raw(&app, "/mcp/full", Some(&token), &[("origin", "https://evil.example")], list.clone()).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "a foreign Origin is refused");
     let (status, _) = rpc_raw(&app, "/mcp", Some(&token), &[("origin", "http://localhost:3000")], list.clone()).await;
     assert_eq!(status, StatusCode::OK, "an allowed Origin passes");
@@ -330,8 +359,10 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
 
     let inspected = call(&app, "/mcp", &token, "inspect_visibility", json!({"tool": "graph_probe"})).await;
     assert_eq!(inspected["structuredContent"]["tools"][0]["reason"], "disabled_by_profile");
-    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
-    let instructions = rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    let instructions =
+        rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
     assert!(instructions.contains("1 more tool(s)"), "{instructions}");
     app.stop().await;
 
@@ -466,7 +497,8 @@ async fn auto_clients_pick_a_mode_by_client_name_over_stdio() {
 
 #[tokio::test]
 async fn response_formats_and_the_governor() {
-    let app = TestApp::spawn_with(|c| c.tools.defaults.response_format = otc_config::ResponseFormatSetting::Concise).await;
+    let app =
+        TestApp::spawn_with(|c| c.tools.defaults.response_format = otc_config::ResponseFormatSetting::Concise).await;
     let token = full_token(&app).await;
     let concise = call(&app, "/mcp", &token, "get_server_config", json!({})).await;
     assert!(concise["structuredContent"].get("tool_visibility").is_none(), "the configured default is concise");
@@ -474,7 +506,9 @@ async fn response_formats_and_the_governor() {
     assert!(detailed["structuredContent"].get("tool_visibility").is_some());
     let alias = call(&app, "/mcp", &token, "get_server_config", json!({"verbosity": "full"})).await;
     assert!(alias["structuredContent"].get("observability").is_some(), "verbosity full is detailed");
-    let both = call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "concise", "verbosity": "full"})).await;
+    let both =
+        call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "concise", "verbosity": "full"}))
+            .await;
     assert!(both["structuredContent"].get("observability").is_none(), "response_format wins over verbosity");
     let bad = call(&app, "/mcp", &token, "get_server_config", json!({"response_format": "loud"})).await;
     assert_eq!(error_of(&bad)["details"]["field"], "response_format");
@@ -512,7 +546,8 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     let triad = rpc(&app, "/mcp/triad", &token, "tools/list", json!({})).await;
     let advertised: Vec<Value> =
         listed["tools"].as_array().unwrap().iter().chain(triad["tools"].as_array().unwrap()).cloned().collect();
-    let registered: Vec<String> = otc_tools::toolset::all().iter().map(|e| e.declaration.spec.name.to_string()).collect();
+    let registered: Vec<String> =
+        otc_tools::toolset::all().iter().map(|e| e.declaration.spec.name.to_string()).collect();
     let samples = sample_calls();
     for name in &registered {
         assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
@@ -549,7 +584,9 @@ async fn two_gateways_serve_one_clients_calls_round_robin() {
         steps.push(json!({"op": "call", "name": "server_health", "args": {}}));
         steps.push(json!({"op": "call", "name": "find_capability", "args": {"query": "configuration"}}));
     }
-    let out = python_session(Transport::Http { url: format!("http://{proxy}/mcp"), token: &token }, Value::Array(steps)).await;
+    let out =
+        python_session(Transport::Http { url: format!("http://{proxy}/mcp"), token: &token }, Value::Array(steps))
+            .await;
     for result in out["results"].as_array().unwrap().iter().skip(1) {
         assert_eq!(result["isError"], false, "{result}");
     }
@@ -575,7 +612,8 @@ async fn round_robin_proxy(
             counts[turn].fetch_add(1, Ordering::SeqCst);
             let (parts, body) = request.into_parts();
             let body = axum::body::to_bytes(body, 16 << 20).await.unwrap();
-            let url = format!("http://{}{}", upstreams[turn], parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+            let url =
+                format!("http://{}{}", upstreams[turn], parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
             let mut forward = client.request(parts.method.clone(), url).body(body);
             for (k, v) in parts.headers.iter() {
                 if k != "host" && k != "content-length" {
@@ -625,7 +663,11 @@ async fn explain_auto_mode_writes_one_json_line_per_resolution() {
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "Zed\u{7}Editor", "version": "1"}}});
-    for message in [init, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})] {
+    for message in [
+        init,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
         stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
     }
     let mut answered = 0;

@@ -34,7 +34,12 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
         }
         assert_eq!(seen, expected, "tenant {} sees {:?}", tenant.slug, Table::ALL);
         for (table, n) in Table::ALL.into_iter().zip(expected) {
-            assert_eq!(count_writable(&mut tx, table).await.unwrap(), n as u64, "{table:?} writable rows for {}", tenant.slug);
+            assert_eq!(
+                count_writable(&mut tx, table).await.unwrap(),
+                n as u64,
+                "{table:?} writable rows for {}",
+                tenant.slug
+            );
         }
         tx.commit().await.unwrap();
     }
@@ -60,7 +65,8 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// commits), each with its blob in the inventory.
 async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     use otc_store::{Action, Change, Expect, NewJob, Provenance};
-    let hash = |text: String| -> otc_store::Hash { otc_blobs::Blobs::hash_of(format!("{}:{text}", tenant.slug).as_bytes()) };
+    let hash =
+        |text: String| -> otc_store::Hash { otc_blobs::Blobs::hash_of(format!("{}:{text}", tenant.slug).as_bytes()) };
     let now = chrono::Utc::now();
     let job = [NewJob { kind: "index".into(), payload: serde_json::json!({}) }];
     let who = Provenance::default();
@@ -69,12 +75,17 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     for i in 0..=k {
         let h = hash(format!("v1-{i}"));
         tx.record_blob(&h, 10).await.unwrap();
-        creates.push(Change { path: format!("f{i}.md"), expect: Expect::Absent, action: Action::Put { hash: h, size: 10, mtime: now } });
+        creates.push(Change {
+            path: format!("f{i}.md"),
+            expect: Expect::Absent,
+            action: Action::Put { hash: h, size: 10, mtime: now },
+        });
     }
     tx.commit_changes(tenant.vault_id, &creates, &who, &job).await.unwrap().unwrap();
     let h = hash("v2-0".into());
     tx.record_blob(&h, 11).await.unwrap();
-    let update = Change { path: "f0.md".into(), expect: Expect::Any, action: Action::Put { hash: h, size: 11, mtime: now } };
+    let update =
+        Change { path: "f0.md".into(), expect: Expect::Any, action: Action::Put { hash: h, size: 11, mtime: now } };
     tx.commit_changes(tenant.vault_id, &[update], &who, &job).await.unwrap().unwrap();
     let delete = Change { path: "f1.md".into(), expect: Expect::Any, action: Action::Delete };
     tx.commit_changes(tenant.vault_id, &[delete], &who, &job).await.unwrap().unwrap();

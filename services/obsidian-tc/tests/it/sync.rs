@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Child, Isolation, TestApp, Tenant, cli_with_env, stderr, stdout};
+use crate::harness::{Child, Isolation, Tenant, TestApp, cli_with_env, stderr, stdout};
 
 /// A vault of the shared corpus, which lives in `../shared` beside the checkout.
 fn corpus(name: &str) -> PathBuf {
@@ -144,8 +144,13 @@ async fn two_way_sync_moves_edits_both_ways_and_keeps_both_sides_of_a_conflict()
     .unwrap();
     assert!(second_b.contains("1 conflict(s)"), "{second_b}");
     let (ta, tb) = (tree(&a), tree(&b));
-    assert_eq!(std::fs::read_to_string(b.join("Shared.md")).unwrap(), "edited in A\n", "the server's version keeps the name");
-    let copy = tb.keys().find(|k| k.starts_with("Shared (conflict ")).expect("B's version kept as a conflict copy").clone();
+    assert_eq!(
+        std::fs::read_to_string(b.join("Shared.md")).unwrap(),
+        "edited in A\n",
+        "the server's version keeps the name"
+    );
+    let copy =
+        tb.keys().find(|k| k.starts_with("Shared (conflict ")).expect("B's version kept as a conflict copy").clone();
     assert_eq!(std::fs::read_to_string(b.join(&copy)).unwrap(), "edited in B\n");
     assert!(ta.contains_key(&copy), "the conflict copy reaches A as well");
     assert!(!tb.contains_key("Folder/Gone.md"), "the deletion reached B");
@@ -161,7 +166,13 @@ async fn two_way_sync_moves_edits_both_ways_and_keeps_both_sides_of_a_conflict()
     app.stop().await;
 }
 
-async fn api(app: &TestApp, token: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+async fn api(
+    app: &TestApp,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let mut request = app.http.request(method, app.url(path)).bearer_auth(token);
     if let Some(body) = body {
         request = request.json(&body);
@@ -193,7 +204,9 @@ async fn the_commit_api_is_atomic_and_names_every_stale_path() {
     let (token, _) = tenant.token(&app.store, "read:notes,write:notes", false, None).await;
     let h1 = upload(&app, &token, "Notes", b"one").await;
     let h2 = upload(&app, &token, "Notes", b"two").await;
-    let commit = |changes: Value| api(&app, &token, reqwest::Method::POST, "/v1/vaults/Notes/commit", Some(json!({"changes": changes})));
+    let commit = |changes: Value| {
+        api(&app, &token, reqwest::Method::POST, "/v1/vaults/Notes/commit", Some(json!({"changes": changes})))
+    };
     let (status, body) = commit(json!([
         {"path": "a.md", "expect": "absent", "put": {"hash": h1}},
         {"path": "b.md", "expect": "absent", "put": {"hash": h1}}
@@ -213,29 +226,51 @@ async fn the_commit_api_is_atomic_and_names_every_stale_path() {
     assert_eq!(body["error"]["code"], "concurrent_modification");
     assert_eq!(body["error"]["details"]["stale"], json!(["b.md", "c.md"]));
     let (_, files) = api(&app, &token, reqwest::Method::GET, "/v1/vaults/Notes/files", None).await;
-    assert!(files["files"].as_array().unwrap().iter().all(|f| f["hash"] == h1.as_str()), "nothing was applied: {files}");
+    assert!(
+        files["files"].as_array().unwrap().iter().all(|f| f["hash"] == h1.as_str()),
+        "nothing was applied: {files}"
+    );
 
     // Bad input: each refused with a catalogue code, nothing written.
     let (status, body) = commit(json!([{"path": "../escape.md", "expect": "absent", "put": {"hash": h1}}])).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("path_invalid")));
-    let (status, body) = commit(json!([{"path": "C# notes [draft].md", "expect": "absent", "put": {"hash": h1}}])).await;
+    let (status, body) =
+        commit(json!([{"path": "C# notes [draft].md", "expect": "absent", "put": {"hash": h1}}])).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")));
     assert!(!body["error"]["message"].as_str().unwrap().contains("C# notes"), "the name is never echoed: {body}");
     let missing = "0".repeat(64);
     let (status, body) = commit(json!([{"path": "x.md", "expect": "absent", "put": {"hash": missing}}])).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{body}");
     let (status, body) = commit(json!([{"path": "a.md", "expect": "any", "delete": true}])).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")), "delete needs delete:notes");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden")),
+        "delete needs delete:notes"
+    );
     assert_eq!(body["error"]["details"]["required"], json!(["delete:notes"]));
     let (status, body) = commit(json!([{"path": "a.md", "expekt": "any"}])).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("validation_error")), "{body}");
 
     // Uploads: the hash must match, and the size limit answers clearly.
-    let wrong = app.http.put(app.url(&format!("/v1/vaults/Notes/blobs/{h1}"))).bearer_auth(&token).body("not one").send().await.unwrap();
+    let wrong = app
+        .http
+        .put(app.url(&format!("/v1/vaults/Notes/blobs/{h1}")))
+        .bearer_auth(&token)
+        .body("not one")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
     let big = vec![b'x'; 4096];
     let big_hash = obsidian_tc::sync::sha256_hex(&big);
-    let response = app.http.put(app.url(&format!("/v1/vaults/Notes/blobs/{big_hash}"))).bearer_auth(&token).body(big).send().await.unwrap();
+    let response = app
+        .http
+        .put(app.url(&format!("/v1/vaults/Notes/blobs/{big_hash}")))
+        .bearer_auth(&token)
+        .body(big)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "overflow");
@@ -264,8 +299,14 @@ async fn another_tenants_token_reaches_nothing_on_any_endpoint() {
     let (a_token, _) = a.token(&app.store, "*", false, None).await;
     let (b_token, _) = b.token(&app.store, "*", false, None).await;
     let hash = upload(&app, &a_token, "Notes", b"secret of A").await;
-    let (status, _) = api(&app, &a_token, reqwest::Method::POST, "/v1/vaults/Notes/commit",
-        Some(json!({"changes": [{"path": "secret.md", "expect": "absent", "put": {"hash": hash}}]}))).await;
+    let (status, _) = api(
+        &app,
+        &a_token,
+        reqwest::Method::POST,
+        "/v1/vaults/Notes/commit",
+        Some(json!({"changes": [{"path": "secret.md", "expect": "absent", "put": {"hash": hash}}]})),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
 
     // B names A's vault by id (B's own vault is also called Notes, so names prove nothing).
@@ -282,16 +323,35 @@ async fn another_tenants_token_reaches_nothing_on_any_endpoint() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
         assert_eq!(body["error"]["code"], "vault_not_found", "{path}");
     }
-    let (status, _) = api(&app, &b_token, reqwest::Method::POST, &format!("/v1/vaults/{id}/commit"),
-        Some(json!({"changes": [{"path": "x.md", "expect": "absent", "put": {"hash": hash}}]}))).await;
+    let (status, _) = api(
+        &app,
+        &b_token,
+        reqwest::Method::POST,
+        &format!("/v1/vaults/{id}/commit"),
+        Some(json!({"changes": [{"path": "x.md", "expect": "absent", "put": {"hash": hash}}]})),
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let upload_b = app.http.put(app.url(&format!("/v1/vaults/{id}/blobs/{hash}"))).bearer_auth(&b_token).body("secret of A").send().await.unwrap();
+    let upload_b = app
+        .http
+        .put(app.url(&format!("/v1/vaults/{id}/blobs/{hash}")))
+        .bearer_auth(&b_token)
+        .body("secret of A")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(upload_b.status(), StatusCode::NOT_FOUND);
     // Through its own vault, B cannot reach A's content by hash either, nor commit it.
     let (status, _) = api(&app, &b_token, reqwest::Method::GET, &format!("/v1/vaults/Notes/blobs/{hash}"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, body) = api(&app, &b_token, reqwest::Method::POST, "/v1/vaults/Notes/commit",
-        Some(json!({"changes": [{"path": "stolen.md", "expect": "absent", "put": {"hash": hash}}]}))).await;
+    let (status, body) = api(
+        &app,
+        &b_token,
+        reqwest::Method::POST,
+        "/v1/vaults/Notes/commit",
+        Some(json!({"changes": [{"path": "stolen.md", "expect": "absent", "put": {"hash": hash}}]})),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "A's blob is not in B's inventory: {body}");
 
     // A token bound to one vault reaches no other vault of its own tenant.
@@ -325,7 +385,12 @@ async fn racing_commits_through_two_servers_lose_no_update() {
         tasks.push(tokio::spawn(async move {
             let (mut landed, mut stale) = (Vec::new(), 0usize);
             for i in 0..attempts_per_writer {
-                let current = http.get(format!("{base}/v1/vaults/Notes/file?path=race.md")).bearer_auth(&token).send().await.unwrap();
+                let current = http
+                    .get(format!("{base}/v1/vaults/Notes/file?path=race.md"))
+                    .bearer_auth(&token)
+                    .send()
+                    .await
+                    .unwrap();
                 let (expect, mut text) = if current.status() == StatusCode::NOT_FOUND {
                     ("absent".to_string(), String::new())
                 } else {
@@ -335,10 +400,22 @@ async fn racing_commits_through_two_servers_lose_no_update() {
                 let line = format!("w{w}-{i}\n");
                 text.push_str(&line);
                 let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
-                let put = http.put(format!("{base}/v1/vaults/Notes/blobs/{hash}")).bearer_auth(&token).body(text).send().await.unwrap();
+                let put = http
+                    .put(format!("{base}/v1/vaults/Notes/blobs/{hash}"))
+                    .bearer_auth(&token)
+                    .body(text)
+                    .send()
+                    .await
+                    .unwrap();
                 assert_eq!(put.status(), StatusCode::CREATED);
                 let body = json!({"changes": [{"path": "race.md", "expect": expect, "put": {"hash": hash}}]});
-                let response = http.post(format!("{base}/v1/vaults/Notes/commit")).bearer_auth(&token).json(&body).send().await.unwrap();
+                let response = http
+                    .post(format!("{base}/v1/vaults/Notes/commit"))
+                    .bearer_auth(&token)
+                    .json(&body)
+                    .send()
+                    .await
+                    .unwrap();
                 match response.status() {
                     StatusCode::OK => landed.push(line),
                     StatusCode::CONFLICT => stale += 1,
@@ -357,7 +434,15 @@ async fn racing_commits_through_two_servers_lose_no_update() {
     }
     assert_eq!(landed.len() + stale, writers * attempts_per_writer, "every commit landed or was refused");
     assert!(landed.len() + stale >= 1000);
-    let final_text = http.get(format!("{}/v1/vaults/Notes/file?path=race.md", urls[0])).bearer_auth(&token).send().await.unwrap().text().await.unwrap();
+    let final_text = http
+        .get(format!("{}/v1/vaults/Notes/file?path=race.md", urls[0]))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let mut lines: Vec<String> = final_text.lines().map(|l| format!("{l}\n")).collect();
     let mut expected = landed.clone();
     lines.sort();
@@ -388,14 +473,24 @@ async fn a_server_killed_mid_batch_leaves_the_vault_before_or_after() {
         for i in 0..500 {
             let text = format!("trial {trial} file {i}\n");
             let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
-            let put = http.put(format!("{base}/v1/vaults/Notes/blobs/{hash}")).bearer_auth(&token).body(text).send().await.unwrap();
+            let put = http
+                .put(format!("{base}/v1/vaults/Notes/blobs/{hash}"))
+                .bearer_auth(&token)
+                .body(text)
+                .send()
+                .await
+                .unwrap();
             assert_eq!(put.status(), StatusCode::CREATED);
             changes.push(json!({"path": format!("t{trial}/f{i}.md"), "expect": "absent", "put": {"hash": hash}}));
         }
         let mut tx = store.begin(tenant.id).await.unwrap();
         let seq_before = tx.head_seq(tenant.vault_id).await.unwrap();
         tx.commit().await.unwrap();
-        let commit = http.post(format!("{base}/v1/vaults/Notes/commit")).bearer_auth(&token).json(&json!({"changes": changes})).send();
+        let commit = http
+            .post(format!("{base}/v1/vaults/Notes/commit"))
+            .bearer_auth(&token)
+            .json(&json!({"changes": changes}))
+            .send();
         let request = tokio::spawn(commit);
         // Kill at a different point each trial, across the commit's lifetime.
         tokio::time::sleep(Duration::from_millis(2 + (trial as u64 * 7) % 60)).await;
@@ -428,7 +523,11 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
     let mut env = iso.env();
     env.push(("OTC__OBJECT_STORE__KIND".into(), "local".into()));
     let data = root.join("state");
-    let dev = Child::start(env, &["dev", "--vault", &vault.display().to_string(), "--data-dir", &data.display().to_string()], true);
+    let dev = Child::start(
+        env,
+        &["dev", "--vault", &vault.display().to_string(), "--data-dir", &data.display().to_string()],
+        true,
+    );
     let token = std::fs::read_to_string(data.join("dev-token")).unwrap();
     let base = dev.url("/v1/vaults/My%20Vault");
     let http = reqwest::Client::new();
@@ -441,7 +540,8 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let listed: Value = http.get(format!("{base}/files")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let listed: Value =
+        http.get(format!("{base}/files")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
     assert_eq!(listed["files"].as_array().unwrap().len(), local.len(), "the folder was imported on start");
 
     // A server-side write (as an agent's tool would make) appears in the folder.
@@ -466,7 +566,8 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
     std::fs::write(vault.join("Edited Locally.md"), "from Obsidian\n").unwrap();
     let mut reached = false;
     for _ in 0..100 {
-        let response = http.get(format!("{base}/file?path=Edited%20Locally.md")).bearer_auth(&token).send().await.unwrap();
+        let response =
+            http.get(format!("{base}/file?path=Edited%20Locally.md")).bearer_auth(&token).send().await.unwrap();
         if response.status() == StatusCode::OK && response.text().await.unwrap() == "from Obsidian\n" {
             reached = true;
             break;

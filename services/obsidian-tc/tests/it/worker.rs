@@ -182,7 +182,11 @@ async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapsh
     // Three versions of one note: two snapshots; the orphan was never committed.
     let mut tx = store.begin(tenant.id).await.unwrap();
     for hash in &hashes[..3] {
-        let change = Change { path: "n.md".into(), expect: Expect::Any, action: Action::Put { hash: *hash, size: 2, mtime: Utc::now() } };
+        let change = Change {
+            path: "n.md".into(),
+            expect: Expect::Any,
+            action: Action::Put { hash: *hash, size: 2, mtime: Utc::now() },
+        };
         tx.commit_changes(tenant.vault_id, &[change], &Provenance::default(), &[]).await.unwrap().unwrap();
     }
     tx.commit().await.unwrap();
@@ -210,8 +214,14 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     let store = iso.store();
     let blobs = blobs(&iso);
     let tenant = Tenant::create(&store, "acme").await;
-    let target = otc_config::ReconcileTarget { tenant: "acme".into(), vault: "Notes".into(), prefix: "outside/acme-notes".into() };
-    for (path, text) in [("Inbox.md", "first"), ("Folder/Deep.md", "deep"), (".obsidian/app.json", "{}"), ("bad:name.md", "x")] {
+    let target = otc_config::ReconcileTarget {
+        tenant: "acme".into(),
+        vault: "Notes".into(),
+        prefix: "outside/acme-notes".into(),
+    };
+    for (path, text) in
+        [("Inbox.md", "first"), ("Folder/Deep.md", "deep"), (".obsidian/app.json", "{}"), ("bad:name.md", "x")]
+    {
         blobs.put_plain(&target.prefix, path, bytes::Bytes::from(text)).await.unwrap();
     }
     let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();

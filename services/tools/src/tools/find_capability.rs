@@ -55,7 +55,14 @@ fn document(tool: &otc_catalog::Registered) -> bm25::Doc<'_> {
     let tags: Vec<&str> = tool.tags.iter().map(String::as_str).collect();
     bm25::Doc::new(
         tool.name(),
-        &format!("{} {} {} {} {}", tool.name(), tool.spec.title, tool.spec.description, tags.join(" "), tool.spec.domain),
+        &format!(
+            "{} {} {} {} {}",
+            tool.name(),
+            tool.spec.title,
+            tool.spec.description,
+            tags.join(" "),
+            tool.spec.domain
+        ),
     )
 }
 

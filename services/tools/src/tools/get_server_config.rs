@@ -96,7 +96,8 @@ impl Tool for GetServerConfig {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let config = &ctx.services().config;
-        let detailed = format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let settings = ctx.settings();
         let v = &config.tool_visibility;
         Ok(Output {

@@ -103,7 +103,8 @@ impl Tool for InspectVisibility {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let detailed = format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let scopes = match input.scopes {
             Some(list) => list
                 .iter()
@@ -120,7 +121,9 @@ impl Tool for InspectVisibility {
         if let Some(name) = &input.tool
             && ctx.registry().get(name).is_none()
         {
-            return Err(ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}")).detail("field", "tool"));
+            return Err(
+                ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}")).detail("field", "tool")
+            );
         }
         let settings = ctx.settings();
         let mut summary = Summary::default();
@@ -134,7 +137,9 @@ impl Tool for InspectVisibility {
                 Visibility::Disabled => summary.disabled += 1,
                 Visibility::ScopeDenied => summary.scope_denied += 1,
             }
-            if input.tool.as_deref().is_some_and(|n| n != tool.name()) || input.visibility.is_some_and(|f| f != v.visibility) {
+            if input.tool.as_deref().is_some_and(|n| n != tool.name())
+                || input.visibility.is_some_and(|f| f != v.visibility)
+            {
                 continue;
             }
             tools.push(Row {
