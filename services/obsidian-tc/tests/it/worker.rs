@@ -33,14 +33,14 @@ fn kv(iso: &Isolation) -> Kv {
 async fn only_one_holder_gets_the_lease_until_it_lapses_or_is_released() {
     let iso = Isolation::new().await;
     let (one, two) = (kv(&iso), kv(&iso));
-    let ttl = Duration::from_millis(600);
+    let ttl = Duration::from_millis(2000);
     assert!(one.try_acquire_lease("l", "one", ttl).await.unwrap());
     assert!(!two.try_acquire_lease("l", "two", ttl).await.unwrap());
     assert!(!two.renew_lease("l", "two", ttl).await.unwrap(), "a non-holder cannot renew");
     assert!(one.renew_lease("l", "one", ttl).await.unwrap());
     two.release_lease("l", "two").await.unwrap();
     assert_eq!(one.lease_holder("l").await.unwrap().as_deref(), Some("one"), "a non-holder cannot release");
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(two.try_acquire_lease("l", "two", ttl).await.unwrap(), "the lease lapses");
     assert!(!one.renew_lease("l", "one", ttl).await.unwrap(), "the old holder learns it lost the lease");
     two.release_lease("l", "two").await.unwrap();
