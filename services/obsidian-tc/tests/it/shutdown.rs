@@ -18,10 +18,18 @@ async fn sigterm_drains_the_request_in_flight_then_exits_zero() {
     in_flight.write_all(b"GET /healthz HTTP/1.1\r\nHost: test\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(200));
     server.signal("TERM");
-    std::thread::sleep(Duration::from_millis(300));
 
-    // No new connections are taken once shutdown has begun.
-    assert!(TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_err(), "still accepting after SIGTERM");
+    // No new connections are taken once shutdown has begun (allowing a loaded machine a few
+    // seconds to deliver the signal).
+    let mut refused = false;
+    for _ in 0..50 {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err() {
+            refused = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(refused, "still accepting after SIGTERM");
 
     // The request in flight completes.
     in_flight.write_all(b"Connection: close\r\n\r\n").unwrap();
