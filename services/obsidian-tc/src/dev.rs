@@ -14,7 +14,7 @@ use anyhow::Context;
 use clap::Args;
 use otc_auth::PresentedToken;
 use otc_config::{ObjectStoreKind, Sources};
-use otc_store::{NewTokenRow, PrincipalKind, Store};
+use otc_store::{NewToken, PrincipalKind, Store};
 use otc_worker::Worker;
 
 use crate::app::{self, Deps};
@@ -159,20 +159,18 @@ async fn ensure_dev_identity(store: &Store, vault_name: &str, data_dir: &Path) -
         }
     }
     let principal = tx.ensure_principal(PrincipalKind::User, DEV_PRINCIPAL).await?;
-    let minted = otc_auth::mint(tenant_id);
-    tx.create_token(NewTokenRow {
-        principal_id: principal.id,
-        name: "dev".into(),
-        hash: minted.hash,
-        hint: minted.hint.clone(),
-        scopes: vec!["*".parse()?],
-        vault_id: None,
-        expires_at: None,
-    })
-    .await?;
+    let issued = tx
+        .issue_token(NewToken {
+            principal_id: principal.id,
+            name: "dev".into(),
+            scopes: vec!["*".parse()?],
+            vault_id: None,
+            expires_at: None,
+        })
+        .await?;
     tx.commit().await?;
-    write_private(&token_file, &minted.plaintext)?;
-    Ok(minted.plaintext)
+    write_private(&token_file, &issued.plaintext)?;
+    Ok(issued.plaintext)
 }
 
 fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {

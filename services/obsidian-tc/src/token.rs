@@ -6,7 +6,7 @@ use anyhow::Context;
 use chrono::Utc;
 use clap::Subcommand;
 use otc_config::Sources;
-use otc_store::{NewTokenRow, PrincipalKind, StoreError};
+use otc_store::{NewToken, PrincipalKind, StoreError};
 use uuid::Uuid;
 
 use crate::app;
@@ -93,13 +93,10 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
                 Kind::Service => PrincipalKind::Service,
             };
             let principal = tx.ensure_principal(kind, &principal).await?;
-            let minted = otc_auth::mint(tenant_id);
-            let id = tx
-                .create_token(NewTokenRow {
+            let issued = tx
+                .issue_token(NewToken {
                     principal_id: principal.id,
                     name: name.clone(),
-                    hash: minted.hash,
-                    hint: minted.hint.clone(),
                     scopes: scopes.clone(),
                     vault_id,
                     expires_at,
@@ -110,10 +107,11 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
                     other => other.into(),
                 })?;
             tx.commit().await?;
-            println!("{}", minted.plaintext);
+            println!("{}", issued.plaintext);
             let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
             eprintln!(
-                "token {id} for {} ({}), scopes {}, vault {}, expires {}. It is shown only this once.",
+                "token {} for {} ({}), scopes {}, vault {}, expires {}. It is shown only this once.",
+                issued.id,
                 principal.name,
                 kind.as_str(),
                 scopes.join(","),

@@ -29,7 +29,7 @@ pub use files::{
 };
 pub use principals::{Principal, PrincipalKind};
 pub use tenants::Tenant;
-pub use tokens::{Authenticated, NewTokenRow, TokenRecord};
+pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::Vault;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -4,16 +4,20 @@ use uuid::Uuid;
 
 use crate::{Result, StoreError, TenantTx};
 
-/// What a new token row holds; the token's text itself is never passed here.
+/// What a new token is for.
 #[derive(Debug, Clone)]
-pub struct NewTokenRow {
+pub struct NewToken {
     pub principal_id: Uuid,
     pub name: String,
-    pub hash: TokenHash,
-    pub hint: String,
     pub scopes: Vec<Scope>,
     pub vault_id: Option<Uuid>,
     pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A token just issued: the only moment its text exists (only its hash is stored).
+pub struct IssuedToken {
+    pub id: Uuid,
+    pub plaintext: String,
 }
 
 /// A token as listed: everything but the secret.
@@ -47,9 +51,11 @@ pub struct Authenticated {
 const LAST_USED_GRANULARITY_SECS: f64 = 60.0;
 
 impl TenantTx {
-    pub async fn create_token(&mut self, row: NewTokenRow) -> Result<Uuid> {
+    /// Mints a token for this tenant and stores its hash.
+    pub async fn issue_token(&mut self, row: NewToken) -> Result<IssuedToken> {
+        let minted = otc_auth::mint(self.tenant);
         let scopes: Vec<String> = row.scopes.into_iter().map(String::from).collect();
-        Ok(sqlx::query_scalar!(
+        let id = sqlx::query_scalar!(
             r#"INSERT INTO api_tokens
                  (tenant_id, id, principal_id, name, token_hash, hint, scopes, vault_id, expires_at)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -58,14 +64,15 @@ impl TenantTx {
             Uuid::now_v7(),
             row.principal_id,
             row.name,
-            &row.hash.0[..],
-            row.hint,
+            &minted.hash.0[..],
+            minted.hint,
             &scopes,
             row.vault_id,
             row.expires_at
         )
         .fetch_one(&mut *self.tx)
-        .await?)
+        .await?;
+        Ok(IssuedToken { id, plaintext: minted.plaintext })
     }
 
     pub async fn list_tokens(&mut self) -> Result<Vec<TokenRecord>> {

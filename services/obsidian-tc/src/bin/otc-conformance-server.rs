@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use obsidian_tc::app::{self, Deps};
-use otc_gateway::mcp::{McpHttpSettings, McpServer, http_config};
+use otc_gateway::mcp::{McpHttpSettings, McpServer, http_config, server_config};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
@@ -191,7 +191,7 @@ impl Fixtures {
 
 impl ServerHandler for Fixtures {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        server_config(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
@@ -201,8 +201,6 @@ impl ServerHandler for Fixtures {
                 .enable_logging()
                 .build(),
         )
-        .with_server_info(Implementation::new("obsidian-tc", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
     async fn initialize(
@@ -371,19 +369,17 @@ async fn main() -> anyhow::Result<()> {
     };
     let mut tx = deps.store.begin(tenant).await?;
     let principal = tx.ensure_principal(otc_store::PrincipalKind::Service, "conformance").await?;
-    let minted = otc_auth::mint(tenant);
-    tx.create_token(otc_store::NewTokenRow {
-        principal_id: principal.id,
-        name: "conformance".into(),
-        hash: minted.hash,
-        hint: minted.hint,
-        scopes: vec!["*".parse()?],
-        vault_id: None,
-        expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
-    })
-    .await?;
+    let issued = tx
+        .issue_token(otc_store::NewToken {
+            principal_id: principal.id,
+            name: "conformance".into(),
+            scopes: vec!["*".parse()?],
+            vault_id: None,
+            expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        })
+        .await?;
     tx.commit().await?;
-    let caller = app::authenticate(&deps.store, &minted.plaintext).await?;
+    let caller = app::authenticate(&deps.store, &issued.plaintext).await?;
     let inner = McpServer::with_caller(app::dispatcher(&config, &deps)?, caller);
     let fixtures = Fixtures { inner };
     let settings = McpHttpSettings {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use obsidian_tc::app::{self, Deps, Running};
 use otc_config::{Config, Sources};
-use otc_store::{NewTokenRow, PrincipalKind, Store};
+use otc_store::{NewToken, PrincipalKind, Store};
 use uuid::Uuid;
 
 /// The service variables from `scripts/services env`.
@@ -141,13 +141,10 @@ impl Tenant {
     ) -> (String, Uuid) {
         let mut tx = store.begin(self.id).await.unwrap();
         let principal = tx.ensure_principal(PrincipalKind::User, "alice").await.unwrap();
-        let minted = otc_auth::mint(self.id);
-        let id = tx
-            .create_token(NewTokenRow {
+        let issued = tx
+            .issue_token(NewToken {
                 principal_id: principal.id,
                 name: "test".into(),
-                hash: minted.hash,
-                hint: minted.hint.clone(),
                 scopes: otc_auth::parse_scopes(scopes).unwrap(),
                 vault_id: bound.then_some(self.vault_id),
                 expires_at,
@@ -155,7 +152,7 @@ impl Tenant {
             .await
             .unwrap();
         tx.commit().await.unwrap();
-        (minted.plaintext, id)
+        (issued.plaintext, issued.id)
     }
 }
 
@@ -165,15 +162,20 @@ pub fn cli(iso: &Isolation, args: &[&str]) -> Output {
 }
 
 pub fn cli_with_env(env: Vec<(String, String)>, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_obsidian-tc"))
+    command(env!("CARGO_BIN_EXE_obsidian-tc"), env, args).output().expect("run obsidian-tc")
+}
+
+/// `bin args` with exactly `env` (and PATH), in the temp folder, with no standard input.
+fn command(bin: &str, env: Vec<(String, String)>, args: &[&str]) -> Command {
+    let mut command = Command::new(bin);
+    command
         .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .envs(env)
         .current_dir(std::env::temp_dir())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run obsidian-tc")
+        .stdin(Stdio::null());
+    command
 }
 
 pub fn stdout(out: &Output) -> String {
@@ -204,17 +206,8 @@ impl Child {
     }
 
     fn spawn(bin: &str, env: Vec<(String, String)>, args: &[&str], expect_listen: bool) -> Self {
-        let mut child = Command::new(bin)
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .envs(env)
-            .current_dir(std::env::temp_dir())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn obsidian-tc");
+        let mut child =
+            command(bin, env, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn obsidian-tc");
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let (tx, rx) = std::sync::mpsc::channel();
         let stderr = child.stderr.take().unwrap();
