@@ -97,11 +97,16 @@ pub fn failure(err: &ToolError) -> CallToolResult {
     result
 }
 
+/// What every obsidian-tc MCP endpoint says about itself: its name, version and protocol.
+pub fn server_config(capabilities: ServerCapabilities) -> ServerConfig {
+    ServerConfig::new(capabilities)
+        .with_server_info(Implementation::new("obsidian-tc", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("obsidian-tc", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        server_config(ServerCapabilities::builder().enable_tools().build())
     }
 
     async fn initialize(

@@ -91,6 +91,13 @@ pub struct PageQuery {
     limit: Option<i64>,
 }
 
+impl PageQuery {
+    /// The page size asked for: 1000 by default, 1 to 5000.
+    fn limit(&self) -> i64 {
+        self.limit.unwrap_or(1000).clamp(1, 5000)
+    }
+}
+
 /// GET /v1/vaults/{vault}/files?after=PATH&limit=N: the manifest in path order.
 pub async fn list_files(
     State(state): State<AppState>,
@@ -100,7 +107,7 @@ pub async fn list_files(
 ) -> ApiResult<Json<serde_json::Value>> {
     require(&caller, "read:notes")?;
     let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
-    let limit = page.limit.unwrap_or(1000).clamp(1, 5000);
+    let limit = page.limit();
     let files = tx.files(vault.id, page.after.as_deref(), limit).await.map_err(store_err)?;
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
@@ -122,7 +129,7 @@ pub async fn changes(
     require(&caller, "read:notes")?;
     let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
     let since = page.since.unwrap_or(0).max(0);
-    let limit = page.limit.unwrap_or(1000).clamp(1, 5000);
+    let limit = page.limit();
     let records = tx.changes_since(vault.id, since, limit).await.map_err(store_err)?;
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;

@@ -132,6 +132,13 @@ impl Default for FacadeSettings {
     }
 }
 
+impl FacadeSettings {
+    /// `tool_facade.advertise` as configured: a subset's name, or "all".
+    pub fn advertise_name(&self) -> &'static str {
+        self.advertise.map(Subset::as_str).unwrap_or("all")
+    }
+}
+
 /// The shape a surface advertises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "subset", rename_all = "lowercase")]

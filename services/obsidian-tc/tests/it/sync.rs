@@ -183,18 +183,28 @@ async fn api(
     (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
 }
 
-async fn upload(app: &TestApp, token: &str, vault: &str, bytes: &[u8]) -> String {
+/// PUTs `body` as blob `hash` of `vault` on the server at `base` (`http://host:port`).
+async fn put_blob(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    vault: &str,
+    hash: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    http.put(format!("{base}/v1/vaults/{vault}/blobs/{hash}")).bearer_auth(token).body(body).send().await.unwrap()
+}
+
+/// Uploads `bytes` under their own hash, which it returns.
+async fn upload_at(http: &reqwest::Client, base: &str, token: &str, vault: &str, bytes: &[u8]) -> String {
     let hash = obsidian_tc::sync::sha256_hex(bytes);
-    let response = app
-        .http
-        .put(app.url(&format!("/v1/vaults/{vault}/blobs/{hash}")))
-        .bearer_auth(token)
-        .body(bytes.to_vec())
-        .send()
-        .await
-        .unwrap();
+    let response = put_blob(http, base, token, vault, &hash, bytes.to_vec()).await;
     assert_eq!(response.status(), StatusCode::CREATED, "{}", response.text().await.unwrap());
     hash
+}
+
+async fn upload(app: &TestApp, token: &str, vault: &str, bytes: &[u8]) -> String {
+    upload_at(&app.http, &app.url(""), token, vault, bytes).await
 }
 
 #[tokio::test]
@@ -252,25 +262,11 @@ async fn the_commit_api_is_atomic_and_names_every_stale_path() {
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("validation_error")), "{body}");
 
     // Uploads: the hash must match, and the size limit answers clearly.
-    let wrong = app
-        .http
-        .put(app.url(&format!("/v1/vaults/Notes/blobs/{h1}")))
-        .bearer_auth(&token)
-        .body("not one")
-        .send()
-        .await
-        .unwrap();
+    let wrong = put_blob(&app.http, &app.url(""), &token, "Notes", &h1, "not one").await;
     assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
     let big = vec![b'x'; 4096];
     let big_hash = obsidian_tc::sync::sha256_hex(&big);
-    let response = app
-        .http
-        .put(app.url(&format!("/v1/vaults/Notes/blobs/{big_hash}")))
-        .bearer_auth(&token)
-        .body(big)
-        .send()
-        .await
-        .unwrap();
+    let response = put_blob(&app.http, &app.url(""), &token, "Notes", &big_hash, big).await;
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "overflow");
@@ -332,14 +328,7 @@ async fn another_tenants_token_reaches_nothing_on_any_endpoint() {
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let upload_b = app
-        .http
-        .put(app.url(&format!("/v1/vaults/{id}/blobs/{hash}")))
-        .bearer_auth(&b_token)
-        .body("secret of A")
-        .send()
-        .await
-        .unwrap();
+    let upload_b = put_blob(&app.http, &app.url(""), &b_token, &id, &hash, "secret of A").await;
     assert_eq!(upload_b.status(), StatusCode::NOT_FOUND);
     // Through its own vault, B cannot reach A's content by hash either, nor commit it.
     let (status, _) = api(&app, &b_token, reqwest::Method::GET, &format!("/v1/vaults/Notes/blobs/{hash}"), None).await;
@@ -399,15 +388,7 @@ async fn racing_commits_through_two_servers_lose_no_update() {
                 };
                 let line = format!("w{w}-{i}\n");
                 text.push_str(&line);
-                let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
-                let put = http
-                    .put(format!("{base}/v1/vaults/Notes/blobs/{hash}"))
-                    .bearer_auth(&token)
-                    .body(text)
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(put.status(), StatusCode::CREATED);
+                let hash = upload_at(&http, &base, &token, "Notes", text.as_bytes()).await;
                 let body = json!({"changes": [{"path": "race.md", "expect": expect, "put": {"hash": hash}}]});
                 let response = http
                     .post(format!("{base}/v1/vaults/Notes/commit"))
@@ -472,15 +453,7 @@ async fn a_server_killed_mid_batch_leaves_the_vault_before_or_after() {
         let mut changes = Vec::new();
         for i in 0..500 {
             let text = format!("trial {trial} file {i}\n");
-            let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
-            let put = http
-                .put(format!("{base}/v1/vaults/Notes/blobs/{hash}"))
-                .bearer_auth(&token)
-                .body(text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(put.status(), StatusCode::CREATED);
+            let hash = upload_at(&http, &base, &token, "Notes", text.as_bytes()).await;
             changes.push(json!({"path": format!("t{trial}/f{i}.md"), "expect": "absent", "put": {"hash": hash}}));
         }
         let mut tx = store.begin(tenant.id).await.unwrap();
@@ -546,9 +519,7 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
 
     // A server-side write (as an agent's tool would make) appears in the folder.
     let text = "written by the server\n";
-    let hash = obsidian_tc::sync::sha256_hex(text.as_bytes());
-    let put = http.put(format!("{base}/blobs/{hash}")).bearer_auth(&token).body(text).send().await.unwrap();
-    assert_eq!(put.status(), StatusCode::CREATED);
+    let hash = upload_at(&http, &dev.url(""), &token, "My%20Vault", text.as_bytes()).await;
     let body = json!({"changes": [{"path": "From Agent.md", "expect": "absent", "put": {"hash": hash}}]});
     let committed = http.post(format!("{base}/commit")).bearer_auth(&token).json(&body).send().await.unwrap();
     assert_eq!(committed.status(), StatusCode::OK);

@@ -110,7 +110,7 @@ impl Tool for GetServerConfig {
             tool_facade: Facade {
                 mode: settings.mode.as_str().into(),
                 profile: settings.profile.as_str().into(),
-                advertise: settings.advertise.map(|s| s.as_str()).unwrap_or("all").into(),
+                advertise: settings.advertise_name().into(),
                 triad_hot_path: settings.triad_hot_path,
                 default_response_format: match ctx.default_format() {
                     ResponseFormat::Concise => "concise",

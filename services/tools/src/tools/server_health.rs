@@ -125,7 +125,7 @@ impl Tool for ServerHealth {
                 listing: listing_name(listing),
                 surface: ctx.surface.name().into(),
                 profile: settings.profile.as_str().into(),
-                advertise: settings.advertise.map(|s| s.as_str()).unwrap_or("all").into(),
+                advertise: settings.advertise_name().into(),
                 triad_hot_path: settings.triad_hot_path,
                 deprecations: services.config.deprecations(),
                 explanation,
