@@ -390,9 +390,19 @@ pub async fn commit(
     match outcome {
         Ok(done) => {
             tx.commit().await.map_err(store_err)?;
-            Ok(Json(
-                json!({ "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed }),
-            ))
+            // Read-your-writes: the commit is indexed before the response. If that fails the
+            // commit still stands and its jobs stay queued for the workers.
+            let indexed = match state.dispatcher.services.indexer.catch_up(caller.tenant_id, vault.id).await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!(vault = %vault.id, error = %e.chain(), "indexing after a commit failed; left to the workers");
+                    false
+                }
+            };
+            Ok(Json(json!({
+                "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed,
+                "indexed": indexed,
+            })))
         }
         Err(stale) => Err(ApiError::from_tool(
             ToolError::with_message(

@@ -10,6 +10,7 @@ use anyhow::Context;
 use otc_blobs::Blobs;
 use otc_config::{Config, Loaded, Sources};
 use otc_gateway::{AppState, HttpLimits};
+use otc_indexer::{Indexer, IndexerSettings};
 use otc_kv::Kv;
 use otc_store::{Store, StoreOptions};
 use otc_tools::{Dispatcher, Services};
@@ -54,12 +55,13 @@ pub fn load(sources: &Sources) -> anyhow::Result<Loaded> {
     Ok(loaded)
 }
 
-/// The three services every role talks to.
+/// The three services every role talks to, and the indexer over them.
 #[derive(Clone)]
 pub struct Deps {
     pub store: Store,
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
+    pub indexer: Indexer,
 }
 
 /// The tool dispatcher over every registered tool, for this configuration.
@@ -77,6 +79,7 @@ pub fn dispatcher_with(
         store: deps.store.clone(),
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
+        indexer: deps.indexer.clone(),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
@@ -97,7 +100,8 @@ impl Deps {
         )
         .context("redis")?;
         let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5)).context("object store")?;
-        Ok(Self { store, kv: Arc::new(kv), blobs })
+        let indexer = Indexer::new(store.clone(), blobs.clone(), indexer_settings(config));
+        Ok(Self { store, kv: Arc::new(kv), blobs, indexer })
     }
 }
 
@@ -196,6 +200,17 @@ pub async fn start_gateway_with(
     Ok(Running { addr, stop, task })
 }
 
+pub fn indexer_settings(config: &Config) -> IndexerSettings {
+    IndexerSettings {
+        batch_jobs: config.worker.index_batch_jobs,
+        max_attempts: config.worker.index_max_attempts,
+        max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
+        poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
+        rebuild_batch: config.worker.index_rebuild_batch.max(1),
+        ..IndexerSettings::default()
+    }
+}
+
 pub fn worker_settings(config: &Config) -> WorkerSettings {
     WorkerSettings {
         sweep_interval: Duration::from_secs(config.worker.sweep_interval_secs.max(1)),
@@ -243,6 +258,7 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
     Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config))
+        .with_indexer(deps.indexer.clone())
         .run(shutdown_signal())
         .await;
     deps.store.close().await;

@@ -85,7 +85,8 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         let _ = signal_stop.send(true);
     });
 
-    let worker = Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), app::worker_settings(&config));
+    let worker = Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), app::worker_settings(&config))
+        .with_indexer(deps.indexer.clone());
     let worker = tokio::spawn(worker.run(until_stopped(stopped.clone())));
 
     // With --stdio the HTTP listener is internal (an ephemeral loopback port): it serves only

@@ -5,6 +5,7 @@
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod format;
+pub mod tasks;
 pub mod tools;
 pub mod toolset;
 
@@ -89,6 +90,7 @@ pub struct Services {
     pub store: Store,
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
+    pub indexer: otc_indexer::Indexer,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).
@@ -351,4 +353,16 @@ pub fn capability_hidden(name: &str) -> ToolError {
     .detail("visibility", "disabled_by_profile")
     .detail("setting", "tool_facade.profile")
     .detail("tool", name.to_string())
+}
+
+/// The caller's vault named `name`: vault_not_found when the tenant has none by that name or
+/// the caller's token is bound to another vault (the two answer alike).
+pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<otc_store::Vault, ToolError> {
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    match found {
+        Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
+        _ => Err(ToolError::new(ErrorCode::VaultNotFound).detail("vault", name)),
+    }
 }

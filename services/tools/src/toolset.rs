@@ -12,5 +12,9 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<server_health::ServerHealth>(),
         entry::<get_server_config::GetServerConfig>(),
         entry::<inspect_visibility::InspectVisibility>(),
+        entry::<index_vault::IndexVault>(),
+        entry::<get_index_status::GetIndexStatus>(),
+        entry::<get_task_status::GetTaskStatus>(),
+        entry::<cancel_task::CancelTask>(),
     ]
 }

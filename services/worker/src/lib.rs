@@ -2,8 +2,8 @@
 //!
 //! Periodic work runs on one worker at a time, the holder of a Redis lease (leader election);
 //! the others stand by and take over when the lease lapses. The periodic work is the sweep:
-//! dead tokens, old snapshots and unreferenced blobs. (Commits also write `index` jobs to the
-//! outbox; their consumer, the indexer, arrives with the index work.)
+//! dead tokens, old snapshots and unreferenced blobs. Every worker also runs the indexer
+//! (`otc_indexer`), which needs no lease: it claims outbox jobs with `FOR UPDATE SKIP LOCKED`.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -201,12 +201,19 @@ pub struct Worker {
     settings: WorkerSettings,
     /// This worker's identity in the lease.
     holder: String,
+    indexer: Option<otc_indexer::Indexer>,
 }
 
 impl Worker {
     pub fn new(store: Store, kv: Arc<Kv>, blobs: Blobs, settings: WorkerSettings) -> Self {
         let holder = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
-        Self { store, kv, blobs, settings, holder }
+        Self { store, kv, blobs, settings, holder, indexer: None }
+    }
+
+    /// Also runs `indexer` until shutdown.
+    pub fn with_indexer(mut self, indexer: otc_indexer::Indexer) -> Self {
+        self.indexer = Some(indexer);
+        self
     }
 
     pub fn holder(&self) -> &str {
@@ -216,6 +223,28 @@ impl Worker {
     /// Runs until `shutdown` resolves, then gives up the lease so another worker can take over
     /// at once.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let indexing = self.indexer.clone().map(|indexer| {
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                indexer
+                    .run(async move {
+                        let _ = stopped.wait_for(|s| *s).await;
+                    })
+                    .await
+            })
+        });
+        self.sweep_loop(shutdown).await;
+        let _ = stop.send(true);
+        if let Some(task) = indexing
+            && let Err(e) = task.await
+        {
+            tracing::warn!(error = %e, "indexer task ended abnormally");
+        }
+        tracing::info!("worker stopped");
+    }
+
+    async fn sweep_loop(&self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
         // Renew well before the lease can lapse; sweep no more often than configured.
         let tick = (self.settings.lease_ttl / 3).min(self.settings.sweep_interval);
@@ -256,7 +285,6 @@ impl Worker {
         if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
         }
-        tracing::info!("worker stopped");
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {

@@ -178,11 +178,31 @@ pub struct WorkerConfig {
     pub lease_ttl_secs: u64,
     /// Expired or revoked tokens are deleted this many days after they stopped working.
     pub token_retention_days: u32,
+    /// How often an idle indexer looks for index jobs.
+    pub index_poll_ms: u64,
+    /// Index jobs claimed per batch.
+    pub index_batch_jobs: i64,
+    /// Failed attempts before an index job is dead-lettered.
+    pub index_max_attempts: i32,
+    /// The longest back-off between attempts (it doubles from 1 s).
+    pub index_max_backoff_secs: u64,
+    /// Notes per transaction when index_vault rebuilds a vault (progress and cancellation are
+    /// checked between batches).
+    pub index_rebuild_batch: usize,
 }
 
 impl Default for WorkerConfig {
     fn default() -> Self {
-        Self { sweep_interval_secs: 60, lease_ttl_secs: 30, token_retention_days: 30 }
+        Self {
+            sweep_interval_secs: 60,
+            lease_ttl_secs: 30,
+            token_retention_days: 30,
+            index_poll_ms: 500,
+            index_batch_jobs: 64,
+            index_max_attempts: 6,
+            index_max_backoff_secs: 300,
+            index_rebuild_batch: 500,
+        }
     }
 }
 
@@ -331,10 +351,19 @@ pub enum ResponseFormatSetting {
     Detailed,
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct ToolsConfig {
     pub defaults: ToolDefaults,
+    /// How long a long-running tool (index_vault) holds the call open before it answers with a
+    /// task handle to poll (the spec's 40 s budget).
+    pub task_budget_ms: u64,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000 }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -430,6 +459,12 @@ impl Config {
             if !origin.contains("://") {
                 bad("mcp.allowed_origins", format!("{origin:?} needs a scheme, e.g. https://{origin}"));
             }
+        }
+        if self.worker.index_batch_jobs < 1 {
+            bad("worker.index_batch_jobs", "must be at least 1".into());
+        }
+        if self.worker.index_max_attempts < 1 {
+            bad("worker.index_max_attempts", "must be at least 1".into());
         }
         if self.worker.lease_ttl_secs < 3 {
             bad("worker.lease_ttl_secs", "must be at least 3".into());

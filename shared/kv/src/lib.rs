@@ -1,6 +1,7 @@
-//! Redis: key prefixing, health, and leases (leader election for periodic work).
+//! Redis: key prefixing, health, leases (leader election for periodic work), and small JSON
+//! records with a time to live (the state of long-running tool calls).
 //!
-//! Later work adds rate limits and task state here. Every key goes through [`Kv::key`], so
+//! Later work adds rate limits here. Every key goes through [`Kv::key`], so
 //! deployments and tests sharing one Redis never see each other's keys.
 
 use std::time::Duration;
@@ -122,6 +123,35 @@ impl Kv {
     pub async fn lease_holder(&self, name: &str) -> Result<Option<String>> {
         let mut conn = self.conn().await?;
         conn.get(self.key(&format!("lease:{name}"))).await.map_err(classify)
+    }
+}
+
+impl Kv {
+    /// Stores `value` (JSON text) at `name` for `ttl`.
+    pub async fn put_record(&self, name: &str, value: &str, ttl: Duration) -> Result<()> {
+        let mut conn = self.conn().await?;
+        let _: () = conn.pset_ex(self.key(name), value, ttl.as_millis() as u64).await.map_err(classify)?;
+        Ok(())
+    }
+
+    /// The record at `name`, if it exists and has not expired.
+    pub async fn get_record(&self, name: &str) -> Result<Option<String>> {
+        let mut conn = self.conn().await?;
+        conn.get(self.key(name)).await.map_err(classify)
+    }
+
+    /// Replaces the record at `name` only if it still reads `expected` (compare-and-set,
+    /// keeping its time to live). False when it changed or vanished meanwhile.
+    pub async fn swap_record(&self, name: &str, expected: &str, value: &str) -> Result<bool> {
+        let script = Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+               redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') return 1 \
+             else return 0 end",
+        );
+        let mut conn = self.conn().await?;
+        let swapped: i64 =
+            script.key(self.key(name)).arg(expected).arg(value).invoke_async(&mut conn).await.map_err(classify)?;
+        Ok(swapped == 1)
     }
 }
 

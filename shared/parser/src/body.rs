@@ -1,6 +1,7 @@
 //! The note body: headings and their sections, block ids, wikilinks, embeds, markdown links,
-//! inline tags and tasks. Code blocks, inline code, `%%comments%%` and HTML comments hold
-//! none of them.
+//! inline tags and tasks. Code blocks, inline code, HTML comments and `%%comments%%` that span
+//! lines hold none of them. (A `%%comment%%` within one line does not hide what it holds: Obsidian
+//! indexes tags and links there, as the obsidian-tasks test vault records.)
 
 use std::ops::Range;
 
@@ -28,22 +29,25 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
     let mut zones = Vec::new();
     let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
     let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
-    let mut open_link: Option<(usize, String, bool, String)> = None;
+    // Open links, innermost last: `[![badge](img.png)](Note.md)` is an image inside a link.
+    let mut open_links: Vec<(usize, String, bool, String)> = Vec::new();
     let mut open_heading: Option<(u8, usize, String)> = None;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         let range = range.start + body_start..range.end + body_start;
         match event {
             Event::Start(Tag::CodeBlock(_)) => zones.push(range),
             Event::Code(_) => zones.push(range),
-            Event::Html(html) | Event::InlineHtml(html) if html.trim_start().starts_with("<!--") => zones.push(range),
             Event::Start(Tag::Link { dest_url, .. }) => {
-                open_link = Some((range.start, dest_url.to_string(), false, String::new()))
+                open_links.push((range.start, dest_url.to_string(), false, String::new()))
             }
             Event::Start(Tag::Image { dest_url, .. }) => {
-                open_link = Some((range.start, dest_url.to_string(), true, String::new()))
+                open_links.push((range.start, dest_url.to_string(), true, String::new()))
             }
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
-                if let Some((start, dest, image, text)) = open_link.take() {
+                if let Some((start, dest, image, text)) = open_links.pop() {
+                    if let Some((_, _, _, outer)) = open_links.last_mut() {
+                        outer.push_str(&text);
+                    }
                     md_links.push((start..range.end, dest, image, text));
                 }
             }
@@ -56,7 +60,7 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
                 }
             }
             Event::Text(t) => {
-                if let Some((_, _, _, text)) = open_link.as_mut() {
+                if let Some((_, _, _, text)) = open_links.last_mut() {
                     text.push_str(&t);
                 }
                 if let Some((_, _, text)) = open_heading.as_mut() {
@@ -66,23 +70,40 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             _ => {}
         }
     }
-    // %%comments%%, outside code.
+    // HTML comments and %%comments%%, outside code, in file order (whichever opens first hides
+    // the other's opener). A %%comment%% hides only when it spans lines.
+    let code = zones.clone();
+    let in_code = |offset: usize| code.iter().any(|z: &Range<usize>| z.start <= offset && offset < z.end);
     let mut at = body_start;
-    while let Some(found) = text[at..].find("%%") {
-        let open = at + found;
-        if zones.iter().any(|z: &Range<usize>| z.start <= open && open < z.end) {
-            at = open + 2;
+    loop {
+        let html = text[at..].find("<!--").map(|i| at + i);
+        let percent = text[at..].find("%%").map(|i| at + i);
+        let (open, is_html) = match (html, percent) {
+            (Some(h), Some(p)) if h < p => (h, true),
+            (Some(h), None) => (h, true),
+            (_, Some(p)) => (p, false),
+            (None, None) => break,
+        };
+        let (opener, closer) = if is_html { ("<!--", "-->") } else { ("%%", "%%") };
+        if in_code(open) {
+            at = open + opener.len();
             continue;
         }
-        let close = text[open + 2..].find("%%").map(|c| open + 2 + c + 2).unwrap_or(text.len());
-        zones.push(open..close);
+        let close = text[open + opener.len()..]
+            .find(closer)
+            .map(|c| open + opener.len() + c + closer.len())
+            .unwrap_or(text.len());
+        if is_html || text[open..close].contains('\n') {
+            zones.push(open..close);
+        }
         at = close;
     }
     let zones = Zones(zones);
 
     wikilinks(text, body_start, lines, &zones, note);
     for (range, dest, image, label) in md_links {
-        if zones.overlaps(&range) || is_external(&dest) || dest.is_empty() {
+        // A link starting in a zone is hidden; one whose text holds inline code is not.
+        if zones.contains(range.start) || is_external(&dest) || dest.is_empty() {
             continue;
         }
         let decoded = percent_decode(&dest);
@@ -230,13 +251,13 @@ fn block_id(line: &str) -> Option<&str> {
     (valid && (before.is_empty() || before.ends_with([' ', '\t']))).then_some(id)
 }
 
-/// `#tag` and `#nested/tag`: after the line start or whitespace; letters, digits, `_`, `-`, `/`
-/// and any non-ASCII; not all digits. Returns (byte offset of `#`, name).
+/// `#tag` and `#nested/tag`: at the line start or after whitespace; letters, digits, `_`, `-`,
+/// `/` and any non-ASCII; not all digits. Returns (byte offset of `#`, name).
 fn inline_tags(line: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let bytes = line.as_bytes();
     for (i, _) in line.match_indices('#') {
-        if i > 0 && !(bytes[i - 1] as char).is_whitespace() && !"([{,;".contains(bytes[i - 1] as char) {
+        if i > 0 && !(bytes[i - 1] as char).is_ascii_whitespace() {
             continue;
         }
         let rest = &line[i + 1..];

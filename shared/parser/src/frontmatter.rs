@@ -57,18 +57,17 @@ pub fn parse(text: &str, lines: &Lines<'_>) -> Option<Found> {
         return Some(found);
     }
     if let Some(Value::Object(map)) = &value {
-        for key in ["tags", "tag"] {
-            if let Some(v) = map.get(key) {
+        // Obsidian reads these keys case-insensitively (`/^tags?$/i`, `/^alias(es)?$/i`).
+        for (key, v) in map {
+            let key = key.to_lowercase();
+            if key == "tags" || key == "tag" {
                 found.tags.extend(
                     strings(v, true)
                         .into_iter()
                         .map(|t| t.trim_start_matches('#').to_string())
                         .filter(|t| !t.is_empty()),
                 );
-            }
-        }
-        for key in ["aliases", "alias"] {
-            if let Some(v) = map.get(key) {
+            } else if key == "aliases" || key == "alias" {
                 found.aliases.extend(strings(v, false));
             }
         }

@@ -148,7 +148,7 @@ pub struct ChangeRecord {
 }
 
 /// A manifest row as the database returns it.
-struct FileRow {
+pub(crate) struct FileRow {
     path: String,
     blob_hash: Vec<u8>,
     size: i64,
@@ -170,7 +170,7 @@ impl From<FileRow> for FileEntry {
     }
 }
 
-fn to_hash(bytes: &[u8]) -> Hash {
+pub(crate) fn to_hash(bytes: &[u8]) -> Hash {
     let mut out = [0u8; 32];
     if bytes.len() == 32 {
         out.copy_from_slice(bytes);
@@ -381,11 +381,12 @@ impl TenantTx {
         }
         for job in jobs {
             sqlx::query!(
-                "INSERT INTO jobs (tenant_id, vault_id, kind, payload) VALUES ($1, $2, $3, $4)",
+                "INSERT INTO jobs (tenant_id, vault_id, kind, payload, seq) VALUES ($1, $2, $3, $4, $5)",
                 tenant,
                 vault,
                 job.kind,
-                job.payload
+                job.payload,
+                seq
             )
             .execute(&mut *self.tx)
             .await?;
@@ -426,6 +427,21 @@ impl TenantTx {
         .fetch_optional(&mut *self.tx)
         .await?;
         Ok(row.map(FileEntry::from))
+    }
+
+    /// The manifest rows of `paths` (absent paths are simply missing).
+    pub async fn files_at(&mut self, vault: Uuid, paths: &[String]) -> Result<Vec<FileEntry>> {
+        let rows = sqlx::query_as!(
+            FileRow,
+            r#"SELECT path, blob_hash, size, mtime, kind, seq FROM vault_files
+                WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)"#,
+            self.tenant,
+            vault,
+            paths
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(FileEntry::from).collect())
     }
 
     /// Manifest rows in path order after `after` (exclusive), at most `limit`.

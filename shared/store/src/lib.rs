@@ -8,6 +8,7 @@
 
 mod error;
 mod files;
+mod index;
 mod principals;
 mod tenants;
 mod tokens;
@@ -26,6 +27,10 @@ pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry,
     Stale, record_hash,
+};
+pub use index::{
+    ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
+    TaskRecord,
 };
 pub use principals::{Principal, PrincipalKind};
 pub use tenants::Tenant;

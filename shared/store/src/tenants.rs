@@ -46,6 +46,16 @@ impl Store {
         Ok(ids)
     }
 
+    /// Tenants with outbox jobs due now (ids only; the work itself runs in each tenant).
+    pub async fn tenants_with_due_jobs(&self) -> Result<Vec<Uuid>> {
+        let mut tx = self.begin_untenanted().await?;
+        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenants_with_due_jobs() AS id")
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(ids)
+    }
+
     /// A tenant named by its slug or its id.
     pub async fn resolve_tenant(&self, slug_or_id: &str) -> Result<Uuid> {
         if let Ok(id) = Uuid::try_parse(slug_or_id) {

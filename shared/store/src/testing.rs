@@ -64,10 +64,18 @@ pub enum Table {
     Blobs,
     Jobs,
     ReconcileState,
+    IndexState,
+    IndexFiles,
+    Notes,
+    Links,
+    NoteTags,
+    NoteProperties,
+    NoteTasks,
+    Chunks,
 }
 
 impl Table {
-    pub const ALL: [Table; 12] = [
+    pub const ALL: [Table; 20] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -80,6 +88,14 @@ impl Table {
         Table::Blobs,
         Table::Jobs,
         Table::ReconcileState,
+        Table::IndexState,
+        Table::IndexFiles,
+        Table::Notes,
+        Table::Links,
+        Table::NoteTags,
+        Table::NoteProperties,
+        Table::NoteTasks,
+        Table::Chunks,
     ];
 
     fn name(self) -> &'static str {
@@ -96,6 +112,14 @@ impl Table {
             Table::Blobs => "blobs",
             Table::Jobs => "jobs",
             Table::ReconcileState => "reconcile_state",
+            Table::IndexState => "index_state",
+            Table::IndexFiles => "index_files",
+            Table::Notes => "notes",
+            Table::Links => "links",
+            Table::NoteTags => "note_tags",
+            Table::NoteProperties => "note_properties",
+            Table::NoteTasks => "note_tasks",
+            Table::Chunks => "chunks",
         }
     }
 }
@@ -197,6 +221,14 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Blobs => "UPDATE blobs SET size = size",
         Table::Jobs => "UPDATE jobs SET attempts = attempts",
         Table::ReconcileState => "UPDATE reconcile_state SET size = size",
+        Table::IndexState => "UPDATE index_state SET indexed_seq = indexed_seq",
+        Table::IndexFiles => "UPDATE index_files SET size = size",
+        Table::Notes => "UPDATE notes SET size = size",
+        Table::Links => "UPDATE links SET line = line",
+        Table::NoteTags => "UPDATE note_tags SET tag = tag",
+        Table::NoteProperties => "UPDATE note_properties SET value = value",
+        Table::NoteTasks => "UPDATE note_tasks SET line = line",
+        Table::Chunks => "UPDATE chunks SET line = line",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

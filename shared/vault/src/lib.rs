@@ -1,6 +1,9 @@
-//! Vault rules with no I/O: what a vault path may be, and which local files sync leaves alone.
+//! Vault rules with no I/O: what a vault path may be, which local files sync leaves alone, how a
+//! link resolves to a file (Obsidian's rule), and which files Obsidian's Excluded files covers.
 
+pub mod excluded;
 pub mod ignore;
+pub mod links;
 pub mod path;
 
 pub use path::{check_new_name, check_path};

@@ -7,6 +7,7 @@ mod auth;
 mod cli;
 mod conformance;
 mod health;
+mod index;
 mod mcp;
 mod rls;
 mod shutdown;

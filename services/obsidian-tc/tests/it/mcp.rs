@@ -42,7 +42,7 @@ async fn rpc_raw(
     (status, response.text().await.unwrap())
 }
 
-async fn rpc(app: &TestApp, path: &str, token: &str, method: &str, params: Value) -> Value {
+pub(crate) async fn rpc(app: &TestApp, path: &str, token: &str, method: &str, params: Value) -> Value {
     let (status, body) =
         rpc_raw(app, path, Some(token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
             .await;
@@ -57,12 +57,12 @@ async fn list_names(app: &TestApp, path: &str, token: &str) -> Vec<String> {
     result["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
 }
 
-async fn call(app: &TestApp, path: &str, token: &str, name: &str, args: Value) -> Value {
+pub(crate) async fn call(app: &TestApp, path: &str, token: &str, name: &str, args: Value) -> Value {
     rpc(app, path, token, "tools/call", json!({"name": name, "arguments": args})).await
 }
 
 /// The structured error of a failed call.
-fn error_of(result: &Value) -> &Value {
+pub(crate) fn error_of(result: &Value) -> &Value {
     assert_eq!(result["isError"], true, "expected a tool error: {result}");
     let err = &result["structuredContent"];
     for key in ["code", "message", "retryable", "hint", "details"] {
@@ -73,6 +73,18 @@ fn error_of(result: &Value) -> &Value {
 }
 
 const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
+/// The essentials subset, in listing order.
+const ESSENTIALS: [&str; 5] = ["cancel_task", "get_index_status", "get_task_status", "index_vault", "server_health"];
+/// Every tool but the triad, in listing order.
+const FLAT: [&str; 7] = [
+    "cancel_task",
+    "get_index_status",
+    "get_server_config",
+    "get_task_status",
+    "index_vault",
+    "inspect_visibility",
+    "server_health",
+];
 
 #[tokio::test]
 async fn the_python_sdk_over_http_negotiates_lists_and_calls() {
@@ -227,13 +239,12 @@ async fn the_inspector_cli_over_stdio() {
 async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name() {
     let app = TestApp::spawn().await;
     let token = full_token(&app).await;
-    let flat = ["get_server_config", "inspect_visibility", "server_health"];
     assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
-    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["admin"]);
-    assert_eq!(list_names(&app, "/mcp/full", &token).await, flat);
-    assert_eq!(list_names(&app, "/mcp/core", &token).await, flat);
-    assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ["server_health"]);
+    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["vault", "admin"]);
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
+    assert_eq!(list_names(&app, "/mcp/core", &token).await, FLAT);
+    assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ESSENTIALS);
 
     let (status, _) =
         rpc_raw(&app, "/mcp/bogus", Some(&token), &[], json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
@@ -249,9 +260,11 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         let via_domain = call(&app, path, &token, "admin", json!({"action": "server_health", "args": {}})).await;
         assert_eq!(via_domain["structuredContent"]["status"], "ok", "{path}: {via_domain}");
     }
-    let domain_tool = &rpc(&app, "/mcp/domain", &token, "tools/list", json!({})).await["tools"][0];
+    let listed = rpc(&app, "/mcp/domain", &token, "tools/list", json!({})).await;
+    let domain_tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "admin").unwrap();
     let actions = domain_tool["inputSchema"]["properties"]["action"]["enum"].as_array().unwrap();
-    assert_eq!(actions.len(), flat.len(), "{domain_tool}");
+    let admin: Vec<&str> = FLAT.into_iter().filter(|n| *n != "index_vault").collect();
+    assert_eq!(actions.iter().map(|a| a.as_str().unwrap()).collect::<Vec<_>>(), admin, "{domain_tool}");
     assert!(domain_tool["description"].as_str().unwrap().contains("server_health"));
 
     let missing_action = call(&app, "/mcp/domain", &token, "admin", json!({"args": {}})).await;
@@ -382,7 +395,9 @@ async fn visibility_rules_hide_disable_and_deny() {
     })
     .await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp/full", &token).await, ["inspect_visibility"]);
+    let others: Vec<&str> =
+        FLAT.into_iter().filter(|n| !["server_health", "get_server_config"].contains(n)).collect();
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, others);
     // Hidden: not listed, not found by search, still callable.
     let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "server health"})).await;
     assert!(found["structuredContent"]["results"].as_array().unwrap().iter().all(|h| h["name"] != "server_health"));
@@ -407,7 +422,10 @@ async fn visibility_rules_hide_disable_and_deny() {
     // Tags: hidden and disabled by tag, with the matching tag reported.
     let app = TestApp::spawn_with(|c| c.tool_visibility.disabled_tags = vec!["admin".into()]).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp/full", &token).await, ["server_health"]);
+    assert_eq!(
+        list_names(&app, "/mcp/full", &token).await,
+        ["cancel_task", "get_index_status", "get_task_status", "server_health"]
+    );
     assert_eq!(error_of(&call(&app, "/mcp", &token, "get_server_config", json!({})).await)["code"], "not_found");
     app.stop().await;
     let app = TestApp::spawn_with(|c| c.tool_visibility.hidden_tags = vec!["admin".into()]).await;
@@ -423,7 +441,10 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
-    assert_eq!(list_names(&app, "/mcp/full", &reader).await, ["server_health"]);
+    assert_eq!(
+        list_names(&app, "/mcp/full", &reader).await,
+        ["cancel_task", "get_index_status", "get_task_status", "server_health"]
+    );
     let denied = call(&app, "/mcp", &reader, "get_server_config", json!({})).await;
     let err = error_of(&denied);
     assert_eq!(err["code"], "forbidden");
@@ -440,18 +461,18 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
 async fn facade_modes_and_advertise_settings() {
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Flat).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["get_server_config", "inspect_visibility", "server_health"]);
+    assert_eq!(list_names(&app, "/mcp", &token).await, FLAT);
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD, "the URL wins over the mode");
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["admin"]);
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["vault", "admin"]);
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["server_health"]);
+    assert_eq!(list_names(&app, "/mcp", &token).await, ESSENTIALS);
     app.stop().await;
 
     // auto: deprecated, resolves to triad, reported by server_health with its explanation.
@@ -488,7 +509,7 @@ async fn auto_clients_pick_a_mode_by_client_name_over_stdio() {
     .await;
     std::fs::remove_file(&file).unwrap();
     let names: Vec<&str> = out["results"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["get_server_config", "inspect_visibility", "server_health"], "auto_clients mapped mcp to flat");
+    assert_eq!(names, FLAT, "auto_clients mapped mcp to flat");
     let explanation = &out["results"][1]["structuredContent"]["tool_facade"]["explanation"];
     assert_eq!(explanation["rule"], "configured-override", "{explanation}");
     assert_eq!(explanation["matched_key"], "mcp");
@@ -524,9 +545,15 @@ async fn response_formats_and_the_governor() {
     app.stop().await;
 }
 
-/// Arguments that make each tool succeed; a new tool must add its own here.
-fn sample_calls() -> Vec<(&'static str, Value)> {
+/// Arguments that make each tool succeed; a new tool must add its own here. `task_id` is a
+/// task of the caller's.
+fn sample_calls(task_id: &str) -> Vec<(&'static str, Value)> {
     vec![
+        ("index_vault", json!({"vault": "Notes", "response_format": "concise"})),
+        ("index_vault", json!({"vault": "Notes", "response_format": "detailed"})),
+        ("get_index_status", json!({})),
+        ("get_task_status", json!({"task_id": task_id})),
+        ("cancel_task", json!({"task_id": task_id})),
         ("find_capability", json!({"query": "health"})),
         ("describe_capability", json!({"name": "inspect_visibility"})),
         ("call_capability", json!({"name": "server_health"})),
@@ -540,15 +567,19 @@ fn sample_calls() -> Vec<(&'static str, Value)> {
 
 #[tokio::test]
 async fn every_tools_real_output_matches_its_advertised_output_schema() {
-    let app = TestApp::spawn().await;
+    // A zero task budget: index_vault answers with a task handle (which must fit its schema too).
+    let app = TestApp::spawn_with(|c| c.tools.task_budget_ms = 0).await;
     let token = full_token(&app).await;
+    let handle = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
+    assert_eq!(handle["structuredContent"]["status"], "working", "{handle}");
+    let task_id = handle["structuredContent"]["task_id"].as_str().unwrap().to_string();
     let listed = rpc(&app, "/mcp/full", &token, "tools/list", json!({})).await;
     let triad = rpc(&app, "/mcp/triad", &token, "tools/list", json!({})).await;
     let advertised: Vec<Value> =
         listed["tools"].as_array().unwrap().iter().chain(triad["tools"].as_array().unwrap()).cloned().collect();
     let registered: Vec<String> =
         otc_tools::toolset::all().iter().map(|e| e.declaration.spec.name.to_string()).collect();
-    let samples = sample_calls();
+    let samples = sample_calls(&task_id);
     for name in &registered {
         assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
     }

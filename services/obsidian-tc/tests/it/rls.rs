@@ -25,8 +25,12 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     fill_storage(&store, &b, 3).await;
 
     // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
-    //  trash, blobs, jobs, reconcile_state]
-    for (tenant, expected) in [(&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 3, 0]), (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 3, 0])] {
+    //  trash, blobs, jobs, reconcile_state, index_state, index_files, notes, links, note_tags,
+    //  note_properties, note_tasks, chunks]
+    for (tenant, expected) in [
+        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1]),
+        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3]),
+    ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
         for table in Table::ALL {
@@ -64,7 +68,7 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// Storage rows for `tenant`: k+1 files created, the first updated, the second deleted (three
 /// commits), each with its blob in the inventory.
 async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
-    use otc_store::{Action, Change, Expect, NewJob, Provenance};
+    use otc_store::{Action, Change, Expect, IndexFile, NewJob, NoteRecord, Provenance};
     let hash =
         |text: String| -> otc_store::Hash { otc_blobs::Blobs::hash_of(format!("{}:{text}", tenant.slug).as_bytes()) };
     let now = chrono::Utc::now();
@@ -89,6 +93,34 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     tx.commit_changes(tenant.vault_id, &[update], &who, &job).await.unwrap().unwrap();
     let delete = Change { path: "f1.md".into(), expect: Expect::Any, action: Action::Delete };
     tx.commit_changes(tenant.vault_id, &[delete], &who, &job).await.unwrap().unwrap();
+
+    // Index rows for every file left: one of each kind per note.
+    tx.lock_index(tenant.vault_id, true).await.unwrap();
+    let files = tx.files(tenant.vault_id, None, 100).await.unwrap();
+    let index_files: Vec<IndexFile> = files
+        .iter()
+        .map(|f| IndexFile {
+            path: f.path.clone(),
+            name_key: f.path.to_lowercase(),
+            kind: "note".into(),
+            hash: f.hash,
+            size: f.size,
+            mtime: f.mtime,
+            excluded: false,
+        })
+        .collect();
+    tx.put_index_files(tenant.vault_id, &index_files).await.unwrap();
+    let notes: Vec<NoteRecord> = files
+        .iter()
+        .map(|f| {
+            let text = "#tag [[Other]]\n- [ ] task\n";
+            let entry = otc_store::FileEntry { kind: otc_store::FileKind::Note, ..f.clone() };
+            let mut record = otc_indexer::extract::note_record(&entry, text.as_bytes());
+            record.properties = vec![("up".into(), serde_json::json!("x"))];
+            record
+        })
+        .collect();
+    tx.replace_notes(tenant.vault_id, &notes).await.unwrap();
     tx.commit().await.unwrap();
 }
 

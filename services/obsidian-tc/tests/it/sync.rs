@@ -11,13 +11,13 @@ use serde_json::{Value, json};
 use crate::harness::{Child, Isolation, Tenant, TestApp, cli_with_env, stderr, stdout};
 
 /// A vault of the shared corpus, which lives in `../shared` beside the checkout.
-fn corpus(name: &str) -> PathBuf {
+pub(crate) fn corpus(name: &str) -> PathBuf {
     let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")).join(name);
     assert!(path.is_dir(), "the shared corpus is expected at {} (../shared beside the checkout)", path.display());
     path
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
+pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("otc-{tag}-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -46,14 +46,14 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 }
 
 /// The environment for the CLI's sync commands against `app`.
-fn remote_env(app: &TestApp, token: &str) -> Vec<(String, String)> {
+pub(crate) fn remote_env(app: &TestApp, token: &str) -> Vec<(String, String)> {
     let mut env = app.iso.env();
     env.push(("OTC_URL".into(), format!("http://{}", app.addr)));
     env.push(("OTC_TOKEN".into(), token.into()));
     env
 }
 
-fn run_ok(env: &[(String, String)], args: &[&str]) -> String {
+pub(crate) fn run_ok(env: &[(String, String)], args: &[&str]) -> String {
     let out = cli_with_env(env.to_vec(), args);
     assert!(out.status.success(), "{args:?} failed:\n{}\n{}", stdout(&out), stderr(&out));
     stdout(&out)
@@ -166,7 +166,7 @@ async fn two_way_sync_moves_edits_both_ways_and_keeps_both_sides_of_a_conflict()
     app.stop().await;
 }
 
-async fn api(
+pub(crate) async fn api(
     app: &TestApp,
     token: &str,
     method: reqwest::Method,
@@ -203,7 +203,7 @@ async fn upload_at(http: &reqwest::Client, base: &str, token: &str, vault: &str,
     hash
 }
 
-async fn upload(app: &TestApp, token: &str, vault: &str, bytes: &[u8]) -> String {
+pub(crate) async fn upload(app: &TestApp, token: &str, vault: &str, bytes: &[u8]) -> String {
     upload_at(&app.http, &app.url(""), token, vault, bytes).await
 }
 

@@ -1,0 +1,509 @@
+//! The indexer: keeps each vault's index (notes, links, tags, properties, tasks, chunks) in step
+//! with its manifest.
+//!
+//! Work arrives as `index` jobs that every commit writes to the outbox in its own transaction,
+//! naming the paths it changed. An indexer takes a vault's index lock (one indexer per vault
+//! at a time: link resolution needs the vault's names to hold still), claims that vault's due
+//! jobs with `FOR UPDATE SKIP LOCKED`, and in one transaction
+//!
+//! 1. brings the index's file table in line with the manifest for those paths;
+//! 2. reads and parses every changed note and writes its rows, resolving its links against the
+//!    vault's files as they are now (Obsidian's rule, `otc_vault::links`);
+//! 3. re-resolves every other link whose target names a file that appeared or disappeared (a
+//!    new note can resolve a dangling link elsewhere; a deleted one can unresolve it);
+//! 4. when `.obsidian/app.json` changed, recomputes which files are in Excluded files;
+//! 5. deletes the jobs and moves the vault's indexed sequence on.
+//!
+//! A batch that fails is rolled back and its jobs retried with exponential back-off, each
+//! failed job alone on its next attempt, until it is dead-lettered with its error kept.
+//!
+//! Read-your-writes: the gateway calls [`Indexer::catch_up`] after each commit, before it
+//! answers, so anything read after a write's response sees the write in the index too. The
+//! jobs stay in the outbox until indexed, so a gateway that dies in between leaves them to the
+//! workers.
+
+pub mod extract;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use otc_blobs::Blobs;
+use otc_store::{FileEntry, FileKind, Hash, IndexFile, NoteRecord, Store, StoredLink, TenantTx};
+use otc_vault::excluded::{APP_CONFIG, Excluded};
+use otc_vault::links::{Resolver, affected_link_keys, lookup_keys, name_key};
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index store")]
+    Store(#[from] otc_store::StoreError),
+    #[error("reading {path} from the object store")]
+    Blob {
+        path: String,
+        #[source]
+        source: otc_blobs::BlobError,
+    },
+    #[error("parsing notes")]
+    Join(#[from] tokio::task::JoinError),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl IndexError {
+    /// The error with its causes, for logs and the dead-letter record.
+    pub fn chain(&self) -> String {
+        let mut out = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            out.push_str(": ");
+            out.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        out
+    }
+}
+
+pub type Result<T, E = IndexError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone)]
+pub struct IndexerSettings {
+    /// Jobs claimed per batch.
+    pub batch_jobs: i64,
+    /// Notes per transaction in a full rebuild.
+    pub rebuild_batch: usize,
+    /// Object-store reads in flight per batch.
+    pub fetch_concurrency: usize,
+    /// Attempts before a job is dead-lettered.
+    pub max_attempts: i32,
+    /// The longest back-off between attempts.
+    pub max_backoff: Duration,
+    /// How often an idle indexer looks for work.
+    pub poll_interval: Duration,
+}
+
+impl Default for IndexerSettings {
+    fn default() -> Self {
+        Self {
+            batch_jobs: 64,
+            rebuild_batch: 500,
+            fetch_concurrency: 16,
+            max_attempts: 6,
+            max_backoff: Duration::from_secs(300),
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What one batch did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct BatchReport {
+    pub jobs: usize,
+    pub notes_parsed: usize,
+    pub files_removed: usize,
+    pub links_reresolved: usize,
+}
+
+/// What a full rebuild did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RebuildReport {
+    pub files: u64,
+    pub notes: u64,
+    pub removed: u64,
+    pub links: u64,
+    pub unresolved: u64,
+    pub chunks: u64,
+    pub frontmatter_failed: Vec<String>,
+}
+
+/// Progress and cancellation for a long rebuild.
+pub trait Progress: Send + Sync {
+    /// Notes done out of notes seen.
+    fn report(&self, done: u64, total: u64);
+    /// Whether the caller asked to stop.
+    fn cancelled(&self) -> impl std::future::Future<Output = bool> + Send;
+}
+
+/// No progress reporting, never cancelled.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn report(&self, _done: u64, _total: u64) {}
+    async fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// Excluded-files filters per (tenant, vault), with the app.json content hash they came from.
+type ExcludedCache = Arc<Mutex<HashMap<(Uuid, Uuid), (Option<Hash>, Arc<Excluded>)>>>;
+
+#[derive(Clone)]
+pub struct Indexer {
+    store: Store,
+    blobs: Blobs,
+    settings: IndexerSettings,
+    excluded: ExcludedCache,
+}
+
+impl Indexer {
+    pub fn new(store: Store, blobs: Blobs, settings: IndexerSettings) -> Self {
+        Self { store, blobs, settings, excluded: Arc::default() }
+    }
+
+    pub fn settings(&self) -> &IndexerSettings {
+        &self.settings
+    }
+
+    /// Runs until `shutdown` resolves: looks for due jobs, works through them, sleeps when
+    /// there are none.
+    pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            let worked = match self.run_once().await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e.chain(), "indexer pass failed; will retry");
+                    0
+                }
+            };
+            if worked > 0 {
+                continue;
+            }
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = tokio::time::sleep(self.settings.poll_interval) => {}
+            }
+        }
+    }
+
+    /// One pass over every tenant and vault with due jobs (a batch each). Returns the number
+    /// of jobs handled, failed ones included.
+    pub async fn run_once(&self) -> Result<usize> {
+        let mut handled = 0;
+        for tenant in self.store.tenants_with_due_jobs().await? {
+            let mut tx = self.store.begin(tenant).await?;
+            let vaults = tx.due_index_vaults(100).await?;
+            tx.commit().await?;
+            for vault in vaults {
+                match self.batch(tenant, vault, false).await {
+                    Ok(Some(report)) => handled += report.jobs,
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(%tenant, %vault, error = %e.chain(), "index batch failed"),
+                }
+            }
+        }
+        Ok(handled)
+    }
+
+    /// Indexes every due job of the vault now, waiting for another indexer that holds it.
+    /// Jobs waiting out a back-off are left to the workers.
+    pub async fn catch_up(&self, tenant: Uuid, vault: Uuid) -> Result<()> {
+        loop {
+            match self.batch(tenant, vault, true).await? {
+                Some(report) if report.jobs > 0 => continue,
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// One batch for one vault. `None` when another indexer holds the vault (and `wait` is
+    /// false).
+    async fn batch(&self, tenant: Uuid, vault: Uuid, wait: bool) -> Result<Option<BatchReport>> {
+        let mut tx = self.store.begin(tenant).await?;
+        if tx.lock_index(vault, wait).await?.is_none() {
+            return Ok(None);
+        }
+        let mut jobs = tx.claim_index_jobs(vault, self.settings.batch_jobs).await?;
+        // A job that failed before runs alone, so one bad path cannot hold others back.
+        if let Some(pos) = jobs.iter().position(|j| j.attempts > 0) {
+            jobs = vec![jobs.swap_remove(pos)];
+        }
+        if jobs.is_empty() {
+            tx.advance_indexed_seq(vault).await?;
+            tx.commit().await?;
+            return Ok(Some(BatchReport::default()));
+        }
+        let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+        let paths: BTreeSet<String> = jobs
+            .iter()
+            .filter_map(|j| j.payload.get("paths").and_then(|p| p.as_array()))
+            .flatten()
+            .filter_map(|p| p.as_str().map(str::to_string))
+            .collect();
+        let paths: Vec<String> = paths.into_iter().collect();
+        match self.apply(&mut tx, tenant, vault, &paths).await {
+            Ok(mut report) => {
+                tx.finish_jobs(&ids).await?;
+                tx.advance_indexed_seq(vault).await?;
+                tx.commit().await?;
+                report.jobs = ids.len();
+                Ok(Some(report))
+            }
+            Err(e) => {
+                drop(tx);
+                let chain = e.chain();
+                tracing::warn!(%tenant, %vault, jobs = ids.len(), error = %chain, "indexing failed; will retry");
+                let mut tx = self.store.begin(tenant).await?;
+                tx.retry_jobs(&ids, &chain, self.settings.max_attempts, self.settings.max_backoff.as_secs_f64())
+                    .await?;
+                tx.commit().await?;
+                Ok(Some(BatchReport { jobs: ids.len(), ..BatchReport::default() }))
+            }
+        }
+    }
+
+    /// Brings the index in line with the manifest for `paths` (steps 1-4 of the module doc).
+    async fn apply(&self, tx: &mut TenantTx, tenant: Uuid, vault: Uuid, paths: &[String]) -> Result<BatchReport> {
+        let mut report = BatchReport::default();
+        let now: HashMap<String, FileEntry> =
+            tx.files_at(vault, paths).await?.into_iter().map(|f| (f.path.clone(), f)).collect();
+        let before: HashSet<String> = tx.index_files_at(vault, paths).await?.into_iter().map(|f| f.path).collect();
+        let excluded = self.excluded_filters(tx, tenant, vault).await?;
+
+        let removed: Vec<String> = before.iter().filter(|p| !now.contains_key(*p)).cloned().collect();
+        let mut affected: HashSet<String> = HashSet::new();
+        for path in removed.iter().chain(now.keys().filter(|p| !before.contains(*p))) {
+            affected.extend(affected_link_keys(path));
+        }
+        tx.drop_index_files(vault, &removed).await?;
+        report.files_removed = removed.len();
+        let present: Vec<&FileEntry> = now.values().collect();
+        tx.put_index_files(vault, &present.iter().map(|f| index_file(f, &excluded)).collect::<Vec<_>>()).await?;
+
+        let notes: Vec<FileEntry> = present.into_iter().filter(|f| f.kind == FileKind::Note).cloned().collect();
+        report.notes_parsed = notes.len();
+        let records = self.parse_all(tenant, notes).await?;
+        let records = resolve_records(tx, vault, records).await?;
+        tx.replace_notes(vault, &records).await?;
+
+        if !affected.is_empty() {
+            let fresh: HashSet<&str> = records.iter().map(|r| r.path.as_str()).collect();
+            let keys: Vec<String> = affected.into_iter().collect();
+            let links: Vec<StoredLink> = tx
+                .links_named(vault, &keys)
+                .await?
+                .into_iter()
+                .filter(|l| !fresh.contains(l.source_path.as_str()))
+                .collect();
+            let changed = reresolve(tx, vault, links).await?;
+            report.links_reresolved = changed.len();
+            tx.set_link_targets(vault, &changed).await?;
+        }
+        if paths.iter().any(|p| p == APP_CONFIG) {
+            self.refresh_excluded(tx, tenant, vault).await?;
+        }
+        Ok(report)
+    }
+
+    /// Reads and parses notes, `fetch_concurrency` reads at a time; parsing runs on the
+    /// blocking pool so it uses every core.
+    async fn parse_all(&self, tenant: Uuid, notes: Vec<FileEntry>) -> Result<Vec<NoteRecord>> {
+        let blobs = self.blobs.clone();
+        let fetched: Vec<(FileEntry, bytes::Bytes)> = futures::stream::iter(notes)
+            .map(move |entry| {
+                let blobs = blobs.clone();
+                async move {
+                    let bytes = blobs
+                        .get_blob(tenant, &entry.hash)
+                        .await
+                        .map_err(|source| IndexError::Blob { path: entry.path.clone(), source })?;
+                    Ok::<_, IndexError>((entry, bytes))
+                }
+            })
+            .buffer_unordered(self.settings.fetch_concurrency.max(1))
+            .try_collect()
+            .await?;
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+        let per = fetched.len().div_ceil(workers).max(1);
+        let mut tasks = Vec::new();
+        let mut fetched = fetched;
+        while !fetched.is_empty() {
+            let part: Vec<_> = fetched.drain(..per.min(fetched.len())).collect();
+            tasks.push(tokio::task::spawn_blocking(move || {
+                part.iter().map(|(entry, bytes)| extract::note_record(entry, bytes)).collect::<Vec<_>>()
+            }));
+        }
+        let mut out = Vec::new();
+        for task in tasks {
+            out.extend(task.await?);
+        }
+        Ok(out)
+    }
+
+    /// The vault's Excluded-files filters, read again only when app.json changed.
+    async fn excluded_filters(&self, tx: &mut TenantTx, tenant: Uuid, vault: Uuid) -> Result<Arc<Excluded>> {
+        let entry = tx.files_at(vault, &[APP_CONFIG.to_string()]).await?.into_iter().next();
+        let hash = entry.as_ref().map(|e| e.hash);
+        if let Some((cached, filters)) = self.excluded.lock().expect("excluded cache").get(&(tenant, vault))
+            && *cached == hash
+        {
+            return Ok(filters.clone());
+        }
+        let filters = match entry {
+            Some(e) => {
+                let bytes = self
+                    .blobs
+                    .get_blob(tenant, &e.hash)
+                    .await
+                    .map_err(|source| IndexError::Blob { path: APP_CONFIG.into(), source })?;
+                Arc::new(Excluded::from_app_config(&bytes))
+            }
+            None => Arc::new(Excluded::default()),
+        };
+        self.excluded.lock().expect("excluded cache").insert((tenant, vault), (hash, filters.clone()));
+        Ok(filters)
+    }
+
+    /// Recomputes the excluded flag of every file of the vault.
+    async fn refresh_excluded(&self, tx: &mut TenantTx, tenant: Uuid, vault: Uuid) -> Result<()> {
+        let filters = self.excluded_filters(tx, tenant, vault).await?;
+        let mut excluded = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = tx.index_paths(vault, after.as_deref(), 5_000).await?;
+            let Some(last) = page.last().cloned() else { break };
+            excluded.extend(page.into_iter().filter(|p| filters.contains(p)));
+            after = Some(last);
+        }
+        tx.set_excluded(vault, &excluded).await?;
+        Ok(())
+    }
+
+    /// Rebuilds the vault's index from the manifest: every file row again, every note parsed
+    /// again, leftovers removed. Runs in batches, each its own transaction under the vault's
+    /// index lock, so commits keep being indexed in between; `progress` hears after each batch
+    /// and can stop the rebuild between batches. With `folder` ("Projects/"), only the notes
+    /// under it are parsed again (the file table is still refreshed in full).
+    pub async fn rebuild(
+        &self,
+        tenant: Uuid,
+        vault: Uuid,
+        folder: Option<&str>,
+        progress: &impl Progress,
+    ) -> Result<RebuildReport> {
+        let mut report = RebuildReport::default();
+        // 1. The file table, in full, so every link below resolves against the whole vault.
+        let mut tx = self.store.begin(tenant).await?;
+        tx.lock_index(vault, true).await?;
+        self.excluded.lock().expect("excluded cache").remove(&(tenant, vault));
+        let excluded = self.excluded_filters(&mut tx, tenant, vault).await?;
+        let mut manifest_notes: Vec<String> = Vec::new();
+        let mut in_manifest: HashSet<String> = HashSet::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = tx.files(vault, after.as_deref(), 5_000).await?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.path.clone());
+            tx.put_index_files(vault, &page.iter().map(|f| index_file(f, &excluded)).collect::<Vec<_>>()).await?;
+            for f in page {
+                if f.kind == FileKind::Note && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
+                    manifest_notes.push(f.path.clone());
+                }
+                in_manifest.insert(f.path);
+            }
+        }
+        let mut stale = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = tx.index_paths(vault, after.as_deref(), 5_000).await?;
+            let Some(last) = page.last().cloned() else { break };
+            stale.extend(page.into_iter().filter(|p| !in_manifest.contains(p)));
+            after = Some(last);
+        }
+        tx.drop_index_files(vault, &stale).await?;
+        tx.commit().await?;
+        report.files = in_manifest.len() as u64;
+        report.removed = stale.len() as u64;
+        drop(in_manifest);
+
+        // 2. The notes, a batch per transaction.
+        let total = manifest_notes.len() as u64;
+        progress.report(0, total);
+        for batch in manifest_notes.chunks(self.settings.rebuild_batch.max(1)) {
+            if progress.cancelled().await {
+                return Err(IndexError::Cancelled);
+            }
+            let mut tx = self.store.begin(tenant).await?;
+            tx.lock_index(vault, true).await?;
+            // The manifest as it is now: a note deleted since step 1 is skipped (its delete
+            // job removes it from the index).
+            let entries = tx.files_at(vault, batch).await?;
+            let records = self.parse_all(tenant, entries).await?;
+            let records = resolve_records(&mut tx, vault, records).await?;
+            for r in &records {
+                report.links += r.links.len() as u64;
+                report.unresolved += r.links.iter().filter(|l| l.resolved_path.is_none()).count() as u64;
+                report.chunks += r.chunks.len() as u64;
+                if r.frontmatter_error.is_some() {
+                    report.frontmatter_failed.push(r.path.clone());
+                }
+            }
+            report.notes += records.len() as u64;
+            tx.replace_notes(vault, &records).await?;
+            tx.commit().await?;
+            progress.report(report.notes, total);
+        }
+        let mut tx = self.store.begin(tenant).await?;
+        tx.lock_index(vault, true).await?;
+        tx.mark_rebuilt(vault).await?;
+        tx.advance_indexed_seq(vault).await?;
+        tx.commit().await?;
+        Ok(report)
+    }
+}
+
+fn index_file(f: &FileEntry, excluded: &Excluded) -> IndexFile {
+    IndexFile {
+        path: f.path.clone(),
+        name_key: name_key(&f.path),
+        kind: f.kind.as_str().to_string(),
+        hash: f.hash,
+        size: f.size,
+        mtime: f.mtime,
+        excluded: excluded.contains(&f.path),
+    }
+}
+
+/// The name keys the given link targets can be looked up by.
+fn keys_of<'a>(targets: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let keys: BTreeSet<String> = targets.flat_map(lookup_keys).collect();
+    keys.into_iter().collect()
+}
+
+/// A resolver over the files with these name keys.
+async fn resolver_for(tx: &mut TenantTx, vault: Uuid, keys: Vec<String>) -> Result<Resolver> {
+    if keys.is_empty() {
+        return Ok(Resolver::default());
+    }
+    Ok(Resolver::new(tx.paths_named(vault, &keys).await?))
+}
+
+/// Resolves the links of freshly parsed notes against the vault's files now.
+async fn resolve_records(tx: &mut TenantTx, vault: Uuid, mut records: Vec<NoteRecord>) -> Result<Vec<NoteRecord>> {
+    let keys = keys_of(records.iter().flat_map(|r| r.links.iter().map(|l| l.target.as_str())));
+    let resolver = resolver_for(tx, vault, keys).await?;
+    for record in &mut records {
+        let source = record.path.clone();
+        for link in &mut record.links {
+            link.resolved_path = resolver.resolve(&link.target, &source).map(str::to_string);
+        }
+    }
+    Ok(records)
+}
+
+/// The stored links whose resolution changed, with their new target.
+async fn reresolve(tx: &mut TenantTx, vault: Uuid, links: Vec<StoredLink>) -> Result<Vec<StoredLink>> {
+    let keys = keys_of(links.iter().map(|l| l.target.as_str()));
+    let resolver = resolver_for(tx, vault, keys).await?;
+    Ok(links
+        .into_iter()
+        .filter_map(|mut l| {
+            let now = resolver.resolve(&l.target, &l.source_path).map(str::to_string);
+            (now != l.resolved_path).then(|| {
+                l.resolved_path = now;
+                l
+            })
+        })
+        .collect())
+}

@@ -1,0 +1,414 @@
+//! The vault index: every corpus vault against an independent count, Obsidian's rule for
+//! ambiguous names, incremental upkeep (new notes resolve dangling links, deletes unresolve
+//! them, Excluded files), read-your-writes, retries and dead letters, and index_vault as a task.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use otc_indexer::{Indexer, IndexerSettings};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp};
+use crate::mcp::{call, error_of};
+use crate::sync::{api, corpus, remote_env, run_ok, upload};
+
+/// Writes (`Some(text)`) and deletes (`None`) in one commit through the sync API.
+async fn commit(app: &TestApp, token: &str, vault: &str, changes: &[(&str, Option<&str>)]) -> Value {
+    let mut list = Vec::new();
+    for (path, content) in changes {
+        list.push(match content {
+            Some(text) => {
+                let hash = upload(app, token, vault, text.as_bytes()).await;
+                json!({"path": path, "expect": "any", "put": {"hash": hash}})
+            }
+            None => json!({"path": path, "expect": "any", "delete": true}),
+        });
+    }
+    let (status, body) =
+        api(app, token, Method::POST, &format!("/v1/vaults/{vault}/commit"), Some(json!({"changes": list}))).await;
+    assert!(status.is_success(), "{body}");
+    assert_eq!(body["indexed"], true, "the commit was indexed before the response: {body}");
+    body
+}
+
+/// (kind, target, resolved path) of every link of `vault`, per source note, in file order.
+async fn links_by_note(
+    app: &TestApp,
+    tenant: uuid::Uuid,
+    vault: uuid::Uuid,
+) -> BTreeMap<String, Vec<(String, String, Option<String>)>> {
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let mut out: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    let mut after: Option<(String, i32)> = None;
+    loop {
+        let page = tx.vault_links(vault, after.as_ref().map(|(p, o)| (p.as_str(), *o)), 500).await.unwrap();
+        let Some((last, _)) = page.last() else { break };
+        let last = last.clone();
+        for (source, link) in page {
+            out.entry(source).or_default().push((link.kind, link.target, link.resolved_path));
+        }
+        after = Some((last.clone(), out[&last].len() as i32 - 1));
+    }
+    tx.commit().await.unwrap();
+    out
+}
+
+fn status_of<'a>(status: &'a Value, vault: &str) -> &'a Value {
+    status["structuredContent"]["vaults"].as_array().unwrap().iter().find(|v| v["vault"] == vault).unwrap()
+}
+
+#[tokio::test]
+async fn every_corpus_vault_matches_an_independent_count() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/count_vault.py");
+    for name in ["jsoncanvas", "kepano-obsidian", "obsidian-tasks-demo", "obsidian-tasks-docs", "starter-vault"] {
+        let dir = corpus(name).display().to_string();
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        tx.create_vault(name).await.unwrap();
+        tx.commit().await.unwrap();
+        let (env2, dir2, vault) = (env.clone(), dir.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || run_ok(&env2, &["vault", "import", &dir2, "--vault", &vault, "--quiet"]))
+            .await
+            .unwrap();
+        let out = std::process::Command::new("python3").arg(script).arg(&dir).output().expect("python3 runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+        // The totals, as get_index_status reports them.
+        let status = call(&app, "/mcp", &token, "get_index_status", json!({})).await;
+        let got = status_of(&status, name);
+        assert_eq!(got["state"], "ready", "{name}: {got}");
+        assert_eq!(got["lag"], 0, "{name}: {got}");
+        for (ours, theirs) in [
+            ("notes", "notes"),
+            ("links", "body_links"),
+            ("embeds", "embeds"),
+            ("property_links", "property_links"),
+            ("tags", "tags"),
+            ("unresolved_links", "unresolved"),
+        ] {
+            assert_eq!(got[ours], expected[theirs], "{name}: {ours} (index) vs {theirs} (independent count)");
+        }
+
+        // Note by note: what each link resolved to, or that it did not.
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        let vault_id = tx.vault_by_name(name).await.unwrap().unwrap().id;
+        tx.commit().await.unwrap();
+        let links = links_by_note(&app, tenant.id, vault_id).await;
+        for (note, pairs) in expected["resolved"].as_object().unwrap() {
+            let theirs: BTreeSet<(String, String)> = pairs
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string()))
+                .collect();
+            let ours: BTreeSet<(String, String)> = links
+                .get(note)
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, target, resolved)| Some((target.clone(), resolved.clone()?)))
+                .filter(|(target, _)| !target.is_empty())
+                .collect();
+            let theirs: BTreeSet<(String, String)> = theirs.into_iter().filter(|(t, _)| !t.is_empty()).collect();
+            assert_eq!(ours, theirs, "{name}/{note}: resolved links");
+        }
+        for (note, targets) in expected["unresolved_targets"].as_object().unwrap() {
+            let mut theirs: Vec<String> =
+                targets.as_array().unwrap().iter().map(|t| t.as_str().unwrap().into()).collect();
+            let mut ours: Vec<String> = links
+                .get(note)
+                .into_iter()
+                .flatten()
+                .filter(|(_, _, resolved)| resolved.is_none())
+                .map(|(_, target, _)| target.clone())
+                .collect();
+            theirs.sort();
+            ours.sort();
+            assert_eq!(ours, theirs, "{name}/{note}: unresolved links");
+        }
+    }
+
+    // The corpus's one ambiguous name: starter-vault has two Tasks.md and no file called that at
+    // the root, so a bare [[Tasks]] takes the source's folder first, then the shortest path.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let vault_id = tx.vault_by_name("starter-vault").await.unwrap().unwrap().id;
+    let candidates = tx.paths_named(vault_id, &["tasks.md".to_string()]).await.unwrap();
+    tx.commit().await.unwrap();
+    let resolver = otc_vault::links::Resolver::new(candidates);
+    assert_eq!(resolver.resolve("Tasks", "Home.md"), Some("_data_/pinned/Tasks.md"));
+    assert_eq!(
+        resolver.resolve("Tasks", "Projects/Top Secret Project/Plan.md"),
+        Some("Projects/Top Secret Project/Tasks.md")
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn ambiguous_names_resolve_by_obsidians_rule() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(
+        &app,
+        &token,
+        "Notes",
+        &[
+            ("Sub/Page.md", Some("short")),
+            ("Sub/Deep/Page.md", Some("deeper")),
+            ("Other/Page.md", Some("elsewhere")),
+            ("Root.md", Some("[[Page]] [[Deep/Page]] [[/Other/Page]] [[/Page]] [[./Sub/Page]]")),
+            ("Sub/Deep/From.md", Some("[[Page]] [[../Page]] [[page.md]]")),
+            ("Other/From.md", Some("[[Page]]")),
+            ("Away/From.md", Some("[[Page]] ![[pic.png]]")),
+            ("Away/pic.png", Some("not really a png")),
+        ],
+    )
+    .await;
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    let resolved = |note: &str| -> Vec<Option<String>> { links[note].iter().map(|(_, _, r)| r.clone()).collect() };
+    let s = |p: &str| Some(p.to_string());
+    // From the root every candidate is "in the source folder": the shortest path wins.
+    assert_eq!(
+        resolved("Root.md"),
+        [s("Sub/Page.md"), s("Sub/Deep/Page.md"), s("Other/Page.md"), None, s("Sub/Page.md")]
+    );
+    assert_eq!(resolved("Sub/Deep/From.md"), [s("Sub/Deep/Page.md"), s("Sub/Page.md"), s("Sub/Deep/Page.md")]);
+    assert_eq!(resolved("Other/From.md"), [s("Other/Page.md")]);
+    // From a folder with no candidate: the shortest path.
+    assert_eq!(resolved("Away/From.md"), [s("Sub/Page.md"), s("Away/pic.png")]);
+
+    // A root file of the name wins from anywhere once it exists: the create re-resolves them.
+    commit(&app, &token, "Notes", &[("Page.md", Some("root"))]).await;
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    for note in ["Sub/Deep/From.md", "Other/From.md", "Away/From.md"] {
+        assert_eq!(links[note][0].2.as_deref(), Some("Page.md"), "{note}");
+    }
+    assert_eq!(links["Root.md"][3].2.as_deref(), Some("Page.md"), "[[/Page]] now resolves");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn creates_and_deletes_re_resolve_other_notes_and_reads_see_writes() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(
+        &app,
+        &token,
+        "Notes",
+        &[
+            ("A.md", Some("---\nup: \"[[Later]]\"\n---\nSee [[Later#Part|later]] and #topic\n- [ ] todo\n")),
+            ("B.md", Some("[[A]]")),
+        ],
+    )
+    .await;
+    // The response came after indexing: the index already has both notes.
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    assert_eq!(links["A.md"], [("property".into(), "Later".into(), None), ("body".into(), "Later".into(), None),]);
+    assert_eq!(links["B.md"][0].2.as_deref(), Some("A.md"));
+
+    // A new note resolves the dangling links of another note, property link included.
+    commit(&app, &token, "Notes", &[("Folder/Later.md", Some("# Part\n"))]).await;
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    assert!(links["A.md"].iter().all(|(_, _, r)| r.as_deref() == Some("Folder/Later.md")), "{:?}", links["A.md"]);
+
+    // Deleting it unresolves them again; deleting A removes A's rows and unresolves B's link.
+    commit(&app, &token, "Notes", &[("Folder/Later.md", None), ("A.md", None)]).await;
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    assert!(!links.contains_key("A.md"));
+    assert_eq!(links["B.md"][0].2, None);
+    let status = call(&app, "/mcp", &token, "get_index_status", json!({})).await;
+    let got = status_of(&status, "Notes");
+    assert_eq!(
+        (got["notes"].as_i64(), got["unresolved_links"].as_i64(), got["tags"].as_i64()),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(got["head_seq"], got["indexed_seq"]);
+
+    // Excluded files: a change to .obsidian/app.json re-marks every file; excluded notes stay
+    // link targets.
+    commit(&app, &token, "Notes", &[("Archive/Old.md", Some("old")), ("Keep.md", Some("[[Old]]"))]).await;
+    commit(&app, &token, "Notes", &[(".obsidian/app.json", Some(r#"{"userIgnoreFilters": ["Archive/"]}"#))]).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    assert_eq!(tx.is_excluded(tenant.vault_id, "Archive/Old.md").await.unwrap(), Some(true));
+    assert_eq!(tx.is_excluded(tenant.vault_id, "Keep.md").await.unwrap(), Some(false));
+    tx.commit().await.unwrap();
+    let links = links_by_note(&app, tenant.id, tenant.vault_id).await;
+    assert_eq!(links["Keep.md"][0].2.as_deref(), Some("Archive/Old.md"));
+    commit(&app, &token, "Notes", &[(".obsidian/app.json", Some(r#"{"userIgnoreFilters": []}"#))]).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    assert_eq!(tx.is_excluded(tenant.vault_id, "Archive/Old.md").await.unwrap(), Some(false));
+    tx.commit().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn failing_jobs_back_off_run_alone_and_are_dead_lettered_with_their_error() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(&app, &token, "Notes", &[("Good.md", Some("[[Bad]]")), ("Bad.md", Some("lost content"))]).await;
+
+    // Bad.md's content disappears from the object store; both notes are queued again.
+    let config = app.iso.config();
+    let blobs = otc_blobs::Blobs::from_config(&config.object_store, Duration::from_secs(5)).unwrap();
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let bad = tx.file(tenant.vault_id, "Bad.md").await.unwrap().unwrap();
+    blobs.delete_blob(tenant.id, &bad.hash).await.unwrap();
+    tx.queue_index_job(tenant.vault_id, &json!({"paths": ["Good.md", "Bad.md"]})).await.unwrap();
+    tx.queue_index_job(tenant.vault_id, &json!({"paths": ["Good.md"]})).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let settings =
+        IndexerSettings { max_attempts: 3, max_backoff: Duration::ZERO, batch_jobs: 10, ..IndexerSettings::default() };
+    let indexer = Indexer::new(app.store.clone(), blobs, settings);
+    // The batch of both jobs fails and both back off; from then on each runs alone: the bad
+    // one fails twice more and is dead-lettered after its third attempt, the good one lands.
+    for _ in 0..6 {
+        indexer.run_once().await.unwrap();
+    }
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let status = tx.index_status(tenant.vault_id).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(status.queued_jobs, 0);
+    assert_eq!(status.dead_jobs, 1);
+    let error = status.last_error.unwrap();
+    assert!(error.contains("reading Bad.md from the object store"), "{error}");
+    let reported = call(&app, "/mcp", &token, "get_index_status", json!({})).await;
+    assert_eq!(status_of(&reported, "Notes")["state"], "degraded");
+    assert_eq!(status_of(&reported, "Notes")["dead_jobs"], 1);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn index_vault_answers_inline_or_as_a_task_and_can_be_cancelled() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    let dir = corpus("starter-vault").display().to_string();
+    tokio::task::spawn_blocking(move || run_ok(&env, &["vault", "import", &dir, "--vault", "Notes", "--quiet"]))
+        .await
+        .unwrap();
+
+    // Inside the budget: the result itself, concise then detailed.
+    let done = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes", "response_format": "concise"})).await;
+    let result = &done["structuredContent"];
+    assert_eq!(result["status"], "completed", "{done}");
+    assert_eq!(result["notes"], 100);
+    assert!(result.get("links").is_none(), "concise drops the bookkeeping: {result}");
+    let detailed = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes", "folder": "Projects"})).await;
+    assert!(detailed["structuredContent"]["notes"].as_u64().unwrap() < 100);
+    assert!(detailed["structuredContent"]["links"].as_u64().is_some());
+
+    let err = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Nope"})).await;
+    assert_eq!(error_of(&err)["code"], "vault_not_found");
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let err = call(&app, "/mcp", &reader, "index_vault", json!({"vault": "Notes"})).await;
+    assert_eq!(error_of(&err)["code"], "forbidden");
+    app.stop().await;
+
+    // A zero budget: every call answers with a handle to poll.
+    let app = TestApp::spawn_with(|c| {
+        c.tools.task_budget_ms = 0;
+        c.worker.index_rebuild_batch = 2;
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    let dir = corpus("starter-vault").display().to_string();
+    tokio::task::spawn_blocking(move || run_ok(&env, &["vault", "import", &dir, "--vault", "Notes", "--quiet"]))
+        .await
+        .unwrap();
+    let handle = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
+    let h = &handle["structuredContent"];
+    assert_eq!(h["status"], "working", "{handle}");
+    assert_eq!(h["poll_tool"], "get_task_status");
+    assert_eq!(h["tool"], "index_vault");
+    let task_id = h["task_id"].as_str().unwrap().to_string();
+    assert!(handle["content"][0]["text"].as_str().unwrap().contains(&task_id));
+    let finished = poll(&app, &token, &task_id).await;
+    assert_eq!(finished["status"], "completed", "{finished}");
+    assert_eq!(finished["result"]["notes"], 100);
+    assert_eq!(finished["progress"]["done"], 100);
+
+    // Someone else's token, and an id that was never issued, both read as not found.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
+    let other = tx
+        .issue_token(otc_store::NewToken {
+            principal_id: bob.id,
+            name: "bob".into(),
+            scopes: otc_auth::parse_scopes("*").unwrap(),
+            vault_id: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    for (who, id) in
+        [(other.plaintext.as_str(), task_id.as_str()), (token.as_str(), "00000000-0000-0000-0000-000000000000")]
+    {
+        let err = call(&app, "/mcp", who, "get_task_status", json!({"task_id": id})).await;
+        assert_eq!(error_of(&err)["code"], "not_found");
+        let err = call(&app, "/mcp", who, "cancel_task", json!({"task_id": id})).await;
+        assert_eq!(error_of(&err)["code"], "not_found");
+    }
+
+    // Cancel: the answer right after may still be working; it then ends cancelled.
+    let handle = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
+    let task_id = handle["structuredContent"]["task_id"].as_str().unwrap().to_string();
+    let cancelled = call(&app, "/mcp", &token, "cancel_task", json!({"task_id": task_id})).await;
+    assert_eq!(cancelled["isError"], false, "{cancelled}");
+    let end = poll(&app, &token, &task_id).await;
+    assert_eq!(end["status"], "cancelled", "{end}");
+    assert!(end["progress"]["done"].as_u64().unwrap() < 100);
+    // A finished task is returned unchanged.
+    let again = call(&app, "/mcp", &token, "cancel_task", json!({"task_id": task_id})).await;
+    assert_eq!(again["structuredContent"]["status"], "cancelled");
+    app.stop().await;
+}
+
+/// Polls get_task_status until the task leaves `working`.
+async fn poll(app: &TestApp, token: &str, task_id: &str) -> Value {
+    for _ in 0..600 {
+        let status = call(app, "/mcp", token, "get_task_status", json!({"task_id": task_id})).await;
+        let s = status["structuredContent"].clone();
+        if s["status"] != "working" {
+            return s;
+        }
+        assert_eq!(s["retry_after_seconds"], 2);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {task_id} never finished");
+}
+
+#[tokio::test]
+async fn another_tenants_index_is_unreachable() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "tenant-a").await;
+    let b = Tenant::create(&app.store, "tenant-b").await;
+    let (ta, _) = a.token(&app.store, "*", false, None).await;
+    let (tb, _) = b.token(&app.store, "*", false, None).await;
+    commit(&app, &ta, "Notes", &[("Secret.md", Some("[[Plan]] #classified")), ("Plan.md", Some("x"))]).await;
+    // B's vault of the same name stays empty, whatever B asks.
+    let status = call(&app, "/mcp", &tb, "get_index_status", json!({})).await;
+    let got = status_of(&status, "Notes");
+    assert_eq!((got["notes"].as_i64(), got["links"].as_i64(), got["tags"].as_i64()), (Some(0), Some(0), Some(0)));
+    let mut tx = app.store.begin(b.id).await.unwrap();
+    assert!(tx.vault_links(a.vault_id, None, 100).await.unwrap().is_empty(), "B reads A's links by A's vault id");
+    assert!(tx.paths_named(a.vault_id, &["plan.md".into()]).await.unwrap().is_empty());
+    assert_eq!(tx.index_status(a.vault_id).await.unwrap().notes, 0);
+    tx.commit().await.unwrap();
+    // B's rebuild of its own vault leaves A's rows alone.
+    let done = call(&app, "/mcp", &tb, "index_vault", json!({"vault": "Notes"})).await;
+    assert_eq!(done["structuredContent"]["notes"], 0);
+    let status = call(&app, "/mcp", &ta, "get_index_status", json!({})).await;
+    assert_eq!(status_of(&status, "Notes")["notes"], 2);
+    app.stop().await;
+}

@@ -1,0 +1,58 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tasks::{self, TaskStatus};
+use crate::tools::get_task_status::Output;
+use crate::{CallContext, Tool};
+
+pub struct CancelTask;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The task_id a long-running tool answered with.
+    pub task_id: String,
+}
+
+impl Tool for CancelTask {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        essentials: true,
+        response_format: Format::Fixed {
+            why: "the task's state right after the request, as get_task_status reports it",
+        },
+        ..ToolSpec::base(
+            "cancel_task",
+            "Cancel a task",
+            "Asks a long-running tool call to stop. Cancellation is cooperative: the answer is the task's state \
+             right after the request (it may still be working); get_task_status then shows it end as cancelled. \
+             A task that already finished is returned unchanged.",
+            Domain::Admin,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let kv = &ctx.services().kv;
+        let record = tasks::read(kv, ctx.caller, &input.task_id).await?;
+        if record.status != TaskStatus::Working {
+            return Ok(record.into());
+        }
+        let updated = tasks::update(kv, ctx.caller.tenant_id, &input.task_id, |r| {
+            if r.status == TaskStatus::Working {
+                r.cancel_requested = true;
+            }
+        })
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = ?e, "cancel_task: task state unavailable");
+            ToolError::with_message(ErrorCode::InternalError, "task state is unavailable right now; retry shortly")
+        })?;
+        match updated {
+            Some(r) => Ok(r.into()),
+            None => Err(ToolError::with_message(ErrorCode::NotFound, "no such task").detail("task_id", input.task_id)),
+        }
+    }
+}

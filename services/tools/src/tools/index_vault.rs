@@ -1,0 +1,165 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_indexer::{IndexError, Progress, RebuildReport};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::tasks::{self, Outcome, TaskHandle};
+use crate::{CallContext, Tool, caller_vault};
+
+pub struct IndexVault;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The vault to index again.
+    pub vault: String,
+    /// Only the notes under this folder (vault-relative, e.g. "Projects/"); the vault's file
+    /// table is refreshed in full either way.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// concise (totals and every failure) or detailed (adds the bookkeeping counters).
+    /// Default: the server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+/// The rebuild's result; or, when it outlasts the call's time budget, a task handle
+/// (status "working", task_id, poll_tool, tool, message) to poll with get_task_status.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Output {
+    /// completed, or working (a task handle).
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vault: Option<String>,
+    /// Notes parsed and indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<u64>,
+    /// Full-text chunks written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<u64>,
+    /// Links whose target does not resolve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unresolved_links: Option<u64>,
+    /// Notes whose frontmatter is not valid YAML (their body links are still indexed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes_frontmatter_failed: Option<Vec<String>>,
+    /// Full-text search is on (always, in Postgres).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fts_enabled: Option<bool>,
+    /// Semantic search vectors are written (not yet: the embedding work fills them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vec_enabled: Option<bool>,
+    /// Detailed: every file of the vault (notes and attachments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    /// Detailed: index rows removed for files no longer in the vault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
+    /// Detailed: links, embeds and property links written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<u64>,
+    /// Detailed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Task handle: the id to pass to get_task_status or cancel_task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Task handle: the tool to poll with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_tool: Option<String>,
+    /// Task handle: the tool that is running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Task handle: what to do next, in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Progress to the task record; cancellation from it.
+struct TaskProgress(TaskHandle);
+
+impl Progress for TaskProgress {
+    fn report(&self, done: u64, total: u64) {
+        let handle = self.0.clone();
+        tokio::spawn(async move { handle.progress(done, Some(total)).await });
+    }
+
+    async fn cancelled(&self) -> bool {
+        self.0.cancel_requested().await
+    }
+}
+
+fn output(vault: &str, report: &RebuildReport, millis: u64, format: ResponseFormat) -> Output {
+    let detailed = format == ResponseFormat::Detailed;
+    Output {
+        status: "completed".into(),
+        vault: Some(vault.to_string()),
+        notes: Some(report.notes),
+        chunks: Some(report.chunks),
+        unresolved_links: Some(report.unresolved),
+        notes_frontmatter_failed: Some(report.frontmatter_failed.clone()),
+        fts_enabled: Some(true),
+        vec_enabled: Some(false),
+        files: detailed.then_some(report.files),
+        removed: detailed.then_some(report.removed),
+        links: detailed.then_some(report.links),
+        duration_ms: detailed.then_some(millis),
+        task_id: None,
+        poll_tool: None,
+        tool: None,
+        message: None,
+    }
+}
+
+impl Tool for IndexVault {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["admin:vault"],
+        scope_class: ScopeClass::Admin,
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "index_vault",
+            "Rebuild the vault index",
+            "Rebuilds the vault's index from its files: every note parsed again (links, tags, properties, tasks, \
+             full-text chunks) and every link resolved again. Writes are indexed as they happen, so this is for \
+             repair or after changing Excluded files. A large vault answers with a task handle: poll it with \
+             get_task_status, stop it with cancel_task.",
+            Domain::Vault,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let format = format::resolve(input.response_format, input.verbosity, ctx.default_format());
+        let vault = caller_vault(ctx, name, &input.vault).await?;
+        if let Some(folder) = &input.folder {
+            otc_vault::check_path(folder.trim_end_matches('/')).map_err(|e| e.detail("field", "folder"))?;
+        }
+        let folder = input.folder.map(|f| format!("{}/", f.trim_end_matches('/')));
+        let indexer = ctx.services().indexer.clone();
+        let tenant = ctx.caller.tenant_id;
+        let vault_name = vault.name.clone();
+        let outcome = tasks::run(ctx, name, "index_vault", move |handle| async move {
+            let started = std::time::Instant::now();
+            let progress = TaskProgress(handle);
+            match indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await {
+                Ok(report) => {
+                    let out = output(&vault_name, &report, started.elapsed().as_millis() as u64, format);
+                    serde_json::to_value(out).map_err(|e| crate::internal(name, &e))
+                }
+                Err(IndexError::Cancelled) => Err(ToolError::new(ErrorCode::Aborted)),
+                Err(e) => Err(crate::internal(name, &e)),
+            }
+        })
+        .await?;
+        let (Outcome::Done(value) | Outcome::Working(value)) = outcome;
+        serde_json::from_value(value).map_err(|e| crate::internal(name, &e))
+    }
+}
