@@ -131,9 +131,13 @@ fn links(note: &Note) -> Vec<LinkRecord> {
         .collect()
 }
 
-/// Heading-aware chunks of the body: one per section (the text before the first heading is a
-/// section too), long sections cut again; blank ones dropped. Each carries its heading path
-/// ("Top > Sub").
+/// Heading-aware chunks of the body. A chunk starts at a heading (or at the body's start) and
+/// holds one or more whole consecutive sections, as many as fit in [`MAX_CHUNK_BYTES`]; a
+/// section longer than that is cut again. Blank pieces are dropped. Each chunk carries the
+/// heading path of its first section ("Top > Sub"); the headings themselves are in its text.
+///
+/// Merging small sections keeps a note's chunk count (and the full-text and trigram index
+/// entries, which cost per row) down without ever cutting a section in two when it fits.
 pub fn chunks(text: &str, note: &Note) -> Vec<ChunkRecord> {
     let mut bounds: Vec<(usize, String)> = vec![(note.body_start, String::new())];
     let mut stack: Vec<(u8, &str)> = Vec::new();
@@ -145,11 +149,24 @@ pub fn chunks(text: &str, note: &Note) -> Vec<ChunkRecord> {
         let path = stack.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(" > ");
         bounds.push((h.span.start.offset, path));
     }
+    // Sections as (start, end, heading path), then merged while they fit.
+    let sections: Vec<(usize, usize, &String)> = bounds
+        .iter()
+        .enumerate()
+        .map(|(i, (start, path))| (*start, bounds.get(i + 1).map_or(text.len(), |(next, _)| *next), path))
+        .filter(|(start, end, _)| start < end)
+        .collect();
+    let mut merged: Vec<(usize, usize, &String)> = Vec::new();
+    for (start, end, path) in sections {
+        match merged.last_mut() {
+            Some(last) if end - last.0 <= MAX_CHUNK_BYTES => last.1 = end,
+            _ => merged.push((start, end, path)),
+        }
+    }
     let lines = otc_parser::Lines::new(text);
     let mut out = Vec::new();
-    for (i, (start, path)) in bounds.iter().enumerate() {
-        let end = bounds.get(i + 1).map_or(text.len(), |(next, _)| *next);
-        let mut at = *start;
+    for (start, end, path) in merged {
+        let mut at = start;
         while at < end {
             let cut = cut_point(text, at, end);
             let piece = &text[at..cut];
@@ -219,8 +236,9 @@ mod tests {
         assert_eq!(r.links[1].subpath.as_deref(), Some("Part"));
         assert_eq!(r.links[2].name_key, "pic.png");
         assert_eq!(r.tasks.len(), 1);
+        // Small sections share a chunk.
         let paths: Vec<&str> = r.chunks.iter().map(|c| c.heading_path.as_str()).collect();
-        assert_eq!(paths, ["", "Top", "Top > Sub", "Next"]);
+        assert_eq!(paths, [""]);
         // Chunks tile the body exactly.
         assert_eq!(r.chunks[0].start as usize, text.find("Intro").unwrap());
         assert_eq!(r.chunks.last().unwrap().end as usize, text.len());
@@ -230,6 +248,18 @@ mod tests {
         for c in &r.chunks {
             assert_eq!(&text[c.start as usize..c.end as usize], c.text);
         }
+    }
+
+    #[test]
+    fn chunks_start_at_headings_and_carry_their_first_heading_path() {
+        let big = "word ".repeat(300); // 1,500 bytes: two of these do not fit one chunk
+        let text = format!("# Top\n{big}\n## Sub\n{big}\n## Sub2\nshort\n# Next\n{big}\n");
+        let note = otc_parser::parse(&text);
+        let cs = chunks(&text, &note);
+        let paths: Vec<&str> = cs.iter().map(|c| c.heading_path.as_str()).collect();
+        assert_eq!(paths, ["Top", "Top > Sub", "Next"]);
+        assert!(cs[1].text.starts_with("## Sub\n") && cs[1].text.contains("## Sub2\nshort"));
+        assert_eq!(cs.iter().map(|c| c.text.as_str()).collect::<String>(), text);
     }
 
     #[test]

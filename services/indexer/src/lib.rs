@@ -73,6 +73,8 @@ pub struct IndexerSettings {
     pub batch_jobs: i64,
     /// Notes per transaction in a full rebuild.
     pub rebuild_batch: usize,
+    /// Rebuild transactions in flight at once.
+    pub rebuild_concurrency: usize,
     /// Object-store reads in flight per batch.
     pub fetch_concurrency: usize,
     /// Attempts before a job is dead-lettered.
@@ -88,6 +90,7 @@ impl Default for IndexerSettings {
         Self {
             batch_jobs: 64,
             rebuild_batch: 500,
+            rebuild_concurrency: 2,
             fetch_concurrency: 16,
             max_attempts: 6,
             max_backoff: Duration::from_secs(300),
@@ -417,20 +420,22 @@ impl Indexer {
         report.removed = stale.len() as u64;
         drop(in_manifest);
 
-        // 2. The notes, a batch per transaction.
+        // 2. The notes, a batch per transaction, `rebuild_concurrency` batches at a time. Each
+        //    holds the vault's index lock shared: rebuild batches touch disjoint notes and only
+        //    read the file table, while a commit's indexing (which takes it exclusively) waits.
         let total = manifest_notes.len() as u64;
         progress.report(0, total);
-        for batch in manifest_notes.chunks(self.settings.rebuild_batch.max(1)) {
-            if progress.cancelled().await {
-                return Err(IndexError::Cancelled);
-            }
-            let mut tx = self.store.begin(tenant).await?;
-            tx.lock_index(vault, true).await?;
-            // The manifest as it is now: a note deleted since step 1 is skipped (its delete
-            // job removes it from the index).
-            let entries = tx.files_at(vault, batch).await?;
-            let records = self.parse_all(tenant, entries).await?;
-            let records = resolve_records(&mut tx, vault, records).await?;
+        let chunks: Vec<Vec<String>> =
+            manifest_notes.chunks(self.settings.rebuild_batch.max(1)).map(<[String]>::to_vec).collect();
+        let mut batches = futures::stream::iter(chunks)
+            .map(|batch| {
+                let this = self.clone();
+                async move { this.rebuild_batch(tenant, vault, &batch).await }
+            })
+            .buffer_unordered(self.settings.rebuild_concurrency.max(1));
+        let mut cancelled = false;
+        while let Some(done) = batches.next().await {
+            let records = done?;
             for r in &records {
                 report.links += r.links.len() as u64;
                 report.unresolved += r.links.iter().filter(|l| l.resolved_path.is_none()).count() as u64;
@@ -440,16 +445,37 @@ impl Indexer {
                 }
             }
             report.notes += records.len() as u64;
-            tx.replace_notes(vault, &records).await?;
-            tx.commit().await?;
             progress.report(report.notes, total);
+            if progress.cancelled().await {
+                cancelled = true;
+                break;
+            }
         }
+        drop(batches);
+        if cancelled {
+            return Err(IndexError::Cancelled);
+        }
+        report.frontmatter_failed.sort();
         let mut tx = self.store.begin(tenant).await?;
         tx.lock_index(vault, true).await?;
         tx.mark_rebuilt(vault).await?;
         tx.advance_indexed_seq(vault).await?;
         tx.commit().await?;
         Ok(report)
+    }
+
+    /// One batch of a rebuild: parses the notes as the manifest has them now (one deleted
+    /// since the rebuild began is skipped; its delete job removes it), resolves their links
+    /// and writes them. Returns the records written.
+    async fn rebuild_batch(&self, tenant: Uuid, vault: Uuid, batch: &[String]) -> Result<Vec<NoteRecord>> {
+        let mut tx = self.store.begin(tenant).await?;
+        tx.share_index_lock(vault).await?;
+        let entries = tx.files_at(vault, batch).await?;
+        let records = self.parse_all(tenant, entries).await?;
+        let records = resolve_records(&mut tx, vault, records).await?;
+        tx.replace_notes(vault, &records).await?;
+        tx.commit().await?;
+        Ok(records)
     }
 }
 

@@ -172,6 +172,27 @@ impl TenantTx {
         Ok(seq)
     }
 
+    /// Takes the vault's index lock shared for this transaction: other shared holders (the
+    /// batches of one rebuild) proceed together; [`Self::lock_index`] waits for them all.
+    pub async fn share_index_lock(&mut self, vault: Uuid) -> Result<()> {
+        let tenant = self.tenant;
+        sqlx::query!(
+            "INSERT INTO index_state (tenant_id, vault_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            tenant,
+            vault
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        sqlx::query!(
+            "SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2 FOR SHARE",
+            tenant,
+            vault
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
     /// Vaults with index jobs due, oldest work first.
     pub async fn due_index_vaults(&mut self, limit: i64) -> Result<Vec<Uuid>> {
         let rows = sqlx::query_scalar!(
