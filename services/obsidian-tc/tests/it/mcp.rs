@@ -395,8 +395,7 @@ async fn visibility_rules_hide_disable_and_deny() {
     })
     .await;
     let token = full_token(&app).await;
-    let others: Vec<&str> =
-        FLAT.into_iter().filter(|n| !["server_health", "get_server_config"].contains(n)).collect();
+    let others: Vec<&str> = FLAT.into_iter().filter(|n| !["server_health", "get_server_config"].contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &token).await, others);
     // Hidden: not listed, not found by search, still callable.
     let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "server health"})).await;
