@@ -140,10 +140,17 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&ctx)?;
         let name = self.client_name(&ctx);
+        let (progress, forwarder) = progress_sink(&ctx).unzip();
         let outcome = self
             .dispatcher
-            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments)
+            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments, progress.as_ref())
             .await;
+        // Every notification the call made goes out before its result. A task still running
+        // past its budget keeps a sink of its own, so the wait is bounded.
+        drop(progress);
+        if let Some(forwarder) = forwarder {
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), forwarder).await;
+        }
         Ok(match outcome {
             Ok(value) => success(value),
             Err(err) => {
@@ -153,6 +160,31 @@ impl ServerHandler for McpServer {
         }
         .into())
     }
+}
+
+/// Progress notifications for a call whose request carried a progress token: reports are
+/// forwarded in order by one task, which ends when every holder has dropped the sink.
+fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_tools::ProgressSink, tokio::task::JoinHandle<()>)> {
+    let token = ctx.meta.get_progress_token()?;
+    let peer = ctx.peer.clone();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, Option<u64>)>();
+    let forwarder = tokio::spawn(async move {
+        while let Some((done, total)) = rx.recv().await {
+            // The parameter type is non-exhaustive: built from its wire form.
+            let mut wire = serde_json::json!({ "progressToken": token, "progress": done });
+            if let Some(total) = total {
+                wire["total"] = total.into();
+            }
+            let Ok(param) = serde_json::from_value::<rmcp::model::ProgressNotificationParam>(wire) else { break };
+            if peer.notify_progress(param).await.is_err() {
+                break;
+            }
+        }
+    });
+    let sink: otc_tools::ProgressSink = Arc::new(move |done, total| {
+        let _ = tx.send((done, total));
+    });
+    Some((sink, forwarder))
 }
 
 /// Settings of the HTTP transport.

@@ -97,6 +97,10 @@ pub struct Services {
     pub check_timeout: Duration,
 }
 
+/// Where a call's progress goes (units done, total when known): the transport's progress
+/// notifications, when the client asked for them with a progress token.
+pub type ProgressSink = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
+
 /// Everything a handler knows about the call it serves.
 pub struct CallContext<'a> {
     pub caller: &'a Caller,
@@ -104,6 +108,7 @@ pub struct CallContext<'a> {
     /// The client's self-reported name, when the transport knows it.
     pub client_name: Option<&'a str>,
     pub dispatcher: &'a Dispatcher,
+    pub progress: Option<&'a ProgressSink>,
 }
 
 impl CallContext<'_> {
@@ -273,18 +278,19 @@ impl Dispatcher {
         client_name: Option<&str>,
         name: &str,
         args: Option<Map<String, Value>>,
+        progress: Option<&ProgressSink>,
     ) -> Result<Value, ToolError> {
         let args = args.unwrap_or_default();
         if let Some(domain) = Domain::parse(name)
             && (self.registry.get(name).is_none() || self.listing(surface, client_name) == Listing::Domain)
         {
-            return Box::pin(self.call_domain(caller, surface, client_name, domain, args)).await;
+            return Box::pin(self.call_domain(caller, surface, client_name, domain, args, progress)).await;
         }
         let tool = self.resolve(caller, name)?;
         let args = Value::Object(args);
         tool.validate_input(&args)?;
         let handler = self.handlers[tool.name()];
-        let ctx = CallContext { caller, surface, client_name, dispatcher: self };
+        let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress };
         let output = handler(&ctx, args).await?;
         if cfg!(debug_assertions) {
             for issue in tool.output_issues(&output) {
@@ -309,6 +315,7 @@ impl Dispatcher {
         client_name: Option<&str>,
         domain: Domain,
         mut envelope: Map<String, Value>,
+        progress: Option<&ProgressSink>,
     ) -> Result<Value, ToolError> {
         let field_error = |field: &str, message: String| {
             ToolError::with_message(ErrorCode::ValidationError, format!("{domain}: {message}"))
@@ -338,7 +345,7 @@ impl Dispatcher {
             )
             .detail("field", "action"));
         }
-        self.call(caller, surface, client_name, &action, args).await
+        self.call(caller, surface, client_name, &action, args, progress).await
     }
 }
 

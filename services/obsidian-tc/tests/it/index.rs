@@ -488,3 +488,48 @@ async fn incremental_indexing_under_concurrent_writers_equals_a_full_rebuild() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn index_vault_reports_progress_to_a_caller_that_asks() {
+    let app = TestApp::spawn_with(|c| c.worker.index_rebuild_batch = 10).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    let dir = corpus("starter-vault").display().to_string();
+    tokio::task::spawn_blocking(move || run_ok(&env, &["vault", "import", &dir, "--vault", "Notes", "--quiet"]))
+        .await
+        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "index_vault", "arguments": {"vault": "Notes"}, "_meta": {"progressToken": "p-1"}}});
+    let response = app
+        .http
+        .post(app.url("/mcp"))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    // The notifications come first on the stream, in order, then the result.
+    let messages: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let progress: Vec<u64> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            assert_eq!(m["params"]["progressToken"], "p-1");
+            assert_eq!(m["params"]["total"].as_f64(), Some(100.0));
+            m["params"]["progress"].as_f64().unwrap() as u64
+        })
+        .collect();
+    assert!(progress.len() >= 2, "{text}");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "progress only grows: {progress:?}");
+    assert_eq!(progress.last(), Some(&100));
+    let result = messages.iter().find(|m| m["id"] == 7).expect("the result");
+    assert_eq!(result["result"]["structuredContent"]["notes"], 100);
+    app.stop().await;
+}

@@ -44,7 +44,8 @@ impl Tool for CallCapability {
             .detail("field", "name"));
         }
         let had_args = input.args.is_some();
-        let result = ctx.dispatcher.call(ctx.caller, ctx.surface, ctx.client_name, &input.name, input.args).await;
+        let result =
+            ctx.dispatcher.call(ctx.caller, ctx.surface, ctx.client_name, &input.name, input.args, ctx.progress).await;
         result.map_err(|mut err| {
             if err.code == ErrorCode::ValidationError && !had_args {
                 err.message.push_str(

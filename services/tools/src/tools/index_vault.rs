@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::tasks::{self, Outcome, TaskHandle};
-use crate::{CallContext, Tool, caller_vault};
+use crate::{CallContext, ProgressSink, Tool, caller_vault};
 
 pub struct IndexVault;
 
@@ -80,13 +80,17 @@ pub struct Output {
     pub message: Option<String>,
 }
 
-/// Progress to the task record; cancellation from it.
-struct TaskProgress(TaskHandle);
+/// Progress to the task record (and to the caller's progress notifications, when asked for:
+/// notes processed out of notes seen); cancellation from the record.
+struct TaskProgress(TaskHandle, Option<ProgressSink>);
 
 impl Progress for TaskProgress {
     fn report(&self, done: u64, total: u64) {
         let handle = self.0.clone();
         tokio::spawn(async move { handle.progress(done, Some(total)).await });
+        if let Some(sink) = &self.1 {
+            sink(done, Some(total));
+        }
     }
 
     async fn cancelled(&self) -> bool {
@@ -146,9 +150,10 @@ impl Tool for IndexVault {
         let indexer = ctx.services().indexer.clone();
         let tenant = ctx.caller.tenant_id;
         let vault_name = vault.name.clone();
+        let sink = ctx.progress.cloned();
         let outcome = tasks::run(ctx, name, "index_vault", move |handle| async move {
             let started = std::time::Instant::now();
-            let progress = TaskProgress(handle);
+            let progress = TaskProgress(handle, sink);
             match indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await {
                 Ok(report) => {
                     let out = output(&vault_name, &report, started.elapsed().as_millis() as u64, format);
