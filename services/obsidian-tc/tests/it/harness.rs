@@ -108,6 +108,15 @@ impl TestApp {
         format!("http://{}{path}", self.addr)
     }
 
+    /// Another gateway on the same database, Redis and object store (a second pod), with
+    /// `tweak` applied to its configuration.
+    pub async fn another_gateway(&self, tweak: impl FnOnce(&mut Config)) -> Running {
+        let mut config = self.iso.config();
+        tweak(&mut config);
+        let deps = Deps::new(&config).expect("deps");
+        app::start_gateway(&config, &deps, std::future::pending()).await.expect("gateway starts")
+    }
+
     pub async fn stop(mut self) {
         if let Some(running) = self.running.take() {
             running.stop().await.expect("clean stop");

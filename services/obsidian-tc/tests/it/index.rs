@@ -337,6 +337,23 @@ async fn index_vault_answers_inline_or_as_a_task_and_can_be_cancelled() {
     assert_eq!(h["tool"], "index_vault");
     let task_id = h["task_id"].as_str().unwrap().to_string();
     assert!(handle["content"][0]["text"].as_str().unwrap().contains(&task_id));
+    // Any gateway answers for the task: poll it through a second one.
+    let other_pod = app.another_gateway(|_| {}).await;
+    let status = app
+        .http
+        .post(format!("http://{}/mcp", other_pod.addr))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "get_task_status", "arguments": {"task_id": task_id}}}))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(status["result"]["structuredContent"]["tool"], "index_vault", "{status}");
+    other_pod.stop().await.unwrap();
     let finished = poll(&app, &token, &task_id).await;
     assert_eq!(finished["status"], "completed", "{finished}");
     assert_eq!(finished["result"]["notes"], 100);
