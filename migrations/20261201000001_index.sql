@@ -50,6 +50,9 @@ CREATE TABLE notes (
     tags               text[] NOT NULL DEFAULT '{}',
     headings           jsonb NOT NULL DEFAULT '[]',
     blocks             jsonb NOT NULL DEFAULT '[]',
+    -- The 0-based line where the body starts (after the frontmatter): body links count lines
+    -- from there.
+    body_line          int NOT NULL DEFAULT 0,
     size               bigint NOT NULL,
     mtime              timestamptz NOT NULL,
     -- The manifest's hash for the path, and the hash of the text these rows were parsed from.

@@ -54,6 +54,7 @@ pub fn note_record(entry: &FileEntry, bytes: &[u8]) -> NoteRecord {
                 .collect(),
         ),
         blocks: Value::Array(note.blocks.iter().map(|b| json!({ "id": b.id, "line": b.line })).collect()),
+        body_line: otc_parser::Lines::new(&text).pos(note.body_start).line as i32,
         size: entry.size,
         mtime: entry.mtime,
         content_hash: entry.hash,

@@ -80,6 +80,7 @@ pub fn dispatcher_with(
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         indexer: deps.indexer.clone(),
+        acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),

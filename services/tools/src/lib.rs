@@ -5,6 +5,8 @@
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod format;
+pub mod links_out;
+pub mod reading;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
@@ -91,6 +93,8 @@ pub struct Services {
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
     pub indexer: otc_indexer::Indexer,
+    /// The configured folder ACLs, compiled.
+    pub acls: Arc<Vec<reading::VaultAcl>>,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).

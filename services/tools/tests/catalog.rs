@@ -232,7 +232,7 @@ fn subsets_and_listings_hold_what_they_promise() {
     assert!(full.iter().all(|n| !facade::is_facade_tool(n)), "flat lists no facade tool: {full:?}");
     assert_eq!(full.len(), registry.len() - 3);
     let domains = names(Listing::Domain);
-    assert_eq!(domains, ["vault", "admin"]);
+    assert_eq!(domains, ["notes", "metadata", "links", "vault", "admin"]);
     let essentials = names(Listing::Flat(Subset::Essentials));
     assert!(essentials.len() <= facade::ESSENTIALS_MAX);
     for triad in facade::advertise(&registry, &settings, Listing::Triad, None) {
@@ -267,9 +267,8 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         response_format: ResponseFormat::Fixed { why: "test" },
         ..ToolSpec::base(name, "T", "A test tool.", Domain::Notes)
     };
+    // The real read_note and list_notes, and a stand-in for the search connector.
     let mut all = declarations();
-    all.push(Declaration { spec: spec("read_note", true), input_schema: input.clone(), output_schema: None });
-    all.push(Declaration { spec: spec("list_notes", false), input_schema: input.clone(), output_schema: None });
     all.push(Declaration { spec: spec("search", false), input_schema: input.clone(), output_schema: None });
     let registry = Registry::new(all).unwrap();
     let names = |settings: &FacadeSettings| -> Vec<String> {
@@ -296,6 +295,8 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
     assert!(!names(&hidden).contains(&"search".to_string()), "toolVisibility.hidden removes the connectors too");
     for tool in facade::advertise(&registry, &plain, Listing::Flat(Subset::Full), None) {
         let size = tool.meta.get("anthropic/maxResultSizeChars");
-        assert_eq!(size.is_some(), tool.name == "read_note", "{}: only whole-note readers carry it", tool.name);
+        let whole = registry.get(&tool.name).is_some_and(|t| t.spec.whole_note_reader);
+        assert_eq!(size.is_some(), whole, "{}: only whole-note readers carry it", tool.name);
+        assert_eq!(whole, ["read_note", "read_notes"].contains(&tool.name.as_str()), "{}", tool.name);
     }
 }

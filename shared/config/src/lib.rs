@@ -33,6 +33,27 @@ pub struct Config {
     pub governor: GovernorConfig,
     pub tools: ToolsConfig,
     pub sync: SyncConfig,
+    /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
+    pub acl: Vec<AclEntry>,
+}
+
+/// One vault's folder ACL. Each list holds globs over vault paths (`*`, `**`, `?`); a list
+/// left out leaves that action unrestricted. A path the ACL does not let a caller read answers
+/// exactly like a missing one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclEntry {
+    /// Tenant slug or id; left out, the entry applies to the vault of that name in every tenant.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    /// Vault name.
+    pub vault: String,
+    #[serde(default)]
+    pub read_paths: Option<Vec<String>>,
+    #[serde(default)]
+    pub write_paths: Option<Vec<String>>,
+    #[serde(default)]
+    pub delete_paths: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -458,6 +479,19 @@ impl Config {
         for origin in &self.mcp.allowed_origins {
             if !origin.contains("://") {
                 bad("mcp.allowed_origins", format!("{origin:?} needs a scheme, e.g. https://{origin}"));
+            }
+        }
+        for (i, entry) in self.acl.iter().enumerate() {
+            for (name, list) in [
+                ("read_paths", &entry.read_paths),
+                ("write_paths", &entry.write_paths),
+                ("delete_paths", &entry.delete_paths),
+            ] {
+                for glob in list.iter().flatten() {
+                    if glob.is_empty() || glob.starts_with('/') || glob.split('/').any(|s| s == "..") {
+                        bad(&format!("acl[{i}].{name}"), format!("{glob:?} is not a vault-relative glob"));
+                    }
+                }
             }
         }
         if self.worker.index_batch_jobs < 1 {

@@ -36,6 +36,8 @@ pub struct NoteRecord {
     pub tags: Vec<String>,
     pub headings: Value,
     pub blocks: Value,
+    /// The 0-based line where the body starts.
+    pub body_line: i32,
     pub size: i64,
     pub mtime: DateTime<Utc>,
     pub content_hash: Hash,
@@ -434,14 +436,14 @@ impl TenantTx {
 
         sqlx::query!(
             r#"INSERT INTO notes (tenant_id, vault_id, path, title, aliases, frontmatter, frontmatter_error, tags, headings,
-                                  blocks, size, mtime, content_hash, indexed_hash, warnings)
+                                  blocks, size, mtime, content_hash, indexed_hash, warnings, body_line)
                 SELECT $1, $2, u.path, u.title, ARRAY(SELECT jsonb_array_elements_text(u.aliases)), u.frontmatter, u.fm_error,
                        ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.headings, u.blocks, u.size, u.mtime, u.content_hash,
-                       u.indexed_hash, ARRAY(SELECT jsonb_array_elements_text(u.warnings))
+                       u.indexed_hash, ARRAY(SELECT jsonb_array_elements_text(u.warnings)), u.body_line
                 FROM UNNEST($3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[], $9::jsonb[], $10::jsonb[],
-                            $11::int8[], $12::timestamptz[], $13::bytea[], $14::bytea[], $15::jsonb[])
+                            $11::int8[], $12::timestamptz[], $13::bytea[], $14::bytea[], $15::jsonb[], $16::int4[])
                      AS u(path, title, aliases, frontmatter, fm_error, tags, headings, blocks, size, mtime, content_hash,
-                          indexed_hash, warnings)"#,
+                          indexed_hash, warnings, body_line)"#,
             tenant,
             vault,
             &paths,
@@ -457,6 +459,7 @@ impl TenantTx {
             &notes.iter().map(|n| n.content_hash.to_vec()).collect::<Vec<Vec<u8>>>(),
             &notes.iter().map(|n| n.indexed_hash.to_vec()).collect::<Vec<Vec<u8>>>(),
             &notes.iter().map(|n| Value::from(n.warnings.clone())).collect::<Vec<Value>>(),
+            &notes.iter().map(|n| n.body_line).collect::<Vec<i32>>(),
         )
         .execute(&mut *self.tx)
         .await?;

@@ -10,6 +10,7 @@ mod error;
 mod files;
 mod index;
 mod principals;
+mod reads;
 mod tenants;
 mod tokens;
 mod vaults;
@@ -33,6 +34,7 @@ pub use index::{
     TaskRecord,
 };
 pub use principals::{Principal, PrincipalKind};
+pub use reads::{Listed, NoteMeta};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::Vault;

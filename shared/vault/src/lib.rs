@@ -1,6 +1,7 @@
 //! Vault rules with no I/O: what a vault path may be, which local files sync leaves alone, how a
 //! link resolves to a file (Obsidian's rule), and which files Obsidian's Excluded files covers.
 
+pub mod acl;
 pub mod excluded;
 pub mod ignore;
 pub mod links;

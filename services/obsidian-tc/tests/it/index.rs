@@ -14,7 +14,7 @@ use crate::mcp::{call, error_of};
 use crate::sync::{api, corpus, remote_env, run_ok, upload};
 
 /// Writes (`Some(text)`) and deletes (`None`) in one commit through the sync API.
-async fn commit(app: &TestApp, token: &str, vault: &str, changes: &[(&str, Option<&str>)]) -> Value {
+pub(crate) async fn commit(app: &TestApp, token: &str, vault: &str, changes: &[(&str, Option<&str>)]) -> Value {
     let body = try_commit(app, token, vault, changes).await.unwrap_or_else(|refused| panic!("{refused}"));
     assert_eq!(body["indexed"], true, "the commit was indexed before the response: {body}");
     body

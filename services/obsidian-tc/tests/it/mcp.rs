@@ -74,15 +74,39 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 
 const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 5] = ["cancel_task", "get_index_status", "get_task_status", "index_vault", "server_health"];
-/// Every tool but the triad, in listing order.
-const FLAT: [&str; 7] = [
+const ESSENTIALS: [&str; 12] = [
     "cancel_task",
+    "find_unresolved_links",
+    "get_backlinks",
     "get_index_status",
-    "get_server_config",
+    "get_outgoing_links",
     "get_task_status",
     "index_vault",
+    "list_notes",
+    "list_vaults",
+    "read_frontmatter",
+    "read_note",
+    "server_health",
+];
+/// Every tool but the triad, in listing order.
+const FLAT: [&str; 18] = [
+    "cancel_task",
+    "find_orphans",
+    "find_unresolved_links",
+    "get_backlinks",
+    "get_index_status",
+    "get_note_tags",
+    "get_outgoing_links",
+    "get_server_config",
+    "get_task_status",
+    "get_vault",
+    "index_vault",
     "inspect_visibility",
+    "list_notes",
+    "list_vaults",
+    "note_exists",
+    "read_frontmatter",
+    "read_note",
     "server_health",
 ];
 
@@ -241,7 +265,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     let token = full_token(&app).await;
     assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
-    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["vault", "admin"]);
+    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["notes", "metadata", "links", "vault", "admin"]);
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
     assert_eq!(list_names(&app, "/mcp/core", &token).await, FLAT);
     assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ESSENTIALS);
@@ -263,7 +287,14 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     let listed = rpc(&app, "/mcp/domain", &token, "tools/list", json!({})).await;
     let domain_tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == "admin").unwrap();
     let actions = domain_tool["inputSchema"]["properties"]["action"]["enum"].as_array().unwrap();
-    let admin: Vec<&str> = FLAT.into_iter().filter(|n| *n != "index_vault").collect();
+    let admin = [
+        "cancel_task",
+        "get_index_status",
+        "get_server_config",
+        "get_task_status",
+        "inspect_visibility",
+        "server_health",
+    ];
     assert_eq!(actions.iter().map(|a| a.as_str().unwrap()).collect::<Vec<_>>(), admin, "{domain_tool}");
     assert!(domain_tool["description"].as_str().unwrap().contains("server_health"));
 
@@ -334,7 +365,7 @@ impl otc_tools::Tool for FullOnlyProbe {
         scopes: &["read:notes"],
         core: false,
         response_format: Format::Fixed { why: "test probe" },
-        ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Links)
+        ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Knowledge)
     };
 
     async fn call(_ctx: &otc_tools::CallContext<'_>, _input: ProbeInput) -> Result<ProbeOutput, ToolError> {
@@ -351,7 +382,7 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
     .await;
     let token = full_token(&app).await;
     assert!(!list_names(&app, "/mcp/full", &token).await.contains(&"graph_probe".to_string()));
-    assert!(!list_names(&app, "/mcp/domain", &token).await.contains(&"links".to_string()));
+    assert!(!list_names(&app, "/mcp/domain", &token).await.contains(&"knowledge".to_string()));
 
     let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "link graph probe"})).await;
     let hidden = &found["structuredContent"]["hidden_by_profile"];
@@ -421,10 +452,9 @@ async fn visibility_rules_hide_disable_and_deny() {
     // Tags: hidden and disabled by tag, with the matching tag reported.
     let app = TestApp::spawn_with(|c| c.tool_visibility.disabled_tags = vec!["admin".into()]).await;
     let token = full_token(&app).await;
-    assert_eq!(
-        list_names(&app, "/mcp/full", &token).await,
-        ["cancel_task", "get_index_status", "get_task_status", "server_health"]
-    );
+    let untagged: Vec<&str> =
+        FLAT.into_iter().filter(|n| !["get_server_config", "index_vault", "inspect_visibility"].contains(n)).collect();
+    assert_eq!(list_names(&app, "/mcp/full", &token).await, untagged);
     assert_eq!(error_of(&call(&app, "/mcp", &token, "get_server_config", json!({})).await)["code"], "not_found");
     app.stop().await;
     let app = TestApp::spawn_with(|c| c.tool_visibility.hidden_tags = vec!["admin".into()]).await;
@@ -440,10 +470,11 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
-    assert_eq!(
-        list_names(&app, "/mcp/full", &reader).await,
-        ["cancel_task", "get_index_status", "get_task_status", "server_health"]
-    );
+    let readable: Vec<&str> = FLAT
+        .into_iter()
+        .filter(|n| !["get_server_config", "index_vault", "inspect_visibility", "list_vaults", "get_vault"].contains(n))
+        .collect();
+    assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
     let denied = call(&app, "/mcp", &reader, "get_server_config", json!({})).await;
     let err = error_of(&denied);
     assert_eq!(err["code"], "forbidden");
@@ -466,7 +497,7 @@ async fn facade_modes_and_advertise_settings() {
 
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["vault", "admin"]);
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["notes", "metadata", "links", "vault", "admin"]);
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;
@@ -547,7 +578,31 @@ async fn response_formats_and_the_governor() {
 /// Arguments that make each tool succeed; a new tool must add its own here. `task_id` is a
 /// task of the caller's.
 fn sample_calls(task_id: &str) -> Vec<(&'static str, Value)> {
+    let v = "Notes";
     vec![
+        ("read_note", json!({"vault": v, "path": "A.md"})),
+        ("read_note", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
+        ("read_note", json!({"vault": v, "path": "A.md", "format": "content"})),
+        ("read_note", json!({"vault": v, "path": "A.md", "format": "full", "include_links": true})),
+        ("read_note", json!({"vault": v, "path": "A.md", "format": "document-map"})),
+        ("read_note", json!({"vault": v, "path": "A.md", "anchor": {"type": "heading", "heading": "Top"}})),
+        ("read_note", json!({"vault": v, "path": "A.md", "anchor": {"type": "frontmatter", "field": "up"}})),
+        ("note_exists", json!({"vault": v, "path": "A.md"})),
+        ("list_notes", json!({"vault": v, "response_format": "detailed"})),
+        ("list_notes", json!({"vault": v, "response_format": "concise"})),
+        ("read_frontmatter", json!({"vault": v, "path": "A.md", "response_format": "detailed"})),
+        ("read_frontmatter", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
+        ("get_note_tags", json!({"vault": v, "path": "A.md", "response_format": "detailed"})),
+        ("get_note_tags", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
+        ("get_outgoing_links", json!({"vault": v, "path": "A.md", "response_format": "detailed"})),
+        ("get_outgoing_links", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
+        ("get_backlinks", json!({"vault": v, "path": "A.md", "response_format": "detailed"})),
+        ("get_backlinks", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
+        ("find_unresolved_links", json!({"vault": v, "response_format": "detailed"})),
+        ("find_unresolved_links", json!({"vault": v, "response_format": "concise"})),
+        ("find_orphans", json!({"vault": v})),
+        ("list_vaults", json!({})),
+        ("get_vault", json!({"vault": v})),
         ("index_vault", json!({"vault": "Notes", "response_format": "concise"})),
         ("index_vault", json!({"vault": "Notes", "response_format": "detailed"})),
         ("get_index_status", json!({})),
@@ -569,6 +624,16 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     // A zero task budget: index_vault answers with a task handle (which must fit its schema too).
     let app = TestApp::spawn_with(|c| c.tools.task_budget_ms = 0).await;
     let token = full_token(&app).await;
+    crate::index::commit(
+        &app,
+        &token,
+        "Notes",
+        &[
+            ("A.md", Some("---\nup: \"[[B]]\"\ntags: [x]\n---\n# Top\nText [[B#Part|b]] ![[Missing.png]] #y ^blk\n")),
+            ("B.md", Some("# Part\n[[A]] [[Nowhere]]\n")),
+        ],
+    )
+    .await;
     let handle = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
     assert_eq!(handle["structuredContent"]["status"], "working", "{handle}");
     let task_id = handle["structuredContent"]["task_id"].as_str().unwrap().to_string();

@@ -1,0 +1,176 @@
+//! What every read tool shares: the one check of what a caller may see (the vault, its folder
+//! ACL), the path rules, the not-found answer a hidden note gets, content reads, and paging
+//! (opaque keyset cursors, pages kept under a byte budget by lowering the item count).
+
+use base64::Engine;
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::Vault;
+use otc_vault::acl::{Acl, glob_regex};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{CallContext, caller_vault, internal};
+
+/// A compiled `[[acl]]` entry.
+pub struct VaultAcl {
+    tenant: Option<String>,
+    vault: String,
+    acl: Acl,
+    /// The read globs as Postgres regular expressions (None: unrestricted).
+    read_regex: Option<Vec<String>>,
+}
+
+/// Compiles the configured ACLs.
+pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String> {
+    config
+        .acl
+        .iter()
+        .map(|e| {
+            let acl = Acl::new(e.read_paths.as_deref(), e.write_paths.as_deref(), e.delete_paths.as_deref())?;
+            let read_regex = e.read_paths.as_ref().map(|l| l.iter().map(|g| glob_regex(g)).collect());
+            Ok(VaultAcl { tenant: e.tenant.clone(), vault: e.vault.clone(), acl, read_regex })
+        })
+        .collect()
+}
+
+/// A vault as one caller may see it.
+pub struct View {
+    pub vault: Vault,
+    acl: Acl,
+    read_regex: Option<Vec<String>>,
+}
+
+/// The default page of a list tool (spec: "Result size and paging").
+pub const DEFAULT_PAGE: usize = 100;
+/// Pages stay under this many bytes of JSON by holding fewer items.
+pub const PAGE_BUDGET_BYTES: usize = 20_000;
+
+impl View {
+    /// The caller's vault `name` with its ACL: vault_not_found when the caller cannot reach it.
+    pub async fn open(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<View, ToolError> {
+        let vault = caller_vault(ctx, tool, name).await?;
+        let acls = &ctx.services().acls;
+        let mut found = None;
+        for entry in acls.iter().filter(|e| e.vault == vault.name) {
+            let applies = match &entry.tenant {
+                None => true,
+                Some(t) if *t == ctx.caller.tenant_id.to_string() => true,
+                Some(t) => {
+                    let mut tx =
+                        ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+                    let tenant = tx.tenant().await.map_err(|e| internal(tool, &e))?;
+                    tx.commit().await.map_err(|e| internal(tool, &e))?;
+                    tenant.is_some_and(|tenant| tenant.slug == *t)
+                }
+            };
+            if applies {
+                found = Some(entry);
+                break;
+            }
+        }
+        Ok(match found {
+            Some(entry) => View { vault, acl: entry.acl.clone(), read_regex: entry.read_regex.clone() },
+            None => View { vault, acl: Acl::open(), read_regex: None },
+        })
+    }
+
+    pub fn can_read(&self, path: &str) -> bool {
+        self.acl.can_read(path)
+    }
+
+    pub fn acl(&self) -> &Acl {
+        &self.acl
+    }
+
+    /// The read ACL for the store's queries.
+    pub fn readable(&self) -> Option<&[String]> {
+        self.read_regex.as_deref()
+    }
+
+    /// A path argument: valid, and readable, else the same not-found a missing note gets.
+    pub fn readable_path(&self, path: &str) -> Result<(), ToolError> {
+        otc_vault::check_path(path).map_err(|e| e.detail("field", "path"))?;
+        if self.can_read(path) { Ok(()) } else { Err(not_found(path)) }
+    }
+
+    /// A folder argument as a path prefix ("" for the root, else "Folder/").
+    pub fn folder_prefix(&self, folder: Option<&str>) -> Result<String, ToolError> {
+        let folder = folder.map(|f| f.trim_matches('/')).unwrap_or("");
+        if folder.is_empty() {
+            return Ok(String::new());
+        }
+        otc_vault::check_path(folder).map_err(|e| e.detail("field", "folder"))?;
+        Ok(format!("{folder}/"))
+    }
+}
+
+/// What a note that is missing, or hidden from the caller, answers.
+pub fn not_found(path: &str) -> ToolError {
+    ToolError::new(ErrorCode::NoteNotFound).detail("path", path)
+}
+
+/// The note's stored content and its hash, or not found.
+pub async fn read_content(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+) -> Result<(String, String), ToolError> {
+    view.readable_path(path)?;
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let entry = tx.file(view.vault.id, path).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let entry = entry.ok_or_else(|| not_found(path))?;
+    let bytes =
+        ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), hex::encode(entry.hash)))
+}
+
+/// An opaque cursor: the tool's name and its position, so a cursor from one tool (or a
+/// made-up one) is refused rather than misread.
+pub fn encode_cursor(tool: &str, position: &impl Serialize) -> String {
+    let json = serde_json::json!({ "t": tool, "p": position });
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json.to_string())
+}
+
+pub fn decode_cursor<T: DeserializeOwned>(tool: &str, cursor: &str) -> Result<T, ToolError> {
+    let bad = || {
+        ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool handed out")
+            .detail("field", "cursor")
+    };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    if value.get("t").and_then(Value::as_str) != Some(tool) {
+        return Err(bad());
+    }
+    serde_json::from_value(value["p"].clone()).map_err(|_| bad())
+}
+
+/// The leading items whose JSON fits `budget` bytes (at least one, so a page always moves on),
+/// and whether any were left out.
+pub fn fit<T: Serialize>(items: Vec<T>, budget: usize) -> (Vec<T>, bool) {
+    let mut used = 0;
+    let mut kept = Vec::with_capacity(items.len());
+    let total = items.len();
+    for item in items {
+        let size = serde_json::to_vec(&item).map(|v| v.len() + 1).unwrap_or(usize::MAX);
+        if !kept.is_empty() && used + size > budget {
+            break;
+        }
+        used += size;
+        kept.push(item);
+    }
+    let cut = kept.len() < total;
+    (kept, cut)
+}
+
+/// A page size argument: 1 to 1,000, default [`DEFAULT_PAGE`].
+pub fn page_limit(limit: Option<u32>) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(DEFAULT_PAGE),
+        Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
+        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "limit must be between 1 and 1000")
+            .detail("field", "limit")),
+    }
+}

@@ -1,0 +1,77 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::{CallContext, Tool, internal};
+
+pub struct FindOrphans;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Only notes that also link nowhere themselves (default false).
+    #[serde(default)]
+    pub require_no_outgoing: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// Paths of notes no other note you can read links to (a property link counts).
+    pub orphans: Vec<String>,
+    /// Pass as cursor for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+impl Tool for FindOrphans {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Fixed { why: "bare paths already" },
+        ..ToolSpec::base(
+            "find_orphans",
+            "Orphan notes",
+            "Lists notes that no other note links to (a link from a property counts as a link), a page at a time.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .orphans(
+                v.vault.id,
+                &folder,
+                v.readable(),
+                input.require_no_outgoing.unwrap_or(false),
+                after.as_deref(),
+                limit as i64 + 1,
+            )
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let (orphans, cut) = fit(rows.into_iter().take(limit).collect::<Vec<_>>(), PAGE_BUDGET_BYTES);
+        let next_cursor = (more || cut).then(|| encode_cursor(name, &orphans.last().cloned()));
+        Ok(Output { vault: v.vault.name.clone(), orphans, next_cursor })
+    }
+}

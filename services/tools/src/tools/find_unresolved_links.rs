@@ -1,0 +1,114 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::links_out::{LinkView, Warning, view, warnings};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::{CallContext, Tool, internal};
+
+pub struct FindUnresolvedLinks;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Only links in notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Links per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// concise ({source_path, target, line} per link) or detailed (adds col, raw, kind,
+    /// display, heading). Default: the server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// In (source note, position) order.
+    pub unresolved: Vec<LinkView>,
+    /// Pass as cursor for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Notes (up to 50) whose frontmatter does not parse: they have no property links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<Warning>>,
+}
+
+impl Tool for FindUnresolvedLinks {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "find_unresolved_links",
+            "Unresolved links",
+            "Lists links (body, embed and property links) whose target is not in the vault, or is a note you \
+             cannot read, a page at a time.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .unresolved_links(
+                v.vault.id,
+                &folder,
+                v.readable(),
+                after.as_ref().map(|(p, o)| (p.as_str(), *o)),
+                limit as i64 + 1,
+            )
+            .await
+            .map_err(|e| internal(name, &e))?;
+        let sources: Vec<String> = rows.iter().map(|(_, s, _)| s.clone()).collect();
+        let body_lines = tx.body_lines(v.vault.id, &sources).await.map_err(|e| internal(name, &e))?;
+        let failures = if after.is_none() {
+            tx.frontmatter_failures(v.vault.id, &folder, v.readable(), 50).await.map_err(|e| internal(name, &e))?
+        } else {
+            Vec::new()
+        };
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let items: Vec<((String, i32), LinkView)> = rows
+            .into_iter()
+            .take(limit)
+            .map(|(ord, source, link)| {
+                let mut lv = view(&link, body_lines.get(&source).copied().unwrap_or(0), detailed);
+                if !detailed {
+                    lv.heading = None;
+                }
+                lv.target = Some(link.target.clone());
+                lv.source_path = Some(source.clone());
+                ((source, ord), lv)
+            })
+            .collect();
+        let (items, cut) = fit(items, PAGE_BUDGET_BYTES);
+        let next_cursor = (more || cut).then(|| encode_cursor(name, &items.last().map(|(k, _)| k.clone())));
+        Ok(Output {
+            vault: v.vault.name.clone(),
+            unresolved: items.into_iter().map(|(_, lv)| lv).collect(),
+            next_cursor,
+            warnings: warnings(failures),
+        })
+    }
+}

@@ -1,0 +1,74 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{View, not_found};
+use crate::{CallContext, Tool, internal};
+
+pub struct GetNoteTags;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// concise (all) or detailed (adds the frontmatter and inline split). Default: the server's
+    /// tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    /// Every tag once (case-insensitively), without #, frontmatter first.
+    pub all: Vec<String>,
+    /// Detailed only: the tags of the frontmatter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter: Option<Vec<String>>,
+    /// Detailed only: the inline #tags, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inline: Option<Vec<String>>,
+}
+
+impl Tool for GetNoteTags {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "get_note_tags",
+            "Tags of a note",
+            "Lists a note's tags: its frontmatter tags and inline #tags (nested tags keep their /).",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        view.readable_path(&input.path)?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let meta = tx.note_meta(view.vault.id, &input.path, view.readable()).await.map_err(|e| internal(name, &e))?;
+        let meta = meta.ok_or_else(|| not_found(&input.path))?;
+        let tags = tx.note_tag_list(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let of = |source: &str| tags.iter().filter(|(_, s)| s == source).map(|(t, _)| t.clone()).collect();
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            all: meta.tags,
+            frontmatter: detailed.then(|| of("frontmatter")),
+            inline: detailed.then(|| of("inline")),
+        })
+    }
+}

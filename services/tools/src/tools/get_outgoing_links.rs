@@ -1,0 +1,123 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::links_out::{LinkView, Warning, view, warnings};
+use crate::reading::{View, not_found};
+use crate::{CallContext, Tool, internal};
+
+pub struct GetOutgoingLinks;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// Include embeds (![[...]]); default true.
+    #[serde(default)]
+    pub include_embeds: Option<bool>,
+    /// concise ({target, line, resolved} per link, plus heading, target_path and candidates
+    /// when set) or detailed (adds raw, kind, display, col). Default: the server's
+    /// tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub counts: Counts,
+    /// In file order: property links first (they sit in the frontmatter), then the body's.
+    pub links: Vec<LinkView>,
+    /// Present when the note's frontmatter does not parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<Warning>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Counts {
+    pub total: usize,
+    pub resolved: usize,
+    pub unresolved: usize,
+}
+
+impl Tool for GetOutgoingLinks {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "get_outgoing_links",
+            "Links from a note",
+            "Lists the vault-internal links a note makes (body links, embeds, and the wikilinks in its properties), \
+             each with where it resolves the way Obsidian resolves it, or that it does not.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view_ = View::open(ctx, name, &input.vault).await?;
+        view_.readable_path(&input.path)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let meta = tx
+            .note_meta(view_.vault.id, &input.path, view_.readable())
+            .await
+            .map_err(|e| internal(name, &e))?
+            .ok_or_else(|| not_found(&input.path))?;
+        let links: Vec<_> = tx
+            .outgoing_links(view_.vault.id, &input.path)
+            .await
+            .map_err(|e| internal(name, &e))?
+            .into_iter()
+            .filter(|l| input.include_embeds != Some(false) || l.kind != "embed")
+            .collect();
+        // Every file each name could mean, for the candidates of ambiguous links.
+        let keys: Vec<String> = links
+            .iter()
+            .flat_map(|l| otc_vault::links::lookup_keys(&l.target))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let named = tx.paths_named(view_.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let resolver = otc_vault::links::Resolver::new(named.into_iter().filter(|p| view_.can_read(p)));
+        let mut out = Vec::with_capacity(links.len());
+        let mut resolved = 0;
+        for link in &links {
+            let mut v = view(link, meta.body_line, detailed);
+            v.target = Some(link.target.clone());
+            let target_path = link.resolved_path.clone().filter(|p| view_.can_read(p));
+            v.resolved = Some(target_path.is_some());
+            if target_path.is_some() {
+                resolved += 1;
+            }
+            if !link.target.is_empty() {
+                let candidates = resolver.candidates(&link.target, &input.path);
+                if candidates.len() > 1 {
+                    v.candidates = Some(candidates.into_iter().map(str::to_string).collect());
+                }
+            }
+            v.target_path = target_path;
+            out.push(v);
+        }
+        let failures = meta.frontmatter_error.map(|e| vec![(input.path.clone(), e)]).unwrap_or_default();
+        Ok(Output {
+            vault: view_.vault.name.clone(),
+            path: input.path,
+            counts: Counts { total: out.len(), resolved, unresolved: out.len() - resolved },
+            links: out,
+            warnings: warnings(failures),
+        })
+    }
+}

@@ -1,0 +1,84 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct GetVault;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub name: String,
+    pub id: String,
+    /// The folder ACL you work under: globs; a list that is absent is unrestricted.
+    pub acl: AclOut,
+    pub index: IndexOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AclOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_paths: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_paths: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete_paths: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IndexOut {
+    pub files: i64,
+    pub notes: i64,
+    pub chunks: i64,
+    pub head_seq: i64,
+    pub indexed_seq: i64,
+}
+
+impl Tool for GetVault {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:vault"],
+        response_format: Format::Fixed {
+            why: "one vault's configuration; the ACL path lists are safety signals and the rest is one short block",
+        },
+        ..ToolSpec::base(
+            "get_vault",
+            "Describe a vault",
+            "Describes one vault: its id, the folder ACL you work under, and the size and freshness of its index.",
+            Domain::Vault,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let s = tx.index_status(v.vault.id).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        Ok(Output {
+            name: v.vault.name.clone(),
+            id: v.vault.id.to_string(),
+            acl: AclOut {
+                read_paths: v.acl().read_paths(),
+                write_paths: v.acl().write_paths(),
+                delete_paths: v.acl().delete_paths(),
+            },
+            index: IndexOut {
+                files: s.files,
+                notes: s.notes,
+                chunks: s.chunks,
+                head_seq: s.head_seq,
+                indexed_seq: s.indexed_seq,
+            },
+        })
+    }
+}

@@ -1,0 +1,122 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::{CallContext, Tool, internal};
+
+pub struct ListNotes;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Vault-relative folder (default: the root).
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Include subfolders (default true).
+    #[serde(default)]
+    pub recursive: Option<bool>,
+    /// File extensions to list, with or without the dot (default [".md"]).
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+    /// concise ({path} per note) or detailed (adds size and mtime). Default: the server's
+    /// tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub notes: Vec<Entry>,
+    /// Pass as cursor for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Entry {
+    pub path: String,
+    /// Detailed only: bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// Detailed only: RFC 3339.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<String>,
+}
+
+impl Tool for ListNotes {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "list_notes",
+            "List notes",
+            "Lists the notes (or other files, by extension) in a folder of the vault, in path order, a page at a time: \
+             pass next_cursor back as cursor for the next page.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let folder = view.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let extensions: Vec<String> = input
+            .extensions
+            .unwrap_or_else(|| vec![".md".into()])
+            .iter()
+            .map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase()))
+            .collect();
+        if extensions.iter().any(|e| e.len() < 2 || e[1..].contains(['.', '/'])) {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "extensions are like \"md\" or \".png\"")
+                .detail("field", "extensions"));
+        }
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .list_files(
+                view.vault.id,
+                &folder,
+                input.recursive.unwrap_or(true),
+                Some(&extensions),
+                view.readable(),
+                after.as_deref(),
+                limit as i64 + 1,
+            )
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let entries: Vec<Entry> = rows
+            .into_iter()
+            .take(limit)
+            .map(|r| Entry {
+                path: r.path,
+                size: detailed.then_some(r.size),
+                mtime: detailed.then(|| r.mtime.to_rfc3339()),
+            })
+            .collect();
+        let (notes, cut) = fit(entries, PAGE_BUDGET_BYTES);
+        let next_cursor = (more || cut).then(|| encode_cursor(name, &notes.last().map(|n| n.path.clone())));
+        Ok(Output { vault: view.vault.name.clone(), notes, next_cursor })
+    }
+}

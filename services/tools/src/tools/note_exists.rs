@@ -1,0 +1,69 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct NoteExists;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// A vault path: a note, an attachment or a folder.
+    pub path: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub exists: bool,
+    /// file or folder (absent when nothing is there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+impl Tool for NoteExists {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Fixed { why: "one boolean and a type" },
+        ..ToolSpec::base(
+            "note_exists",
+            "Does a note exist",
+            "Says whether a path holds a file or a folder you can read, without reading it. A path you cannot \
+             read answers exists: false, exactly like one that is not there.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let path = input.path.trim_end_matches('/').to_string();
+        otc_vault::check_path(&path).map_err(|e| e.detail("field", "path"))?;
+        let mut kind = None;
+        if view.can_read(&path) {
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            if tx.file(view.vault.id, &path).await.map_err(|e| internal(name, &e))?.is_some() {
+                kind = Some("file");
+            } else {
+                // A folder exists when a readable file is under it.
+                let under = tx
+                    .list_files(view.vault.id, &format!("{path}/"), true, None, view.readable(), None, 1)
+                    .await
+                    .map_err(|e| internal(name, &e))?;
+                if !under.is_empty() {
+                    kind = Some("folder");
+                }
+            }
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+        }
+        Ok(Output { vault: view.vault.name.clone(), path, exists: kind.is_some(), kind: kind.map(str::to_string) })
+    }
+}

@@ -1,0 +1,380 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{View, read_content};
+use crate::{CallContext, Tool, internal};
+
+pub struct ReadNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note's vault path, e.g. "Projects/Plan.md".
+    pub path: String,
+    /// One part of the note: a heading's subtree, a block, or a frontmatter field.
+    #[serde(default)]
+    pub anchor: Option<Anchor>,
+    /// The projection: content (the raw markdown), full (content, frontmatter, tags and file
+    /// metadata), document-map (the headings, block ids and frontmatter fields patch tools
+    /// accept) or section (the part `anchor` names). Left out: the response_format shapes.
+    #[serde(default)]
+    pub format: Option<Projection>,
+    /// With format full: also the note's outgoing vault-internal links.
+    #[serde(default)]
+    pub include_links: Option<bool>,
+    /// concise (the body without frontmatter, or just the section) or detailed (content,
+    /// frontmatter, body and file metadata). Default: the server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Projection {
+    Content,
+    Full,
+    DocumentMap,
+    Section,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    /// heading, block or frontmatter.
+    #[serde(rename = "type")]
+    pub kind: AnchorKind,
+    /// type heading: the heading's text (without #s), case-insensitive; "Parent > Child" to
+    /// pick one under a parent.
+    #[serde(default)]
+    pub heading: Option<String>,
+    /// type heading: which one when several match (1-based).
+    #[serde(default)]
+    pub occurrence: Option<u32>,
+    /// type block: the block id, without ^.
+    #[serde(default)]
+    pub block_id: Option<String>,
+    /// type frontmatter: the top-level property.
+    #[serde(default)]
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AnchorKind {
+    Heading,
+    Block,
+    Frontmatter,
+}
+
+/// The note, shaped by format and response_format. Every shape carries content_hash: the
+/// expected hash the next write of the note passes.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    /// The hash of the whole note (hex SHA-256).
+    pub content_hash: String,
+    /// The raw markdown (detailed, content, full).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The note without its frontmatter (detailed and concise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The properties (absent when the note has none or they do not parse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_frontmatter: Option<bool>,
+    /// Why the frontmatter does not parse (the note is still returned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter_error: Option<String>,
+    /// Size in bytes and modification time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat: Option<Stat>,
+    /// format full: every tag, inline and frontmatter, without #.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// format full with include_links: the outgoing vault-internal links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<LinkOut>>,
+    /// format document-map: headings (1-based lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headings: Option<Vec<HeadingOut>>,
+    /// format document-map: block ids.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<BlockOut>>,
+    /// format document-map: the top-level frontmatter properties.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter_fields: Option<Vec<String>>,
+    /// The part `anchor` names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<Section>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Stat {
+    pub size: i64,
+    /// RFC 3339.
+    pub mtime: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LinkOut {
+    pub target: String,
+    /// The vault path it resolves to, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_path: Option<String>,
+    /// body or embed; property for a link in a frontmatter value.
+    pub kind: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HeadingOut {
+    pub level: u8,
+    pub text: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlockOut {
+    pub id: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Section {
+    /// The part's text (a heading's line and its subtree; a block's line; a property's value as
+    /// YAML-free JSON text).
+    pub text: String,
+    /// 1-based, inclusive, counted in the whole file.
+    pub start_line: usize,
+    pub end_line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heading_level: Option<u8>,
+    /// type frontmatter: the property's value, as JSON text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+fn anchor_error(message: &str, anchor: &Anchor) -> ToolError {
+    ToolError::with_message(ErrorCode::InvalidInput, message.to_string())
+        .detail("field", "anchor")
+        .detail("anchor", format!("{anchor:?}"))
+}
+
+/// The part of `text` the anchor names.
+pub fn section(text: &str, note: &otc_parser::Note, anchor: &Anchor) -> Result<Section, ToolError> {
+    let lines = otc_parser::Lines::new(text);
+    let end_line = |end: usize| lines.pos(end.saturating_sub(1).max(0)).line + 1;
+    match anchor.kind {
+        AnchorKind::Heading => {
+            let wanted = anchor.heading.as_deref().ok_or_else(|| anchor_error("anchor.heading is required", anchor))?;
+            let parts: Vec<String> = wanted.split(" > ").map(|p| p.trim().to_lowercase()).collect();
+            let last = parts.last().cloned().unwrap_or_default();
+            let matches: Vec<&otc_parser::Heading> = note
+                .headings
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.text.to_lowercase() == last)
+                .filter(|(i, h)| {
+                    // Each earlier part must name an enclosing heading, innermost last.
+                    let mut level = h.level;
+                    let mut want = parts.len().saturating_sub(1);
+                    for prev in note.headings[..*i].iter().rev() {
+                        if want == 0 {
+                            break;
+                        }
+                        if prev.level < level {
+                            if prev.text.to_lowercase() == parts[want - 1] {
+                                want -= 1;
+                            }
+                            level = prev.level;
+                        }
+                    }
+                    want == 0
+                })
+                .map(|(_, h)| h)
+                .collect();
+            let index = anchor.occurrence.map_or(0, |o| o.saturating_sub(1) as usize);
+            if matches.len() > 1 && anchor.occurrence.is_none() {
+                return Err(anchor_error("the heading is ambiguous; pass occurrence", anchor)
+                    .detail("lines", matches.iter().map(|h| h.span.start.line + 1).collect::<Vec<_>>()));
+            }
+            let h = matches.get(index).ok_or_else(|| anchor_error("target heading not found", anchor))?;
+            Ok(Section {
+                text: text[h.section.clone()].to_string(),
+                start_line: h.span.start.line + 1,
+                end_line: end_line(h.section.end),
+                heading_level: Some(h.level),
+                value: None,
+            })
+        }
+        AnchorKind::Block => {
+            let id = anchor.block_id.as_deref().ok_or_else(|| anchor_error("anchor.block_id is required", anchor))?;
+            let id = id.trim_start_matches('^');
+            let b = note
+                .blocks
+                .iter()
+                .find(|b| b.id == id)
+                .ok_or_else(|| anchor_error("block reference not found", anchor))?;
+            let range = lines.line_range(b.line);
+            Ok(Section {
+                text: text[range].trim_end_matches(['\r', '\n']).to_string(),
+                start_line: b.line + 1,
+                end_line: b.line + 1,
+                heading_level: None,
+                value: None,
+            })
+        }
+        AnchorKind::Frontmatter => {
+            let field = anchor.field.as_deref().ok_or_else(|| anchor_error("anchor.field is required", anchor))?;
+            let fm = note.frontmatter.as_ref().ok_or_else(|| anchor_error("the note has no frontmatter", anchor))?;
+            let value = fm
+                .value
+                .as_ref()
+                .and_then(|v| v.get(field))
+                .cloned()
+                .ok_or_else(|| anchor_error("frontmatter field not found", anchor))?;
+            Ok(Section {
+                text: match &value {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                start_line: fm.span.start.line + 1,
+                end_line: fm.span.end.line,
+                heading_level: None,
+                value: Some(value.to_string()),
+            })
+        }
+    }
+}
+
+impl Tool for ReadNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        essentials: true,
+        whole_note_reader: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "read_note",
+            "Read a note",
+            "Reads one note by its vault path: the raw markdown, its frontmatter and body, or one part of it (a \
+             heading's subtree, a block, a frontmatter field). format picks a projection: content, full (with tags, \
+             and links with include_links), document-map (the headings, block ids and fields you can patch) or \
+             section. Always returns content_hash, the expected hash for your next write.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let (text, content_hash) = read_content(ctx, name, &view, &input.path).await?;
+        let note = otc_parser::parse(&text);
+        let response = format::resolve(input.response_format, input.verbosity, ctx.default_format());
+        let projection = match (input.format, &input.anchor) {
+            (Some(Projection::Section), None) => {
+                return Err(ToolError::with_message(ErrorCode::InvalidInput, "format section needs an anchor")
+                    .detail("field", "anchor"));
+            }
+            (None, Some(_)) => Some(Projection::Section),
+            (p, _) => p,
+        };
+        let frontmatter = match note.frontmatter.as_ref().and_then(|f| f.value.clone()) {
+            Some(Value::Object(map)) => Some(map),
+            _ => None,
+        };
+        let frontmatter_error = note.frontmatter.as_ref().and_then(|f| f.error.clone());
+        let body = text[note.body_start..].to_string();
+        let mut out = Output {
+            vault: view.vault.name.clone(),
+            path: input.path.clone(),
+            content_hash,
+            content: None,
+            body: None,
+            frontmatter: None,
+            has_frontmatter: None,
+            frontmatter_error: frontmatter_error.clone(),
+            stat: None,
+            tags: None,
+            links: None,
+            headings: None,
+            blocks: None,
+            frontmatter_fields: None,
+            section: None,
+        };
+        let stat = || async {
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let entry = tx.file(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+            Ok::<_, ToolError>(entry.map(|e| Stat { size: e.size, mtime: e.mtime.to_rfc3339() }))
+        };
+        match projection {
+            Some(Projection::Section) => {
+                let anchor = input.anchor.as_ref().expect("checked above");
+                out.section = Some(section(&text, &note, anchor)?);
+            }
+            Some(Projection::Content) => out.content = Some(text),
+            Some(Projection::DocumentMap) => {
+                out.headings = Some(
+                    note.headings
+                        .iter()
+                        .map(|h| HeadingOut { level: h.level, text: h.text.clone(), line: h.span.start.line + 1 })
+                        .collect(),
+                );
+                out.blocks =
+                    Some(note.blocks.iter().map(|b| BlockOut { id: b.id.clone(), line: b.line + 1 }).collect());
+                out.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
+            }
+            Some(Projection::Full) => {
+                out.has_frontmatter = Some(note.frontmatter.is_some());
+                out.frontmatter = frontmatter.clone();
+                out.body = Some(body);
+                out.content = Some(text.clone());
+                out.stat = stat().await?;
+                let mut seen = std::collections::HashSet::new();
+                out.tags = Some(
+                    note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect(),
+                );
+                if input.include_links == Some(true) {
+                    let mut tx =
+                        ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                    let links = tx.outgoing_links(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+                    tx.commit().await.map_err(|e| internal(name, &e))?;
+                    out.links = Some(
+                        links
+                            .into_iter()
+                            .filter(|l| !l.target.is_empty())
+                            .map(|l| LinkOut {
+                                target: l.target,
+                                target_path: l.resolved_path.filter(|p| view.can_read(p)),
+                                kind: l.kind,
+                            })
+                            .collect(),
+                    );
+                }
+            }
+            None => match response {
+                ResponseFormat::Concise => out.body = Some(body),
+                ResponseFormat::Detailed => {
+                    out.has_frontmatter = Some(note.frontmatter.is_some());
+                    out.frontmatter = frontmatter;
+                    out.body = Some(body);
+                    out.content = Some(text);
+                    out.stat = stat().await?;
+                }
+            },
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,330 @@
+//! The read side of the index, for the read tools. Visibility is passed in as `readable`: the
+//! anchored regular expressions of the caller's read ACL (`None`: unrestricted). The always
+//! hidden folders (`.obsidian/`, `.trash/`, `.git/`) are excluded here too, so a path the
+//! caller may not read never reaches a result, a count or a cursor.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::files::Hash;
+use crate::index::LinkRecord;
+use crate::{Result, TenantTx};
+
+/// What the index knows of one note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteMeta {
+    pub path: String,
+    pub title: String,
+    pub aliases: Vec<String>,
+    pub frontmatter: Option<Value>,
+    pub frontmatter_error: Option<String>,
+    pub tags: Vec<String>,
+    pub headings: Value,
+    pub blocks: Value,
+    /// The 0-based line where the body starts.
+    pub body_line: i32,
+    pub size: i64,
+    pub mtime: DateTime<Utc>,
+    pub content_hash: Hash,
+}
+
+/// A file of a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub path: String,
+    pub kind: String,
+    pub size: i64,
+    pub mtime: DateTime<Utc>,
+}
+
+fn link(r: LinkRow) -> (i32, String, LinkRecord) {
+    (
+        r.ord,
+        r.source_path,
+        LinkRecord {
+            kind: r.kind,
+            wiki: r.wiki,
+            raw: r.raw,
+            target: r.target,
+            name_key: r.name_key,
+            resolved_path: r.resolved_path,
+            subpath_kind: r.subpath_kind,
+            subpath: r.subpath,
+            alias: r.alias,
+            property: r.property,
+            start: r.start_offset,
+            end: r.end_offset,
+            line: r.line,
+            col: r.col,
+        },
+    )
+}
+
+struct LinkRow {
+    ord: i32,
+    source_path: String,
+    kind: String,
+    wiki: bool,
+    raw: String,
+    target: String,
+    name_key: String,
+    resolved_path: Option<String>,
+    subpath_kind: Option<String>,
+    subpath: Option<String>,
+    alias: Option<String>,
+    property: Option<String>,
+    start_offset: i32,
+    end_offset: i32,
+    line: i32,
+    col: i32,
+}
+
+impl TenantTx {
+    /// The note's index row, if the note exists and is readable.
+    pub async fn note_meta(
+        &mut self,
+        vault: Uuid,
+        path: &str,
+        readable: Option<&[String]>,
+    ) -> Result<Option<NoteMeta>> {
+        let row = sqlx::query!(
+            r#"SELECT path, title, aliases, frontmatter, frontmatter_error, tags, headings, blocks, body_line, size, mtime,
+                      content_hash
+                 FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = $3
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
+            self.tenant,
+            vault,
+            path,
+            readable
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(|r| NoteMeta {
+            path: r.path,
+            title: r.title,
+            aliases: r.aliases,
+            frontmatter: r.frontmatter,
+            frontmatter_error: r.frontmatter_error,
+            tags: r.tags,
+            headings: r.headings,
+            blocks: r.blocks,
+            body_line: r.body_line,
+            size: r.size,
+            mtime: r.mtime,
+            content_hash: crate::files::to_hash(&r.content_hash),
+        }))
+    }
+
+    /// Tags of a note in file order: (tag, source).
+    pub async fn note_tag_list(&mut self, vault: Uuid, path: &str) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query!(
+            "SELECT tag, source FROM note_tags WHERE tenant_id = $1 AND vault_id = $2 AND path = $3 ORDER BY ord",
+            self.tenant,
+            vault,
+            path
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.tag, r.source)).collect())
+    }
+
+    /// A note's links in file order.
+    pub async fn outgoing_links(&mut self, vault: Uuid, path: &str) -> Result<Vec<LinkRecord>> {
+        let rows = sqlx::query_as!(
+            LinkRow,
+            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath, alias,
+                      property, start_offset, end_offset, line, col
+                 FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path = $3 ORDER BY ord"#,
+            self.tenant,
+            vault,
+            path
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| link(r).2).collect())
+    }
+
+    /// Links into `target` from readable notes other than itself, in (source, position) order,
+    /// after the (source, ord) key `after`, at most `limit`. Each with its ord, for the cursor.
+    pub async fn backlinks(
+        &mut self,
+        vault: Uuid,
+        target: &str,
+        readable: Option<&[String]>,
+        after: Option<(&str, i32)>,
+        limit: i64,
+    ) -> Result<Vec<(i32, String, LinkRecord)>> {
+        let (after_path, after_ord) = after.map_or((None, 0), |(p, o)| (Some(p), o));
+        let rows = sqlx::query_as!(
+            LinkRow,
+            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath, alias,
+                      property, start_offset, end_offset, line, col
+                 FROM links WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = $3 AND source_path <> $3
+                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                  AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
+                ORDER BY source_path, ord LIMIT $7"#,
+            self.tenant,
+            vault,
+            target,
+            readable,
+            after_path,
+            after_ord,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(link).collect())
+    }
+
+    /// Links from readable notes (under `folder`, a path prefix) whose target does not
+    /// resolve, or resolves to a note the caller cannot read: in (source, position) order after
+    /// `after`, at most `limit`.
+    pub async fn unresolved_links(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        after: Option<(&str, i32)>,
+        limit: i64,
+    ) -> Result<Vec<(i32, String, LinkRecord)>> {
+        let (after_path, after_ord) = after.map_or((None, 0), |(p, o)| (Some(p), o));
+        let rows = sqlx::query_as!(
+            LinkRow,
+            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, NULL::text AS resolved_path, subpath_kind, subpath,
+                      alias, property, start_offset, end_offset, line, col
+                 FROM links WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(source_path, $3)
+                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                  AND (resolved_path IS NULL OR resolved_path ~ '^\.(obsidian|trash|git)/'
+                       OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
+                  AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
+                ORDER BY source_path, ord LIMIT $7"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            after_path,
+            after_ord,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(link).collect())
+    }
+
+    /// Readable notes under `folder` that no other readable note links to (body, embed or
+    /// property link alike), in path order after `after`, at most `limit`. With
+    /// `require_no_outgoing`, only those that link nowhere themselves.
+    pub async fn orphans(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        require_no_outgoing: bool,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<String>> {
+        let rows = sqlx::query_scalar!(
+            r#"SELECT n.path FROM notes n
+                WHERE n.tenant_id = $1 AND n.vault_id = $2 AND starts_with(n.path, $3)
+                  AND n.path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR n.path ~ ANY($4))
+                  AND ($6::text IS NULL OR n.path > $6)
+                  AND NOT EXISTS (
+                      SELECT 1 FROM links l
+                       WHERE l.tenant_id = $1 AND l.vault_id = $2 AND l.resolved_path = n.path AND l.source_path <> n.path
+                         AND l.source_path !~ '^\.(obsidian|trash|git)/'
+                         AND ($4::text[] IS NULL OR l.source_path ~ ANY($4)))
+                  AND (NOT $5 OR NOT EXISTS (
+                      SELECT 1 FROM links o
+                       WHERE o.tenant_id = $1 AND o.vault_id = $2 AND o.source_path = n.path AND o.target <> ''))
+                ORDER BY n.path LIMIT $7"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            require_no_outgoing,
+            after,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows)
+    }
+
+    /// Where each note's body starts (0-based line), for the notes given.
+    pub async fn body_lines(
+        &mut self,
+        vault: Uuid,
+        paths: &[String],
+    ) -> Result<std::collections::HashMap<String, i32>> {
+        let rows = sqlx::query!(
+            "SELECT path, body_line FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
+            self.tenant,
+            vault,
+            paths
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.path, r.body_line)).collect())
+    }
+
+    /// Readable notes under `folder` whose frontmatter does not parse: (path, error), at most
+    /// `limit`, in path order.
+    pub async fn frontmatter_failures(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        limit: i64,
+    ) -> Result<Vec<(String, String)>> {
+        let rows = sqlx::query!(
+            r#"SELECT path, frontmatter_error AS "error!" FROM notes
+                WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3) AND frontmatter_error IS NOT NULL
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                ORDER BY path LIMIT $5"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.path, r.error)).collect())
+    }
+
+    /// Readable files under `folder` (a path prefix ending in `/`, or "" for the root), in
+    /// path order after `after`, at most `limit`; only directly inside the folder unless
+    /// `recursive`; only the given lower-cased extensions (with the dot) when any are given.
+    pub async fn list_files(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        recursive: bool,
+        extensions: Option<&[String]>,
+        readable: Option<&[String]>,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Listed>> {
+        let rows = sqlx::query!(
+            r#"SELECT path, kind, size, mtime FROM vault_files
+                WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
+                  AND ($4 OR strpos(substr(path, length($3) + 1), '/') = 0)
+                  AND ($5::text[] IS NULL OR lower(substring(path from '\.[^./]*$')) = ANY($5))
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($6::text[] IS NULL OR path ~ ANY($6))
+                  AND ($7::text IS NULL OR path > $7)
+                ORDER BY path LIMIT $8"#,
+            self.tenant,
+            vault,
+            folder,
+            recursive,
+            extensions,
+            readable,
+            after,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| Listed { path: r.path, kind: r.kind, size: r.size, mtime: r.mtime }).collect())
+    }
+}

@@ -1,0 +1,117 @@
+//! A vault's folder ACL: which paths a caller may read, write and delete. Each list holds globs
+//! over vault paths (`*` one segment's characters, `**` anything, `?` one character but `/`);
+//! a list that is absent leaves that action unrestricted. Obsidian's own state and the trash
+//! (`.obsidian/`, `.trash/`, `.git/`) are never readable through the tools.
+//!
+//! A read the ACL refuses answers exactly like a missing note: the tools never reveal that a
+//! path they may not show exists.
+
+/// Never readable, whatever the lists say.
+const ALWAYS_HIDDEN: [&str; 3] = [".obsidian/", ".trash/", ".git/"];
+
+#[derive(Debug, Clone, Default)]
+pub struct Acl {
+    read: Option<Vec<Glob>>,
+    write: Option<Vec<Glob>>,
+    delete: Option<Vec<Glob>>,
+}
+
+#[derive(Debug, Clone)]
+struct Glob {
+    pattern: String,
+    regex: regex::Regex,
+}
+
+impl Glob {
+    fn new(pattern: &str) -> Result<Self, String> {
+        let source = glob_regex(pattern);
+        let regex = regex::Regex::new(&source).map_err(|e| format!("{pattern:?}: {e}"))?;
+        Ok(Self { pattern: pattern.to_string(), regex })
+    }
+}
+
+/// The anchored regular expression a glob stands for (the same text works in Postgres).
+pub fn glob_regex(pattern: &str) -> String {
+    let mut out = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                out.push_str(".*");
+            }
+            '*' => out.push_str("[^/]*"),
+            '?' => out.push_str("[^/]"),
+            c if c.is_alphanumeric() || c == '/' || c == ' ' || c == '_' || c == '-' => out.push(c),
+            c => {
+                out.push('\\');
+                out.push(c);
+            }
+        }
+    }
+    out.push('$');
+    out
+}
+
+fn compile(list: Option<&[String]>) -> Result<Option<Vec<Glob>>, String> {
+    list.map(|globs| globs.iter().map(|g| Glob::new(g)).collect()).transpose()
+}
+
+impl Acl {
+    /// Unrestricted (but for the always-hidden folders).
+    pub fn open() -> Self {
+        Self::default()
+    }
+
+    pub fn new(read: Option<&[String]>, write: Option<&[String]>, delete: Option<&[String]>) -> Result<Self, String> {
+        Ok(Self { read: compile(read)?, write: compile(write)?, delete: compile(delete)? })
+    }
+
+    pub fn can_read(&self, path: &str) -> bool {
+        !ALWAYS_HIDDEN.iter().any(|h| path.starts_with(h)) && allows(&self.read, path)
+    }
+
+    pub fn can_write(&self, path: &str) -> bool {
+        self.can_read(path) && allows(&self.write, path)
+    }
+
+    pub fn can_delete(&self, path: &str) -> bool {
+        self.can_read(path) && allows(&self.delete, path)
+    }
+
+    /// The read globs as given (None: unrestricted).
+    pub fn read_paths(&self) -> Option<Vec<String>> {
+        self.read.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+    }
+
+    pub fn write_paths(&self) -> Option<Vec<String>> {
+        self.write.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+    }
+
+    pub fn delete_paths(&self) -> Option<Vec<String>> {
+        self.delete.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+    }
+}
+
+fn allows(list: &Option<Vec<Glob>>, path: &str) -> bool {
+    list.as_ref().is_none_or(|globs| globs.iter().any(|g| g.regex.is_match(path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_and_lists() {
+        let acl = Acl::new(Some(&["Public/**".into(), "*.md".into(), "Notes/?.md".into()]), None, Some(&[])).unwrap();
+        assert!(acl.can_read("Public/a/b.md"));
+        assert!(acl.can_read("Top.md"));
+        assert!(!acl.can_read("Private/x.md"));
+        assert!(acl.can_read("Notes/a.md") && !acl.can_read("Notes/ab.md"));
+        assert!(acl.can_write("Top.md"), "no write list: unrestricted");
+        assert!(!acl.can_delete("Top.md"), "an empty list allows nothing");
+        assert!(!Acl::open().can_read(".obsidian/app.json"));
+        assert!(!Acl::open().can_read(".trash/x.md"));
+        assert_eq!(glob_regex("a.b/*(1)"), r"^a\.b/[^/]*\(1\)$");
+    }
+}
