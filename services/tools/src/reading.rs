@@ -43,8 +43,9 @@ pub struct View {
 
 /// The default page of a list tool (spec: "Result size and paging").
 pub const DEFAULT_PAGE: usize = 100;
-/// Pages stay under this many bytes of JSON by holding fewer items.
-pub const PAGE_BUDGET_BYTES: usize = 20_000;
+/// Pages stay under 20 KB of JSON by holding fewer items: the items get this much, the rest is
+/// left for the envelope (vault name, warnings kept short, and a cursor holding a path).
+pub const PAGE_BUDGET_BYTES: usize = 17_000;
 
 impl View {
     /// The caller's vault `name` with its ACL: vault_not_found when the caller cannot reach it.

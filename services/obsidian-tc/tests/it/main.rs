@@ -9,6 +9,7 @@ mod conformance;
 mod health;
 mod index;
 mod mcp;
+mod read;
 mod rls;
 mod shutdown;
 mod sync;

@@ -1,0 +1,508 @@
+//! The read tools through the MCP surface: success, errors, a read-denied note behaving
+//! exactly like a missing one, concise against detailed, and paging over a 10k-note vault.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp};
+use crate::index::commit;
+use crate::mcp::{call, error_of};
+use crate::sync::{corpus, remote_env, run_ok};
+
+const A: &str = "---\nup: \"[[B]]\"\ntags: [Project, x/y]\nstatus: open\n---\n# Top\nIntro [[B#Part|see b]] and [md](Folder/C.md) ![[Missing.png]] #inline ^blk\n## Sub\n- [ ] task\n# Other\nend [[#Top]]\n";
+const B: &str = "# Part\n[[A]] [[Nowhere]] [[Secret/S]]\n";
+const C: &str = "---\nbad: [unclosed\n---\nC links [[A]]\n";
+const S: &str = "# Secret\n[[A]] [[Nope]]\n";
+
+/// A vault with four notes, and a token for it; `acl` (if any) applies to vault "Notes".
+async fn setup(read_paths: Option<Vec<&str>>) -> (TestApp, String) {
+    let read_paths = read_paths.map(|l| l.into_iter().map(str::to_string).collect());
+    let app = TestApp::spawn_with(move |c| {
+        if let Some(read_paths) = read_paths {
+            c.acl.push(otc_config::AclEntry {
+                tenant: Some("acme".into()),
+                vault: "Notes".into(),
+                read_paths: Some(read_paths),
+                write_paths: None,
+                delete_paths: Some(vec![]),
+            });
+        }
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(
+        &app,
+        &token,
+        "Notes",
+        &[
+            ("A.md", Some(A)),
+            ("B.md", Some(B)),
+            ("Folder/C.md", Some(C)),
+            ("Secret/S.md", Some(S)),
+            ("Lonely.md", Some("no links here or to here")),
+            ("Folder/pic.png", Some("png bytes")),
+        ],
+    )
+    .await;
+    (app, token)
+}
+
+async fn ok(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
+    let result = call(app, "/mcp", token, tool, args.clone()).await;
+    assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+    result["structuredContent"].clone()
+}
+
+async fn err(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
+    let result = call(app, "/mcp", token, tool, args).await;
+    error_of(&result).clone()
+}
+
+#[tokio::test]
+async fn read_note_projections_anchors_and_errors() {
+    let (app, token) = setup(None).await;
+    let v = "Notes";
+    let detailed =
+        ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "response_format": "detailed"})).await;
+    assert_eq!(detailed["content"], A);
+    assert_eq!(detailed["content_hash"], obsidian_tc::sync::sha256_hex(A.as_bytes()));
+    assert_eq!(detailed["frontmatter"]["status"], "open");
+    assert_eq!(detailed["has_frontmatter"], true);
+    assert!(detailed["body"].as_str().unwrap().starts_with("# Top"));
+    assert_eq!(detailed["stat"]["size"], A.len());
+    let concise =
+        ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "response_format": "concise"})).await;
+    assert_eq!(concise["body"], detailed["body"]);
+    assert!(concise.get("content").is_none() && concise.get("frontmatter").is_none());
+    assert_eq!(concise["content_hash"], detailed["content_hash"]);
+
+    let full =
+        ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "format": "full", "include_links": true}))
+            .await;
+    assert_eq!(full["tags"], json!(["Project", "x/y", "inline"]));
+    let links: Vec<(&str, Option<&str>)> = full["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["target"].as_str().unwrap(), l["target_path"].as_str()))
+        .collect();
+    assert_eq!(
+        links,
+        [("B", Some("B.md")), ("B", Some("B.md")), ("Folder/C.md", Some("Folder/C.md")), ("Missing.png", None)]
+    );
+    let map = ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "format": "document-map"})).await;
+    assert_eq!(
+        map["headings"],
+        json!([{"level": 1, "text": "Top", "line": 6}, {"level": 2, "text": "Sub", "line": 8}, {"level": 1, "text": "Other", "line": 10}])
+    );
+    assert_eq!(map["blocks"], json!([{"id": "blk", "line": 7}]));
+    assert_eq!(map["frontmatter_fields"], json!(["status", "tags", "up"]));
+    let content = ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "format": "content"})).await;
+    assert_eq!(content["content"], A);
+
+    // Sections: a heading's subtree, a block's line, a frontmatter field.
+    let top = ok(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "path": "A.md", "anchor": {"type": "heading", "heading": "top"}}),
+    )
+    .await;
+    assert_eq!(
+        top["section"]["text"],
+        "# Top\nIntro [[B#Part|see b]] and [md](Folder/C.md) ![[Missing.png]] #inline ^blk\n## Sub\n- [ ] task\n"
+    );
+    assert_eq!((top["section"]["start_line"].as_u64(), top["section"]["end_line"].as_u64()), (Some(6), Some(9)));
+    let sub = ok(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "path": "A.md", "anchor": {"type": "heading", "heading": "Top > Sub"}}),
+    )
+    .await;
+    assert_eq!(sub["section"]["text"], "## Sub\n- [ ] task\n");
+    let block = ok(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "path": "A.md", "anchor": {"type": "block", "block_id": "^blk"}}),
+    )
+    .await;
+    assert!(block["section"]["text"].as_str().unwrap().ends_with("^blk"));
+    let field = ok(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "path": "A.md", "anchor": {"type": "frontmatter", "field": "status"}}),
+    )
+    .await;
+    assert_eq!(field["section"]["text"], "open");
+
+    // Errors: missing, invalid path, unknown vault, bad anchor, wrong scope.
+    assert_eq!(err(&app, &token, "read_note", json!({"vault": v, "path": "Nope.md"})).await["code"], "note_not_found");
+    assert_eq!(err(&app, &token, "read_note", json!({"vault": v, "path": "../x.md"})).await["code"], "path_invalid");
+    assert_eq!(
+        err(&app, &token, "read_note", json!({"vault": "Other", "path": "A.md"})).await["code"],
+        "vault_not_found"
+    );
+    let bad = err(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "path": "A.md", "anchor": {"type": "heading", "heading": "Nope"}}),
+    )
+    .await;
+    assert_eq!((bad["code"].as_str(), bad["details"]["field"].as_str()), (Some("invalid_input"), Some("anchor")));
+    assert_eq!(
+        err(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "format": "section"})).await["code"],
+        "invalid_input"
+    );
+    assert_eq!(
+        err(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "bogus": 1})).await["code"],
+        "validation_error"
+    );
+    let store = &app.store;
+    let mut tx = store.begin(store.tenant_id_by_slug("acme").await.unwrap().unwrap()).await.unwrap();
+    let principal = tx.ensure_principal(otc_store::PrincipalKind::User, "reader").await.unwrap();
+    let vault_only = tx
+        .issue_token(otc_store::NewToken {
+            principal_id: principal.id,
+            name: "r".into(),
+            scopes: otc_auth::parse_scopes("read:vault").unwrap(),
+            vault_id: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let denied = err(&app, &vault_only.plaintext, "read_note", json!({"vault": v, "path": "A.md"})).await;
+    assert_eq!(denied["code"], "forbidden");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn metadata_and_link_tools_concise_and_detailed() {
+    let (app, token) = setup(None).await;
+    let v = "Notes";
+    let fm =
+        ok(&app, &token, "read_frontmatter", json!({"vault": v, "path": "A.md", "response_format": "detailed"})).await;
+    assert_eq!((fm["has_frontmatter"].as_bool(), fm["frontmatter"]["status"].as_str()), (Some(true), Some("open")));
+    let fm =
+        ok(&app, &token, "read_frontmatter", json!({"vault": v, "path": "A.md", "response_format": "concise"})).await;
+    assert!(fm.get("has_frontmatter").is_none());
+    let broken = ok(&app, &token, "read_frontmatter", json!({"vault": v, "path": "Folder/C.md"})).await;
+    assert!(broken.get("frontmatter").is_none() && broken["frontmatter_error"].is_string());
+
+    let tags =
+        ok(&app, &token, "get_note_tags", json!({"vault": v, "path": "A.md", "response_format": "detailed"})).await;
+    assert_eq!(tags["all"], json!(["Project", "x/y", "inline"]));
+    assert_eq!(tags["frontmatter"], json!(["Project", "x/y"]));
+    assert_eq!(tags["inline"], json!(["inline"]));
+    let tags =
+        ok(&app, &token, "get_note_tags", json!({"vault": v, "path": "A.md", "response_format": "concise"})).await;
+    assert!(tags.get("inline").is_none());
+
+    let out =
+        ok(&app, &token, "get_outgoing_links", json!({"vault": v, "path": "A.md", "response_format": "detailed"}))
+            .await;
+    assert_eq!(out["counts"], json!({"total": 5, "resolved": 4, "unresolved": 1}));
+    let links = out["links"].as_array().unwrap();
+    // The property link: file position, source and property; body links: neither, lines from
+    // the first body line.
+    assert_eq!(
+        (links[0]["source"].as_str(), links[0]["property"].as_str(), links[0]["line"].as_i64()),
+        (Some("property"), Some("up"), Some(2))
+    );
+    assert!(links[1].get("source").is_none() && links[1].get("property").is_none());
+    assert_eq!(
+        (links[1]["line"].as_i64(), links[1]["heading"].as_str(), links[1]["display"].as_str()),
+        (Some(2), Some("Part"), Some("see b"))
+    );
+    assert_eq!((links[2]["kind"].as_str(), links[3]["kind"].as_str()), (Some("markdown"), Some("embed")));
+    assert_eq!(links[4]["target_path"], "A.md", "[[#Top]] is the note itself");
+    let concise = ok(
+        &app,
+        &token,
+        "get_outgoing_links",
+        json!({"vault": v, "path": "A.md", "response_format": "concise", "include_embeds": false}),
+    )
+    .await;
+    assert_eq!(concise["counts"]["total"], 4);
+    assert!(concise["links"][1].get("raw").is_none() && concise["links"][1].get("col").is_none());
+    let with_warning = ok(&app, &token, "get_outgoing_links", json!({"vault": v, "path": "Folder/C.md"})).await;
+    assert_eq!(with_warning["warnings"][0]["reason"], "frontmatter_yaml");
+
+    let back =
+        ok(&app, &token, "get_backlinks", json!({"vault": v, "path": "A.md", "response_format": "detailed"})).await;
+    let sources: Vec<&str> =
+        back["backlinks"].as_array().unwrap().iter().map(|b| b["source_path"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["B.md", "Folder/C.md", "Secret/S.md"], "not A's own [[#Top]]");
+    assert!(back.get("next_cursor").is_none());
+    let back =
+        ok(&app, &token, "get_backlinks", json!({"vault": v, "path": "B.md", "response_format": "concise"})).await;
+    let rows = back["backlinks"].as_array().unwrap();
+    assert_eq!(rows[0], json!({"source_path": "A.md", "line": 2, "source": "property", "property": "up"}));
+    assert_eq!(rows[1], json!({"source_path": "A.md", "line": 2}));
+
+    let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "response_format": "concise"})).await;
+    let targets: Vec<(&str, &str)> = unresolved["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["source_path"].as_str().unwrap(), u["target"].as_str().unwrap()))
+        .collect();
+    assert_eq!(targets, [("A.md", "Missing.png"), ("B.md", "Nowhere"), ("Secret/S.md", "Nope")]);
+    assert_eq!(unresolved["warnings"][0]["path"], "Folder/C.md");
+    let folder = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "folder": "Secret"})).await;
+    assert_eq!(folder["unresolved"].as_array().unwrap().len(), 1);
+
+    let orphans = ok(&app, &token, "find_orphans", json!({"vault": v})).await;
+    assert_eq!(orphans["orphans"], json!(["Lonely.md"]), "B is linked only from A's property: not an orphan");
+    let orphans = ok(&app, &token, "find_orphans", json!({"vault": v, "require_no_outgoing": true})).await;
+    assert_eq!(orphans["orphans"], json!(["Lonely.md"]));
+
+    let listed = ok(&app, &token, "list_notes", json!({"vault": v, "response_format": "concise"})).await;
+    assert_eq!(
+        listed["notes"],
+        json!([{"path": "A.md"}, {"path": "B.md"}, {"path": "Folder/C.md"}, {"path": "Lonely.md"}, {"path": "Secret/S.md"}])
+    );
+    let top =
+        ok(&app, &token, "list_notes", json!({"vault": v, "recursive": false, "response_format": "detailed"})).await;
+    assert_eq!(top["notes"].as_array().unwrap().len(), 3);
+    assert!(top["notes"][0]["size"].is_number() && top["notes"][0]["mtime"].is_string());
+    let pngs = ok(&app, &token, "list_notes", json!({"vault": v, "folder": "Folder", "extensions": ["png"]})).await;
+    assert_eq!(pngs["notes"][0]["path"], "Folder/pic.png");
+    assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Folder"})).await["type"], "folder");
+    assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "A.md"})).await["type"], "file");
+    assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Z.md"})).await["exists"], false);
+    let vaults = ok(&app, &token, "list_vaults", json!({})).await;
+    assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(5)));
+    let vault = ok(&app, &token, "get_vault", json!({"vault": v})).await;
+    assert!(vault["acl"].get("read_paths").is_none(), "unrestricted");
+    assert_eq!(
+        err(&app, &token, "list_notes", json!({"vault": v, "cursor": "garbage"})).await["details"]["field"],
+        "cursor"
+    );
+    assert_eq!(err(&app, &token, "list_notes", json!({"vault": v, "limit": 0})).await["code"], "invalid_input");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_note_the_acl_hides_behaves_exactly_like_a_missing_one() {
+    // Two servers over the same notes: one where Secret/ is not there, one where the ACL hides
+    // it. Every read tool answers the two alike.
+    let (hidden_app, hidden_token) = setup(Some(vec!["*.md", "Folder/**"])).await;
+    let (absent_app, absent_token) = setup(None).await;
+    commit(&absent_app, &absent_token, "Notes", &[("Secret/S.md", None)]).await;
+    let v = "Notes";
+    let calls = [
+        ("read_note", json!({"vault": v, "path": "Secret/S.md"})),
+        ("read_frontmatter", json!({"vault": v, "path": "Secret/S.md"})),
+        ("get_note_tags", json!({"vault": v, "path": "Secret/S.md"})),
+        ("get_outgoing_links", json!({"vault": v, "path": "Secret/S.md"})),
+        ("get_backlinks", json!({"vault": v, "path": "Secret/S.md"})),
+        ("note_exists", json!({"vault": v, "path": "Secret/S.md"})),
+        ("note_exists", json!({"vault": v, "path": "Secret"})),
+        ("list_notes", json!({"vault": v})),
+        ("list_notes", json!({"vault": v, "folder": "Secret"})),
+        ("get_outgoing_links", json!({"vault": v, "path": "B.md"})),
+        ("get_backlinks", json!({"vault": v, "path": "A.md"})),
+        ("get_backlinks", json!({"vault": v, "path": "B.md"})),
+        ("find_unresolved_links", json!({"vault": v})),
+        ("find_orphans", json!({"vault": v})),
+        ("read_note", json!({"vault": v, "path": "A.md", "format": "full", "include_links": true})),
+    ];
+    for (tool, args) in calls {
+        let hidden = call(&hidden_app, "/mcp", &hidden_token, tool, args.clone()).await;
+        let absent = call(&absent_app, "/mcp", &absent_token, tool, args.clone()).await;
+        // Only the modification times differ between the two vaults.
+        fn strip(v: &mut Value) {
+            match v {
+                Value::Object(map) => {
+                    map.remove("mtime");
+                    map.values_mut().for_each(strip);
+                }
+                Value::Array(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let strip = |mut v: Value| {
+            strip(&mut v);
+            v["structuredContent"].clone()
+        };
+        assert_eq!(strip(hidden.clone()), strip(absent.clone()), "{tool} {args}");
+        assert_eq!(hidden["isError"], absent["isError"], "{tool} {args}");
+    }
+    let vault = ok(&hidden_app, &hidden_token, "get_vault", json!({"vault": v})).await;
+    assert_eq!(vault["acl"]["read_paths"], json!(["*.md", "Folder/**"]));
+    assert_eq!(vault["acl"]["delete_paths"], json!([]));
+    hidden_app.stop().await;
+    absent_app.stop().await;
+}
+
+#[tokio::test]
+async fn paging_walks_a_10k_note_vault_without_gaps_or_repeats_in_pages_under_20_kb() {
+    let app = TestApp::spawn_with(|c| {
+        c.object_store.kind = otc_config::ObjectStoreKind::Local;
+        c.object_store.path = std::env::temp_dir().join(format!("otc-page-{}", uuid::Uuid::new_v4().simple()));
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    // 10,000 notes in 20 folders with long names (so pages fill their byte budget before 100
+    // items), every one linking the hub and a missing note: 10,000 backlinks, 10,000
+    // unresolved links.
+    let body = "[[Hub]] [[Missing Target With A Long Name]]\n";
+    let hash = crate::sync::upload(&app, &token, "Notes", body.as_bytes()).await;
+    let long =
+        "a-rather-long-folder-name-so-that-a-hundred-entries-of-a-listing-do-not-fit-in-twenty-kilobytes".repeat(2);
+    let mut all: BTreeSet<String> = BTreeSet::new();
+    for batch in 0..10 {
+        let paths: Vec<String> = (0..1000)
+            .map(|i| format!("{long}-{:02}/note number {:05}.md", (batch * 1000 + i) % 20, batch * 1000 + i))
+            .collect();
+        let changes: Vec<Value> =
+            paths.iter().map(|p| json!({"path": p, "expect": "absent", "put": {"hash": hash}})).collect();
+        let (status, answer) = crate::sync::api(
+            &app,
+            &token,
+            reqwest::Method::POST,
+            "/v1/vaults/Notes/commit",
+            Some(json!({"changes": changes})),
+        )
+        .await;
+        assert!(status.is_success() && answer["indexed"] == true, "{answer}");
+        all.extend(paths);
+    }
+    commit(&app, &token, "Notes", &[("Hub.md", Some("hub"))]).await;
+    all.insert("Hub.md".into());
+
+    // list_notes: every path once, in order.
+    let mut seen = Vec::new();
+    let mut pages = 0;
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"vault": "Notes", "response_format": "detailed"});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let page = ok(&app, &token, "list_notes", args).await;
+        assert!(serde_json::to_vec(&page).unwrap().len() <= 20_000, "page {pages} is over 20 KB");
+        let notes = page["notes"].as_array().unwrap();
+        assert!(!notes.is_empty() && notes.len() <= 100);
+        seen.extend(notes.iter().map(|n| n["path"].as_str().unwrap().to_string()));
+        pages += 1;
+        match page.get("next_cursor").and_then(|c| c.as_str()) {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), all.len(), "no gap, no repeat");
+    assert_eq!(seen.iter().cloned().collect::<BTreeSet<_>>(), all);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]));
+    assert!(pages > 101, "the byte budget lowered the page size: {pages} pages");
+
+    // get_backlinks and find_unresolved_links: every link once.
+    for (tool, args, key) in [
+        ("get_backlinks", json!({"vault": "Notes", "path": "Hub.md", "response_format": "concise"}), "backlinks"),
+        ("find_unresolved_links", json!({"vault": "Notes", "response_format": "concise"}), "unresolved"),
+        ("find_orphans", json!({"vault": "Notes"}), "orphans"),
+    ] {
+        let mut items: Vec<Value> = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut a = args.clone();
+            if let Some(c) = &cursor {
+                a["cursor"] = json!(c);
+            }
+            let page = ok(&app, &token, tool, a).await;
+            assert!(serde_json::to_vec(&page).unwrap().len() <= 20_000, "{tool}: page over 20 KB");
+            items.extend(page[key].as_array().unwrap().iter().cloned());
+            match page.get("next_cursor").and_then(|c| c.as_str()) {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        let distinct: BTreeSet<String> = items.iter().map(|i| i.to_string()).collect();
+        assert_eq!(distinct.len(), items.len(), "{tool}: no repeat");
+        assert_eq!(items.len(), 10_000, "{tool}: no gap");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn backlinks_and_unresolved_links_agree_with_the_independent_count_on_every_corpus_vault() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/count_vault.py");
+    for name in ["jsoncanvas", "kepano-obsidian", "obsidian-tasks-demo", "obsidian-tasks-docs", "starter-vault"] {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        tx.create_vault(name).await.unwrap();
+        tx.commit().await.unwrap();
+        let dir = corpus(name).display().to_string();
+        let (env2, dir2, vault) = (env.clone(), dir.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || run_ok(&env2, &["vault", "import", &dir2, "--vault", &vault, "--quiet"]))
+            .await
+            .unwrap();
+        let out = std::process::Command::new("python3").arg(script).arg(&dir).output().expect("python3 runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+        // Unresolved: every page of find_unresolved_links, as (source, target) multisets.
+        let mut ours: Vec<(String, String)> = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut args = json!({"vault": name, "limit": 1000});
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let page = ok(&app, &token, "find_unresolved_links", args).await;
+            for u in page["unresolved"].as_array().unwrap() {
+                ours.push((u["source_path"].as_str().unwrap().into(), u["target"].as_str().unwrap().into()));
+            }
+            match page.get("next_cursor").and_then(|c| c.as_str()) {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        let mut theirs: Vec<(String, String)> = expected["unresolved_targets"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(note, ts)| {
+                ts.as_array().unwrap().iter().map(move |t| (note.clone(), t.as_str().unwrap().to_string()))
+            })
+            .collect();
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs, "{name}: unresolved links");
+
+        // Backlinks: for every target the count names, the sources get_backlinks lists.
+        let mut by_target: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (note, pairs) in expected["resolved"].as_object().unwrap() {
+            for p in pairs.as_array().unwrap() {
+                let target = p[1].as_str().unwrap().to_string();
+                if target != *note {
+                    by_target.entry(target).or_default().push(note.clone());
+                }
+            }
+        }
+        for (target, mut sources) in by_target {
+            let page = ok(&app, &token, "get_backlinks", json!({"vault": name, "path": target, "limit": 1000})).await;
+            let mut listed: Vec<String> = page["backlinks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["source_path"].as_str().unwrap().into())
+                .collect();
+            listed.sort();
+            sources.sort();
+            assert_eq!(listed, sources, "{name}: backlinks of {target}");
+        }
+    }
+    app.stop().await;
+}
