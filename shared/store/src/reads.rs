@@ -293,6 +293,203 @@ impl TenantTx {
         Ok(rows.into_iter().map(|r| (r.path, r.error)).collect())
     }
 
+    /// How many readable notes under `folder` a scan of at most `max_notes` covers.
+    pub async fn notes_in_scope(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        max_notes: i64,
+    ) -> Result<i64> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT count(*) AS "n!" FROM (SELECT path FROM notes
+                WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                ORDER BY path LIMIT $5) s"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            max_notes
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    /// Tags over the first `max_notes` readable notes under `folder` (path order): (tag as
+    /// first spelled, notes carrying it), most used first.
+    pub async fn tag_counts(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        max_notes: i64,
+    ) -> Result<Vec<(String, i64)>> {
+        let rows = sqlx::query!(
+            r#"WITH scope AS (
+                   SELECT path FROM notes
+                    WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
+                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                    ORDER BY path LIMIT $5)
+               SELECT (array_agg(t.tag ORDER BY t.path, t.ord))[1] AS "tag!", count(DISTINCT t.path) AS "notes!"
+                 FROM note_tags t JOIN scope s ON s.path = t.path
+                WHERE t.tenant_id = $1 AND t.vault_id = $2
+                GROUP BY t.tag_key ORDER BY count(DISTINCT t.path) DESC, t.tag_key"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            max_notes
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.tag, r.notes)).collect())
+    }
+
+    /// Readable notes under `folder` carrying `tag` or a tag nested under it (case-insensitive),
+    /// in path order after `after`, at most `limit`: (path, the matching tags as spelled).
+    pub async fn notes_with_tag(
+        &mut self,
+        vault: Uuid,
+        tag: &str,
+        folder: &str,
+        readable: Option<&[String]>,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<(String, Vec<String>)>> {
+        let key = tag.trim_start_matches('#').to_lowercase();
+        let rows = sqlx::query!(
+            r#"SELECT path AS "path!", array_agg(DISTINCT tag) AS "tags!" FROM note_tags
+                WHERE tenant_id = $1 AND vault_id = $2 AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))
+                  AND starts_with(path, $4)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND ($6::text IS NULL OR path > $6)
+                GROUP BY path ORDER BY path LIMIT $7"#,
+            self.tenant,
+            vault,
+            key,
+            folder,
+            readable,
+            after,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.path, r.tags)).collect())
+    }
+
+    /// Top-level properties over the first `max_notes` readable notes under `folder`: (key,
+    /// notes having it, the JSON types its values take), most used first.
+    pub async fn property_counts(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        readable: Option<&[String]>,
+        max_notes: i64,
+    ) -> Result<Vec<(String, i64, Vec<String>)>> {
+        let rows = sqlx::query!(
+            r#"WITH scope AS (
+                   SELECT path FROM notes
+                    WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
+                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                    ORDER BY path LIMIT $5)
+               SELECT p.key AS "key!", count(*) AS "notes!", array_agg(DISTINCT jsonb_typeof(p.value)) AS "types!"
+                 FROM note_properties p JOIN scope s ON s.path = p.path
+                WHERE p.tenant_id = $1 AND p.vault_id = $2
+                GROUP BY p.key ORDER BY count(*) DESC, p.key"#,
+            self.tenant,
+            vault,
+            folder,
+            readable,
+            max_notes
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.key, r.notes, r.types)).collect())
+    }
+
+    /// Readable notes under `folder` whose frontmatter has a value at `key_path` (a path of
+    /// keys into nested mappings), equal to `value` or, for a list, holding it, when `value` is
+    /// given: (path, the value), in path order after `after`, at most `limit`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn notes_with_property(
+        &mut self,
+        vault: Uuid,
+        key_path: &[String],
+        value: Option<&Value>,
+        folder: &str,
+        readable: Option<&[String]>,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<(String, Value)>> {
+        let rows = sqlx::query!(
+            r#"SELECT path, frontmatter #> $3 AS "value!" FROM notes
+                WHERE tenant_id = $1 AND vault_id = $2 AND frontmatter #> $3 IS NOT NULL
+                  AND ($4::jsonb IS NULL OR frontmatter #> $3 = $4
+                       OR (jsonb_typeof(frontmatter #> $3) = 'array' AND frontmatter #> $3 @> jsonb_build_array($4)))
+                  AND starts_with(path, $5)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($6::text[] IS NULL OR path ~ ANY($6))
+                  AND ($7::text IS NULL OR path > $7)
+                ORDER BY path LIMIT $8"#,
+            self.tenant,
+            vault,
+            key_path,
+            value,
+            folder,
+            readable,
+            after,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.path, r.value)).collect())
+    }
+
+    /// How many readable notes link to each of `paths`.
+    pub async fn reference_counts(
+        &mut self,
+        vault: Uuid,
+        paths: &[String],
+        readable: Option<&[String]>,
+    ) -> Result<std::collections::HashMap<String, i64>> {
+        let rows = sqlx::query!(
+            r#"SELECT resolved_path AS "path!", count(DISTINCT source_path) AS "n!" FROM links
+                WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = ANY($3)
+                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                GROUP BY resolved_path"#,
+            self.tenant,
+            vault,
+            paths,
+            readable
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.path, r.n)).collect())
+    }
+
+    /// The readable notes that link to `path`, in path order, at most `limit`.
+    pub async fn referencing_notes(
+        &mut self,
+        vault: Uuid,
+        path: &str,
+        readable: Option<&[String]>,
+        limit: i64,
+    ) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT DISTINCT source_path FROM links
+                WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = $3 AND source_path <> $3
+                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                ORDER BY source_path LIMIT $5"#,
+            self.tenant,
+            vault,
+            path,
+            readable,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
     /// Readable files under `folder` (a path prefix ending in `/`, or "" for the root), in
     /// path order after `after`, at most `limit`; only directly inside the folder unless
     /// `recursive`; only the given lower-cased extensions (with the dot) when any are given.

@@ -74,8 +74,9 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 
 const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 12] = [
+const ESSENTIALS: [&str; 14] = [
     "cancel_task",
+    "find_notes_by_property",
     "find_unresolved_links",
     "get_backlinks",
     "get_index_status",
@@ -86,13 +87,17 @@ const ESSENTIALS: [&str; 12] = [
     "list_vaults",
     "read_frontmatter",
     "read_note",
+    "read_notes",
     "server_health",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 18] = [
+const FLAT: [&str; 26] = [
     "cancel_task",
+    "find_notes_by_property",
+    "find_notes_by_tag",
     "find_orphans",
     "find_unresolved_links",
+    "get_attachment",
     "get_backlinks",
     "get_index_status",
     "get_note_tags",
@@ -102,11 +107,16 @@ const FLAT: [&str; 18] = [
     "get_vault",
     "index_vault",
     "inspect_visibility",
+    "list_attachments",
     "list_notes",
+    "list_properties",
+    "list_tags",
     "list_vaults",
     "note_exists",
     "read_frontmatter",
     "read_note",
+    "read_notes",
+    "read_property",
     "server_health",
 ];
 
@@ -265,9 +275,13 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     let token = full_token(&app).await;
     assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
-    assert_eq!(list_names(&app, "/mcp/domain", &token).await, ["notes", "metadata", "links", "vault", "admin"]);
+    assert_eq!(
+        list_names(&app, "/mcp/domain", &token).await,
+        ["notes", "metadata", "links", "vault", "attachments", "admin"]
+    );
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
-    assert_eq!(list_names(&app, "/mcp/core", &token).await, FLAT);
+    let core: Vec<&str> = FLAT.into_iter().filter(|n| !["get_attachment", "list_attachments"].contains(n)).collect();
+    assert_eq!(list_names(&app, "/mcp/core", &token).await, core);
     assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ESSENTIALS);
 
     let (status, _) =
@@ -407,7 +421,7 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     let instructions =
         rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
-    assert!(instructions.contains("1 more tool(s)"), "{instructions}");
+    assert!(instructions.contains("3 more tool(s)"), "{instructions}");
     app.stop().await;
 
     // Under the full profile the same tool is listed and runs.
@@ -472,7 +486,18 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
     let readable: Vec<&str> = FLAT
         .into_iter()
-        .filter(|n| !["get_server_config", "index_vault", "inspect_visibility", "list_vaults", "get_vault"].contains(n))
+        .filter(|n| {
+            ![
+                "get_server_config",
+                "index_vault",
+                "inspect_visibility",
+                "list_vaults",
+                "get_vault",
+                "get_attachment",
+                "list_attachments",
+            ]
+            .contains(n)
+        })
         .collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
     let denied = call(&app, "/mcp", &reader, "get_server_config", json!({})).await;
@@ -497,7 +522,7 @@ async fn facade_modes_and_advertise_settings() {
 
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["notes", "metadata", "links", "vault", "admin"]);
+    assert_eq!(list_names(&app, "/mcp", &token).await, ["notes", "metadata", "links", "vault", "attachments", "admin"]);
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;
@@ -603,6 +628,20 @@ fn sample_calls(task_id: &str) -> Vec<(&'static str, Value)> {
         ("find_orphans", json!({"vault": v})),
         ("list_vaults", json!({})),
         ("get_vault", json!({"vault": v})),
+        ("read_notes", json!({"vault": v, "paths": ["A.md", "B.md", "Nope.md"], "response_format": "detailed"})),
+        ("read_notes", json!({"vault": v, "paths": ["A.md"], "response_format": "concise"})),
+        ("read_property", json!({"vault": v, "path": "A.md", "key": "up", "response_format": "detailed"})),
+        ("read_property", json!({"vault": v, "path": "A.md", "key": "up", "response_format": "concise"})),
+        ("list_tags", json!({"vault": v})),
+        ("list_properties", json!({"vault": v})),
+        ("find_notes_by_tag", json!({"vault": v, "tag": "x", "response_format": "detailed"})),
+        ("find_notes_by_tag", json!({"vault": v, "tag": "x", "response_format": "concise"})),
+        ("find_notes_by_property", json!({"vault": v, "key": "tags", "value": "x", "response_format": "detailed"})),
+        ("find_notes_by_property", json!({"vault": v, "key": "tags", "response_format": "concise"})),
+        ("get_attachment", json!({"vault": v, "path": "pic.png", "include_references": true})),
+        ("get_attachment", json!({"vault": v, "path": "pic.png", "include_content": false})),
+        ("list_attachments", json!({"vault": v, "include_reference_count": true, "response_format": "detailed"})),
+        ("list_attachments", json!({"vault": v, "response_format": "concise"})),
         ("index_vault", json!({"vault": "Notes", "response_format": "concise"})),
         ("index_vault", json!({"vault": "Notes", "response_format": "detailed"})),
         ("get_index_status", json!({})),
@@ -630,7 +669,8 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
         "Notes",
         &[
             ("A.md", Some("---\nup: \"[[B]]\"\ntags: [x]\n---\n# Top\nText [[B#Part|b]] ![[Missing.png]] #y ^blk\n")),
-            ("B.md", Some("# Part\n[[A]] [[Nowhere]]\n")),
+            ("B.md", Some("# Part\n[[A]] [[Nowhere]] ![[pic.png]]\n")),
+            ("pic.png", Some("\u{89}PNG")),
         ],
     )
     .await;

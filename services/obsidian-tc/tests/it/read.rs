@@ -506,3 +506,159 @@ async fn backlinks_and_unresolved_links_agree_with_the_independent_count_on_ever
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn tags_properties_attachments_and_read_notes() {
+    let (app, token) = setup(None).await;
+    let v = "Notes";
+    let tags = ok(&app, &token, "list_tags", json!({"vault": v})).await;
+    assert_eq!(tags["notes_scanned"], 5);
+    assert_eq!(
+        tags["tags"],
+        json!([{"name": "inline", "count": 1}, {"name": "Project", "count": 1}, {"name": "x/y", "count": 1}])
+    );
+    let found =
+        ok(&app, &token, "find_notes_by_tag", json!({"vault": v, "tag": "#x", "response_format": "detailed"})).await;
+    assert_eq!(found["matches"], json!([{"path": "A.md", "tags": ["x/y"]}]), "x finds x/y");
+    assert_eq!(found["truncated"], false);
+    let found =
+        ok(&app, &token, "find_notes_by_tag", json!({"vault": v, "tag": "project", "response_format": "concise"}))
+            .await;
+    assert_eq!(found["matches"], json!([{"path": "A.md"}]), "case-insensitive");
+    assert_eq!(err(&app, &token, "find_notes_by_tag", json!({"vault": v, "tag": " "})).await["code"], "invalid_input");
+
+    let props = ok(&app, &token, "list_properties", json!({"vault": v})).await;
+    assert_eq!(
+        props["properties"],
+        json!([
+            {"name": "status", "count": 1, "types": ["string"]},
+            {"name": "tags", "count": 1, "types": ["array"]},
+            {"name": "up", "count": 1, "types": ["string"]},
+        ])
+    );
+    let by = ok(
+        &app,
+        &token,
+        "find_notes_by_property",
+        json!({"vault": v, "key": "tags", "value": "x/y", "response_format": "detailed"}),
+    )
+    .await;
+    assert_eq!(by["matches"], json!([{"path": "A.md", "value": "[\"Project\",\"x/y\"]"}]), "a list holding the value");
+    let by = ok(&app, &token, "find_notes_by_property", json!({"vault": v, "key": "status", "value": "closed"})).await;
+    assert_eq!(by["matches"], json!([]));
+    let prop = ok(
+        &app,
+        &token,
+        "read_property",
+        json!({"vault": v, "path": "A.md", "key": "status", "response_format": "concise"}),
+    )
+    .await;
+    assert_eq!((prop["found"].as_bool(), prop["value"].as_str()), (Some(true), Some("\"open\"")));
+    assert!(prop.get("key").is_none());
+    let prop = ok(&app, &token, "read_property", json!({"vault": v, "path": "A.md", "key": "nope"})).await;
+    assert_eq!(prop["found"], false);
+
+    // An image: its pixel size from the header, the notes that link to it.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend_from_slice(&640u32.to_be_bytes());
+    png.extend_from_slice(&480u32.to_be_bytes());
+    png.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let hash = crate::sync::upload(&app, &token, v, &png).await;
+    let (status, body) = crate::sync::api(&app, &token, reqwest::Method::POST, "/v1/vaults/Notes/commit", Some(json!({"changes": [
+        {"path": "img/shot.png", "expect": "absent", "put": {"hash": hash}},
+        {"path": "Uses.md", "expect": "absent", "put": {"hash": crate::sync::upload(&app, &token, v, b"![[shot.png]]").await}},
+    ]}))).await;
+    assert!(status.is_success(), "{body}");
+    let att =
+        ok(&app, &token, "get_attachment", json!({"vault": v, "path": "img/shot.png", "include_references": true}))
+            .await;
+    assert_eq!(
+        (att["width"].as_u64(), att["height"].as_u64(), att["mime"].as_str()),
+        (Some(640), Some(480), Some("image/png"))
+    );
+    assert!(att["description"].as_str().unwrap().contains("640×480"));
+    use base64::Engine;
+    assert_eq!(base64::engine::general_purpose::STANDARD.decode(att["content"].as_str().unwrap()).unwrap(), png);
+    assert_eq!(att["references"], json!(["Uses.md"]));
+    let desc =
+        ok(&app, &token, "get_attachment", json!({"vault": v, "path": "img/shot.png", "include_content": false})).await;
+    assert!(desc.get("content").is_none());
+    let too_big =
+        err(&app, &token, "get_attachment", json!({"vault": v, "path": "img/shot.png", "max_bytes": 10})).await;
+    assert_eq!(
+        (too_big["code"].as_str(), too_big["details"]["size"].as_u64()),
+        (Some("invalid_input"), Some(png.len() as u64))
+    );
+    assert_eq!(err(&app, &token, "get_attachment", json!({"vault": v, "path": "A.md"})).await["code"], "invalid_input");
+    assert_eq!(
+        err(&app, &token, "get_attachment", json!({"vault": v, "path": "img/none.png"})).await["code"],
+        "note_not_found"
+    );
+    let listed = ok(
+        &app,
+        &token,
+        "list_attachments",
+        json!({"vault": v, "include_reference_count": true, "response_format": "concise"}),
+    )
+    .await;
+    assert_eq!(
+        listed["attachments"],
+        json!([{"path": "Folder/pic.png", "reference_count": 0}, {"path": "img/shot.png", "reference_count": 1}])
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn read_notes_pages_by_the_byte_budget_in_request_order() {
+    let app = TestApp::spawn_with(|c| c.governor.max_response_bytes = 10_000).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let big = "x".repeat(2_500);
+    let huge = "y".repeat(20_000);
+    commit(
+        &app,
+        &token,
+        "Notes",
+        &[
+            ("1.md", Some(&big)),
+            ("2.md", Some(&big)),
+            ("3.md", Some(&big)),
+            ("4.md", Some(&big)),
+            ("Huge.md", Some(&huge)),
+        ],
+    )
+    .await;
+    let paths = json!(["4.md", "Huge.md", "Missing.md", "1.md", "2.md", "3.md"]);
+    let mut got = Vec::new();
+    let mut errors = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"vault": "Notes", "paths": paths, "response_format": "concise"});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let page = ok(&app, &token, "read_notes", args).await;
+        pages += 1;
+        got.extend(page["notes"].as_array().unwrap().iter().map(|n| n["path"].as_str().unwrap().to_string()));
+        errors.extend(
+            page["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["path"].as_str().unwrap().to_string(), e["code"].as_str().unwrap().to_string())),
+        );
+        match page.get("next_cursor").and_then(|c| c.as_str()) {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(got, ["4.md", "1.md", "2.md", "3.md"], "request order, no gap, no repeat");
+    assert_eq!(
+        errors,
+        [("Huge.md".to_string(), "too_large".to_string()), ("Missing.md".to_string(), "note_not_found".to_string())]
+    );
+    assert!(pages >= 2, "{pages}");
+    assert_eq!(err(&app, &token, "read_notes", json!({"vault": "Notes", "paths": []})).await["code"], "invalid_input");
+    app.stop().await;
+}

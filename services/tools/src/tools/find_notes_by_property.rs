@@ -1,0 +1,133 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::{CallContext, Tool, internal};
+
+pub struct FindNotesByProperty;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The property; with nested, a dotted path into mappings.
+    pub key: String,
+    /// Only notes whose value equals this, or whose list holds it (a string, number or
+    /// boolean). Left out: every note that has the property.
+    #[serde(default)]
+    pub value: Option<Scalar>,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Read key as a dotted path (default false).
+    #[serde(default)]
+    pub nested: Option<bool>,
+    /// concise ({path} per match) or detailed (adds the value). Default: the server's
+    /// tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+/// A property value to match.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Scalar {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub matches: Vec<Match>,
+    /// Whether more matches follow (then next_cursor is set).
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Match {
+    pub path: String,
+    /// Detailed only: the value, as JSON text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl Tool for FindNotesByProperty {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "find_notes_by_property",
+            "Find notes by property",
+            "Finds the notes that have a frontmatter property, or a given value of it (a list property matches when \
+             it holds the value), a page at a time.",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        if input.key.trim().is_empty() {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "key is empty").detail("field", "key"));
+        }
+        let key_path: Vec<String> = if input.nested.unwrap_or(false) {
+            input.key.split('.').map(str::to_string).collect()
+        } else {
+            vec![input.key.clone()]
+        };
+        let value = input.value.map(|s| match s {
+            Scalar::Text(t) => Value::String(t),
+            Scalar::Number(n) => serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+            Scalar::Flag(b) => Value::Bool(b),
+        });
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .notes_with_property(
+                v.vault.id,
+                &key_path,
+                value.as_ref(),
+                &folder,
+                v.readable(),
+                after.as_deref(),
+                limit as i64 + 1,
+            )
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let items: Vec<Match> = rows
+            .into_iter()
+            .take(limit)
+            .map(|(path, value)| Match { path, value: detailed.then(|| value.to_string()) })
+            .collect();
+        let (matches, cut) = fit(items, PAGE_BUDGET_BYTES);
+        let truncated = more || cut;
+        let next_cursor = truncated.then(|| encode_cursor(name, &matches.last().map(|m| m.path.clone())));
+        Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
+    }
+}

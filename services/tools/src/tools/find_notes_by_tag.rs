@@ -1,0 +1,95 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::{CallContext, Tool, internal};
+
+pub struct FindNotesByTag;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The tag, with or without #; "project" also finds "project/sub".
+    pub tag: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// concise ({path} per match) or detailed (adds the matching tags). Default: the server's
+    /// tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub matches: Vec<Match>,
+    /// Whether more matches follow (then next_cursor is set).
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Match {
+    pub path: String,
+    /// Detailed only: the note's tags that matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+}
+
+impl Tool for FindNotesByTag {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "find_notes_by_tag",
+            "Find notes by tag",
+            "Finds the notes carrying a tag (inline or in frontmatter), nested tags included, a page at a time.",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        let tag = input.tag.trim().trim_start_matches('#');
+        if tag.is_empty() || tag.contains(char::is_whitespace) {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "tag is one word like project/sub")
+                .detail("field", "tag"));
+        }
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .notes_with_tag(v.vault.id, tag, &folder, v.readable(), after.as_deref(), limit as i64 + 1)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let items: Vec<Match> =
+            rows.into_iter().take(limit).map(|(path, tags)| Match { path, tags: detailed.then_some(tags) }).collect();
+        let (matches, cut) = fit(items, PAGE_BUDGET_BYTES);
+        let truncated = more || cut;
+        let next_cursor = truncated.then(|| encode_cursor(name, &matches.last().map(|m| m.path.clone())));
+        Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
+    }
+}

@@ -1,0 +1,123 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::tools::get_attachment::mime_of;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListAttachments;
+
+/// What list_attachments lists when no extensions are given.
+const ATTACHMENTS: [&str; 20] = [
+    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".svg", ".webp", ".avif", ".pdf", ".mp3", ".wav", ".m4a", ".ogg", ".webm",
+    ".flac", ".3gp", ".mp4", ".mov", ".mkv", ".ogv",
+];
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Vault-relative folder (default: the root; subfolders included).
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Extensions to list (default: images, PDF, audio and video).
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+    /// Also how many notes link to each (default false).
+    #[serde(default)]
+    pub include_reference_count: Option<bool>,
+    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// concise ({path} per file, plus reference_count when asked) or detailed (adds size,
+    /// mtime and MIME type). Default: the server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub attachments: Vec<Entry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Entry {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtime: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_count: Option<i64>,
+}
+
+impl Tool for ListAttachments {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:attachments"],
+        core: false,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "list_attachments",
+            "List attachments",
+            "Lists the attachments (images, PDFs, audio, video) in a folder of the vault, a page at a time.",
+            Domain::Attachments,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let limit = page_limit(input.limit)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let extensions: Vec<String> = match input.extensions {
+            Some(list) => list.iter().map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase())).collect(),
+            None => ATTACHMENTS.iter().map(|e| e.to_string()).collect(),
+        };
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .list_files(v.vault.id, &folder, true, Some(&extensions), v.readable(), after.as_deref(), limit as i64 + 1)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        let more = rows.len() > limit;
+        let rows: Vec<_> = rows.into_iter().take(limit).collect();
+        let counts = if input.include_reference_count == Some(true) {
+            let paths: Vec<String> = rows.iter().map(|r| r.path.clone()).collect();
+            Some(tx.reference_counts(v.vault.id, &paths, v.readable()).await.map_err(|e| internal(name, &e))?)
+        } else {
+            None
+        };
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let items: Vec<Entry> = rows
+            .into_iter()
+            .map(|r| Entry {
+                reference_count: counts.as_ref().map(|c| c.get(&r.path).copied().unwrap_or(0)),
+                size: detailed.then_some(r.size),
+                mtime: detailed.then(|| r.mtime.to_rfc3339()),
+                mime: detailed.then(|| mime_of(&r.path).to_string()),
+                path: r.path,
+            })
+            .collect();
+        let (attachments, cut) = fit(items, PAGE_BUDGET_BYTES);
+        let next_cursor = (more || cut).then(|| encode_cursor(name, &attachments.last().map(|a| a.path.clone())));
+        Ok(Output { vault: v.vault.name.clone(), attachments, next_cursor })
+    }
+}

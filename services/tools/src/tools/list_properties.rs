@@ -1,0 +1,71 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::tools::list_tags::max_notes;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListProperties;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Notes scanned at most, in path order (default 5000, up to 100000).
+    #[serde(default)]
+    pub max_notes: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub notes_scanned: i64,
+    /// Most used first.
+    pub properties: Vec<Row>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Row {
+    pub name: String,
+    /// Notes having it.
+    pub count: i64,
+    /// The JSON types its values take: string, number, boolean, array, object, null.
+    pub types: Vec<String>,
+}
+
+impl Tool for ListProperties {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Fixed { why: "one { name, count } row per entry: already minimal" },
+        ..ToolSpec::base(
+            "list_properties",
+            "List properties",
+            "Lists the frontmatter properties used in the vault, how many notes have each and the types of their values.",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let max = max_notes(input.max_notes)?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let scanned =
+            tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
+        let rows = tx.property_counts(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        Ok(Output {
+            vault: v.vault.name.clone(),
+            notes_scanned: scanned,
+            properties: rows.into_iter().map(|(name, count, types)| Row { name, count, types }).collect(),
+        })
+    }
+}

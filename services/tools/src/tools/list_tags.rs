@@ -1,0 +1,79 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListTags;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Notes scanned at most, in path order (default 5000, up to 100000).
+    #[serde(default)]
+    pub max_notes: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub notes_scanned: i64,
+    /// Most used first; a tag counts once per note, case-insensitively.
+    pub tags: Vec<Row>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Row {
+    /// Without #, as first spelled.
+    pub name: String,
+    /// Notes carrying it.
+    pub count: i64,
+}
+
+/// A max_notes argument: 1 to 100,000, default 5,000.
+pub fn max_notes(value: Option<u32>) -> Result<i64, ToolError> {
+    match value {
+        None => Ok(5_000),
+        Some(n) if (1..=100_000).contains(&n) => Ok(i64::from(n)),
+        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "max_notes must be between 1 and 100000")
+            .detail("field", "max_notes")),
+    }
+}
+
+impl Tool for ListTags {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Fixed { why: "one { name, count } row per entry: already minimal" },
+        ..ToolSpec::base(
+            "list_tags",
+            "List tags",
+            "Lists the tags used in the vault (inline and frontmatter) with how many notes carry each.",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let v = View::open(ctx, name, &input.vault).await?;
+        let folder = v.folder_prefix(input.folder.as_deref())?;
+        let max = max_notes(input.max_notes)?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let scanned =
+            tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
+        let rows = tx.tag_counts(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        Ok(Output {
+            vault: v.vault.name.clone(),
+            notes_scanned: scanned,
+            tags: rows.into_iter().map(|(name, count)| Row { name, count }).collect(),
+        })
+    }
+}

@@ -1,0 +1,93 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{View, read_content};
+use crate::{CallContext, Tool};
+
+pub struct ReadProperty;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// The property; with nested, a dotted path into mappings ("meta.author.name").
+    pub key: String,
+    /// Read key as a dotted path (default false).
+    #[serde(default)]
+    pub nested: Option<bool>,
+    /// concise (value and found) or detailed (adds the key and nested echoes). Default: the
+    /// server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub found: bool,
+    /// The value as JSON text (absent when not found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Detailed only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Detailed only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nested: Option<bool>,
+}
+
+/// The value at `key` (a dotted path when `nested`).
+pub fn lookup<'a>(frontmatter: &'a Value, key: &str, nested: bool) -> Option<&'a Value> {
+    if !nested {
+        return frontmatter.get(key);
+    }
+    key.split('.').try_fold(frontmatter, |v, part| v.get(part))
+}
+
+impl Tool for ReadProperty {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "read_property",
+            "Read a property",
+            "Reads one frontmatter property of a note (or a nested value by dotted path).",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let (text, _) = read_content(ctx, name, &view, &input.path).await?;
+        let note = otc_parser::parse(&text);
+        let nested = input.nested.unwrap_or(false);
+        let value = note
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.value.as_ref())
+            .and_then(|fm| lookup(fm, &input.key, nested))
+            .map(|v| v.to_string());
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            found: value.is_some(),
+            value,
+            key: detailed.then_some(input.key),
+            nested: detailed.then_some(nested),
+        })
+    }
+}
