@@ -6,5 +6,6 @@ pub mod excluded;
 pub mod ignore;
 pub mod links;
 pub mod path;
+pub mod periodic;
 
 pub use path::{check_new_name, check_path};

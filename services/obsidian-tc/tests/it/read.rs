@@ -140,6 +140,45 @@ async fn read_note_projections_anchors_and_errors() {
     .await;
     assert_eq!(field["section"]["text"], "open");
 
+    // Periodic notes, where the vault's settings say they live.
+    let settings_err =
+        err(&app, &token, "read_note", json!({"vault": v, "period": "daily", "date": "2026-11-30"})).await;
+    assert_eq!(
+        (settings_err["code"].as_str(), settings_err["details"]["field"].as_str()),
+        (Some("invalid_input"), Some("period"))
+    );
+    commit(
+        &app,
+        &token,
+        v,
+        &[
+            (".obsidian/daily-notes.json", Some(r#"{"folder": "Journal", "format": "YYYY/YYYY-MM-DD"}"#)),
+            ("Journal/2026/2026-11-30.md", Some("today's note")),
+        ],
+    )
+    .await;
+    let daily = ok(
+        &app,
+        &token,
+        "read_note",
+        json!({"vault": v, "period": "daily", "date": "2026-11-30", "format": "content"}),
+    )
+    .await;
+    assert_eq!(
+        (daily["path"].as_str(), daily["content"].as_str()),
+        (Some("Journal/2026/2026-11-30.md"), Some("today's note"))
+    );
+    let missing = err(&app, &token, "read_note", json!({"vault": v, "period": "daily", "date": "2026-12-01"})).await;
+    assert_eq!(
+        (missing["code"].as_str(), missing["details"]["path"].as_str()),
+        (Some("note_not_found"), Some("Journal/2026/2026-12-01.md"))
+    );
+    assert_eq!(
+        err(&app, &token, "read_note", json!({"vault": v, "period": "daily", "date": "30/11/2026"})).await["code"],
+        "invalid_input"
+    );
+    assert_eq!(err(&app, &token, "read_note", json!({"vault": v})).await["code"], "invalid_input");
+
     // Errors: missing, invalid path, unknown vault, bad anchor, wrong scope.
     assert_eq!(err(&app, &token, "read_note", json!({"vault": v, "path": "Nope.md"})).await["code"], "note_not_found");
     assert_eq!(err(&app, &token, "read_note", json!({"vault": v, "path": "../x.md"})).await["code"], "path_invalid");

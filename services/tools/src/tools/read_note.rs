@@ -14,8 +14,16 @@ pub struct ReadNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note's vault path, e.g. "Projects/Plan.md".
-    pub path: String,
+    /// The note's vault path, e.g. "Projects/Plan.md". Required unless period is given.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Instead of path: the periodic note (daily, weekly, monthly, quarterly, yearly) for
+    /// `date`, where the vault's Daily notes or Periodic Notes settings say it lives.
+    #[serde(default)]
+    pub period: Option<PeriodArg>,
+    /// With period: the date, YYYY-MM-DD (default: today, UTC).
+    #[serde(default)]
+    pub date: Option<String>,
     /// One part of the note: a heading's subtree, a block, or a frontmatter field.
     #[serde(default)]
     pub anchor: Option<Anchor>,
@@ -34,6 +42,16 @@ pub struct Input {
     /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PeriodArg {
+    Daily,
+    Weekly,
+    Monthly,
+    Quarterly,
+    Yearly,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -279,7 +297,16 @@ impl Tool for ReadNote {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let (text, content_hash) = read_content(ctx, name, &view, &input.path).await?;
+        let path = match (&input.path, input.period) {
+            (Some(path), None) => path.clone(),
+            (None, Some(period)) => periodic_path(ctx, &view, period, input.date.as_deref()).await?,
+            _ => {
+                return Err(ToolError::with_message(ErrorCode::InvalidInput, "give either path or period")
+                    .detail("field", "path"));
+            }
+        };
+        let input_path = path;
+        let (text, content_hash) = read_content(ctx, name, &view, &input_path).await?;
         let note = otc_parser::parse(&text);
         let response = format::resolve(input.response_format, input.verbosity, ctx.default_format());
         let projection = match (input.format, &input.anchor) {
@@ -298,7 +325,7 @@ impl Tool for ReadNote {
         let body = text[note.body_start..].to_string();
         let mut out = Output {
             vault: view.vault.name.clone(),
-            path: input.path.clone(),
+            path: input_path.clone(),
             content_hash,
             content: None,
             body: None,
@@ -315,7 +342,7 @@ impl Tool for ReadNote {
         };
         let stat = || async {
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let entry = tx.file(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+            let entry = tx.file(view.vault.id, &input_path).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             Ok::<_, ToolError>(entry.map(|e| Stat { size: e.size, mtime: e.mtime.to_rfc3339() }))
         };
@@ -349,7 +376,7 @@ impl Tool for ReadNote {
                 if input.include_links == Some(true) {
                     let mut tx =
                         ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-                    let links = tx.outgoing_links(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+                    let links = tx.outgoing_links(view.vault.id, &input_path).await.map_err(|e| internal(name, &e))?;
                     tx.commit().await.map_err(|e| internal(name, &e))?;
                     out.links = Some(
                         links
@@ -377,4 +404,48 @@ impl Tool for ReadNote {
         }
         Ok(out)
     }
+}
+
+/// The vault path of the periodic note for `date` (default today), from the vault's settings.
+async fn periodic_path(
+    ctx: &CallContext<'_>,
+    view: &View,
+    period: PeriodArg,
+    date: Option<&str>,
+) -> Result<String, ToolError> {
+    use otc_vault::periodic::{DAILY_NOTES, PERIODIC_NOTES, Period, settings};
+    let name = ReadNote::SPEC.name;
+    let period = match period {
+        PeriodArg::Daily => Period::Daily,
+        PeriodArg::Weekly => Period::Weekly,
+        PeriodArg::Monthly => Period::Monthly,
+        PeriodArg::Quarterly => Period::Quarterly,
+        PeriodArg::Yearly => Period::Yearly,
+    };
+    let date = match date {
+        Some(text) => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
+            ToolError::with_message(ErrorCode::InvalidInput, "date is YYYY-MM-DD").detail("field", "date")
+        })?,
+        None => chrono::Utc::now().date_naive(),
+    };
+    let mut files = Vec::new();
+    for path in [PERIODIC_NOTES, DAILY_NOTES] {
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let entry = tx.file(view.vault.id, path).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        files.push(match entry {
+            Some(e) => Some(
+                ctx.services().blobs.get_blob(ctx.caller.tenant_id, &e.hash).await.map_err(|e| internal(name, &e))?,
+            ),
+            None => None,
+        });
+    }
+    let found = settings(period, files[0].as_deref(), files[1].as_deref()).ok_or_else(|| {
+        ToolError::with_message(
+            ErrorCode::InvalidInput,
+            format!("the vault has no {} note settings (Daily notes or Periodic Notes)", period.key()),
+        )
+        .detail("field", "period")
+    })?;
+    Ok(found.path_for(date))
 }
