@@ -81,6 +81,7 @@ pub fn dispatcher_with(
         blobs: deps.blobs.clone(),
         indexer: deps.indexer.clone(),
         acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
+        vault_cache: Default::default(),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),

@@ -87,6 +87,13 @@ pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolErro
     ToolError::new(ErrorCode::InternalError)
 }
 
+/// How long a vault found by name is remembered (vaults are never renamed or reused; a
+/// deleted one lingers at most this long).
+const VAULT_CACHE_TTL: Duration = Duration::from_secs(30);
+
+/// Vaults by (tenant, name), with when they were looked up.
+pub type VaultCache = std::sync::Mutex<HashMap<(uuid::Uuid, String), (otc_store::Vault, Instant)>>;
+
 /// What handlers reach besides their input.
 pub struct Services {
     pub store: Store,
@@ -95,6 +102,8 @@ pub struct Services {
     pub indexer: otc_indexer::Indexer,
     /// The configured folder ACLs, compiled.
     pub acls: Arc<Vec<reading::VaultAcl>>,
+    /// Vault lookups by name, shared by every call.
+    pub vault_cache: VaultCache,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).
@@ -369,9 +378,21 @@ pub fn capability_hidden(name: &str) -> ToolError {
 /// The caller's vault named `name`: vault_not_found when the tenant has none by that name or
 /// the caller's token is bound to another vault (the two answer alike).
 pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<otc_store::Vault, ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    let found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let services = ctx.services();
+    let key = (ctx.caller.tenant_id, name.to_string());
+    let cached = services.vault_cache.lock().expect("vault cache").get(&key).cloned();
+    let found = match cached {
+        Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
+        _ => {
+            let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+            let found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
+            tx.commit().await.map_err(|e| internal(tool, &e))?;
+            if let Some(vault) = &found {
+                services.vault_cache.lock().expect("vault cache").insert(key, (vault.clone(), Instant::now()));
+            }
+            found
+        }
+    };
     match found {
         Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
         _ => Err(ToolError::new(ErrorCode::VaultNotFound).detail("vault", name)),

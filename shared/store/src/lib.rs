@@ -122,12 +122,13 @@ impl Store {
 
     /// Opens a transaction confined to `tenant` by row-level security.
     pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
-        let mut tx = self.pool.begin().await?;
-        // One round trip for both: `role` is the setting SET LOCAL ROLE changes.
-        sqlx::query("SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', $1, true)")
-            .bind(tenant.to_string())
-            .execute(&mut *tx)
-            .await?;
+        // BEGIN and both settings in one round trip (a simple-protocol batch; `role` is the
+        // setting SET LOCAL ROLE changes). The tenant is a UUID, so its text is safe to inline.
+        let begin = format!(
+            "BEGIN; SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
+            tenant.hyphenated()
+        );
+        let tx = self.pool.begin_with(begin).await?;
         Ok(TenantTx { tx, tenant })
     }
 

@@ -352,6 +352,14 @@ async fn a_note_the_acl_hides_behaves_exactly_like_a_missing_one() {
         ("find_unresolved_links", json!({"vault": v})),
         ("find_orphans", json!({"vault": v})),
         ("read_note", json!({"vault": v, "path": "A.md", "format": "full", "include_links": true})),
+        ("read_notes", json!({"vault": v, "paths": ["A.md", "Secret/S.md"]})),
+        ("read_property", json!({"vault": v, "path": "Secret/S.md", "key": "x"})),
+        ("list_tags", json!({"vault": v})),
+        ("find_notes_by_tag", json!({"vault": v, "tag": "inline"})),
+        ("list_properties", json!({"vault": v})),
+        ("find_notes_by_property", json!({"vault": v, "key": "up"})),
+        ("list_attachments", json!({"vault": v, "include_reference_count": true})),
+        ("get_attachment", json!({"vault": v, "path": "Secret/x.png"})),
     ];
     for (tool, args) in calls {
         let hidden = call(&hidden_app, "/mcp", &hidden_token, tool, args.clone()).await;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# read_note over HTTP at 16 concurrent on a large vault: imports the vault into a database of
+# its own (skipped with REUSE=1 when a previous run left it), serves it, and drives
+# tools/call read_note with otc-load.
+#
+#   cargo build --release -p obsidian-tc -p otc-loadtests
+#   python3 ../shared/tools/scale_vault.py ../shared/corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
+#   loadtests/read-bench.sh /tmp/v100k "Welcome--c500.md"      # a path in the vault
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+vault_dir=${1:?usage: read-bench.sh VAULT_DIR NOTE_PATH}
+note=${2:?usage: read-bench.sh VAULT_DIR NOTE_PATH}
+target=${CARGO_TARGET_DIR:-target}/release
+bin=$target/obsidian-tc
+
+eval "$(scripts/services env)"
+base=${OTC__DATABASE__URL%/*}
+psql=.services/pg/pkg/pgserver/pginstall/bin/psql
+export OTC__DATABASE__URL="$base/otc_read_bench"
+export OTC__REDIS__KEY_PREFIX="read-bench:" OTC__OBJECT_STORE__KIND=local OTC__OBJECT_STORE__PATH=/var/tmp/otc-read-bench-objects
+export OTC__SERVER__LISTEN=127.0.0.1:8098 RUST_LOG=warn
+if [ "${REUSE:-0}" != 1 ]; then
+  rm -rf "$OTC__OBJECT_STORE__PATH"
+  "$psql" "$base/postgres" -qc "DROP DATABASE IF EXISTS otc_read_bench" -c "CREATE DATABASE otc_read_bench"
+  "$bin" migrate >/dev/null
+  "$bin" tenant create bench >/dev/null
+  "$bin" vault create --tenant bench bench >/dev/null
+  "$bin" token create --tenant bench --scopes '*' > /var/tmp/otc-read-bench-token
+fi
+token=$(cat /var/tmp/otc-read-bench-token)
+"$bin" serve & server=$!
+trap 'kill $server 2>/dev/null' EXIT
+for _ in $(seq 100); do curl -sf http://127.0.0.1:8098/healthz >/dev/null && break; sleep 0.1; done
+if [ "${REUSE:-0}" != 1 ]; then
+  OTC_URL=http://127.0.0.1:8098 OTC_TOKEN=$token "$bin" vault import "$vault_dir" --vault bench --quiet
+fi
+body=$(python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_note","arguments":{"vault":"bench","path":sys.argv[1],"response_format":"concise"}}}))' "$note")
+curl -sf http://127.0.0.1:8098/mcp -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' -d "$body" | head -c 300; echo
+"$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
+  --header "Accept: application/json, text/event-stream" --json "$body"
