@@ -45,6 +45,46 @@ pub struct Blobs {
     store: Arc<dyn ObjectStore>,
     prefix: String,
     describe: String,
+    cache: Arc<std::sync::Mutex<Cache>>,
+}
+
+/// Blobs up to this size are kept in memory once read.
+const CACHE_ITEM_MAX: usize = 256 * 1024;
+/// The memory the cache may hold.
+const CACHE_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Recently read blobs by (tenant, hash), oldest evicted first. Blobs are content-addressed, so
+/// a cached copy is never stale; the tenant is part of the key, so one tenant's read never
+/// serves another's.
+#[derive(Default)]
+struct Cache {
+    map: std::collections::HashMap<(Uuid, [u8; 32]), Bytes>,
+    order: std::collections::VecDeque<(Uuid, [u8; 32])>,
+    bytes: usize,
+}
+
+impl Cache {
+    fn insert(&mut self, key: (Uuid, [u8; 32]), value: Bytes) {
+        if value.len() > CACHE_ITEM_MAX || self.map.contains_key(&key) {
+            return;
+        }
+        self.bytes += value.len();
+        self.map.insert(key, value);
+        self.order.push_back(key);
+        while self.bytes > CACHE_LIMIT {
+            let Some(old) = self.order.pop_front() else { break };
+            if let Some(gone) = self.map.remove(&old) {
+                self.bytes -= gone.len();
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &(Uuid, [u8; 32])) {
+        if let Some(gone) = self.map.remove(key) {
+            self.bytes -= gone.len();
+            self.order.retain(|k| k != key);
+        }
+    }
 }
 
 impl std::fmt::Debug for Blobs {
@@ -91,7 +131,7 @@ impl Blobs {
                 (Arc::new(s3), format!("S3 bucket {} at {at}", config.bucket))
             }
         };
-        Ok(Self { store, prefix, describe })
+        Ok(Self { store, prefix, describe, cache: Arc::default() })
     }
 
     /// Where the store is, for messages (no secrets).
@@ -126,18 +166,25 @@ impl Blobs {
         Ok(())
     }
 
-    /// The bytes of one of the tenant's blobs.
+    /// The bytes of one of the tenant's blobs (small ones from memory once read).
     pub async fn get_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<Bytes> {
-        let path = self.blob_path(tenant, hash);
-        match self.store.get(&path).await {
-            Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
-            Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
-            Err(e) => Err(BlobError::Unavailable(e)),
+        let key = (tenant, *hash);
+        if let Some(bytes) = self.cache.lock().expect("blob cache").map.get(&key) {
+            return Ok(bytes.clone());
         }
+        let path = self.blob_path(tenant, hash);
+        let bytes = match self.store.get(&path).await {
+            Ok(got) => got.bytes().await.map_err(BlobError::Unavailable)?,
+            Err(object_store::Error::NotFound { .. }) => return Err(BlobError::NotFound),
+            Err(e) => return Err(BlobError::Unavailable(e)),
+        };
+        self.cache.lock().expect("blob cache").insert(key, bytes.clone());
+        Ok(bytes)
     }
 
     /// Removes one of the tenant's blobs (garbage collection); a missing blob is not an error.
     pub async fn delete_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<()> {
+        self.cache.lock().expect("blob cache").remove(&(tenant, *hash));
         match self.store.delete(&self.blob_path(tenant, hash)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(BlobError::Unavailable(e)),
@@ -206,5 +253,28 @@ impl Blobs {
             return Err(BlobError::Corrupt);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_its_limit_and_separates_tenants() {
+        let mut cache = Cache::default();
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        cache.insert((a, [1; 32]), Bytes::from_static(b"one"));
+        assert!(cache.map.get(&(b, [1; 32])).is_none(), "another tenant's key misses");
+        cache.insert((a, [2; 32]), Bytes::from(vec![0u8; CACHE_ITEM_MAX + 1]));
+        assert!(!cache.map.contains_key(&(a, [2; 32])), "too big to keep");
+        for i in 0..300u32 {
+            let mut key = [0u8; 32];
+            key[..4].copy_from_slice(&i.to_be_bytes());
+            cache.insert((b, key), Bytes::from(vec![0u8; CACHE_ITEM_MAX]));
+        }
+        assert!(cache.bytes <= CACHE_LIMIT);
+        assert!(!cache.map.contains_key(&(a, [1; 32])), "the oldest went first");
+        cache.remove(&(b, [0; 32]));
     }
 }
