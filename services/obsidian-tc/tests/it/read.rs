@@ -382,7 +382,12 @@ async fn a_note_the_acl_hides_behaves_exactly_like_a_missing_one() {
         assert_eq!(strip(hidden.clone()), strip(absent.clone()), "{tool} {args}");
         assert_eq!(hidden["isError"], absent["isError"], "{tool} {args}");
     }
+    // Counts too: the hidden note is not counted (ids and sequence numbers differ by history).
+    let hidden_vaults = ok(&hidden_app, &hidden_token, "list_vaults", json!({})).await;
+    let absent_vaults = ok(&absent_app, &absent_token, "list_vaults", json!({})).await;
+    assert_eq!(hidden_vaults["vaults"][0]["notes"], absent_vaults["vaults"][0]["notes"]);
     let vault = ok(&hidden_app, &hidden_token, "get_vault", json!({"vault": v})).await;
+    assert_eq!(vault["index"]["notes"], absent_vaults["vaults"][0]["notes"]);
     assert_eq!(vault["acl"]["read_paths"], json!(["*.md", "Folder/**"]));
     assert_eq!(vault["acl"]["delete_paths"], json!([]));
     hidden_app.stop().await;

@@ -35,9 +35,9 @@ pub struct AclOut {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct IndexOut {
-    pub files: i64,
+    /// Notes you can read (per the folder ACL).
     pub notes: i64,
-    pub chunks: i64,
+    /// The vault's latest change, and the latest the index reflects.
     pub head_seq: i64,
     pub indexed_seq: i64,
 }
@@ -53,7 +53,8 @@ impl Tool for GetVault {
         ..ToolSpec::base(
             "get_vault",
             "Describe a vault",
-            "Describes one vault: its id, the folder ACL you work under, and the size and freshness of its index.",
+            "Describes one vault: its id, the folder ACL you work under, how many notes you can read, and how \
+             fresh its index is.",
             Domain::Vault,
         )
     };
@@ -63,6 +64,7 @@ impl Tool for GetVault {
         let v = View::open(ctx, name, &input.vault).await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let s = tx.index_status(v.vault.id).await.map_err(|e| internal(name, &e))?;
+        let notes = tx.notes_in_scope(v.vault.id, "", v.readable(), i64::MAX).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output {
             name: v.vault.name.clone(),
@@ -72,13 +74,7 @@ impl Tool for GetVault {
                 write_paths: v.acl().write_paths(),
                 delete_paths: v.acl().delete_paths(),
             },
-            index: IndexOut {
-                files: s.files,
-                notes: s.notes,
-                chunks: s.chunks,
-                head_seq: s.head_seq,
-                indexed_seq: s.indexed_seq,
-            },
+            index: IndexOut { notes, head_seq: s.head_seq, indexed_seq: s.indexed_seq },
         })
     }
 }

@@ -3,6 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::reading::View;
 use crate::{CallContext, Tool, internal};
 
 pub struct ListVaults;
@@ -20,7 +21,7 @@ pub struct Output {
 pub struct Row {
     pub name: String,
     pub id: String,
-    /// Notes in the index.
+    /// Notes you can read (per the vault's folder ACL).
     pub notes: i64,
     /// The vault's latest change (its sequence number).
     pub head_seq: i64,
@@ -44,20 +45,22 @@ impl Tool for ListVaults {
     async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let all = tx.list_vaults().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
         let mut vaults = Vec::new();
-        for vault in tx.list_vaults().await.map_err(|e| internal(name, &e))? {
+        for vault in all {
             if ctx.caller.vault_id.is_some_and(|bound| bound != vault.id) {
                 continue;
             }
-            let status = tx.index_status(vault.id).await.map_err(|e| internal(name, &e))?;
-            vaults.push(Row {
-                name: vault.name,
-                id: vault.id.to_string(),
-                notes: status.notes,
-                head_seq: status.head_seq,
-            });
+            // Counted through the caller's folder ACL, like every read.
+            let view = View::open(ctx, name, &vault.name).await?;
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let notes =
+                tx.notes_in_scope(vault.id, "", view.readable(), i64::MAX).await.map_err(|e| internal(name, &e))?;
+            let head_seq = tx.head_seq(vault.id).await.map_err(|e| internal(name, &e))?;
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+            vaults.push(Row { name: vault.name, id: vault.id.to_string(), notes, head_seq });
         }
-        tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output { vaults })
     }
 }
