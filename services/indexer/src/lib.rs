@@ -391,8 +391,18 @@ impl Indexer {
         tx.lock_index(vault, true).await?;
         self.excluded.lock().expect("excluded cache").remove(&(tenant, vault));
         let excluded = self.excluded_filters(&mut tx, tenant, vault).await?;
+        // What the file table held before, to know which names appear or disappear.
+        let mut before: HashSet<String> = HashSet::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = tx.index_paths(vault, after.as_deref(), 5_000).await?;
+            let Some(last) = page.last().cloned() else { break };
+            before.extend(page);
+            after = Some(last);
+        }
         let mut manifest_notes: Vec<String> = Vec::new();
         let mut in_manifest: HashSet<String> = HashSet::new();
+        let mut affected: HashSet<String> = HashSet::new();
         let mut after: Option<String> = None;
         loop {
             let page = tx.files(vault, after.as_deref(), 5_000).await?;
@@ -403,18 +413,25 @@ impl Indexer {
                 if f.kind == FileKind::Note && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
                     manifest_notes.push(f.path.clone());
                 }
+                if !before.contains(&f.path) {
+                    affected.extend(affected_link_keys(&f.path));
+                }
                 in_manifest.insert(f.path);
             }
         }
-        let mut stale = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let page = tx.index_paths(vault, after.as_deref(), 5_000).await?;
-            let Some(last) = page.last().cloned() else { break };
-            stale.extend(page.into_iter().filter(|p| !in_manifest.contains(p)));
-            after = Some(last);
+        let stale: Vec<String> = before.iter().filter(|p| !in_manifest.contains(*p)).cloned().collect();
+        for path in &stale {
+            affected.extend(affected_link_keys(path));
         }
         tx.drop_index_files(vault, &stale).await?;
+        // Links outside the notes parsed below (a folder rebuild) still see names that
+        // appeared or disappeared.
+        if !affected.is_empty() {
+            let keys: Vec<String> = affected.into_iter().collect();
+            let links = tx.links_named(vault, &keys).await?;
+            let changed = reresolve(&mut tx, vault, links).await?;
+            tx.set_link_targets(vault, &changed).await?;
+        }
         tx.commit().await?;
         report.files = in_manifest.len() as u64;
         report.removed = stale.len() as u64;
@@ -470,7 +487,10 @@ impl Indexer {
     async fn rebuild_batch(&self, tenant: Uuid, vault: Uuid, batch: &[String]) -> Result<Vec<NoteRecord>> {
         let mut tx = self.store.begin(tenant).await?;
         tx.share_index_lock(vault).await?;
-        let entries = tx.files_at(vault, batch).await?;
+        // A note created since step 1 has no file row yet: its own job indexes it.
+        let known: HashSet<String> = tx.index_files_at(vault, batch).await?.into_iter().map(|f| f.path).collect();
+        let entries: Vec<FileEntry> =
+            tx.files_at(vault, batch).await?.into_iter().filter(|f| known.contains(&f.path)).collect();
         let records = self.parse_all(tenant, entries).await?;
         let records = resolve_records(&mut tx, vault, records).await?;
         tx.replace_notes(vault, &records).await?;

@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use crate::{CallContext, Caller};
 
-/// How long a task's record outlives its last change.
+/// How long a task's record lives after it is created.
 const RECORD_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How often a running task's heartbeat is written.
 const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -180,8 +180,17 @@ where
                 let _ = update(&beat.kv, beat.tenant, &beat.task_id, |r| r.heartbeat_at = Utc::now()).await;
             }
         });
+        // Stops the heartbeat however the work ends, a panic included, so a dead task reads
+        // as failed once its heartbeat is stale.
+        struct AbortOnDrop(tokio::task::JoinHandle<()>);
+        impl Drop for AbortOnDrop {
+            fn drop(&mut self) {
+                self.0.abort();
+            }
+        }
+        let guard = AbortOnDrop(heartbeat);
         let outcome = fut.await;
-        heartbeat.abort();
+        drop(guard);
         let finished = update(&handle.kv, handle.tenant, &handle.task_id, |r| {
             r.heartbeat_at = Utc::now();
             match &outcome {

@@ -143,56 +143,58 @@ pub struct IndexStatus {
 pub const INDEX_JOB: &str = "index";
 
 impl TenantTx {
-    /// Takes the vault's index lock for this transaction and returns how far the index has
-    /// got. With `wait` false, a vault another indexer holds answers `None` at once.
-    pub async fn lock_index(&mut self, vault: Uuid, wait: bool) -> Result<Option<i64>> {
-        let tenant = self.tenant;
+    /// The vault's index lock key: an advisory lock, because Postgres queues those fairly (a
+    /// waiting exclusive request holds back later shared ones, so a commit's indexing is not
+    /// starved by a rebuild whose batches overlap). Two vaults colliding on the 64-bit key only
+    /// wait for each other.
+    fn index_lock_key(&self, vault: Uuid) -> i64 {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new().chain_update(self.tenant.as_bytes()).chain_update(vault.as_bytes()).finalize();
+        i64::from_be_bytes(digest[..8].try_into().expect("eight bytes"))
+    }
+
+    async fn ensure_index_state(&mut self, vault: Uuid) -> Result<()> {
         sqlx::query!(
             "INSERT INTO index_state (tenant_id, vault_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            tenant,
+            self.tenant,
             vault
         )
         .execute(&mut *self.tx)
         .await?;
-        let seq = if wait {
-            sqlx::query_scalar!(
-                "SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2 FOR UPDATE",
-                tenant,
-                vault
-            )
-            .fetch_optional(&mut *self.tx)
-            .await?
+        Ok(())
+    }
+
+    /// Takes the vault's index lock, exclusively, for this transaction and returns how far the
+    /// index has got. With `wait` false, a vault another indexer holds answers `None` at once.
+    pub async fn lock_index(&mut self, vault: Uuid, wait: bool) -> Result<Option<i64>> {
+        let key = self.index_lock_key(vault);
+        if wait {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(key).execute(&mut *self.tx).await?;
         } else {
-            sqlx::query_scalar!(
-                "SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2 FOR UPDATE SKIP LOCKED",
-                tenant,
-                vault
-            )
-            .fetch_optional(&mut *self.tx)
-            .await?
-        };
-        Ok(seq)
+            let got: bool =
+                sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(key).fetch_one(&mut *self.tx).await?;
+            if !got {
+                return Ok(None);
+            }
+        }
+        self.ensure_index_state(vault).await?;
+        let seq = sqlx::query_scalar!(
+            "SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2",
+            self.tenant,
+            vault
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        Ok(Some(seq))
     }
 
     /// Takes the vault's index lock shared for this transaction: other shared holders (the
-    /// batches of one rebuild) proceed together; [`Self::lock_index`] waits for them all.
+    /// batches of one rebuild) proceed together; [`Self::lock_index`] waits for them, and
+    /// shared requests made after it wait for it.
     pub async fn share_index_lock(&mut self, vault: Uuid) -> Result<()> {
-        let tenant = self.tenant;
-        sqlx::query!(
-            "INSERT INTO index_state (tenant_id, vault_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            tenant,
-            vault
-        )
-        .execute(&mut *self.tx)
-        .await?;
-        sqlx::query!(
-            "SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2 FOR SHARE",
-            tenant,
-            vault
-        )
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        Ok(())
+        let key = self.index_lock_key(vault);
+        sqlx::query("SELECT pg_advisory_xact_lock_shared($1)").bind(key).execute(&mut *self.tx).await?;
+        self.ensure_index_state(vault).await
     }
 
     /// Vaults with index jobs due, oldest work first.
@@ -529,9 +531,8 @@ impl TenantTx {
         if !tags.is_empty() {
             sqlx::query!(
                 r#"INSERT INTO note_tags (tenant_id, vault_id, path, ord, tag, tag_key, source, start_offset, line)
-                    SELECT $1, $2, u.path, u.ord, u.tag, lower(u.tag), u.source, u.start_offset, u.line
-                    FROM UNNEST($3::text[], $4::int4[], $5::text[], $6::text[], $7::int4[], $8::int4[])
-                         AS u(path, ord, tag, source, start_offset, line)"#,
+                    SELECT $1, $2, * FROM UNNEST($3::text[], $4::int4[], $5::text[], $9::text[], $6::text[], $7::int4[],
+                                                 $8::int4[])"#,
                 tenant,
                 vault,
                 &tags.iter().map(|(p, _, _)| p.to_string()).collect::<Vec<_>>(),
@@ -540,6 +541,8 @@ impl TenantTx {
                 &tags.iter().map(|(_, _, t)| t.source.clone()).collect::<Vec<_>>(),
                 &tags.iter().map(|(_, _, t)| t.start).collect::<Vec<_>>() as &[Option<i32>],
                 &tags.iter().map(|(_, _, t)| t.line).collect::<Vec<_>>() as &[Option<i32>],
+                // Lower-cased here, as queries lower-case tags, whatever the database's locale.
+                &tags.iter().map(|(_, _, t)| t.tag.to_lowercase()).collect::<Vec<_>>(),
             )
             .execute(&mut *self.tx)
             .await?;

@@ -30,7 +30,9 @@ impl Glob {
     }
 }
 
-/// The anchored regular expression a glob stands for (the same text works in Postgres).
+/// The anchored regular expression a glob stands for. The same text means the same in Rust's
+/// regex crate and in Postgres: ASCII punctuation is escaped (but `<` and `>`, which Rust reads
+/// as word boundaries when escaped, go in a class), everything else stands for itself.
 pub fn glob_regex(pattern: &str) -> String {
     let mut out = String::from("^");
     let mut chars = pattern.chars().peekable();
@@ -42,11 +44,16 @@ pub fn glob_regex(pattern: &str) -> String {
             }
             '*' => out.push_str("[^/]*"),
             '?' => out.push_str("[^/]"),
-            c if c.is_alphanumeric() || c == '/' || c == ' ' || c == '_' || c == '-' => out.push(c),
-            c => {
+            '<' | '>' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c if c.is_ascii_punctuation() && c != '/' && c != '_' && c != '-' => {
                 out.push('\\');
                 out.push(c);
             }
+            c => out.push(c),
         }
     }
     out.push('$');
@@ -113,5 +120,9 @@ mod tests {
         assert!(!Acl::open().can_read(".obsidian/app.json"));
         assert!(!Acl::open().can_read(".trash/x.md"));
         assert_eq!(glob_regex("a.b/*(1)"), r"^a\.b/[^/]*\(1\)$");
+        // Word-boundary escapes and non-ASCII text: literal, and valid.
+        let acl = Acl::new(Some(&["Shared/<team>/**".into(), "📚 Books/**".into()]), None, None).unwrap();
+        assert!(acl.can_read("Shared/<team>/x.md") && !acl.can_read("Shared/team/x.md"));
+        assert!(acl.can_read("📚 Books/Dune.md"));
     }
 }

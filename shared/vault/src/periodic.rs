@@ -106,8 +106,8 @@ fn week_of(date: NaiveDate, dow: i64, doy: i64) -> (i32, i64) {
     }
 }
 
-/// A moment.js format for `date`: YYYY YY Q MMMM MMM MM M DDDD DD D dddd ddd gggg ww w GGGG WW W,
-/// and [literal] text; anything else is copied as it is.
+/// A moment.js format for `date`: YYYY YY Q MMMM MMM MM M DDDD DDD DD Do D dddd ddd dd d gggg ww
+/// w GGGG WW W, and [literal] text; anything else is copied as it is.
 pub fn render(format: &str, date: NaiveDate) -> String {
     const MONTHS: [&str; 12] = [
         "January",
@@ -124,9 +124,9 @@ pub fn render(format: &str, date: NaiveDate) -> String {
         "December",
     ];
     const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-    let tokens: [&str; 20] = [
-        "YYYY", "YY", "Q", "MMMM", "MMM", "MM", "M", "DDDD", "DD", "Do", "D", "dddd", "ddd", "gggg", "ww", "w", "GGGG",
-        "WW", "W", "[",
+    let tokens: [&str; 23] = [
+        "YYYY", "YY", "Q", "MMMM", "MMM", "MM", "M", "DDDD", "DDD", "DD", "Do", "D", "dddd", "ddd", "dd", "d", "gggg",
+        "ww", "w", "GGGG", "WW", "W", "[",
     ];
     let mut out = String::new();
     let mut rest = format;
@@ -154,6 +154,7 @@ pub fn render(format: &str, date: NaiveDate) -> String {
             "MM" => format!("{:02}", date.month()),
             "M" => date.month().to_string(),
             "DDDD" => format!("{:03}", date.ordinal()),
+            "DDD" => date.ordinal().to_string(),
             "DD" => format!("{:02}", date.day()),
             "Do" => {
                 let d = date.day();
@@ -168,6 +169,8 @@ pub fn render(format: &str, date: NaiveDate) -> String {
             "D" => date.day().to_string(),
             "dddd" => DAYS[date.weekday().num_days_from_sunday() as usize].to_string(),
             "ddd" => DAYS[date.weekday().num_days_from_sunday() as usize][..3].to_string(),
+            "dd" => DAYS[date.weekday().num_days_from_sunday() as usize][..2].to_string(),
+            "d" => date.weekday().num_days_from_sunday().to_string(),
             "gggg" => format!("{local_year:04}"),
             "ww" => format!("{local_week:02}"),
             "w" => local_week.to_string(),
@@ -196,6 +199,7 @@ mod tests {
         assert_eq!(render("dddd, MMMM Do YYYY", d(2026, 11, 1)), "Sunday, November 1st 2026");
         assert_eq!(render("YYYY-[Q]Q", d(2026, 11, 30)), "2026-Q4");
         assert_eq!(render("YYYY/MMM/DDDD", d(2026, 2, 3)), "2026/Feb/034");
+        assert_eq!(render("DDD dd d", d(2026, 2, 3)), "34 Tu 2");
         // ISO weeks: 2021-01-03 is in 2020-W53; 2026-11-30 is 2026-W49.
         assert_eq!(render("GGGG-[W]WW", d(2021, 1, 3)), "2020-W53");
         assert_eq!(render("GGGG-[W]WW", d(2026, 11, 30)), "2026-W49");

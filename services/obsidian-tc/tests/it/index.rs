@@ -286,6 +286,7 @@ async fn failing_jobs_back_off_run_alone_and_are_dead_lettered_with_their_error(
     let reported = call(&app, "/mcp", &token, "get_index_status", json!({})).await;
     assert_eq!(status_of(&reported, "Notes")["state"], "degraded");
     assert_eq!(status_of(&reported, "Notes")["dead_jobs"], 1);
+    assert_eq!(status_of(&reported, "Notes")["last_error"], "object_store: a file could not be read", "no path in it");
     app.stop().await;
 }
 
@@ -337,6 +338,13 @@ async fn index_vault_answers_inline_or_as_a_task_and_can_be_cancelled() {
     assert_eq!(h["tool"], "index_vault");
     let task_id = h["task_id"].as_str().unwrap().to_string();
     assert!(handle["content"][0]["text"].as_str().unwrap().contains(&task_id));
+    // One rebuild per vault at a time.
+    let second = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
+    let refused = error_of(&second);
+    assert_eq!(
+        (refused["code"].as_str(), refused["details"]["reason"].as_str()),
+        (Some("conflict"), Some("rebuild_running"))
+    );
     // Any gateway answers for the task: poll it through a second one.
     let other_pod = app.another_gateway(|_| {}).await;
     let status = app
@@ -397,7 +405,7 @@ async fn index_vault_answers_inline_or_as_a_task_and_can_be_cancelled() {
 }
 
 /// Polls get_task_status until the task leaves `working`.
-async fn poll(app: &TestApp, token: &str, task_id: &str) -> Value {
+pub(crate) async fn poll(app: &TestApp, token: &str, task_id: &str) -> Value {
     for _ in 0..600 {
         let status = call(app, "/mcp", token, "get_task_status", json!({"task_id": task_id})).await;
         let s = status["structuredContent"].clone();

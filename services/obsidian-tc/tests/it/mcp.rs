@@ -677,6 +677,7 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     let handle = call(&app, "/mcp", &token, "index_vault", json!({"vault": "Notes"})).await;
     assert_eq!(handle["structuredContent"]["status"], "working", "{handle}");
     let task_id = handle["structuredContent"]["task_id"].as_str().unwrap().to_string();
+    crate::index::poll(&app, &token, &task_id).await;
     let listed = rpc(&app, "/mcp/full", &token, "tools/list", json!({})).await;
     let triad = rpc(&app, "/mcp/triad", &token, "tools/list", json!({})).await;
     let advertised: Vec<Value> =
@@ -690,6 +691,10 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     for (name, args) in samples {
         let result = call(&app, "/mcp", &token, name, args.clone()).await;
         assert_eq!(result["isError"], false, "{name} {args}: {result}");
+        if let Some(running) = result["structuredContent"]["task_id"].as_str().filter(|_| name == "index_vault") {
+            // One rebuild per vault at a time: let this one finish before the next sample.
+            crate::index::poll(&app, &token, running).await;
+        }
         let tool = advertised.iter().find(|t| t["name"] == name).unwrap();
         match tool.get("outputSchema") {
             Some(schema) => {

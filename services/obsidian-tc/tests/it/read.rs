@@ -344,6 +344,7 @@ async fn a_note_the_acl_hides_behaves_exactly_like_a_missing_one() {
         ("get_backlinks", json!({"vault": v, "path": "Secret/S.md"})),
         ("note_exists", json!({"vault": v, "path": "Secret/S.md"})),
         ("note_exists", json!({"vault": v, "path": "Secret"})),
+        ("note_exists", json!({"vault": v, "path": "Folder"})),
         ("list_notes", json!({"vault": v})),
         ("list_notes", json!({"vault": v, "folder": "Secret"})),
         ("get_outgoing_links", json!({"vault": v, "path": "B.md"})),

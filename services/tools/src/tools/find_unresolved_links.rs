@@ -40,7 +40,8 @@ pub struct Output {
     /// Pass as cursor for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-    /// Notes (up to 50) whose frontmatter does not parse: they have no property links.
+    /// On the first page, notes (up to 20) whose frontmatter does not parse: they have no
+    /// property links.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warnings: Option<Vec<Warning>>,
 }
@@ -83,7 +84,7 @@ impl Tool for FindUnresolvedLinks {
         let sources: Vec<String> = rows.iter().map(|(_, s, _)| s.clone()).collect();
         let body_lines = tx.body_lines(v.vault.id, &sources).await.map_err(|e| internal(name, &e))?;
         let failures = if after.is_none() {
-            tx.frontmatter_failures(v.vault.id, &folder, v.readable(), 50).await.map_err(|e| internal(name, &e))?
+            tx.frontmatter_failures(v.vault.id, &folder, v.readable(), 20).await.map_err(|e| internal(name, &e))?
         } else {
             Vec::new()
         };
@@ -102,13 +103,15 @@ impl Tool for FindUnresolvedLinks {
                 ((source, ord), lv)
             })
             .collect();
-        let (items, cut) = fit(items, PAGE_BUDGET_BYTES);
+        let warnings = warnings(failures);
+        let warnings_size = serde_json::to_vec(&warnings).map_or(0, |v| v.len());
+        let (items, cut) = fit(items, PAGE_BUDGET_BYTES.saturating_sub(warnings_size));
         let next_cursor = (more || cut).then(|| encode_cursor(name, &items.last().map(|(k, _)| k.clone())));
         Ok(Output {
             vault: v.vault.name.clone(),
             unresolved: items.into_iter().map(|(_, lv)| lv).collect(),
             next_cursor,
-            warnings: warnings(failures),
+            warnings,
         })
     }
 }

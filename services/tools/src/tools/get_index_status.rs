@@ -47,6 +47,8 @@ pub struct VaultIndex {
     pub oldest_queued_seconds: Option<i64>,
     /// Jobs that failed every attempt; their error is kept.
     pub dead_jobs: i64,
+    /// What the last failure was, in kind only (object_store, database or internal); the full
+    /// error is in the server log and the job's record, which name paths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +111,7 @@ impl Tool for GetIndexStatus {
                 queued_jobs: s.queued_jobs,
                 oldest_queued_seconds: s.oldest_queued_at.map(|t| (chrono::Utc::now() - t).num_seconds().max(0)),
                 dead_jobs: s.dead_jobs,
-                last_error: s.last_error,
+                last_error: s.last_error.as_deref().map(error_kind),
                 rebuilt_at: s.rebuilt_at.map(|t| t.to_rfc3339()),
                 fts_enabled: true,
                 vec_enabled: false,
@@ -117,5 +119,17 @@ impl Tool for GetIndexStatus {
         }
         tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output { vaults })
+    }
+}
+
+/// The kind of an indexing failure, without its details (they can name notes the caller may
+/// not read).
+fn error_kind(chain: &str) -> String {
+    if chain.starts_with("reading ") {
+        "object_store: a file could not be read".into()
+    } else if chain.starts_with("index store") {
+        "database".into()
+    } else {
+        "internal".into()
     }
 }

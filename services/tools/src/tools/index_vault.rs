@@ -10,6 +10,9 @@ use crate::{CallContext, ProgressSink, Tool, caller_vault};
 
 pub struct IndexVault;
 
+/// How long a rebuild's lease lasts at most (it is given back when the rebuild ends).
+const REBUILD_LEASE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
@@ -151,10 +154,25 @@ impl Tool for IndexVault {
         let tenant = ctx.caller.tenant_id;
         let vault_name = vault.name.clone();
         let sink = ctx.progress.cloned();
+        // One rebuild per vault at a time (two would replace the same rows at once). The lease
+        // lapses by itself if the pod running the rebuild dies.
+        let kv = ctx.services().kv.clone();
+        let lease = format!("rebuild:{tenant}:{}", vault.id);
+        let holder = uuid::Uuid::new_v4().to_string();
+        let got = kv.try_acquire_lease(&lease, &holder, REBUILD_LEASE).await.map_err(|e| crate::internal(name, &e))?;
+        if !got {
+            return Err(ToolError::with_message(ErrorCode::Conflict, "a rebuild of this vault is already running")
+                .detail("reason", "rebuild_running")
+                .detail("vault", vault.name.clone()));
+        }
         let outcome = tasks::run(ctx, name, "index_vault", move |handle| async move {
             let started = std::time::Instant::now();
             let progress = TaskProgress(handle, sink);
-            match indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await {
+            let result = indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await;
+            if let Err(e) = kv.release_lease(&lease, &holder).await {
+                tracing::warn!(error = ?e, "could not release the rebuild lease; it lapses by itself");
+            }
+            match result {
                 Ok(report) => {
                     let out = output(&vault_name, &report, started.elapsed().as_millis() as u64, format);
                     serde_json::to_value(out).map_err(|e| crate::internal(name, &e))

@@ -48,22 +48,21 @@ impl Tool for NoteExists {
         let path = input.path.trim_end_matches('/').to_string();
         otc_vault::check_path(&path).map_err(|e| e.detail("field", "path"))?;
         let mut kind = None;
-        if view.can_read(&path) {
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            if tx.file(view.vault.id, &path).await.map_err(|e| internal(name, &e))?.is_some() {
-                kind = Some("file");
-            } else {
-                // A folder exists when a readable file is under it.
-                let under = tx
-                    .list_files(view.vault.id, &format!("{path}/"), true, None, view.readable(), None, 1)
-                    .await
-                    .map_err(|e| internal(name, &e))?;
-                if !under.is_empty() {
-                    kind = Some("folder");
-                }
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        if view.can_read(&path) && tx.file(view.vault.id, &path).await.map_err(|e| internal(name, &e))?.is_some() {
+            kind = Some("file");
+        } else {
+            // A folder exists for the caller when a file they can read is under it (the folder
+            // name itself need not match their read globs).
+            let under = tx
+                .list_files(view.vault.id, &format!("{path}/"), true, None, view.readable(), None, 1)
+                .await
+                .map_err(|e| internal(name, &e))?;
+            if !under.is_empty() {
+                kind = Some("folder");
             }
-            tx.commit().await.map_err(|e| internal(name, &e))?;
         }
+        tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output { vault: view.vault.name.clone(), path, exists: kind.is_some(), kind: kind.map(str::to_string) })
     }
 }
