@@ -439,7 +439,8 @@ impl TenantTx {
         sqlx::query!(
             r#"INSERT INTO notes (tenant_id, vault_id, path, title, aliases, frontmatter, frontmatter_error, tags, headings,
                                   blocks, size, mtime, content_hash, indexed_hash, warnings, body_line)
-                SELECT $1, $2, u.path, u.title, ARRAY(SELECT jsonb_array_elements_text(u.aliases)), u.frontmatter, u.fm_error,
+                SELECT $1, $2, u.path, u.title, ARRAY(SELECT jsonb_array_elements_text(u.aliases)),
+                       NULLIF(u.frontmatter, 'null'::jsonb), u.fm_error,
                        ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.headings, u.blocks, u.size, u.mtime, u.content_hash,
                        u.indexed_hash, ARRAY(SELECT jsonb_array_elements_text(u.warnings)), u.body_line
                 FROM UNNEST($3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[], $9::jsonb[], $10::jsonb[],
@@ -465,16 +466,6 @@ impl TenantTx {
         )
         .execute(&mut *self.tx)
         .await?;
-        // A note without frontmatter keeps NULL there, not JSON null.
-        sqlx::query!(
-            "UPDATE notes SET frontmatter = NULL WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3) AND frontmatter = 'null'::jsonb",
-            tenant,
-            vault,
-            &paths
-        )
-        .execute(&mut *self.tx)
-        .await?;
-
         self.insert_links(vault, notes).await?;
         self.insert_note_details(vault, notes).await?;
         Ok(())

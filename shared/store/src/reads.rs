@@ -214,7 +214,10 @@ impl TenantTx {
 
     /// Readable notes under `folder` that no other readable note links to (body, embed or
     /// property link alike), in path order after `after`, at most `limit`. With
-    /// `require_no_outgoing`, only those that link nowhere themselves.
+    /// `require_no_outgoing`, only those that link nowhere themselves. Walks the notes in
+    /// index order a chunk at a time and checks each chunk's inbound links by index, so a page
+    /// costs the same whatever the planner knows about the tables.
+    #[allow(clippy::too_many_arguments)]
     pub async fn orphans(
         &mut self,
         vault: Uuid,
@@ -224,31 +227,68 @@ impl TenantTx {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<String>> {
-        let rows = sqlx::query_scalar!(
-            r#"SELECT n.path FROM notes n
-                WHERE n.tenant_id = $1 AND n.vault_id = $2 AND starts_with(n.path, $3)
-                  AND n.path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR n.path ~ ANY($4))
-                  AND ($6::text IS NULL OR n.path > $6)
-                  AND NOT EXISTS (
-                      SELECT 1 FROM links l
-                       WHERE l.tenant_id = $1 AND l.vault_id = $2 AND l.resolved_path = n.path AND l.source_path <> n.path
-                         AND l.source_path !~ '^\.(obsidian|trash|git)/'
-                         AND ($4::text[] IS NULL OR l.source_path ~ ANY($4)))
-                  AND (NOT $5 OR NOT EXISTS (
-                      SELECT 1 FROM links o
-                       WHERE o.tenant_id = $1 AND o.vault_id = $2 AND o.source_path = n.path AND o.target <> ''))
-                ORDER BY n.path LIMIT $7"#,
-            self.tenant,
-            vault,
-            folder,
-            readable,
-            require_no_outgoing,
-            after,
-            limit
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        Ok(rows)
+        const CHUNK: i64 = 500;
+        let mut found = Vec::new();
+        let mut cursor = after.map(str::to_string);
+        loop {
+            let candidates = sqlx::query_scalar!(
+                r#"SELECT path FROM notes
+                    WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
+                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                      AND path > COALESCE($5, '')
+                    ORDER BY path LIMIT $6"#,
+                self.tenant,
+                vault,
+                folder,
+                readable,
+                cursor.as_deref(),
+                CHUNK
+            )
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let Some(last) = candidates.last().cloned() else { return Ok(found) };
+            let linked: std::collections::HashSet<String> = sqlx::query_scalar!(
+                r#"SELECT DISTINCT resolved_path AS "path!" FROM links
+                    WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = ANY($3) AND source_path <> resolved_path
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))"#,
+                self.tenant,
+                vault,
+                &candidates,
+                readable
+            )
+            .fetch_all(&mut *self.tx)
+            .await?
+            .into_iter()
+            .collect();
+            let linking: std::collections::HashSet<String> = if require_no_outgoing {
+                sqlx::query_scalar!(
+                    r#"SELECT DISTINCT source_path FROM links
+                        WHERE tenant_id = $1 AND vault_id = $2 AND source_path = ANY($3) AND target <> ''"#,
+                    self.tenant,
+                    vault,
+                    &candidates
+                )
+                .fetch_all(&mut *self.tx)
+                .await?
+                .into_iter()
+                .collect()
+            } else {
+                Default::default()
+            };
+            let exhausted = (candidates.len() as i64) < CHUNK;
+            for path in candidates {
+                if !linked.contains(&path) && !linking.contains(&path) {
+                    found.push(path);
+                    if found.len() as i64 >= limit {
+                        return Ok(found);
+                    }
+                }
+            }
+            if exhausted {
+                return Ok(found);
+            }
+            cursor = Some(last);
+        }
     }
 
     /// Where each note's body starts (0-based line), for the notes given.

@@ -715,3 +715,32 @@ async fn read_notes_pages_by_the_byte_budget_in_request_order() {
     assert_eq!(err(&app, &token, "read_notes", json!({"vault": "Notes", "paths": []})).await["code"], "invalid_input");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_hidden_note_does_not_shadow_a_readable_one_in_get_outgoing_links() {
+    let app = TestApp::spawn_with(|c| {
+        c.acl.push(otc_config::AclEntry {
+            tenant: None,
+            vault: "Notes".into(),
+            read_paths: Some(vec!["Public/**".into(), "Index.md".into()]),
+            write_paths: None,
+            delete_paths: None,
+        })
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    // For Obsidian, [[Plan]] is the root Plan.md; this caller cannot read it, so for them the
+    // link means Public/Plan.md, as if the hidden note were not there.
+    commit(
+        &app,
+        &token,
+        "Notes",
+        &[("Plan.md", Some("secret")), ("Public/Plan.md", Some("open")), ("Index.md", Some("[[Plan]]"))],
+    )
+    .await;
+    let out = ok(&app, &token, "get_outgoing_links", json!({"vault": "Notes", "path": "Index.md"})).await;
+    assert_eq!(out["links"][0]["target_path"], "Public/Plan.md", "{out}");
+    assert!(out["links"][0].get("candidates").is_none(), "the hidden candidate is not named");
+    app.stop().await;
+}

@@ -97,7 +97,13 @@ impl Tool for GetOutgoingLinks {
         for link in &links {
             let mut v = view(link, meta.body_line, detailed);
             v.target = Some(link.target.clone());
-            let target_path = link.resolved_path.clone().filter(|p| view_.can_read(p));
+            // Under a restricted view, resolve among the files the caller can read, as if the
+            // hidden ones were absent (a hidden root note must not shadow a readable one).
+            let target_path = if view_.readable().is_some() && !link.target.is_empty() {
+                resolver.resolve(&link.target, &input.path).map(str::to_string)
+            } else {
+                link.resolved_path.clone().filter(|p| view_.can_read(p))
+            };
             v.resolved = Some(target_path.is_some());
             if target_path.is_some() {
                 resolved += 1;
