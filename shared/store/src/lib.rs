@@ -122,13 +122,10 @@ impl Store {
 
     /// Opens a transaction confined to `tenant` by row-level security.
     pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
-        // BEGIN and the settings in one round trip (a simple-protocol batch; `role` is the
+        // BEGIN and both settings in one round trip (a simple-protocol batch; `role` is the
         // setting SET LOCAL ROLE changes). The tenant is a UUID, so its text is safe to inline.
-        // Custom plans always: many queries take optional filters and keyset cursors
-        // (`$n IS NULL OR path > $n`), which a cached generic plan cannot use an index for.
         let begin = format!(
-            "BEGIN; SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true), \
-             set_config('plan_cache_mode', 'force_custom_plan', true)",
+            "BEGIN; SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
             tenant.hyphenated()
         );
         let tx = self.pool.begin_with(begin).await?;
