@@ -166,6 +166,21 @@ pub fn fit<T: Serialize>(items: Vec<T>, budget: usize) -> (Vec<T>, bool) {
     (kept, cut)
 }
 
+/// One page of a keyset-paged list: the leading items that fit `budget`, and the cursor for
+/// the rest (when the query found rows beyond the page, `more`, or the budget cut it), made
+/// from the last item's key.
+pub fn page<T: Serialize, K: Serialize>(
+    tool: &str,
+    items: Vec<T>,
+    more: bool,
+    budget: usize,
+    key: impl Fn(&T) -> K,
+) -> (Vec<T>, Option<String>) {
+    let (items, cut) = fit(items, budget);
+    let next = (more || cut).then(|| encode_cursor(tool, &items.last().map(&key)));
+    (items, next)
+}
+
 /// A page size argument: 1 to 1,000, default [`DEFAULT_PAGE`].
 pub fn page_limit(limit: Option<u32>) -> Result<usize, ToolError> {
     match limit {

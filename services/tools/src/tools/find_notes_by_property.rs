@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct FindNotesByProperty;
@@ -125,9 +125,8 @@ impl Tool for FindNotesByProperty {
             .take(limit)
             .map(|(path, value)| Match { path, value: detailed.then(|| value.to_string()) })
             .collect();
-        let (matches, cut) = fit(items, PAGE_BUDGET_BYTES);
-        let truncated = more || cut;
-        let next_cursor = truncated.then(|| encode_cursor(name, &matches.last().map(|m| m.path.clone())));
+        let (matches, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
+        let truncated = next_cursor.is_some();
         Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
     }
 }

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct FindNotesByTag;
@@ -87,9 +87,8 @@ impl Tool for FindNotesByTag {
         let more = rows.len() > limit;
         let items: Vec<Match> =
             rows.into_iter().take(limit).map(|(path, tags)| Match { path, tags: detailed.then_some(tags) }).collect();
-        let (matches, cut) = fit(items, PAGE_BUDGET_BYTES);
-        let truncated = more || cut;
-        let next_cursor = truncated.then(|| encode_cursor(name, &matches.last().map(|m| m.path.clone())));
+        let (matches, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
+        let truncated = next_cursor.is_some();
         Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
     }
 }

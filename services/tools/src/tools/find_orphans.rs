@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct FindOrphans;
@@ -70,8 +70,8 @@ impl Tool for FindOrphans {
             .map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let more = rows.len() > limit;
-        let (orphans, cut) = fit(rows.into_iter().take(limit).collect::<Vec<_>>(), PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &orphans.last().cloned()));
+        let (orphans, next_cursor) =
+            page(name, rows.into_iter().take(limit).collect(), more, PAGE_BUDGET_BYTES, |p: &String| p.clone());
         Ok(Output { vault: v.vault.name.clone(), orphans, next_cursor })
     }
 }

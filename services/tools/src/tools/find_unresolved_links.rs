@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::links_out::{LinkView, Warning, view, warnings};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct FindUnresolvedLinks;
@@ -105,8 +105,8 @@ impl Tool for FindUnresolvedLinks {
             .collect();
         let warnings = warnings(failures);
         let warnings_size = serde_json::to_vec(&warnings).map_or(0, |v| v.len());
-        let (items, cut) = fit(items, PAGE_BUDGET_BYTES.saturating_sub(warnings_size));
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &items.last().map(|(k, _)| k.clone())));
+        let (items, next_cursor) =
+            page(name, items, more, PAGE_BUDGET_BYTES.saturating_sub(warnings_size), |(k, _)| k.clone());
         Ok(Output {
             vault: v.vault.name.clone(),
             unresolved: items.into_iter().map(|(_, lv)| lv).collect(),

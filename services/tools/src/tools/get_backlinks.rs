@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::links_out::{LinkView, view};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, not_found, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, not_found, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct GetBacklinks;
@@ -96,8 +96,7 @@ impl Tool for GetBacklinks {
                 ((source, ord), lv)
             })
             .collect();
-        let (items, cut) = fit(items, PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &items.last().map(|(k, _)| k.clone())));
+        let (items, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |(k, _)| k.clone());
         Ok(Output {
             vault: v.vault.name.clone(),
             path: input.path,

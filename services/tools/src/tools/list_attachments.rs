@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::tools::get_attachment::mime_of;
 use crate::{CallContext, Tool, internal};
 
@@ -116,8 +116,7 @@ impl Tool for ListAttachments {
                 path: r.path,
             })
             .collect();
-        let (attachments, cut) = fit(items, PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &attachments.last().map(|a| a.path.clone())));
+        let (attachments, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |a| a.path.clone());
         Ok(Output { vault: v.vault.name.clone(), attachments, next_cursor })
     }
 }

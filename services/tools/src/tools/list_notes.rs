@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
 use crate::{CallContext, Tool, internal};
 
 pub struct ListNotes;
@@ -115,8 +115,7 @@ impl Tool for ListNotes {
                 mtime: detailed.then(|| r.mtime.to_rfc3339()),
             })
             .collect();
-        let (notes, cut) = fit(entries, PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &notes.last().map(|n| n.path.clone())));
+        let (notes, next_cursor) = page(name, entries, more, PAGE_BUDGET_BYTES, |n| n.path.clone());
         Ok(Output { vault: view.vault.name.clone(), notes, next_cursor })
     }
 }
