@@ -191,7 +191,7 @@ fn anchor_error(message: &str, anchor: &Anchor) -> ToolError {
 /// The part of `text` the anchor names.
 pub fn section(text: &str, note: &otc_parser::Note, anchor: &Anchor) -> Result<Section, ToolError> {
     let lines = otc_parser::Lines::new(text);
-    let end_line = |end: usize| lines.pos(end.saturating_sub(1).max(0)).line + 1;
+    let end_line = |end: usize| lines.pos(end.saturating_sub(1)).line + 1;
     match anchor.kind {
         AnchorKind::Heading => {
             let wanted = anchor.heading.as_deref().ok_or_else(|| anchor_error("anchor.heading is required", anchor))?;
