@@ -4,6 +4,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use otc_auth::PresentedToken;
 
+use crate::auth_cache::Lookup;
 use crate::{ApiError, AppState};
 
 /// Who is calling: attached to every authenticated request.
@@ -23,13 +24,22 @@ pub async fn require_token(
     }
     let presented: PresentedToken = token.trim().parse().map_err(|_| ApiError::invalid_token())?;
 
-    let lookup = async {
-        let mut tx = state.store.begin(presented.tenant).await?;
-        let caller = tx.authenticate(&presented.hash).await?;
-        tx.commit().await?;
-        Ok::<_, otc_store::StoreError>(caller)
+    let caller = match state.auth_cache.lookup(&state.kv, presented.tenant, &presented.hash).await {
+        Lookup::Hit(caller) => caller,
+        Lookup::Miss(generation) => {
+            let lookup = async {
+                let mut tx = state.store.begin(presented.tenant).await?;
+                let caller = tx.authenticate(&presented.hash).await?;
+                tx.commit().await?;
+                Ok::<_, otc_store::StoreError>(caller)
+            };
+            let caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
+            if let Some(generation) = generation {
+                state.auth_cache.put(generation, &presented.hash, &caller);
+            }
+            caller
+        }
     };
-    let caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
     request.extensions_mut().insert(caller);
     Ok(next.run(request).await)
 }

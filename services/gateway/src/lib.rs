@@ -4,6 +4,7 @@
 //! replica answers any request.
 
 mod auth;
+pub mod auth_cache;
 mod error;
 mod health;
 pub mod mcp;
@@ -39,6 +40,8 @@ pub struct AppState {
     /// Upper bound for each dependency check in `/readyz`.
     pub check_timeout: Duration,
     pub dispatcher: Arc<Dispatcher>,
+    /// Tokens checked recently, valid while their tenant's token generation holds.
+    pub auth_cache: Arc<auth_cache::AuthCache>,
     pub mcp: mcp::McpHttpSettings,
     pub sync: SyncSettings,
 }

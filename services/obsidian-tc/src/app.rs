@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use otc_blobs::Blobs;
 use otc_config::{Config, Loaded, Sources};
+use otc_gateway::auth_cache::AuthCache;
 use otc_gateway::{AppState, HttpLimits};
 use otc_indexer::{Indexer, IndexerSettings};
 use otc_kv::Kv;
@@ -82,6 +83,7 @@ pub fn dispatcher_with(
         indexer: deps.indexer.clone(),
         acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
         vault_cache: Default::default(),
+        files: otc_tools::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
@@ -95,12 +97,7 @@ impl Deps {
     /// down and report it (`/readyz`, `doctor`).
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let store = connect_store(config)?;
-        let kv = Kv::new(
-            config.redis.url.expose(),
-            &config.redis.key_prefix,
-            Duration::from_secs(config.redis.connect_timeout_secs),
-        )
-        .context("redis")?;
+        let kv = connect_kv(config)?;
         let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5)).context("object store")?;
         let indexer = Indexer::new(store.clone(), blobs.clone(), indexer_settings(config));
         Ok(Self { store, kv: Arc::new(kv), blobs, indexer })
@@ -178,6 +175,7 @@ pub async fn start_gateway_with(
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         dispatcher,
+        auth_cache: Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms))),
         mcp: otc_gateway::mcp::McpHttpSettings {
             allowed_hosts: config.mcp.allowed_hosts.clone(),
             allowed_origins: config.mcp.allowed_origins.clone(),
@@ -323,7 +321,19 @@ fn connect_store(config: &Config) -> anyhow::Result<Store> {
     .context("database")
 }
 
+fn connect_kv(config: &Config) -> anyhow::Result<Kv> {
+    Kv::new(config.redis.url.expose(), &config.redis.key_prefix, Duration::from_secs(config.redis.connect_timeout_secs))
+        .context("redis")
+}
+
 /// The store alone, for the admin commands.
 pub fn store_only(sources: &Sources) -> anyhow::Result<Store> {
     connect_store(&load(sources)?.config)
+}
+
+/// The store and Redis, for admin commands that must tell the gateways what they did (a token
+/// revocation), and the configuration they were made from.
+pub fn store_and_kv(sources: &Sources) -> anyhow::Result<(Store, Kv, Config)> {
+    let config = load(sources)?.config;
+    Ok((connect_store(&config)?, connect_kv(&config)?, config))
 }

@@ -2,6 +2,11 @@
 
 use std::process::ExitCode;
 
+// Faster than the system allocator under many small, short-lived allocations across threads
+// (every request's JSON); measured in loadtests/read-bench.sh.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use obsidian_tc::{Cli, app::ConfigProblems, chain, run};
 

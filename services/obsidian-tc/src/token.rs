@@ -159,6 +159,16 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
             }
             tx.commit().await?;
             println!("revoked token {id}");
+            // Gateways keep checked tokens for a while; tell them, so it stops working at once.
+            let (_, kv, config) = app::store_and_kv(&sources)?;
+            if let Err(e) = otc_gateway::auth_cache::revoked(&kv, tenant_id).await {
+                eprintln!(
+                    "warning: could not tell the gateways through Redis ({}); a gateway that checked this token \
+                     recently may accept it for up to {} ms more",
+                    otc_gateway::error_chain(&e),
+                    config.server.auth_cache_ttl_ms
+                );
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

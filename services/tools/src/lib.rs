@@ -4,6 +4,7 @@
 //!
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
+pub mod file_cache;
 pub mod format;
 pub mod links_out;
 pub mod reading;
@@ -104,6 +105,8 @@ pub struct Services {
     pub acls: Arc<Vec<reading::VaultAcl>>,
     /// Vault lookups by name, shared by every call.
     pub vault_cache: VaultCache,
+    /// Manifest rows read recently, valid while their vault's write generation holds.
+    pub files: file_cache::FileCache,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).

@@ -111,21 +111,27 @@ pub fn not_found(path: &str) -> ToolError {
     ToolError::new(ErrorCode::NoteNotFound).detail("path", path)
 }
 
-/// The note's stored content and its hash, or not found.
-pub async fn read_content(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    path: &str,
-) -> Result<(String, String), ToolError> {
+/// A note as stored: its text, the content hash the next write passes as its expected hash,
+/// and its manifest row (size, mtime).
+pub struct Content {
+    pub text: String,
+    pub content_hash: String,
+    pub entry: otc_store::FileEntry,
+}
+
+/// The note's stored content, or not found (missing and unreadable alike).
+pub async fn read_content(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<Content, ToolError> {
     view.readable_path(path)?;
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    let entry = tx.file(view.vault.id, path).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
-    let entry = entry.ok_or_else(|| not_found(path))?;
+    let services = ctx.services();
+    let entry = services
+        .files
+        .file(&services.store, &services.kv, ctx.caller.tenant_id, view.vault.id, path)
+        .await
+        .map_err(|e| internal(tool, &e))?
+        .ok_or_else(|| not_found(path))?;
     let bytes =
         ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), hex::encode(entry.hash)))
+    Ok(Content { text: String::from_utf8_lossy(&bytes).into_owned(), content_hash: hex::encode(entry.hash), entry })
 }
 
 /// An opaque cursor: the tool's name and its position, so a cursor from one tool (or a

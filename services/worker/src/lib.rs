@@ -33,6 +33,7 @@ pub struct ReconcileReport {
 /// time and e-tag as last imported) are not read again.
 pub async fn reconcile_once(
     store: &Store,
+    kv: &Kv,
     blobs: &Blobs,
     target: &otc_config::ReconcileTarget,
 ) -> Result<ReconcileReport, Box<dyn std::error::Error + Send + Sync>> {
@@ -112,6 +113,11 @@ pub async fn reconcile_once(
         tx.set_reconcile_state(vault.id, entry).await?;
     }
     tx.commit().await?;
+    if !changes.is_empty()
+        && let Err(e) = kv.bump_generation(otc_kv::Generation::Vault(vault.id)).await
+    {
+        tracing::warn!(vault = %vault.id, error = %e, "reconcile committed but could not move the vault's generation on; gateways may serve the old manifest rows for up to tools.file_cache_ms");
+    }
     Ok(report)
 }
 
@@ -270,7 +276,7 @@ impl Worker {
                     Err(e) => tracing::warn!(error = ?e, "sweep failed; will retry"),
                 }
                 for target in &self.settings.reconcile {
-                    match reconcile_once(&self.store, &self.blobs, target).await {
+                    match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
                         Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
                         Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
                     }

@@ -67,6 +67,10 @@ pub struct ServerConfig {
     pub shutdown_grace_secs: u64,
     /// How long `/readyz` waits for each dependency before calling it down.
     pub readiness_timeout_ms: u64,
+    /// How long a gateway keeps a token it has checked without asking Postgres again (0: ask
+    /// every time). Revocations reach every gateway at once over Redis; while a gateway is cut
+    /// off from Redis it keeps nothing.
+    pub auth_cache_ttl_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +80,7 @@ impl Default for ServerConfig {
             body_limit_bytes: 4 * 1024 * 1024,
             shutdown_grace_secs: 30,
             readiness_timeout_ms: 2000,
+            auth_cache_ttl_ms: 10_000,
         }
     }
 }
@@ -379,11 +384,15 @@ pub struct ToolsConfig {
     /// How long a long-running tool (index_vault) holds the call open before it answers with a
     /// task handle to poll (the spec's 40 s budget).
     pub task_budget_ms: u64,
+    /// The longest a gateway serves a note's manifest row from memory (0: never). Rows are
+    /// served only while the vault's write generation in Redis is unchanged, so this bounds
+    /// staleness only when a commit could not reach Redis.
+    pub file_cache_ms: u64,
 }
 
 impl Default for ToolsConfig {
     fn default() -> Self {
-        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000 }
+        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000, file_cache_ms: 2_000 }
     }
 }
 

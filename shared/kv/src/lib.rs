@@ -1,5 +1,6 @@
-//! Redis: key prefixing, health, leases (leader election for periodic work), and small JSON
-//! records with a time to live (the state of long-running tool calls).
+//! Redis: key prefixing, health, leases (leader election for periodic work), small JSON
+//! records with a time to live (the state of long-running tool calls), and generations (the
+//! counters that tell the gateways' caches when what they hold has changed).
 //!
 //! Later work adds rate limits here. Every key goes through [`Kv::key`], so
 //! deployments and tests sharing one Redis never see each other's keys.
@@ -28,6 +29,9 @@ pub struct Kv {
     prefix: String,
     timeout: Duration,
     conn: OnceCell<ConnectionManager>,
+    started: std::time::Instant,
+    /// Until when (ms after `started`) generation reads fail at once: Redis was unreachable.
+    generation_down_until_ms: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Kv {
@@ -40,7 +44,14 @@ impl Kv {
     /// Makes the client; no connection is attempted until first use.
     pub fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self> {
         let client = redis::Client::open(url).map_err(KvError::Config)?;
-        Ok(Self { client, prefix: prefix.to_string(), timeout, conn: OnceCell::new() })
+        Ok(Self {
+            client,
+            prefix: prefix.to_string(),
+            timeout,
+            conn: OnceCell::new(),
+            started: std::time::Instant::now(),
+            generation_down_until_ms: std::sync::atomic::AtomicU64::new(0),
+        })
     }
 
     /// The full key for `name` under this deployment's prefix.
@@ -153,6 +164,104 @@ impl Kv {
             script.key(self.key(name)).arg(expected).arg(value).invoke_async(&mut conn).await.map_err(classify)?;
         Ok(swapped == 1)
     }
+}
+
+/// How long a generation counter outlives its last move (it is recreated, at a random value,
+/// when missing).
+const GENERATION_TTL_MS: u64 = 7 * 24 * 3600 * 1000;
+
+/// A counter that moves on whenever what it stands for changes in Postgres. Caches tag what
+/// they read from Postgres with the generation read *before* the read, and trust it only while
+/// the generation still reads the same; whoever changes the thing moves the generation on after
+/// committing and before answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// A vault's files (every commit to it).
+    Vault(uuid::Uuid),
+    /// A tenant's tokens (every revocation in it).
+    Tokens(uuid::Uuid),
+}
+
+impl Generation {
+    fn key_name(self) -> String {
+        match self {
+            Generation::Vault(id) => format!("gen:vault:{id}"),
+            Generation::Tokens(id) => format!("gen:tokens:{id}"),
+        }
+    }
+}
+
+impl Kv {
+    /// The current value of `generation`, for a cache deciding whether what it holds is still
+    /// good. Callers fall back to Postgres on an error, so this fails fast: within
+    /// [`GENERATION_WAIT`], and at once for a second after Redis was found unreachable (a
+    /// gateway that lost Redis then pays one slow request a second, not one each). A missing
+    /// counter is created at a random value, so it never repeats one a cache may hold.
+    pub async fn generation(&self, generation: Generation) -> Result<i64> {
+        let now_ms = self.started.elapsed().as_millis() as u64;
+        if now_ms < self.generation_down_until_ms.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(unavailable("redis was unreachable a moment ago"));
+        }
+        let read = tokio::time::timeout(GENERATION_WAIT, self.read_generation(generation))
+            .await
+            .unwrap_or_else(|_| Err(unavailable("generation read timed out")));
+        if let Err(KvError::Unavailable(_)) = &read {
+            let until = self.started.elapsed().as_millis() as u64 + 1_000;
+            self.generation_down_until_ms.store(until, std::sync::atomic::Ordering::Relaxed);
+        }
+        read
+    }
+
+    async fn read_generation(&self, generation: Generation) -> Result<i64> {
+        let key = self.key(&generation.key_name());
+        let mut conn = self.conn().await?;
+        if let Some(value) = conn.get::<_, Option<i64>>(&key).await.map_err(classify)? {
+            return Ok(value);
+        }
+        let _: () = redis::cmd("SET")
+            .arg(&key)
+            .arg(random_generation())
+            .arg("NX")
+            .arg("PX")
+            .arg(GENERATION_TTL_MS)
+            .query_async(&mut conn)
+            .await
+            .map_err(classify)?;
+        let value: Option<i64> = conn.get(&key).await.map_err(classify)?;
+        value.ok_or_else(|| {
+            KvError::Command(redis::RedisError::from((redis::ErrorKind::TypeError, "generation vanished")))
+        })
+    }
+
+    /// Moves `generation` on; returns its new value.
+    pub async fn bump_generation(&self, generation: Generation) -> Result<i64> {
+        let script = Script::new(
+            "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end \
+             local g = redis.call('INCR', KEYS[1]) \
+             redis.call('PEXPIRE', KEYS[1], ARGV[2]) \
+             return g",
+        );
+        let mut conn = self.conn().await?;
+        script
+            .key(self.key(&generation.key_name()))
+            .arg(random_generation())
+            .arg(GENERATION_TTL_MS)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(classify)
+    }
+}
+
+/// How long a cache waits for a generation before it reads Postgres instead.
+pub const GENERATION_WAIT: Duration = Duration::from_millis(250);
+
+fn unavailable(what: &'static str) -> KvError {
+    KvError::Unavailable(redis::RedisError::from((redis::ErrorKind::IoError, what)))
+}
+
+/// A starting generation: random, far from overflow.
+fn random_generation() -> i64 {
+    (rand::random::<u64>() >> 2) as i64
 }
 
 fn classify(err: redis::RedisError) -> KvError {

@@ -179,6 +179,23 @@ pub fn parse(text: &str) -> Note {
     note
 }
 
+/// The frontmatter of a note and where its body starts, without reading the body: for readers
+/// that need nothing else (a body is most of a note's parsing time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    pub frontmatter: Option<Frontmatter>,
+    pub body_start: usize,
+}
+
+/// Reads only the frontmatter block; agrees with [`parse`] on both fields.
+pub fn parse_head(text: &str) -> Head {
+    let lines = Lines::new(text);
+    match frontmatter::parse(text, &lines) {
+        Some(found) => Head { frontmatter: Some(found.frontmatter), body_start: found.body_start },
+        None => Head { frontmatter: None, body_start: 0 },
+    }
+}
+
 /// Splits a wikilink's inner text (`target#sub|alias`) into its parts.
 pub fn split_wikilink(inner: &str) -> (String, Option<Subpath>, Option<String>) {
     // In a table the pipe is escaped: `[[X\|alias]]`.

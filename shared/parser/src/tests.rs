@@ -163,9 +163,14 @@ fn no_frontmatter_and_unclosed_frontmatter() {
     let crlf = parse("---\r\ntags: a\r\n---\r\n[[B]]\r\n");
     assert_eq!(crlf.tags[0].name, "a");
     assert_eq!(targets(&crlf, LinkKind::Body), ["B"]);
+    for text in ["[[A]]\n", "---\ntitle: x\n[[A]]\n", "---\r\ntags: a\r\n---\r\n[[B]]\r\n", "---\nkey: [unclosed\n---\nx"] {
+        let (note, head) = (parse(text), crate::parse_head(text));
+        assert_eq!((head.frontmatter, head.body_start), (note.frontmatter, note.body_start), "{text:?}");
+    }
 }
 
-/// Every note of every corpus vault parses, and every span splices back to its raw text.
+/// Every note of every corpus vault parses, every span splices back to its raw text, and
+/// reading the frontmatter alone agrees with the whole parse.
 #[test]
 fn the_whole_corpus_parses_and_every_span_splices() {
     let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus"));
@@ -180,6 +185,8 @@ fn the_whole_corpus_parses_and_every_span_splices() {
             } else if path.extension().is_some_and(|e| e == "md") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let note = parse(&text);
+                let head = crate::parse_head(&text);
+                assert_eq!((&head.frontmatter, head.body_start), (&note.frontmatter, note.body_start), "{}", path.display());
                 for link in &note.links {
                     assert_eq!(&text[link.span.range()], link.raw, "{}", path.display());
                 }

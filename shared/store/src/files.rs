@@ -148,6 +148,26 @@ pub struct ChangeRecord {
 }
 
 /// A manifest row as the database returns it.
+impl crate::Store {
+    /// One manifest row of `tenant`'s vault, read in a single round trip (no explicit
+    /// transaction; row-level security applies as in [`crate::TenantTx`]). For the read path,
+    /// where a call needs this one row.
+    pub async fn file(&self, tenant: Uuid, vault: Uuid, path: &str) -> Result<Option<FileEntry>> {
+        let row = sqlx::query_as!(
+            FileRow,
+            r#"SELECT path AS "path!", blob_hash AS "blob_hash!", size AS "size!", mtime AS "mtime!",
+                      kind AS "kind!", seq AS "seq!"
+                 FROM otc_read_file($1, $2, $3)"#,
+            tenant,
+            vault,
+            path
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(FileEntry::from))
+    }
+}
+
 pub(crate) struct FileRow {
     path: String,
     blob_hash: Vec<u8>,

@@ -68,7 +68,13 @@ impl Store {
         let connect: PgConnectOptions =
             options.url.parse().map_err(|e| StoreError::Config(format!("database.url: {e}")))?;
         let connect = connect.application_name("obsidian-tc");
+        // No ping before handing out a connection: it is a second round trip on every query.
+        // A connection that died while idle fails its next query instead, and the pool drops
+        // it; connections are recycled well before servers and proxies cut idle ones.
         let pool = PgPoolOptions::new()
+            .test_before_acquire(false)
+            .idle_timeout(Duration::from_secs(300))
+            .max_lifetime(Duration::from_secs(1800))
             .max_connections(options.max_connections)
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
@@ -138,6 +144,10 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         sqlx::query("SET LOCAL ROLE otc_app").execute(&mut *tx).await?;
         Ok(tx)
+    }
+
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     /// Closes every connection; used on shutdown.

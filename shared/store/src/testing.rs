@@ -133,6 +133,29 @@ pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
         .await?)
 }
 
+/// Runs the one-trip file read ([`Store::file`]'s function) on one connection, then reads that
+/// connection's role and tenant setting: (rows found, role, tenant setting). Shows that the
+/// settings the read takes end with its statement.
+pub async fn one_trip_read_then_settings(
+    store: &Store,
+    tenant: uuid::Uuid,
+    vault: uuid::Uuid,
+    path: &str,
+) -> Result<(i64, String, String)> {
+    let mut conn = store.pool.acquire().await?;
+    let found: i64 = sqlx::query_scalar("SELECT count(*) FROM otc_read_file($1, $2, $3)")
+        .bind(tenant)
+        .bind(vault)
+        .bind(path)
+        .fetch_one(&mut *conn)
+        .await?;
+    let (role, setting): (String, String) =
+        sqlx::query_as("SELECT current_user::text, coalesce(current_setting('app.tenant_id', true), '')")
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok((found, role, setting))
+}
+
 /// A store on `url` with test-sized settings.
 pub fn store(url: &str) -> Result<Store> {
     Store::connect_lazy(&StoreOptions {

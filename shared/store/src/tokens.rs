@@ -45,6 +45,8 @@ pub struct Authenticated {
     pub scopes: Vec<Scope>,
     /// The one vault the token may reach, when it is bound to one.
     pub vault_id: Option<Uuid>,
+    /// When the token stops working, if it expires.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
@@ -104,7 +106,7 @@ impl TenantTx {
     /// expired). Records the use, at most once a minute per token.
     pub async fn authenticate(&mut self, hash: &TokenHash) -> Result<Option<Authenticated>> {
         let row = sqlx::query!(
-            r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id,
+            r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id, t.expires_at,
                       (t.last_used_at IS NULL
                         OR t.last_used_at < now() - make_interval(secs => $2)) AS "stale_use!"
                  FROM api_tokens t
@@ -132,6 +134,7 @@ impl TenantTx {
             principal_name: row.principal_name,
             scopes,
             vault_id: row.vault_id,
+            expires_at: row.expires_at,
         }))
     }
 

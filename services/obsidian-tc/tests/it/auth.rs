@@ -4,6 +4,9 @@ use chrono::{Duration, Utc};
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use obsidian_tc::app;
+use otc_gateway::auth_cache::revoked;
+
 use crate::harness::{Tenant, TestApp};
 
 async fn get(app: &TestApp, path: &str, token: Option<&str>) -> reqwest::Response {
@@ -106,5 +109,86 @@ async fn a_body_over_the_limit_is_refused_with_413() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_revocation_holds_on_every_gateway_as_soon_as_it_is_announced() {
+    let app = TestApp::spawn().await;
+    let second = app.another_gateway(|_| {}).await;
+    let kv = app::Deps::new(&app.iso.config()).unwrap().kv;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, token_id) = tenant.token(&app.store, "read:notes", false, None).await;
+    let (other, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let second_url = format!("http://{}/v1/whoami", second.addr);
+    let on_second = |token: &str| app.http.get(&second_url).bearer_auth(token).send();
+    for t in [&token, &other] {
+        assert_eq!(get(&app, "/v1/whoami", Some(t)).await.status(), StatusCode::OK);
+        assert_eq!(on_second(t).await.unwrap().status(), StatusCode::OK);
+    }
+
+    // Revoked in Postgres alone, the token is still trusted where it was checked: the gateways
+    // keep checked tokens, and the announcement is what tells them.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.revoke_token(token_id).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(get(&app, "/v1/whoami", Some(&token)).await.status(), StatusCode::OK);
+    assert_eq!(on_second(&token).await.unwrap().status(), StatusCode::OK);
+
+    // Announced, it is refused on both gateways from the very next request; the tenant's other
+    // token still works (and is checked again in Postgres, then kept again).
+    revoked(&kv, tenant.id).await.unwrap();
+    for _ in 0..3 {
+        assert_unauthorized(get(&app, "/v1/whoami", Some(&token)).await, true).await;
+        assert_unauthorized(on_second(&token).await.unwrap(), true).await;
+        assert_eq!(get(&app, "/v1/whoami", Some(&other)).await.status(), StatusCode::OK);
+        assert_eq!(on_second(&other).await.unwrap().status(), StatusCode::OK);
+    }
+    second.stop().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_gateway_cut_off_from_redis_checks_every_token() {
+    // Nothing listens on this port: the gateway cannot read generations, so it keeps nothing.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let app =
+        TestApp::spawn_with(|c| c.redis.url = otc_config::Secret::new(format!("redis://127.0.0.1:{port}/"))).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, token_id) = tenant.token(&app.store, "read:notes", false, None).await;
+    for _ in 0..3 {
+        assert_eq!(get(&app, "/v1/whoami", Some(&token)).await.status(), StatusCode::OK);
+    }
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.revoke_token(token_id).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&token)).await, true).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_revocation_that_never_reached_redis_is_outlived_by_the_ttl_at_most() {
+    let app = TestApp::spawn_with(|c| c.server.auth_cache_ttl_ms = 300).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, token_id) = tenant.token(&app.store, "read:notes", false, None).await;
+    assert_eq!(get(&app, "/v1/whoami", Some(&token)).await.status(), StatusCode::OK);
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.revoke_token(token_id).await.unwrap();
+    tx.commit().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(350)).await;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&token)).await, true).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_cached_token_still_expires_on_time() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let expires = Utc::now() + Duration::milliseconds(1500);
+    let (token, _) = tenant.token(&app.store, "read:notes", false, Some(expires)).await;
+    assert_eq!(get(&app, "/v1/whoami", Some(&token)).await.status(), StatusCode::OK);
+    // Well inside the cache's 10 s: only the token's own expiry can refuse it.
+    tokio::time::sleep((expires - Utc::now() + Duration::milliseconds(100)).to_std().unwrap()).await;
+    assert_unauthorized(get(&app, "/v1/whoami", Some(&token)).await, true).await;
     app.stop().await;
 }

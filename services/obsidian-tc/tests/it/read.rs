@@ -744,3 +744,72 @@ async fn a_hidden_note_does_not_shadow_a_readable_one_in_get_outgoing_links() {
     assert!(out["links"][0].get("candidates").is_none(), "the hidden candidate is not named");
     app.stop().await;
 }
+
+/// read_note on the gateway at `base` (a second gateway of the same deployment).
+async fn read_on(app: &TestApp, base: &str, token: &str, path: &str) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "read_note", "arguments": {"vault": "Notes", "path": path, "response_format": "detailed"}}});
+    let response = app
+        .http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    response.json::<Value>().await.unwrap()["result"].clone()
+}
+
+#[tokio::test]
+async fn a_read_after_a_write_sees_it_on_every_gateway() {
+    let app = TestApp::spawn().await;
+    let second = app.another_gateway(|_| {}).await;
+    let b = format!("http://{}", second.addr);
+    let a = app.url("");
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(&app, &token, "Notes", &[("N.md", Some("v0"))]).await;
+    for i in 1..=20 {
+        // Both gateways have the row cached, then a write lands through the first.
+        for base in [&a, &b] {
+            assert_eq!(read_on(&app, base, &token, "N.md").await["structuredContent"]["content"], format!("v{}", i - 1));
+        }
+        let text = format!("v{i}");
+        commit(&app, &token, "Notes", &[("N.md", Some(&text))]).await;
+        for base in [&b, &a] {
+            let read = read_on(&app, base, &token, "N.md").await;
+            assert_eq!(read["structuredContent"]["content"], text, "read after write #{i} on {base}");
+            assert_eq!(read["structuredContent"]["content_hash"], obsidian_tc::sync::sha256_hex(text.as_bytes()));
+            assert_eq!(read["structuredContent"]["stat"]["size"], text.len());
+        }
+    }
+    commit(&app, &token, "Notes", &[("N.md", None)]).await;
+    for base in [&b, &a] {
+        assert_eq!(error_of(&read_on(&app, base, &token, "N.md").await)["code"], "note_not_found");
+    }
+    commit(&app, &token, "Notes", &[("N.md", Some("back"))]).await;
+    assert_eq!(read_on(&app, &b, &token, "N.md").await["structuredContent"]["content"], "back");
+
+    // What makes this hold is the vault's generation: a commit that does not move it on (here,
+    // one made behind the gateways' backs) is not seen while the cached row is young...
+    let hash = crate::sync::upload(&app, &token, "Notes", b"sneaky").await;
+    let hash: otc_store::Hash = hex::decode(&hash).unwrap().try_into().unwrap();
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let change = otc_store::Change {
+        path: "N.md".into(),
+        expect: otc_store::Expect::Any,
+        action: otc_store::Action::Put { hash, size: 6, mtime: chrono::Utc::now() },
+    };
+    tx.commit_changes(tenant.vault_id, &[change], &otc_store::Provenance::default(), &[]).await.unwrap().unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(read_on(&app, &b, &token, "N.md").await["structuredContent"]["content"], "back");
+    // ...and is seen as soon as it is.
+    let kv = obsidian_tc::app::Deps::new(&app.iso.config()).unwrap().kv;
+    kv.bump_generation(otc_kv::Generation::Vault(tenant.vault_id)).await.unwrap();
+    for base in [&b, &a] {
+        assert_eq!(read_on(&app, base, &token, "N.md").await["structuredContent"]["content"], "sneaky");
+    }
+    second.stop().await.unwrap();
+    app.stop().await;
+}

@@ -1,7 +1,9 @@
 //! Row-level security: a transaction set to one tenant reaches none of another's rows, even
 //! through queries with no WHERE clause.
 
-use otc_store::testing::{Table, count_unfiltered, count_writable, insert_vault_owned_by, rls_status};
+use otc_store::testing::{
+    Table, count_unfiltered, count_writable, insert_vault_owned_by, one_trip_read_then_settings, rls_status,
+};
 use uuid::Uuid;
 
 use crate::harness::{Isolation, Tenant};
@@ -122,6 +124,27 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
         .collect();
     tx.replace_notes(tenant.vault_id, &notes).await.unwrap();
     tx.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn one_trip_reads_stay_in_their_tenant_and_leave_no_settings_behind() {
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let a = Tenant::create(&store, "tenant-a").await;
+    let b = Tenant::create(&store, "tenant-b").await;
+    fill_storage(&store, &a, 1).await;
+    fill_storage(&store, &b, 1).await;
+
+    let own = store.file(a.id, a.vault_id, "f0.md").await.unwrap().expect("A reads its own file");
+    assert_eq!((own.path.as_str(), own.size), ("f0.md", 11));
+    assert!(store.file(a.id, b.vault_id, "f0.md").await.unwrap().is_none(), "A reads B's file");
+    assert!(store.file(b.id, a.vault_id, "f0.md").await.unwrap().is_none(), "B reads A's file");
+    assert!(store.file(a.id, a.vault_id, "f1.md").await.unwrap().is_none(), "a deleted file");
+
+    let (found, role, tenant) = one_trip_read_then_settings(&store, a.id, a.vault_id, "f0.md").await.unwrap();
+    assert_eq!(found, 1);
+    assert_ne!(role, "otc_app", "the role outlived the read");
+    assert_eq!(tenant, "", "the tenant setting outlived the read");
 }
 
 #[tokio::test]

@@ -213,6 +213,7 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     let iso = Isolation::new().await;
     let store = iso.store();
     let blobs = blobs(&iso);
+    let kv = obsidian_tc::app::Deps::new(&iso.config()).unwrap().kv;
     let tenant = Tenant::create(&store, "acme").await;
     let target = otc_config::ReconcileTarget {
         tenant: "acme".into(),
@@ -224,8 +225,14 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     {
         blobs.put_plain(&target.prefix, path, bytes::Bytes::from(text)).await.unwrap();
     }
-    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    let generation = kv.generation(otc_kv::Generation::Vault(tenant.vault_id)).await.unwrap();
+    let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();
     assert_eq!((report.imported, report.skipped), (3, 1), "{report:?}");
+    assert_ne!(
+        kv.generation(otc_kv::Generation::Vault(tenant.vault_id)).await.unwrap(),
+        generation,
+        "a reconcile commit moves the vault's generation on (gateways' cached rows go stale)"
+    );
     let mut tx = store.begin(tenant.id).await.unwrap();
     let files: Vec<String> = tx.files(tenant.vault_id, None, 100).await.unwrap().into_iter().map(|f| f.path).collect();
     assert_eq!(files, [".obsidian/app.json", "Folder/Deep.md", "Inbox.md"]);
@@ -234,11 +241,11 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     tx.commit().await.unwrap();
 
     // Unchanged objects are not imported again; a change and a deletion are.
-    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();
     assert_eq!((report.imported, report.unchanged), (0, 3));
     blobs.put_plain(&target.prefix, "Inbox.md", bytes::Bytes::from("second")).await.unwrap();
     blobs.delete_plain(&target.prefix, "Folder/Deep.md").await.unwrap();
-    let report = otc_worker::reconcile_once(&store, &blobs, &target).await.unwrap();
+    let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();
     assert_eq!((report.imported, report.deleted), (1, 1), "{report:?}");
     let mut tx = store.begin(tenant.id).await.unwrap();
     let inbox = tx.file(tenant.vault_id, "Inbox.md").await.unwrap().unwrap();

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, read_content};
+use crate::reading::{Content, View, read_content};
 use crate::{CallContext, Tool};
 
 pub struct ReadFrontmatter;
@@ -58,8 +58,8 @@ impl Tool for ReadFrontmatter {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let (text, content_hash) = read_content(ctx, name, &view, &input.path).await?;
-        let note = otc_parser::parse(&text);
+        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let note = otc_parser::parse_head(&text);
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let frontmatter = match note.frontmatter.as_ref().and_then(|f| f.value.clone()) {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, read_content};
+use crate::reading::{Content, View, read_content};
 use crate::{CallContext, Tool, internal};
 
 pub struct ReadNote;
@@ -306,8 +306,7 @@ impl Tool for ReadNote {
             }
         };
         let input_path = path;
-        let (text, content_hash) = read_content(ctx, name, &view, &input_path).await?;
-        let note = otc_parser::parse(&text);
+        let Content { text, content_hash, entry } = read_content(ctx, name, &view, &input_path).await?;
         let response = format::resolve(input.response_format, input.verbosity, ctx.default_format());
         let projection = match (input.format, &input.anchor) {
             (Some(Projection::Section), None) => {
@@ -317,12 +316,15 @@ impl Tool for ReadNote {
             (None, Some(_)) => Some(Projection::Section),
             (p, _) => p,
         };
-        let frontmatter = match note.frontmatter.as_ref().and_then(|f| f.value.clone()) {
+        // The body is parsed only for the projections that show what is in it.
+        let head = otc_parser::parse_head(&text);
+        let frontmatter = match head.frontmatter.as_ref().and_then(|f| f.value.clone()) {
             Some(Value::Object(map)) => Some(map),
             _ => None,
         };
-        let frontmatter_error = note.frontmatter.as_ref().and_then(|f| f.error.clone());
-        let body = text[note.body_start..].to_string();
+        let frontmatter_error = head.frontmatter.as_ref().and_then(|f| f.error.clone());
+        let body = text[head.body_start..].to_string();
+        let stat = Stat { size: entry.size, mtime: entry.mtime.to_rfc3339() };
         let mut out = Output {
             vault: view.vault.name.clone(),
             path: input_path.clone(),
@@ -340,19 +342,14 @@ impl Tool for ReadNote {
             frontmatter_fields: None,
             section: None,
         };
-        let stat = || async {
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let entry = tx.file(view.vault.id, &input_path).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
-            Ok::<_, ToolError>(entry.map(|e| Stat { size: e.size, mtime: e.mtime.to_rfc3339() }))
-        };
         match projection {
             Some(Projection::Section) => {
                 let anchor = input.anchor.as_ref().expect("checked above");
-                out.section = Some(section(&text, &note, anchor)?);
+                out.section = Some(section(&text, &otc_parser::parse(&text), anchor)?);
             }
             Some(Projection::Content) => out.content = Some(text),
             Some(Projection::DocumentMap) => {
+                let note = otc_parser::parse(&text);
                 out.headings = Some(
                     note.headings
                         .iter()
@@ -364,11 +361,12 @@ impl Tool for ReadNote {
                 out.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
             }
             Some(Projection::Full) => {
-                out.has_frontmatter = Some(note.frontmatter.is_some());
+                let note = otc_parser::parse(&text);
+                out.has_frontmatter = Some(head.frontmatter.is_some());
                 out.frontmatter = frontmatter.clone();
                 out.body = Some(body);
                 out.content = Some(text.clone());
-                out.stat = stat().await?;
+                out.stat = Some(stat);
                 let mut seen = std::collections::HashSet::new();
                 out.tags = Some(
                     note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect(),
@@ -394,11 +392,11 @@ impl Tool for ReadNote {
             None => match response {
                 ResponseFormat::Concise => out.body = Some(body),
                 ResponseFormat::Detailed => {
-                    out.has_frontmatter = Some(note.frontmatter.is_some());
+                    out.has_frontmatter = Some(head.frontmatter.is_some());
                     out.frontmatter = frontmatter;
                     out.body = Some(body);
                     out.content = Some(text);
-                    out.stat = stat().await?;
+                    out.stat = Some(stat);
                 }
             },
         }
@@ -430,9 +428,12 @@ async fn periodic_path(
     };
     let mut files = Vec::new();
     for path in [PERIODIC_NOTES, DAILY_NOTES] {
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-        let entry = tx.file(view.vault.id, path).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let services = ctx.services();
+        let entry = services
+            .files
+            .file(&services.store, &services.kv, ctx.caller.tenant_id, view.vault.id, path)
+            .await
+            .map_err(|e| internal(name, &e))?;
         files.push(match entry {
             Some(e) => Some(
                 ctx.services().blobs.get_blob(ctx.caller.tenant_id, &e.hash).await.map_err(|e| internal(name, &e))?,

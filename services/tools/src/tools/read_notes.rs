@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, decode_cursor, encode_cursor, read_content};
+use crate::reading::{Content, View, decode_cursor, encode_cursor, read_content};
 use crate::{CallContext, Tool};
 
 pub struct ReadNotes;
@@ -100,8 +100,8 @@ impl Tool for ReadNotes {
             Output { vault: view.vault.name.clone(), notes: Vec::new(), errors: Vec::new(), next_cursor: None };
         for (i, path) in input.paths.iter().enumerate().skip(start) {
             let note = match read_content(ctx, name, &view, path).await {
-                Ok((text, hash)) => {
-                    let parsed = otc_parser::parse(&text);
+                Ok(Content { text, content_hash: hash, .. }) => {
+                    let parsed = otc_parser::parse_head(&text);
                     let frontmatter = match parsed.frontmatter.and_then(|f| f.value) {
                         Some(Value::Object(map)) if detailed => Some(map),
                         _ => None,

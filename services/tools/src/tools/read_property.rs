@@ -70,8 +70,8 @@ impl Tool for ReadProperty {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let (text, _) = read_content(ctx, name, &view, &input.path).await?;
-        let note = otc_parser::parse(&text);
+        let text = read_content(ctx, name, &view, &input.path).await?.text;
+        let note = otc_parser::parse_head(&text);
         let nested = input.nested.unwrap_or(false);
         let value = note
             .frontmatter

@@ -1,0 +1,144 @@
+//! Tokens this gateway has checked recently, so that most requests skip the Postgres lookup.
+//!
+//! A checked token is kept with the tenant's token generation ([`Generation::Tokens`]) read
+//! just *before* the Postgres check, and trusted only while that generation still reads the
+//! same, for at most `server.auth_cache_ttl_ms`, and never past the token's own expiry. Whoever
+//! revokes a token moves the generation on after committing ([`revoked`]), so a revocation
+//! holds on every gateway from the moment it is announced: no request that starts after that
+//! is let through by a cached check. (Tagged with the generation before the check, an entry can
+//! only be older than its tag claims if a revocation committed in between, and that
+//! revocation's bump makes the tag stale.)
+//!
+//! When Redis cannot be read, nothing is served from or added to the cache; a revocation
+//! whose bump failed is outlived by cached checks for at most the TTL. Only successful checks
+//! are kept: an unknown or revoked token always goes to Postgres.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use otc_auth::TokenHash;
+use otc_kv::{Generation, Kv, KvError};
+use otc_store::Authenticated;
+use uuid::Uuid;
+
+/// Entries kept at most; past it the cache starts over (cheap, and rare).
+const MAX_ENTRIES: usize = 100_000;
+
+/// Tells every gateway that tokens of `tenant` were revoked (after the revocation committed):
+/// checks they hold for the tenant stop counting. An error means Redis could not be told; the
+/// gateways then keep what they checked for at most `server.auth_cache_ttl_ms`.
+pub async fn revoked(kv: &Kv, tenant: Uuid) -> Result<(), KvError> {
+    kv.bump_generation(Generation::Tokens(tenant)).await.map(drop)
+}
+
+/// Tokens checked against Postgres, keyed by tenant and token hash.
+pub struct AuthCache {
+    ttl: Duration,
+    entries: Mutex<HashMap<(Uuid, [u8; 32]), Entry>>,
+}
+
+struct Entry {
+    caller: Authenticated,
+    generation: i64,
+    checked_at: Instant,
+}
+
+/// What a lookup found: the caller, or the generation to tag a fresh Postgres check with (None
+/// when nothing may be kept).
+pub enum Lookup {
+    Hit(Authenticated),
+    Miss(Option<i64>),
+}
+
+impl AuthCache {
+    /// A cache trusting a check for at most `ttl` (zero turns it off).
+    pub fn new(ttl: Duration) -> Self {
+        Self { ttl, entries: Mutex::new(HashMap::new()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Uuid, [u8; 32]), Entry>> {
+        // Entries are replaced whole, so a panicking holder leaves nothing half-written.
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The caller behind a token still valid by a recent check, or the generation a new check
+    /// should be tagged with.
+    pub async fn lookup(&self, kv: &Kv, tenant: Uuid, hash: &TokenHash) -> Lookup {
+        if self.ttl.is_zero() {
+            return Lookup::Miss(None);
+        }
+        let generation = match kv.generation(Generation::Tokens(tenant)).await {
+            Ok(generation) => generation,
+            Err(e) => {
+                tracing::debug!(error = %e, "token generation unreadable; checking the token in Postgres");
+                return Lookup::Miss(None);
+            }
+        };
+        self.cached(tenant, hash, generation).map_or(Lookup::Miss(Some(generation)), Lookup::Hit)
+    }
+
+    fn cached(&self, tenant: Uuid, hash: &TokenHash, generation: i64) -> Option<Authenticated> {
+        let entries = self.lock();
+        let entry = entries.get(&(tenant, hash.0))?;
+        let valid = entry.generation == generation
+            && entry.checked_at.elapsed() < self.ttl
+            && entry.caller.expires_at.is_none_or(|at| at > chrono::Utc::now());
+        valid.then(|| entry.caller.clone())
+    }
+
+    /// Keeps a successful check made after reading `generation`.
+    pub fn put(&self, generation: i64, hash: &TokenHash, caller: &Authenticated) {
+        let mut entries = self.lock();
+        if entries.len() >= MAX_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(
+            (caller.tenant_id, hash.0),
+            Entry { caller: caller.clone(), generation, checked_at: Instant::now() },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(tenant: Uuid, expires_at: Option<chrono::DateTime<chrono::Utc>>) -> Authenticated {
+        Authenticated {
+            tenant_id: tenant,
+            token_id: Uuid::new_v4(),
+            principal_id: Uuid::nil(),
+            principal_name: "p".into(),
+            scopes: vec![],
+            vault_id: None,
+            expires_at,
+        }
+    }
+
+    #[test]
+    fn an_entry_counts_only_under_its_own_generation_and_tenant() {
+        let cache = AuthCache::new(Duration::from_secs(60));
+        let (tenant, hash) = (Uuid::new_v4(), TokenHash([1; 32]));
+        cache.put(7, &hash, &caller(tenant, None));
+        assert!(cache.cached(tenant, &hash, 7).is_some());
+        assert!(cache.cached(tenant, &hash, 8).is_none(), "a revocation since the check");
+        assert!(cache.cached(Uuid::new_v4(), &hash, 7).is_none(), "the tenant is part of the key");
+        assert!(cache.cached(tenant, &TokenHash([2; 32]), 7).is_none());
+    }
+
+    #[test]
+    fn never_past_the_ttl_or_the_token_expiry() {
+        let cache = AuthCache::new(Duration::from_millis(30));
+        let (tenant, hash) = (Uuid::new_v4(), TokenHash([4; 32]));
+        cache.put(1, &hash, &caller(tenant, None));
+        assert!(cache.cached(tenant, &hash, 1).is_some());
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(cache.cached(tenant, &hash, 1).is_none());
+
+        let cache = AuthCache::new(Duration::from_secs(60));
+        let expired = chrono::Utc::now() - chrono::Duration::seconds(1);
+        cache.put(1, &hash, &caller(tenant, Some(expired)));
+        assert!(cache.cached(tenant, &hash, 1).is_none());
+    }
+}
