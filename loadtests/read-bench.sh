@@ -6,6 +6,8 @@
 #   cargo build --release -p obsidian-tc -p otc-loadtests
 #   python3 ../shared/tools/scale_vault.py ../shared/corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
 #   loadtests/read-bench.sh /tmp/v100k "Welcome--c500.md"      # a path in the vault
+#   SPREAD=100000 loadtests/read-bench.sh /tmp/v100k x          # then also: each call a different note
+#                                                              # (up to SPREAD of them), mostly cache misses
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vault_dir=${1:?usage: read-bench.sh VAULT_DIR NOTE_PATH}
@@ -37,5 +39,17 @@ fi
 body=$(python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_note","arguments":{"vault":"bench","path":sys.argv[1],"response_format":"concise"}}}))' "$note")
 curl -sf http://127.0.0.1:8098/mcp -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
   -H 'Accept: application/json, text/event-stream' -d "$body" | head -c 300; echo
+echo "== one note, over and over: $note"
 "$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
   --header "Accept: application/json, text/event-stream" --json "$body"
+if [ -n "${SPREAD:-}" ]; then
+  bodies=$(mktemp)
+  (cd "$vault_dir" && find . -name '*.md' -not -path './.obsidian/*' | sed 's|^\./||' | sort | head -n "$SPREAD") |
+    python3 -c 'import json,sys
+for p in sys.stdin.read().splitlines():
+    print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_note","arguments":{"vault":"bench","path":p,"response_format":"concise"}}}))' > "$bodies"
+  echo "== $(wc -l < "$bodies") different notes, in turn"
+  "$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
+    --header "Accept: application/json, text/event-stream" --bodies "$bodies"
+  rm -f "$bodies"
+fi

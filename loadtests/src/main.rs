@@ -36,8 +36,12 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     warmup: u64,
     /// POST this JSON body instead of a GET.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bodies")]
     json: Option<String>,
+    /// POST the JSON bodies in this file, one per line, each worker going through them in
+    /// turn from its own starting point (many different requests instead of one).
+    #[arg(long)]
+    bodies: Option<std::path::PathBuf>,
     /// Extra request header, "Name: value" (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
@@ -85,20 +89,36 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
+    let bodies: Vec<String> = match (&args.json, &args.bodies) {
+        (Some(json), _) => vec![json.clone()],
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("--bodies {}", file.display()))?;
+            let lines: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+            anyhow::ensure!(!lines.is_empty(), "--bodies {}: no bodies", file.display());
+            lines
+        }
+        (None, None) => Vec::new(),
+    };
+    let bodies = std::sync::Arc::new(bodies);
+
     let mut workers = Vec::new();
-    for _ in 0..args.concurrency {
+    for worker in 0..args.concurrency {
         let client = client.clone();
-        let (url, token, json, headers) = (args.url.clone(), args.token.clone(), args.json.clone(), headers.clone());
+        let (url, token, bodies, headers) = (args.url.clone(), args.token.clone(), bodies.clone(), headers.clone());
         workers.push(tokio::spawn(async move {
             let mut tally = Tally::default();
+            // Workers start spread over the bodies, so they do not ask for the same thing at once.
+            let mut next = worker * bodies.len() / args.concurrency;
             for _ in 0..per_worker {
                 let now = Instant::now();
                 if now >= stop_at {
                     break;
                 }
-                let mut request = match &json {
-                    Some(body) => client.post(&url).header("content-type", "application/json").body(body.clone()),
-                    None => client.get(&url),
+                let mut request = if bodies.is_empty() {
+                    client.get(&url)
+                } else {
+                    next = (next + 1) % bodies.len();
+                    client.post(&url).header("content-type", "application/json").body(bodies[next].clone())
                 };
                 if let Some(token) = &token {
                     request = request.bearer_auth(token);
@@ -108,7 +128,10 @@ async fn main() -> anyhow::Result<()> {
                 let ok = match request.send().await {
                     Ok(response) => {
                         let status = response.status();
-                        response.bytes().await.is_ok() && status.is_success()
+                        match response.bytes().await {
+                            Ok(body) => status.is_success() && !failed_rpc(&body),
+                            Err(_) => false,
+                        }
                     }
                     Err(_) => false,
                 };
@@ -149,4 +172,12 @@ async fn main() -> anyhow::Result<()> {
         bail!("{} requests failed", all.errors);
     }
     Ok(())
+}
+
+/// A JSON-RPC answer that is an error, or a tool result flagged isError: counted as a failure
+/// (a benchmark of refusals measures nothing). Spaces are not looked for: serde_json writes
+/// none.
+fn failed_rpc(body: &[u8]) -> bool {
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    has(b"\"isError\":true") || body.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\"")
 }
