@@ -145,8 +145,10 @@ impl TenantTx {
         Ok(rows.into_iter().map(|r| link(r).2).collect())
     }
 
-    /// Links into `target` from readable notes other than itself, in (source, position) order,
-    /// after the (source, ord) key `after`, at most `limit`. Each with its ord, for the cursor.
+    /// Links from readable notes (other than `target` itself) that resolve to `target`, in
+    /// (source, position) order after `after`, at most `limit`. Under a restricted view a link
+    /// resolves among the readable files, as if the hidden ones were absent: a link Obsidian
+    /// sends to a hidden note counts here when, without it, it would reach `target`.
     pub async fn backlinks(
         &mut self,
         vault: Uuid,
@@ -155,31 +157,61 @@ impl TenantTx {
         after: Option<(&str, i32)>,
         limit: i64,
     ) -> Result<Vec<(i32, String, LinkRecord)>> {
-        let (after_path, after_ord) = after.map_or((None, 0), |(p, o)| (Some(p), o));
-        let rows = sqlx::query_as!(
-            LinkRow,
-            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath, alias,
-                      property, start_offset, end_offset, line, col
-                 FROM links WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = $3 AND source_path <> $3
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
-                  AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
-                ORDER BY source_path, ord LIMIT $7"#,
-            self.tenant,
-            vault,
-            target,
-            readable,
-            after_path,
-            after_ord,
-            limit
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        Ok(rows.into_iter().map(link).collect())
+        let keys = otc_vault::links::affected_link_keys(target);
+        let mut kept = Vec::new();
+        let mut cursor = after.map(|(p, o)| (p.to_string(), o));
+        loop {
+            let (after_path, after_ord) = cursor.clone().map_or((None, 0), |(p, o)| (Some(p), o));
+            let rows = sqlx::query_as!(
+                LinkRow,
+                r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath,
+                          alias, property, start_offset, end_offset, line, col
+                     FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path <> $3
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND (resolved_path = $3
+                           OR (name_key = ANY($8) AND resolved_path IS NOT NULL
+                               AND (resolved_path ~ '^\.(obsidian|trash|git)/'
+                                    OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))))
+                      AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
+                    ORDER BY source_path, ord LIMIT $7"#,
+                self.tenant,
+                vault,
+                target,
+                readable,
+                after_path,
+                after_ord,
+                limit,
+                &keys
+            )
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let exhausted = (rows.len() as i64) < limit;
+            let mut rows: Vec<_> = rows.into_iter().map(link).collect();
+            cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
+            let hidden: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].2.resolved_path.as_deref() != Some(target)).collect();
+            let asked: Vec<(&str, &str)> = hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
+            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
+            for (i, to) in hidden.into_iter().zip(resolved) {
+                rows[i].2.resolved_path = to;
+            }
+            for (ord, source, mut record) in rows {
+                if record.resolved_path.as_deref() == Some(target) {
+                    record.resolved_path = Some(target.to_string());
+                    kept.push((ord, source, record));
+                    if kept.len() as i64 >= limit {
+                        return Ok(kept);
+                    }
+                }
+            }
+            if exhausted {
+                return Ok(kept);
+            }
+        }
     }
 
     /// Links from readable notes (under `folder`, a path prefix) whose target does not
-    /// resolve, or resolves to a note the caller cannot read: in (source, position) order after
-    /// `after`, at most `limit`.
+    /// resolve among the files the caller can read (a note they cannot read is no target, as
+    /// if it were absent): in (source, position) order after `after`, at most `limit`.
     pub async fn unresolved_links(
         &mut self,
         vault: Uuid,
@@ -188,28 +220,84 @@ impl TenantTx {
         after: Option<(&str, i32)>,
         limit: i64,
     ) -> Result<Vec<(i32, String, LinkRecord)>> {
-        let (after_path, after_ord) = after.map_or((None, 0), |(p, o)| (Some(p), o));
-        let rows = sqlx::query_as!(
-            LinkRow,
-            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, NULL::text AS resolved_path, subpath_kind, subpath,
-                      alias, property, start_offset, end_offset, line, col
-                 FROM links WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(source_path, $3)
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
-                  AND (resolved_path IS NULL OR resolved_path ~ '^\.(obsidian|trash|git)/'
-                       OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
-                  AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
-                ORDER BY source_path, ord LIMIT $7"#,
+        let mut kept = Vec::new();
+        let mut cursor = after.map(|(p, o)| (p.to_string(), o));
+        loop {
+            let (after_path, after_ord) = cursor.clone().map_or((None, 0), |(p, o)| (Some(p), o));
+            let rows = sqlx::query_as!(
+                LinkRow,
+                r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath,
+                          alias, property, start_offset, end_offset, line, col
+                     FROM links WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(source_path, $3)
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND (resolved_path IS NULL OR resolved_path ~ '^\.(obsidian|trash|git)/'
+                           OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
+                      AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
+                    ORDER BY source_path, ord LIMIT $7"#,
+                self.tenant,
+                vault,
+                folder,
+                readable,
+                after_path,
+                after_ord,
+                limit
+            )
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let exhausted = (rows.len() as i64) < limit;
+            let rows: Vec<_> = rows.into_iter().map(link).collect();
+            cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
+            // Those Obsidian sends to a hidden note may still reach a readable one.
+            let hidden: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].2.resolved_path.is_some()).collect();
+            let asked: Vec<(&str, &str)> = hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
+            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
+            let rescued: std::collections::HashSet<usize> =
+                hidden.into_iter().zip(resolved).filter(|(_, to)| to.is_some()).map(|(i, _)| i).collect();
+            for (i, (ord, source, mut record)) in rows.into_iter().enumerate() {
+                if rescued.contains(&i) {
+                    continue;
+                }
+                record.resolved_path = None;
+                kept.push((ord, source, record));
+                if kept.len() as i64 >= limit {
+                    return Ok(kept);
+                }
+            }
+            if exhausted {
+                return Ok(kept);
+            }
+        }
+    }
+
+    /// Where each (target, source) link resolves among the files the caller can read, as if
+    /// the others were absent (Obsidian's rule over fewer files).
+    async fn resolve_among_readable(
+        &mut self,
+        vault: Uuid,
+        readable: Option<&[String]>,
+        links: &[(&str, &str)],
+    ) -> Result<Vec<Option<String>>> {
+        if links.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = links
+            .iter()
+            .flat_map(|(target, _)| otc_vault::links::lookup_keys(target))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let files = sqlx::query_scalar!(
+            r#"SELECT path FROM index_files WHERE tenant_id = $1 AND vault_id = $2 AND name_key = ANY($3)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
             self.tenant,
             vault,
-            folder,
-            readable,
-            after_path,
-            after_ord,
-            limit
+            &keys,
+            readable
         )
         .fetch_all(&mut *self.tx)
         .await?;
-        Ok(rows.into_iter().map(link).collect())
+        let resolver = otc_vault::links::Resolver::new(files);
+        Ok(links.iter().map(|(target, source)| resolver.resolve(target, source).map(str::to_string)).collect())
     }
 
     /// Readable notes under `folder` that no other readable note links to (body, embed or
@@ -260,6 +348,34 @@ impl TenantTx {
             .await?
             .into_iter()
             .collect();
+            // Links Obsidian sends to a note the caller cannot read may reach one of these instead.
+            let mut linked = linked;
+            let keys: Vec<String> = candidates
+                .iter()
+                .filter(|p| !linked.contains(*p))
+                .flat_map(|p| otc_vault::links::affected_link_keys(p))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let shadowed = sqlx::query!(
+                r#"SELECT source_path, target FROM links
+                    WHERE tenant_id = $1 AND vault_id = $2 AND name_key = ANY($3) AND resolved_path IS NOT NULL
+                      AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))"#,
+                self.tenant,
+                vault,
+                &keys,
+                readable
+            )
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let asked: Vec<(&str, &str)> = shadowed.iter().map(|l| (l.target.as_str(), l.source_path.as_str())).collect();
+            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
+            for ((_, source), to) in asked.iter().zip(resolved) {
+                if let Some(to) = to.filter(|to| to != source) {
+                    linked.insert(to);
+                }
+            }
             let linking: std::collections::HashSet<String> = if require_no_outgoing {
                 sqlx::query_scalar!(
                     r#"SELECT DISTINCT source_path FROM links

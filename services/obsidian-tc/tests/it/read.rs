@@ -717,7 +717,7 @@ async fn read_notes_pages_by_the_byte_budget_in_request_order() {
 }
 
 #[tokio::test]
-async fn a_hidden_note_does_not_shadow_a_readable_one_in_get_outgoing_links() {
+async fn a_hidden_note_does_not_shadow_a_readable_one_in_any_link_tool() {
     let app = TestApp::spawn_with(|c| {
         c.acl.push(otc_config::AclEntry {
             tenant: None,
@@ -736,12 +736,29 @@ async fn a_hidden_note_does_not_shadow_a_readable_one_in_get_outgoing_links() {
         &app,
         &token,
         "Notes",
-        &[("Plan.md", Some("secret")), ("Public/Plan.md", Some("open")), ("Index.md", Some("[[Plan]]"))],
+        &[
+            ("Plan.md", Some("secret")),
+            ("Public/Plan.md", Some("open")),
+            ("Index.md", Some("[[Plan]]")),
+            ("Public/Notes.md", Some("---\nup: \"[[Plan]]\"\n---\n[[Gone]]")),
+        ],
     )
     .await;
-    let out = ok(&app, &token, "get_outgoing_links", json!({"vault": "Notes", "path": "Index.md"})).await;
+    let v = "Notes";
+    let out = ok(&app, &token, "get_outgoing_links", json!({"vault": v, "path": "Index.md"})).await;
     assert_eq!(out["links"][0]["target_path"], "Public/Plan.md", "{out}");
     assert!(out["links"][0].get("candidates").is_none(), "the hidden candidate is not named");
+    // The same holds for every tool that works from the stored resolution.
+    let back = ok(&app, &token, "get_backlinks", json!({"vault": v, "path": "Public/Plan.md"})).await;
+    let sources: BTreeSet<&str> = back["backlinks"].as_array().unwrap().iter().map(|l| l["source_path"].as_str().unwrap()).collect();
+    assert_eq!(sources, BTreeSet::from(["Index.md", "Public/Notes.md"]), "{back}");
+    let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v})).await;
+    let targets: Vec<&str> = unresolved["unresolved"].as_array().unwrap().iter().map(|l| l["target"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["Gone"], "{unresolved}");
+    let orphans = ok(&app, &token, "find_orphans", json!({"vault": v})).await;
+    let orphans: BTreeSet<&str> = orphans["orphans"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert!(!orphans.contains("Public/Plan.md"), "linked through the hidden note's name: {orphans:?}");
+    assert_eq!(orphans, BTreeSet::from(["Index.md", "Public/Notes.md"]));
     app.stop().await;
 }
 
