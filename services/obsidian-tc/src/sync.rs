@@ -195,12 +195,12 @@ pub fn scan(root: &Path) -> anyhow::Result<BTreeMap<String, LocalFile>> {
     Ok(scan_with(root, &BTreeMap::new())?.0)
 }
 
+/// Each scanned path's size and modification time, with the hash they were found with.
+type Stamps = BTreeMap<String, (Stamp, String)>;
+
 /// [`scan`], reusing the hash of every file whose size and modification time are those in
 /// `known` (the last pass's stamps); returns the files and their stamps now.
-fn scan_with(
-    root: &Path,
-    known: &BTreeMap<String, (Stamp, String)>,
-) -> anyhow::Result<(BTreeMap<String, LocalFile>, BTreeMap<String, (Stamp, String)>)> {
+fn scan_with(root: &Path, known: &Stamps) -> anyhow::Result<(BTreeMap<String, LocalFile>, Stamps)> {
     let mut stamps = BTreeMap::new();
     let ignore = otc_vault::ignore::Ignore::new(&std::fs::read_to_string(root.join(".otcignore")).unwrap_or_default());
     let mut out = BTreeMap::new();
@@ -251,7 +251,7 @@ impl Progress {
     fn tick(&self, bytes: u64) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         let total_bytes = self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if !self.quiet && (done % 50 == 0 || done == self.total) {
+        if !self.quiet && (done.is_multiple_of(50) || done == self.total) {
             let secs = self.started.elapsed().as_secs_f64().max(0.001);
             eprint!(
                 "\r  {done}/{} files, {:.1} MB, {:.0} files/s   ",

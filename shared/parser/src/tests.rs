@@ -163,7 +163,9 @@ fn no_frontmatter_and_unclosed_frontmatter() {
     let crlf = parse("---\r\ntags: a\r\n---\r\n[[B]]\r\n");
     assert_eq!(crlf.tags[0].name, "a");
     assert_eq!(targets(&crlf, LinkKind::Body), ["B"]);
-    for text in ["[[A]]\n", "---\ntitle: x\n[[A]]\n", "---\r\ntags: a\r\n---\r\n[[B]]\r\n", "---\nkey: [unclosed\n---\nx"] {
+    for text in
+        ["[[A]]\n", "---\ntitle: x\n[[A]]\n", "---\r\ntags: a\r\n---\r\n[[B]]\r\n", "---\nkey: [unclosed\n---\nx"]
+    {
         let (note, head) = (parse(text), crate::parse_head(text));
         assert_eq!((head.frontmatter, head.body_start), (note.frontmatter, note.body_start), "{text:?}");
     }
@@ -186,7 +188,12 @@ fn the_whole_corpus_parses_and_every_span_splices() {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let note = parse(&text);
                 let head = crate::parse_head(&text);
-                assert_eq!((&head.frontmatter, head.body_start), (&note.frontmatter, note.body_start), "{}", path.display());
+                assert_eq!(
+                    (&head.frontmatter, head.body_start),
+                    (&note.frontmatter, note.body_start),
+                    "{}",
+                    path.display()
+                );
                 for link in &note.links {
                     assert_eq!(&text[link.span.range()], link.raw, "{}", path.display());
                 }

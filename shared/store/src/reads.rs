@@ -188,8 +188,10 @@ impl TenantTx {
             let exhausted = (rows.len() as i64) < limit;
             let mut rows: Vec<_> = rows.into_iter().map(link).collect();
             cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
-            let hidden: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].2.resolved_path.as_deref() != Some(target)).collect();
-            let asked: Vec<(&str, &str)> = hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
+            let hidden: Vec<usize> =
+                (0..rows.len()).filter(|&i| rows[i].2.resolved_path.as_deref() != Some(target)).collect();
+            let asked: Vec<(&str, &str)> =
+                hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
             let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
             for (i, to) in hidden.into_iter().zip(resolved) {
                 rows[i].2.resolved_path = to;
@@ -249,7 +251,8 @@ impl TenantTx {
             cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
             // Those Obsidian sends to a hidden note may still reach a readable one.
             let hidden: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].2.resolved_path.is_some()).collect();
-            let asked: Vec<(&str, &str)> = hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
+            let asked: Vec<(&str, &str)> =
+                hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
             let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
             let rescued: std::collections::HashSet<usize> =
                 hidden.into_iter().zip(resolved).filter(|(_, to)| to.is_some()).map(|(i, _)| i).collect();
@@ -369,7 +372,8 @@ impl TenantTx {
             )
             .fetch_all(&mut *self.tx)
             .await?;
-            let asked: Vec<(&str, &str)> = shadowed.iter().map(|l| (l.target.as_str(), l.source_path.as_str())).collect();
+            let asked: Vec<(&str, &str)> =
+                shadowed.iter().map(|l| (l.target.as_str(), l.source_path.as_str())).collect();
             let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
             for ((_, source), to) in asked.iter().zip(resolved) {
                 if let Some(to) = to.filter(|to| to != source) {
@@ -649,6 +653,7 @@ impl TenantTx {
     /// Readable files under `folder` (a path prefix ending in `/`, or "" for the root), in
     /// path order after `after`, at most `limit`; only directly inside the folder unless
     /// `recursive`; only the given lower-cased extensions (with the dot) when any are given.
+    #[allow(clippy::too_many_arguments)]
     pub async fn list_files(
         &mut self,
         vault: Uuid,

@@ -34,10 +34,10 @@ impl Telemetry {
     }
 
     fn flush(&mut self) {
-        if let Some(provider) = self.provider.take() {
-            if let Err(e) = provider.shutdown() {
-                eprintln!("obsidian-tc: flushing traces failed: {e}");
-            }
+        if let Some(provider) = self.provider.take()
+            && let Err(e) = provider.shutdown()
+        {
+            eprintln!("obsidian-tc: flushing traces failed: {e}");
         }
     }
 }

@@ -750,10 +750,12 @@ async fn a_hidden_note_does_not_shadow_a_readable_one_in_any_link_tool() {
     assert!(out["links"][0].get("candidates").is_none(), "the hidden candidate is not named");
     // The same holds for every tool that works from the stored resolution.
     let back = ok(&app, &token, "get_backlinks", json!({"vault": v, "path": "Public/Plan.md"})).await;
-    let sources: BTreeSet<&str> = back["backlinks"].as_array().unwrap().iter().map(|l| l["source_path"].as_str().unwrap()).collect();
+    let sources: BTreeSet<&str> =
+        back["backlinks"].as_array().unwrap().iter().map(|l| l["source_path"].as_str().unwrap()).collect();
     assert_eq!(sources, BTreeSet::from(["Index.md", "Public/Notes.md"]), "{back}");
     let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v})).await;
-    let targets: Vec<&str> = unresolved["unresolved"].as_array().unwrap().iter().map(|l| l["target"].as_str().unwrap()).collect();
+    let targets: Vec<&str> =
+        unresolved["unresolved"].as_array().unwrap().iter().map(|l| l["target"].as_str().unwrap()).collect();
     assert_eq!(targets, ["Gone"], "{unresolved}");
     let orphans = ok(&app, &token, "find_orphans", json!({"vault": v})).await;
     let orphans: BTreeSet<&str> = orphans["orphans"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
@@ -790,7 +792,10 @@ async fn a_read_after_a_write_sees_it_on_every_gateway() {
     for i in 1..=20 {
         // Both gateways have the row cached, then a write lands through the first.
         for base in [&a, &b] {
-            assert_eq!(read_on(&app, base, &token, "N.md").await["structuredContent"]["content"], format!("v{}", i - 1));
+            assert_eq!(
+                read_on(&app, base, &token, "N.md").await["structuredContent"]["content"],
+                format!("v{}", i - 1)
+            );
         }
         let text = format!("v{i}");
         commit(&app, &token, "Notes", &[("N.md", Some(&text))]).await;
