@@ -453,6 +453,24 @@ impl TenantTx {
         Ok(rows.into_iter().map(|r| (r.path, r.error)).collect())
     }
 
+    /// Readable notes in the whole vault. Unrestricted, it counts by index ranges (every note,
+    /// less those in the always-hidden folders) instead of testing each path.
+    pub async fn note_count(&mut self, vault: Uuid, readable: Option<&[String]>) -> Result<i64> {
+        if readable.is_some() {
+            return self.notes_in_scope(vault, "", readable, i64::MAX).await;
+        }
+        Ok(sqlx::query_scalar!(
+            r#"SELECT (SELECT count(*) FROM notes WHERE tenant_id = $1 AND vault_id = $2)
+                    - (SELECT count(*) FROM notes WHERE tenant_id = $1 AND vault_id = $2
+                          AND ((path >= '.obsidian/' AND path < '.obsidian0') OR (path >= '.trash/' AND path < '.trash0')
+                               OR (path >= '.git/' AND path < '.git0'))) AS "n!""#,
+            self.tenant,
+            vault
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
     /// How many readable notes under `folder` a scan of at most `max_notes` covers.
     pub async fn notes_in_scope(
         &mut self,

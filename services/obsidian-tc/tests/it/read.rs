@@ -316,9 +316,18 @@ async fn metadata_and_link_tools_concise_and_detailed() {
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Folder"})).await["type"], "folder");
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "A.md"})).await["type"], "file");
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Z.md"})).await["exists"], false);
+    // Notes in the always-hidden folders are not counted (nor listed, nor read).
+    commit(
+        &app,
+        &token,
+        v,
+        &[(".trash/Old.md", Some("old")), (".obsidian/Note.md", Some("x")), (".gitx/N.md", Some("y"))],
+    )
+    .await;
     let vaults = ok(&app, &token, "list_vaults", json!({})).await;
-    assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(5)));
+    assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(6)));
     let vault = ok(&app, &token, "get_vault", json!({"vault": v})).await;
+    assert_eq!(vault["index"]["notes"], 6);
     assert!(vault["acl"].get("read_paths").is_none(), "unrestricted");
     assert_eq!(
         err(&app, &token, "list_notes", json!({"vault": v, "cursor": "garbage"})).await["details"]["field"],

@@ -64,7 +64,7 @@ impl Tool for GetVault {
         let v = View::open(ctx, name, &input.vault).await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let s = tx.index_status(v.vault.id).await.map_err(|e| internal(name, &e))?;
-        let notes = tx.notes_in_scope(v.vault.id, "", v.readable(), i64::MAX).await.map_err(|e| internal(name, &e))?;
+        let notes = tx.note_count(v.vault.id, v.readable()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output {
             name: v.vault.name.clone(),

@@ -55,8 +55,7 @@ impl Tool for ListVaults {
             // Counted through the caller's folder ACL, like every read.
             let view = View::open(ctx, name, &vault.name).await?;
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let notes =
-                tx.notes_in_scope(vault.id, "", view.readable(), i64::MAX).await.map_err(|e| internal(name, &e))?;
+            let notes = tx.note_count(vault.id, view.readable()).await.map_err(|e| internal(name, &e))?;
             let head_seq = tx.head_seq(vault.id).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             vaults.push(Row { name: vault.name, id: vault.id.to_string(), notes, head_seq });
