@@ -17,4 +17,5 @@ BEGIN
          WHERE f.tenant_id = p_tenant AND f.vault_id = p_vault AND f.path = p_path;
 END $$;
 
+REVOKE ALL ON FUNCTION otc_read_file(uuid, uuid, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION otc_read_file(uuid, uuid, text) TO otc_app;

@@ -26,7 +26,7 @@ pub async fn require_token(
 
     let caller = match state.auth_cache.lookup(&state.kv, presented.tenant, &presented.hash).await {
         Lookup::Hit(caller) => caller,
-        Lookup::Miss(generation) => {
+        Lookup::Miss(tag) => {
             let lookup = async {
                 let mut tx = state.store.begin(presented.tenant).await?;
                 let caller = tx.authenticate(&presented.hash).await?;
@@ -34,9 +34,7 @@ pub async fn require_token(
                 Ok::<_, otc_store::StoreError>(caller)
             };
             let caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
-            if let Some(generation) = generation {
-                state.auth_cache.put(generation, &presented.hash, &caller);
-            }
+            state.auth_cache.keep(&state.kv, tag, &presented.hash, &caller).await;
             caller
         }
     };

@@ -29,7 +29,7 @@ const MAX_ENTRIES: usize = 100_000;
 /// checks they hold for the tenant stop counting. An error means Redis could not be told; the
 /// gateways then keep what they checked for at most `server.auth_cache_ttl_ms`.
 pub async fn revoked(kv: &Kv, tenant: Uuid) -> Result<(), KvError> {
-    kv.bump_generation(Generation::Tokens(tenant)).await.map(drop)
+    kv.bump_generation(Generation::Tokens(tenant)).await
 }
 
 /// Tokens checked against Postgres, keyed by tenant and token hash.
@@ -44,11 +44,22 @@ struct Entry {
     checked_at: Instant,
 }
 
-/// What a lookup found: the caller, or the generation to tag a fresh Postgres check with (None
-/// when nothing may be kept).
+/// What a lookup found: the caller, or what to do with a fresh Postgres check.
 pub enum Lookup {
     Hit(Authenticated),
-    Miss(Option<i64>),
+    Miss(Tag),
+}
+
+/// What a fresh check is kept under.
+#[derive(Debug, Clone, Copy)]
+pub enum Tag {
+    /// The tenant's token generation, read before the check.
+    Generation(i64),
+    /// The tenant has no token generation yet: it is made once a check succeeds (never for a
+    /// stranger's token), and the check after that is kept.
+    Missing,
+    /// Redis could not be read, or the cache is off: nothing is kept.
+    Nothing,
 }
 
 impl AuthCache {
@@ -66,16 +77,18 @@ impl AuthCache {
     /// should be tagged with.
     pub async fn lookup(&self, kv: &Kv, tenant: Uuid, hash: &TokenHash) -> Lookup {
         if self.ttl.is_zero() {
-            return Lookup::Miss(None);
+            return Lookup::Miss(Tag::Nothing);
         }
-        let generation = match kv.generation(Generation::Tokens(tenant)).await {
-            Ok(generation) => generation,
+        match kv.existing_generation(Generation::Tokens(tenant)).await {
+            Ok(Some(generation)) => {
+                self.cached(tenant, hash, generation).map_or(Lookup::Miss(Tag::Generation(generation)), Lookup::Hit)
+            }
+            Ok(None) => Lookup::Miss(Tag::Missing),
             Err(e) => {
                 tracing::debug!(error = %e, "token generation unreadable; checking the token in Postgres");
-                return Lookup::Miss(None);
+                Lookup::Miss(Tag::Nothing)
             }
-        };
-        self.cached(tenant, hash, generation).map_or(Lookup::Miss(Some(generation)), Lookup::Hit)
+        }
     }
 
     fn cached(&self, tenant: Uuid, hash: &TokenHash, generation: i64) -> Option<Authenticated> {
@@ -87,8 +100,20 @@ impl AuthCache {
         valid.then(|| entry.caller.clone())
     }
 
-    /// Keeps a successful check made after reading `generation`.
-    pub fn put(&self, generation: i64, hash: &TokenHash, caller: &Authenticated) {
+    /// Keeps a successful check under `tag`.
+    pub async fn keep(&self, kv: &Kv, tag: Tag, hash: &TokenHash, caller: &Authenticated) {
+        match tag {
+            Tag::Generation(generation) => self.put(generation, hash, caller),
+            Tag::Missing => {
+                if let Err(e) = kv.generation(Generation::Tokens(caller.tenant_id)).await {
+                    tracing::debug!(error = %e, "could not make the tenant's token generation");
+                }
+            }
+            Tag::Nothing => {}
+        }
+    }
+
+    fn put(&self, generation: i64, hash: &TokenHash, caller: &Authenticated) {
         let mut entries = self.lock();
         if entries.len() >= MAX_ENTRIES {
             entries.clear();

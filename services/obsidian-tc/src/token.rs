@@ -151,6 +151,9 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
             }
         }
         TokenCommand::Revoke { tenant, id } => {
+            // Gateways keep checked tokens for a while: they are told (through Redis) before
+            // this reports the revocation, so it stops working at once.
+            let (_, kv, config) = app::store_and_kv(&sources)?;
             let tenant_id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
             let mut tx = store.begin(tenant_id).await?;
             match tx.revoke_token(id).await {
@@ -158,9 +161,6 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
                 other => other?,
             }
             tx.commit().await?;
-            println!("revoked token {id}");
-            // Gateways keep checked tokens for a while; tell them, so it stops working at once.
-            let (_, kv, config) = app::store_and_kv(&sources)?;
             if let Err(e) = otc_gateway::auth_cache::revoked(&kv, tenant_id).await {
                 eprintln!(
                     "warning: could not tell the gateways through Redis ({}); a gateway that checked this token \
@@ -169,6 +169,7 @@ pub async fn run(sources: Sources, command: TokenCommand) -> anyhow::Result<Exit
                     config.server.auth_cache_ttl_ms
                 );
             }
+            println!("revoked token {id}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -166,14 +166,17 @@ impl Kv {
     }
 }
 
-/// How long a generation counter outlives its last move (it is recreated, at a random value,
-/// when missing).
+/// How long a generation outlives its last move (a missing one is recreated at random).
 const GENERATION_TTL_MS: u64 = 7 * 24 * 3600 * 1000;
 
-/// A counter that moves on whenever what it stands for changes in Postgres. Caches tag what
-/// they read from Postgres with the generation read *before* the read, and trust it only while
-/// the generation still reads the same; whoever changes the thing moves the generation on after
-/// committing and before answering.
+/// A value that changes whenever what it stands for changes in Postgres. Caches tag what they
+/// read from Postgres with the generation read *before* the read, and trust it only while the
+/// generation still reads the same; whoever changes the thing moves the generation on after
+/// committing and before answering. Every value, first or next, is drawn at random, so a value
+/// never comes back (not after the key expires or is evicted, nor after Redis restarts from an
+/// older snapshot and moves on from there); a snapshot that brings back the *current* value of
+/// an older moment makes entries tagged with it count again until the next move or their age
+/// limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generation {
     /// A vault's files (every commit to it).
@@ -191,32 +194,52 @@ impl Generation {
     }
 }
 
+/// How long a cache waits for a generation before it reads Postgres instead.
+pub const GENERATION_WAIT: Duration = Duration::from_millis(250);
+/// How long a writer waits to move a generation on before it answers anyway (and warns).
+pub const BUMP_WAIT: Duration = Duration::from_secs(1);
+
 impl Kv {
-    /// The current value of `generation`, for a cache deciding whether what it holds is still
-    /// good. Callers fall back to Postgres on an error, so this fails fast: within
-    /// [`GENERATION_WAIT`], and at once for a second after Redis was found unreachable (a
-    /// gateway that lost Redis then pays one slow request a second, not one each). A missing
-    /// counter is created at a random value, so it never repeats one a cache may hold.
+    /// The current value of `generation`, creating it when missing. For keys whose existence
+    /// the caller has already established is legitimate (a vault the caller reached).
     pub async fn generation(&self, generation: Generation) -> Result<i64> {
+        self.fail_fast(self.read_generation(generation, true)).await?.ok_or_else(|| {
+            KvError::Command(redis::RedisError::from((redis::ErrorKind::TypeError, "generation vanished")))
+        })
+    }
+
+    /// The current value of `generation`, or None when it does not exist yet (nothing is
+    /// created: callers that have not yet checked who is asking use this, so a stranger's
+    /// request leaves nothing behind in Redis).
+    pub async fn existing_generation(&self, generation: Generation) -> Result<Option<i64>> {
+        self.fail_fast(self.read_generation(generation, false)).await
+    }
+
+    /// A generation read for a cache: within [`GENERATION_WAIT`], and refused at once for a
+    /// second after Redis was found unreachable (the caller falls back to Postgres, so a
+    /// gateway that lost Redis pays one slow request a second, not one each).
+    async fn fail_fast<T>(&self, read: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        use std::sync::atomic::Ordering::Relaxed;
         let now_ms = self.started.elapsed().as_millis() as u64;
-        if now_ms < self.generation_down_until_ms.load(std::sync::atomic::Ordering::Relaxed) {
+        if now_ms < self.generation_down_until_ms.load(Relaxed) {
             return Err(unavailable("redis was unreachable a moment ago"));
         }
-        let read = tokio::time::timeout(GENERATION_WAIT, self.read_generation(generation))
-            .await
-            .unwrap_or_else(|_| Err(unavailable("generation read timed out")));
+        let read =
+            tokio::time::timeout(GENERATION_WAIT, read).await.unwrap_or_else(|_| Err(unavailable("redis too slow")));
         if let Err(KvError::Unavailable(_)) = &read {
-            let until = self.started.elapsed().as_millis() as u64 + 1_000;
-            self.generation_down_until_ms.store(until, std::sync::atomic::Ordering::Relaxed);
+            self.generation_down_until_ms.store(self.started.elapsed().as_millis() as u64 + 1_000, Relaxed);
         }
         read
     }
 
-    async fn read_generation(&self, generation: Generation) -> Result<i64> {
+    async fn read_generation(&self, generation: Generation, create: bool) -> Result<Option<i64>> {
         let key = self.key(&generation.key_name());
         let mut conn = self.conn().await?;
         if let Some(value) = conn.get::<_, Option<i64>>(&key).await.map_err(classify)? {
-            return Ok(value);
+            return Ok(Some(value));
+        }
+        if !create {
+            return Ok(None);
         }
         let _: () = redis::cmd("SET")
             .arg(&key)
@@ -227,41 +250,33 @@ impl Kv {
             .query_async(&mut conn)
             .await
             .map_err(classify)?;
-        let value: Option<i64> = conn.get(&key).await.map_err(classify)?;
-        value.ok_or_else(|| {
-            KvError::Command(redis::RedisError::from((redis::ErrorKind::TypeError, "generation vanished")))
-        })
+        conn.get(&key).await.map_err(classify)
     }
 
-    /// Moves `generation` on; returns its new value.
-    pub async fn bump_generation(&self, generation: Generation) -> Result<i64> {
-        let script = Script::new(
-            "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end \
-             local g = redis.call('INCR', KEYS[1]) \
-             redis.call('PEXPIRE', KEYS[1], ARGV[2]) \
-             return g",
-        );
-        let mut conn = self.conn().await?;
-        script
-            .key(self.key(&generation.key_name()))
-            .arg(random_generation())
-            .arg(GENERATION_TTL_MS)
-            .invoke_async(&mut conn)
-            .await
-            .map_err(classify)
+    /// Moves `generation` on (to a new random value); gives up after [`BUMP_WAIT`].
+    pub async fn bump_generation(&self, generation: Generation) -> Result<()> {
+        let bump = async {
+            let mut conn = self.conn().await?;
+            redis::cmd("SET")
+                .arg(self.key(&generation.key_name()))
+                .arg(random_generation())
+                .arg("PX")
+                .arg(GENERATION_TTL_MS)
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(classify)
+        };
+        tokio::time::timeout(BUMP_WAIT, bump).await.unwrap_or_else(|_| Err(unavailable("redis too slow")))
     }
 }
-
-/// How long a cache waits for a generation before it reads Postgres instead.
-pub const GENERATION_WAIT: Duration = Duration::from_millis(250);
 
 fn unavailable(what: &'static str) -> KvError {
     KvError::Unavailable(redis::RedisError::from((redis::ErrorKind::IoError, what)))
 }
 
-/// A starting generation: random, far from overflow.
+/// A generation value: random, so it repeats none before it.
 fn random_generation() -> i64 {
-    (rand::random::<u64>() >> 2) as i64
+    (rand::random::<u64>() >> 1) as i64
 }
 
 fn classify(err: redis::RedisError) -> KvError {

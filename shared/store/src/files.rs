@@ -147,12 +147,23 @@ pub struct ChangeRecord {
     pub record_hash: Hash,
 }
 
-/// A manifest row as the database returns it.
 impl crate::Store {
     /// One manifest row of `tenant`'s vault, read in a single round trip (no explicit
     /// transaction; row-level security applies as in [`crate::TenantTx`]). For the read path,
     /// where a call needs this one row.
     pub async fn file(&self, tenant: Uuid, vault: Uuid, path: &str) -> Result<Option<FileEntry>> {
+        match self.file_once(tenant, vault, path).await {
+            // A pooled connection that died while idle (the pool does not ping before use):
+            // the read is harmless to repeat, on a connection the pool makes or has.
+            Err(crate::StoreError::Unavailable(sqlx::Error::Io(e))) => {
+                tracing::debug!(error = %e, "manifest read on a dead connection; reading again");
+                self.file_once(tenant, vault, path).await
+            }
+            other => other,
+        }
+    }
+
+    async fn file_once(&self, tenant: Uuid, vault: Uuid, path: &str) -> Result<Option<FileEntry>> {
         let row = sqlx::query_as!(
             FileRow,
             r#"SELECT path AS "path!", blob_hash AS "blob_hash!", size AS "size!", mtime AS "mtime!",
@@ -168,6 +179,7 @@ impl crate::Store {
     }
 }
 
+/// A manifest row as the database returns it.
 pub(crate) struct FileRow {
     path: String,
     blob_hash: Vec<u8>,

@@ -68,12 +68,13 @@ impl Store {
         let connect: PgConnectOptions =
             options.url.parse().map_err(|e| StoreError::Config(format!("database.url: {e}")))?;
         let connect = connect.application_name("obsidian-tc");
-        // No ping before handing out a connection: it is a second round trip on every query.
-        // A connection that died while idle fails its next query instead, and the pool drops
-        // it; connections are recycled well before servers and proxies cut idle ones.
+        // No ping before handing out a connection: it was a second round trip on every query.
+        // A connection that died while idle (a Postgres restart, a failover) fails the next
+        // query made on it and is dropped; idle ones are closed after two minutes, before
+        // common proxy and load-balancer idle cut-offs (four minutes and up).
         let pool = PgPoolOptions::new()
             .test_before_acquire(false)
-            .idle_timeout(Duration::from_secs(300))
+            .idle_timeout(Duration::from_secs(120))
             .max_lifetime(Duration::from_secs(1800))
             .max_connections(options.max_connections)
             .acquire_timeout(options.connect_timeout)

@@ -157,6 +157,9 @@ impl TenantTx {
         after: Option<(&str, i32)>,
         limit: i64,
     ) -> Result<Vec<(i32, String, LinkRecord)>> {
+        if limit <= 0 {
+            return Ok(Vec::new());
+        }
         let keys = otc_vault::links::affected_link_keys(target);
         let mut kept = Vec::new();
         let mut cursor = after.map(|(p, o)| (p.to_string(), o));
@@ -222,6 +225,9 @@ impl TenantTx {
         after: Option<(&str, i32)>,
         limit: i64,
     ) -> Result<Vec<(i32, String, LinkRecord)>> {
+        if limit <= 0 {
+            return Ok(Vec::new());
+        }
         let mut kept = Vec::new();
         let mut cursor = after.map(|(p, o)| (p.to_string(), o));
         loop {

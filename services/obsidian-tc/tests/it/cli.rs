@@ -70,7 +70,12 @@ async fn token_create_list_revoke_through_the_binary() {
     assert!(token.starts_with("otc_") && !token.contains('\n'), "stdout is the token alone: {token:?}");
     assert!(!stderr(&out).contains(&token), "the token is printed once");
 
-    // The gateway keeps the token once checked: the revocation below must reach it.
+    // The gateway keeps the token once checked (from its tenant's second check on): the
+    // revocation below must reach it.
+    for _ in 0..2 {
+        let status = app.http.get(app.url("/v1/whoami")).bearer_auth(&token).send().await.unwrap().status();
+        assert_eq!(status, StatusCode::OK);
+    }
     let me: Value = app.http.get(app.url("/v1/whoami")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
     assert_eq!(me["tenant"]["slug"], "acme");
     assert_eq!(me["principal"]["name"], "cli");
