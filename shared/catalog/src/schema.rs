@@ -374,9 +374,59 @@ impl Validator {
 
     /// Every issue, in document order; empty when the value is valid.
     pub fn issues(&self, value: &Value) -> Vec<Issue> {
-        self.0
-            .iter_errors(value)
-            .map(|e| Issue { path: e.instance_path().to_string(), message: e.to_string() })
-            .collect()
+        self.0.iter_errors(value).flat_map(|e| issue(&e, value)).collect()
+    }
+}
+
+/// One validation error as the caller reads it. An object that may hold no keys at all
+/// (`additionalProperties: false` and no `properties`) fails as a bare "false schema" on the
+/// object, naming neither the key nor why: each key it holds is named instead.
+fn issue(e: &jsonschema::ValidationError<'_>, value: &Value) -> Vec<Issue> {
+    let path = e.instance_path().to_string();
+    let from_additional = e.schema_path().as_str().ends_with("/additionalProperties");
+    if matches!(e.kind(), jsonschema::error::ValidationErrorKind::FalseSchema)
+        && from_additional
+        && let Some(object) = value.pointer(&path).and_then(Value::as_object)
+    {
+        return object
+            .keys()
+            .map(|key| Issue {
+                path: format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                message: format!("unknown field {key:?} (this object takes no fields)"),
+            })
+            .collect();
+    }
+    vec![Issue { path, message: e.to_string() }]
+}
+
+#[cfg(test)]
+mod validator_tests {
+    use serde_json::json;
+
+    use super::Validator;
+
+    #[test]
+    fn a_key_where_none_are_allowed_is_named() {
+        let v = Validator::compile(&json!({"type": "object", "additionalProperties": false})).unwrap();
+        let issues = v.issues(&json!({"vault": "bench", "a/b": 1}));
+        let got: Vec<(&str, &str)> = issues.iter().map(|i| (i.path.as_str(), i.message.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("/a~1b", "unknown field \"a/b\" (this object takes no fields)"),
+                ("/vault", "unknown field \"vault\" (this object takes no fields)")
+            ]
+        );
+        assert!(v.issues(&json!({})).is_empty());
+        let nested = Validator::compile(&json!({
+            "type": "object",
+            "properties": {"inner": {"type": "object", "additionalProperties": false}},
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let issues = nested.issues(&json!({"inner": {"x": 1}, "extra": true}));
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert!(paths.contains(&"/inner/x"), "{issues:?}");
+        assert!(issues.iter().any(|i| i.message.contains("extra")), "{issues:?}");
     }
 }

@@ -703,6 +703,20 @@ impl TenantTx {
         .await?)
     }
 
+    /// (head sequence, indexed sequence): how far the vault and its index have got, without
+    /// the counts of [`Self::index_status`].
+    pub async fn index_progress(&mut self, vault: Uuid) -> Result<(i64, i64)> {
+        let r = sqlx::query!(
+            r#"SELECT (SELECT seq FROM vault_heads WHERE tenant_id = $1 AND vault_id = $2) AS head_seq,
+                      (SELECT indexed_seq FROM index_state WHERE tenant_id = $1 AND vault_id = $2) AS indexed_seq"#,
+            self.tenant,
+            vault
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        Ok((r.head_seq.unwrap_or(0), r.indexed_seq.unwrap_or(0)))
+    }
+
     /// Counts, progress and failures of the vault's index.
     pub async fn index_status(&mut self, vault: Uuid) -> Result<IndexStatus> {
         let tenant = self.tenant;

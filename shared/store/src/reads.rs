@@ -709,4 +709,37 @@ impl TenantTx {
         .await?;
         Ok(rows.into_iter().map(|r| Listed { path: r.path, kind: r.kind, size: r.size, mtime: r.mtime }).collect())
     }
+
+    /// Readable files that are not notes under `folder` (recursive), with one of the given
+    /// lower-cased extensions (with the dot), in path order after `after`, at most `limit`.
+    /// Apart from [`Self::list_files`] so the planner can walk the index of non-note files
+    /// (a 100k-note vault holds a few hundred of them) instead of every path.
+    pub async fn list_attachments(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        extensions: &[String],
+        readable: Option<&[String]>,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Listed>> {
+        let rows = sqlx::query!(
+            r#"SELECT path, kind, size, mtime FROM vault_files
+                WHERE tenant_id = $1 AND vault_id = $2 AND kind <> 'note' AND starts_with(path, $3)
+                  AND lower(substring(path from '\.[^./]*$')) = ANY($4)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND ($6::text IS NULL OR path > $6)
+                ORDER BY path LIMIT $7"#,
+            self.tenant,
+            vault,
+            folder,
+            extensions,
+            readable,
+            after,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows.into_iter().map(|r| Listed { path: r.path, kind: r.kind, size: r.size, mtime: r.mtime }).collect())
+    }
 }

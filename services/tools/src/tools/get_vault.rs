@@ -63,7 +63,7 @@ impl Tool for GetVault {
         let name = Self::SPEC.name;
         let v = View::open(ctx, name, &input.vault).await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-        let s = tx.index_status(v.vault.id).await.map_err(|e| internal(name, &e))?;
+        let (head_seq, indexed_seq) = tx.index_progress(v.vault.id).await.map_err(|e| internal(name, &e))?;
         let notes = tx.note_count(v.vault.id, v.readable()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         Ok(Output {
@@ -74,7 +74,7 @@ impl Tool for GetVault {
                 write_paths: v.acl().write_paths(),
                 delete_paths: v.acl().delete_paths(),
             },
-            index: IndexOut { notes, head_seq: s.head_seq, indexed_seq: s.indexed_seq },
+            index: IndexOut { notes, head_seq, indexed_seq },
         })
     }
 }

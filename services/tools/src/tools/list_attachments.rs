@@ -94,7 +94,7 @@ impl Tool for ListAttachments {
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let rows = tx
-            .list_files(v.vault.id, &folder, true, Some(&extensions), v.readable(), after.as_deref(), limit as i64 + 1)
+            .list_attachments(v.vault.id, &folder, &extensions, v.readable(), after.as_deref(), limit as i64 + 1)
             .await
             .map_err(|e| internal(name, &e))?;
         let more = rows.len() > limit;
