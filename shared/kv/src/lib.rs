@@ -1,6 +1,6 @@
 //! Redis: key prefixing, health, leases (leader election for periodic work), small JSON
-//! records with a time to live (the state of long-running tool calls), and generations (the
-//! counters that tell the gateways' caches when what they hold has changed).
+//! records with a time to live (the state of long-running tool calls), and generations (values
+//! that tell the gateways' caches when what they hold has changed).
 //!
 //! Later work adds rate limits here. Every key goes through [`Kv::key`], so
 //! deployments and tests sharing one Redis never see each other's keys.
