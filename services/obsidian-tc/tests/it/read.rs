@@ -791,8 +791,9 @@ async fn read_on(app: &TestApp, base: &str, token: &str, path: &str) -> Value {
 
 #[tokio::test]
 async fn a_read_after_a_write_sees_it_on_every_gateway() {
-    let app = TestApp::spawn().await;
-    let second = app.another_gateway(|_| {}).await;
+    // Rows kept for a minute: only the vault's generation can make a gateway read again.
+    let app = TestApp::spawn_with(|c| c.tools.file_cache_ms = 60_000).await;
+    let second = app.another_gateway(|c| c.tools.file_cache_ms = 60_000).await;
     let b = format!("http://{}", second.addr);
     let a = app.url("");
     let tenant = Tenant::create(&app.store, "acme").await;
