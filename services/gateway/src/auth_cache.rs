@@ -13,16 +13,14 @@
 //! whose bump failed is outlived by cached checks for at most the TTL. Only successful checks
 //! are kept: an unknown or revoked token always goes to Postgres.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use otc_auth::TokenHash;
-use otc_kv::{Generation, Kv, KvError};
+use otc_kv::{Generation, GenerationCache, Kv, KvError};
 use otc_store::Authenticated;
 use uuid::Uuid;
 
-/// Entries kept at most; past it the cache starts over (cheap, and rare).
+/// Entries kept at most; past it the cache starts over.
 const MAX_ENTRIES: usize = 100_000;
 
 /// Tells every gateway that tokens of `tenant` were revoked (after the revocation committed):
@@ -33,16 +31,7 @@ pub async fn revoked(kv: &Kv, tenant: Uuid) -> Result<(), KvError> {
 }
 
 /// Tokens checked against Postgres, keyed by tenant and token hash.
-pub struct AuthCache {
-    ttl: Duration,
-    entries: Mutex<HashMap<(Uuid, [u8; 32]), Entry>>,
-}
-
-struct Entry {
-    caller: Authenticated,
-    generation: i64,
-    checked_at: Instant,
-}
+pub struct AuthCache(GenerationCache<(Uuid, [u8; 32]), Authenticated>);
 
 /// What a lookup found: the caller, or what to do with a fresh Postgres check.
 pub enum Lookup {
@@ -65,18 +54,13 @@ pub enum Tag {
 impl AuthCache {
     /// A cache trusting a check for at most `ttl` (zero turns it off).
     pub fn new(ttl: Duration) -> Self {
-        Self { ttl, entries: Mutex::new(HashMap::new()) }
+        Self(GenerationCache::new(ttl, MAX_ENTRIES))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Uuid, [u8; 32]), Entry>> {
-        // Entries are replaced whole, so a panicking holder leaves nothing half-written.
-        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The caller behind a token still valid by a recent check, or the generation a new check
-    /// should be tagged with.
+    /// The caller behind a token still valid by a recent check, or what a new check is kept
+    /// under.
     pub async fn lookup(&self, kv: &Kv, tenant: Uuid, hash: &TokenHash) -> Lookup {
-        if self.ttl.is_zero() {
+        if !self.0.enabled() {
             return Lookup::Miss(Tag::Nothing);
         }
         match kv.existing_generation(Generation::Tokens(tenant)).await {
@@ -91,19 +75,17 @@ impl AuthCache {
         }
     }
 
+    /// A check kept under `generation`, unless the token has expired since.
     fn cached(&self, tenant: Uuid, hash: &TokenHash, generation: i64) -> Option<Authenticated> {
-        let entries = self.lock();
-        let entry = entries.get(&(tenant, hash.0))?;
-        let valid = entry.generation == generation
-            && entry.checked_at.elapsed() < self.ttl
-            && entry.caller.expires_at.is_none_or(|at| at > chrono::Utc::now());
-        valid.then(|| entry.caller.clone())
+        self.0
+            .get(&(tenant, hash.0), generation)
+            .filter(|caller| caller.expires_at.is_none_or(|at| at > chrono::Utc::now()))
     }
 
     /// Keeps a successful check under `tag`.
     pub async fn keep(&self, kv: &Kv, tag: Tag, hash: &TokenHash, caller: &Authenticated) {
         match tag {
-            Tag::Generation(generation) => self.put(generation, hash, caller),
+            Tag::Generation(generation) => self.0.put((caller.tenant_id, hash.0), generation, caller.clone()),
             Tag::Missing => {
                 if let Err(e) = kv.generation(Generation::Tokens(caller.tenant_id)).await {
                     tracing::debug!(error = %e, "could not make the tenant's token generation");
@@ -111,17 +93,6 @@ impl AuthCache {
             }
             Tag::Nothing => {}
         }
-    }
-
-    fn put(&self, generation: i64, hash: &TokenHash, caller: &Authenticated) {
-        let mut entries = self.lock();
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(
-            (caller.tenant_id, hash.0),
-            Entry { caller: caller.clone(), generation, checked_at: Instant::now() },
-        );
     }
 }
 
@@ -145,7 +116,7 @@ mod tests {
     fn an_entry_counts_only_under_its_own_generation_and_tenant() {
         let cache = AuthCache::new(Duration::from_secs(60));
         let (tenant, hash) = (Uuid::new_v4(), TokenHash([1; 32]));
-        cache.put(7, &hash, &caller(tenant, None));
+        cache.0.put((tenant, hash.0), 7, caller(tenant, None));
         assert!(cache.cached(tenant, &hash, 7).is_some());
         assert!(cache.cached(tenant, &hash, 8).is_none(), "a revocation since the check");
         assert!(cache.cached(Uuid::new_v4(), &hash, 7).is_none(), "the tenant is part of the key");
@@ -156,14 +127,14 @@ mod tests {
     fn never_past_the_ttl_or_the_token_expiry() {
         let cache = AuthCache::new(Duration::from_millis(30));
         let (tenant, hash) = (Uuid::new_v4(), TokenHash([4; 32]));
-        cache.put(1, &hash, &caller(tenant, None));
+        cache.0.put((tenant, hash.0), 1, caller(tenant, None));
         assert!(cache.cached(tenant, &hash, 1).is_some());
         std::thread::sleep(Duration::from_millis(40));
         assert!(cache.cached(tenant, &hash, 1).is_none());
 
         let cache = AuthCache::new(Duration::from_secs(60));
         let expired = chrono::Utc::now() - chrono::Duration::seconds(1);
-        cache.put(1, &hash, &caller(tenant, Some(expired)));
+        cache.0.put((tenant, hash.0), 1, caller(tenant, Some(expired)));
         assert!(cache.cached(tenant, &hash, 1).is_none());
     }
 }

@@ -13,36 +13,22 @@
 //! failed (Redis lost between its commit and its answer) leaves other gateways' rows valid for
 //! at most `tools.file_cache_ms`, the age past which a row is always read again.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use otc_kv::{Generation, Kv};
+use otc_kv::{Generation, GenerationCache, Kv};
 use otc_store::{FileEntry, Store, StoreError};
 use uuid::Uuid;
 
-/// Rows kept at most; past it the cache starts over (cheap, and rare).
+/// Rows kept at most; past it the cache starts over.
 const MAX_ENTRIES: usize = 100_000;
 
-pub struct FileCache {
-    max_age: Duration,
-    entries: Mutex<HashMap<(Uuid, Uuid, String), Cached>>,
-}
-
-struct Cached {
-    entry: Option<FileEntry>,
-    generation: i64,
-    read_at: Instant,
-}
+/// Manifest rows (None: nothing at that path) by tenant, vault and path.
+pub struct FileCache(GenerationCache<(Uuid, Uuid, String), Option<FileEntry>>);
 
 impl FileCache {
     /// A cache trusting a row for at most `max_age` (zero turns it off).
     pub fn new(max_age: Duration) -> Self {
-        Self { max_age, entries: Mutex::new(HashMap::new()) }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Uuid, Uuid, String), Cached>> {
-        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        Self(GenerationCache::new(max_age, MAX_ENTRIES))
     }
 
     /// The manifest row at `path` (None when nothing is there), as of now.
@@ -54,7 +40,7 @@ impl FileCache {
         vault: Uuid,
         path: &str,
     ) -> Result<Option<FileEntry>, StoreError> {
-        if self.max_age.is_zero() {
+        if !self.0.enabled() {
             return store.file(tenant, vault, path).await;
         }
         let generation = match kv.generation(Generation::Vault(vault)).await {
@@ -65,18 +51,11 @@ impl FileCache {
             }
         };
         let key = (tenant, vault, path.to_string());
-        if let Some(cached) = self.lock().get(&key)
-            && cached.generation == generation
-            && cached.read_at.elapsed() < self.max_age
-        {
-            return Ok(cached.entry.clone());
+        if let Some(entry) = self.0.get(&key, generation) {
+            return Ok(entry);
         }
         let entry = store.file(tenant, vault, path).await?;
-        let mut entries = self.lock();
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(key, Cached { entry: entry.clone(), generation, read_at: Instant::now() });
+        self.0.put(key, generation, entry.clone());
         Ok(entry)
     }
 }

@@ -5,11 +5,15 @@
 //! Later work adds rate limits here. Every key goes through [`Kv::key`], so
 //! deployments and tests sharing one Redis never see each other's keys.
 
+mod cache;
+
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Script};
 use tokio::sync::OnceCell;
+
+pub use cache::GenerationCache;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KvError {
