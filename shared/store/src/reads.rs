@@ -191,24 +191,10 @@ impl TenantTx {
             let exhausted = (rows.len() as i64) < limit;
             let mut rows: Vec<_> = rows.into_iter().map(link).collect();
             cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
-            let hidden: Vec<usize> =
-                (0..rows.len()).filter(|&i| rows[i].2.resolved_path.as_deref() != Some(target)).collect();
-            let asked: Vec<(&str, &str)> =
-                hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
-            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
-            for (i, to) in hidden.into_iter().zip(resolved) {
-                rows[i].2.resolved_path = to;
-            }
-            for (ord, source, mut record) in rows {
-                if record.resolved_path.as_deref() == Some(target) {
-                    record.resolved_path = Some(target.to_string());
-                    kept.push((ord, source, record));
-                    if kept.len() as i64 >= limit {
-                        return Ok(kept);
-                    }
-                }
-            }
-            if exhausted {
+            self.resolve_hidden(vault, readable, &mut rows, |l| l.resolved_path.as_deref() != Some(target)).await?;
+            kept.extend(rows.into_iter().filter(|(_, _, l)| l.resolved_path.as_deref() == Some(target)));
+            if exhausted || kept.len() as i64 >= limit {
+                kept.truncate(limit as usize);
                 return Ok(kept);
             }
         }
@@ -253,29 +239,35 @@ impl TenantTx {
             .fetch_all(&mut *self.tx)
             .await?;
             let exhausted = (rows.len() as i64) < limit;
-            let rows: Vec<_> = rows.into_iter().map(link).collect();
+            let mut rows: Vec<_> = rows.into_iter().map(link).collect();
             cursor = rows.last().map(|(ord, source, _)| (source.clone(), *ord));
             // Those Obsidian sends to a hidden note may still reach a readable one.
-            let hidden: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].2.resolved_path.is_some()).collect();
-            let asked: Vec<(&str, &str)> =
-                hidden.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
-            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
-            let rescued: std::collections::HashSet<usize> =
-                hidden.into_iter().zip(resolved).filter(|(_, to)| to.is_some()).map(|(i, _)| i).collect();
-            for (i, (ord, source, mut record)) in rows.into_iter().enumerate() {
-                if rescued.contains(&i) {
-                    continue;
-                }
-                record.resolved_path = None;
-                kept.push((ord, source, record));
-                if kept.len() as i64 >= limit {
-                    return Ok(kept);
-                }
-            }
-            if exhausted {
+            self.resolve_hidden(vault, readable, &mut rows, |l| l.resolved_path.is_some()).await?;
+            kept.extend(rows.into_iter().filter(|(_, _, l)| l.resolved_path.is_none()));
+            if exhausted || kept.len() as i64 >= limit {
+                kept.truncate(limit as usize);
                 return Ok(kept);
             }
         }
+    }
+
+    /// Resolves again, among the files the caller can read, the links `hidden` picks (those
+    /// whose stored resolution the caller cannot see): each gets that resolution, or none.
+    async fn resolve_hidden(
+        &mut self,
+        vault: Uuid,
+        readable: Option<&[String]>,
+        rows: &mut [(i32, String, LinkRecord)],
+        hidden: impl Fn(&LinkRecord) -> bool,
+    ) -> Result<()> {
+        let picked: Vec<usize> = (0..rows.len()).filter(|&i| hidden(&rows[i].2)).collect();
+        let asked: Vec<(&str, &str)> =
+            picked.iter().map(|&i| (rows[i].2.target.as_str(), rows[i].1.as_str())).collect();
+        let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
+        for (i, to) in picked.into_iter().zip(resolved) {
+            rows[i].2.resolved_path = to;
+        }
+        Ok(())
     }
 
     /// Where each (target, source) link resolves among the files the caller can read, as if
