@@ -187,6 +187,13 @@ pub struct Head {
     pub body_start: usize,
 }
 
+impl Note {
+    /// The frontmatter and where the body starts, as [`parse_head`] would give them.
+    pub fn head(&self) -> Head {
+        Head { frontmatter: self.frontmatter.clone(), body_start: self.body_start }
+    }
+}
+
 /// Reads only the frontmatter block; agrees with [`parse`] on both fields.
 pub fn parse_head(text: &str) -> Head {
     let lines = Lines::new(text);

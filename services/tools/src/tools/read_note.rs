@@ -316,8 +316,14 @@ impl Tool for ReadNote {
             (None, Some(_)) => Some(Projection::Section),
             (p, _) => p,
         };
-        // The body is parsed only for the projections that show what is in it.
-        let head = otc_parser::parse_head(&text);
+        // The body is parsed only for the projections that show what is in it; the others read
+        // the frontmatter alone.
+        let parsed = matches!(projection, Some(Projection::Section | Projection::DocumentMap | Projection::Full))
+            .then(|| otc_parser::parse(&text));
+        let head = match &parsed {
+            Some(note) => note.head(),
+            None => otc_parser::parse_head(&text),
+        };
         let frontmatter = match head.frontmatter.as_ref().and_then(|f| f.value.clone()) {
             Some(Value::Object(map)) => Some(map),
             _ => None,
@@ -345,11 +351,12 @@ impl Tool for ReadNote {
         match projection {
             Some(Projection::Section) => {
                 let anchor = input.anchor.as_ref().expect("checked above");
-                out.section = Some(section(&text, &otc_parser::parse(&text), anchor)?);
+                let note = parsed.as_ref().expect("parsed above for this projection");
+                out.section = Some(section(&text, note, anchor)?);
             }
             Some(Projection::Content) => out.content = Some(text),
             Some(Projection::DocumentMap) => {
-                let note = otc_parser::parse(&text);
+                let note = parsed.as_ref().expect("parsed above for this projection");
                 out.headings = Some(
                     note.headings
                         .iter()
@@ -361,7 +368,7 @@ impl Tool for ReadNote {
                 out.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
             }
             Some(Projection::Full) => {
-                let note = otc_parser::parse(&text);
+                let note = parsed.as_ref().expect("parsed above for this projection");
                 out.has_frontmatter = Some(head.frontmatter.is_some());
                 out.frontmatter = frontmatter.clone();
                 out.body = Some(body);
