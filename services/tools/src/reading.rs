@@ -119,16 +119,26 @@ pub struct Content {
     pub entry: otc_store::FileEntry,
 }
 
+/// The manifest row at `path` in the caller's tenant, through the gateway's row cache. No
+/// visibility check: callers check what the caller may read.
+pub async fn file_entry(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    vault: uuid::Uuid,
+    path: &str,
+) -> Result<Option<otc_store::FileEntry>, ToolError> {
+    let services = ctx.services();
+    services
+        .files
+        .file(&services.store, &services.kv, ctx.caller.tenant_id, vault, path)
+        .await
+        .map_err(|e| internal(tool, &e))
+}
+
 /// The note's stored content, or not found (missing and unreadable alike).
 pub async fn read_content(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<Content, ToolError> {
     view.readable_path(path)?;
-    let services = ctx.services();
-    let entry = services
-        .files
-        .file(&services.store, &services.kv, ctx.caller.tenant_id, view.vault.id, path)
-        .await
-        .map_err(|e| internal(tool, &e))?
-        .ok_or_else(|| not_found(path))?;
+    let entry = file_entry(ctx, tool, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
     let bytes =
         ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
     Ok(Content { text: String::from_utf8_lossy(&bytes).into_owned(), content_hash: hex::encode(entry.hash), entry })

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{Content, View, read_content};
+use crate::reading::{Content, View, file_entry, read_content};
 use crate::{CallContext, Tool, internal};
 
 pub struct ReadNote;
@@ -435,12 +435,7 @@ async fn periodic_path(
     };
     let mut files = Vec::new();
     for path in [PERIODIC_NOTES, DAILY_NOTES] {
-        let services = ctx.services();
-        let entry = services
-            .files
-            .file(&services.store, &services.kv, ctx.caller.tenant_id, view.vault.id, path)
-            .await
-            .map_err(|e| internal(name, &e))?;
+        let entry = file_entry(ctx, name, view.vault.id, path).await?;
         files.push(match entry {
             Some(e) => Some(
                 ctx.services().blobs.get_blob(ctx.caller.tenant_id, &e.hash).await.map_err(|e| internal(name, &e))?,
