@@ -390,13 +390,7 @@ pub async fn commit(
     match outcome {
         Ok(done) => {
             tx.commit().await.map_err(store_err)?;
-            // Before the answer, so no gateway serves a cached row this commit replaced; on a
-            // task of its own, so a client that hangs up now does not cancel it.
-            let kv = state.kv.clone();
-            let bump = tokio::spawn(async move { kv.bump_generation(otc_kv::Generation::Vault(vault.id)).await });
-            if let Ok(Err(e)) = bump.await {
-                tracing::warn!(vault = %vault.id, error = %crate::error_chain(&e), "commit could not move the vault's generation on; gateways may serve the old manifest rows for up to tools.file_cache_ms");
-            }
+            otc_kv::vault_changed(&state.kv, vault.id).await;
             // Read-your-writes: the commit is indexed before the response. If that fails the
             // commit still stands and its jobs stay queued for the workers.
             let indexed = match state.dispatcher.services.indexer.catch_up(caller.tenant_id, vault.id).await {

@@ -33,7 +33,7 @@ pub struct ReconcileReport {
 /// time and e-tag as last imported) are not read again.
 pub async fn reconcile_once(
     store: &Store,
-    kv: &Kv,
+    kv: &Arc<Kv>,
     blobs: &Blobs,
     target: &otc_config::ReconcileTarget,
 ) -> Result<ReconcileReport, Box<dyn std::error::Error + Send + Sync>> {
@@ -113,10 +113,8 @@ pub async fn reconcile_once(
         tx.set_reconcile_state(vault.id, entry).await?;
     }
     tx.commit().await?;
-    if !changes.is_empty()
-        && let Err(e) = kv.bump_generation(otc_kv::Generation::Vault(vault.id)).await
-    {
-        tracing::warn!(vault = %vault.id, error = %e, "reconcile committed but could not move the vault's generation on; gateways may serve the old manifest rows for up to tools.file_cache_ms");
+    if !changes.is_empty() {
+        otc_kv::vault_changed(kv, vault.id).await;
     }
     Ok(report)
 }

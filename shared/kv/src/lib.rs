@@ -274,6 +274,18 @@ impl Kv {
     }
 }
 
+/// After a commit to `vault` and before it is answered: moves the vault's generation on, so no
+/// gateway serves a cached manifest row the commit replaced. Runs on a task of its own, so a
+/// caller that gives up meanwhile (a client hanging up) does not cancel it; when Redis cannot be
+/// told it logs a warning (the rows then stay cached at most `tools.file_cache_ms`).
+pub async fn vault_changed(kv: &std::sync::Arc<Kv>, vault: uuid::Uuid) {
+    let kv = kv.clone();
+    let bump = tokio::spawn(async move { kv.bump_generation(Generation::Vault(vault)).await });
+    if let Ok(Err(e)) = bump.await {
+        tracing::warn!(%vault, error = ?e, "committed, but could not move the vault's generation on; gateways may serve the old manifest rows for up to tools.file_cache_ms");
+    }
+}
+
 fn unavailable(what: &'static str) -> KvError {
     KvError::Unavailable(redis::RedisError::from((redis::ErrorKind::IoError, what)))
 }

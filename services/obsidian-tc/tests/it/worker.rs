@@ -215,7 +215,7 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     let iso = Isolation::new().await;
     let store = iso.store();
     let blobs = blobs(&iso);
-    let kv = kv(&iso);
+    let kv = std::sync::Arc::new(kv(&iso));
     let tenant = Tenant::create(&store, "acme").await;
     let target = otc_config::ReconcileTarget {
         tenant: "acme".into(),
