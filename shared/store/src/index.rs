@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::files::Hash;
+use crate::reads::{LinkRow, link};
 use crate::{Result, TenantTx};
 
 /// A file as the index knows it (notes and attachments alike: both are link targets).
@@ -651,8 +652,9 @@ impl TenantTx {
         limit: i64,
     ) -> Result<Vec<(String, LinkRecord)>> {
         let (after_path, after_ord) = after.map_or((None, 0), |(p, o)| (Some(p), o));
-        let rows = sqlx::query!(
-            r#"SELECT source_path, ord, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath, alias,
+        let rows = sqlx::query_as!(
+            LinkRow,
+            r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath, alias,
                       property, start_offset, end_offset, line, col
                  FROM links WHERE tenant_id = $1 AND vault_id = $2
                   AND ($3::text IS NULL OR (source_path, ord) > ($3::text COLLATE "C", $4))
@@ -665,30 +667,7 @@ impl TenantTx {
         )
         .fetch_all(&mut *self.tx)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.source_path,
-                    LinkRecord {
-                        kind: r.kind,
-                        wiki: r.wiki,
-                        raw: r.raw,
-                        target: r.target,
-                        name_key: r.name_key,
-                        resolved_path: r.resolved_path,
-                        subpath_kind: r.subpath_kind,
-                        subpath: r.subpath,
-                        alias: r.alias,
-                        property: r.property,
-                        start: r.start_offset,
-                        end: r.end_offset,
-                        line: r.line,
-                        col: r.col,
-                    },
-                )
-            })
-            .collect())
+        Ok(rows.into_iter().map(link).map(|(_, source, record)| (source, record)).collect())
     }
 
     /// Whether the file is in Excluded files, per the index (`None` when not indexed).

@@ -38,7 +38,8 @@ pub struct Listed {
     pub mtime: DateTime<Utc>,
 }
 
-fn link(r: LinkRow) -> (i32, String, LinkRecord) {
+/// A link row as (position, source, record).
+pub(crate) fn link(r: LinkRow) -> (i32, String, LinkRecord) {
     (
         r.ord,
         r.source_path,
@@ -61,23 +62,23 @@ fn link(r: LinkRow) -> (i32, String, LinkRecord) {
     )
 }
 
-struct LinkRow {
-    ord: i32,
-    source_path: String,
-    kind: String,
-    wiki: bool,
-    raw: String,
-    target: String,
-    name_key: String,
-    resolved_path: Option<String>,
-    subpath_kind: Option<String>,
-    subpath: Option<String>,
-    alias: Option<String>,
-    property: Option<String>,
-    start_offset: i32,
-    end_offset: i32,
-    line: i32,
-    col: i32,
+pub(crate) struct LinkRow {
+    pub(crate) ord: i32,
+    pub(crate) source_path: String,
+    pub(crate) kind: String,
+    pub(crate) wiki: bool,
+    pub(crate) raw: String,
+    pub(crate) target: String,
+    pub(crate) name_key: String,
+    pub(crate) resolved_path: Option<String>,
+    pub(crate) subpath_kind: Option<String>,
+    pub(crate) subpath: Option<String>,
+    pub(crate) alias: Option<String>,
+    pub(crate) property: Option<String>,
+    pub(crate) start_offset: i32,
+    pub(crate) end_offset: i32,
+    pub(crate) line: i32,
+    pub(crate) col: i32,
 }
 
 impl TenantTx {
