@@ -1,0 +1,1 @@
+//! Frontmatter and tag edits (see the crate docs).

@@ -1,0 +1,1 @@
+//! Link rewrites, proven by parsing the result again (see the crate docs).
