@@ -11,7 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use otc_errors::{ErrorCode, ToolError};
-use otc_store::{Action, Change, Expect, Hash, NewJob, Provenance, StoreError, TenantTx, Vault};
+use otc_store::{Action, Change, Expect, Hash, Provenance, StoreError, TenantTx, Vault};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -384,27 +384,20 @@ pub async fn commit(
         tool: Some(request.tool.unwrap_or_else(|| "sync".into())),
         client_name: request.client_name,
         client_model: request.client_model,
+        origin: None,
     };
-    let job = NewJob { kind: "index".into(), payload: json!({ "paths": paths }) };
-    let outcome = tx.commit_changes(vault.id, &changes, &who, &[job]).await.map_err(store_err)?;
+    let services = &state.dispatcher.services;
+    let outcome = otc_indexer::commit::commit_and_announce(&services.indexer, &state.kv, tx, vault.id, &changes, &who)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e.chain(), "commit failed");
+            ApiError::unavailable()
+        })?;
     match outcome {
-        Ok(done) => {
-            tx.commit().await.map_err(store_err)?;
-            otc_kv::vault_changed(&state.kv, vault.id).await;
-            // Read-your-writes: the commit is indexed before the response. If that fails the
-            // commit still stands and its jobs stay queued for the workers.
-            let indexed = match state.dispatcher.services.indexer.catch_up(caller.tenant_id, vault.id).await {
-                Ok(()) => true,
-                Err(e) => {
-                    tracing::warn!(vault = %vault.id, error = %e.chain(), "indexing after a commit failed; left to the workers");
-                    false
-                }
-            };
-            Ok(Json(json!({
-                "vault": vault.name, "seq": done.seq, "commit_id": done.commit_id, "changed": done.changed,
-                "indexed": indexed,
-            })))
-        }
+        Ok(done) => Ok(Json(json!({
+            "vault": vault.name, "seq": done.committed.seq, "commit_id": done.committed.commit_id,
+            "changed": done.committed.changed, "indexed": done.indexed,
+        }))),
         Err(stale) => Err(ApiError::from_tool(
             ToolError::with_message(
                 ErrorCode::ConcurrentModification,

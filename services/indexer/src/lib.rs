@@ -22,6 +22,7 @@
 //! jobs stay in the outbox until indexed, so a gateway that dies in between leaves them to the
 //! workers.
 
+pub mod commit;
 pub mod extract;
 
 use std::collections::{BTreeSet, HashMap, HashSet};

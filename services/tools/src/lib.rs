@@ -7,10 +7,12 @@
 pub mod file_cache;
 pub mod format;
 pub mod links_out;
+pub mod moving;
 pub mod reading;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
+pub mod writing;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,8 +29,8 @@ use otc_errors::{ErrorCode, ToolError};
 use otc_kv::Kv;
 use otc_store::{Authenticated, Store};
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use format::{ResponseFormat, Verbosity};
@@ -48,7 +50,7 @@ pub trait Tool: Send + Sync + 'static {
     fn call(ctx: &CallContext<'_>, input: Self::Input) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
 
-type Handler = for<'a> fn(&'a CallContext<'a>, Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+type Handler = for<'a> fn(&'a CallContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>>;
 
 /// A tool with its types erased, ready for the registry.
 pub struct ToolEntry {
@@ -63,11 +65,11 @@ pub fn entry<T: Tool>() -> ToolEntry {
     ToolEntry { declaration: Declaration { spec: T::SPEC, input_schema, output_schema }, handler: handle::<T> }
 }
 
-fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>, args: Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>> {
     Box::pin(async move {
         // The schema has already accepted the arguments; a type that is stricter still is
         // reported the same way.
-        let input: T::Input = serde_json::from_value(args)
+        let input: T::Input = T::Input::deserialize(ctx.args)
             .map_err(|e| ToolError::with_message(ErrorCode::ValidationError, format!("{}: {e}", T::SPEC.name)))?;
         let output = T::call(ctx, input).await?;
         serde_json::to_value(output).map_err(|e| internal(T::SPEC.name, &e))
@@ -125,6 +127,8 @@ pub struct CallContext<'a> {
     pub client_name: Option<&'a str>,
     pub dispatcher: &'a Dispatcher,
     pub progress: Option<&'a ProgressSink>,
+    /// The call's arguments as sent (what a confirmation is bound to).
+    pub args: &'a Value,
 }
 
 impl CallContext<'_> {
@@ -306,8 +310,8 @@ impl Dispatcher {
         let args = Value::Object(args);
         tool.validate_input(&args)?;
         let handler = self.handlers[tool.name()];
-        let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress };
-        let output = handler(&ctx, args).await?;
+        let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress, args: &args };
+        let output = handler(&ctx).await?;
         if cfg!(debug_assertions) {
             for issue in tool.output_issues(&output) {
                 tracing::error!(tool = tool.name(), path = %issue.path, message = %issue.message, "output does not match its schema");

@@ -267,7 +267,7 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         response_format: ResponseFormat::Fixed { why: "test" },
         ..ToolSpec::base(name, "T", "A test tool.", Domain::Notes)
     };
-    // The real read_note and list_notes, and a stand-in for the search connector.
+    // The real read_note, write_note and list_notes, and a stand-in for the search connector.
     let mut all = declarations();
     all.push(Declaration { spec: spec("search", false), input_schema: input.clone(), output_schema: None });
     let registry = Registry::new(all).unwrap();
@@ -283,7 +283,7 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
     let hot = FacadeSettings { triad_hot_path: true, ..FacadeSettings::default() };
     assert_eq!(
         names(&hot),
-        ["find_capability", "describe_capability", "call_capability", "search", "read_note", "list_notes"]
+        ["find_capability", "describe_capability", "call_capability", "search", "read_note", "write_note", "list_notes"]
     );
     for tool in facade::advertise(&registry, &hot, Listing::Triad, None) {
         assert_eq!(tool.meta.get("anthropic/alwaysLoad"), Some(&Value::Bool(true)), "{}", tool.name);
@@ -297,6 +297,6 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         let size = tool.meta.get("anthropic/maxResultSizeChars");
         let whole = registry.get(&tool.name).is_some_and(|t| t.spec.whole_note_reader);
         assert_eq!(size.is_some(), whole, "{}: only whole-note readers carry it", tool.name);
-        assert_eq!(whole, ["read_note", "read_notes"].contains(&tool.name.as_str()), "{}", tool.name);
+        assert_eq!(whole, ["read_note", "read_notes", "read_snapshot"].contains(&tool.name.as_str()), "{}", tool.name);
     }
 }

@@ -101,10 +101,7 @@ pub async fn reconcile_once(
     report.deleted = changes.iter().filter(|c| c.action == Action::Delete).count();
     report.imported = changes.len() - report.deleted;
     for batch in changes.chunks(500) {
-        let job = otc_store::NewJob {
-            kind: "index".into(),
-            payload: serde_json::json!({ "paths": batch.iter().map(|c| c.path.clone()).collect::<Vec<_>>() }),
-        };
+        let job = otc_indexer::commit::index_job(batch.iter().map(|c| c.path.as_str()));
         tx.commit_changes(vault.id, batch, &who, &[job])
             .await?
             .map_err(|stale| format!("reconcile: stale {:?}", stale.paths))?;

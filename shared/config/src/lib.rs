@@ -388,11 +388,14 @@ pub struct ToolsConfig {
     /// served only while the vault's write generation in Redis is unchanged, so this bounds
     /// staleness only when a commit could not reach Redis.
     pub file_cache_ms: u64,
+    /// Whether destructive calls (delete_note, an overwrite, a bulk change ...) need a human's
+    /// confirmation: they answer elicit_required with `details.args_hash` until confirmed.
+    pub confirm_destructive: bool,
 }
 
 impl Default for ToolsConfig {
     fn default() -> Self {
-        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000, file_cache_ms: 2_000 }
+        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000, file_cache_ms: 2_000, confirm_destructive: true }
     }
 }
 

@@ -5,5 +5,6 @@
 //! Every function takes the note's text and returns the new text (or a refusal as a
 //! `ToolError` from the one error table); none of them reads or writes a vault.
 
+pub mod anchor;
 pub mod frontmatter;
 pub mod rewrite;

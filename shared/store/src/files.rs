@@ -103,6 +103,36 @@ pub struct Provenance {
     pub tool: Option<String>,
     pub client_name: Option<String>,
     pub client_model: Option<String>,
+    /// Who stands behind the content, as the writer declared it ("authored", "agent_synthesis").
+    pub origin: Option<String>,
+}
+
+/// The longest provenance field kept, in characters; longer ones are cut (they are what a
+/// client says about itself, so they are bounded, not trusted).
+pub const PROVENANCE_FIELD_CHARS: usize = 200;
+
+impl Provenance {
+    /// The fields as stored: trimmed, control characters removed, at most
+    /// [`PROVENANCE_FIELD_CHARS`] each, empty ones dropped.
+    pub fn bounded(&self) -> Provenance {
+        fn cap(field: &Option<String>) -> Option<String> {
+            let text: String = field
+                .as_deref()?
+                .trim()
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(PROVENANCE_FIELD_CHARS)
+                .collect();
+            (!text.is_empty()).then_some(text)
+        }
+        Provenance {
+            principal_id: self.principal_id,
+            tool: cap(&self.tool),
+            client_name: cap(&self.client_name),
+            client_model: cap(&self.client_model),
+            origin: cap(&self.origin),
+        }
+    }
 }
 
 /// A job written in the commit's transaction.
@@ -121,10 +151,12 @@ pub struct Committed {
     pub changed: usize,
 }
 
-/// Why a commit was refused: every path whose state was not what the change expected.
+/// Why a commit was refused: every path whose state was not what the change expected, and
+/// every delete of a path that holds nothing (with `Expect::Any`, the one way that happens).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stale {
     pub paths: Vec<String>,
+    pub missing: Vec<String>,
 }
 
 /// One change-log record.
@@ -142,6 +174,7 @@ pub struct ChangeRecord {
     pub tool: Option<String>,
     pub client_name: Option<String>,
     pub client_model: Option<String>,
+    pub origin: Option<String>,
     pub committed_at: DateTime<Utc>,
     pub prev_hash: Hash,
     pub record_hash: Hash,
@@ -202,6 +235,49 @@ impl From<FileRow> for FileEntry {
     }
 }
 
+/// A change-log row as the database returns it.
+pub(crate) struct ChangeRow {
+    pub(crate) seq: i64,
+    pub(crate) commit_id: Uuid,
+    pub(crate) path: String,
+    pub(crate) op: String,
+    pub(crate) old_hash: Option<Vec<u8>>,
+    pub(crate) new_hash: Option<Vec<u8>>,
+    pub(crate) size: Option<i64>,
+    pub(crate) mtime: Option<DateTime<Utc>>,
+    pub(crate) principal_id: Option<Uuid>,
+    pub(crate) tool: Option<String>,
+    pub(crate) client_name: Option<String>,
+    pub(crate) client_model: Option<String>,
+    pub(crate) origin: Option<String>,
+    pub(crate) committed_at: DateTime<Utc>,
+    pub(crate) prev_hash: Vec<u8>,
+    pub(crate) record_hash: Vec<u8>,
+}
+
+impl From<ChangeRow> for ChangeRecord {
+    fn from(r: ChangeRow) -> Self {
+        ChangeRecord {
+            seq: r.seq,
+            commit_id: r.commit_id,
+            path: r.path,
+            op: r.op,
+            old_hash: r.old_hash.as_deref().map(to_hash),
+            new_hash: r.new_hash.as_deref().map(to_hash),
+            size: r.size,
+            mtime: r.mtime,
+            principal_id: r.principal_id,
+            tool: r.tool,
+            client_name: r.client_name,
+            client_model: r.client_model,
+            origin: r.origin,
+            committed_at: r.committed_at,
+            prev_hash: to_hash(&r.prev_hash),
+            record_hash: to_hash(&r.record_hash),
+        }
+    }
+}
+
 pub(crate) fn to_hash(bytes: &[u8]) -> Hash {
     let mut out = [0u8; 32];
     if bytes.len() == 32 {
@@ -245,6 +321,7 @@ impl TenantTx {
         jobs: &[NewJob],
     ) -> Result<Result<Committed, Stale>> {
         let tenant = self.tenant;
+        let who = &who.bounded();
         sqlx::query!(
             "INSERT INTO vault_heads (tenant_id, vault_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
             tenant,
@@ -274,6 +351,7 @@ impl TenantTx {
         .collect();
 
         let mut stale = Vec::new();
+        let mut missing = Vec::new();
         for change in changes {
             let now = current.get(&change.path).map(|(h, _)| *h);
             let holds = match (change.expect, now) {
@@ -283,13 +361,14 @@ impl TenantTx {
                 (Expect::Hash(want), Some(have)) => want == have,
                 (Expect::Hash(_), None) => false,
             };
-            let deletable = !(change.action == Action::Delete && now.is_none());
-            if !holds || !deletable {
+            if !holds {
                 stale.push(change.path.clone());
+            } else if change.action == Action::Delete && now.is_none() {
+                missing.push(change.path.clone());
             }
         }
-        if !stale.is_empty() {
-            return Ok(Err(Stale { paths: stale }));
+        if !stale.is_empty() || !missing.is_empty() {
+            return Ok(Err(Stale { paths: stale, missing }));
         }
 
         let commit_id = Uuid::now_v7();
@@ -356,10 +435,10 @@ impl TenantTx {
         }
         sqlx::query!(
             r#"INSERT INTO change_log (tenant_id, vault_id, commit_id, principal_id, tool, client_name, client_model,
-                                      seq, path, op, old_hash, new_hash, size, mtime, prev_hash, record_hash)
-               SELECT $1, $2, $3, $4, $5, $6, $7, *
-                 FROM UNNEST($8::bigint[], $9::text[], $10::text[], $11::bytea[], $12::bytea[], $13::bigint[],
-                             $14::timestamptz[], $15::bytea[], $16::bytea[])"#,
+                                      origin, seq, path, op, old_hash, new_hash, size, mtime, prev_hash, record_hash)
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, *
+                 FROM UNNEST($9::bigint[], $10::text[], $11::text[], $12::bytea[], $13::bytea[], $14::bigint[],
+                             $15::timestamptz[], $16::bytea[], $17::bytea[])"#,
             tenant,
             vault,
             commit_id,
@@ -367,6 +446,7 @@ impl TenantTx {
             who.tool,
             who.client_name,
             who.client_model,
+            who.origin,
             &log.seq,
             &log.path,
             &log.op,
@@ -381,15 +461,16 @@ impl TenantTx {
         .await?;
         if !keep.path.is_empty() {
             sqlx::query!(
-                r#"INSERT INTO snapshots (tenant_id, vault_id, id, path, blob_hash, size, seq)
-                   SELECT $1, $2, * FROM UNNEST($3::uuid[], $4::text[], $5::bytea[], $6::bigint[], $7::bigint[])"#,
+                r#"INSERT INTO snapshots (tenant_id, vault_id, id, path, blob_hash, size, seq, op)
+                   SELECT $1, $2, * FROM UNNEST($3::uuid[], $4::text[], $5::bytea[], $6::bigint[], $7::bigint[], $8::text[])"#,
                 tenant,
                 vault,
                 &keep.id,
                 &keep.path,
                 &keep.hash,
                 &keep.size,
-                &keep.seq
+                &keep.seq,
+                &keep.deleted.iter().map(|d| if *d { "delete" } else { "update" }.to_string()).collect::<Vec<_>>()
             )
             .execute(&mut *self.tx)
             .await?;
@@ -495,9 +576,10 @@ impl TenantTx {
 
     /// Change-log records after `since`, in order, at most `limit`.
     pub async fn changes_since(&mut self, vault: Uuid, since: i64, limit: i64) -> Result<Vec<ChangeRecord>> {
-        let rows = sqlx::query!(
+        let rows = sqlx::query_as!(
+            ChangeRow,
             r#"SELECT seq, commit_id, path, op, old_hash, new_hash, size, mtime, principal_id, tool, client_name,
-                      client_model, committed_at, prev_hash, record_hash
+                      client_model, origin, committed_at, prev_hash, record_hash
                  FROM change_log WHERE tenant_id = $1 AND vault_id = $2 AND seq > $3 ORDER BY seq LIMIT $4"#,
             self.tenant,
             vault,
@@ -506,26 +588,7 @@ impl TenantTx {
         )
         .fetch_all(&mut *self.tx)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| ChangeRecord {
-                seq: r.seq,
-                commit_id: r.commit_id,
-                path: r.path,
-                op: r.op,
-                old_hash: r.old_hash.as_deref().map(to_hash),
-                new_hash: r.new_hash.as_deref().map(to_hash),
-                size: r.size,
-                mtime: r.mtime,
-                principal_id: r.principal_id,
-                tool: r.tool,
-                client_name: r.client_name,
-                client_model: r.client_model,
-                committed_at: r.committed_at,
-                prev_hash: to_hash(&r.prev_hash),
-                record_hash: to_hash(&r.record_hash),
-            })
-            .collect())
+        Ok(rows.into_iter().map(ChangeRecord::from).collect())
     }
 
     /// Walks the vault's whole change log; returns the first sequence whose record does not

@@ -8,6 +8,7 @@
 
 mod error;
 mod files;
+mod history;
 mod index;
 mod principals;
 mod reads;
@@ -25,6 +26,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 pub use error::StoreError;
+pub use history::{PastFile, Snapshot};
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry,
     Stale, record_hash,

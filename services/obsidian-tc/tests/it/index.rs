@@ -38,7 +38,7 @@ async fn try_commit(app: &TestApp, token: &str, vault: &str, changes: &[(&str, O
 }
 
 /// (kind, target, resolved path) of every link of `vault`, per source note, in file order.
-async fn links_by_note(
+pub(crate) async fn links_by_note(
     app: &TestApp,
     tenant: uuid::Uuid,
     vault: uuid::Uuid,

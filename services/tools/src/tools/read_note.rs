@@ -195,38 +195,7 @@ pub fn section(text: &str, note: &otc_parser::Note, anchor: &Anchor) -> Result<S
     match anchor.kind {
         AnchorKind::Heading => {
             let wanted = anchor.heading.as_deref().ok_or_else(|| anchor_error("anchor.heading is required", anchor))?;
-            let parts: Vec<String> = wanted.split(" > ").map(|p| p.trim().to_lowercase()).collect();
-            let last = parts.last().cloned().unwrap_or_default();
-            let matches: Vec<&otc_parser::Heading> = note
-                .headings
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| h.text.to_lowercase() == last)
-                .filter(|(i, h)| {
-                    // Each earlier part must name an enclosing heading, innermost last.
-                    let mut level = h.level;
-                    let mut want = parts.len().saturating_sub(1);
-                    for prev in note.headings[..*i].iter().rev() {
-                        if want == 0 {
-                            break;
-                        }
-                        if prev.level < level {
-                            if prev.text.to_lowercase() == parts[want - 1] {
-                                want -= 1;
-                            }
-                            level = prev.level;
-                        }
-                    }
-                    want == 0
-                })
-                .map(|(_, h)| h)
-                .collect();
-            let index = anchor.occurrence.map_or(0, |o| o.saturating_sub(1) as usize);
-            if matches.len() > 1 && anchor.occurrence.is_none() {
-                return Err(anchor_error("the heading is ambiguous; pass occurrence", anchor)
-                    .detail("lines", matches.iter().map(|h| h.span.start.line + 1).collect::<Vec<_>>()));
-            }
-            let h = matches.get(index).ok_or_else(|| anchor_error("target heading not found", anchor))?;
+            let h = otc_edit::anchor::find_heading(note, wanted, anchor.occurrence)?;
             Ok(Section {
                 text: text[h.section.clone()].to_string(),
                 start_line: h.span.start.line + 1,

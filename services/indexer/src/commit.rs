@@ -1,0 +1,61 @@
+//! The one way a change reaches a vault: commit it (one transaction, with its `index` job in the
+//! outbox), then announce it before answering: move the vault's generation on, so no gateway
+//! serves a manifest row the commit replaced, and index it inline, so whatever the caller reads
+//! next sees it (read-your-writes). The sync API, reconcile and every write tool go through here.
+
+use std::sync::Arc;
+
+use otc_kv::Kv;
+use otc_store::{Change, Committed, NewJob, Provenance, Stale, TenantTx};
+use uuid::Uuid;
+
+use crate::{Indexer, IndexError};
+
+/// The `index` job a commit writes for the paths it changes.
+pub fn index_job<'a>(paths: impl IntoIterator<Item = &'a str>) -> NewJob {
+    let paths: Vec<&str> = paths.into_iter().collect();
+    NewJob { kind: "index".into(), payload: serde_json::json!({ "paths": paths }) }
+}
+
+/// A commit that landed, and whether it was indexed before the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announced {
+    pub committed: Committed,
+    /// False when inline indexing failed: the commit stands and its job stays queued for the
+    /// workers (logged).
+    pub indexed: bool,
+}
+
+/// Commits `changes` to `vault` in `tx` (refusing all of them when one path is stale) and
+/// announces the commit.
+pub async fn commit_and_announce(
+    indexer: &Indexer,
+    kv: &Arc<Kv>,
+    mut tx: TenantTx,
+    vault: Uuid,
+    changes: &[Change],
+    who: &Provenance,
+) -> Result<Result<Announced, Stale>, IndexError> {
+    let tenant = tx.tenant_id();
+    let job = index_job(changes.iter().map(|c| c.path.as_str()));
+    let committed = match tx.commit_changes(vault, changes, who, &[job]).await? {
+        Ok(committed) => committed,
+        Err(stale) => return Ok(Err(stale)),
+    };
+    tx.commit().await?;
+    let indexed = if committed.changed > 0 { announce(indexer, kv, tenant, vault).await } else { true };
+    Ok(Ok(Announced { committed, indexed }))
+}
+
+/// After a commit to `vault` and before it is answered: moves the vault's generation on and
+/// indexes what is queued. Returns whether indexing succeeded.
+pub async fn announce(indexer: &Indexer, kv: &Arc<Kv>, tenant: Uuid, vault: Uuid) -> bool {
+    otc_kv::vault_changed(kv, vault).await;
+    match indexer.catch_up(tenant, vault).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(%vault, error = %e.chain(), "indexing after a commit failed; left to the workers");
+            false
+        }
+    }
+}

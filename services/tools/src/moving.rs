@@ -1,0 +1,232 @@
+//! Moves with their link rewrites, planned and proven before anything is written, committed as
+//! one batch: what move_note, bulk_move_notes and move_attachment share.
+//!
+//! A plan reads every note that could be affected (those with a link named like a moved file,
+//! old name or new, and the moved notes themselves, whose relative links may change meaning),
+//! rewrites each with `otc_edit::rewrite::plan_note` (which proves every changed link by
+//! parsing the result again), and turns the moves and rewrites into one list of changes, each
+//! expecting exactly the content the plan was made from. The commit engine applies all of them
+//! in one transaction or none; when a linking note changed in between, the plan is made once
+//! more, and a second change is refused as concurrent_modification.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use futures::{StreamExt, TryStreamExt};
+use otc_edit::rewrite::{Moved, plan_note};
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::{Action, Change, Expect, FileEntry};
+use otc_vault::links::{Resolver, affected_link_keys, lookup_keys};
+
+use crate::reading::View;
+use crate::writing;
+use crate::{CallContext, internal};
+
+/// One move as asked for, with what is at each end now.
+#[derive(Debug, Clone)]
+pub struct MoveSpec {
+    pub from: String,
+    pub to: String,
+    pub source: FileEntry,
+    /// What is at `to` now (an overwrite), when anything.
+    pub dest: Option<FileEntry>,
+}
+
+/// A planned batch.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub changes: Vec<Change>,
+    /// Per linking note (its path after the moves): the links rewritten in it.
+    pub rewritten: BTreeMap<String, usize>,
+    /// Where each overwritten destination went in the trash.
+    pub trashed: HashMap<String, String>,
+    /// The content hash each move's destination will hold.
+    pub dest_hash: HashMap<String, otc_store::Hash>,
+}
+
+impl Plan {
+    pub fn links(&self) -> usize {
+        self.rewritten.values().sum()
+    }
+}
+
+/// Plans `moves`; with `update_links` false only the files move.
+pub async fn plan(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    moves: &[MoveSpec],
+    update_links: bool,
+) -> Result<Plan, ToolError> {
+    let services = ctx.services();
+    let moved: Vec<Moved> = moves.iter().map(|m| Moved { from: &m.from, to: &m.to }).collect();
+    let from_set: BTreeSet<&str> = moves.iter().map(|m| m.from.as_str()).collect();
+
+    // The notes whose links can change: those with a link named like a moved file (old name
+    // or new), and the moved notes themselves.
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for m in moves {
+        keys.extend(affected_link_keys(&m.from));
+        keys.extend(affected_link_keys(&m.to));
+    }
+    let keys: Vec<String> = keys.into_iter().collect();
+    let mut sources: BTreeSet<String> = BTreeSet::new();
+    if update_links {
+        let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
+        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        sources.extend(links.into_iter().map(|l| l.source_path));
+    }
+    for m in moves {
+        if otc_store::FileKind::of_path(&m.from) == otc_store::FileKind::Note {
+            sources.insert(m.from.clone());
+        }
+    }
+    // Never rewrite Obsidian's own state or the trash.
+    sources.retain(|p| !p.starts_with(".obsidian/") && !p.starts_with(".trash/") && !p.starts_with(".git/"));
+
+    // Read them all (the moved notes from the rows already in hand).
+    let known: HashMap<&str, &FileEntry> = moves.iter().map(|m| (m.from.as_str(), &m.source)).collect();
+    let texts: Vec<(String, FileEntry, String)> = futures::stream::iter(sources.into_iter())
+        .map(|path| {
+            let known = known.get(path.as_str()).map(|e| (*e).clone());
+            async move {
+                let entry = match known {
+                    Some(entry) => Some(entry),
+                    None => writing::current(ctx, tool, view.vault.id, &path).await?,
+                };
+                let Some(entry) = entry else { return Ok(None) };
+                if otc_store::FileKind::of_path(&path) != otc_store::FileKind::Note {
+                    return Ok(None);
+                }
+                let bytes = writing::blob(ctx, tool, &entry.hash).await?;
+                // A note that is not text holds no links to rewrite.
+                match String::from_utf8(bytes.to_vec()) {
+                    Ok(text) => Ok::<_, ToolError>(Some((path, entry, text))),
+                    Err(_) => Ok(None),
+                }
+            }
+        })
+        .buffer_unordered(16)
+        .try_filter_map(|found| async move { Ok(found) })
+        .try_collect()
+        .await?;
+
+    // The resolvers: every file a link of these notes could name, before and after the moves.
+    let mut names: BTreeSet<String> = keys.iter().cloned().collect();
+    for (_, _, text) in &texts {
+        for link in otc_parser::parse(text).links {
+            names.extend(lookup_keys(&link.target));
+        }
+    }
+    let names: Vec<String> = names.into_iter().collect();
+    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut paths = tx.paths_named(view.vault.id, &names).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    for m in moves {
+        if !paths.contains(&m.from) {
+            paths.push(m.from.clone());
+        }
+    }
+    let before = Resolver::new(paths.iter().cloned());
+    let to_set: BTreeSet<&str> = moves.iter().map(|m| m.to.as_str()).collect();
+    let after = Resolver::new(
+        paths.iter().filter(|p| !from_set.contains(p.as_str()) && !to_set.contains(p.as_str())).cloned().chain(moves.iter().map(|m| m.to.clone())),
+    );
+
+    let mut plan = Plan::default();
+    let mut new_text: HashMap<String, String> = HashMap::new();
+    let mut hidden = false;
+    let mut unwritable: Vec<String> = Vec::new();
+    let mut refusal: Option<ToolError> = None;
+    let target_of: HashMap<&str, &str> = moves.iter().map(|m| (m.from.as_str(), m.to.as_str())).collect();
+    for (path, _, text) in &texts {
+        let after_path = target_of.get(path.as_str()).copied().unwrap_or(path.as_str());
+        let rewrite = if update_links || from_set.contains(path.as_str()) {
+            plan_note(text, path, after_path, &before, &after, &moved)
+        } else {
+            Ok(None)
+        };
+        match rewrite {
+            Ok(None) => {}
+            Ok(Some(rewrite)) => {
+                if !view.can_read(path) {
+                    hidden = true;
+                } else if !from_set.contains(path.as_str()) && !view.acl().can_write(path) {
+                    unwritable.push(path.clone());
+                } else {
+                    plan.rewritten.insert(after_path.to_string(), rewrite.links.len());
+                    new_text.insert(path.clone(), rewrite.text);
+                }
+            }
+            Err(why) if view.can_read(path) => {
+                refusal.get_or_insert(why.into_error(Some(path)));
+            }
+            Err(_) => hidden = true,
+        }
+    }
+    if hidden {
+        return Err(ToolError::with_message(
+            ErrorCode::InvalidInput,
+            "notes you cannot read link to what would move, and their links cannot be updated; nothing was moved",
+        )
+        .detail("hidden_notes", true));
+    }
+    if let Some(refusal) = refusal {
+        return Err(refusal);
+    }
+    if !unwritable.is_empty() {
+        return Err(ToolError::with_message(
+            ErrorCode::AclDenied,
+            "notes whose links would need updating are outside the folders this caller may write; nothing was moved",
+        )
+        .detail("notes", unwritable));
+    }
+
+    // The batch: each move (the destination gets the rewritten text when its own links
+    // changed), each rewritten note, and the trash copy of each overwritten destination.
+    for m in moves {
+        let (hash, size) = match new_text.remove(&m.from) {
+            Some(text) => writing::put_content(ctx, tool, text.into_bytes()).await?,
+            None => (m.source.hash, m.source.size),
+        };
+        plan.dest_hash.insert(m.to.clone(), hash);
+        plan.changes.push(Change { path: m.from.clone(), expect: Expect::Hash(m.source.hash), action: Action::Delete });
+        plan.changes.push(writing::put(&m.to, writing::expect_of(m.dest.as_ref()), hash, size));
+        if let Some(dest) = &m.dest {
+            let trash = writing::trash_change(ctx, tool, view, &m.to, dest).await?;
+            plan.trashed.insert(m.to.clone(), trash.path.clone());
+            plan.changes.push(trash);
+        }
+    }
+    for (path, entry, _) in &texts {
+        if let Some(text) = new_text.remove(path) {
+            let (hash, size) = writing::put_content(ctx, tool, text.into_bytes()).await?;
+            plan.changes.push(writing::put(path, Expect::Hash(entry.hash), hash, size));
+        }
+    }
+    Ok(plan)
+}
+
+/// Plans and commits `moves` (see the module docs): one batch, re-planned once when a linking
+/// note changed meanwhile.
+pub async fn run(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    moves: &[MoveSpec],
+    update_links: bool,
+) -> Result<Plan, ToolError> {
+    let mut replanned = false;
+    loop {
+        let plan = plan(ctx, tool, view, moves, update_links).await?;
+        match writing::commit(ctx, tool, view, &plan.changes, None).await? {
+            Ok(_) => return Ok(plan),
+            // The moved files themselves changed: the caller planned from content that is gone.
+            Err(stale) if stale.paths.iter().any(|p| moves.iter().any(|m| m.from == *p || m.to == *p)) => {
+                return Err(writing::stale_error(view, &stale));
+            }
+            Err(stale) if replanned => return Err(writing::stale_error(view, &stale)),
+            Err(_) => replanned = true,
+        }
+    }
+}

@@ -1,0 +1,100 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::{View, not_found};
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct CopyNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note to copy.
+    pub from: String,
+    /// The new path.
+    pub to: String,
+    /// Replace a note already at `to` (it goes to the trash; needs confirmation). Default false.
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub from: String,
+    pub to: String,
+    pub copied: bool,
+    pub overwritten: bool,
+    /// Where the replaced note went, when one was replaced.
+    pub trashed_dest_to: Option<String>,
+    pub content_hash: String,
+}
+
+impl Tool for CopyNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        response_format: Format::Fixed { why: "a write acknowledgement: both paths and the new hash" },
+        ..ToolSpec::base(
+            "copy_note",
+            "Copy a note",
+            "Copies a note to a new path; links pointing at the original are left alone. overwrite replaces a note \
+             already at the destination (it goes to the trash; needs confirmation).",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        view.readable_path(&input.from).map_err(|e| e.detail("field", "from"))?;
+        writing::check_write(&view, &input.to, "to")?;
+        if input.from == input.to {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path")
+                .detail("field", "to"));
+        }
+        let source = writing::current(ctx, name, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
+        let dest = writing::current(ctx, name, view.vault.id, &input.to).await?;
+        let overwrite = input.overwrite.unwrap_or(false);
+        let mut changes = Vec::new();
+        let mut trashed = None;
+        match &dest {
+            None => writing::check_new_name(&input.to, "to")?,
+            Some(_) if !overwrite => {
+                return Err(ToolError::with_message(
+                    ErrorCode::NoteExists,
+                    "a note already exists at the destination; pass overwrite: true to replace it",
+                )
+                .detail("path", input.to.clone()));
+            }
+            Some(old) => {
+                writing::confirm(ctx, name, true, "it replaces the note at the destination")?;
+                let trash = writing::trash_change(ctx, name, &view, &input.to, old).await?;
+                trashed = Some(trash.path.clone());
+                changes.push(trash);
+            }
+        }
+        changes.insert(0, writing::put(&input.to, writing::expect_of(dest.as_ref()), source.hash, source.size));
+        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            from: input.from,
+            to: input.to,
+            copied: true,
+            overwritten: dest.is_some(),
+            trashed_dest_to: trashed,
+            content_hash: hex::encode(source.hash),
+        })
+    }
+}

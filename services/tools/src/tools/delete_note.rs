@@ -1,0 +1,88 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::ToolError;
+use otc_store::{Action, Change, Expect};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::{View, not_found};
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct DeleteNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// Delete without keeping a copy in the vault's .trash/ folder (a snapshot is still kept
+    /// for restore_note). Default false.
+    #[serde(default)]
+    pub permanent: Option<bool>,
+    /// The content_hash you read: refused if the note changed since.
+    #[serde(default)]
+    pub prev_hash: Option<String>,
+    /// The confirmation token.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub deleted: bool,
+    pub permanent: bool,
+    /// Where the note went (null when permanent).
+    pub trashed_to: Option<String>,
+    /// The hash of the deleted content; restore_note brings it back from list_snapshots.
+    pub prev_hash: String,
+}
+
+impl Tool for DeleteNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["delete:notes"],
+        scope_class: otc_catalog::ScopeClass::Delete,
+        destructive: Sometimes::Always,
+        hitl: Sometimes::Always,
+        essentials: true,
+        response_format: Format::Fixed { why: "a write acknowledgement: the path, where it was trashed, the hash" },
+        ..ToolSpec::base(
+            "delete_note",
+            "Delete a note",
+            "Deletes a note: it moves to the vault's .trash/ folder (permanent: true skips that) and a snapshot \
+             is kept, so restore_note can bring it back. Needs a person's confirmation.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let path = input.path.clone();
+        writing::check_delete(&view, &path, "path")?;
+        let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
+        let permanent = input.permanent.unwrap_or(false);
+        let entry = writing::current(ctx, name, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
+        writing::check_prev(&path, prev, Some(&entry))?;
+        writing::confirm(ctx, name, true, "it deletes the note")?;
+        let mut changes = vec![Change { path: path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
+        let mut trashed_to = None;
+        if !permanent {
+            let trash = writing::trash_change(ctx, name, &view, &path, &entry).await?;
+            trashed_to = Some(trash.path.clone());
+            changes.push(trash);
+        }
+        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path,
+            deleted: true,
+            permanent,
+            trashed_to,
+            prev_hash: hex::encode(entry.hash),
+        })
+    }
+}

@@ -1,0 +1,132 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::moving::{self, MoveSpec};
+use crate::reading::{View, not_found};
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct MoveNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note to move or rename.
+    pub from: String,
+    /// Its new path.
+    pub to: String,
+    /// Replace a note already at `to` (it goes to the trash; needs confirmation). Default false.
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// Rewrite the links of every note that points at it (body, embeds and properties, keeping
+    /// alias, heading and block). Default true.
+    #[serde(default)]
+    pub update_backlinks: Option<bool>,
+    /// The content_hash you read: refused if the note changed since.
+    #[serde(default)]
+    pub prev_hash: Option<String>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub from: String,
+    pub to: String,
+    pub moved: bool,
+    pub overwritten: bool,
+    /// Where the replaced note went, when one was replaced.
+    pub trashed_dest_to: Option<String>,
+    /// The moved note's hash (its own relative links may have been rewritten).
+    pub content_hash: String,
+    pub backlinks_updated: Updated,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Updated {
+    /// Notes whose links were rewritten.
+    pub notes: usize,
+    pub links: usize,
+}
+
+/// The checks a move of one file shares with its bulk and attachment siblings: `from` readable,
+/// deletable and present, `to` writable, a new name link-safe, an existing one only with
+/// overwrite (and a person's confirmation).
+pub async fn check_move(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    from: &str,
+    to: &str,
+    overwrite: bool,
+    prev: Option<otc_store::Hash>,
+) -> Result<MoveSpec, ToolError> {
+    view.readable_path(from).map_err(|e| e.detail("field", "from"))?;
+    writing::check_delete(view, from, "from")?;
+    writing::check_write(view, to, "to")?;
+    if from == to {
+        return Err(ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to"));
+    }
+    let source = writing::current(ctx, tool, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
+    writing::check_prev(from, prev, Some(&source))?;
+    let dest = writing::current(ctx, tool, view.vault.id, to).await?;
+    match &dest {
+        None => writing::check_new_name(to, "to")?,
+        Some(_) if !overwrite => {
+            return Err(ToolError::with_message(
+                ErrorCode::NoteExists,
+                "a file already exists at the destination; pass overwrite: true to replace it",
+            )
+            .detail("path", to.to_string()));
+        }
+        Some(_) => writing::confirm(ctx, tool, true, "it replaces the file at the destination")?,
+    }
+    Ok(MoveSpec { from: from.to_string(), to: to.to_string(), source, dest })
+}
+
+impl Tool for MoveNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes", "delete:notes"],
+        scope_class: otc_catalog::ScopeClass::Delete,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        essentials: true,
+        response_format: Format::Fixed { why: "a write acknowledgement: both paths, the hash and a blast-radius count" },
+        ..ToolSpec::base(
+            "move_note",
+            "Move or rename a note",
+            "Moves or renames a note and rewrites every link to it (body, embeds, properties; alias and heading \
+             kept). The whole rewrite is planned and proven first and committed with the move as one all-or-nothing \
+             batch; a link that cannot be rewritten safely refuses the move and names the note.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
+        let spec =
+            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev).await?;
+        let plan = moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
+        let notes = plan.rewritten.keys().filter(|p| **p != spec.to).count();
+        let links = plan.rewritten.iter().filter(|(p, _)| **p != spec.to).map(|(_, n)| n).sum();
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            from: input.from,
+            to: input.to.clone(),
+            moved: true,
+            overwritten: spec.dest.is_some(),
+            trashed_dest_to: plan.trashed.get(&input.to).cloned(),
+            content_hash: hex::encode(plan.dest_hash[&input.to]),
+            backlinks_updated: Updated { notes, links },
+        })
+    }
+}

@@ -1,0 +1,166 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_edit::frontmatter::{FrontmatterOp, edit_frontmatter};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{View, not_found};
+use crate::writing::{self, Planned};
+use crate::{CallContext, Tool};
+
+pub struct UpdateFrontmatter;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// set (key and value), remove (key), merge (properties into the existing ones) or replace
+    /// (the whole frontmatter becomes properties; needs confirmation).
+    pub operation: Operation,
+    /// set, remove: the property; with nested, a dotted path such as meta.author.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// set: the value (any JSON; null stores null).
+    #[serde(default)]
+    #[schemars(schema_with = "crate::writing::any_json")]
+    pub value: Option<Value>,
+    /// merge, replace: the properties.
+    #[serde(default)]
+    pub properties: Option<Map<String, Value>>,
+    /// The content_hash you read: refused if the note changed since.
+    #[serde(default)]
+    pub prev_hash: Option<String>,
+    /// Create the note when it does not exist. Default false.
+    #[serde(default)]
+    pub create_if_missing: Option<bool>,
+    /// key is a dotted path through nested mappings (created as needed). Default false.
+    #[serde(default)]
+    pub nested: Option<bool>,
+    /// The confirmation token for replace.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Operation {
+    Set,
+    Remove,
+    Merge,
+    Replace,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub content_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
+    /// Whether the note changed (a remove of a missing key, or a set to the same value, does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<bool>,
+    /// The properties after the edit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev_hash: Option<Option<String>>,
+}
+
+fn needs(field: &str, operation: &str) -> ToolError {
+    ToolError::with_message(ErrorCode::InvalidInput, format!("update_frontmatter {operation}: {field} is required"))
+        .detail("field", field.to_string())
+        .detail("operation", operation.to_string())
+}
+
+impl Tool for UpdateFrontmatter {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "update_frontmatter",
+            "Update frontmatter",
+            "Sets, removes, merges or replaces a note's frontmatter properties. Only the touched properties are \
+             rewritten: other keys, comments, quoting and order stay byte for byte. A note whose YAML does not \
+             parse is refused, never rewritten. replace discards every other property and needs confirmation.",
+            Domain::Metadata,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let operation = input.operation;
+        let nested = input.nested.unwrap_or(false);
+        let null = Value::Null;
+        let op = match operation {
+            Operation::Set => FrontmatterOp::Set {
+                key: input.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| needs("key", "set"))?,
+                value: if input.value.is_some() || ctx.args.get("value").is_some() {
+                    input.value.as_ref().unwrap_or(&null)
+                } else {
+                    return Err(needs("value", "set"));
+                },
+                nested,
+            },
+            Operation::Remove => FrontmatterOp::Remove {
+                key: input.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| needs("key", "remove"))?,
+                nested,
+            },
+            Operation::Merge => FrontmatterOp::Merge { properties: input.properties.as_ref().ok_or_else(|| needs("properties", "merge"))? },
+            Operation::Replace => {
+                FrontmatterOp::Replace { properties: input.properties.as_ref().ok_or_else(|| needs("properties", "replace"))? }
+            }
+        };
+        let view = View::open(ctx, name, &input.vault).await?;
+        let path = input.path.clone();
+        writing::check_write(&view, &path, "path")?;
+        let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
+        let create = input.create_if_missing.unwrap_or(false);
+        let exists = writing::current(ctx, name, view.vault.id, &path).await?;
+        if exists.is_none() {
+            if !create {
+                return Err(not_found(&path).detail("hint", "pass create_if_missing: true to create the note"));
+            }
+            writing::check_new_name(&path, "path")?;
+        }
+        writing::confirm(ctx, name, operation == Operation::Replace && exists.is_some(), "replace discards every other property")?;
+        let edited = writing::edit_note(ctx, name, &view, &path, prev, None, |now, _| {
+            let text = match now {
+                Some(text) => text,
+                None if create => "",
+                None => return Err(not_found(&path)),
+            };
+            let edited = edit_frontmatter(text, op.clone())?;
+            Ok(Planned { text: edited.text, extra: (now.is_none(), edited.frontmatter), trash_old: false })
+        })
+        .await?;
+        let (created, frontmatter) = edited.extra;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path,
+            content_hash: hex::encode(edited.content_hash),
+            operation: detailed.then_some(operation),
+            created: detailed.then_some(created),
+            changed: detailed.then_some(edited.changed),
+            frontmatter: if detailed { frontmatter } else { None },
+            prev_hash: detailed.then(|| edited.before.as_ref().map(|e| hex::encode(e.hash))),
+        })
+    }
+}

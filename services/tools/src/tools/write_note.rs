@@ -1,0 +1,170 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::View;
+use crate::tools::read_note::Anchor;
+use crate::writing::{self, AnchorAt, Origin, Planned};
+use crate::{CallContext, Tool};
+
+pub struct WriteNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note's vault path, e.g. "Projects/Plan.md".
+    pub path: String,
+    /// The whole note, or with anchor the part's new text (for a frontmatter field: JSON, or
+    /// plain text for a string).
+    pub content: String,
+    /// create (default): refuse if the note exists; overwrite: replace an existing note;
+    /// upsert: create or replace. Ignored with anchor.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Replace one part of an existing note instead: a heading's subtree (below its line), a
+    /// block's line, or a frontmatter field. Every other byte stays as it was.
+    #[serde(default)]
+    pub anchor: Option<Anchor>,
+    /// The content_hash you read: the write is refused if the note changed since.
+    #[serde(default)]
+    pub prev_hash: Option<String>,
+    /// authored (default) or agent_synthesis: recorded in the note's history.
+    #[serde(default)]
+    pub provenance: Option<Origin>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+    /// concise: vault, path, content_hash. detailed (default): also created, sizes, prev_hash.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Create,
+    Overwrite,
+    Upsert,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    /// The note's new hash: the prev_hash of your next write.
+    pub content_hash: String,
+    /// Whether the call brought the note into existence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
+    /// create, overwrite or section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode_used: Option<String>,
+    /// The hash before the write (null when it created the note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev_hash: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_size: Option<i64>,
+}
+
+impl Tool for WriteNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        essentials: true,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "write_note",
+            "Write a note",
+            "Creates a note, or replaces one: mode create (default) refuses an existing note (use append_note or \
+             patch_note to edit in place), overwrite replaces one (confirmation needed; the old text goes to the \
+             trash), upsert does either. With anchor, replaces just a heading's subtree, a block or a frontmatter \
+             field and leaves every other byte. Pass prev_hash (a read's content_hash) to refuse if it changed.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let path = input.path.clone();
+        writing::check_write(&view, &path, "path")?;
+        let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
+        let anchor = input.anchor.as_ref().map(AnchorAt::of).transpose()?;
+        let mode = input.mode.unwrap_or(Mode::Create);
+        if anchor.is_none() && mode != Mode::Overwrite {
+            let exists = writing::current(ctx, name, view.vault.id, &path).await?;
+            if exists.is_none() {
+                writing::check_new_name(&path, "path")?;
+            }
+        }
+        // An overwrite of existing content needs a person's confirmation (checked against the
+        // note as it is now: a create that finds nothing asks nothing).
+        if anchor.is_none() && mode != Mode::Create {
+            let now = writing::current(ctx, name, view.vault.id, &path).await?;
+            let replaces = now.is_some_and(|e| e.size > 0);
+            writing::confirm(ctx, name, replaces, "it replaces the whole note")?;
+        }
+        let content = input.content.as_str();
+        let edited = writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
+            match (&anchor, now) {
+                (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
+                    .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
+                (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
+                    ErrorCode::NoteExists,
+                    "a note already exists at that path; use append_note or patch_note to edit it in place, or \
+                     mode overwrite to replace it",
+                )
+                .detail("path", path.clone())),
+                (None, now) => Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() }),
+                (Some(_), None) => Err(crate::reading::not_found(&path)),
+                (Some(AnchorAt::Text(target)), Some(text)) => {
+                    let note = otc_parser::parse(text);
+                    let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
+                    Ok(Planned { text: patched.text, extra: false, trash_old: false })
+                }
+                (Some(AnchorAt::Field(field)), Some(text)) => {
+                    let value = writing::field_value(content);
+                    let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
+                    let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
+                    Ok(Planned { text: edited.text, extra: false, trash_old: false })
+                }
+            }
+        })
+        .await?;
+        let mode_used = match (&anchor, edited.extra) {
+            (Some(_), _) => "section",
+            (None, true) => "create",
+            (None, false) => "overwrite",
+        };
+        let mut out = Output {
+            vault: view.vault.name.clone(),
+            path,
+            content_hash: hex::encode(edited.content_hash),
+            created: None,
+            mode_used: None,
+            prev_hash: None,
+            previous_size: None,
+            current_size: None,
+        };
+        if format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed {
+            out.created = Some(edited.extra);
+            out.mode_used = Some(mode_used.into());
+            out.prev_hash = Some(edited.before.as_ref().map(|e| hex::encode(e.hash)));
+            out.previous_size = Some(edited.before.as_ref().map_or(0, |e| e.size));
+            out.current_size = Some(edited.size);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,432 @@
+//! What every write tool shares: the write and delete checks of the folder ACL, content into the
+//! object store, the one commit path (`otc_indexer::commit`: one transaction, then the vault's
+//! generation and inline indexing before the answer), the compare-and-swap on `prev_hash`, the
+//! read-modify-write loop that redoes an edit when another writer got in first, the trash
+//! naming, and the one confirmation gate of destructive calls.
+//!
+//! Every change is committed with the hash it was planned from as its expected state, so a
+//! concurrent writer is never overwritten: the commit is refused and the edit redone on the new
+//! text (or, when the caller pinned `prev_hash`, refused as concurrent_modification).
+
+use otc_errors::{ErrorCode, ToolError};
+use otc_indexer::commit::Announced;
+use otc_store::{Action, Change, Expect, FileEntry, Hash, Provenance, Stale};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::reading::{View, not_found};
+use crate::{CallContext, internal};
+
+/// How many times an edit is redone when other writers keep getting in first.
+const EDIT_ATTEMPTS: u32 = 8;
+
+/// A path the caller must be able to write (create, replace): acl_denied otherwise. A path it
+/// cannot even read answers the same, so nothing is revealed about what is there.
+pub fn check_write(view: &View, path: &str, field: &str) -> Result<(), ToolError> {
+    otc_vault::check_path(path).map_err(|e| e.detail("field", field.to_string()))?;
+    if view.acl().can_write(path) {
+        return Ok(());
+    }
+    Err(ToolError::with_message(ErrorCode::AclDenied, "the folder ACL does not let this caller write here")
+        .detail("field", field.to_string())
+        .detail("operation", "write"))
+}
+
+/// A path the caller must be able to delete (delete, move away): acl_denied otherwise.
+pub fn check_delete(view: &View, path: &str, field: &str) -> Result<(), ToolError> {
+    otc_vault::check_path(path).map_err(|e| e.detail("field", field.to_string()))?;
+    if view.acl().can_delete(path) {
+        return Ok(());
+    }
+    if !view.can_read(path) {
+        return Err(not_found(path));
+    }
+    Err(ToolError::with_message(ErrorCode::AclDenied, "the folder ACL does not let this caller delete here")
+        .detail("field", field.to_string())
+        .detail("operation", "delete"))
+}
+
+/// A name the call is about to create: link-safe, and not one that would clash with an existing
+/// file on a case-insensitive or normalizing file system.
+pub fn check_new_name(path: &str, field: &str) -> Result<(), ToolError> {
+    otc_vault::check_new_name(path).map_err(|e| e.detail("field", field.to_string()))
+}
+
+/// `prev_hash` as given: 64 hex digits.
+pub fn parse_prev_hash(prev: Option<&str>) -> Result<Option<Hash>, ToolError> {
+    let Some(text) = prev else { return Ok(None) };
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(text.trim(), &mut out).map_err(|_| {
+        ToolError::with_message(ErrorCode::InvalidInput, "prev_hash is the content_hash a read returned (64 hex digits)")
+            .detail("field", "prev_hash")
+    })?;
+    Ok(Some(out))
+}
+
+/// The compare-and-swap of `prev_hash` against what is at `path` now.
+pub fn check_prev(path: &str, prev: Option<Hash>, current: Option<&FileEntry>) -> Result<(), ToolError> {
+    match (prev, current) {
+        (None, _) => Ok(()),
+        (Some(want), Some(entry)) if entry.hash == want => Ok(()),
+        (Some(want), now) => Err(ToolError::with_message(
+            ErrorCode::ConcurrentModification,
+            "the note changed since prev_hash was read; nothing was written",
+        )
+        .detail("path", path.to_string())
+        .detail("expected", hex::encode(want))
+        .detail("actual", now.map(|e| Value::String(hex::encode(e.hash))).unwrap_or(Value::Null))
+        .detail("stale", vec![path.to_string()])),
+    }
+}
+
+/// The manifest row at `path` as the database has it now (not from the gateway's cache: a
+/// write plans from the latest state).
+pub async fn current(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, path: &str) -> Result<Option<FileEntry>, ToolError> {
+    ctx.services().store.file(ctx.caller.tenant_id, vault, path).await.map_err(|e| internal(tool, &e))
+}
+
+/// The bytes of a blob.
+pub async fn blob(ctx: &CallContext<'_>, tool: &str, hash: &Hash) -> Result<bytes::Bytes, ToolError> {
+    ctx.services().blobs.get_blob(ctx.caller.tenant_id, hash).await.map_err(|e| internal(tool, &e))
+}
+
+/// A note's text: refused when it is not UTF-8 (an edit would corrupt it).
+pub fn note_text(path: &str, bytes: &[u8]) -> Result<String, ToolError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| {
+        ToolError::with_message(ErrorCode::InvalidInput, "the file is not UTF-8 text; it cannot be edited as a note")
+            .detail("path", path.to_string())
+    })
+}
+
+/// The current text of the note at `path`, with its row, or None when nothing is there.
+pub async fn current_text(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    vault: uuid::Uuid,
+    path: &str,
+) -> Result<Option<(FileEntry, String)>, ToolError> {
+    let Some(entry) = current(ctx, tool, vault, path).await? else { return Ok(None) };
+    let bytes = blob(ctx, tool, &entry.hash).await?;
+    let text = note_text(path, &bytes)?;
+    Ok(Some((entry, text)))
+}
+
+/// Stores `bytes` as a blob of the caller's tenant (inventory row first, as uploads do) and
+/// returns its hash and size. Refuses content over the upload limit.
+pub async fn put_content(ctx: &CallContext<'_>, tool: &str, bytes: Vec<u8>) -> Result<(Hash, i64), ToolError> {
+    let limit = ctx.services().config.sync.max_blob_bytes;
+    if bytes.len() > limit {
+        return Err(ToolError::with_message(
+            ErrorCode::InvalidInput,
+            format!("the content is larger than the limit of {limit} bytes"),
+        )
+        .detail("field", "content")
+        .detail("limit", limit));
+    }
+    let hash = otc_blobs::Blobs::hash_of(&bytes);
+    let size = bytes.len() as i64;
+    let services = ctx.services();
+    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    tx.record_blob(&hash, size).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    services.blobs.put_blob(ctx.caller.tenant_id, &hash, bytes.into()).await.map_err(|e| internal(tool, &e))?;
+    Ok((hash, size))
+}
+
+/// A put of stored content at `path`, expecting `expect` there.
+pub fn put(path: &str, expect: Expect, hash: Hash, size: i64) -> Change {
+    Change { path: path.to_string(), expect, action: Action::Put { hash, size, mtime: chrono::Utc::now() } }
+}
+
+/// What a change expects at a path that holds `entry` now (absent when None).
+pub fn expect_of(entry: Option<&FileEntry>) -> Expect {
+    entry.map_or(Expect::Absent, |e| Expect::Hash(e.hash))
+}
+
+/// Commits `changes` through the one commit path, recording the tool, the principal and the
+/// client. `Err(Stale)` when a path changed since it was planned (nothing applied).
+pub async fn commit(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    changes: &[Change],
+    origin: Option<&str>,
+) -> Result<Result<Announced, Stale>, ToolError> {
+    let services = ctx.services();
+    let who = Provenance {
+        principal_id: Some(ctx.caller.principal_id),
+        tool: Some(tool.to_string()),
+        client_name: ctx.client_name.map(str::to_string),
+        client_model: None,
+        origin: origin.map(str::to_string),
+    };
+    let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who)
+        .await
+        .map_err(|e| internal(tool, &e))
+}
+
+/// The refusal for a commit whose planned state no longer holds: concurrent_modification
+/// naming every stale path the caller may read (the others are only counted), or not found for
+/// a delete of a path that holds nothing.
+pub fn stale_error(view: &View, stale: &Stale) -> ToolError {
+    if stale.paths.is_empty()
+        && let Some(path) = stale.missing.first()
+    {
+        return not_found(path);
+    }
+    let named: Vec<String> = stale.paths.iter().filter(|p| view.can_read(p)).cloned().collect();
+    let hidden = stale.paths.len() - named.len();
+    let mut error = ToolError::with_message(
+        ErrorCode::ConcurrentModification,
+        format!("{} note(s) changed while this call ran; nothing was written", stale.paths.len()),
+    )
+    .detail("stale", named);
+    if hidden > 0 {
+        error = error.detail("hidden_notes", true);
+    }
+    error
+}
+
+/// The result of one read-modify-write edit.
+pub struct Edited<T> {
+    /// The row before the edit (None: the call created the note).
+    pub before: Option<FileEntry>,
+    pub content_hash: Hash,
+    pub size: i64,
+    /// False when the edit left the text as it was (nothing was committed).
+    pub changed: bool,
+    pub extra: T,
+}
+
+/// What an edit function returns: the new text and whatever the tool reports about it.
+pub struct Planned<T> {
+    pub text: String,
+    pub extra: T,
+    /// Whether the replaced text also goes to `.trash/` (an overwrite).
+    pub trash_old: bool,
+}
+
+/// Reads the note at `path`, asks `edit` for its new text (given the current text, or None when
+/// the path holds nothing), and commits it with a compare-and-swap on what was read. When the
+/// caller gave no `prev_hash` and another writer got in between, the note is read again and the
+/// edit redone (at most eight times, with growing, jittered pauses), so concurrent edits never lose one another.
+pub async fn edit_note<T, F>(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    prev: Option<Hash>,
+    origin: Option<&str>,
+    mut edit: F,
+) -> Result<Edited<T>, ToolError>
+where
+    F: FnMut(Option<&str>, Option<&FileEntry>) -> Result<Planned<T>, ToolError>,
+{
+    let mut last = None;
+    for attempt in 0..EDIT_ATTEMPTS {
+        if attempt > 0 {
+            // Spread the retries of writers that collided, so they do not collide again.
+            let jitter = u64::from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos()) % 16);
+            tokio::time::sleep(std::time::Duration::from_millis(u64::from(attempt) * 4 + jitter)).await;
+        }
+        let now = current_text(ctx, tool, view.vault.id, path).await?;
+        let entry = now.as_ref().map(|(e, _)| e.clone());
+        check_prev(path, prev, entry.as_ref())?;
+        let planned = edit(now.as_ref().map(|(_, t)| t.as_str()), entry.as_ref())?;
+        if let Some((entry, text)) = &now
+            && *text == planned.text
+        {
+            return Ok(Edited {
+                before: Some(entry.clone()),
+                content_hash: entry.hash,
+                size: entry.size,
+                changed: false,
+                extra: planned.extra,
+            });
+        }
+        let (hash, size) = put_content(ctx, tool, planned.text.into_bytes()).await?;
+        let mut changes = vec![put(path, expect_of(entry.as_ref()), hash, size)];
+        if planned.trash_old
+            && let Some(old) = &entry
+        {
+            changes.push(trash_change(ctx, tool, view, path, old).await?);
+        }
+        match commit(ctx, tool, view, &changes, origin).await? {
+            Ok(_) => return Ok(Edited { before: entry, content_hash: hash, size, changed: true, extra: planned.extra }),
+            Err(stale) if prev.is_none() && stale.missing.is_empty() => last = Some(stale),
+            Err(stale) => return Err(stale_error(view, &stale)),
+        }
+    }
+    Err(stale_error(view, &last.expect("the loop ran")))
+}
+
+/// Where a removed or replaced file goes in the vault's trash: `.trash/<path>`, or
+/// `.trash/<stem> (n).<ext>` when that name is taken.
+pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, path: &str) -> Result<String, ToolError> {
+    let first = format!(".trash/{path}");
+    if current(ctx, tool, vault, &first).await?.is_none() {
+        return Ok(first);
+    }
+    let (stem, ext) = match first.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') && !stem.ends_with('/') => (stem.to_string(), format!(".{ext}")),
+        _ => (first.clone(), String::new()),
+    };
+    for n in 1..1000 {
+        let candidate = format!("{stem} ({n}){ext}");
+        if current(ctx, tool, vault, &candidate).await?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Err(ToolError::with_message(ErrorCode::Conflict, "the trash holds too many copies of this name").detail("path", path))
+}
+
+/// The change that keeps `old` (what is at `path` now) in the trash.
+pub async fn trash_change(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    old: &FileEntry,
+) -> Result<Change, ToolError> {
+    let to = trash_path(ctx, tool, view.vault.id, path).await?;
+    Ok(put(&to, Expect::Absent, old.hash, old.size))
+}
+
+/// The hash a confirmation is bound to: SHA-256 over the tool's name and the canonical JSON of
+/// its arguments (keys sorted, `elicit_token` left out).
+pub fn args_hash(tool: &str, args: &Value) -> String {
+    fn canonical(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().filter(|k| *k != "elicit_token").collect();
+                keys.sort();
+                out.push('{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(key.clone()).to_string());
+                    out.push(':');
+                    canonical(&map[key], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canonical(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    canonical(args, &mut text);
+    let mut h = Sha256::new();
+    h.update(tool.as_bytes());
+    h.update([0]);
+    h.update(text.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// The one confirmation gate. A destructive call (`needed`) answers elicit_required, bound to
+/// its arguments by `details.args_hash`, unless the deployment turned confirmation off
+/// (`tools.confirm_destructive`). No confirmation tokens are issued yet, so a call carrying one
+/// is refused as elicit_invalid.
+pub fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) -> Result<(), ToolError> {
+    if !needed || !ctx.services().config.tools.confirm_destructive {
+        return Ok(());
+    }
+    let hash = args_hash(tool, ctx.args);
+    if ctx.args.get("elicit_token").is_some_and(|t| !t.is_null()) {
+        return Err(ToolError::with_message(ErrorCode::ElicitInvalid, "this confirmation token is not one this server issued")
+            .detail("args_hash", hash)
+            .detail("tool", tool.to_string()));
+    }
+    Err(ToolError::with_message(ErrorCode::ElicitRequired, format!("{tool} needs a person's confirmation: {reason}"))
+        .detail("args_hash", hash)
+        .detail("tool", tool.to_string())
+        .detail("reason", reason.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_hash_ignores_key_order_and_the_token() {
+        let a = serde_json::json!({"vault": "V", "path": "a.md", "nested": {"y": 1, "x": [2, 3]}});
+        let b = serde_json::json!({"nested": {"x": [2, 3], "y": 1}, "elicit_token": "t", "path": "a.md", "vault": "V"});
+        assert_eq!(args_hash("delete_note", &a), args_hash("delete_note", &b));
+        assert_ne!(args_hash("delete_note", &a), args_hash("move_note", &a));
+        let c = serde_json::json!({"vault": "V", "path": "b.md", "nested": {"y": 1, "x": [2, 3]}});
+        assert_ne!(args_hash("delete_note", &a), args_hash("delete_note", &c));
+    }
+}
+
+/// Where an edit acts, from a tool's `anchor` argument (read_note's shape).
+pub enum AnchorAt {
+    /// A heading, a block, or (a frontmatter anchor without a field) the preamble.
+    Text(otc_edit::anchor::Target),
+    /// One frontmatter property.
+    Field(String),
+}
+
+impl AnchorAt {
+    pub fn of(anchor: &crate::tools::read_note::Anchor) -> Result<AnchorAt, ToolError> {
+        use crate::tools::read_note::AnchorKind;
+        use otc_edit::anchor::Target;
+        let missing = |field: &str| {
+            ToolError::with_message(ErrorCode::InvalidInput, format!("anchor.{field} is required for this anchor type"))
+                .detail("field", format!("anchor.{field}"))
+        };
+        Ok(match anchor.kind {
+            AnchorKind::Heading => AnchorAt::Text(Target::Heading {
+                heading: anchor.heading.clone().filter(|h| !h.trim().is_empty()).ok_or_else(|| missing("heading"))?,
+                occurrence: anchor.occurrence,
+            }),
+            AnchorKind::Block => AnchorAt::Text(Target::Block {
+                id: anchor.block_id.clone().filter(|b| !b.trim().is_empty()).ok_or_else(|| missing("block_id"))?,
+            }),
+            AnchorKind::Frontmatter => match &anchor.field {
+                Some(field) if !field.trim().is_empty() => AnchorAt::Field(field.clone()),
+                _ => AnchorAt::Text(Target::Preamble),
+            },
+        })
+    }
+}
+
+/// A frontmatter value given as text: JSON when it parses as JSON, else the text itself.
+pub fn field_value(content: &str) -> Value {
+    serde_json::from_str(content.trim()).unwrap_or_else(|_| Value::String(content.to_string()))
+}
+
+/// Who stands behind written content (recorded in the change log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A person wrote or vouches for it (the default).
+    Authored,
+    /// An agent's own synthesis from what it retrieved.
+    AgentSynthesis,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Authored => "authored",
+            Origin::AgentSynthesis => "agent_synthesis",
+        }
+    }
+}
+
+/// The schema of an argument that takes any JSON value: the JSON types listed (a schema with
+/// no type is not in the portable subset).
+pub fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["string", "number", "boolean", "array", "object", "null"] })
+}
