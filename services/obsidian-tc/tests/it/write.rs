@@ -448,3 +448,99 @@ async fn concurrent_appends_lose_nothing_and_another_tenant_reaches_nothing() {
     let e = err(&app, &bound_token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "x"})).await;
     assert_eq!(e["code"], "vault_not_found");
 }
+
+#[tokio::test]
+async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml() {
+    let (app, token) = setup_with(true, None).await;
+    const FM: &str = "---\n# a comment stays\ntitle: 'Quoted'   # trailing\nstatus: open\nlist:\n  - a\n  - b\n---\nBody #old text\n";
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "F.md", "content": FM})).await;
+    let set = ok(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "F.md", "operation": "set", "key": "status", "value": "done"}),
+    )
+    .await;
+    assert_eq!(set["frontmatter"]["status"], "done");
+    assert_eq!(set["changed"], true);
+    assert_eq!(text(&app, &token, "F.md").await.unwrap(), FM.replace("status: open", "status: done"));
+    ok(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "F.md", "operation": "set", "key": "meta.owner", "value": "ana", "nested": true}),
+    )
+    .await;
+    ok(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "remove", "key": "list"})).await;
+    let merged = ok(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "F.md", "operation": "merge", "properties": {"n": 3, "up": "[[Plan]]"}}),
+    )
+    .await;
+    assert_eq!(merged["frontmatter"]["meta"], json!({"owner": "ana"}));
+    let now = text(&app, &token, "F.md").await.unwrap();
+    assert!(now.starts_with("---\n# a comment stays\ntitle: 'Quoted'   # trailing\nstatus: done\n"), "{now}");
+    assert!(now.contains("up: \"[[Plan]]\"") && now.ends_with("---\nBody #old text\n"), "{now}");
+    // The property link is a link now.
+    let links = ok(&app, &token, "get_outgoing_links", json!({"vault": V, "path": "F.md", "response_format": "detailed"})).await;
+    assert!(links.to_string().contains("Plan.md"), "{links}");
+    // Rule errors name the field; replace needs confirmation.
+    let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "set", "key": "k"})).await;
+    assert_eq!(e["details"]["field"], "value");
+    let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "merge"})).await;
+    assert_eq!(e["details"]["field"], "properties");
+    let e = err(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "F.md", "operation": "replace", "properties": {"only": 1}}),
+    )
+    .await;
+    assert_eq!(e["code"], "elicit_required");
+    let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "Nope.md", "operation": "remove", "key": "x"})).await;
+    assert_eq!(e["code"], "note_not_found");
+    let made = ok(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "Made.md", "operation": "set", "key": "k", "value": [1, "two"], "create_if_missing": true}),
+    )
+    .await;
+    assert_eq!(made["created"], true);
+    assert_eq!(text(&app, &token, "Made.md").await.unwrap(), "---\nk:\n  - 1\n  - two\n---\n");
+
+    // A note whose YAML does not parse is refused, never rewritten.
+    const BROKEN: &str = "---\nbad: [unclosed\n---\nbody #keep\n";
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "Broken.md", "content": BROKEN})).await;
+    for (tool, args) in [
+        ("update_frontmatter", json!({"vault": V, "path": "Broken.md", "operation": "set", "key": "a", "value": 1})),
+        ("add_tag", json!({"vault": V, "path": "Broken.md", "tag": "x"})),
+        ("remove_tag", json!({"vault": V, "path": "Broken.md", "tag": "keep", "location": "frontmatter"})),
+    ] {
+        let e = err(&app, &token, tool, args).await;
+        assert_eq!((e["code"].as_str(), e["details"]["reason"].as_str()), (Some("invalid_input"), Some("frontmatter_unparseable")), "{tool}");
+    }
+    assert_eq!(text(&app, &token, "Broken.md").await.as_deref(), Some(BROKEN));
+    // Body tags still work on it.
+    let removed = ok(&app, &token, "remove_tag", json!({"vault": V, "path": "Broken.md", "tag": "#keep", "location": "body"})).await;
+    assert_eq!(removed["removed_from_body"], 1);
+
+    // Tags: into the tags property (created), a duplicate is a no-op, nested children stay.
+    let added = ok(&app, &token, "add_tag", json!({"vault": V, "path": "F.md", "tag": "#project/alpha"})).await;
+    assert_eq!((added["tag"].as_str(), added["added"].as_bool()), (Some("project/alpha"), Some(true)));
+    let again = ok(&app, &token, "add_tag", json!({"vault": V, "path": "F.md", "tag": "Project/Alpha"})).await;
+    assert_eq!(again["added"], false);
+    ok(&app, &token, "add_tag", json!({"vault": V, "path": "F.md", "tag": "old/child", "location": "body"})).await;
+    let tags = ok(&app, &token, "get_note_tags", json!({"vault": V, "path": "F.md"})).await;
+    assert!(tags.to_string().contains("project/alpha") && tags.to_string().contains("old/child"), "{tags}");
+    let removed = ok(&app, &token, "remove_tag", json!({"vault": V, "path": "F.md", "tag": "old"})).await;
+    assert_eq!((removed["removed_from_body"].as_u64(), removed["removed_from_frontmatter"].as_bool()), (Some(1), Some(false)));
+    let now = text(&app, &token, "F.md").await.unwrap();
+    assert!(now.contains("Body text\n") && now.contains("#old/child"), "{now}");
+    for bad in ["", "has space", "123", "/lead"] {
+        let e = err(&app, &token, "add_tag", json!({"vault": V, "path": "F.md", "tag": bad})).await;
+        assert_eq!((e["code"].as_str(), e["details"]["field"].as_str()), (Some("invalid_input"), Some("tag")), "{bad:?}");
+    }
+}
