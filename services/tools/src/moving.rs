@@ -34,12 +34,17 @@ pub struct MoveSpec {
 /// A planned batch.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
+    /// The changes to commit (filled by [`materialize`]).
     pub changes: Vec<Change>,
     /// Per linking note (its path after the moves): the links rewritten in it.
     pub rewritten: BTreeMap<String, usize>,
+    /// Per linking note (its path before the moves): each rewritten link, before and after.
+    pub details: BTreeMap<String, Vec<otc_edit::rewrite::ChangedLink>>,
+    /// The new texts: (path before the moves, the hash it was planned from, text).
+    pending: Vec<(String, otc_store::Hash, String)>,
     /// Where each overwritten destination went in the trash.
     pub trashed: HashMap<String, String>,
-    /// The content hash each move's destination will hold.
+    /// The content hash each move's destination will hold (filled by [`materialize`]).
     pub dest_hash: HashMap<String, otc_store::Hash>,
 }
 
@@ -49,7 +54,7 @@ impl Plan {
     }
 }
 
-/// Plans `moves`; with `update_links` false only the files move.
+/// Plans `moves` (nothing is stored or written); with `update_links` false only the files move.
 pub async fn plan(
     ctx: &CallContext<'_>,
     tool: &str,
@@ -155,6 +160,7 @@ pub async fn plan(
                     unwritable.push(path.clone());
                 } else {
                     plan.rewritten.insert(after_path.to_string(), rewrite.links.len());
+                    plan.details.insert(path.clone(), rewrite.links);
                     new_text.insert(path.clone(), rewrite.text);
                 }
             }
@@ -182,11 +188,29 @@ pub async fn plan(
         .detail("notes", unwritable));
     }
 
-    // The batch: each move (the destination gets the rewritten text when its own links
-    // changed), each rewritten note, and the trash copy of each overwritten destination.
+    for (path, entry, _) in &texts {
+        if let Some(text) = new_text.remove(path) {
+            plan.pending.push((path.clone(), entry.hash, text));
+        }
+    }
+    Ok(plan)
+}
+
+/// Turns a plan into its batch (storing the new texts): each move (the destination gets the
+/// rewritten text when the note's own links changed), each rewritten note expecting exactly the
+/// content the plan was made from, and the trash copy of each overwritten destination.
+pub async fn materialize(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    moves: &[MoveSpec],
+    plan: &mut Plan,
+) -> Result<(), ToolError> {
+    let mut texts: HashMap<String, (otc_store::Hash, String)> =
+        plan.pending.drain(..).map(|(path, hash, text)| (path, (hash, text))).collect();
     for m in moves {
-        let (hash, size) = match new_text.remove(&m.from) {
-            Some(text) => writing::put_content(ctx, tool, text.into_bytes()).await?,
+        let (hash, size) = match texts.remove(&m.from) {
+            Some((_, text)) => writing::put_content(ctx, tool, text.into_bytes()).await?,
             None => (m.source.hash, m.source.size),
         };
         plan.dest_hash.insert(m.to.clone(), hash);
@@ -198,13 +222,13 @@ pub async fn plan(
             plan.changes.push(trash);
         }
     }
-    for (path, entry, _) in &texts {
-        if let Some(text) = new_text.remove(path) {
-            let (hash, size) = writing::put_content(ctx, tool, text.into_bytes()).await?;
-            plan.changes.push(writing::put(path, Expect::Hash(entry.hash), hash, size));
-        }
+    let mut rest: Vec<(String, (otc_store::Hash, String))> = texts.into_iter().collect();
+    rest.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, (was, text)) in rest {
+        let (hash, size) = writing::put_content(ctx, tool, text.into_bytes()).await?;
+        plan.changes.push(writing::put(&path, Expect::Hash(was), hash, size));
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// Plans and commits `moves` (see the module docs): one batch, re-planned once when a linking
@@ -218,7 +242,8 @@ pub async fn run(
 ) -> Result<Plan, ToolError> {
     let mut replanned = false;
     loop {
-        let plan = plan(ctx, tool, view, moves, update_links).await?;
+        let mut plan = plan(ctx, tool, view, moves, update_links).await?;
+        materialize(ctx, tool, view, moves, &mut plan).await?;
         match writing::commit(ctx, tool, view, &plan.changes, None).await? {
             Ok(_) => return Ok(plan),
             // The moved files themselves changed: the caller planned from content that is gone.

@@ -4,6 +4,7 @@
 mod harness;
 
 mod auth;
+mod bulk;
 mod cli;
 mod conformance;
 mod health;

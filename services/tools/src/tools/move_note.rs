@@ -56,7 +56,8 @@ pub struct Updated {
 
 /// The checks a move of one file shares with its bulk and attachment siblings: `from` readable,
 /// deletable and present, `to` writable, a new name link-safe, an existing one only with
-/// overwrite (and a person's confirmation).
+/// overwrite (and, when `confirm`, a person's confirmation).
+#[allow(clippy::too_many_arguments)]
 pub async fn check_move(
     ctx: &CallContext<'_>,
     tool: &str,
@@ -65,6 +66,7 @@ pub async fn check_move(
     to: &str,
     overwrite: bool,
     prev: Option<otc_store::Hash>,
+    confirm: bool,
 ) -> Result<MoveSpec, ToolError> {
     view.readable_path(from).map_err(|e| e.detail("field", "from"))?;
     writing::check_delete(view, from, "from")?;
@@ -84,7 +86,7 @@ pub async fn check_move(
             )
             .detail("path", to.to_string()));
         }
-        Some(_) => writing::confirm(ctx, tool, true, "it replaces the file at the destination")?,
+        Some(_) => writing::confirm(ctx, tool, confirm, "it replaces the file at the destination")?,
     }
     Ok(MoveSpec { from: from.to_string(), to: to.to_string(), source, dest })
 }
@@ -114,7 +116,7 @@ impl Tool for MoveNote {
         let view = View::open(ctx, name, &input.vault).await?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let spec =
-            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev).await?;
+            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
         let plan = moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
         let notes = plan.rewritten.keys().filter(|p| **p != spec.to).count();
         let links = plan.rewritten.iter().filter(|(p, _)| **p != spec.to).map(|(_, n)| n).sum();

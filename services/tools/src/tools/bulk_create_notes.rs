@@ -1,0 +1,162 @@
+use std::collections::HashSet;
+
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::View;
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct BulkCreateNotes;
+
+/// The most notes one call creates.
+const MAX_ITEMS: usize = 1000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The notes, each {path, content}.
+    pub items: Vec<Item>,
+    /// true (default): one item that cannot be created refuses the whole batch and nothing is
+    /// written. false: the others are created and each failure is reported.
+    #[serde(default)]
+    pub stop_on_first_error: Option<bool>,
+    /// The confirmation token.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+    /// concise: path and content_hash per item; detailed adds sizes.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Item {
+    pub path: String,
+    pub content: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub created: usize,
+    pub failed: usize,
+    /// Per item, in order.
+    pub results: Vec<ItemResult>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ItemResult {
+    pub path: String,
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    /// The error code, when this item failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Tool for BulkCreateNotes {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes", "bulk:notes"],
+        scope_class: otc_catalog::ScopeClass::Bulk,
+        hitl: Sometimes::Always,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "bulk_create_notes",
+            "Create many notes",
+            "Creates many new notes in one all-or-nothing batch, with a result per item. An item whose path exists \
+             or is refused stops the whole batch unless stop_on_first_error is false. Needs confirmation.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        if input.items.is_empty() || input.items.len() > MAX_ITEMS {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("items holds 1 to {MAX_ITEMS} notes"))
+                .detail("field", "items"));
+        }
+        let view = View::open(ctx, name, &input.vault).await?;
+        let strict = input.stop_on_first_error.unwrap_or(true);
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        // Check every item first.
+        let mut seen = HashSet::new();
+        let mut verdicts: Vec<Result<(), ToolError>> = Vec::with_capacity(input.items.len());
+        for item in &input.items {
+            let verdict = async {
+                writing::check_write(&view, &item.path, "path")?;
+                writing::check_new_name(&item.path, "path")?;
+                if !seen.insert(item.path.clone()) {
+                    return Err(ToolError::with_message(ErrorCode::InvalidInput, "this path appears twice in items"));
+                }
+                if writing::current(ctx, name, view.vault.id, &item.path).await?.is_some() {
+                    return Err(ToolError::with_message(ErrorCode::NoteExists, "a note already exists at that path"));
+                }
+                Ok(())
+            }
+            .await;
+            verdicts.push(verdict);
+        }
+        let failures = verdicts.iter().filter(|v| v.is_err()).count();
+        if strict && let Some((i, Err(e))) = verdicts.iter().enumerate().find(|(_, v)| v.is_err()) {
+            return Err(ToolError::with_message(
+                e.code,
+                format!("item {i} cannot be created ({}); nothing was written", e.message),
+            )
+            .detail("index", i)
+            .detail("path", input.items[i].path.clone())
+            .detail("failed", failures));
+        }
+        if failures < input.items.len() {
+            writing::confirm(ctx, name, true, "it creates many notes")?;
+        }
+        let mut changes = Vec::new();
+        let mut results = Vec::with_capacity(input.items.len());
+        for (item, verdict) in input.items.into_iter().zip(verdicts) {
+            match verdict {
+                Ok(()) => {
+                    let (hash, size) = writing::put_content(ctx, name, item.content.into_bytes()).await?;
+                    changes.push(writing::put(&item.path, otc_store::Expect::Absent, hash, size));
+                    results.push(ItemResult {
+                        path: item.path,
+                        ok: true,
+                        content_hash: Some(hex::encode(hash)),
+                        size: detailed.then_some(size),
+                        code: None,
+                        message: None,
+                    });
+                }
+                Err(e) => results.push(ItemResult {
+                    path: item.path,
+                    ok: false,
+                    content_hash: None,
+                    size: None,
+                    code: Some(e.code.as_str().to_string()),
+                    message: Some(e.message),
+                }),
+            }
+        }
+        if !changes.is_empty() {
+            writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| {
+                // A note appeared at one of the paths meanwhile: nothing was written.
+                ToolError::with_message(ErrorCode::NoteExists, "a note appeared at one of the paths meanwhile; nothing was written")
+                    .detail("paths", stale.paths.into_iter().filter(|p| view.can_read(p)).collect::<Vec<_>>())
+            })?;
+        }
+        Ok(Output { vault: view.vault.name.clone(), created: changes.len(), failed: failures, results })
+    }
+}

@@ -1,0 +1,161 @@
+use std::collections::HashSet;
+
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::moving;
+use crate::reading::View;
+use crate::tools::move_note::check_move;
+use crate::tools::rewrite_link::LinkChange;
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct BulkMoveNotes;
+
+/// The most moves one call takes.
+const MAX_MOVES: usize = 1000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The moves, each {from, to}; no path may appear twice.
+    pub moves: Vec<MoveArg>,
+    /// Rewrite every link to a moved note. Default true.
+    #[serde(default)]
+    pub update_backlinks: Option<bool>,
+    /// Let moves replace existing files (they go to the trash). Default false.
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// Preview only (the default): pass false to move.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+    /// The confirmation token for a real run.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveArg {
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub dry_run: bool,
+    pub moves: Vec<MoveRow>,
+    /// Notes whose links are (or would be) rewritten, and how many links.
+    pub notes_updated: usize,
+    pub links_updated: usize,
+    /// Dry run: each note's link changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<NoteLinks>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MoveRow {
+    pub from: String,
+    pub to: String,
+    pub overwritten: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trashed_dest_to: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NoteLinks {
+    pub path: String,
+    pub links: Vec<LinkChange>,
+}
+
+impl Tool for BulkMoveNotes {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes", "delete:notes", "bulk:notes"],
+        scope_class: otc_catalog::ScopeClass::Bulk,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::Always,
+        response_format: Format::Fixed { why: "per move a blast-radius count; the preview is the payload" },
+        ..ToolSpec::base(
+            "bulk_move_notes",
+            "Move many notes",
+            "Moves many notes at once and rewrites every link to them; a dry run (the default) previews every \
+             change. The whole batch is planned and proven first and committed as one all-or-nothing batch: if one \
+             move cannot be proven, none happens. A real run needs confirmation.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        if input.moves.is_empty() || input.moves.len() > MAX_MOVES {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("moves holds 1 to {MAX_MOVES} moves"))
+                .detail("field", "moves"));
+        }
+        let mut seen = HashSet::new();
+        for (i, m) in input.moves.iter().enumerate() {
+            if !seen.insert(m.from.as_str()) || !seen.insert(m.to.as_str()) {
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    "a path appears in more than one move (as a source or a destination); split chained moves into calls",
+                )
+                .detail("field", "moves")
+                .detail("index", i));
+            }
+        }
+        let view = View::open(ctx, name, &input.vault).await?;
+        let dry = input.dry_run.unwrap_or(true);
+        let overwrite = input.overwrite.unwrap_or(false);
+        let mut specs = Vec::with_capacity(input.moves.len());
+        for (i, m) in input.moves.iter().enumerate() {
+            specs.push(
+                check_move(ctx, name, &view, &m.from, &m.to, overwrite, None, false)
+                    .await
+                    .map_err(|e| e.detail("index", i))?,
+            );
+        }
+        let update = input.update_backlinks.unwrap_or(true);
+        let moved: HashSet<&str> = specs.iter().map(|s| s.to.as_str()).collect();
+        let plan = if dry {
+            moving::plan(ctx, name, &view, &specs, update).await?
+        } else {
+            writing::confirm(ctx, name, true, "it moves many notes")?;
+            moving::run(ctx, name, &view, &specs, update).await?
+        };
+        let notes_updated = plan.rewritten.keys().filter(|p| !moved.contains(p.as_str())).count();
+        let links_updated =
+            plan.rewritten.iter().filter(|(p, _)| !moved.contains(p.as_str())).map(|(_, n)| n).sum();
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            dry_run: dry,
+            moves: specs
+                .iter()
+                .map(|s| MoveRow {
+                    from: s.from.clone(),
+                    to: s.to.clone(),
+                    overwritten: s.dest.is_some(),
+                    trashed_dest_to: plan.trashed.get(&s.to).cloned(),
+                })
+                .collect(),
+            notes_updated,
+            links_updated,
+            changes: dry.then(|| {
+                plan.details
+                    .iter()
+                    .map(|(path, links)| NoteLinks {
+                        path: path.clone(),
+                        links: links
+                            .iter()
+                            .map(|l| LinkChange { line: l.line + 1, before: l.before.clone(), after: l.after.clone() })
+                            .collect(),
+                    })
+                    .collect()
+            }),
+        })
+    }
+}

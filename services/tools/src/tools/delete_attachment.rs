@@ -1,0 +1,79 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::ToolError;
+use otc_store::{Action, Change, Expect};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::{View, not_found};
+use crate::{CallContext, Tool, internal, writing};
+
+pub struct DeleteAttachment;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// Skip the copy in .trash/ (a snapshot is still kept). Default false.
+    #[serde(default)]
+    pub permanent: Option<bool>,
+    /// The confirmation token.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub deleted: bool,
+    pub permanent: bool,
+    pub trashed_to: Option<String>,
+    /// Notes you can read that still link to or embed it (their links are now unresolved).
+    pub still_referenced_by: Vec<String>,
+}
+
+impl Tool for DeleteAttachment {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["delete:attachments"],
+        scope_class: otc_catalog::ScopeClass::Delete,
+        destructive: Sometimes::Always,
+        hitl: Sometimes::Always,
+        core: false,
+        response_format: Format::Fixed { why: "a write acknowledgement and the notes still referencing the file" },
+        ..ToolSpec::base(
+            "delete_attachment",
+            "Delete an attachment",
+            "Deletes an attachment to the vault's .trash/ (permanent skips that) and reports the notes that still \
+             embed or link it. Needs confirmation.",
+            Domain::Attachments,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        writing::check_delete(&view, &input.path, "path")?;
+        let entry = writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
+        writing::confirm(ctx, name, true, "it deletes the file")?;
+        // Who links to it, asked before the delete unresolves those links.
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let still = tx
+            .referencing_notes(view.vault.id, &input.path, view.readable(), 100)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let permanent = input.permanent.unwrap_or(false);
+        let mut changes = vec![Change { path: input.path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
+        let mut trashed_to = None;
+        if !permanent {
+            let trash = writing::trash_change(ctx, name, &view, &input.path, &entry).await?;
+            trashed_to = Some(trash.path.clone());
+            changes.push(trash);
+        }
+        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        Ok(Output { vault: view.vault.name.clone(), path: input.path, deleted: true, permanent, trashed_to, still_referenced_by: still })
+    }
+}

@@ -1,0 +1,77 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::moving;
+use crate::reading::View;
+use crate::tools::move_note::{Updated, check_move};
+use crate::{CallContext, Tool};
+
+pub struct MoveAttachment;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub from: String,
+    pub to: String,
+    /// Replace a file already at `to` (it goes to the trash; needs confirmation). Default false.
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// Rewrite every embed and link to it. Default true.
+    #[serde(default)]
+    pub update_references: Option<bool>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub from: String,
+    pub to: String,
+    pub moved: bool,
+    pub overwritten: bool,
+    pub trashed_dest_to: Option<String>,
+    pub content_hash: String,
+    pub references_updated: Updated,
+}
+
+impl Tool for MoveAttachment {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:attachments", "delete:attachments"],
+        scope_class: otc_catalog::ScopeClass::Delete,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        core: false,
+        response_format: Format::Fixed { why: "a write acknowledgement: both paths and a blast-radius count" },
+        ..ToolSpec::base(
+            "move_attachment",
+            "Move an attachment",
+            "Moves or renames an attachment and rewrites every embed and link to it, planned, proven and committed \
+             with the move as one all-or-nothing batch.",
+            Domain::Attachments,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let spec = check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
+        let plan = moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            from: input.from,
+            to: input.to.clone(),
+            moved: true,
+            overwritten: spec.dest.is_some(),
+            trashed_dest_to: plan.trashed.get(&input.to).cloned(),
+            content_hash: hex::encode(plan.dest_hash[&input.to]),
+            references_updated: Updated { notes: plan.rewritten.len(), links: plan.links() },
+        })
+    }
+}

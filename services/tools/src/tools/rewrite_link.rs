@@ -1,0 +1,196 @@
+use std::collections::BTreeSet;
+
+use futures::{StreamExt, TryStreamExt};
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_edit::rewrite::retarget_note;
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::Expect;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::View;
+use crate::{CallContext, Tool, internal, writing};
+
+pub struct RewriteLink;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The link target as written, e.g. "Old name" or "Folder/Old name" (case-insensitive, .md
+    /// optional; with #Heading only links to that heading).
+    pub from_target: String,
+    /// The new target text, e.g. "New name" or "New name#Heading" (a heading replaces the
+    /// link's own). It must make exactly one link: no ]], |, line breaks.
+    pub to_target: String,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Also ![[embeds]]. Default true.
+    #[serde(default)]
+    pub include_embeds: Option<bool>,
+    /// Preview only: the notes and links that would change. Default false.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+    /// The confirmation token for a real run.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+    /// concise: counts only on a real run. A dry run always lists the changes.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub from_target: String,
+    pub to_target: String,
+    pub dry_run: bool,
+    pub notes_changed: usize,
+    pub links_rewritten: usize,
+    /// The notes you can read but not write that hold such links (left as they are).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_writable: Option<Vec<String>>,
+    /// Per note: each link before and after (dry runs, and detailed real runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<NoteChange>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NoteChange {
+    pub path: String,
+    /// The hash the note has (dry run) or had (real run).
+    pub prev_hash: String,
+    /// The hash it has after a real run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
+    pub links: Vec<LinkChange>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LinkChange {
+    /// 1-based.
+    pub line: usize,
+    pub before: String,
+    pub after: String,
+}
+
+/// The link keys a written target can be stored under (`otc_vault::links::link_key`).
+fn keys(target: &str) -> Vec<String> {
+    let path = target.split('#').next().unwrap_or(target).trim();
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    match name.strip_suffix(".md") {
+        Some(stem) => vec![stem.to_string(), name.clone()],
+        None if !name.contains('.') => vec![format!("{name}.md"), name],
+        None => vec![name],
+    }
+}
+
+impl Tool for RewriteLink {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "rewrite_link",
+            "Retarget links",
+            "Rewrites every link written with one target to another (body, embeds, properties; alias kept), in \
+             one all-or-nothing batch. Each new link is proven by parsing it again, so a target that would not be \
+             exactly one link is refused. dry_run previews; a real run needs confirmation.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        if input.from_target.trim().is_empty() || input.to_target.trim().is_empty() {
+            let field = if input.from_target.trim().is_empty() { "from_target" } else { "to_target" };
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field));
+        }
+        let view = View::open(ctx, name, &input.vault).await?;
+        let prefix = view.folder_prefix(input.folder.as_deref())?;
+        let dry = input.dry_run.unwrap_or(false);
+        let embeds = input.include_embeds.unwrap_or(true);
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let mut replanned = false;
+        loop {
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let links = tx.links_named(view.vault.id, &keys(&input.from_target)).await.map_err(|e| internal(name, &e))?;
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let sources: BTreeSet<String> = links
+                .into_iter()
+                .map(|l| l.source_path)
+                .filter(|p| p.starts_with(&prefix) && view.can_read(p))
+                .collect();
+            let planned: Vec<Option<(String, otc_store::FileEntry, otc_edit::rewrite::Rewrite)>> =
+                futures::stream::iter(sources)
+                    .map(|path| {
+                        let (from, to) = (&input.from_target, &input.to_target);
+                        async move {
+                            let Some((entry, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else {
+                                return Ok::<_, ToolError>(None);
+                            };
+                            let rewrite = retarget_note(&text, &path, from, to, embeds).map_err(|r| r.into_error(Some(&path)))?;
+                            Ok(rewrite.map(|r| (path, entry, r)))
+                        }
+                    })
+                    .buffered(16)
+                    .try_collect()
+                    .await?;
+            let planned: Vec<_> = planned.into_iter().flatten().collect();
+            let (writable, not_writable): (Vec<_>, Vec<_>) = planned.into_iter().partition(|(p, _, _)| view.acl().can_write(p));
+            let not_writable: Vec<String> = not_writable.into_iter().map(|(p, _, _)| p).collect();
+            let links_rewritten = writable.iter().map(|(_, _, r)| r.links.len()).sum();
+            let mut changes: Vec<NoteChange> = writable
+                .iter()
+                .map(|(path, entry, rewrite)| NoteChange {
+                    path: path.clone(),
+                    prev_hash: hex::encode(entry.hash),
+                    content_hash: None,
+                    links: rewrite
+                        .links
+                        .iter()
+                        .map(|l| LinkChange { line: l.line + 1, before: l.before.clone(), after: l.after.clone() })
+                        .collect(),
+                })
+                .collect();
+            let mut out = Output {
+                vault: view.vault.name.clone(),
+                from_target: input.from_target.clone(),
+                to_target: input.to_target.clone(),
+                dry_run: dry,
+                notes_changed: writable.len(),
+                links_rewritten,
+                not_writable: (!not_writable.is_empty()).then_some(not_writable),
+                changes: None,
+            };
+            if dry || writable.is_empty() {
+                out.changes = Some(changes);
+                return Ok(out);
+            }
+            writing::confirm(ctx, name, true, "it rewrites links in many notes")?;
+            let mut batch = Vec::with_capacity(writable.len());
+            for ((path, entry, rewrite), change) in writable.into_iter().zip(changes.iter_mut()) {
+                let (hash, size) = writing::put_content(ctx, name, rewrite.text.into_bytes()).await?;
+                change.content_hash = Some(hex::encode(hash));
+                batch.push(writing::put(&path, Expect::Hash(entry.hash), hash, size));
+            }
+            match writing::commit(ctx, name, &view, &batch, None).await? {
+                Ok(_) => {
+                    out.changes = detailed.then_some(changes);
+                    return Ok(out);
+                }
+                Err(_) if !replanned => replanned = true,
+                Err(stale) => return Err(writing::stale_error(&view, &stale)),
+            }
+        }
+    }
+}

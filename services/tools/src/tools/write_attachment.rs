@@ -1,0 +1,115 @@
+use base64::Engine;
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::FileKind;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::writing;
+use crate::{CallContext, Tool};
+
+pub struct WriteAttachment;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The file's vault path, e.g. "Assets/diagram.png" (not a .md note: use write_note).
+    pub path: String,
+    /// The bytes, base64.
+    pub content: String,
+    /// The file's MIME type, checked against its extension when given.
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    /// Replace a file already there (it goes to the trash; needs confirmation). Default false.
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub size: i64,
+    pub content_hash: String,
+    pub created: bool,
+    /// Where the replaced file went, when one was replaced.
+    pub trashed_to: Option<String>,
+}
+
+impl Tool for WriteAttachment {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:attachments"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        core: false,
+        response_format: Format::Fixed { why: "a write acknowledgement: the path, size and hash" },
+        ..ToolSpec::base(
+            "write_attachment",
+            "Write an attachment",
+            "Writes a binary file (an image, a PDF ...) from base64. Refuses to replace an existing file unless \
+             overwrite is set (the old one goes to the trash; needs confirmation).",
+            Domain::Attachments,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        if FileKind::of_path(&input.path) == FileKind::Note {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "a .md path is a note; use write_note")
+                .detail("field", "path"));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD.decode(input.content.trim()).map_err(|_| {
+            ToolError::with_message(ErrorCode::InvalidInput, "content is not base64").detail("field", "content")
+        })?;
+        if let Some(mime) = &input.mime_type {
+            let expected = crate::tools::get_attachment::mime_of(&input.path);
+            if expected != "application/octet-stream" && !mime.eq_ignore_ascii_case(expected) {
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    format!("mime_type does not match the file's extension (which means {expected})"),
+                )
+                .detail("field", "mime_type"));
+            }
+        }
+        let view = View::open(ctx, name, &input.vault).await?;
+        writing::check_write(&view, &input.path, "path")?;
+        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        let mut changes = Vec::new();
+        let mut trashed_to = None;
+        match &now {
+            None => writing::check_new_name(&input.path, "path")?,
+            Some(_) if !input.overwrite.unwrap_or(false) => {
+                return Err(ToolError::with_message(
+                    ErrorCode::NoteExists,
+                    "a file already exists at that path; pass overwrite: true to replace it",
+                )
+                .detail("path", input.path.clone()));
+            }
+            Some(old) => {
+                writing::confirm(ctx, name, true, "it replaces an existing file")?;
+                let trash = writing::trash_change(ctx, name, &view, &input.path, old).await?;
+                trashed_to = Some(trash.path.clone());
+                changes.push(trash);
+            }
+        }
+        let (hash, size) = writing::put_content(ctx, name, bytes).await?;
+        changes.insert(0, writing::put(&input.path, writing::expect_of(now.as_ref()), hash, size));
+        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            size,
+            content_hash: hex::encode(hash),
+            created: now.is_none(),
+            trashed_to,
+        })
+    }
+}
