@@ -26,6 +26,23 @@ pub enum VaultCommand {
         #[arg(long)]
         tenant: String,
     },
+    /// Put a vault (or one folder) back to its state at a change-log sequence or a time, as one
+    /// new change.
+    Restore {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        vault: String,
+        /// A sequence number, or an RFC 3339 time (the last change at or before it).
+        #[arg(long)]
+        at: String,
+        /// Only this folder.
+        #[arg(long)]
+        folder: Option<String>,
+        /// Show what would change without changing it.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Push a folder into a vault: parallel, and resumable (files the vault already holds are
     /// skipped).
     Import {
@@ -73,6 +90,49 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
             };
             tx.commit().await?;
             println!("created vault {} ({})", vault.name, vault.id);
+        }
+        VaultCommand::Restore { tenant, vault, at, folder, dry_run } => {
+            use otc_tools::restore::{self, RestoreAt, RestoreError};
+            let at = RestoreAt::parse(&at).context("--at is a change-log sequence number or an RFC 3339 time")?;
+            let config = app::load(&sources)?.config;
+            let deps = app::Deps::new(&config)?;
+            let tenant_id = deps.store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = deps.store.begin(tenant_id).await?;
+            let found = tx.vault_by_name(&vault).await?;
+            tx.commit().await?;
+            let found = found.with_context(|| format!("no vault {vault:?} in tenant {tenant}"))?;
+            let folder = folder.map(|f| format!("{}/", f.trim_matches('/'))).filter(|f| f != "/").unwrap_or_default();
+            let refused = |e: RestoreError| match e {
+                RestoreError::Refused(e) => anyhow::anyhow!("{}: {} {}", e.code, e.message, serde_json::Value::Object(e.details)),
+                other => anyhow::Error::new(other),
+            };
+            let plan = restore::plan(&deps.store, tenant_id, found.id, at, &folder).await.map_err(refused)?;
+            println!(
+                "restore {} to sequence {} (now {}): {} restored, {} deleted, {} unchanged",
+                found.name,
+                plan.seq,
+                plan.head,
+                plan.restored.len(),
+                plan.deleted.len(),
+                plan.unchanged
+            );
+            for path in plan.restored.iter().take(50) {
+                println!("  restore {path}");
+            }
+            for path in plan.deleted.iter().take(50) {
+                println!("  delete  {path}");
+            }
+            if !dry_run {
+                let who = otc_store::Provenance {
+                    tool: Some("vault restore".into()),
+                    client_name: Some("obsidian-tc cli".into()),
+                    ..Default::default()
+                };
+                let seq = restore::apply(&deps.store, &deps.kv, &deps.indexer, tenant_id, found.id, &plan, &who)
+                    .await
+                    .map_err(refused)?;
+                println!("restored; the vault is now at sequence {seq}");
+            }
         }
         VaultCommand::List { tenant } => {
             let store = app::store_only(&sources)?;

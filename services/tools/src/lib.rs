@@ -9,6 +9,7 @@ pub mod format;
 pub mod links_out;
 pub mod moving;
 pub mod reading;
+pub mod restore;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;

@@ -622,6 +622,60 @@ impl TenantTx {
         Ok(rows.into_iter().map(|r| (r.path, r.value)).collect())
     }
 
+    /// Coverage of one top-level property over the readable notes under `folder` that match
+    /// one of `include` (all when None) and none of `exclude` (anchored regular expressions):
+    /// (notes, notes with a non-empty value) and the first `limit` paths without one, in path
+    /// order. Empty means null, "" or [].
+    #[allow(clippy::too_many_arguments)]
+    pub async fn property_coverage(
+        &mut self,
+        vault: Uuid,
+        key: &str,
+        folder: &str,
+        readable: Option<&[String]>,
+        include: Option<&[String]>,
+        exclude: Option<&[String]>,
+        limit: i64,
+    ) -> Result<(i64, i64, Vec<String>)> {
+        let counts = sqlx::query!(
+            r#"SELECT count(*) AS "notes!",
+                      count(*) FILTER (WHERE COALESCE(frontmatter -> $3, 'null'::jsonb)
+                                             NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb)) AS "cited!"
+                 FROM notes
+                WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $4)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND ($6::text[] IS NULL OR path ~ ANY($6)) AND NOT ($7::text[] IS NOT NULL AND path ~ ANY($7))"#,
+            self.tenant,
+            vault,
+            key,
+            folder,
+            readable,
+            include,
+            exclude
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        let missing = sqlx::query_scalar!(
+            r#"SELECT path FROM notes
+                WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $4)
+                  AND COALESCE(frontmatter -> $3, 'null'::jsonb) IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb)
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND ($6::text[] IS NULL OR path ~ ANY($6)) AND NOT ($7::text[] IS NOT NULL AND path ~ ANY($7))
+                ORDER BY path LIMIT $8"#,
+            self.tenant,
+            vault,
+            key,
+            folder,
+            readable,
+            include,
+            exclude,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok((counts.notes, counts.cited, missing))
+    }
+
     /// How many readable notes link to each of `paths`.
     pub async fn reference_counts(
         &mut self,

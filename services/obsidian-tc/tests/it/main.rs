@@ -12,6 +12,7 @@ mod index;
 mod mcp;
 mod moves;
 mod read;
+mod restore;
 mod rls;
 mod shutdown;
 mod sync;

@@ -2,6 +2,7 @@
 
 pub mod add_tag;
 pub mod append_note;
+pub mod audit_provenance;
 pub mod bulk_create_notes;
 pub mod bulk_move_notes;
 pub mod bulk_set_property;
@@ -44,6 +45,7 @@ pub mod read_property;
 pub mod read_snapshot;
 pub mod remove_tag;
 pub mod restore_note;
+pub mod restore_vault;
 pub mod rewrite_link;
 pub mod server_health;
 pub mod snapshot_note;

@@ -1,0 +1,101 @@
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::ToolError;
+use otc_store::Provenance;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::restore::{self, RestoreAt};
+use crate::{CallContext, Tool, writing};
+
+pub struct RestoreVault;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// A change-log sequence number (get_provenance's seq), or an RFC 3339 time (the last
+    /// change at or before it).
+    pub at: String,
+    /// Only this folder.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Report what would change without changing it. Default false.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+    /// The confirmation token for a real run.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub dry_run: bool,
+    /// The sequence restored to.
+    pub seq: i64,
+    /// The vault's sequence after the restore (before it, on a dry run).
+    pub head: i64,
+    pub restored: usize,
+    pub deleted: usize,
+    pub unchanged: usize,
+    /// Up to 100 of the paths that change.
+    pub sample: Vec<String>,
+}
+
+impl Tool for RestoreVault {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["admin:vault"],
+        scope_class: otc_catalog::ScopeClass::Admin,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::Always,
+        core: false,
+        response_format: Format::Fixed { why: "counts and a sample of the paths" },
+        ..ToolSpec::base(
+            "restore_vault",
+            "Restore a vault to a point in time",
+            "Puts a whole vault, or one folder, back to its state at a change-log sequence or a time, as one new \
+             all-or-nothing change (history is kept, so the restore can itself be undone). dry_run reports what \
+             would change. The folder ACL does not apply: this is for vault administrators. Needs confirmation.",
+            Domain::Vault,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let at = RestoreAt::parse(&input.at).ok_or_else(restore::bad_at)?;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let folder = view.folder_prefix(input.folder.as_deref())?;
+        let services = ctx.services();
+        let plan = restore::plan(&services.store, ctx.caller.tenant_id, view.vault.id, at, &folder)
+            .await
+            .map_err(|e| e.into_tool(name))?;
+        let dry = input.dry_run.unwrap_or(false);
+        let mut head = plan.head;
+        if !dry {
+            writing::confirm(ctx, name, !plan.changes.is_empty(), "it changes every file that differs from then")?;
+            let who = Provenance {
+                principal_id: Some(ctx.caller.principal_id),
+                tool: Some(name.into()),
+                client_name: ctx.client_name.map(str::to_string),
+                client_model: None,
+                origin: None,
+            };
+            head = restore::apply(&services.store, &services.kv, &services.indexer, ctx.caller.tenant_id, view.vault.id, &plan, &who)
+                .await
+                .map_err(|e| e.into_tool(name))?;
+        }
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            dry_run: dry,
+            seq: plan.seq,
+            head,
+            restored: plan.restored.len(),
+            deleted: plan.deleted.len(),
+            unchanged: plan.unchanged,
+            sample: plan.restored.iter().chain(plan.deleted.iter()).take(100).cloned().collect(),
+        })
+    }
+}
