@@ -387,12 +387,13 @@ pub async fn commit(
         origin: None,
     };
     let services = &state.dispatcher.services;
-    let outcome = otc_indexer::commit::commit_and_announce(&services.indexer, &state.kv, tx, vault.id, &changes, &who)
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e.chain(), "commit failed");
-            ApiError::unavailable()
-        })?;
+    let outcome =
+        otc_indexer::commit::commit_and_announce(&services.indexer, &state.kv, tx, vault.id, &changes, &who, None)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e.chain(), "commit failed");
+                ApiError::unavailable()
+            })?;
     match outcome {
         Ok(done) => Ok(Json(json!({
             "vault": vault.name, "seq": done.committed.seq, "commit_id": done.committed.commit_id,

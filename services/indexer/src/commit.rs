@@ -9,7 +9,7 @@ use otc_kv::Kv;
 use otc_store::{Change, Committed, NewJob, Provenance, Stale, TenantTx};
 use uuid::Uuid;
 
-use crate::{Indexer, IndexError};
+use crate::{IndexError, Indexer};
 
 /// The `index` job a commit writes for the paths it changes.
 pub fn index_job<'a>(paths: impl IntoIterator<Item = &'a str>) -> NewJob {
@@ -26,8 +26,8 @@ pub struct Announced {
     pub indexed: bool,
 }
 
-/// Commits `changes` to `vault` in `tx` (refusing all of them when one path is stale) and
-/// announces the commit.
+/// Commits `changes` to `vault` in `tx` (refusing all of them when one path is stale, or when
+/// `at_head` is given and the vault has moved past it) and announces the commit.
 pub async fn commit_and_announce(
     indexer: &Indexer,
     kv: &Arc<Kv>,
@@ -35,10 +35,11 @@ pub async fn commit_and_announce(
     vault: Uuid,
     changes: &[Change],
     who: &Provenance,
+    at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, IndexError> {
     let tenant = tx.tenant_id();
     let job = index_job(changes.iter().map(|c| c.path.as_str()));
-    let committed = match tx.commit_changes(vault, changes, who, &[job]).await? {
+    let committed = match tx.commit_changes_at(vault, changes, who, &[job], at_head).await? {
         Ok(committed) => committed,
         Err(stale) => return Ok(Err(stale)),
     };

@@ -103,7 +103,9 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
             let found = found.with_context(|| format!("no vault {vault:?} in tenant {tenant}"))?;
             let folder = folder.map(|f| format!("{}/", f.trim_matches('/'))).filter(|f| f != "/").unwrap_or_default();
             let refused = |e: RestoreError| match e {
-                RestoreError::Refused(e) => anyhow::anyhow!("{}: {} {}", e.code, e.message, serde_json::Value::Object(e.details)),
+                RestoreError::Refused(e) => {
+                    anyhow::anyhow!("{}: {} {}", e.code, e.message, serde_json::Value::Object(e.details))
+                }
                 other => anyhow::Error::new(other),
             };
             let plan = restore::plan(&deps.store, tenant_id, found.id, at, &folder).await.map_err(refused)?;

@@ -44,6 +44,12 @@ pub struct Plan {
     pending: Vec<(String, otc_store::Hash, String)>,
     /// Where each overwritten destination went in the trash.
     pub trashed: HashMap<String, String>,
+    /// The vault's sequence the plan was made at: the batch commits only if nothing else that
+    /// could change it was committed since.
+    pub head: i64,
+    /// The link keys the plan depends on: a file with one of these names appearing or going,
+    /// or a note gaining a link with one, can change it.
+    names: BTreeSet<String>,
     /// The content hash each move's destination will hold (filled by [`materialize`]).
     pub dest_hash: HashMap<String, otc_store::Hash>,
 }
@@ -75,12 +81,13 @@ pub async fn plan(
     }
     let keys: Vec<String> = keys.into_iter().collect();
     let mut sources: BTreeSet<String> = BTreeSet::new();
+    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(tool, &e))?;
     if update_links {
-        let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
         let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
         sources.extend(links.into_iter().map(|l| l.source_path));
     }
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
     for m in moves {
         if otc_store::FileKind::of_path(&m.from) == otc_store::FileKind::Note {
             sources.insert(m.from.clone());
@@ -123,9 +130,9 @@ pub async fn plan(
             names.extend(lookup_keys(&link.target));
         }
     }
-    let names: Vec<String> = names.into_iter().collect();
+    let name_list: Vec<String> = names.iter().cloned().collect();
     let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    let mut paths = tx.paths_named(view.vault.id, &names).await.map_err(|e| internal(tool, &e))?;
+    let mut paths = tx.paths_named(view.vault.id, &name_list).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     for m in moves {
         if !paths.contains(&m.from) {
@@ -135,10 +142,14 @@ pub async fn plan(
     let before = Resolver::new(paths.iter().cloned());
     let to_set: BTreeSet<&str> = moves.iter().map(|m| m.to.as_str()).collect();
     let after = Resolver::new(
-        paths.iter().filter(|p| !from_set.contains(p.as_str()) && !to_set.contains(p.as_str())).cloned().chain(moves.iter().map(|m| m.to.clone())),
+        paths
+            .iter()
+            .filter(|p| !from_set.contains(p.as_str()) && !to_set.contains(p.as_str()))
+            .cloned()
+            .chain(moves.iter().map(|m| m.to.clone())),
     );
 
-    let mut plan = Plan::default();
+    let mut plan = Plan { head, names, ..Plan::default() };
     let mut new_text: HashMap<String, String> = HashMap::new();
     let mut hidden = false;
     let mut unwritable: Vec<String> = Vec::new();
@@ -231,8 +242,10 @@ pub async fn materialize(
     Ok(())
 }
 
-/// Plans and commits `moves` (see the module docs): one batch, re-planned once when a linking
-/// note changed meanwhile.
+/// Plans and commits `moves` (see the module docs): one batch, committed only if the vault is
+/// still as planned. When other commits landed meanwhile and none of them can touch the plan
+/// (no file of a name it depends on came or went, no note gained such a link), it commits
+/// as planned; otherwise it plans once more, and a second conflict is refused.
 pub async fn run(
     ctx: &CallContext<'_>,
     tool: &str,
@@ -241,17 +254,53 @@ pub async fn run(
     update_links: bool,
 ) -> Result<Plan, ToolError> {
     let mut replanned = false;
-    loop {
-        let mut plan = plan(ctx, tool, view, moves, update_links).await?;
-        materialize(ctx, tool, view, moves, &mut plan).await?;
-        match writing::commit(ctx, tool, view, &plan.changes, None).await? {
+    let mut plan = plan(ctx, tool, view, moves, update_links).await?;
+    materialize(ctx, tool, view, moves, &mut plan).await?;
+    for _ in 0..16 {
+        let stale = match writing::commit_at(ctx, tool, view, &plan.changes, None, Some(plan.head)).await? {
             Ok(_) => return Ok(plan),
-            // The moved files themselves changed: the caller planned from content that is gone.
-            Err(stale) if stale.paths.iter().any(|p| moves.iter().any(|m| m.from == *p || m.to == *p)) => {
-                return Err(writing::stale_error(view, &stale));
-            }
-            Err(stale) if replanned => return Err(writing::stale_error(view, &stale)),
-            Err(_) => replanned = true,
+            Err(stale) => stale,
+        };
+        // The moved files themselves changed: the caller planned from content that is gone.
+        if stale.paths.iter().any(|p| moves.iter().any(|m| m.from == *p || m.to == *p)) {
+            return Err(writing::stale_error(view, &stale));
+        }
+        if let Some(now) = stale.head_moved
+            && !touches(ctx, tool, view, &plan, now).await?
+        {
+            plan.head = now;
+            continue;
+        }
+        if replanned {
+            return Err(writing::stale_error(view, &stale));
+        }
+        replanned = true;
+        plan = self::plan(ctx, tool, view, moves, update_links).await?;
+        materialize(ctx, tool, view, moves, &mut plan).await?;
+    }
+    Err(writing::stale_error(view, &otc_store::Stale { paths: Vec::new(), missing: Vec::new(), head_moved: None }))
+}
+
+/// Whether any change committed after the plan's sequence (up to `now`) can change it: a file
+/// whose name the plan depends on came or went or changed, or a note now links such a name.
+async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, now: i64) -> Result<bool, ToolError> {
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let records = tx.changes_since(view.vault.id, plan.head, now - plan.head).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    for record in records {
+        if affected_link_keys(&record.path).iter().any(|k| plan.names.contains(k)) {
+            return Ok(true);
+        }
+        let Some(hash) = record.new_hash else { continue };
+        if otc_store::FileKind::of_path(&record.path) != otc_store::FileKind::Note {
+            continue;
+        }
+        let bytes = writing::blob(ctx, tool, &hash).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        if otc_parser::parse(&text).links.iter().any(|l| lookup_keys(&l.target).iter().any(|k| plan.names.contains(k)))
+        {
+            return Ok(true);
         }
     }
+    Ok(false)
 }

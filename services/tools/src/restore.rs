@@ -61,7 +61,13 @@ pub enum RestoreError {
 }
 
 /// Plans the restore of `vault` (under `folder`, "" or "Folder/", when given) to `at`.
-pub async fn plan(store: &Store, tenant: Uuid, vault: Uuid, at: RestoreAt, folder: &str) -> Result<RestorePlan, RestoreError> {
+pub async fn plan(
+    store: &Store,
+    tenant: Uuid,
+    vault: Uuid,
+    at: RestoreAt,
+    folder: &str,
+) -> Result<RestorePlan, RestoreError> {
     let mut tx = store.begin(tenant).await?;
     let head = tx.head_seq(vault).await?;
     let seq = match at {
@@ -150,7 +156,7 @@ pub async fn apply(
         return Ok(plan.head);
     }
     let tx = store.begin(tenant).await?;
-    match otc_indexer::commit::commit_and_announce(indexer, kv, tx, vault, &plan.changes, who).await? {
+    match otc_indexer::commit::commit_and_announce(indexer, kv, tx, vault, &plan.changes, who, Some(plan.head)).await? {
         Ok(done) => Ok(done.committed.seq),
         Err(stale) => Err(RestoreError::Refused(
             ToolError::with_message(

@@ -57,8 +57,11 @@ pub fn parse_prev_hash(prev: Option<&str>) -> Result<Option<Hash>, ToolError> {
     let Some(text) = prev else { return Ok(None) };
     let mut out = [0u8; 32];
     hex::decode_to_slice(text.trim(), &mut out).map_err(|_| {
-        ToolError::with_message(ErrorCode::InvalidInput, "prev_hash is the content_hash a read returned (64 hex digits)")
-            .detail("field", "prev_hash")
+        ToolError::with_message(
+            ErrorCode::InvalidInput,
+            "prev_hash is the content_hash a read returned (64 hex digits)",
+        )
+        .detail("field", "prev_hash")
     })?;
     Ok(Some(out))
 }
@@ -81,7 +84,12 @@ pub fn check_prev(path: &str, prev: Option<Hash>, current: Option<&FileEntry>) -
 
 /// The manifest row at `path` as the database has it now (not from the gateway's cache: a
 /// write plans from the latest state).
-pub async fn current(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, path: &str) -> Result<Option<FileEntry>, ToolError> {
+pub async fn current(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    vault: uuid::Uuid,
+    path: &str,
+) -> Result<Option<FileEntry>, ToolError> {
     ctx.services().store.file(ctx.caller.tenant_id, vault, path).await.map_err(|e| internal(tool, &e))
 }
 
@@ -152,6 +160,18 @@ pub async fn commit(
     changes: &[Change],
     origin: Option<&str>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
+    commit_at(ctx, tool, view, changes, origin, None).await
+}
+
+/// [`commit`], refused unless the vault is still at sequence `at_head` (when given).
+pub async fn commit_at(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    changes: &[Change],
+    origin: Option<&str>,
+    at_head: Option<i64>,
+) -> Result<Result<Announced, Stale>, ToolError> {
     let services = ctx.services();
     let who = Provenance {
         principal_id: Some(ctx.caller.principal_id),
@@ -161,7 +181,7 @@ pub async fn commit(
         origin: origin.map(str::to_string),
     };
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who)
+    otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who, at_head)
         .await
         .map_err(|e| internal(tool, &e))
 }
@@ -174,6 +194,13 @@ pub fn stale_error(view: &View, stale: &Stale) -> ToolError {
         && let Some(path) = stale.missing.first()
     {
         return not_found(path);
+    }
+    if stale.paths.is_empty() && stale.missing.is_empty() {
+        return ToolError::with_message(
+            ErrorCode::ConcurrentModification,
+            "the vault kept changing while this call was planned; nothing was written",
+        )
+        .detail("stale", Vec::<String>::new());
     }
     let named: Vec<String> = stale.paths.iter().filter(|p| view.can_read(p)).cloned().collect();
     let hidden = stale.paths.len() - named.len();
@@ -227,7 +254,9 @@ where
     for attempt in 0..EDIT_ATTEMPTS {
         if attempt > 0 {
             // Spread the retries of writers that collided, so they do not collide again.
-            let jitter = u64::from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos()) % 16);
+            let jitter = u64::from(
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos()) % 16,
+            );
             tokio::time::sleep(std::time::Duration::from_millis(u64::from(attempt) * 4 + jitter)).await;
         }
         let now = current_text(ctx, tool, view.vault.id, path).await?;
@@ -253,7 +282,9 @@ where
             changes.push(trash_change(ctx, tool, view, path, old).await?);
         }
         match commit(ctx, tool, view, &changes, origin).await? {
-            Ok(_) => return Ok(Edited { before: entry, content_hash: hash, size, changed: true, extra: planned.extra }),
+            Ok(_) => {
+                return Ok(Edited { before: entry, content_hash: hash, size, changed: true, extra: planned.extra });
+            }
             Err(stale) if prev.is_none() && stale.missing.is_empty() => last = Some(stale),
             Err(stale) => return Err(stale_error(view, &stale)),
         }
@@ -278,7 +309,8 @@ pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, pa
             return Ok(candidate);
         }
     }
-    Err(ToolError::with_message(ErrorCode::Conflict, "the trash holds too many copies of this name").detail("path", path))
+    Err(ToolError::with_message(ErrorCode::Conflict, "the trash holds too many copies of this name")
+        .detail("path", path))
 }
 
 /// The change that keeps `old` (what is at `path` now) in the trash.
@@ -344,9 +376,12 @@ pub fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) ->
     }
     let hash = args_hash(tool, ctx.args);
     if ctx.args.get("elicit_token").is_some_and(|t| !t.is_null()) {
-        return Err(ToolError::with_message(ErrorCode::ElicitInvalid, "this confirmation token is not one this server issued")
-            .detail("args_hash", hash)
-            .detail("tool", tool.to_string()));
+        return Err(ToolError::with_message(
+            ErrorCode::ElicitInvalid,
+            "this confirmation token is not one this server issued",
+        )
+        .detail("args_hash", hash)
+        .detail("tool", tool.to_string()));
     }
     Err(ToolError::with_message(ErrorCode::ElicitRequired, format!("{tool} needs a person's confirmation: {reason}"))
         .detail("args_hash", hash)

@@ -283,7 +283,15 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
     let hot = FacadeSettings { triad_hot_path: true, ..FacadeSettings::default() };
     assert_eq!(
         names(&hot),
-        ["find_capability", "describe_capability", "call_capability", "search", "read_note", "write_note", "list_notes"]
+        [
+            "find_capability",
+            "describe_capability",
+            "call_capability",
+            "search",
+            "read_note",
+            "write_note",
+            "list_notes"
+        ]
     );
     for tool in facade::advertise(&registry, &hot, Listing::Triad, None) {
         assert_eq!(tool.meta.get("anthropic/alwaysLoad"), Some(&Value::Bool(true)), "{}", tool.name);

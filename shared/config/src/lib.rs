@@ -395,7 +395,12 @@ pub struct ToolsConfig {
 
 impl Default for ToolsConfig {
     fn default() -> Self {
-        Self { defaults: ToolDefaults::default(), task_budget_ms: 40_000, file_cache_ms: 2_000, confirm_destructive: true }
+        Self {
+            defaults: ToolDefaults::default(),
+            task_budget_ms: 40_000,
+            file_cache_ms: 2_000,
+            confirm_destructive: true,
+        }
     }
 }
 

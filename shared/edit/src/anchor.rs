@@ -128,7 +128,10 @@ pub enum Op<'a> {
     /// Content that starts with the heading's own line replaces the heading line too.
     Replace(&'a str),
     /// Replaces `old`, which must occur exactly once inside the anchor, with `new`.
-    ReplaceText { old: &'a str, new: &'a str },
+    ReplaceText {
+        old: &'a str,
+        new: &'a str,
+    },
 }
 
 /// A patched note and what the patch took out of it.
@@ -225,7 +228,9 @@ pub fn patch(text: &str, note: &Note, target: &Target, op: Op<'_>) -> Result<Pat
                     };
                     Ok(unchanged(splice(text, after..after, &insert)))
                 }
-                Op::Prepend(content) => Ok(unchanged(splice(text, at.range.start..at.range.start, &as_lines(content, nl)))),
+                Op::Prepend(content) => {
+                    Ok(unchanged(splice(text, at.range.start..at.range.start, &as_lines(content, nl))))
+                }
                 Op::Replace(content) => {
                     let id = id.trim_start_matches('^');
                     let mut new_line = content.trim_end_matches(['\r', '\n']).to_string();
@@ -263,10 +268,9 @@ pub fn patch(text: &str, note: &Note, target: &Target, op: Op<'_>) -> Result<Pat
         (_, Op::Replace(content)) => {
             // Content that repeats the heading's own line replaces the heading line as well, so
             // a section read with read_note and written back is not doubled.
-            let whole = at
-                .heading_line
-                .as_deref()
-                .is_some_and(|h| content.trim_start().lines().next().is_some_and(|first| first.trim_end() == h.trim_end()));
+            let whole = at.heading_line.as_deref().is_some_and(|h| {
+                content.trim_start().lines().next().is_some_and(|first| first.trim_end() == h.trim_end())
+            });
             let range = if whole { at.range.clone() } else { at.inner.clone() };
             let old = &text[range.clone()];
             let mut new = as_lines(content.trim_start_matches(['\r', '\n']), nl);
@@ -293,7 +297,14 @@ pub fn patch(text: &str, note: &Note, target: &Target, op: Op<'_>) -> Result<Pat
 /// Appends `content` under the heading `heading` of `text`, creating the heading at the end of
 /// the note (level 2, or one below its parent when written "Parent > Child" and the parent
 /// exists) when it is missing and `create` is set.
-pub fn append_under_heading(text: &str, note: &Note, heading: &str, occurrence: Option<u32>, content: &str, create: bool) -> Result<(Patched, bool), ToolError> {
+pub fn append_under_heading(
+    text: &str,
+    note: &Note,
+    heading: &str,
+    occurrence: Option<u32>,
+    content: &str,
+    create: bool,
+) -> Result<(Patched, bool), ToolError> {
     let target = Target::Heading { heading: heading.to_string(), occurrence };
     match find_heading(note, heading, occurrence) {
         Ok(_) => Ok((patch(text, note, &target, Op::Append(content))?, false)),
@@ -318,7 +329,10 @@ pub fn append_under_heading(text: &str, note: &Note, heading: &str, occurrence: 
             insert.push_str(&name);
             insert.push_str(nl);
             insert.push_str(&as_lines(content, nl));
-            Ok((Patched { text: splice(text, insert_at..insert_at, &insert), lines_removed: 0, bytes_removed: 0 }, true))
+            Ok((
+                Patched { text: splice(text, insert_at..insert_at, &insert), lines_removed: 0, bytes_removed: 0 },
+                true,
+            ))
         }
         Err(e) => Err(e),
     }
@@ -336,7 +350,8 @@ mod tests {
         Target::Heading { heading: h.into(), occurrence: None }
     }
 
-    const NOTE: &str = "---\ntags: [a]\n---\nIntro line.\n\n# One\nfirst\n\n## Sub\nsub text\n\n# Two\nsecond ^blk\nlast\n";
+    const NOTE: &str =
+        "---\ntags: [a]\n---\nIntro line.\n\n# One\nfirst\n\n## Sub\nsub text\n\n# Two\nsecond ^blk\nlast\n";
 
     #[test]
     fn append_lands_at_the_end_of_the_subtree_before_the_blank_line() {

@@ -116,13 +116,8 @@ impl Provenance {
     /// [`PROVENANCE_FIELD_CHARS`] each, empty ones dropped.
     pub fn bounded(&self) -> Provenance {
         fn cap(field: &Option<String>) -> Option<String> {
-            let text: String = field
-                .as_deref()?
-                .trim()
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(PROVENANCE_FIELD_CHARS)
-                .collect();
+            let text: String =
+                field.as_deref()?.trim().chars().filter(|c| !c.is_control()).take(PROVENANCE_FIELD_CHARS).collect();
             (!text.is_empty()).then_some(text)
         }
         Provenance {
@@ -157,6 +152,8 @@ pub struct Committed {
 pub struct Stale {
     pub paths: Vec<String>,
     pub missing: Vec<String>,
+    /// The vault's sequence, when the commit expected another (`commit_changes_at`).
+    pub head_moved: Option<i64>,
 }
 
 /// One change-log record.
@@ -320,6 +317,20 @@ impl TenantTx {
         who: &Provenance,
         jobs: &[NewJob],
     ) -> Result<Result<Committed, Stale>> {
+        self.commit_changes_at(vault, changes, who, jobs, None).await
+    }
+
+    /// [`Self::commit_changes`], refused (with `head_moved`) unless the vault is still at
+    /// sequence `at_head`: for a batch planned from more than the paths it changes (a move's
+    /// link rewrites depend on which notes link where).
+    pub async fn commit_changes_at(
+        &mut self,
+        vault: Uuid,
+        changes: &[Change],
+        who: &Provenance,
+        jobs: &[NewJob],
+        at_head: Option<i64>,
+    ) -> Result<Result<Committed, Stale>> {
         let tenant = self.tenant;
         let who = &who.bounded();
         sqlx::query!(
@@ -336,6 +347,11 @@ impl TenantTx {
         )
         .fetch_one(&mut *self.tx)
         .await?;
+        if let Some(want) = at_head
+            && head.seq != want
+        {
+            return Ok(Err(Stale { paths: Vec::new(), missing: Vec::new(), head_moved: Some(head.seq) }));
+        }
 
         let paths: Vec<String> = changes.iter().map(|c| c.path.clone()).collect();
         let current: std::collections::HashMap<String, (Hash, i64)> = sqlx::query!(
@@ -368,7 +384,7 @@ impl TenantTx {
             }
         }
         if !stale.is_empty() || !missing.is_empty() {
-            return Ok(Err(Stale { paths: stale, missing }));
+            return Ok(Err(Stale { paths: stale, missing, head_moved: None }));
         }
 
         let commit_id = Uuid::now_v7();

@@ -87,7 +87,14 @@ impl TenantTx {
     }
 
     /// Keeps the content now at `path` as a manual snapshot.
-    pub async fn add_snapshot(&mut self, vault: Uuid, path: &str, hash: &Hash, size: i64, seq: i64) -> Result<Snapshot> {
+    pub async fn add_snapshot(
+        &mut self,
+        vault: Uuid,
+        path: &str,
+        hash: &Hash,
+        size: i64,
+        seq: i64,
+    ) -> Result<Snapshot> {
         let row = sqlx::query_as!(
             SnapshotRow,
             r#"INSERT INTO snapshots (tenant_id, vault_id, id, path, blob_hash, size, seq, op)

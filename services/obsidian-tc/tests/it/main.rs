@@ -10,6 +10,7 @@ mod conformance;
 mod health;
 mod index;
 mod mcp;
+mod move_faults;
 mod moves;
 mod read;
 mod restore;

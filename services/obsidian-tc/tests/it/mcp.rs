@@ -74,8 +74,10 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 
 const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 14] = [
+const ESSENTIALS: [&str; 20] = [
+    "append_note",
     "cancel_task",
+    "delete_note",
     "find_notes_by_property",
     "find_unresolved_links",
     "get_backlinks",
@@ -85,14 +87,27 @@ const ESSENTIALS: [&str; 14] = [
     "index_vault",
     "list_notes",
     "list_vaults",
+    "move_note",
+    "patch_note",
     "read_frontmatter",
     "read_note",
     "read_notes",
     "server_health",
+    "update_frontmatter",
+    "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 26] = [
+const FLAT: [&str; 49] = [
+    "add_tag",
+    "append_note",
+    "audit_provenance",
+    "bulk_create_notes",
+    "bulk_move_notes",
+    "bulk_set_property",
     "cancel_task",
+    "copy_note",
+    "delete_attachment",
+    "delete_note",
     "find_notes_by_property",
     "find_notes_by_tag",
     "find_orphans",
@@ -102,6 +117,7 @@ const FLAT: [&str; 26] = [
     "get_index_status",
     "get_note_tags",
     "get_outgoing_links",
+    "get_provenance",
     "get_server_config",
     "get_task_status",
     "get_vault",
@@ -110,14 +126,27 @@ const FLAT: [&str; 26] = [
     "list_attachments",
     "list_notes",
     "list_properties",
+    "list_snapshots",
     "list_tags",
     "list_vaults",
+    "move_attachment",
+    "move_note",
     "note_exists",
+    "patch_note",
     "read_frontmatter",
     "read_note",
     "read_notes",
     "read_property",
+    "read_snapshot",
+    "remove_tag",
+    "restore_note",
+    "restore_vault",
+    "rewrite_link",
     "server_health",
+    "snapshot_note",
+    "update_frontmatter",
+    "write_attachment",
+    "write_note",
 ];
 
 #[tokio::test]
@@ -277,10 +306,19 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
     assert_eq!(
         list_names(&app, "/mcp/domain", &token).await,
-        ["notes", "metadata", "links", "vault", "attachments", "admin"]
+        ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]
     );
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
-    let core: Vec<&str> = FLAT.into_iter().filter(|n| !["get_attachment", "list_attachments"].contains(n)).collect();
+    let full_only = [
+        "get_attachment",
+        "list_attachments",
+        "get_provenance",
+        "write_attachment",
+        "move_attachment",
+        "delete_attachment",
+        "restore_vault",
+    ];
+    let core: Vec<&str> = FLAT.into_iter().filter(|n| !full_only.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/core", &token).await, core);
     assert_eq!(list_names(&app, "/mcp/essentials", &token).await, ESSENTIALS);
 
@@ -379,7 +417,7 @@ impl otc_tools::Tool for FullOnlyProbe {
         scopes: &["read:notes"],
         core: false,
         response_format: Format::Fixed { why: "test probe" },
-        ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Knowledge)
+        ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Structured)
     };
 
     async fn call(_ctx: &otc_tools::CallContext<'_>, _input: ProbeInput) -> Result<ProbeOutput, ToolError> {
@@ -396,9 +434,9 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
     .await;
     let token = full_token(&app).await;
     assert!(!list_names(&app, "/mcp/full", &token).await.contains(&"graph_probe".to_string()));
-    assert!(!list_names(&app, "/mcp/domain", &token).await.contains(&"knowledge".to_string()));
+    assert!(!list_names(&app, "/mcp/domain", &token).await.contains(&"structured".to_string()));
 
-    let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "link graph probe"})).await;
+    let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "graph probe"})).await;
     let hidden = &found["structuredContent"]["hidden_by_profile"];
     assert_eq!(hidden["names"], json!(["graph_probe"]), "{found}");
     assert_eq!(hidden["setting"], "tool_facade.profile");
@@ -466,8 +504,10 @@ async fn visibility_rules_hide_disable_and_deny() {
     // Tags: hidden and disabled by tag, with the matching tag reported.
     let app = TestApp::spawn_with(|c| c.tool_visibility.disabled_tags = vec!["admin".into()]).await;
     let token = full_token(&app).await;
-    let untagged: Vec<&str> =
-        FLAT.into_iter().filter(|n| !["get_server_config", "index_vault", "inspect_visibility"].contains(n)).collect();
+    let untagged: Vec<&str> = FLAT
+        .into_iter()
+        .filter(|n| !["get_server_config", "index_vault", "inspect_visibility", "restore_vault"].contains(n))
+        .collect();
     assert_eq!(list_names(&app, "/mcp/full", &token).await, untagged);
     assert_eq!(error_of(&call(&app, "/mcp", &token, "get_server_config", json!({})).await)["code"], "not_found");
     app.stop().await;
@@ -484,21 +524,36 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
-    let readable: Vec<&str> = FLAT
-        .into_iter()
-        .filter(|n| {
-            ![
-                "get_server_config",
-                "index_vault",
-                "inspect_visibility",
-                "list_vaults",
-                "get_vault",
-                "get_attachment",
-                "list_attachments",
-            ]
-            .contains(n)
-        })
-        .collect();
+    // Every tool that needs more than read:notes.
+    let beyond: [&str; 26] = [
+        "add_tag",
+        "append_note",
+        "bulk_create_notes",
+        "bulk_move_notes",
+        "bulk_set_property",
+        "copy_note",
+        "delete_attachment",
+        "delete_note",
+        "get_attachment",
+        "get_provenance",
+        "get_server_config",
+        "get_vault",
+        "index_vault",
+        "inspect_visibility",
+        "list_attachments",
+        "list_vaults",
+        "move_attachment",
+        "move_note",
+        "patch_note",
+        "remove_tag",
+        "restore_note",
+        "restore_vault",
+        "rewrite_link",
+        "update_frontmatter",
+        "write_attachment",
+        "write_note",
+    ];
+    let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
     let denied = call(&app, "/mcp", &reader, "get_server_config", json!({})).await;
     let err = error_of(&denied);
@@ -522,7 +577,10 @@ async fn facade_modes_and_advertise_settings() {
 
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
     let token = full_token(&app).await;
-    assert_eq!(list_names(&app, "/mcp", &token).await, ["notes", "metadata", "links", "vault", "attachments", "admin"]);
+    assert_eq!(
+        list_names(&app, "/mcp", &token).await,
+        ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]
+    );
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;
@@ -601,8 +659,8 @@ async fn response_formats_and_the_governor() {
 }
 
 /// Arguments that make each tool succeed; a new tool must add its own here. `task_id` is a
-/// task of the caller's.
-fn sample_calls(task_id: &str) -> Vec<(&'static str, Value)> {
+/// task of the caller's, `snapshot_id` a snapshot of A.md.
+fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> {
     let v = "Notes";
     vec![
         ("read_note", json!({"vault": v, "path": "A.md"})),
@@ -655,13 +713,89 @@ fn sample_calls(task_id: &str) -> Vec<(&'static str, Value)> {
         ("get_server_config", json!({"response_format": "concise"})),
         ("inspect_visibility", json!({"response_format": "detailed"})),
         ("inspect_visibility", json!({"response_format": "concise"})),
+        // The write tools, on notes of their own (confirmation is off for this test).
+        (
+            "write_note",
+            json!({"vault": v, "path": "W.md", "content": "# W\n- item ^b1\n", "response_format": "detailed"}),
+        ),
+        ("write_note", json!({"vault": v, "path": "W2.md", "content": "w2", "response_format": "concise"})),
+        ("append_note", json!({"vault": v, "path": "W.md", "content": "more", "response_format": "detailed"})),
+        ("append_note", json!({"vault": v, "path": "W.md", "content": "more", "response_format": "concise"})),
+        (
+            "patch_note",
+            json!({"vault": v, "path": "W.md", "operation": "append", "target_heading": "W", "content": "p", "response_format": "detailed"}),
+        ),
+        (
+            "patch_note",
+            json!({"vault": v, "path": "W.md", "operation": "replace", "anchor": {"type": "block", "block_id": "b1"}, "content": "q", "response_format": "concise"}),
+        ),
+        (
+            "update_frontmatter",
+            json!({"vault": v, "path": "W.md", "operation": "set", "key": "k", "value": 1, "response_format": "detailed"}),
+        ),
+        (
+            "update_frontmatter",
+            json!({"vault": v, "path": "W.md", "operation": "merge", "properties": {"j": [1]}, "response_format": "concise"}),
+        ),
+        ("add_tag", json!({"vault": v, "path": "W.md", "tag": "t"})),
+        ("remove_tag", json!({"vault": v, "path": "W.md", "tag": "t"})),
+        (
+            "bulk_set_property",
+            json!({"vault": v, "paths": ["W.md"], "key": "s", "value": "v", "response_format": "detailed"}),
+        ),
+        (
+            "bulk_set_property",
+            json!({"vault": v, "paths": ["W.md"], "key": "s", "value": "w", "response_format": "concise"}),
+        ),
+        (
+            "bulk_create_notes",
+            json!({"vault": v, "items": [{"path": "N1.md", "content": "n"}], "response_format": "detailed"}),
+        ),
+        (
+            "bulk_create_notes",
+            json!({"vault": v, "items": [{"path": "N2.md", "content": "n"}], "response_format": "concise"}),
+        ),
+        ("copy_note", json!({"vault": v, "from": "W.md", "to": "W copy.md"})),
+        ("move_note", json!({"vault": v, "from": "W copy.md", "to": "Moved/W copy.md"})),
+        ("bulk_move_notes", json!({"vault": v, "moves": [{"from": "N1.md", "to": "Moved/N1.md"}]})),
+        ("bulk_move_notes", json!({"vault": v, "moves": [{"from": "N1.md", "to": "Moved/N1.md"}], "dry_run": false})),
+        ("rewrite_link", json!({"vault": v, "from_target": "Nowhere", "to_target": "Elsewhere", "dry_run": true})),
+        (
+            "rewrite_link",
+            json!({"vault": v, "from_target": "Nowhere", "to_target": "Elsewhere", "response_format": "concise"}),
+        ),
+        (
+            "rewrite_link",
+            json!({"vault": v, "from_target": "Elsewhere", "to_target": "Nowhere", "response_format": "detailed"}),
+        ),
+        ("snapshot_note", json!({"vault": v, "path": "A.md"})),
+        ("list_snapshots", json!({"vault": v, "path": "W.md", "response_format": "detailed"})),
+        ("list_snapshots", json!({"vault": v, "path": "W.md", "response_format": "concise"})),
+        ("read_snapshot", json!({"vault": v, "snapshot_id": snapshot_id})),
+        ("restore_note", json!({"vault": v, "path": "A.md", "snapshot_id": snapshot_id})),
+        (
+            "get_provenance",
+            json!({"vault": v, "path": "W.md", "include_verification": true, "response_format": "detailed"}),
+        ),
+        ("get_provenance", json!({"vault": v, "path": "Moved/N1.md", "response_format": "concise"})),
+        ("audit_provenance", json!({"vault": v, "response_format": "detailed"})),
+        ("audit_provenance", json!({"vault": v, "response_format": "concise"})),
+        ("write_attachment", json!({"vault": v, "path": "att.png", "content": "iVBORw0KGgo="})),
+        ("move_attachment", json!({"vault": v, "from": "att.png", "to": "Moved/att.png"})),
+        ("delete_attachment", json!({"vault": v, "path": "Moved/att.png"})),
+        ("delete_note", json!({"vault": v, "path": "W2.md"})),
+        ("restore_vault", json!({"vault": v, "at": "1", "dry_run": true})),
     ]
 }
 
 #[tokio::test]
 async fn every_tools_real_output_matches_its_advertised_output_schema() {
     // A zero task budget: index_vault answers with a task handle (which must fit its schema too).
-    let app = TestApp::spawn_with(|c| c.tools.task_budget_ms = 0).await;
+    let app = TestApp::spawn_with(|c| {
+        c.tools.task_budget_ms = 0;
+        c.tools.confirm_destructive = false;
+    })
+    .await;
     let token = full_token(&app).await;
     crate::index::commit(
         &app,
@@ -684,7 +818,9 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
         listed["tools"].as_array().unwrap().iter().chain(triad["tools"].as_array().unwrap()).cloned().collect();
     let registered: Vec<String> =
         otc_tools::toolset::all().iter().map(|e| e.declaration.spec.name.to_string()).collect();
-    let samples = sample_calls(&task_id);
+    let snapshot = call(&app, "/mcp", &token, "snapshot_note", json!({"vault": "Notes", "path": "A.md"})).await;
+    let snapshot_id = snapshot["structuredContent"]["snapshot_id"].as_str().unwrap().to_string();
+    let samples = sample_calls(&task_id, &snapshot_id);
     for name in &registered {
         assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
     }

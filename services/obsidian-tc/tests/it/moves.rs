@@ -61,7 +61,8 @@ async fn index_matches_a_rebuild(app: &TestApp, token: &str, tenant: &Tenant) {
 #[tokio::test]
 async fn move_note_rewrites_every_kind_of_link_and_the_index_agrees_with_a_rebuild() {
     let (app, token, tenant) = vault(None).await;
-    let moved = ok(&app, &token, "move_note", json!({"vault": V, "from": "Docs/Target.md", "to": "Archive/Renamed.md"})).await;
+    let moved =
+        ok(&app, &token, "move_note", json!({"vault": V, "from": "Docs/Target.md", "to": "Archive/Renamed.md"})).await;
     assert_eq!(moved["moved"], true);
     assert_eq!(moved["backlinks_updated"], json!({"notes": 2, "links": 10}), "{moved}");
     assert_eq!(text(&app, &token, "Docs/Target.md").await, None);
@@ -79,7 +80,13 @@ async fn move_note_rewrites_every_kind_of_link_and_the_index_agrees_with_a_rebui
     assert_eq!(own, TARGET, "../Other.md still resolves from Archive/");
     assert_eq!(moved["content_hash"], obsidian_tc::sync::sha256_hex(own.as_bytes()));
 
-    let back = ok(&app, &token, "get_backlinks", json!({"vault": V, "path": "Archive/Renamed.md", "response_format": "detailed"})).await;
+    let back = ok(
+        &app,
+        &token,
+        "get_backlinks",
+        json!({"vault": V, "path": "Archive/Renamed.md", "response_format": "detailed"}),
+    )
+    .await;
     let sources: std::collections::BTreeSet<&str> =
         back["backlinks"].as_array().unwrap().iter().map(|b| b["source_path"].as_str().unwrap()).collect();
     assert_eq!(sources.into_iter().collect::<Vec<_>>(), ["A.md", "Deep/B.md"]);
@@ -110,7 +117,11 @@ async fn a_move_that_would_capture_a_link_keeps_it_on_its_note() {
     let own = text(&app, &token, "Old/Other.md").await.unwrap();
     assert_eq!(own, OTHER);
     let target = text(&app, &token, "Docs/Target.md").await.unwrap();
-    assert_eq!(target, TARGET.replace("../Other.md", "../Old/Other.md"), "a relative link to the moved note follows it");
+    assert_eq!(
+        target,
+        TARGET.replace("../Other.md", "../Old/Other.md"),
+        "a relative link to the moved note follows it"
+    );
     index_matches_a_rebuild(&app, &token, &tenant).await;
 }
 
@@ -121,7 +132,9 @@ async fn refused_moves_change_nothing() {
         futures::future::join_all(["Docs/Target.md", "A.md", "Deep/B.md"].map(|p| text(&app, &token, p))).await;
 
     // A markdown link cannot carry ')': the whole move is refused, naming the note.
-    let e = err(&app, &token, "move_note", json!({"vault": V, "from": "Docs/Target.md", "to": "Docs/Report (final).md"})).await;
+    let e =
+        err(&app, &token, "move_note", json!({"vault": V, "from": "Docs/Target.md", "to": "Docs/Report (final).md"}))
+            .await;
     assert_eq!(e["code"], "invalid_input", "{e}");
     assert_eq!(e["details"]["note"], "Deep/B.md");
     // A new name with link syntax, an existing destination, a missing source.

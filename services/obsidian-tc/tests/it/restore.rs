@@ -70,8 +70,10 @@ async fn restore_vault_puts_a_vault_or_a_folder_back_as_one_new_change() {
 async fn the_restore_command_plans_and_applies_from_the_shell() {
     let (app, token) = setup_with(false, None).await;
     let seq = last_seq(&app, &token, "Plan.md").await;
-    ok(&app, &token, "write_note", json!({"vault": V, "path": "Plan.md", "content": "changed", "mode": "overwrite"})).await;
-    let dry = cli(&app.iso, &["vault", "restore", "--tenant", "acme", "--vault", V, "--at", &seq.to_string(), "--dry-run"]);
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "Plan.md", "content": "changed", "mode": "overwrite"}))
+        .await;
+    let dry =
+        cli(&app.iso, &["vault", "restore", "--tenant", "acme", "--vault", V, "--at", &seq.to_string(), "--dry-run"]);
     assert!(dry.status.success(), "{}", stderr(&dry));
     assert!(stdout(&dry).contains("1 restored, 0 deleted"), "{}", stdout(&dry));
     assert!(stdout(&dry).contains("restore Plan.md"));

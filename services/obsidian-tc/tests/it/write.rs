@@ -92,7 +92,8 @@ async fn write_note_creates_refuses_to_clobber_overwrites_with_confirmation_and_
     assert_eq!(err(&app, &token, "write_note", reordered).await["code"], "elicit_invalid");
     assert_eq!(text(&app, &token, "Plan.md").await.as_deref(), Some(PLAN), "nothing written while unconfirmed");
     // Creating with upsert asks nothing.
-    let up = ok(&app, &token, "write_note", json!({"vault": V, "path": "Up.md", "content": "u", "mode": "upsert"})).await;
+    let up =
+        ok(&app, &token, "write_note", json!({"vault": V, "path": "Up.md", "content": "u", "mode": "upsert"})).await;
     assert_eq!(up["created"], true);
 
     // Bad names: link syntax in a new name, a Windows-hostile name, traversal.
@@ -105,7 +106,8 @@ async fn write_note_creates_refuses_to_clobber_overwrites_with_confirmation_and_
     }
     let e = err(&app, &token, "write_note", json!({"vault": "Nope", "path": "x.md", "content": "x"})).await;
     assert_eq!(e["code"], "vault_not_found");
-    let e = err(&app, &token, "write_note", json!({"vault": V, "path": "x.md", "content": "x", "mode": "sideways"})).await;
+    let e =
+        err(&app, &token, "write_note", json!({"vault": V, "path": "x.md", "content": "x", "mode": "sideways"})).await;
     assert_eq!(e["code"], "validation_error");
 
     // Section mode: one heading's subtree, every other byte identical.
@@ -157,26 +159,38 @@ async fn prev_hash_is_a_compare_and_swap_and_a_refusal_writes_nothing() {
         assert_eq!(e["retryable"], true);
     }
     assert_eq!(text(&app, &token, "Plan.md").await.as_deref(), Some(PLAN));
-    let e = err(&app, &token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "x", "prev_hash": "zz"})).await;
+    let e = err(&app, &token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "x", "prev_hash": "zz"}))
+        .await;
     assert_eq!((e["code"].as_str(), e["details"]["field"].as_str()), (Some("invalid_input"), Some("prev_hash")));
     // The right hash goes through.
-    let done =
-        ok(&app, &token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "- more\n", "prev_hash": sha(PLAN)}))
-            .await;
+    let done = ok(
+        &app,
+        &token,
+        "append_note",
+        json!({"vault": V, "path": "Plan.md", "content": "- more\n", "prev_hash": sha(PLAN)}),
+    )
+    .await;
     assert_eq!(done["content_hash"], sha(&format!("{PLAN}- more\n")));
 }
 
 #[tokio::test]
 async fn append_note_upserts_and_appends_under_anchors() {
     let (app, token) = setup_with(false, None).await;
-    let made = ok(&app, &token, "append_note", json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "first"})).await;
+    let made =
+        ok(&app, &token, "append_note", json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "first"})).await;
     assert_eq!(made["created"], true);
-    let again = ok(&app, &token, "append_note", json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "second"})).await;
+    let again =
+        ok(&app, &token, "append_note", json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "second"})).await;
     assert_eq!(again["created"], false);
     assert_eq!(again["bytes_written"], 7);
     assert_eq!(text(&app, &token, "Daily/2026-11-30.md").await.as_deref(), Some("first\nsecond"));
-    ok(&app, &token, "append_note", json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "!", "ensure_newline": false}))
-        .await;
+    ok(
+        &app,
+        &token,
+        "append_note",
+        json!({"vault": V, "path": "Daily/2026-11-30.md", "content": "!", "ensure_newline": false}),
+    )
+    .await;
     assert_eq!(text(&app, &token, "Daily/2026-11-30.md").await.as_deref(), Some("first\nsecond!"));
 
     ok(
@@ -238,15 +252,23 @@ async fn patch_note_operations_rules_and_blast_radius() {
         (p("append", json!({"target_heading": "Log"})), "content"),
         (p("replace_text", json!({"target_heading": "Log", "new_string": "y"})), "old_string"),
         (p("replace_text", json!({"target_heading": "Log", "old_string": "y"})), "new_string"),
-        (p("replace_text", json!({"target_heading": "Log", "old_string": "a", "new_string": "b", "content": "c"})), "content"),
+        (
+            p("replace_text", json!({"target_heading": "Log", "old_string": "a", "new_string": "b", "content": "c"})),
+            "content",
+        ),
         (p("replace", json!({"target_heading": "Log", "content": "c", "old_string": "a"})), "old_string"),
     ] {
         let e = err(&app, &token, "patch_note", args.clone()).await;
-        assert_eq!((e["code"].as_str(), e["details"]["field"].as_str()), (Some("invalid_input"), Some(field)), "{args}");
+        assert_eq!(
+            (e["code"].as_str(), e["details"]["field"].as_str()),
+            (Some("invalid_input"), Some(field)),
+            "{args}"
+        );
         assert_eq!(e["details"]["operation"], args["operation"]);
         assert!(e["message"].as_str().unwrap().contains(args["operation"].as_str().unwrap()));
     }
-    let out = ok(&app, &token, "patch_note", p("prepend", json!({"target_heading": "Log", "content": "- first"}))).await;
+    let out =
+        ok(&app, &token, "patch_note", p("prepend", json!({"target_heading": "Log", "content": "- first"}))).await;
     assert_eq!((out["lines_removed"].clone(), out["bytes_removed"].clone()), (json!(0), json!(0)));
     let out = ok(
         &app,
@@ -255,17 +277,29 @@ async fn patch_note_operations_rules_and_blast_radius() {
         p("replace", json!({"anchor": {"type": "block", "block_id": "d1"}, "content": "fine print", "response_format": "concise"})),
     )
     .await;
-    assert_eq!((out["lines_removed"].clone(), out["bytes_removed"].clone()), (json!(1), json!(15)), "concise keeps them");
+    assert_eq!(
+        (out["lines_removed"].clone(), out["bytes_removed"].clone()),
+        (json!(1), json!(15)),
+        "concise keeps them"
+    );
     let out = ok(
         &app,
         &token,
         "patch_note",
-        p("replace_text", json!({"anchor": {"type": "frontmatter"}, "old_string": "Preamble", "new_string": "Opening"})),
+        p(
+            "replace_text",
+            json!({"anchor": {"type": "frontmatter"}, "old_string": "Preamble", "new_string": "Opening"}),
+        ),
     )
     .await;
     assert_eq!(out["lines_removed"], 1);
-    let out = ok(&app, &token, "patch_note", p("append", json!({"anchor": {"type": "frontmatter", "field": "tags"}, "content": "plans"})))
-        .await;
+    let out = ok(
+        &app,
+        &token,
+        "patch_note",
+        p("append", json!({"anchor": {"type": "frontmatter", "field": "tags"}, "content": "plans"})),
+    )
+    .await;
     assert_eq!(out["operation"], "append");
     let expect = PLAN
         .replace("- started", "- first\n- started")
@@ -274,13 +308,20 @@ async fn patch_note_operations_rules_and_blast_radius() {
         .replace("tags: [work]", "tags:\n  - work\n  - plans");
     let now = text(&app, &token, "Plan.md").await.unwrap();
     assert_eq!(now.replace("tags: [work, plans]", "tags:\n  - work\n  - plans"), expect);
-    let e = err(&app, &token, "patch_note", p("replace_text", json!({"target_heading": "Goals", "old_string": "i", "new_string": "I"}))).await;
+    let e = err(
+        &app,
+        &token,
+        "patch_note",
+        p("replace_text", json!({"target_heading": "Goals", "old_string": "i", "new_string": "I"})),
+    )
+    .await;
     assert!(e["details"]["occurrences"].as_u64().unwrap() > 1, "{e}");
 
     // A replace that would discard most of a long note needs confirm_replace.
     let long = format!("# Only\n{}", "line\n".repeat(40));
     ok(&app, &token, "write_note", json!({"vault": V, "path": "Long.md", "content": long})).await;
-    let args = json!({"vault": V, "path": "Long.md", "operation": "replace", "target_heading": "Only", "content": "short"});
+    let args =
+        json!({"vault": V, "path": "Long.md", "operation": "replace", "target_heading": "Only", "content": "short"});
     let e = err(&app, &token, "patch_note", args.clone()).await;
     assert_eq!(e["details"]["field"], "confirm_replace");
     assert_eq!(text(&app, &token, "Long.md").await.as_deref(), Some(long.as_str()));
@@ -329,7 +370,8 @@ async fn delete_goes_to_the_trash_and_restore_brings_it_back() {
     // A manual snapshot, then an edit, then back to the checkpoint.
     let snap = ok(&app, &token, "snapshot_note", json!({"vault": V, "path": "Plan.md"})).await;
     ok(&app, &token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "oops"})).await;
-    let concise = ok(&app, &token, "list_snapshots", json!({"vault": V, "path": "Plan.md", "response_format": "concise"})).await;
+    let concise =
+        ok(&app, &token, "list_snapshots", json!({"vault": V, "path": "Plan.md", "response_format": "concise"})).await;
     let first = &concise["snapshots"][0];
     assert_eq!(first["op"], "update");
     assert!(first.get("content_hash").is_none());
@@ -344,25 +386,32 @@ async fn delete_goes_to_the_trash_and_restore_brings_it_back() {
 #[tokio::test]
 async fn copy_note_and_provenance_follow_the_change_log() {
     let (app, token) = setup_with(false, None).await;
-    let copied = ok(&app, &token, "copy_note", json!({"vault": V, "from": "Plan.md", "to": "Archive/Plan copy.md"})).await;
+    let copied =
+        ok(&app, &token, "copy_note", json!({"vault": V, "from": "Plan.md", "to": "Archive/Plan copy.md"})).await;
     assert_eq!((copied["overwritten"].clone(), copied["content_hash"].clone()), (json!(false), json!(sha(PLAN))));
     let e = err(&app, &token, "copy_note", json!({"vault": V, "from": "Plan.md", "to": "Archive/Plan copy.md"})).await;
     assert_eq!(e["code"], "note_exists");
     ok(&app, &token, "write_note", json!({"vault": V, "path": "Other.md", "content": "other"})).await;
-    let over = ok(&app, &token, "copy_note", json!({"vault": V, "from": "Other.md", "to": "Archive/Plan copy.md", "overwrite": true}))
-        .await;
+    let over = ok(
+        &app,
+        &token,
+        "copy_note",
+        json!({"vault": V, "from": "Other.md", "to": "Archive/Plan copy.md", "overwrite": true}),
+    )
+    .await;
     assert_eq!(over["trashed_dest_to"], ".trash/Archive/Plan copy.md");
     let e = err(&app, &token, "copy_note", json!({"vault": V, "from": "Missing.md", "to": "x.md"})).await;
     assert_eq!(e["code"], "note_not_found");
 
-    ok(&app, &token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "more", "provenance": "agent_synthesis"})).await;
-    let history = ok(
+    ok(
         &app,
         &token,
-        "get_provenance",
-        json!({"vault": V, "path": "Plan.md", "include_verification": true}),
+        "append_note",
+        json!({"vault": V, "path": "Plan.md", "content": "more", "provenance": "agent_synthesis"}),
     )
     .await;
+    let history =
+        ok(&app, &token, "get_provenance", json!({"vault": V, "path": "Plan.md", "include_verification": true})).await;
     let records = history["records"].as_array().unwrap();
     assert_eq!(records.len(), 2, "{history}");
     assert_eq!((records[0]["op"].as_str(), records[0]["tool"].as_str()), (Some("update"), Some("append_note")));
@@ -372,7 +421,8 @@ async fn copy_note_and_provenance_follow_the_change_log() {
     assert_eq!(history["verification"]["intact"], true);
     let page = ok(&app, &token, "get_provenance", json!({"vault": V, "path": "Plan.md", "limit": 1})).await;
     assert_eq!(page["records"].as_array().unwrap().len(), 1);
-    let rest = ok(&app, &token, "get_provenance", json!({"vault": V, "path": "Plan.md", "cursor": page["next_cursor"]})).await;
+    let rest =
+        ok(&app, &token, "get_provenance", json!({"vault": V, "path": "Plan.md", "cursor": page["next_cursor"]})).await;
     assert_eq!(rest["records"][0]["op"], "create");
     assert!(rest.get("next_cursor").is_none());
 }
@@ -384,7 +434,10 @@ async fn the_folder_acl_guards_writes_and_deletes() {
     for (tool, args) in [
         ("write_note", json!({"vault": V, "path": "Elsewhere.md", "content": "x"})),
         ("append_note", json!({"vault": V, "path": "Plan.md", "content": "x"})),
-        ("patch_note", json!({"vault": V, "path": "Plan.md", "operation": "append", "target_heading": "Log", "content": "x"})),
+        (
+            "patch_note",
+            json!({"vault": V, "path": "Plan.md", "operation": "append", "target_heading": "Log", "content": "x"}),
+        ),
         ("copy_note", json!({"vault": V, "from": "Plan.md", "to": "Copy.md"})),
         ("delete_note", json!({"vault": V, "path": "Inbox/a.md"})),
         ("write_note", json!({"vault": V, "path": ".obsidian/app.json", "content": "{}"})),
@@ -432,10 +485,20 @@ async fn concurrent_appends_lose_nothing_and_another_tenant_reaches_nothing() {
     // Another tenant has a vault of the same name: its writes land there and never here.
     let other = Tenant::create(&app.store, "other").await;
     let (other_token, _) = other.token(&app.store, "*", false, None).await;
-    let e = err(&app, &other_token, "write_note", json!({"vault": V, "path": "Plan.md", "content": "x", "mode": "overwrite"})).await;
+    let e = err(
+        &app,
+        &other_token,
+        "write_note",
+        json!({"vault": V, "path": "Plan.md", "content": "x", "mode": "overwrite"}),
+    )
+    .await;
     assert_eq!(e["code"], "note_not_found");
-    assert_eq!(err(&app, &other_token, "delete_note", json!({"vault": V, "path": "Plan.md"})).await["code"], "note_not_found");
-    let theirs = ok(&app, &other_token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "theirs"})).await;
+    assert_eq!(
+        err(&app, &other_token, "delete_note", json!({"vault": V, "path": "Plan.md"})).await["code"],
+        "note_not_found"
+    );
+    let theirs =
+        ok(&app, &other_token, "append_note", json!({"vault": V, "path": "Plan.md", "content": "theirs"})).await;
     assert_eq!(theirs["created"], true, "a note of their own");
     assert_eq!(text(&app, &token, "Plan.md").await.unwrap(), now);
     assert_eq!(text(&app, &other_token, "Plan.md").await.as_deref(), Some("theirs"));
@@ -471,7 +534,8 @@ async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml()
         json!({"vault": V, "path": "F.md", "operation": "set", "key": "meta.owner", "value": "ana", "nested": true}),
     )
     .await;
-    ok(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "remove", "key": "list"})).await;
+    ok(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "remove", "key": "list"}))
+        .await;
     let merged = ok(
         &app,
         &token,
@@ -484,10 +548,14 @@ async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml()
     assert!(now.starts_with("---\n# a comment stays\ntitle: 'Quoted'   # trailing\nstatus: done\n"), "{now}");
     assert!(now.contains("up: \"[[Plan]]\"") && now.ends_with("---\nBody #old text\n"), "{now}");
     // The property link is a link now.
-    let links = ok(&app, &token, "get_outgoing_links", json!({"vault": V, "path": "F.md", "response_format": "detailed"})).await;
+    let links =
+        ok(&app, &token, "get_outgoing_links", json!({"vault": V, "path": "F.md", "response_format": "detailed"}))
+            .await;
     assert!(links.to_string().contains("Plan.md"), "{links}");
     // Rule errors name the field; replace needs confirmation.
-    let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "set", "key": "k"})).await;
+    let e =
+        err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "set", "key": "k"}))
+            .await;
     assert_eq!(e["details"]["field"], "value");
     let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "F.md", "operation": "merge"})).await;
     assert_eq!(e["details"]["field"], "properties");
@@ -499,7 +567,13 @@ async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml()
     )
     .await;
     assert_eq!(e["code"], "elicit_required");
-    let e = err(&app, &token, "update_frontmatter", json!({"vault": V, "path": "Nope.md", "operation": "remove", "key": "x"})).await;
+    let e = err(
+        &app,
+        &token,
+        "update_frontmatter",
+        json!({"vault": V, "path": "Nope.md", "operation": "remove", "key": "x"}),
+    )
+    .await;
     assert_eq!(e["code"], "note_not_found");
     let made = ok(
         &app,
@@ -520,11 +594,17 @@ async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml()
         ("remove_tag", json!({"vault": V, "path": "Broken.md", "tag": "keep", "location": "frontmatter"})),
     ] {
         let e = err(&app, &token, tool, args).await;
-        assert_eq!((e["code"].as_str(), e["details"]["reason"].as_str()), (Some("invalid_input"), Some("frontmatter_unparseable")), "{tool}");
+        assert_eq!(
+            (e["code"].as_str(), e["details"]["reason"].as_str()),
+            (Some("invalid_input"), Some("frontmatter_unparseable")),
+            "{tool}"
+        );
     }
     assert_eq!(text(&app, &token, "Broken.md").await.as_deref(), Some(BROKEN));
     // Body tags still work on it.
-    let removed = ok(&app, &token, "remove_tag", json!({"vault": V, "path": "Broken.md", "tag": "#keep", "location": "body"})).await;
+    let removed =
+        ok(&app, &token, "remove_tag", json!({"vault": V, "path": "Broken.md", "tag": "#keep", "location": "body"}))
+            .await;
     assert_eq!(removed["removed_from_body"], 1);
 
     // Tags: into the tags property (created), a duplicate is a no-op, nested children stay.
@@ -536,11 +616,18 @@ async fn frontmatter_and_tag_edits_keep_untouched_bytes_and_refuse_broken_yaml()
     let tags = ok(&app, &token, "get_note_tags", json!({"vault": V, "path": "F.md"})).await;
     assert!(tags.to_string().contains("project/alpha") && tags.to_string().contains("old/child"), "{tags}");
     let removed = ok(&app, &token, "remove_tag", json!({"vault": V, "path": "F.md", "tag": "old"})).await;
-    assert_eq!((removed["removed_from_body"].as_u64(), removed["removed_from_frontmatter"].as_bool()), (Some(1), Some(false)));
+    assert_eq!(
+        (removed["removed_from_body"].as_u64(), removed["removed_from_frontmatter"].as_bool()),
+        (Some(1), Some(false))
+    );
     let now = text(&app, &token, "F.md").await.unwrap();
     assert!(now.contains("Body text\n") && now.contains("#old/child"), "{now}");
     for bad in ["", "has space", "123", "/lead"] {
         let e = err(&app, &token, "add_tag", json!({"vault": V, "path": "F.md", "tag": bad})).await;
-        assert_eq!((e["code"].as_str(), e["details"]["field"].as_str()), (Some("invalid_input"), Some("tag")), "{bad:?}");
+        assert_eq!(
+            (e["code"].as_str(), e["details"]["field"].as_str()),
+            (Some("invalid_input"), Some("tag")),
+            "{bad:?}"
+        );
     }
 }

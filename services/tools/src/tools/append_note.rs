@@ -53,7 +53,7 @@ pub struct Output {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section_created: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prev_hash: Option<Option<String>>,
+    pub prev_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bytes_written: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -146,29 +146,33 @@ impl Tool for AppendNote {
             writing::check_new_name(&path, "path")?;
         }
         let content = input.content.as_str();
-        let edited = writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
-            let (text, section_created) = match (&anchor, now) {
-                (None, None) => (content.to_string(), None),
-                (None, Some(text)) => (append_end(text, content, ensure_newline), None),
-                (Some(_), None) => return Err(not_found(&path)),
-                (Some(AnchorAt::Field(field)), Some(text)) => {
-                    let (text, created) = append_field(text, field, content, create)?;
-                    (text, Some(created))
-                }
-                (Some(AnchorAt::Text(otc_edit::anchor::Target::Heading { heading, occurrence })), Some(text)) => {
-                    let note = otc_parser::parse(text);
-                    let (patched, created) =
-                        otc_edit::anchor::append_under_heading(text, &note, heading, *occurrence, content, create)?;
-                    (patched.text, Some(created))
-                }
-                (Some(AnchorAt::Text(target)), Some(text)) => {
-                    let note = otc_parser::parse(text);
-                    (otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Append(content))?.text, None)
-                }
-            };
-            Ok(Planned { text, extra: (now.is_none(), section_created), trash_old: false })
-        })
-        .await?;
+        let edited =
+            writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
+                let (text, section_created) = match (&anchor, now) {
+                    (None, None) => (content.to_string(), None),
+                    (None, Some(text)) => (append_end(text, content, ensure_newline), None),
+                    (Some(_), None) => return Err(not_found(&path)),
+                    (Some(AnchorAt::Field(field)), Some(text)) => {
+                        let (text, created) = append_field(text, field, content, create)?;
+                        (text, Some(created))
+                    }
+                    (Some(AnchorAt::Text(otc_edit::anchor::Target::Heading { heading, occurrence })), Some(text)) => {
+                        let note = otc_parser::parse(text);
+                        let (patched, created) =
+                            otc_edit::anchor::append_under_heading(text, &note, heading, *occurrence, content, create)?;
+                        (patched.text, Some(created))
+                    }
+                    (Some(AnchorAt::Text(target)), Some(text)) => {
+                        let note = otc_parser::parse(text);
+                        (
+                            otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Append(content))?.text,
+                            None,
+                        )
+                    }
+                };
+                Ok(Planned { text, extra: (now.is_none(), section_created), trash_old: false })
+            })
+            .await?;
         let (created, section_created) = edited.extra;
         let mut out = Output {
             vault: view.vault.name.clone(),
@@ -184,7 +188,7 @@ impl Tool for AppendNote {
         if format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed {
             let before = edited.before.as_ref().map_or(0, |e| e.size);
             out.section_created = section_created;
-            out.prev_hash = Some(edited.before.as_ref().map(|e| hex::encode(e.hash)));
+            out.prev_hash = edited.before.as_ref().map(|e| hex::encode(e.hash));
             out.bytes_written = Some(edited.size - before);
             out.previous_size = Some(before);
             out.current_size = Some(edited.size);

@@ -86,8 +86,11 @@ impl Tool for BulkCreateNotes {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         if input.items.is_empty() || input.items.len() > MAX_ITEMS {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("items holds 1 to {MAX_ITEMS} notes"))
-                .detail("field", "items"));
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("items holds 1 to {MAX_ITEMS} notes"),
+            )
+            .detail("field", "items"));
         }
         let view = View::open(ctx, name, &input.vault).await?;
         let strict = input.stop_on_first_error.unwrap_or(true);
@@ -153,8 +156,11 @@ impl Tool for BulkCreateNotes {
         if !changes.is_empty() {
             writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| {
                 // A note appeared at one of the paths meanwhile: nothing was written.
-                ToolError::with_message(ErrorCode::NoteExists, "a note appeared at one of the paths meanwhile; nothing was written")
-                    .detail("paths", stale.paths.into_iter().filter(|p| view.can_read(p)).collect::<Vec<_>>())
+                ToolError::with_message(
+                    ErrorCode::NoteExists,
+                    "a note appeared at one of the paths meanwhile; nothing was written",
+                )
+                .detail("paths", stale.paths.into_iter().filter(|p| view.can_read(p)).collect::<Vec<_>>())
             })?;
         }
         Ok(Output { vault: view.vault.name.clone(), created: changes.len(), failed: failures, results })

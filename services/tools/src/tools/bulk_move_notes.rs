@@ -94,8 +94,11 @@ impl Tool for BulkMoveNotes {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         if input.moves.is_empty() || input.moves.len() > MAX_MOVES {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("moves holds 1 to {MAX_MOVES} moves"))
-                .detail("field", "moves"));
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("moves holds 1 to {MAX_MOVES} moves"),
+            )
+            .detail("field", "moves"));
         }
         let mut seen = HashSet::new();
         for (i, m) in input.moves.iter().enumerate() {
@@ -128,8 +131,7 @@ impl Tool for BulkMoveNotes {
             moving::run(ctx, name, &view, &specs, update).await?
         };
         let notes_updated = plan.rewritten.keys().filter(|p| !moved.contains(p.as_str())).count();
-        let links_updated =
-            plan.rewritten.iter().filter(|(p, _)| !moved.contains(p.as_str())).map(|(_, n)| n).sum();
+        let links_updated = plan.rewritten.iter().filter(|(p, _)| !moved.contains(p.as_str())).map(|(_, n)| n).sum();
         Ok(Output {
             vault: view.vault.name.clone(),
             dry_run: dry,

@@ -88,8 +88,11 @@ impl Tool for BulkSetProperty {
         let name = Self::SPEC.name;
         let paths: Vec<String> = input.paths.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
         if paths.is_empty() || paths.len() > MAX_PATHS {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("paths holds 1 to {MAX_PATHS} notes"))
-                .detail("field", "paths"));
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("paths holds 1 to {MAX_PATHS} notes"),
+            )
+            .detail("field", "paths"));
         }
         if input.key.trim().is_empty() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "key is empty").detail("field", "key"));
@@ -163,7 +166,14 @@ impl Tool for BulkSetProperty {
             if !detailed {
                 results.retain(|r| r.status == "failed");
             }
-            return Ok(Output { vault: view.vault.name.clone(), key: input.key.clone(), changed, unchanged, failed, results });
+            return Ok(Output {
+                vault: view.vault.name.clone(),
+                key: input.key.clone(),
+                changed,
+                unchanged,
+                failed,
+                results,
+            });
         }
     }
 }

@@ -33,6 +33,7 @@ pub struct Output {
     pub copied: bool,
     pub overwritten: bool,
     /// Where the replaced note went, when one was replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_dest_to: Option<String>,
     pub content_hash: String,
 }
@@ -61,10 +62,12 @@ impl Tool for CopyNote {
         view.readable_path(&input.from).map_err(|e| e.detail("field", "from"))?;
         writing::check_write(&view, &input.to, "to")?;
         if input.from == input.to {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path")
-                .detail("field", "to"));
+            return Err(
+                ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to")
+            );
         }
-        let source = writing::current(ctx, name, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
+        let source =
+            writing::current(ctx, name, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
         let dest = writing::current(ctx, name, view.vault.id, &input.to).await?;
         let overwrite = input.overwrite.unwrap_or(false);
         let mut changes = Vec::new();
@@ -86,7 +89,9 @@ impl Tool for CopyNote {
             }
         }
         changes.insert(0, writing::put(&input.to, writing::expect_of(dest.as_ref()), source.hash, source.size));
-        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, name, &view, &changes, None)
+            .await?
+            .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             from: input.from,

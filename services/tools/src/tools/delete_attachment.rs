@@ -28,6 +28,8 @@ pub struct Output {
     pub path: String,
     pub deleted: bool,
     pub permanent: bool,
+    /// Where the file went in the trash (absent when nothing went there).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_to: Option<String>,
     /// Notes you can read that still link to or embed it (their links are now unresolved).
     pub still_referenced_by: Vec<String>,
@@ -56,7 +58,8 @@ impl Tool for DeleteAttachment {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         writing::check_delete(&view, &input.path, "path")?;
-        let entry = writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
+        let entry =
+            writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
         writing::confirm(ctx, name, true, "it deletes the file")?;
         // Who links to it, asked before the delete unresolves those links.
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
@@ -66,14 +69,24 @@ impl Tool for DeleteAttachment {
             .map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let permanent = input.permanent.unwrap_or(false);
-        let mut changes = vec![Change { path: input.path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
+        let mut changes =
+            vec![Change { path: input.path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
         let mut trashed_to = None;
         if !permanent {
             let trash = writing::trash_change(ctx, name, &view, &input.path, &entry).await?;
             trashed_to = Some(trash.path.clone());
             changes.push(trash);
         }
-        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
-        Ok(Output { vault: view.vault.name.clone(), path: input.path, deleted: true, permanent, trashed_to, still_referenced_by: still })
+        writing::commit(ctx, name, &view, &changes, None)
+            .await?
+            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            deleted: true,
+            permanent,
+            trashed_to,
+            still_referenced_by: still,
+        })
     }
 }

@@ -33,7 +33,8 @@ pub struct Output {
     pub path: String,
     pub deleted: bool,
     pub permanent: bool,
-    /// Where the note went (null when permanent).
+    /// Where the note went (absent when permanent).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_to: Option<String>,
     /// The hash of the deleted content; restore_note brings it back from list_snapshots.
     pub prev_hash: String,
@@ -75,7 +76,9 @@ impl Tool for DeleteNote {
             trashed_to = Some(trash.path.clone());
             changes.push(trash);
         }
-        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, name, &view, &changes, None)
+            .await?
+            .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path,

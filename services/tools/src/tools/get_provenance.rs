@@ -104,8 +104,11 @@ struct Position {
 fn time_arg(text: Option<&str>, field: &str) -> Result<Option<DateTime<Utc>>, ToolError> {
     text.map(|t| {
         DateTime::parse_from_rfc3339(t.trim()).map(|d| d.with_timezone(&Utc)).map_err(|_| {
-            ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is an RFC 3339 time, e.g. 2026-11-30T12:00:00Z"))
-                .detail("field", field.to_string())
+            ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("{field} is an RFC 3339 time, e.g. 2026-11-30T12:00:00Z"),
+            )
+            .detail("field", field.to_string())
         })
     })
     .transpose()
@@ -199,7 +202,9 @@ async fn moved_from(
     let siblings = tx.commit_records(vault, record.commit_id).await?;
     Ok(siblings
         .into_iter()
-        .find(|r| r.op == "delete" && r.old_hash.is_some() && r.old_hash == record.new_hash && !r.path.starts_with(".trash/"))
+        .find(|r| {
+            r.op == "delete" && r.old_hash.is_some() && r.old_hash == record.new_hash && !r.path.starts_with(".trash/")
+        })
         .map(|r| r.path))
 }
 

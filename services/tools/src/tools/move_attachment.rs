@@ -34,6 +34,8 @@ pub struct Output {
     pub to: String,
     pub moved: bool,
     pub overwritten: bool,
+    /// Where the file went in the trash (absent when nothing went there).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_dest_to: Option<String>,
     pub content_hash: String,
     pub references_updated: Updated,
@@ -61,8 +63,10 @@ impl Tool for MoveAttachment {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let spec = check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
-        let plan = moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
+        let spec =
+            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
+        let plan =
+            moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             from: input.from,

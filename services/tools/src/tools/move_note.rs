@@ -41,6 +41,7 @@ pub struct Output {
     pub moved: bool,
     pub overwritten: bool,
     /// Where the replaced note went, when one was replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_dest_to: Option<String>,
     /// The moved note's hash (its own relative links may have been rewritten).
     pub content_hash: String,
@@ -72,7 +73,9 @@ pub async fn check_move(
     writing::check_delete(view, from, "from")?;
     writing::check_write(view, to, "to")?;
     if from == to {
-        return Err(ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to"));
+        return Err(
+            ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to")
+        );
     }
     let source = writing::current(ctx, tool, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
     writing::check_prev(from, prev, Some(&source))?;
@@ -100,7 +103,9 @@ impl Tool for MoveNote {
         destructive: Sometimes::OnSomeCalls,
         hitl: Sometimes::OnSomeCalls,
         essentials: true,
-        response_format: Format::Fixed { why: "a write acknowledgement: both paths, the hash and a blast-radius count" },
+        response_format: Format::Fixed {
+            why: "a write acknowledgement: both paths, the hash and a blast-radius count",
+        },
         ..ToolSpec::base(
             "move_note",
             "Move or rename a note",
@@ -117,7 +122,8 @@ impl Tool for MoveNote {
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let spec =
             check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
-        let plan = moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
+        let plan =
+            moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
         let notes = plan.rewritten.keys().filter(|p| **p != spec.to).count();
         let links = plan.rewritten.iter().filter(|(p, _)| **p != spec.to).map(|(_, n)| n).sum();
         Ok(Output {

@@ -116,7 +116,11 @@ fn check_fields(input: &Input) -> Result<(), ToolError> {
             return Err(rule(op, "new_string", "new_string is required when operation is replace_text"));
         }
         if input.content.is_some() {
-            return Err(rule(op, "content", "content must not be set when operation is replace_text; use old_string/new_string"));
+            return Err(rule(
+                op,
+                "content",
+                "content must not be set when operation is replace_text; use old_string/new_string",
+            ));
         }
     } else {
         if input.content.is_none() {
@@ -135,15 +139,13 @@ fn check_fields(input: &Input) -> Result<(), ToolError> {
 /// A patch of one frontmatter field.
 fn patch_field(text: &str, field: &str, op: Op<'_>) -> Result<(String, usize, usize), ToolError> {
     let head = otc_parser::parse_head(text);
-    let current = head
-        .frontmatter
-        .as_ref()
-        .and_then(|f| f.value.as_ref())
-        .and_then(|v| v.get(field))
-        .cloned()
-        .ok_or_else(|| {
-            ToolError::with_message(ErrorCode::InvalidInput, "frontmatter field not found").detail("field", "anchor.field")
-        })?;
+    let current =
+        head.frontmatter.as_ref().and_then(|f| f.value.as_ref()).and_then(|v| v.get(field)).cloned().ok_or_else(
+            || {
+                ToolError::with_message(ErrorCode::InvalidInput, "frontmatter field not found")
+                    .detail("field", "anchor.field")
+            },
+        )?;
     let old_text = match &current {
         Value::String(s) => s.clone(),
         other => other.to_string(),

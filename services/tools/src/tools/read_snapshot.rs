@@ -57,7 +57,8 @@ impl Tool for ReadSnapshot {
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let snapshot = tx.snapshot(view.vault.id, id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
-        let snapshot = snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
+        let snapshot =
+            snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
         let bytes = writing::blob(ctx, name, &snapshot.hash).await?;
         Ok(Output {
             vault: view.vault.name.clone(),

@@ -34,7 +34,8 @@ pub struct Output {
     pub content_hash: String,
     /// True when the note did not exist (a deleted note brought back).
     pub created: bool,
-    /// The hash the restore replaced (null when it created the note); itself kept as a snapshot.
+    /// The hash the restore replaced (absent when it created the note); itself kept as a snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prev_hash: Option<String>,
 }
 
@@ -65,7 +66,8 @@ impl Tool for RestoreNote {
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let snapshot = tx.snapshot(view.vault.id, id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
-        let snapshot = snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
+        let snapshot =
+            snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
         if snapshot.path != input.path {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "that snapshot belongs to another note")
                 .detail("field", "snapshot_id")
@@ -75,7 +77,8 @@ impl Tool for RestoreNote {
         writing::check_prev(&input.path, prev, now.as_ref())?;
         let replaces = now.as_ref().is_some_and(|e| e.size > 0 && e.hash != snapshot.hash);
         writing::confirm(ctx, name, replaces, "it replaces the note's current content")?;
-        let mut changes = vec![writing::put(&input.path, writing::expect_of(now.as_ref()), snapshot.hash, snapshot.size)];
+        let mut changes =
+            vec![writing::put(&input.path, writing::expect_of(now.as_ref()), snapshot.hash, snapshot.size)];
         // A deleted note's copy in the trash goes once the note is back.
         let trashed = format!(".trash/{}", input.path);
         if now.is_none()
@@ -84,7 +87,9 @@ impl Tool for RestoreNote {
         {
             changes.push(Change { path: trashed, expect: Expect::Hash(copy.hash), action: Action::Delete });
         }
-        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, name, &view, &changes, None)
+            .await?
+            .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -83,9 +83,17 @@ impl Tool for RestoreVault {
                 client_model: None,
                 origin: None,
             };
-            head = restore::apply(&services.store, &services.kv, &services.indexer, ctx.caller.tenant_id, view.vault.id, &plan, &who)
-                .await
-                .map_err(|e| e.into_tool(name))?;
+            head = restore::apply(
+                &services.store,
+                &services.kv,
+                &services.indexer,
+                ctx.caller.tenant_id,
+                view.vault.id,
+                &plan,
+                &who,
+            )
+            .await
+            .map_err(|e| e.into_tool(name))?;
         }
         Ok(Output {
             vault: view.vault.name.clone(),

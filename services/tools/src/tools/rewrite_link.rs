@@ -112,7 +112,9 @@ impl Tool for RewriteLink {
         let name = Self::SPEC.name;
         if input.from_target.trim().is_empty() || input.to_target.trim().is_empty() {
             let field = if input.from_target.trim().is_empty() { "from_target" } else { "to_target" };
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field));
+            return Err(
+                ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field)
+            );
         }
         let view = View::open(ctx, name, &input.vault).await?;
         let prefix = view.folder_prefix(input.folder.as_deref())?;
@@ -123,7 +125,8 @@ impl Tool for RewriteLink {
         let mut replanned = false;
         loop {
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let links = tx.links_named(view.vault.id, &keys(&input.from_target)).await.map_err(|e| internal(name, &e))?;
+            let links =
+                tx.links_named(view.vault.id, &keys(&input.from_target)).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             let sources: BTreeSet<String> = links
                 .into_iter()
@@ -135,10 +138,12 @@ impl Tool for RewriteLink {
                     .map(|path| {
                         let (from, to) = (&input.from_target, &input.to_target);
                         async move {
-                            let Some((entry, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else {
+                            let Some((entry, text)) = writing::current_text(ctx, name, view.vault.id, &path).await?
+                            else {
                                 return Ok::<_, ToolError>(None);
                             };
-                            let rewrite = retarget_note(&text, &path, from, to, embeds).map_err(|r| r.into_error(Some(&path)))?;
+                            let rewrite =
+                                retarget_note(&text, &path, from, to, embeds).map_err(|r| r.into_error(Some(&path)))?;
                             Ok(rewrite.map(|r| (path, entry, r)))
                         }
                     })
@@ -146,7 +151,8 @@ impl Tool for RewriteLink {
                     .try_collect()
                     .await?;
             let planned: Vec<_> = planned.into_iter().flatten().collect();
-            let (writable, not_writable): (Vec<_>, Vec<_>) = planned.into_iter().partition(|(p, _, _)| view.acl().can_write(p));
+            let (writable, not_writable): (Vec<_>, Vec<_>) =
+                planned.into_iter().partition(|(p, _, _)| view.acl().can_write(p));
             let not_writable: Vec<String> = not_writable.into_iter().map(|(p, _, _)| p).collect();
             let links_rewritten = writable.iter().map(|(_, _, r)| r.links.len()).sum();
             let mut changes: Vec<NoteChange> = writable

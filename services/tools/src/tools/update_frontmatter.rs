@@ -73,7 +73,7 @@ pub struct Output {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frontmatter: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prev_hash: Option<Option<String>>,
+    pub prev_hash: Option<String>,
 }
 
 fn needs(field: &str, operation: &str) -> ToolError {
@@ -121,10 +121,12 @@ impl Tool for UpdateFrontmatter {
                 key: input.key.as_deref().filter(|k| !k.is_empty()).ok_or_else(|| needs("key", "remove"))?,
                 nested,
             },
-            Operation::Merge => FrontmatterOp::Merge { properties: input.properties.as_ref().ok_or_else(|| needs("properties", "merge"))? },
-            Operation::Replace => {
-                FrontmatterOp::Replace { properties: input.properties.as_ref().ok_or_else(|| needs("properties", "replace"))? }
-            }
+            Operation::Merge => FrontmatterOp::Merge {
+                properties: input.properties.as_ref().ok_or_else(|| needs("properties", "merge"))?,
+            },
+            Operation::Replace => FrontmatterOp::Replace {
+                properties: input.properties.as_ref().ok_or_else(|| needs("properties", "replace"))?,
+            },
         };
         let view = View::open(ctx, name, &input.vault).await?;
         let path = input.path.clone();
@@ -138,7 +140,12 @@ impl Tool for UpdateFrontmatter {
             }
             writing::check_new_name(&path, "path")?;
         }
-        writing::confirm(ctx, name, operation == Operation::Replace && exists.is_some(), "replace discards every other property")?;
+        writing::confirm(
+            ctx,
+            name,
+            operation == Operation::Replace && exists.is_some(),
+            "replace discards every other property",
+        )?;
         let edited = writing::edit_note(ctx, name, &view, &path, prev, None, |now, _| {
             let text = match now {
                 Some(text) => text,
@@ -160,7 +167,7 @@ impl Tool for UpdateFrontmatter {
             created: detailed.then_some(created),
             changed: detailed.then_some(edited.changed),
             frontmatter: if detailed { frontmatter } else { None },
-            prev_hash: detailed.then(|| edited.before.as_ref().map(|e| hex::encode(e.hash))),
+            prev_hash: detailed.then(|| edited.before.as_ref().map(|e| hex::encode(e.hash))).flatten(),
         })
     }
 }

@@ -38,6 +38,7 @@ pub struct Output {
     pub content_hash: String,
     pub created: bool,
     /// Where the replaced file went, when one was replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trashed_to: Option<String>,
 }
 
@@ -102,7 +103,9 @@ impl Tool for WriteAttachment {
         }
         let (hash, size) = writing::put_content(ctx, name, bytes).await?;
         changes.insert(0, writing::put(&input.path, writing::expect_of(now.as_ref()), hash, size));
-        writing::commit(ctx, name, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, name, &view, &changes, None)
+            .await?
+            .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

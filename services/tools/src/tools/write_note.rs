@@ -65,9 +65,9 @@ pub struct Output {
     /// create, overwrite or section.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode_used: Option<String>,
-    /// The hash before the write (null when it created the note).
+    /// The hash before the write (absent when it created the note).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prev_hash: Option<Option<String>>,
+    pub prev_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_size: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,32 +117,36 @@ impl Tool for WriteNote {
             writing::confirm(ctx, name, replaces, "it replaces the whole note")?;
         }
         let content = input.content.as_str();
-        let edited = writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
-            match (&anchor, now) {
-                (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
-                    .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
-                (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
-                    ErrorCode::NoteExists,
-                    "a note already exists at that path; use append_note or patch_note to edit it in place, or \
+        let edited =
+            writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
+                match (&anchor, now) {
+                    (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
+                        .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
+                    (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
+                        ErrorCode::NoteExists,
+                        "a note already exists at that path; use append_note or patch_note to edit it in place, or \
                      mode overwrite to replace it",
-                )
-                .detail("path", path.clone())),
-                (None, now) => Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() }),
-                (Some(_), None) => Err(crate::reading::not_found(&path)),
-                (Some(AnchorAt::Text(target)), Some(text)) => {
-                    let note = otc_parser::parse(text);
-                    let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
-                    Ok(Planned { text: patched.text, extra: false, trash_old: false })
+                    )
+                    .detail("path", path.clone())),
+                    (None, now) => {
+                        Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() })
+                    }
+                    (Some(_), None) => Err(crate::reading::not_found(&path)),
+                    (Some(AnchorAt::Text(target)), Some(text)) => {
+                        let note = otc_parser::parse(text);
+                        let patched =
+                            otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
+                        Ok(Planned { text: patched.text, extra: false, trash_old: false })
+                    }
+                    (Some(AnchorAt::Field(field)), Some(text)) => {
+                        let value = writing::field_value(content);
+                        let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
+                        let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
+                        Ok(Planned { text: edited.text, extra: false, trash_old: false })
+                    }
                 }
-                (Some(AnchorAt::Field(field)), Some(text)) => {
-                    let value = writing::field_value(content);
-                    let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
-                    let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
-                    Ok(Planned { text: edited.text, extra: false, trash_old: false })
-                }
-            }
-        })
-        .await?;
+            })
+            .await?;
         let mode_used = match (&anchor, edited.extra) {
             (Some(_), _) => "section",
             (None, true) => "create",
@@ -161,7 +165,7 @@ impl Tool for WriteNote {
         if format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed {
             out.created = Some(edited.extra);
             out.mode_used = Some(mode_used.into());
-            out.prev_hash = Some(edited.before.as_ref().map(|e| hex::encode(e.hash)));
+            out.prev_hash = edited.before.as_ref().map(|e| hex::encode(e.hash));
             out.previous_size = Some(edited.before.as_ref().map_or(0, |e| e.size));
             out.current_size = Some(edited.size);
         }
