@@ -174,8 +174,8 @@ fn no_frontmatter_and_unclosed_frontmatter() {
 /// reading the frontmatter alone agrees with the whole parse.
 #[test]
 fn the_whole_corpus_parses_and_every_span_splices() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus"));
-    assert!(root.is_dir(), "the shared corpus is expected at {}", root.display());
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus"));
+    assert!(root.is_dir(), "the corpus is expected at {}", root.display());
     let mut stack = vec![root.to_path_buf()];
     let mut notes = 0;
     while let Some(dir) = stack.pop() {
@@ -204,7 +204,7 @@ fn the_whole_corpus_parses_and_every_span_splices() {
 /// shifted by the length difference): over every wikilink of every corpus note.
 #[test]
 fn splicing_one_link_leaves_the_rest_identical() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus"));
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus"));
     let mut stack = vec![root.to_path_buf()];
     let mut spliced = 0;
     while let Some(dir) = stack.pop() {
