@@ -39,6 +39,25 @@ fn markdown_links_decode_and_skip_external() {
 }
 
 #[test]
+fn autolinks_are_not_links() {
+    // Obsidian opens an autolink as a URL or an address; it is never a link to a note.
+    let text = "Mail <name@example.com> or <first.last+x@mail.example.org>, see <https://x.org/a#b>, \
+                <mailto:a@b.c>, <obsidian://open?vault=V&file=Note> and <ftp://h:21/f.md>.\n\
+                [One](One.md) <a@b.c> [Two <c@d.e>](Two.md) [<https://y.org>](Three.md)\n\
+                [x <https://z.org/](Four.md)> ![img](pic.png)\n";
+    let note = parse(text);
+    assert_eq!(targets(&note, LinkKind::Body), ["One.md", "Two.md", "Three.md"]);
+    assert_eq!(targets(&note, LinkKind::Embed), ["pic.png"]);
+    let two = note.links.iter().find(|l| l.target == "Two.md").unwrap();
+    assert_eq!(two.alias.as_deref(), Some("Two c@d.e"));
+    assert_eq!(two.raw, "[Two <c@d.e>](Two.md)");
+    for link in &note.links {
+        assert_eq!(&text[link.span.range()], link.raw);
+    }
+    assert!(note.tags.is_empty(), "{:?}", note.tags);
+}
+
+#[test]
 fn code_comments_and_html_comments_hold_nothing() {
     let text = "```\n[[InFence]] #fencetag\n- [ ] fenced task\n```\n`[[InCode]]` <!-- [[InHtml]] -->\n%%\n[[InBlockComment]] #commenttag\n- [ ] hidden task\n%%\n<!--\n\n- [ ] #task in a long html comment\n\n-->\n\n    [[Indented]]\n\n[[Real]] #real\n";
     let note = parse(text);
