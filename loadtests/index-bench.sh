@@ -4,7 +4,7 @@
 # full-text rows. Runs against the local services (scripts/services up) in a database of its own.
 #
 #   cargo build --release -p obsidian-tc
-#   python3 ../shared/tools/scale_vault.py ../shared/corpus/obsidian-tasks-docs /tmp/v10k --notes 10000
+#   python3 loadtests/scale_vault.py corpus/obsidian-tasks-docs /tmp/v10k --notes 10000
 #   loadtests/index-bench.sh /tmp/v10k [local|s3]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -4,7 +4,7 @@
 # tools/call read_note with otc-load.
 #
 #   cargo build --release -p obsidian-tc -p otc-loadtests
-#   python3 ../shared/tools/scale_vault.py ../shared/corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
+#   python3 loadtests/scale_vault.py corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
 #   loadtests/read-bench.sh /tmp/v100k "Welcome--c500.md"      # a path in the vault
 #   SPREAD=100000 loadtests/read-bench.sh /tmp/v100k x          # then also: each call a different note
 #                                                              # (up to SPREAD of them), mostly cache misses

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 use crate::{BlockId, Heading, Lines, Link, LinkKind, Note, TagSource, Task, split_wikilink};
 
@@ -29,26 +29,32 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
     let mut zones = Vec::new();
     let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
     let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
-    // Open links, innermost last: `[![badge](img.png)](Note.md)` is an image inside a link.
-    let mut open_links: Vec<(usize, String, bool, String)> = Vec::new();
+    // Open links, innermost last: `[![badge](img.png)](Note.md)` is an image inside a link. The
+    // destination is None for an autolink, which is kept open only so its end pops it.
+    let mut open_links: Vec<(usize, Option<String>, bool, String)> = Vec::new();
     let mut open_heading: Option<(u8, usize, String)> = None;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
         let range = range.start + body_start..range.end + body_start;
         match event {
             Event::Start(Tag::CodeBlock(_)) => zones.push(range),
             Event::Code(_) => zones.push(range),
-            Event::Start(Tag::Link { dest_url, .. }) => {
-                open_links.push((range.start, dest_url.to_string(), false, String::new()))
+            // An autolink (`<https://x.org>`, `<mailto:a@b.c>`, `<name@example.com>`) is a URL
+            // or an address in Obsidian, never a link to a note.
+            Event::Start(Tag::Link { link_type, dest_url, .. }) => {
+                let dest = (!matches!(link_type, LinkType::Autolink | LinkType::Email)).then(|| dest_url.to_string());
+                open_links.push((range.start, dest, false, String::new()))
             }
             Event::Start(Tag::Image { dest_url, .. }) => {
-                open_links.push((range.start, dest_url.to_string(), true, String::new()))
+                open_links.push((range.start, Some(dest_url.to_string()), true, String::new()))
             }
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
                 if let Some((start, dest, image, text)) = open_links.pop() {
                     if let Some((_, _, _, outer)) = open_links.last_mut() {
                         outer.push_str(&text);
                     }
-                    md_links.push((start..range.end, dest, image, text));
+                    if let Some(dest) = dest {
+                        md_links.push((start..range.end, dest, image, text));
+                    }
                 }
             }
             Event::Start(Tag::Heading { level, .. }) => {

@@ -58,6 +58,11 @@ Rules:
   (backslash escapes removed) before the first '#', percent-decoded; '(#Heading)'
   is a same-note link.  Reference-style links are NOT implemented (the corpora hold
   no link reference definitions, only footnotes, which are not links).
+* Autolinks (<https://x.org>, <mailto:a@b.c>, <name@example.com>, CommonMark's URI and
+  email forms) are never links: Obsidian opens them as a URL or an address.  They bind
+  tighter than brackets, so a '[' or ']' inside one opens or closes no markdown link
+  ('[x <https://y/](Note.md)>' links nowhere); a wikilink inside one still counts, as
+  the wikilink scan does not look at markdown inlines.
 * Tags: '#' at the start of a line or after whitespace, then one or more tag
   characters: ASCII letters, digits, '_', '-', '/', or any non-ASCII character except
   whitespace and the Unicode punctuation blocks U+2000-206F and U+2E00-2E7F (as
@@ -1020,6 +1025,12 @@ class BodyScanner:
 
 ASCII_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 SCHEME_RE = re.compile(r"^[A-Za-z0-9+.\-]{2,}:")
+# CommonMark autolinks: an absolute URI, or an email address, between '<' and '>'.
+AUTOLINK_RE = re.compile(
+    r"<(?:[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\x00-\x20<>]*"
+    r"|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*)>"
+)
 
 
 def wikilink_target(inner: str) -> str:
@@ -1131,12 +1142,16 @@ def scan_inline(text: str):
     found: list[tuple[int, str, str]] = []  # (offset, kind, target)
     no_tags = bytearray(n)  # 1 where tags are not looked for
     stack: list[list] = []  # [offset, is_image, active]
+    autolink_end = 0  # brackets before this offset are inside an autolink
     i = 0
     while i < n:
         ch = s[i]
-        if ch == "\\" and i + 1 < n and s[i + 1] in ASCII_PUNCT:
-            i += 2
-            continue
+        if i >= autolink_end:
+            if ch == "\\" and i + 1 < n and s[i + 1] in ASCII_PUNCT:
+                i += 2
+                continue
+            if ch == "<" and (m := AUTOLINK_RE.match(s, i)):
+                autolink_end = m.end()
         if s.startswith("[[", i):
             close = s.find("]]", i + 2)
             nl = s.find("\n", i + 2)
@@ -1146,6 +1161,9 @@ def scan_inline(text: str):
                 no_tags[i: close + 2] = b"\x01" * (close + 2 - i)
                 i = close + 2
                 continue
+        if i < autolink_end:
+            i += 1
+            continue
         if ch == "!" and s[i + 1: i + 2] == "[" and not s.startswith("[[", i + 1):
             stack.append([i, True, True])
             i += 2

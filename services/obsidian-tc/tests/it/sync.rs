@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use crate::harness::{Child, Isolation, Tenant, TestApp, cli_with_env, stderr, stdout};
 
-/// A vault of the shared corpus, which lives in `../shared` beside the checkout.
+/// A vault of the test corpus, committed in `corpus/` at the repository root.
 pub(crate) fn corpus(name: &str) -> PathBuf {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus")).join(name);
-    assert!(path.is_dir(), "the shared corpus is expected at {} (../shared beside the checkout)", path.display());
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus")).join(name);
+    assert!(path.is_dir(), "the corpus vault is expected at {}", path.display());
     path
 }
 
