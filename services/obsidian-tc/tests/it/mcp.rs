@@ -459,7 +459,7 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     let instructions =
         rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
-    assert!(instructions.contains("3 more tool(s)"), "{instructions}");
+    assert!(instructions.contains("8 more tool(s)"), "{instructions}");
     app.stop().await;
 
     // Under the full profile the same tool is listed and runs.
