@@ -180,3 +180,125 @@ async fn a_note_the_caller_cannot_read_is_never_named_and_blocks_the_move() {
     // A note no hidden note links to moves fine.
     ok(&app, &token, "move_note", json!({"vault": V, "from": "C.md", "to": "Docs/C.md"})).await;
 }
+
+/// Every link of the vault with the raw text, per source, from the index.
+async fn raw_links(app: &TestApp, tenant: uuid::Uuid, vault: uuid::Uuid) -> Vec<(String, otc_store::LinkRecord)> {
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let mut out = Vec::new();
+    let mut after: Option<(String, i32)> = None;
+    loop {
+        let page = tx.vault_links(vault, after.as_ref().map(|(p, o)| (p.as_str(), *o)), 1000).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        let mut ord = std::collections::HashMap::new();
+        for (source, link) in &page {
+            *ord.entry(source.clone()).or_insert(0) += 1;
+            let _ = link;
+        }
+        let (last, _) = page.last().unwrap().clone();
+        let last_ord = out.iter().filter(|(s, _): &&(String, otc_store::LinkRecord)| *s == last).count() as i32
+            + ord[&last]
+            - 1;
+        out.extend(page);
+        after = Some((last, last_ord));
+    }
+    tx.commit().await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn on_every_corpus_vault_the_most_linked_note_moves_with_every_backlink() {
+    use crate::sync::{corpus, remote_env, run_ok};
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let env = remote_env(&app, &token);
+    for name in ["jsoncanvas", "kepano-obsidian", "obsidian-tasks-demo", "obsidian-tasks-docs", "starter-vault"] {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        let vault = tx.create_vault(name).await.unwrap();
+        tx.commit().await.unwrap();
+        let (env2, dir, vname) = (env.clone(), corpus(name).display().to_string(), name.to_string());
+        tokio::task::spawn_blocking(move || run_ok(&env2, &["vault", "import", &dir, "--vault", &vname, "--quiet"]))
+            .await
+            .unwrap();
+        let links = raw_links(&app, tenant.id, vault.id).await;
+        // The note with the most backlinks from other notes.
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (source, link) in &links {
+            if let Some(target) = link.resolved_path.as_deref()
+                && target.ends_with(".md")
+                && target != source
+                && !source.starts_with(".")
+            {
+                *counts.entry(target).or_default() += 1;
+            }
+        }
+        // (A vault where no note links another, like jsoncanvas, moves its first note.)
+        let (target, most) = match counts.iter().max_by_key(|(p, n)| (**n, std::cmp::Reverse(**p))) {
+            Some((target, most)) => (target.to_string(), *most),
+            None => {
+                let listed = ok(&app, &token, "list_notes", json!({"vault": name})).await;
+                (listed["notes"][0]["path"].as_str().unwrap().to_string(), 0)
+            }
+        };
+        let before: Vec<(String, otc_store::LinkRecord)> =
+            links.iter().filter(|(s, l)| l.resolved_path.as_deref() == Some(&target) && *s != target).cloned().collect();
+        assert_eq!(before.len(), most);
+
+        // A move whose rewrite cannot be proven changes nothing: a markdown link cannot carry ')'.
+        let stem = target.rsplit('/').next().unwrap().trim_end_matches(".md").to_string();
+        let probe = format!("[probe]({})\n", target.replace(' ', "%20"));
+        ok(&app, &token, "write_note", json!({"vault": name, "path": "zz-probe.md", "content": probe})).await;
+        let files = |app: &TestApp| {
+            let (store, tenant, vault) = (app.store.clone(), tenant.id, vault.id);
+            async move {
+                let mut tx = store.begin(tenant).await.unwrap();
+                let files = tx.files(vault, None, 5000).await.unwrap();
+                tx.commit().await.unwrap();
+                files.into_iter().map(|f| (f.path, f.hash)).collect::<Vec<_>>()
+            }
+        };
+        let manifest = files(&app).await;
+        let e = err(&app, &token, "move_note", json!({"vault": name, "from": target, "to": format!("Moved/{stem} (x).md")})).await;
+        assert_eq!((e["code"].as_str(), e["details"]["note"].as_str()), (Some("invalid_input"), Some("zz-probe.md")), "{name}: {e}");
+        assert_eq!(files(&app).await, manifest, "{name}: a refused move changes nothing");
+
+        // The real move: every former backlink (body, embed, property) resolves to the new path,
+        // with its alias, heading or block and kind as they were.
+        let to = format!("Moved/{stem} moved.md");
+        let done = ok(&app, &token, "move_note", json!({"vault": name, "from": target, "to": to})).await;
+        let after = raw_links(&app, tenant.id, vault.id).await;
+        let mut kept = 0;
+        for (source, old) in &before {
+            let now: Vec<&otc_store::LinkRecord> = after
+                .iter()
+                .filter(|(s, l)| s == source && l.line == old.line && l.kind == old.kind && l.property == old.property)
+                .map(|(_, l)| l)
+                .filter(|l| l.col == old.col || l.resolved_path.as_deref() == Some(to.as_str()))
+                .collect();
+            let found = now
+                .iter()
+                .find(|l| {
+                    l.resolved_path.as_deref() == Some(to.as_str())
+                        && l.alias == old.alias
+                        && l.subpath == old.subpath
+                        && l.subpath_kind == old.subpath_kind
+                })
+                .unwrap_or_else(|| panic!("{name}: {source} line {} lost its link {:?}: now {now:?}", old.line, old.raw));
+            assert_eq!(found.wiki, old.wiki, "{name}: {source}");
+            kept += 1;
+        }
+        assert_eq!(kept, before.len());
+        let to_new = after.iter().filter(|(s, l)| l.resolved_path.as_deref() == Some(to.as_str()) && *s != to).count();
+        assert_eq!(to_new, before.len() + 1, "{name}: the former backlinks and the probe, nothing else");
+        assert!(done["backlinks_updated"]["notes"].as_u64().unwrap() >= 1, "{name}: the probe at least: {done}");
+        eprintln!("{name}: moved {target} with {} backlinks: {done}", before.len());
+
+        // The index after the move equals a full rebuild.
+        let incremental = links_by_note(&app, tenant.id, vault.id).await;
+        let rebuilt = crate::mcp::call(&app, "/mcp", &token, "index_vault", json!({"vault": name})).await;
+        assert_eq!(rebuilt["isError"], false, "{rebuilt}");
+        assert_eq!(incremental, links_by_note(&app, tenant.id, vault.id).await, "{name}: index equals a rebuild");
+    }
+}
