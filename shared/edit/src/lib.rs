@@ -8,3 +8,6 @@
 pub mod anchor;
 pub mod frontmatter;
 pub mod rewrite;
+
+#[cfg(test)]
+mod corpus_tests;
