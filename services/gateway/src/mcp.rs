@@ -225,3 +225,15 @@ pub fn http_config(settings: &McpHttpSettings) -> StreamableHttpServerConfig {
     }
     config
 }
+
+/// Serves MCP over stdin/stdout for `caller` until the client closes stdin.
+pub async fn serve_stdio(
+    dispatcher: Arc<Dispatcher>,
+    caller: Caller,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use rmcp::ServiceExt;
+    let server = McpServer::with_caller(dispatcher, caller);
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}

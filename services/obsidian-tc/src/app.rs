@@ -278,11 +278,7 @@ pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_tool
 
 /// Serves MCP over stdin/stdout for `caller` until the client closes stdin.
 pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_tools::Caller) -> anyhow::Result<()> {
-    use rmcp::ServiceExt;
-    let server = otc_gateway::mcp::McpServer::with_caller(dispatcher, caller);
-    let running = server.serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
-    running.waiting().await.context("MCP over stdio")?;
-    Ok(())
+    otc_gateway::mcp::serve_stdio(dispatcher, caller).await.map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))
 }
 
 /// `obsidian-tc stdio`

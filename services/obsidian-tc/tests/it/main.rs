@@ -18,5 +18,6 @@ mod rls;
 mod shutdown;
 mod sync;
 mod telemetry;
+mod tidy;
 mod worker;
 mod write;

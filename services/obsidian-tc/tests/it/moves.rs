@@ -197,9 +197,8 @@ async fn raw_links(app: &TestApp, tenant: uuid::Uuid, vault: uuid::Uuid) -> Vec<
             let _ = link;
         }
         let (last, _) = page.last().unwrap().clone();
-        let last_ord = out.iter().filter(|(s, _): &&(String, otc_store::LinkRecord)| *s == last).count() as i32
-            + ord[&last]
-            - 1;
+        let last_ord =
+            out.iter().filter(|(s, _): &&(String, otc_store::LinkRecord)| *s == last).count() as i32 + ord[&last] - 1;
         out.extend(page);
         after = Some((last, last_ord));
     }
@@ -242,8 +241,11 @@ async fn on_every_corpus_vault_the_most_linked_note_moves_with_every_backlink() 
                 (listed["notes"][0]["path"].as_str().unwrap().to_string(), 0)
             }
         };
-        let before: Vec<(String, otc_store::LinkRecord)> =
-            links.iter().filter(|(s, l)| l.resolved_path.as_deref() == Some(&target) && *s != target).cloned().collect();
+        let before: Vec<(String, otc_store::LinkRecord)> = links
+            .iter()
+            .filter(|(s, l)| l.resolved_path.as_deref() == Some(&target) && *s != target)
+            .cloned()
+            .collect();
         assert_eq!(before.len(), most);
 
         // A move whose rewrite cannot be proven changes nothing: a markdown link cannot carry ')'.
@@ -260,8 +262,18 @@ async fn on_every_corpus_vault_the_most_linked_note_moves_with_every_backlink() 
             }
         };
         let manifest = files(&app).await;
-        let e = err(&app, &token, "move_note", json!({"vault": name, "from": target, "to": format!("Moved/{stem} (x).md")})).await;
-        assert_eq!((e["code"].as_str(), e["details"]["note"].as_str()), (Some("invalid_input"), Some("zz-probe.md")), "{name}: {e}");
+        let e = err(
+            &app,
+            &token,
+            "move_note",
+            json!({"vault": name, "from": target, "to": format!("Moved/{stem} (x).md")}),
+        )
+        .await;
+        assert_eq!(
+            (e["code"].as_str(), e["details"]["note"].as_str()),
+            (Some("invalid_input"), Some("zz-probe.md")),
+            "{name}: {e}"
+        );
         assert_eq!(files(&app).await, manifest, "{name}: a refused move changes nothing");
 
         // The real move: every former backlink (body, embed, property) resolves to the new path,
@@ -285,7 +297,9 @@ async fn on_every_corpus_vault_the_most_linked_note_moves_with_every_backlink() 
                         && l.subpath == old.subpath
                         && l.subpath_kind == old.subpath_kind
                 })
-                .unwrap_or_else(|| panic!("{name}: {source} line {} lost its link {:?}: now {now:?}", old.line, old.raw));
+                .unwrap_or_else(|| {
+                    panic!("{name}: {source} line {} lost its link {:?}: now {now:?}", old.line, old.raw)
+                });
             assert_eq!(found.wiki, old.wiki, "{name}: {source}");
             kept += 1;
         }

@@ -1,0 +1,61 @@
+//! The architecture invariants that a scan of the source can check (ARCHITECTURE.md): SQL only in
+//! the store, rmcp only at the edge, one commit path.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// Every Rust source file under services/ and shared/, with its path relative to the root.
+fn sources() -> Vec<(String, String)> {
+    let root = root();
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("services"), root.join("shared")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    assert!(out.len() > 100, "found the sources");
+    out
+}
+
+fn offenders(allowed: &[&str], needle: &str) -> Vec<String> {
+    sources()
+        .into_iter()
+        .filter(|(path, _)| !allowed.iter().any(|a| path.starts_with(a)))
+        .filter(|(path, _)| !path.contains("/tests/"))
+        .filter(|(_, text)| text.contains(needle))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn only_the_store_has_sql() {
+    for needle in ["sqlx::", "SELECT ", "INSERT INTO", "DELETE FROM"] {
+        let found = offenders(&["shared/store/"], needle);
+        assert!(found.is_empty(), "{needle:?} outside shared/store: {found:?}");
+    }
+}
+
+#[test]
+fn only_the_gateway_knows_rmcp() {
+    let found = offenders(&["services/gateway/", "services/obsidian-tc/src/bin/otc-conformance-server.rs"], "rmcp::");
+    assert!(found.is_empty(), "rmcp outside the gateway: {found:?}");
+}
+
+#[test]
+fn every_commit_goes_through_the_one_commit_path() {
+    let found = offenders(
+        &["shared/store/", "services/indexer/src/commit.rs", "services/worker/src/lib.rs"],
+        ".commit_changes",
+    );
+    assert!(found.is_empty(), "commits outside otc_indexer::commit: {found:?}");
+}
