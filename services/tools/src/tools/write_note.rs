@@ -103,18 +103,16 @@ impl Tool for WriteNote {
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let anchor = input.anchor.as_ref().map(AnchorAt::of).transpose()?;
         let mode = input.mode.unwrap_or(Mode::Create);
-        if anchor.is_none() && mode != Mode::Overwrite {
-            let exists = writing::current(ctx, name, view.vault.id, &path).await?;
-            if exists.is_none() {
+        // Without an anchor: a new name must be link-safe, and replacing existing content needs
+        // a person's confirmation (a create that finds nothing asks nothing).
+        if anchor.is_none() {
+            let now = writing::current(ctx, name, view.vault.id, &path).await?;
+            if now.is_none() && mode != Mode::Overwrite {
                 writing::check_new_name(&path, "path")?;
             }
-        }
-        // An overwrite of existing content needs a person's confirmation (checked against the
-        // note as it is now: a create that finds nothing asks nothing).
-        if anchor.is_none() && mode != Mode::Create {
-            let now = writing::current(ctx, name, view.vault.id, &path).await?;
-            let replaces = now.is_some_and(|e| e.size > 0);
-            writing::confirm(ctx, name, replaces, "it replaces the whole note")?;
+            if mode != Mode::Create {
+                writing::confirm(ctx, name, now.is_some_and(|e| e.size > 0), "it replaces the whole note")?;
+            }
         }
         let content = input.content.as_str();
         let edited =
