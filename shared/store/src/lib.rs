@@ -15,6 +15,7 @@ mod reads;
 mod tenants;
 mod tokens;
 mod vaults;
+mod visible;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -26,11 +27,11 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 pub use error::StoreError;
-pub use history::{PastFile, Snapshot};
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, Provenance, ReconcileEntry,
     Stale, record_hash,
 };
+pub use history::{PastFile, Snapshot};
 pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,
@@ -40,6 +41,7 @@ pub use reads::{Listed, NoteMeta};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::Vault;
+pub use visible::Visible;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 

@@ -14,6 +14,7 @@ mod read;
 mod rls;
 mod shutdown;
 mod sync;
+mod sync_acl;
 mod telemetry;
 mod worker;
 mod write;
