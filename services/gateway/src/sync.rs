@@ -1,6 +1,20 @@
 //! The sync API under `/v1/vaults`: list vaults, page through a vault's manifest and change
 //! log, download a file by path or a blob by hash, upload a blob, and commit a batch. Every
 //! route is confined to the token's tenant, and to its vault when the token is bound to one.
+//!
+//! Within a vault every route goes through the tools' policy: `otc_tools::reading::View`, the
+//! vault's `[[acl]]` entry compiled once, seen by [`Audience::Sync`]. A path the caller may not
+//! read is answered exactly like a missing one (404 by path, left out of `/files`, `/changes`
+//! and their cursors, its content not downloadable by hash); a commit puts only where the ACL
+//! lets the caller write and deletes only where it lets it delete (acl_denied otherwise,
+//! nothing applied). The sync audience differs from the tools' in one folder: `.obsidian/`
+//! (Obsidian's settings, which `obsidian-tc sync` carries between devices) is served and
+//! accepted, under the ACL's lists like any path; `.trash/` and `.git/` never are.
+//!
+//! A commit names content by hash, so it could copy anything the tenant stores into the vault
+//! and read it back. It may name only content its caller uploaded to this vault (recorded by
+//! `PUT /blobs`) or content the caller can already read in this vault; anything else is refused
+//! with the same answer whether the tenant holds it elsewhere or not at all.
 
 use std::collections::HashSet;
 
@@ -12,6 +26,8 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::{Action, Change, Expect, Hash, Provenance, StoreError, TenantTx, Vault};
+use otc_tools::reading::View;
+use otc_vault::acl::Audience;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -61,6 +77,20 @@ async fn open_vault(state: &AppState, caller: &Caller, vault: &str) -> ApiResult
     }
 }
 
+/// [`open_vault`], and the vault as the caller sees it through the sync API.
+async fn open_view(state: &AppState, caller: &Caller, vault: &str) -> ApiResult<(TenantTx, View)> {
+    let (mut tx, vault) = open_vault(state, caller, vault).await?;
+    let view = View::for_caller(&state.dispatcher.services, caller, vault, Audience::Sync, &mut tx)
+        .await
+        .map_err(store_err)?;
+    Ok((tx, view))
+}
+
+/// What a file that is missing, or hidden from the caller, answers.
+fn no_file(path: &str) -> ApiError {
+    ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", path))
+}
+
 #[derive(Serialize)]
 pub struct VaultRow {
     id: uuid::Uuid,
@@ -98,7 +128,8 @@ impl PageQuery {
     }
 }
 
-/// GET /v1/vaults/{vault}/files?after=PATH&limit=N: the manifest in path order.
+/// GET /v1/vaults/{vault}/files?after=PATH&limit=N: the manifest in path order, the paths
+/// the caller may read only (the query skips the others, so only the last page is short).
 pub async fn list_files(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -106,9 +137,10 @@ pub async fn list_files(
     Query(page): Query<PageQuery>,
 ) -> ApiResult<Json<serde_json::Value>> {
     require(&caller, "read:notes")?;
-    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    let vault = &view.vault;
     let limit = page.limit();
-    let files = tx.files(vault.id, page.after.as_deref(), limit).await.map_err(store_err)?;
+    let files = tx.visible_files(vault.id, page.after.as_deref(), limit, view.visible()).await.map_err(store_err)?;
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     let next = (files.len() as i64 == limit).then(|| files.last().map(|f| f.path.clone())).flatten();
@@ -119,7 +151,9 @@ pub async fn list_files(
     Ok(Json(json!({ "vault": vault.name, "head": head, "files": rows, "next_after": next })))
 }
 
-/// GET /v1/vaults/{vault}/changes?since=SEQ&limit=N: the change log after a sequence.
+/// GET /v1/vaults/{vault}/changes?since=SEQ&limit=N: the change log after a sequence, records
+/// of paths the caller may read only. Sequence numbers keep their gaps where hidden records
+/// were; `next_since` moves past them, so paging neither stops early nor loops.
 pub async fn changes(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -127,13 +161,17 @@ pub async fn changes(
     Query(page): Query<PageQuery>,
 ) -> ApiResult<Json<serde_json::Value>> {
     require(&caller, "read:notes")?;
-    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    let vault = &view.vault;
     let since = page.since.unwrap_or(0).max(0);
     let limit = page.limit();
-    let records = tx.changes_since(vault.id, since, limit).await.map_err(store_err)?;
+    // The head first: every record up to it is committed, so the scan below sees all of them,
+    // and a page short of `limit` has covered the log up to the head.
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
+    let records = tx.visible_changes(vault.id, since, head, limit, view.visible()).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
-    let next = records.last().map(|r| r.seq).unwrap_or(since);
+    let next =
+        if (records.len() as i64) < limit { head.max(since) } else { records.last().map(|r| r.seq).unwrap_or(since) };
     let rows: Vec<_> = records
         .into_iter()
         .map(|r| {
@@ -184,19 +222,20 @@ pub async fn download_file(
 ) -> ApiResult<Response> {
     require(&caller, "read:notes")?;
     otc_vault::check_path(&query.path).map_err(ApiError::from_tool)?;
-    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
-    let entry = tx.file(vault.id, &query.path).await.map_err(store_err)?;
+    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    if !view.can_read(&query.path) {
+        drop(tx);
+        return Err(no_file(&query.path));
+    }
+    let entry = tx.file(view.vault.id, &query.path).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
-    let entry = entry.ok_or_else(|| {
-        ApiError::from_tool(
-            ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", query.path.clone()),
-        )
-    })?;
+    let entry = entry.ok_or_else(|| no_file(&query.path))?;
     let bytes = fetch_blob(&state, &caller, &entry.hash).await?;
     Ok(bytes_response(&entry.hash, bytes))
 }
 
-/// GET /v1/vaults/{vault}/blobs/{hash}: any content the vault has held (history included).
+/// GET /v1/vaults/{vault}/blobs/{hash}: any content the vault has held (history included) at a
+/// path the caller may read.
 pub async fn download_blob(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -204,8 +243,8 @@ pub async fn download_blob(
 ) -> ApiResult<Response> {
     require(&caller, "read:notes")?;
     let hash = parse_hash(&hash)?;
-    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
-    let known = tx.vault_references_blob(vault.id, &hash).await.map_err(store_err)?;
+    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    let known = tx.vault_references_blob(view.vault.id, &hash, view.visible()).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     if !known {
         return Err(tool_err(ErrorCode::NotFound, "this vault holds no content with that hash"));
@@ -215,7 +254,8 @@ pub async fn download_blob(
 }
 
 /// PUT /v1/vaults/{vault}/blobs/{hash}: uploads content before a commit names it. The body is
-/// read up to `sync.max_blob_bytes`; its SHA-256 must be the hash in the URL.
+/// read up to `sync.max_blob_bytes`; its SHA-256 must be the hash in the URL. The upload is
+/// recorded for this vault and the caller's principal: what lets a commit here name it.
 pub async fn upload_blob(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -224,7 +264,7 @@ pub async fn upload_blob(
 ) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
     require(&caller, "write:notes")?;
     let hash = parse_hash(&hash)?;
-    let (tx, _vault) = open_vault(&state, &caller, &vault).await?;
+    let (tx, vault) = open_vault(&state, &caller, &vault).await?;
     drop(tx);
     let limit = state.sync.max_blob_bytes;
     let too_large = || {
@@ -248,6 +288,7 @@ pub async fn upload_blob(
     // deletes, so an upload racing a collection of the same content ends with both in place.
     let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
     tx.record_blob(&hash, size).await.map_err(store_err)?;
+    tx.record_upload(vault.id, caller.principal_id, &hash).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     state.blobs.put_blob(caller.tenant_id, &hash, bytes).await.map_err(|e| match e {
         otc_blobs::BlobError::HashMismatch { .. } => {
@@ -293,6 +334,26 @@ pub struct PutRequest {
     mtime: Option<DateTime<Utc>>,
 }
 
+/// The folder ACL on one change of a commit: a put needs a path the caller may write, a delete
+/// one it may delete; acl_denied otherwise. A path the caller cannot read answers the same (it
+/// may neither write nor delete there), whatever the path holds.
+fn check_acl(view: &View, index: usize, path: &str, delete: bool) -> ApiResult<()> {
+    let (allowed, operation) =
+        if delete { (view.acl().can_delete(path), "delete") } else { (view.acl().can_write(path), "write") };
+    if allowed {
+        return Ok(());
+    }
+    Err(ApiError::from_tool(
+        ToolError::with_message(
+            ErrorCode::AclDenied,
+            format!("the folder ACL does not let this caller {operation} here"),
+        )
+        .detail("path", path.to_string())
+        .detail("path_index", index)
+        .detail("operation", operation),
+    ))
+}
+
 /// POST /v1/vaults/{vault}/commit: applies a batch atomically, or answers 409
 /// concurrent_modification naming every stale path and applies nothing.
 pub async fn commit(
@@ -319,11 +380,13 @@ pub async fn commit(
     if request.changes.iter().any(|c| c.delete) {
         require(&caller, "delete:notes")?;
     }
-    let (mut tx, vault) = open_vault(&state, &caller, &vault).await?;
+    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    let vault = &view.vault;
 
     let paths: Vec<String> = request.changes.iter().map(|c| c.path.clone()).collect();
     let mut seen = HashSet::new();
-    for path in &paths {
+    for (index, change) in request.changes.iter().enumerate() {
+        let path = &change.path;
         otc_vault::check_path(path).map_err(ApiError::from_tool)?;
         if !seen.insert(path.as_str()) {
             return Err(ApiError::from_tool(
@@ -331,6 +394,8 @@ pub async fn commit(
                     .detail("path", path.clone()),
             ));
         }
+        // Before anything is looked up at the path, so a refusal says nothing of what is there.
+        check_acl(&view, index, path, change.delete)?;
     }
     let existing = tx.existing_paths(vault.id, &paths).await.map_err(store_err)?;
     let mut wanted: Vec<Hash> = Vec::new();
@@ -364,7 +429,10 @@ pub async fn commit(
         };
         changes.push(Change { path: c.path.clone(), expect, action });
     }
-    let sizes = tx.blob_sizes(&wanted).await.map_err(store_err)?;
+    // Only content this caller uploaded here, or can already read here: a hash of content
+    // held elsewhere in the tenant answers exactly like one of content held nowhere.
+    let sizes =
+        tx.committable_blob_sizes(vault.id, caller.principal_id, &wanted, view.visible()).await.map_err(store_err)?;
     for change in &mut changes {
         if let Action::Put { hash, size, .. } = &mut change.action {
             *size = *sizes.get(hash).ok_or_else(|| {

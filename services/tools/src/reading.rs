@@ -4,13 +4,13 @@
 
 use base64::Engine;
 use otc_errors::{ErrorCode, ToolError};
-use otc_store::Vault;
-use otc_vault::acl::{Acl, glob_regex};
+use otc_store::{StoreError, TenantTx, Vault, Visible};
+use otc_vault::acl::{Acl, Audience, glob_regex};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{CallContext, caller_vault, internal};
+use crate::{CallContext, Caller, Services, caller_vault, internal};
 
 /// A compiled `[[acl]]` entry.
 pub struct VaultAcl {
@@ -41,6 +41,40 @@ pub struct View {
     read_regex: Option<Vec<String>>,
 }
 
+/// The first `[[acl]]` entry for the vault named `vault` that applies to the caller's tenant
+/// (no tenant named, or the tenant's id, or its slug as `slug` reads it, at most once).
+async fn acl_entry<'a, F, Fut>(
+    acls: &'a [VaultAcl],
+    caller: &Caller,
+    vault: &str,
+    slug: F,
+) -> Result<Option<&'a VaultAcl>, StoreError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<String>, StoreError>>,
+{
+    let mut slug = Some(slug);
+    let mut known: Option<Option<String>> = None;
+    for entry in acls.iter().filter(|e| e.vault == vault) {
+        let applies = match &entry.tenant {
+            None => true,
+            Some(t) if *t == caller.tenant_id.to_string() => true,
+            Some(t) => {
+                if known.is_none()
+                    && let Some(read) = slug.take()
+                {
+                    known = Some(read().await?);
+                }
+                known.as_ref().is_some_and(|s| s.as_deref() == Some(t.as_str()))
+            }
+        };
+        if applies {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
 /// The default page of a list tool (spec: "Result size and paging").
 pub const DEFAULT_PAGE: usize = 100;
 /// Pages stay under 20 KB of JSON by holding fewer items: the items get this much, the rest is
@@ -48,32 +82,49 @@ pub const DEFAULT_PAGE: usize = 100;
 pub const PAGE_BUDGET_BYTES: usize = 17_000;
 
 impl View {
-    /// The caller's vault `name` with its ACL: vault_not_found when the caller cannot reach it.
+    /// The caller's vault `name` with its ACL, as the tools see it: vault_not_found when the
+    /// caller cannot reach it.
     pub async fn open(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<View, ToolError> {
         let vault = caller_vault(ctx, tool, name).await?;
-        let acls = &ctx.services().acls;
-        let mut found = None;
-        for entry in acls.iter().filter(|e| e.vault == vault.name) {
-            let applies = match &entry.tenant {
-                None => true,
-                Some(t) if *t == ctx.caller.tenant_id.to_string() => true,
-                Some(t) => {
-                    let mut tx =
-                        ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-                    let tenant = tx.tenant().await.map_err(|e| internal(tool, &e))?;
-                    tx.commit().await.map_err(|e| internal(tool, &e))?;
-                    tenant.is_some_and(|tenant| tenant.slug == *t)
-                }
-            };
-            if applies {
-                found = Some(entry);
-                break;
+        let services = ctx.services();
+        let slug = || async {
+            let mut tx = services.store.begin(ctx.caller.tenant_id).await?;
+            let tenant = tx.tenant().await?;
+            tx.commit().await?;
+            Ok(tenant.map(|t| t.slug))
+        };
+        let entry = acl_entry(&services.acls, ctx.caller, &vault.name, slug).await.map_err(|e| internal(tool, &e))?;
+        Ok(View::with(vault, entry, Audience::Tools))
+    }
+
+    /// `vault`, which the caller may reach (the caller checked that), as `audience` shows it
+    /// to the caller: the same `[[acl]]` entry the tools use, for callers outside a tool call
+    /// (the sync API). Reads the tenant's slug in `tx` when an entry names a tenant by slug.
+    pub async fn for_caller(
+        services: &Services,
+        caller: &Caller,
+        vault: Vault,
+        audience: Audience,
+        tx: &mut TenantTx,
+    ) -> Result<View, StoreError> {
+        let slug = move || async move { Ok(tx.tenant().await?.map(|t| t.slug)) };
+        let entry = acl_entry(&services.acls, caller, &vault.name, slug).await?;
+        Ok(View::with(vault, entry, audience))
+    }
+
+    fn with(vault: Vault, entry: Option<&VaultAcl>, audience: Audience) -> View {
+        match entry {
+            Some(entry) => {
+                View { vault, acl: entry.acl.clone().for_audience(audience), read_regex: entry.read_regex.clone() }
             }
+            None => View { vault, acl: Acl::open().for_audience(audience), read_regex: None },
         }
-        Ok(match found {
-            Some(entry) => View { vault, acl: entry.acl.clone(), read_regex: entry.read_regex.clone() },
-            None => View { vault, acl: Acl::open(), read_regex: None },
-        })
+    }
+
+    /// What the caller may see, for the store's queries: the audience's hidden folders and the
+    /// read ACL.
+    pub fn visible(&self) -> Visible<'_> {
+        Visible { hidden: self.acl.audience().hidden_regex(), readable: self.readable() }
     }
 
     pub fn can_read(&self, path: &str) -> bool {

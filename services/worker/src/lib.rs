@@ -135,6 +135,9 @@ pub struct SweepReport {
     pub tokens_purged: u64,
     pub snapshots_pruned: u64,
     pub blobs_collected: u64,
+    /// Upload records past the grace period (a commit may no longer name their content on
+    /// the strength of the upload alone).
+    pub uploads_forgotten: u64,
     pub tenants_failed: usize,
 }
 
@@ -142,9 +145,9 @@ pub struct SweepReport {
 const GC_BATCH: i64 = 500;
 
 /// One pass over every tenant: deletes tokens revoked or expired longer ago than the
-/// retention, prunes snapshots beyond the per-path limit, and collects blobs nothing references
-/// once their grace period is over. A tenant that fails is logged and counted; the others
-/// still run.
+/// retention, prunes snapshots beyond the per-path limit, forgets upload records and collects
+/// blobs nothing references once their grace period is over. A tenant that fails is logged and
+/// counted; the others still run.
 pub async fn sweep_once(
     store: &Store,
     blobs: &Blobs,
@@ -174,6 +177,7 @@ async fn sweep_tenant(
     let mut tx = store.begin(tenant).await?;
     report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
     report.snapshots_pruned += tx.prune_snapshots(settings.snapshots_per_path).await?;
+    report.uploads_forgotten += tx.forget_uploads(Utc::now() - settings.gc_grace).await?;
     tx.commit().await?;
     loop {
         // The rows stay locked while their objects are deleted, so an upload of the same

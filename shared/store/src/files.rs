@@ -211,12 +211,12 @@ impl crate::Store {
 
 /// A manifest row as the database returns it.
 pub(crate) struct FileRow {
-    path: String,
-    blob_hash: Vec<u8>,
-    size: i64,
-    mtime: DateTime<Utc>,
-    kind: String,
-    seq: i64,
+    pub(crate) path: String,
+    pub(crate) blob_hash: Vec<u8>,
+    pub(crate) size: i64,
+    pub(crate) mtime: DateTime<Utc>,
+    pub(crate) kind: String,
+    pub(crate) seq: i64,
 }
 
 impl From<FileRow> for FileEntry {
@@ -677,19 +677,6 @@ impl TenantTx {
         Ok(sqlx::query_scalar!(
             r#"SELECT EXISTS (SELECT 1 FROM blobs WHERE tenant_id = $1 AND hash = $2) AS "e!""#,
             self.tenant,
-            &hash[..]
-        )
-        .fetch_one(&mut *self.tx)
-        .await?)
-    }
-
-    /// Whether `vault` ever referenced this blob (current, in its history, a snapshot or the
-    /// trash): what a download by hash may return.
-    pub async fn vault_references_blob(&mut self, vault: Uuid, hash: &Hash) -> Result<bool> {
-        Ok(sqlx::query_scalar!(
-            r#"SELECT EXISTS (SELECT 1 FROM change_log WHERE tenant_id = $1 AND vault_id = $2 AND new_hash = $3) AS "e!""#,
-            self.tenant,
-            vault,
             &hash[..]
         )
         .fetch_one(&mut *self.tx)

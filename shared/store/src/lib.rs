@@ -15,6 +15,7 @@ mod reads;
 mod tenants;
 mod tokens;
 mod vaults;
+mod visible;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -40,6 +41,7 @@ pub use reads::{Listed, NoteMeta};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::Vault;
+pub use visible::Visible;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 

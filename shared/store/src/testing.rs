@@ -62,6 +62,7 @@ pub enum Table {
     Snapshots,
     Trash,
     Blobs,
+    BlobUploads,
     Jobs,
     ReconcileState,
     IndexState,
@@ -75,7 +76,7 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 20] = [
+    pub const ALL: [Table; 21] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -86,6 +87,7 @@ impl Table {
         Table::Snapshots,
         Table::Trash,
         Table::Blobs,
+        Table::BlobUploads,
         Table::Jobs,
         Table::ReconcileState,
         Table::IndexState,
@@ -110,6 +112,7 @@ impl Table {
             Table::Snapshots => "snapshots",
             Table::Trash => "trash",
             Table::Blobs => "blobs",
+            Table::BlobUploads => "blob_uploads",
             Table::Jobs => "jobs",
             Table::ReconcileState => "reconcile_state",
             Table::IndexState => "index_state",
@@ -242,6 +245,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Snapshots => "UPDATE snapshots SET size = size",
         Table::Trash => "UPDATE trash SET size = size",
         Table::Blobs => "UPDATE blobs SET size = size",
+        Table::BlobUploads => "UPDATE blob_uploads SET uploaded_at = uploaded_at",
         Table::Jobs => "UPDATE jobs SET attempts = attempts",
         Table::ReconcileState => "UPDATE reconcile_state SET size = size",
         Table::IndexState => "UPDATE index_state SET indexed_seq = indexed_seq",

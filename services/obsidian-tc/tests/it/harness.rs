@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use obsidian_tc::app::{self, Deps, Running};
 use otc_config::{Config, Sources};
-use otc_store::{NewToken, PrincipalKind, Store};
+use otc_store::{Action, Change, Expect, NewToken, PrincipalKind, Provenance, Store};
 use uuid::Uuid;
 
 /// The service variables from `scripts/services env`.
@@ -71,6 +71,8 @@ pub struct TestApp {
     pub addr: SocketAddr,
     pub store: Store,
     pub http: reqwest::Client,
+    /// The clients the gateway was built with (store, Redis, object store, indexer).
+    pub deps: Deps,
     running: Option<Running>,
 }
 
@@ -100,8 +102,40 @@ impl TestApp {
             store: iso.store(),
             iso,
             http: reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap(),
+            deps,
             running: Some(running),
         }
+    }
+
+    /// Writes (`Some(text)`) and deletes (`None`) in one commit of the vault named `vault` in
+    /// `token`'s tenant, straight through the store (the one commit path, indexed before it
+    /// returns) rather than the API: content an operator put there, which the token's own
+    /// requests may not be allowed to write (a path its ACL hides, `.trash/`).
+    pub async fn seed(&self, token: &str, vault: &str, changes: &[(&str, Option<&str>)]) {
+        let tenant = token.parse::<otc_auth::PresentedToken>().expect("a token").tenant;
+        let mut tx = self.deps.store.begin(tenant).await.unwrap();
+        let vault = tx.vault_by_name(vault).await.unwrap().expect("the vault");
+        let mut list = Vec::new();
+        for (path, content) in changes {
+            let action = match content {
+                Some(text) => {
+                    let hash = otc_blobs::Blobs::hash_of(text.as_bytes());
+                    let size = text.len() as i64;
+                    tx.record_blob(&hash, size).await.unwrap();
+                    self.deps.blobs.put_blob(tenant, &hash, text.to_string().into_bytes().into()).await.unwrap();
+                    Action::Put { hash, size, mtime: chrono::Utc::now() }
+                }
+                None => Action::Delete,
+            };
+            list.push(Change { path: path.to_string(), expect: Expect::Any, action });
+        }
+        let who = Provenance { tool: Some("seed".into()), ..Provenance::default() };
+        let done =
+            otc_indexer::commit::commit_and_announce(&self.deps.indexer, &self.deps.kv, tx, vault.id, &list, &who)
+                .await
+                .unwrap()
+                .expect("a seed expects nothing");
+        assert!(done.indexed, "the seed was indexed");
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -17,6 +17,7 @@ mod restore;
 mod rls;
 mod shutdown;
 mod sync;
+mod sync_acl;
 mod telemetry;
 mod tidy;
 mod worker;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::harness::{Tenant, TestApp};
-use crate::index::{commit, links_by_note};
+use crate::index::links_by_note;
 use crate::mcp::call;
 use crate::write::{V, err, ok, text};
 
@@ -33,8 +33,7 @@ async fn vault(acl_read: Option<Vec<&str>>) -> (TestApp, String, Tenant) {
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    commit(
-        &app,
+    app.seed(
         &token,
         V,
         &[

@@ -32,8 +32,8 @@ async fn setup(read_paths: Option<Vec<&str>>) -> (TestApp, String) {
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    commit(
-        &app,
+    // Through the store: the sync API would not let this token write Secret/ under the ACL.
+    app.seed(
         &token,
         "Notes",
         &[
@@ -317,13 +317,8 @@ async fn metadata_and_link_tools_concise_and_detailed() {
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "A.md"})).await["type"], "file");
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Z.md"})).await["exists"], false);
     // Notes in the always-hidden folders are not counted (nor listed, nor read).
-    commit(
-        &app,
-        &token,
-        v,
-        &[(".trash/Old.md", Some("old")), (".obsidian/Note.md", Some("x")), (".gitx/N.md", Some("y"))],
-    )
-    .await;
+    app.seed(&token, v, &[(".trash/Old.md", Some("old")), (".obsidian/Note.md", Some("x")), (".gitx/N.md", Some("y"))])
+        .await;
     let vaults = ok(&app, &token, "list_vaults", json!({})).await;
     assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(6)));
     let vault = ok(&app, &token, "get_vault", json!({"vault": v})).await;
@@ -741,8 +736,7 @@ async fn a_hidden_note_does_not_shadow_a_readable_one_in_any_link_tool() {
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     // For Obsidian, [[Plan]] is the root Plan.md; this caller cannot read it, so for them the
     // link means Public/Plan.md, as if the hidden note were not there.
-    commit(
-        &app,
+    app.seed(
         &token,
         "Notes",
         &[

@@ -27,11 +27,11 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     fill_storage(&store, &b, 3).await;
 
     // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
-    //  trash, blobs, jobs, reconcile_state, index_state, index_files, notes, links, note_tags,
-    //  note_properties, note_tasks, chunks]
+    //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
+    //  note_tags, note_properties, note_tasks, chunks]
     for (tenant, expected) in [
-        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1]),
-        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3]),
+        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1]),
+        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3]),
     ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
@@ -67,8 +67,8 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     tx.commit().await.unwrap();
 }
 
-/// Storage rows for `tenant`: k+1 files created, the first updated, the second deleted (three
-/// commits), each with its blob in the inventory.
+/// Storage rows for `tenant`: k+1 files created (each recorded as uploaded), the first updated,
+/// the second deleted (three commits), each with its blob in the inventory.
 async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     use otc_store::{Action, Change, Expect, IndexFile, NewJob, NoteRecord, Provenance};
     let hash =
@@ -77,10 +77,12 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let job = [NewJob { kind: "index".into(), payload: serde_json::json!({}) }];
     let who = Provenance::default();
     let mut tx = store.begin(tenant.id).await.unwrap();
+    let uploader = tx.ensure_principal(otc_store::PrincipalKind::User, "alice").await.unwrap();
     let mut creates = Vec::new();
     for i in 0..=k {
         let h = hash(format!("v1-{i}"));
         tx.record_blob(&h, 10).await.unwrap();
+        tx.record_upload(tenant.vault_id, uploader.id, &h).await.unwrap();
         creates.push(Change {
             path: format!("f{i}.md"),
             expect: Expect::Absent,

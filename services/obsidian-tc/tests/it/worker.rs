@@ -172,12 +172,16 @@ async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapsh
     let store = iso.store();
     let blobs = blobs(&iso);
     let tenant = Tenant::create(&store, "acme").await;
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    let uploader = tx.ensure_principal(otc_store::PrincipalKind::User, "alice").await.unwrap();
+    tx.commit().await.unwrap();
     let mut hashes = Vec::new();
     for text in ["v1", "v2", "v3", "orphan"] {
         let hash = otc_blobs::Blobs::hash_of(text.as_bytes());
         blobs.put_blob(tenant.id, &hash, bytes::Bytes::from(text)).await.unwrap();
         let mut tx = store.begin(tenant.id).await.unwrap();
         tx.record_blob(&hash, text.len() as i64).await.unwrap();
+        tx.record_upload(tenant.vault_id, uploader.id, &hash).await.unwrap();
         tx.commit().await.unwrap();
         hashes.push(hash);
     }
@@ -195,7 +199,7 @@ async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapsh
 
     // Within the grace nothing is collected.
     let report = sweep_once(&store, &blobs, &settings(chrono::Duration::days(30))).await.unwrap();
-    assert_eq!(report.blobs_collected, 0);
+    assert_eq!((report.blobs_collected, report.uploads_forgotten), (0, 0));
     let mut strict = settings(chrono::Duration::days(30));
     strict.gc_grace = chrono::Duration::zero();
     strict.snapshots_per_path = 1;
@@ -204,6 +208,7 @@ async fn the_sweep_collects_unreferenced_blobs_after_the_grace_and_prunes_snapsh
     assert_eq!(report.snapshots_pruned, 1, "two snapshots, one kept");
     // v1 lost its last snapshot and the orphan never had a reference: both collected.
     assert_eq!(report.blobs_collected, 2, "{report:?}");
+    assert_eq!(report.uploads_forgotten, 4, "upload records past the grace go too: {report:?}");
     assert!(matches!(blobs.get_blob(tenant.id, &hashes[0]).await, Err(otc_blobs::BlobError::NotFound)));
     assert!(matches!(blobs.get_blob(tenant.id, &hashes[3]).await, Err(otc_blobs::BlobError::NotFound)));
     assert_eq!(blobs.get_blob(tenant.id, &hashes[1]).await.unwrap().as_ref(), b"v2", "a snapshot keeps its blob");

@@ -18,6 +18,7 @@ pub(crate) async fn setup_with(confirm: bool, acl: Option<(Vec<&str>, Vec<&str>)
     let acl = acl.map(|(w, d)| {
         (w.into_iter().map(str::to_string).collect::<Vec<_>>(), d.into_iter().map(str::to_string).collect::<Vec<_>>())
     });
+    let restricted = acl.is_some();
     let app = TestApp::spawn_with(move |c| {
         c.tools.confirm_destructive = confirm;
         if let Some((write, delete)) = acl {
@@ -33,7 +34,12 @@ pub(crate) async fn setup_with(confirm: bool, acl: Option<(Vec<&str>, Vec<&str>)
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    commit(&app, &token, V, &[("Plan.md", Some(PLAN))]).await;
+    if restricted {
+        // The ACL may keep the token's own sync API commits away from Plan.md.
+        app.seed(&token, V, &[("Plan.md", Some(PLAN))]).await;
+    } else {
+        commit(&app, &token, V, &[("Plan.md", Some(PLAN))]).await;
+    }
     (app, token)
 }
 
