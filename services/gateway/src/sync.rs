@@ -467,6 +467,11 @@ pub async fn commit(
             "vault": vault.name, "seq": done.committed.seq, "commit_id": done.committed.commit_id,
             "changed": done.committed.changed, "indexed": done.indexed,
         }))),
+        // A delete of a path that holds nothing (expect "any"): not found, nothing applied.
+        Err(stale) if stale.paths.is_empty() && !stale.missing.is_empty() => Err(ApiError::from_tool(
+            ToolError::with_message(ErrorCode::NotFound, "no file at that path; nothing was applied")
+                .detail("missing", stale.missing),
+        )),
         Err(stale) => Err(ApiError::from_tool(
             ToolError::with_message(
                 ErrorCode::ConcurrentModification,

@@ -549,3 +549,30 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
     drop(dev);
     let _ = std::fs::remove_dir_all(root);
 }
+
+/// A delete of a path that holds nothing is not found (not a conflict), and the provenance a
+/// client reports about itself is bounded before it is stored and served back.
+#[tokio::test]
+async fn deleting_nothing_is_not_found_and_client_provenance_is_bounded() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "read:notes,write:notes,delete:notes", false, None).await;
+    let commit = |body: Value| api(&app, &token, reqwest::Method::POST, "/v1/vaults/Notes/commit", Some(body));
+    let (status, body) = commit(json!({"changes": [{"path": "ghost.md", "expect": "any", "delete": true}]})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["error"]["code"], "not_found");
+    assert_eq!(body["error"]["details"]["missing"], json!(["ghost.md"]));
+
+    let hash = upload(&app, &token, "Notes", b"x").await;
+    let huge = "n".repeat(1_000_000);
+    let (status, body) = commit(json!({
+        "changes": [{"path": "a.md", "expect": "absent", "put": {"hash": hash}}],
+        "client_name": format!("  {huge}"), "client_model": "model\u{0007}\nname", "tool": "sync"
+    }))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, feed) = api(&app, &token, reqwest::Method::GET, "/v1/vaults/Notes/changes?since=0", None).await;
+    let record = &feed["changes"][0];
+    assert_eq!(record["client_name"].as_str().unwrap(), "n".repeat(otc_store::PROVENANCE_FIELD_CHARS));
+    assert_eq!(record["client_model"], "modelname", "control characters are dropped");
+}
