@@ -9,6 +9,7 @@
 #   python3 loadtests/scale_vault.py corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
 #   loadtests/write-bench.sh /tmp/v100k
 #   REUSE=1 STAGES="move restore" loadtests/write-bench.sh /tmp/v100k   # only some stages, no import
+#   REUSE=1 STAGES=write CONCURRENCY=1 loadtests/write-bench.sh /tmp/v100k   # one call at a time
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vault_dir=${1:?usage: write-bench.sh VAULT_DIR}
@@ -53,8 +54,8 @@ call() { # name args-json: one call, its result
   printf '%s\t%s\n' "$1" "$2" | to_bodies | curl -sf $url/mcp -H "Authorization: Bearer $token" \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d @-
 }
-load() { # a closed loop of 16 over the bodies file for 10 s
-  "$target/otc-load" --url $url/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
+load() { # a closed loop of $CONCURRENCY (16) over the bodies file for 10 s
+  "$target/otc-load" --url $url/mcp --token "$token" --concurrency "${CONCURRENCY:-16}" --duration 10 --warmup 2 \
     --header "Accept: application/json, text/event-stream" --bodies "$bodies"
 }
 
@@ -83,7 +84,8 @@ if [[ " $stages " == *" move "* ]]; then
   python3 -c 'import json,sys
 items = [{"path": f"bench-move/{sys.argv[1]}/n{i}.md", "content": f"Note {i} links [[Target {sys.argv[1]}]] and [[Target {sys.argv[1]}#Part|the part]].\n"} for i in range(1000)]
 print(json.dumps({"vault": "bench", "items": items, "response_format": "concise"}))' "$run" > "$bodies"
-  call bulk_create_notes "$(cat "$bodies")" | head -c 200; echo
+  made=$(call bulk_create_notes "$(cat "$bodies")")
+  echo "${made:0:120}"
   call write_note "{\"vault\":\"bench\",\"path\":\"bench-move/$run/Target $run.md\",\"content\":\"# Part\\n\"}" >/dev/null
   from="bench-move/$run/Target $run.md"
   for to in "bench-move/$run/Moved A $run.md" "bench-move/$run/Moved B $run.md" "bench-move/$run/Moved C $run.md" "bench-move/$run/Moved D $run.md" "bench-move/$run/Moved E $run.md"; do

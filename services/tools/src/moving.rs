@@ -235,8 +235,10 @@ pub async fn materialize(
     }
     let mut rest: Vec<(String, (otc_store::Hash, String))> = texts.into_iter().collect();
     rest.sort_by(|a, b| a.0.cmp(&b.0));
-    for (path, (was, text)) in rest {
-        let (hash, size) = writing::put_content(ctx, tool, text.into_bytes()).await?;
+    let (paths, texts): (Vec<(String, otc_store::Hash)>, Vec<Vec<u8>>) =
+        rest.into_iter().map(|(path, (was, text))| ((path, was), text.into_bytes())).unzip();
+    let stored = writing::put_contents(ctx, tool, texts).await?;
+    for ((path, was), (hash, size)) in paths.into_iter().zip(stored) {
         plan.changes.push(writing::put(&path, Expect::Hash(was), hash, size));
     }
     Ok(())

@@ -141,6 +141,39 @@ pub async fn put_content(ctx: &CallContext<'_>, tool: &str, bytes: Vec<u8>) -> R
     Ok((hash, size))
 }
 
+/// [`put_content`] for many contents at once: one inventory statement, then the objects written
+/// sixteen at a time. Returns each content's hash and size, in order.
+pub async fn put_contents(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    contents: Vec<Vec<u8>>,
+) -> Result<Vec<(Hash, i64)>, ToolError> {
+    use futures::{StreamExt, TryStreamExt};
+    let limit = ctx.services().config.sync.max_blob_bytes;
+    if contents.iter().any(|c| c.len() > limit) {
+        return Err(ToolError::with_message(
+            ErrorCode::InvalidInput,
+            format!("a content is larger than the limit of {limit} bytes"),
+        )
+        .detail("limit", limit));
+    }
+    let stored: Vec<(Hash, i64)> = contents.iter().map(|c| (otc_blobs::Blobs::hash_of(c), c.len() as i64)).collect();
+    let services = ctx.services();
+    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    tx.record_blobs(&stored).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let tenant = ctx.caller.tenant_id;
+    let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();
+    futures::stream::iter(contents.into_iter().zip(hashes))
+        .map(|(bytes, hash)| async move {
+            services.blobs.put_blob(tenant, &hash, bytes.into()).await.map_err(|e| internal(tool, &e))
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(stored)
+}
+
 /// A put of stored content at `path`, expecting `expect` there.
 pub fn put(path: &str, expect: Expect, hash: Hash, size: i64) -> Change {
     Change { path: path.to_string(), expect, action: Action::Put { hash, size, mtime: chrono::Utc::now() } }

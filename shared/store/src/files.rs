@@ -644,6 +644,27 @@ impl TenantTx {
         Ok(())
     }
 
+    /// [`Self::record_blob`] for many blobs in one statement.
+    pub async fn record_blobs(&mut self, blobs: &[(Hash, i64)]) -> Result<()> {
+        if blobs.is_empty() {
+            return Ok(());
+        }
+        let mut unique: std::collections::BTreeMap<Hash, i64> = std::collections::BTreeMap::new();
+        unique.extend(blobs.iter().copied());
+        let hashes: Vec<Vec<u8>> = unique.keys().map(|h| h.to_vec()).collect();
+        let sizes: Vec<i64> = unique.values().copied().collect();
+        sqlx::query!(
+            "INSERT INTO blobs (tenant_id, hash, size) SELECT $1, * FROM UNNEST($2::bytea[], $3::bigint[])
+             ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()",
+            self.tenant,
+            &hashes,
+            &sizes
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
     /// The sizes of those of `hashes` the tenant's inventory holds.
     pub async fn blob_sizes(&mut self, hashes: &[Hash]) -> Result<std::collections::HashMap<Hash, i64>> {
         let list: Vec<Vec<u8>> = hashes.iter().map(|h| h.to_vec()).collect();

@@ -184,8 +184,10 @@ impl Tool for RewriteLink {
             }
             writing::confirm(ctx, name, true, "it rewrites links in many notes")?;
             let mut batch = Vec::with_capacity(writable.len());
-            for ((path, entry, rewrite), change) in writable.into_iter().zip(changes.iter_mut()) {
-                let (hash, size) = writing::put_content(ctx, name, rewrite.text.into_bytes()).await?;
+            let (notes, texts): (Vec<_>, Vec<_>) =
+                writable.into_iter().map(|(path, entry, rewrite)| ((path, entry), rewrite.text.into_bytes())).unzip();
+            let stored = writing::put_contents(ctx, name, texts).await?;
+            for (((path, entry), (hash, size)), change) in notes.into_iter().zip(stored).zip(changes.iter_mut()) {
                 change.content_hash = Some(hex::encode(hash));
                 batch.push(writing::put(&path, Expect::Hash(entry.hash), hash, size));
             }
