@@ -1,7 +1,12 @@
 //! The note body: headings and their sections, block ids, wikilinks, embeds, markdown links,
-//! inline tags and tasks. Code blocks, inline code, HTML comments and `%%comments%%` that span
-//! lines hold none of them. (A `%%comment%%` within one line does not hide what it holds: Obsidian
-//! indexes tags and links there, as the obsidian-tasks test vault records.)
+//! inline tags and tasks. What counts where follows Obsidian's own metadata cache, construct by
+//! construct, as recorded with its evidence in `docs/link-parity.md`:
+//!
+//! - Code blocks, inline code, HTML comments (inline or block, on one line or many) and raw HTML
+//!   blocks hold nothing.
+//! - A `%%comment%%` within one line hides nothing (Obsidian indexes its tags and links).
+//! - A `%%comment%%` spanning lines hides links, tasks, block ids and headings, but not tags:
+//!   Obsidian's cache lists a tag inside one and no list item.
 
 use std::ops::Range;
 
@@ -9,16 +14,23 @@ use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd
 
 use crate::{BlockId, Heading, Lines, Link, LinkKind, Note, TagSource, Task, split_wikilink};
 
-/// Byte ranges (of the whole note) where nothing is parsed.
-struct Zones(Vec<Range<usize>>);
+/// Byte ranges (of the whole note) that hide what they hold.
+struct Zones {
+    /// Code, HTML comments and HTML blocks: nothing inside counts.
+    all: Vec<Range<usize>>,
+    /// `%%comments%%` spanning lines: tags inside still count, nothing else does.
+    percent: Vec<Range<usize>>,
+}
 
 impl Zones {
+    /// Whether a link, heading, task or block id starting here is hidden.
     fn contains(&self, offset: usize) -> bool {
-        self.0.iter().any(|z| z.start <= offset && offset < z.end)
+        self.all.iter().chain(&self.percent).any(|z| z.start <= offset && offset < z.end)
     }
 
-    fn overlaps(&self, range: &Range<usize>) -> bool {
-        self.0.iter().any(|z| z.start < range.end && range.start < z.end)
+    /// Whether a tag covering `range` is hidden.
+    fn hides_tag(&self, range: &Range<usize>) -> bool {
+        self.all.iter().any(|z| z.start < range.end && range.start < z.end)
     }
 }
 
@@ -38,6 +50,9 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
         match event {
             Event::Start(Tag::CodeBlock(_)) => zones.push(range),
             Event::Code(_) => zones.push(range),
+            // A raw HTML block (a `<div>`, a `<!-- -->` comment on lines of its own, ...) is one
+            // `html` section in Obsidian's cache, and nothing inside one is indexed.
+            Event::Start(Tag::HtmlBlock) => zones.push(range),
             // An autolink (`<https://x.org>`, `<mailto:a@b.c>`, `<name@example.com>`) is a URL
             // or an address in Obsidian, never a link to a note.
             Event::Start(Tag::Link { link_type, dest_url, .. }) => {
@@ -76,15 +91,16 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             _ => {}
         }
     }
-    // HTML comments and %%comments%%, outside code, in file order (whichever opens first hides
-    // the other's opener). A %%comment%% hides only when it spans lines.
+    // HTML comments and %%comments%%, outside code and HTML blocks, in file order (whichever
+    // opens first hides the other's opener). A %%comment%% hides only when it spans lines.
     let code = zones.clone();
     let in_code = |offset: usize| code.iter().any(|z: &Range<usize>| z.start <= offset && offset < z.end);
+    let mut percent = Vec::new();
     let mut at = body_start;
     loop {
         let html = text[at..].find("<!--").map(|i| at + i);
-        let percent = text[at..].find("%%").map(|i| at + i);
-        let (open, is_html) = match (html, percent) {
+        let pct = text[at..].find("%%").map(|i| at + i);
+        let (open, is_html) = match (html, pct) {
             (Some(h), Some(p)) if h < p => (h, true),
             (Some(h), None) => (h, true),
             (_, Some(p)) => (p, false),
@@ -99,17 +115,25 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             .find(closer)
             .map(|c| open + opener.len() + c + closer.len())
             .unwrap_or(text.len());
-        if is_html || text[open..close].contains('\n') {
+        if is_html {
             zones.push(open..close);
+        } else if text[open..close].contains('\n') {
+            percent.push(open..close);
         }
         at = close;
     }
-    let zones = Zones(zones);
+    let zones = Zones { all: zones, percent };
 
-    wikilinks(text, body_start, lines, &zones, note);
+    // Links a multi-line %%comment%% hides: no tag is looked for inside them either.
+    let mut shadowed = Vec::new();
+    wikilinks(text, body_start, lines, &zones, &mut shadowed, note);
     for (range, dest, image, label) in md_links {
         // A link starting in a zone is hidden; one whose text holds inline code is not.
-        if zones.contains(range.start) || is_external(&dest) || dest.is_empty() {
+        if zones.contains(range.start) {
+            shadowed.push(range);
+            continue;
+        }
+        if is_external(&dest) || dest.is_empty() {
             continue;
         }
         let decoded = percent_decode(&dest);
@@ -138,7 +162,7 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             section: range.start..section_end,
         });
     }
-    lines_pass(text, body_start, lines, &zones, note);
+    lines_pass(text, body_start, lines, &zones, &shadowed, note);
 }
 
 fn level_of(level: HeadingLevel) -> u8 {
@@ -152,19 +176,31 @@ fn level_of(level: HeadingLevel) -> u8 {
     }
 }
 
-/// `[[...]]` and `![[...]]`: on one line, outside the zones.
-fn wikilinks(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, note: &mut Note) {
+/// `[[...]]` and `![[...]]`: on one line, outside the zones. Those a zone hides go to `hidden`.
+fn wikilinks(
+    text: &str,
+    body_start: usize,
+    lines: &Lines<'_>,
+    zones: &Zones,
+    hidden: &mut Vec<Range<usize>>,
+    note: &mut Note,
+) {
     let mut at = body_start;
     while let Some(found) = text[at..].find("[[") {
         let open = at + found;
         at = open + 2;
-        if zones.contains(open) {
+        if zones.all.iter().any(|z| z.start <= open && open < z.end) {
             continue;
         }
         let line_end = text[open..].find('\n').map(|n| open + n).unwrap_or(text.len());
         let Some(close) = text[open + 2..line_end].find("]]") else { continue };
         let inner = &text[open + 2..open + 2 + close];
         if inner.trim().is_empty() || inner.contains("[[") {
+            continue;
+        }
+        if zones.contains(open) {
+            hidden.push(open..open + 2 + close + 2);
+            at = open + 2 + close + 2;
             continue;
         }
         let embed = open > body_start && text.as_bytes()[open - 1] == b'!';
@@ -186,28 +222,42 @@ fn wikilinks(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, no
 }
 
 /// Line by line: tasks, block ids, inline tags.
-fn lines_pass(text: &str, body_start: usize, lines: &Lines<'_>, zones: &Zones, note: &mut Note) {
-    let link_ranges: Vec<Range<usize>> =
-        note.links.iter().filter(|l| l.kind != LinkKind::Property).map(|l| l.span.range()).collect();
+fn lines_pass(
+    text: &str,
+    body_start: usize,
+    lines: &Lines<'_>,
+    zones: &Zones,
+    shadowed: &[Range<usize>],
+    note: &mut Note,
+) {
+    let link_ranges: Vec<Range<usize>> = note
+        .links
+        .iter()
+        .filter(|l| l.kind != LinkKind::Property)
+        .map(|l| l.span.range())
+        .chain(shadowed.iter().cloned())
+        .collect();
     for line in lines.line_of(body_start)..lines.count() {
         let range = lines.line_range(line);
-        if range.start < body_start || zones.contains(range.start) {
+        if range.start < body_start {
             continue;
         }
         let content = &text[range.clone()];
-        if let Some(task) = task(content) {
-            note.tasks.push(Task { status: task.0, text: task.1.to_string(), span: lines.span(range.clone()) });
-        }
-        if let Some(id) = block_id(content) {
-            let start = range.end - id.len() - 1;
-            if !zones.contains(start) {
-                note.blocks.push(BlockId { id: id.to_string(), span: lines.span(start..range.end), line });
+        if !zones.contains(range.start) {
+            if let Some(task) = task(content) {
+                note.tasks.push(Task { status: task.0, text: task.1.to_string(), span: lines.span(range.clone()) });
+            }
+            if let Some(id) = block_id(content) {
+                let start = range.end - id.len() - 1;
+                if !zones.contains(start) {
+                    note.blocks.push(BlockId { id: id.to_string(), span: lines.span(start..range.end), line });
+                }
             }
         }
         for (offset, name) in inline_tags(content) {
             let start = range.start + offset;
             let end = start + 1 + name.len();
-            if zones.overlaps(&(start..end)) || link_ranges.iter().any(|r| r.start <= start && start < r.end) {
+            if zones.hides_tag(&(start..end)) || link_ranges.iter().any(|r| r.start <= start && start < r.end) {
                 continue;
             }
             note.tags.push(crate::Tag {

@@ -36,14 +36,16 @@ Rules:
 * Body block structure follows CommonMark: block quotes, list items (content indent),
   lazy paragraph continuation, fenced code (``` / ~~~, an unclosed fence runs to the
   end of its container), indented code (4+ columns, not as paragraph continuation),
-  ATX headings, thematic breaks and HTML blocks (types 1, 3-7).  Fenced code,
-  indented code and HTML blocks hold nothing (Obsidian indexes no links or tags in
-  raw HTML blocks); inline HTML inside a paragraph does not hide its surroundings.
-* Comments hold nothing: <!-- ... --> anywhere, and %%...%% when it spans lines; both
-  are recognised outside code (a code span on the same line shields them).  A %%...%%
-  opened and closed within one line hides nothing: the obsidian-tasks demo vault
-  (Test Data/comments_markdown_style.md) records that Obsidian's own cache indexes the
-  tags and links inside it.
+  ATX headings, thematic breaks and HTML blocks (types 1-7; a line opening with
+  '<!--' is a type 2 block up to the line holding '-->', that whole line included).
+  Fenced code, indented code and HTML blocks hold nothing; inline HTML inside a
+  paragraph does not hide its surroundings.
+* Comments (every rule here is a row of docs/link-parity.md, which gives its source):
+  - <!-- ... --> anywhere holds nothing, on one line or many.
+  - %%...%% opened and closed within one line hides nothing: links and tags count.
+  - %%...%% spanning lines hides links (and tasks), but the tags inside still count.
+  Both are recognised outside code and HTML blocks (a code span on the same line
+  shields them); whichever opens first hides the other's opener.
 * Code spans (CommonMark backtick-run matching within one paragraph/heading) hold
   nothing.  Backslash escapes (\\[, \\!, \\#, ...) make the next character literal.
 * Wikilinks: [[inner]] on one line, inner not blank, closed by the first ']]';
@@ -56,8 +58,11 @@ Rules:
   '![alt](dest)' is an embed.  Internal only: dest not empty, no URL scheme
   (/^[A-Za-z0-9+.-]{2,}:/) and not starting with '//'.  The target is the dest
   (backslash escapes removed) before the first '#', percent-decoded; '(#Heading)'
-  is a same-note link.  Reference-style links are NOT implemented (the corpora hold
-  no link reference definitions, only footnotes, which are not links).
+  is a same-note link.  Reference links count like inline ones: [text][label],
+  [label][] and [label] (shortcut) whose label (case and runs of blanks ignored)
+  a definition line '[label]: dest "title"' at the start of a paragraph defines,
+  anywhere in the note (the first definition of a label wins); a definition is not
+  a link itself, and '[^x]:' is a footnote, not a definition.
 * Autolinks (<https://x.org>, <mailto:a@b.c>, <name@example.com>, CommonMark's URI and
   email forms) are never links: Obsidian opens them as a URL or an address.  They bind
   tighter than brackets, so a '[' or ']' inside one opens or closes no markdown link
@@ -685,6 +690,7 @@ HTML6_TAGS = (
     "thead|title|tr|track|ul"
 )
 HTML_START = [
+    (2, re.compile(r"<!--"), re.compile(r"-->")),
     (1, re.compile(r"<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I), re.compile(r"</(?:script|pre|style|textarea)>", re.I)),
     (3, re.compile(r"<\?"), re.compile(r"\?>")),
     (4, re.compile(r"<![A-Za-z]"), re.compile(r">")),
@@ -740,7 +746,7 @@ def _interrupts_paragraph(s: str) -> bool:
         length, ordered, start = lm
         if t[length:].strip() and (not ordered or start == 1):
             return True
-    if t.startswith("<!--") or _html_start(t, True):
+    if _html_start(t, True):
         return True
     return False
 
@@ -798,6 +804,9 @@ class BodyScanner:
         self.groups: list[list[str]] = []  # each group: the content lines of one block
         self.cur: list[str] | None = None  # current paragraph group
         self.comment_end: str | None = None  # '%%' or '-->' while inside a comment
+        self.paragraphs: set[int] = set()  # indexes of the groups that are paragraphs
+        # The text of each %%comment%% spanning lines: its tags count, nothing else does.
+        self.tag_only: list[list[str]] = []
 
     # -- comments -----------------------------------------------------------------
     def _hide_comments(self, text: str, start_inside: bool) -> str:
@@ -809,8 +818,12 @@ class BodyScanner:
         if start_inside:
             j = text.find(self.comment_end)
             if j < 0:
+                if self.comment_end == "%%":
+                    self.tag_only[-1].append(text)
                 return HIDDEN * n
             end = j + len(self.comment_end)
+            if self.comment_end == "%%":
+                self.tag_only[-1].append(text[:end])
             out[:end] = HIDDEN * end
             self.comment_end = None
             i = end
@@ -832,6 +845,8 @@ class BodyScanner:
                 if j < 0:
                     out[i:] = HIDDEN * (n - i)
                     self.comment_end = closer
+                    if closer == "%%":
+                        self.tag_only.append([text[i:]])
                     return "".join(out)
                 end = j + len(closer)
                 if closer == "-->":
@@ -850,6 +865,7 @@ class BodyScanner:
         if para:
             if self.cur is None:
                 self.cur = []
+                self.paragraphs.add(len(self.groups))
                 self.groups.append(self.cur)
             self.cur.append(content)
         else:
@@ -868,6 +884,8 @@ class BodyScanner:
             if self.comment_end is not None:
                 j = line.find(self.comment_end)
                 if j < 0:
+                    if self.comment_end == "%%":
+                        self.tag_only[-1].append(line)
                     continue
                 rest = self._hide_comments(line, True)
                 if rest.strip(HIDDEN + " "):
@@ -1003,15 +1021,14 @@ class BodyScanner:
                 leaf = None
                 self._close_para()
                 continue
-            if not t.startswith("<!--"):
-                hs = _html_start(t, leaf != "para")
-                if hs:
-                    _kind, end_re = hs
-                    self._close_para()
-                    leaf = ("html", end_re)
-                    if end_re is not None and end_re.search(t[1:]):
-                        leaf = None
-                    continue
+            hs = _html_start(t, leaf != "para")
+            if hs:
+                kind, end_re = hs
+                self._close_para()
+                leaf = ("html", end_re)
+                if end_re is not None and end_re.search(t[2:] if kind == 2 else t[1:]):
+                    leaf = None
+                continue
             if leaf != "para":
                 self._close_para()
             leaf = "para"
@@ -1121,6 +1138,22 @@ def _link_tail(s: str, j: int):
     return None
 
 
+def _reference_tail(s: str, text_start: int, close: int, defs: dict[str, str]):
+    """A reference link closing at s[close] == ']': full [text][label], collapsed
+    [text][] or shortcut [text]; (dest, end) when its label is defined, else None."""
+    j = close + 1
+    if s.startswith("[]", j):
+        key = label_key(s[text_start:close])
+        return (defs[key], j + 2) if key in defs else None
+    if j < len(s) and s[j] == "[":
+        e = s.find("]", j + 1)
+        if e > j + 1 and "[" not in s[j + 1: e]:
+            key = label_key(s[j + 1: e])
+            return (defs[key], e + 1) if key in defs else None
+    key = label_key(s[text_start:close])
+    return (defs[key], j) if key in defs else None
+
+
 def is_tag_char(ch: str) -> bool:
     o = ord(ch)
     if o < 128:
@@ -1130,8 +1163,36 @@ def is_tag_char(ch: str) -> bool:
     return True
 
 
-def scan_inline(text: str):
-    """[(kind, target)] with kind 'body'/'embed' in order, and [tag names]."""
+# A link reference definition on one line: [label]: dest, then an optional title.
+DEFINITION_RE = re.compile(
+    r"[ ]{0,3}\[(?!\^)((?:[^\[\]\\]|\\.){1,999})\]:[ \t]*(<[^<>\n]*>|[^ \t<][^ \t]*)"
+    r"(?:[ \t]+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?[ \t]*$"
+)
+
+
+def label_key(label: str) -> str:
+    """A link label as CommonMark matches it: case folded, runs of blanks as one space."""
+    return " ".join(label.split()).casefold()
+
+
+def take_definitions(group: str, defs: dict[str, str]) -> str:
+    """Remove the definition lines opening a paragraph, recording each label's dest
+    (the first definition of a label wins)."""
+    lines = group.split("\n")
+    k = 0
+    while k < len(lines) and (m := DEFINITION_RE.fullmatch(lines[k])) and label_key(m.group(1)):
+        dest = m.group(2)
+        if dest.startswith("<"):
+            dest = dest[1:-1]
+        defs.setdefault(label_key(m.group(1)), dest)
+        k += 1
+    return "\n".join(lines[k:])
+
+
+def scan_inline(text: str, defs: dict[str, str] | None = None):
+    """[(kind, target)] with kind 'body'/'embed' in order, and [tag names]. `defs` holds
+    the note's link reference definitions (label key -> dest)."""
+    defs = defs or {}
     chars = list(text)
     for a, b in _code_spans(text):
         for k in range(a, b):
@@ -1176,6 +1237,8 @@ def scan_inline(text: str):
             opener = stack.pop()
             if opener[2]:
                 tail = _link_tail(s, i + 1)
+                if tail is None and defs:
+                    tail = _reference_tail(s, opener[0] + (2 if opener[1] else 1), i, defs)
                 if tail is not None:
                     dest, end = tail
                     target = markdown_target(dest)
@@ -1227,10 +1290,17 @@ def analyse(text: str):
         plinks, ftags = frontmatter_items(yaml_text)
         links += [("property", t) for t in plinks]
         tags += ftags
-    for group in BodyScanner(lines[body_start:]).run():
-        glinks, gtags = scan_inline(group)
+    scanner = BodyScanner(lines[body_start:])
+    groups = scanner.run()
+    defs: dict[str, str] = {}
+    groups = [take_definitions(g, defs) if k in scanner.paragraphs else g for k, g in enumerate(groups)]
+    for group in groups:
+        glinks, gtags = scan_inline(group, defs)
         links += glinks
         tags += gtags
+    # Tags inside %%comments%% that span lines count; their links do not.
+    for comment in scanner.tag_only:
+        tags += scan_inline("\n".join(comment))[1]
     return {"links": links, "tags": tags}
 
 
