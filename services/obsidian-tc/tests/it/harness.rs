@@ -130,11 +130,18 @@ impl TestApp {
             list.push(Change { path: path.to_string(), expect: Expect::Any, action });
         }
         let who = Provenance { tool: Some("seed".into()), ..Provenance::default() };
-        let done =
-            otc_indexer::commit::commit_and_announce(&self.deps.indexer, &self.deps.kv, tx, vault.id, &list, &who)
-                .await
-                .unwrap()
-                .expect("a seed expects nothing");
+        let done = otc_indexer::commit::commit_and_announce(
+            &self.deps.indexer,
+            &self.deps.kv,
+            tx,
+            vault.id,
+            &list,
+            &who,
+            None,
+        )
+        .await
+        .unwrap()
+        .expect("a seed expects nothing");
         assert!(done.indexed, "the seed was indexed");
     }
 

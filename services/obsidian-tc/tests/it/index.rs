@@ -474,9 +474,9 @@ async fn incremental_indexing_under_concurrent_writers_equals_a_full_rebuild() {
             for _ in 0..25 {
                 let path = format!("{}/n{}.md", ["a", "b", "a/c"][next(3) as usize], next(8));
                 if next(4) == 0 {
-                    // Deleting a path that is not there is refused; that is fine here.
+                    // Deleting a path that is not there is refused as not found; that is fine here.
                     if let Err(refused) = try_commit(&app, &token, "Notes", &[(&path, None)]).await {
-                        assert_eq!(refused["error"]["code"], "concurrent_modification", "{refused}");
+                        assert_eq!(refused["error"]["code"], "not_found", "{refused}");
                     }
                 } else {
                     let body = format!("[[n{}]] ![[n{}]] #t{}\n", next(8), next(8), next(3));
