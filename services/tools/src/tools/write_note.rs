@@ -106,7 +106,7 @@ impl Tool for WriteNote {
         if anchor.is_none() && mode != Mode::Overwrite {
             let exists = writing::current(ctx, name, view.vault.id, &path).await?;
             if exists.is_none() {
-                writing::check_new_name(&path, "path")?;
+                writing::check_new_name(ctx, name, &view, &path, "path").await?;
             }
         }
         // An overwrite of existing content needs a person's confirmation (checked against the
