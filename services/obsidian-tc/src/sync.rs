@@ -951,3 +951,62 @@ pub async fn watch(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set<'a>(paths: &[&'a str]) -> BTreeSet<&'a str> {
+        paths.iter().copied().collect()
+    }
+
+    fn left(platform: Platform, remote: &[&str], local: &[&str]) -> Vec<String> {
+        platform.server_only(&set(remote), &set(local)).into_iter().map(|s| s.path).collect()
+    }
+
+    const REMOTE: [&str; 10] = [
+        "a:b.md",
+        "What? Why*.md",
+        "CON.md",
+        "Case.md",
+        "case.md",
+        "Notes/x.md",
+        "NOTES/y.md",
+        "Notes/café.md",
+        "Notes/cafe\u{301}.md",
+        "Plain.md",
+    ];
+
+    #[test]
+    fn a_windows_client_leaves_on_the_server_what_it_cannot_hold() {
+        let windows = Platform { windows_names: true, folds_names: true };
+        // In path order, the first of two names the file system cannot tell apart is kept.
+        assert_eq!(
+            left(windows, &REMOTE, &["Plain.md"]),
+            ["CON.md", "Notes/cafe\u{301}.md", "Notes/café.md", "Notes/x.md", "What? Why*.md", "a:b.md", "case.md"]
+        );
+        // The spelling the folder holds already is the one kept.
+        assert_eq!(
+            left(windows, &["Case.md", "case.md", "Notes/x.md", "NOTES/y.md"], &["case.md", "Notes/x.md"]),
+            ["Case.md", "NOTES/y.md"]
+        );
+        let reasons = windows.server_only(&set(&["a:b.md"]), &set(&[]));
+        assert_eq!(reasons[0].reason, "left on the server: contains ':', which Windows cannot store");
+    }
+
+    #[test]
+    fn macos_keeps_windows_names_but_not_names_that_fold_together_and_linux_keeps_everything() {
+        let macos = Platform { windows_names: false, folds_names: true };
+        assert_eq!(left(macos, &REMOTE, &[]), ["Notes/cafe\u{301}.md", "Notes/café.md", "Notes/x.md", "case.md"]);
+        let linux = Platform { windows_names: false, folds_names: false };
+        assert!(left(linux, &REMOTE, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_skipped_folder_covers_what_is_under_it() {
+        let folder = Skipped::new("Private/", "the folder cannot be read");
+        assert!(folder.covers("Private/a.md") && folder.covers("Private/"));
+        assert!(!folder.covers("Private.md") && !folder.covers("Privateer/a.md"));
+        assert!(Skipped::new("a.md", "x").covers("a.md") && !Skipped::new("a.md", "x").covers("a.md.bak"));
+    }
+}
