@@ -246,8 +246,7 @@ async fn the_commit_api_is_atomic_and_names_every_stale_path() {
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("path_invalid")));
     // A control character makes no path; names only a tool may not create (link syntax, ':')
     // sync carries as they are (names.rs).
-    let (status, body) =
-        commit(json!([{"path": "C# notes\u{7}.md", "expect": "absent", "put": {"hash": h1}}])).await;
+    let (status, body) = commit(json!([{"path": "C# notes\u{7}.md", "expect": "absent", "put": {"hash": h1}}])).await;
     assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("path_invalid")));
     assert!(!body["error"]["message"].as_str().unwrap().contains("C# notes"), "the name is never echoed: {body}");
     let missing = "0".repeat(64);
