@@ -564,7 +564,8 @@ pub async fn import(client: &Client, root: &Path, quiet: bool) -> anyhow::Result
             .collect();
         let (_, refused) = commit_isolating(client, changes).await.map_err(stopped)?;
         report.files += uploaded.len() - refused.len();
-        if !quiet && !(skipped.is_empty() && refused.is_empty()) && progress.done.load(Ordering::Relaxed) < todo.len() {
+        let warnings = !skipped.is_empty() || !refused.is_empty();
+        if !quiet && warnings && progress.done.load(Ordering::Relaxed) < todo.len() {
             eprintln!(); // end the progress line before the warnings
         }
         for skipped in skipped.into_iter().chain(refused) {

@@ -135,13 +135,15 @@ async fn import_stores_every_name_warns_once_each_and_reports_what_it_could_not_
 }
 
 /// `dev --vault` on a folder whose names Windows or macOS could not hold starts, imports all of
-/// it and warns once per file, not once per pass.
+/// it and warns once per file, not once per pass. A file it cannot carry (a name that is no
+/// path) makes the start say "partly imported", never "imported".
 #[tokio::test]
 async fn dev_starts_on_a_vault_with_names_other_systems_cannot_hold() {
     let iso = Isolation::new().await;
     let root = temp_dir("dev-names");
     let vault = root.join("Community");
     write_vault(&vault);
+    std::fs::write(vault.join("bad\u{1}name.md"), "x").unwrap();
     let mut env = iso.env();
     env.push(("OTC__OBJECT_STORE__KIND".into(), "local".into()));
     let data = root.join("state");
@@ -153,13 +155,15 @@ async fn dev_starts_on_a_vault_with_names_other_systems_cannot_hold() {
     let token = std::fs::read_to_string(data.join("dev-token")).unwrap();
     let mut imported = false;
     for _ in 0..200 {
-        if dev.log_text().contains("vault folder imported") {
+        if dev.log_text().contains("vault folder partly imported") {
             imported = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(imported, "log:\n{}", dev.log_text());
+    let log = dev.log_text();
+    assert!(imported && log.contains("1 could not be carried"), "log:\n{log}");
+    assert!(!log.contains("vault folder imported"), "log:\n{log}");
     let http = reqwest::Client::new();
     let listed: Value =
         http.get(dev.url("/v1/vaults/Community/files")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
@@ -190,6 +194,7 @@ async fn dev_starts_on_a_vault_with_names_other_systems_cannot_hold() {
         assert_eq!(warnings_about(&log, name), usize::from(warned), "{name:?}:\n{log}");
     }
     assert_eq!(warnings_about(&log, "Q: what next?.md"), 1, "{log}");
+    assert_eq!(log.matches("not synced: not a name a vault can hold").count(), 1, "{log}");
     drop(dev);
     let _ = std::fs::remove_dir_all(root);
 }
