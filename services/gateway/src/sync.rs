@@ -383,7 +383,6 @@ pub async fn commit(
     let (mut tx, view) = open_view(&state, &caller, &vault).await?;
     let vault = &view.vault;
 
-    let paths: Vec<String> = request.changes.iter().map(|c| c.path.clone()).collect();
     let mut seen = HashSet::new();
     for (index, change) in request.changes.iter().enumerate() {
         let path = &change.path;
@@ -397,7 +396,6 @@ pub async fn commit(
         // Before anything is looked up at the path, so a refusal says nothing of what is there.
         check_acl(&view, index, path, change.delete)?;
     }
-    let existing = tx.existing_paths(vault.id, &paths).await.map_err(store_err)?;
     let mut wanted: Vec<Hash> = Vec::new();
     let mut changes = Vec::with_capacity(request.changes.len());
     for c in &request.changes {
@@ -408,10 +406,8 @@ pub async fn commit(
         };
         let action = match (&c.put, c.delete) {
             (Some(put), false) => {
-                if !existing.contains(&c.path) {
-                    otc_vault::check_new_name(&c.path)
-                        .map_err(|e| ApiError::from_tool(e.detail("path_index", changes.len())))?;
-                }
+                // Any well-formed name: sync carries the files a vault already has (a:b.md,
+                // C# notes.md, names differing only by case). The new-name rule is the tools'.
                 let hash = parse_hash(&put.hash)?;
                 wanted.push(hash);
                 Action::Put { hash, size: 0, mtime: put.mtime.unwrap_or_else(Utc::now) }

@@ -102,10 +102,21 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     let remote = sync::Remote { url: format!("http://{}", running.addr), token: token.clone() };
     let client = sync::Client::new(&remote, &vault_name)?;
     let first = sync::sync_once(&client, &vault_dir).await.context("importing the vault folder")?;
-    eprintln!(
-        "obsidian-tc dev: vault folder imported ({} file(s) sent, {} received); mirroring changes both ways",
-        first.pushed, first.pulled
-    );
+    if first.failed.is_empty() {
+        eprintln!(
+            "obsidian-tc dev: vault folder imported ({} file(s) sent, {} received); mirroring changes both ways",
+            first.pushed, first.pulled
+        );
+    } else {
+        // Not "imported": the vault lacks these files until a later pass carries them.
+        eprintln!(
+            "obsidian-tc dev: vault folder partly imported ({} file(s) sent, {} received; {} could not be carried, \
+             see the warnings above; each pass tries them again); mirroring changes both ways",
+            first.pushed,
+            first.pulled,
+            first.failed.len()
+        );
+    }
     let mirror_dir = vault_dir.clone();
     let mirror_stop = until_stopped(stopped.clone());
     let mirror =

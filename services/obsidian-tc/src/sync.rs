@@ -6,10 +6,20 @@
 //! `DIR/.otc-sync/state.json`: a file changed on one side only moves to the other; a file
 //! changed on both keeps both, the local one under a conflict-copy name. `.otcignore` and the
 //! built-in ignores decide what stays local.
+//!
+//! Every file a real vault holds is carried: a name is refused only when it is not a path at all
+//! (`otc_vault::check_path`). Names other systems cannot hold (`a:b.md` on Windows, two names
+//! differing only by case or Unicode normalization on macOS and Windows, invisible characters)
+//! are stored as they are, with a warning printed once per file. A file that cannot be carried
+//! (unreadable, too large, refused by the server) is left out with a warning and counted, and
+//! the rest goes on; only the server or the network failing stops a run. A client on Windows
+//! leaves on the server the files it cannot store (names Windows refuses; on Windows and macOS,
+//! the second of two names the file system cannot tell apart), with a warning.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -42,6 +52,9 @@ pub struct Client {
     base: String,
     token: String,
     vault: String,
+    /// The warnings printed so far (path and text), shared by clones: each is printed once per
+    /// process, not once per pass.
+    warned: Arc<Mutex<BTreeSet<String>>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -51,16 +64,59 @@ pub struct RemoteFile {
     pub size: i64,
 }
 
-/// The server's JSON error, for messages.
-fn describe(status: reqwest::StatusCode, body: &str) -> String {
-    match serde_json::from_str::<Value>(body) {
-        Ok(v) => format!(
-            "{} ({}): {}",
-            v["error"]["code"].as_str().unwrap_or("error"),
-            status.as_u16(),
-            v["error"]["message"].as_str().unwrap_or(body)
-        ),
-        Err(_) => format!("HTTP {status}: {body}"),
+/// A request the server answered with an error: its status and the catalogue code and message
+/// of its JSON error.
+#[derive(Debug)]
+pub struct Refused {
+    pub status: u16,
+    pub code: String,
+    pub message: String,
+}
+
+impl Refused {
+    fn of(status: reqwest::StatusCode, body: &str) -> Self {
+        match serde_json::from_str::<Value>(body) {
+            Ok(v) => Self {
+                status: status.as_u16(),
+                code: v["error"]["code"].as_str().unwrap_or("error").to_string(),
+                message: v["error"]["message"].as_str().unwrap_or(body).to_string(),
+            },
+            Err(_) => Self { status: status.as_u16(), code: "error".into(), message: format!("HTTP {status}: {body}") },
+        }
+    }
+
+    /// Whether the refusal is about the files of the request (a bad name, content too large, a
+    /// folder the token may not write), not about the server or the token as a whole: the files
+    /// are left out and the rest goes on.
+    fn about_the_files(&self) -> bool {
+        matches!(self.status, 400 | 413) || (self.status == 403 && self.code == "acl_denied")
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.status, self.message)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// A file a run left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The vault path (a folder's ends with `/`).
+    pub path: String,
+    pub reason: String,
+}
+
+impl Skipped {
+    fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { path: path.into(), reason: reason.into() }
+    }
+
+    /// Whether this entry covers `path` (it, or a folder above it).
+    fn covers(&self, path: &str) -> bool {
+        self.path == path || (self.path.ends_with('/') && path.starts_with(&self.path))
     }
 }
 
@@ -88,7 +144,17 @@ impl Client {
             base: remote.url.trim_end_matches('/').to_string(),
             token: remote.token.clone(),
             vault: vault.to_string(),
+            warned: Arc::default(),
         })
+    }
+
+    /// Prints `warning` about `path` on stderr, once per process (a watch's passes do not
+    /// repeat it).
+    pub fn warn(&self, path: &str, warning: &str) {
+        let fresh = self.warned.lock().map(|mut w| w.insert(format!("{path}\n{warning}"))).unwrap_or(true);
+        if fresh {
+            eprintln!("obsidian-tc: warning: {path}: {warning}");
+        }
     }
 
     fn url(&self, rest: &str) -> String {
@@ -101,7 +167,7 @@ impl Client {
         }
         let status = response.status();
         let body = response.text().await.unwrap_or_default();
-        bail!("{}", describe(status, &body))
+        Err(Refused::of(status, &body).into())
     }
 
     /// The whole manifest and the head sequence it was read at.
@@ -190,30 +256,54 @@ impl Stamp {
     }
 }
 
-/// Every file under `root` that sync handles, by vault path.
+/// Every file under `root` that sync handles, by vault path (files it cannot read are left out).
 pub fn scan(root: &Path) -> anyhow::Result<BTreeMap<String, LocalFile>> {
-    Ok(scan_with(root, &BTreeMap::new())?.0)
+    Ok(scan_with(root, &BTreeMap::new())?.files)
 }
 
 /// Each scanned path's size and modification time, with the hash they were found with.
 type Stamps = BTreeMap<String, (Stamp, String)>;
 
+/// What a scan found.
+struct Scan {
+    files: BTreeMap<String, LocalFile>,
+    stamps: Stamps,
+    /// Files (and folders, ending in `/`) it could not take: unreadable, or a name that is not a
+    /// vault path. What they hold is unknown, so sync neither sends nor deletes them.
+    skipped: Vec<Skipped>,
+}
+
 /// [`scan`], reusing the hash of every file whose size and modification time are those in
-/// `known` (the last pass's stamps); returns the files and their stamps now.
-fn scan_with(root: &Path, known: &Stamps) -> anyhow::Result<(BTreeMap<String, LocalFile>, Stamps)> {
-    let mut stamps = BTreeMap::new();
+/// `known` (the last pass's stamps). Only an unreadable `root` fails it.
+fn scan_with(root: &Path, known: &Stamps) -> anyhow::Result<Scan> {
+    let mut scan = Scan { files: BTreeMap::new(), stamps: BTreeMap::new(), skipped: Vec::new() };
     let ignore = otc_vault::ignore::Ignore::new(&std::fs::read_to_string(root.join(".otcignore")).unwrap_or_default());
-    let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == root => return Err(e).with_context(|| format!("reading {}", dir.display())),
+            Err(e) => {
+                let rel = dir.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/");
+                scan.skipped.push(Skipped::new(format!("{rel}/"), format!("the folder cannot be read ({e})")));
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
             let full = entry.path();
             let rel = full.strip_prefix(root).expect("under root");
             let Some(path) = rel.to_str().map(|p| p.replace(std::path::MAIN_SEPARATOR, "/")) else {
-                eprintln!("obsidian-tc: skipping a file whose name is not UTF-8: {}", rel.display());
+                let shown = rel.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "/");
+                scan.skipped.push(Skipped::new(shown, "the name is not UTF-8, which a vault path must be"));
                 continue;
+            };
+            let kind = match entry.file_type() {
+                Ok(kind) => kind,
+                Err(e) => {
+                    scan.skipped.push(Skipped::new(path, format!("cannot be read ({e})")));
+                    continue;
+                }
             };
             if kind.is_dir() {
                 if !ignore.is_ignored(&format!("{path}/x")) {
@@ -224,18 +314,74 @@ fn scan_with(root: &Path, known: &Stamps) -> anyhow::Result<(BTreeMap<String, Lo
             if !kind.is_file() || ignore.is_ignored(&path) || path == ".otcignore" {
                 continue;
             }
+            if let Err(e) = otc_vault::check_path(&path) {
+                let reason = e.details.get("reason").and_then(Value::as_str).unwrap_or(&e.message).to_string();
+                scan.skipped.push(Skipped::new(path, format!("not a name a vault can hold: {reason}")));
+                continue;
+            }
             let stamp = entry.metadata().ok().and_then(|m| Stamp::of(&m));
             let hash = match (stamp, known.get(&path)) {
                 (Some(now), Some((then, hash))) if now == *then => hash.clone(),
-                _ => sha256_hex(&std::fs::read(&full).with_context(|| format!("reading {}", full.display()))?),
+                _ => match std::fs::read(&full) {
+                    Ok(bytes) => sha256_hex(&bytes),
+                    Err(e) => {
+                        scan.skipped.push(Skipped::new(path, format!("cannot be read ({e})")));
+                        continue;
+                    }
+                },
             };
             if let Some(stamp) = stamp {
-                stamps.insert(path.clone(), (stamp, hash.clone()));
+                scan.stamps.insert(path.clone(), (stamp, hash.clone()));
             }
-            out.insert(path.clone(), LocalFile { hash, size: stamp.map(|s| s.size).unwrap_or(0), path });
+            scan.files.insert(path.clone(), LocalFile { hash, size: stamp.map(|s| s.size).unwrap_or(0), path });
         }
     }
-    Ok((out, stamps))
+    Ok(scan)
+}
+
+/// Warns, once per file, about the names among `sent` that other systems cannot hold: a name
+/// Windows cannot store, an invisible or bidirectional-control character, a name that differs
+/// from another of `all` only by letter case or Unicode normalization. They are stored as they
+/// are. Returns how many of `sent` were warned about.
+fn warn_names<'a>(client: &Client, sent: impl IntoIterator<Item = &'a str>, all: &BTreeSet<&str>) -> usize {
+    let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for path in all {
+        groups.entry(otc_vault::clash_key(path)).or_default().push(path);
+    }
+    let mut warned = 0;
+    for path in sent {
+        let mut any = false;
+        if let Some(reason) = otc_vault::windows_problem(path) {
+            client.warn(path, &format!("stored, but Windows cannot store this name ({reason}); a sync client on Windows leaves it on the server"));
+            any = true;
+        }
+        let invisible = otc_vault::invisible_characters(path);
+        if !invisible.is_empty() {
+            let listed: Vec<String> = invisible.iter().map(|c| format!("U+{:04X}", *c as u32)).collect();
+            client.warn(
+                path,
+                &format!(
+                    "stored, but the name holds {}, an invisible or bidirectional-control character: it may not read as what it is",
+                    listed.join(" ")
+                ),
+            );
+            any = true;
+        }
+        for other in groups.get(&otc_vault::clash_key(path)).into_iter().flatten().filter(|o| **o != path) {
+            let how = if otc_vault::path::nfc(other) == otc_vault::path::nfc(path) {
+                "the same name in another Unicode normalization (NFC/NFD)"
+            } else {
+                "differs only by letter case or Unicode normalization"
+            };
+            client.warn(
+                path,
+                &format!("stored beside {other:?} ({how}); both are kept, but macOS and Windows cannot hold both"),
+            );
+            any = true;
+        }
+        warned += usize::from(any);
+    }
+    warned
 }
 
 /// Progress on one line of stderr.
@@ -266,64 +412,170 @@ impl Progress {
     }
 }
 
-/// Uploads the content of `paths` (read from `root`), `PARALLEL` at a time.
-async fn upload_all(client: &Client, root: &Path, files: &[&LocalFile], progress: &Progress) -> anyhow::Result<()> {
+/// Uploads the content of `files` (read from `root`), `PARALLEL` at a time. Returns the files
+/// uploaded and those left out: unreadable, changed while being sent, or refused by the server
+/// (too large). The server or the network failing stops it (an error).
+async fn upload_all<'a>(
+    client: &Client,
+    root: &Path,
+    files: &[&'a LocalFile],
+    progress: &Progress,
+) -> anyhow::Result<(Vec<&'a LocalFile>, Vec<Skipped>)> {
     // Owned inputs: the futures are spawned from tasks and may not borrow from this frame.
-    let jobs: Vec<(PathBuf, String)> = files.iter().map(|f| (root.join(&f.path), f.hash.clone())).collect();
-    let mut uploads = futures::stream::iter(jobs.into_iter().map(|(full, hash)| {
+    let jobs: Vec<(usize, PathBuf, String)> =
+        files.iter().enumerate().map(|(i, f)| (i, root.join(&f.path), f.hash.clone())).collect();
+    let mut uploads = futures::stream::iter(jobs.into_iter().map(|(i, full, hash)| {
         let client = client.clone();
         async move {
-            let bytes = tokio::fs::read(&full).await.with_context(|| format!("reading {}", full.display()))?;
+            let bytes = match tokio::fs::read(&full).await {
+                Ok(bytes) => bytes,
+                Err(e) => return Ok((i, Err(format!("cannot be read ({e})")))),
+            };
             if sha256_hex(&bytes) != hash {
-                bail!("{} changed while syncing; run again", full.display());
+                return Ok((i, Err("changed while it was being sent; the next run sends it".to_string())));
             }
             let size = bytes.len() as u64;
-            client.upload(&hash, Bytes::from(bytes)).await.with_context(|| format!("uploading {}", full.display()))?;
-            Ok::<u64, anyhow::Error>(size)
+            match client.upload(&hash, Bytes::from(bytes)).await {
+                Ok(()) => Ok((i, Ok(size))),
+                Err(e) => match e.downcast_ref::<Refused>() {
+                    Some(refused) if refused.about_the_files() => {
+                        Ok((i, Err(format!("refused by the server: {}", refused.message))))
+                    }
+                    _ => Err(e.context(format!("uploading {}", full.display()))),
+                },
+            }
         }
     }))
     .buffer_unordered(PARALLEL);
+    let mut sent = vec![false; files.len()];
+    let mut skipped = Vec::new();
     while let Some(result) = uploads.next().await {
-        progress.tick(result?);
+        let (i, outcome) = result?;
+        match outcome {
+            Ok(size) => {
+                sent[i] = true;
+                progress.tick(size);
+            }
+            Err(reason) => {
+                skipped.push(Skipped::new(files[i].path.clone(), reason));
+                progress.tick(0);
+            }
+        }
     }
-    Ok(())
+    let uploaded = files.iter().zip(sent).filter(|(_, ok)| *ok).map(|(f, _)| *f).collect();
+    Ok((uploaded, skipped))
+}
+
+/// Commits `changes` (each with its path), leaving out what the server refuses for the files'
+/// sake: a refused batch is split until each refused change stands alone, and those are
+/// returned with the server's reason. Returns the last sequence committed (None when nothing
+/// was) and the refused paths. A stale refusal is a [`StaleCommit`].
+async fn commit_isolating(
+    client: &Client,
+    changes: Vec<(String, Value)>,
+) -> anyhow::Result<(Option<i64>, Vec<Skipped>)> {
+    let mut seq = None;
+    let mut refused = Vec::new();
+    let mut stack = vec![changes];
+    while let Some(mut batch) = stack.pop() {
+        if batch.is_empty() {
+            continue;
+        }
+        match client.commit(batch.iter().map(|(_, change)| change.clone()).collect()).await {
+            Ok(at) => seq = seq.max(Some(at)),
+            Err(e) => match e.downcast_ref::<Refused>() {
+                Some(r) if r.about_the_files() && batch.len() == 1 => {
+                    refused.push(Skipped::new(batch[0].0.clone(), format!("refused by the server: {}", r.message)));
+                }
+                Some(r) if r.about_the_files() => {
+                    let right = batch.split_off(batch.len() / 2);
+                    stack.push(right);
+                    stack.push(batch);
+                }
+                _ => return Err(e),
+            },
+        }
+    }
+    Ok((seq, refused))
 }
 
 /// What an import did.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ImportReport {
+    /// Files this run stored.
     pub files: usize,
-    pub skipped: usize,
+    /// Files the vault already held with the same content.
+    pub already: usize,
+    /// Files that could not be stored, with why (each was warned about).
+    pub failed: Vec<Skipped>,
+    /// Files stored under a name other systems cannot hold (each was warned about).
+    pub name_warnings: usize,
+    /// Every file of the folder (stored, already there or failed).
+    pub total: usize,
     pub bytes: u64,
     pub seconds: f64,
 }
 
+impl ImportReport {
+    /// Whether the vault now holds every file of the folder.
+    pub fn complete(&self) -> bool {
+        self.failed.is_empty()
+    }
+}
+
 /// Pushes every file under `root` into the vault; files the vault already holds with the same
-/// content are skipped, so an interrupted import resumes where it stopped.
+/// content are skipped, so an interrupted import resumes where it stopped. A file that cannot be
+/// stored is warned about, left out and reported ([`ImportReport::complete`] is then false);
+/// when the server or the network fails, the error says how far the import got.
 pub async fn import(client: &Client, root: &Path, quiet: bool) -> anyhow::Result<ImportReport> {
     let started = Instant::now();
-    let local = scan(root)?;
+    let scanned = scan_with(root, &BTreeMap::new())?;
+    let local = &scanned.files;
     let (_, remote) = client.manifest().await?;
     let todo: Vec<&LocalFile> =
         local.values().filter(|f| remote.get(&f.path).is_none_or(|r| r.hash != f.hash)).collect();
+    let mut report = ImportReport {
+        already: local.len() - todo.len(),
+        failed: scanned.skipped.clone(),
+        total: local.len() + scanned.skipped.len(),
+        ..ImportReport::default()
+    };
+    for skipped in &scanned.skipped {
+        client.warn(&skipped.path, &format!("not imported: {}", skipped.reason));
+    }
+    let all: BTreeSet<&str> = local.keys().chain(remote.keys()).map(String::as_str).collect();
+    report.name_warnings = warn_names(client, todo.iter().map(|f| f.path.as_str()), &all);
     let progress = Progress { total: todo.len(), done: AtomicUsize::new(0), bytes: AtomicU64::new(0), started, quiet };
     for batch in todo.chunks(BATCH) {
-        upload_all(client, root, batch, &progress).await?;
-        let changes = batch
+        let (stored, total) = (report.already + report.files, report.total);
+        let stopped = move |e: anyhow::Error| {
+            e.context(format!(
+                "import stopped: the vault holds {stored} of the folder's {total} files; run the same command again \
+                 to resume (files the vault holds are not sent again)"
+            ))
+        };
+        let (uploaded, skipped) = upload_all(client, root, batch, &progress).await.map_err(stopped)?;
+        let changes = uploaded
             .iter()
             .map(|f| {
                 let expect = remote.get(&f.path).map(|r| r.hash.clone()).unwrap_or_else(|| "absent".into());
-                json!({ "path": f.path, "expect": expect, "put": { "hash": f.hash } })
+                (f.path.clone(), json!({ "path": f.path, "expect": expect, "put": { "hash": f.hash } }))
             })
             .collect();
-        client.commit(changes).await?;
+        let (_, refused) = commit_isolating(client, changes).await.map_err(stopped)?;
+        report.files += uploaded.len() - refused.len();
+        let warnings = !skipped.is_empty() || !refused.is_empty();
+        if !quiet && warnings && progress.done.load(Ordering::Relaxed) < todo.len() {
+            eprintln!(); // end the progress line before the warnings
+        }
+        for skipped in skipped.into_iter().chain(refused) {
+            client.warn(&skipped.path, &format!("not imported: {}", skipped.reason));
+            report.failed.push(skipped);
+        }
     }
-    Ok(ImportReport {
-        files: todo.len(),
-        skipped: local.len() - todo.len(),
-        bytes: progress.bytes.load(Ordering::Relaxed),
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    report.bytes = progress.bytes.load(Ordering::Relaxed);
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
 }
 
 /// The state of the last sync: the vault, its sequence, and each path's content then.
@@ -404,6 +656,88 @@ pub struct SyncReport {
     pub deleted_remote: usize,
     pub conflicts: Vec<String>,
     pub seq: i64,
+    /// Files this pass could not carry (unreadable, refused, not writable here), with why; the
+    /// next pass tries them again. Each was warned about.
+    pub failed: Vec<Skipped>,
+    /// Files left on the server because this computer's file system cannot hold their names
+    /// (see [`Platform`]). Each was warned about.
+    pub server_only: Vec<Skipped>,
+}
+
+/// What the local file system cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Platform {
+    /// Names Windows refuses (`otc_vault::windows_problem`).
+    pub windows_names: bool,
+    /// Two names that differ only by case or Unicode normalization, files or folders
+    /// (`otc_vault::clash_key`): Windows and macOS (by default) cannot tell them apart.
+    pub folds_names: bool,
+}
+
+impl Platform {
+    /// This computer's.
+    pub const HERE: Platform =
+        Platform { windows_names: cfg!(windows), folds_names: cfg!(any(windows, target_os = "macos")) };
+
+    /// The server's files this file system cannot hold, with why: a name it refuses, or one it
+    /// cannot tell apart from a name it holds already (one in `local`, else the first in order)
+    /// or from a folder spelled otherwise.
+    pub fn server_only(self, remote: &BTreeSet<&str>, local: &BTreeSet<&str>) -> Vec<Skipped> {
+        let mut out = Vec::new();
+        let mut names: BTreeMap<String, &str> = BTreeMap::new();
+        let mut folders: BTreeMap<String, String> = BTreeMap::new();
+        fn note<'a>(path: &'a str, names: &mut BTreeMap<String, &'a str>, folders: &mut BTreeMap<String, String>) {
+            for (i, _) in path.match_indices('/') {
+                folders.entry(otc_vault::clash_key(&path[..i])).or_insert_with(|| path[..i].to_string());
+            }
+            names.entry(otc_vault::clash_key(path)).or_insert(path);
+        }
+        if self.folds_names {
+            for path in local {
+                note(path, &mut names, &mut folders);
+            }
+        }
+        for path in remote {
+            if local.contains(path) {
+                continue;
+            }
+            if self.windows_names
+                && let Some(reason) = otc_vault::windows_problem(path)
+            {
+                out.push(Skipped::new(*path, format!("left on the server: {reason}")));
+                continue;
+            }
+            if !self.folds_names {
+                continue;
+            }
+            let key = otc_vault::clash_key(path);
+            if let Some(kept) = names.get(&key).filter(|kept| *kept != path) {
+                out.push(Skipped::new(
+                    *path,
+                    format!(
+                        "left on the server: this file system cannot hold it beside {kept:?} (the names differ only \
+                         by letter case or Unicode normalization)"
+                    ),
+                ));
+                continue;
+            }
+            let clash = path.match_indices('/').find_map(|(i, _)| {
+                folders.get(&otc_vault::clash_key(&path[..i])).filter(|spelled| **spelled != path[..i])
+            });
+            if let Some(spelled) = clash {
+                out.push(Skipped::new(
+                    *path,
+                    format!(
+                        "left on the server: its folder differs from {spelled:?} only by letter case or Unicode \
+                         normalization, and this file system cannot hold both"
+                    ),
+                ));
+                continue;
+            }
+            note(path, &mut names, &mut folders);
+        }
+        out
+    }
 }
 
 /// One two-way pass. Retries from the start when the server changed mid-pass.
@@ -419,15 +753,40 @@ pub async fn sync_once(client: &Client, root: &Path) -> anyhow::Result<SyncRepor
 
 async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
     let mut state = load_state(root, &client.vault)?;
-    let (local, _) = scan_with(root, &state.stamps)?;
+    let scanned = scan_with(root, &state.stamps)?;
+    let local = &scanned.files;
     let (head, remote) = client.manifest().await?;
     let mut report = SyncReport { seq: head, ..SyncReport::default() };
+    for skipped in &scanned.skipped {
+        client.warn(&skipped.path, &format!("not synced: {}", skipped.reason));
+        report.failed.push(skipped.clone());
+    }
+    let local_names: BTreeSet<&str> = local.keys().map(String::as_str).collect();
+    let remote_names: BTreeSet<&str> = remote.keys().map(String::as_str).collect();
+    report.server_only = Platform::HERE.server_only(&remote_names, &local_names);
+    for skipped in &report.server_only {
+        client.warn(&skipped.path, &skipped.reason);
+    }
+    // What this pass does not know (a file it could not read) or cannot hold keeps its state
+    // as it was: it is neither sent, fetched nor deleted on either side.
+    let mut next: BTreeMap<String, String> = BTreeMap::new();
+    let untouched = |path: &str| scanned.skipped.iter().chain(&report.server_only).any(|s| s.covers(path));
     let paths: BTreeSet<String> = local.keys().chain(remote.keys()).chain(state.files.keys()).cloned().collect();
+    let (paths, kept): (BTreeSet<String>, BTreeSet<String>) = paths.into_iter().partition(|p| !untouched(p));
+    for path in kept {
+        if let Some(b) = state.files.get(&path) {
+            next.insert(path, b.clone());
+        }
+    }
     let mut push: Vec<(String, String, Option<String>)> = Vec::new(); // (path, expect, Some(hash) or delete)
     let mut pull: Vec<(String, String)> = Vec::new();
     let mut delete_local: Vec<String> = Vec::new();
-    let mut next: BTreeMap<String, String> = BTreeMap::new();
     let taken = |p: &str| local.contains_key(p) || remote.contains_key(p);
+    let keep_state = |next: &mut BTreeMap<String, String>, path: &str| {
+        if let Some(b) = state.files.get(path) {
+            next.insert(path.to_string(), b.clone());
+        }
+    };
     for path in &paths {
         let l = local.get(path).map(|f| f.hash.as_str());
         let r = remote.get(path).map(|f| f.hash.as_str());
@@ -452,8 +811,13 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
             (Some(lh), Some(rh)) => {
                 // Both changed it: the server's version takes the name, ours a conflict copy.
                 let copy = conflict_name(path, &taken);
-                std::fs::rename(root.join(path), root.join(&copy))
-                    .with_context(|| format!("keeping {path} as {copy}"))?;
+                if let Err(e) = std::fs::rename(root.join(path), root.join(&copy)) {
+                    let reason = format!("changed on both sides, and it cannot be kept as {copy:?} ({e})");
+                    client.warn(path, &format!("not synced: {reason}"));
+                    report.failed.push(Skipped::new(path.clone(), reason));
+                    keep_state(&mut next, path);
+                    continue;
+                }
                 push.push((copy.clone(), "absent".into(), Some(lh.to_string())));
                 pull.push((path.clone(), rh.to_string()));
                 report.conflicts.push(copy);
@@ -477,18 +841,35 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
         started: Instant::now(),
         quiet: true,
     };
-    upload_all(client, root, &refs, &progress).await?;
+    let (_, mut not_sent) = upload_all(client, root, &refs, &progress).await?;
+    let mut all: BTreeSet<&str> = local_names.clone();
+    all.extend(remote_names.iter().copied());
+    all.extend(push.iter().map(|(path, _, _)| path.as_str()));
+    let sending = push.iter().filter(|(path, _, hash)| hash.is_some() && !not_sent.iter().any(|s| s.path == *path));
+    warn_names(client, sending.map(|(path, _, _)| path.as_str()), &all);
     for batch in push.chunks(BATCH) {
-        let changes: Vec<Value> = batch
+        let changes = batch
             .iter()
-            .map(|(path, expect, hash)| match hash {
-                Some(h) => json!({ "path": path, "expect": expect, "put": { "hash": h } }),
-                None => json!({ "path": path, "expect": expect, "delete": true }),
+            .filter(|(path, _, _)| !not_sent.iter().any(|s| s.path == *path))
+            .map(|(path, expect, hash)| {
+                let change = match hash {
+                    Some(h) => json!({ "path": path, "expect": expect, "put": { "hash": h } }),
+                    None => json!({ "path": path, "expect": expect, "delete": true }),
+                };
+                (path.clone(), change)
             })
             .collect();
-        report.seq = client.commit(changes).await?;
+        let (seq, refused) = commit_isolating(client, changes).await?;
+        report.seq = seq.unwrap_or(report.seq);
+        not_sent.extend(refused);
     }
     for (path, _, hash) in &push {
+        if let Some(skipped) = not_sent.iter().find(|s| s.path == *path) {
+            client.warn(path, &format!("not synced: {}", skipped.reason));
+            report.failed.push(skipped.clone());
+            keep_state(&mut next, path);
+            continue;
+        }
         match hash {
             Some(h) => {
                 report.pushed += 1;
@@ -501,29 +882,53 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
     let mut downloads = futures::stream::iter(pull.into_iter().map(|(path, hash)| {
         let client = client.clone();
         async move {
-            let bytes = client.download(&hash).await?;
-            Ok::<_, anyhow::Error>((path, hash, bytes))
+            match client.download(&hash).await {
+                Ok(bytes) => Ok((path, hash, Ok(bytes))),
+                Err(e) => match e.downcast_ref::<Refused>() {
+                    Some(refused) if refused.about_the_files() || refused.status == 404 => {
+                        let reason = format!("refused by the server: {}", refused.message);
+                        Ok((path, hash, Err(reason)))
+                    }
+                    _ => Err(e),
+                },
+            }
         }
     }))
     .buffer_unordered(PARALLEL);
     while let Some(result) = downloads.next().await {
-        let (path, hash, bytes) = result?;
-        otc_vault::check_path(&path).map_err(|e| anyhow::anyhow!("server sent an unusable path: {}", e.message))?;
-        write_atomic(&root.join(&path), &bytes)?;
-        next.insert(path, hash);
-        report.pulled += 1;
+        let (path, hash, fetched) = result?;
+        let written = fetched.and_then(|bytes| {
+            otc_vault::check_path(&path).map_err(|e| format!("not a usable path: {}", e.message))?;
+            write_atomic(&root.join(&path), &bytes).map_err(|e| format!("cannot be written here ({e})"))
+        });
+        match written {
+            Ok(()) => {
+                next.insert(path, hash);
+                report.pulled += 1;
+            }
+            Err(reason) => {
+                client.warn(&path, &format!("not synced: {reason}"));
+                keep_state(&mut next, &path);
+                report.failed.push(Skipped::new(path, reason));
+            }
+        }
     }
     for path in delete_local {
         match std::fs::remove_file(root.join(&path)) {
             Ok(()) => report.deleted_local += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                let reason = format!("deleted on the server, but it cannot be deleted here ({e})");
+                client.warn(&path, &format!("not synced: {reason}"));
+                keep_state(&mut next, &path);
+                report.failed.push(Skipped::new(path, reason));
+            }
         }
     }
     state.seq = report.seq;
     state.files = next;
     // Stamps after this pass's own writes and renames, so they are not read again next time.
-    state.stamps = scan_with(root, &state.stamps)?.1;
+    state.stamps = scan_with(root, &state.stamps)?.stamps;
     save_state(root, &state)?;
     Ok(report)
 }
@@ -548,5 +953,64 @@ pub async fn watch(
             () = &mut shutdown => return Ok(()),
             () = tokio::time::sleep(interval) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set<'a>(paths: &[&'a str]) -> BTreeSet<&'a str> {
+        paths.iter().copied().collect()
+    }
+
+    fn left(platform: Platform, remote: &[&str], local: &[&str]) -> Vec<String> {
+        platform.server_only(&set(remote), &set(local)).into_iter().map(|s| s.path).collect()
+    }
+
+    const REMOTE: [&str; 10] = [
+        "a:b.md",
+        "What? Why*.md",
+        "CON.md",
+        "Case.md",
+        "case.md",
+        "Notes/x.md",
+        "NOTES/y.md",
+        "Notes/café.md",
+        "Notes/cafe\u{301}.md",
+        "Plain.md",
+    ];
+
+    #[test]
+    fn a_windows_client_leaves_on_the_server_what_it_cannot_hold() {
+        let windows = Platform { windows_names: true, folds_names: true };
+        // In path order, the first of two names the file system cannot tell apart is kept.
+        assert_eq!(
+            left(windows, &REMOTE, &["Plain.md"]),
+            ["CON.md", "Notes/cafe\u{301}.md", "Notes/café.md", "Notes/x.md", "What? Why*.md", "a:b.md", "case.md"]
+        );
+        // The spelling the folder holds already is the one kept.
+        assert_eq!(
+            left(windows, &["Case.md", "case.md", "Notes/x.md", "NOTES/y.md"], &["case.md", "Notes/x.md"]),
+            ["Case.md", "NOTES/y.md"]
+        );
+        let reasons = windows.server_only(&set(&["a:b.md"]), &set(&[]));
+        assert_eq!(reasons[0].reason, "left on the server: contains ':', which Windows cannot store");
+    }
+
+    #[test]
+    fn macos_keeps_windows_names_but_not_names_that_fold_together_and_linux_keeps_everything() {
+        let macos = Platform { windows_names: false, folds_names: true };
+        assert_eq!(left(macos, &REMOTE, &[]), ["Notes/cafe\u{301}.md", "Notes/café.md", "Notes/x.md", "case.md"]);
+        let linux = Platform { windows_names: false, folds_names: false };
+        assert!(left(linux, &REMOTE, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_skipped_folder_covers_what_is_under_it() {
+        let folder = Skipped::new("Private/", "the folder cannot be read");
+        assert!(folder.covers("Private/a.md") && folder.covers("Private/"));
+        assert!(!folder.covers("Private.md") && !folder.covers("Privateer/a.md"));
+        assert!(Skipped::new("a.md", "x").covers("a.md") && !Skipped::new("a.md", "x").covers("a.md.bak"));
     }
 }

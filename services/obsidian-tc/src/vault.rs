@@ -150,14 +150,32 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
             let client = Client::new(&remote, &vault)?;
             let report = sync::import(&client, &dir, quiet).await?;
             println!(
-                "imported {} files ({:.1} MB) in {:.1} s: {:.0} files/s, {:.1} MB/s; {} already there",
+                "imported {} files ({:.1} MB) in {:.1} s: {:.0} files/s, {:.1} MB/s; {} already there{}",
                 report.files,
                 report.bytes as f64 / 1e6,
                 report.seconds,
                 report.files as f64 / report.seconds.max(0.001),
                 report.bytes as f64 / 1e6 / report.seconds.max(0.001),
-                report.skipped
+                report.already,
+                match report.name_warnings {
+                    0 => String::new(),
+                    n => format!("; {n} stored under a name other systems cannot hold (warnings above)"),
+                }
             );
+            if !report.complete() {
+                // Not a complete copy: say so, list what is missing, and exit non-zero.
+                eprintln!(
+                    "obsidian-tc: import incomplete: the vault holds {} of the folder's {} files; {} could not be \
+                     stored:",
+                    report.total - report.failed.len(),
+                    report.total,
+                    report.failed.len()
+                );
+                for failed in &report.failed {
+                    eprintln!("  {}: {}", failed.path, failed.reason);
+                }
+                return Ok(ExitCode::FAILURE);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -181,6 +199,17 @@ pub async fn sync_command(args: SyncArgs) -> anyhow::Result<ExitCode> {
         );
         for copy in report.conflicts {
             println!("conflict: your version kept as {copy}");
+        }
+        if !report.server_only.is_empty() {
+            println!("{} file(s) left on the server: this computer cannot hold their names", report.server_only.len());
+        }
+        if !report.failed.is_empty() {
+            // Files this pass could not carry (warned about above): the next pass tries again.
+            eprintln!("obsidian-tc: sync incomplete: {} file(s) could not be synced:", report.failed.len());
+            for failed in &report.failed {
+                eprintln!("  {}: {}", failed.path, failed.reason);
+            }
+            return Ok(ExitCode::FAILURE);
         }
     }
     Ok(ExitCode::SUCCESS)

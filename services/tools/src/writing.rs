@@ -46,10 +46,61 @@ pub fn check_delete(view: &View, path: &str, field: &str) -> Result<(), ToolErro
         .detail("operation", "delete"))
 }
 
-/// A name the call is about to create: link-safe, and not one that would clash with an existing
-/// file on a case-insensitive or normalizing file system.
-pub fn check_new_name(path: &str, field: &str) -> Result<(), ToolError> {
-    otc_vault::check_new_name(path).map_err(|e| e.detail("field", field.to_string()))
+/// A name the call is about to create: storable on every desktop, link-safe
+/// (`otc_vault::check_new_name`), and not one that would clash with an existing file on a
+/// case-insensitive or normalization-insensitive file system (macOS, Windows).
+pub async fn check_new_name(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    field: &str,
+) -> Result<(), ToolError> {
+    check_new_name_except(ctx, tool, view, path, field, None).await
+}
+
+/// [`check_new_name`] for a rename: the file moving away from `from` does not count, so a
+/// case-only rename (`a.md` to `A.md`) stays allowed.
+pub async fn check_new_name_except(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    field: &str,
+    from: Option<&str>,
+) -> Result<(), ToolError> {
+    otc_vault::check_new_name(path).map_err(|e| e.detail("field", field.to_string()))?;
+    let services = ctx.services();
+    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let clashes = tx.name_clashes(view.vault.id, path, from).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    match clashes.first() {
+        None => Ok(()),
+        Some(first) => Err(name_clash(view, &clashes, first.folder.is_some(), field)),
+    }
+}
+
+/// conflict: the new name clashes with an existing file (or folder); `details.existing` names
+/// it only when the caller can read a file that shows it, so a hidden path never leaks.
+fn name_clash(view: &View, clashes: &[otc_store::NameClash], folder: bool, field: &str) -> ToolError {
+    let shown = clashes.iter().filter(|c| c.folder.is_some() == folder).find(|c| view.can_read(&c.path));
+    let what = if folder { "a folder" } else { "a file" };
+    let message = format!(
+        "{what} whose name differs from this one only by letter case or Unicode normalization already exists; \
+         macOS and Windows cannot keep both. {}",
+        match (shown.is_some(), folder) {
+            (true, false) => "Write to that file (details.existing) or pick another name.",
+            (true, true) => "Spell the folder as it is spelled (details.existing) or pick another name.",
+            (false, _) => "Pick another name.",
+        }
+    );
+    let mut error = ToolError::with_message(ErrorCode::Conflict, message)
+        .detail("field", field.to_string())
+        .detail("clash", if folder { "folder" } else { "file" });
+    if let Some(c) = shown {
+        error = error.detail("existing", c.folder.clone().unwrap_or_else(|| c.path.clone()));
+    }
+    error
 }
 
 /// `prev_hash` as given: 64 hex digits.

@@ -65,7 +65,15 @@ pub async fn reconcile_once(
             report.unchanged += 1;
             continue;
         }
-        let bytes = blobs.get_plain(&target.prefix, &object.path).await?;
+        let bytes = match blobs.get_plain(&target.prefix, &object.path).await {
+            Ok(bytes) => bytes,
+            // Gone since the listing (or a key no vault path reads back): the next pass decides.
+            Err(otc_blobs::BlobError::NotFound) => {
+                report.skipped += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let hash = Blobs::hash_of(&bytes);
         let mut tx = store.begin(tenant).await?;
         tx.record_blob(&hash, bytes.len() as i64).await?;

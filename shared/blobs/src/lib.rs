@@ -143,6 +143,15 @@ impl Blobs {
         if self.prefix.is_empty() { Path::from(key) } else { Path::from(format!("{}/{key}", self.prefix)) }
     }
 
+    /// Where a plain object under `prefix` lives. Its key is the vault path as it is, not
+    /// percent-encoded the way `Path::from` encodes `? * # [ ] % ~ ^ |` and more: an outside tool
+    /// writes `C# notes.md` or `What?.md` under that very key, and a listed key reads back.
+    fn plain_path(&self, prefix: &str, path: &str) -> Result<Path> {
+        let key = format!("{}/{path}", prefix.trim_matches('/'));
+        let full = if self.prefix.is_empty() { key } else { format!("{}/{key}", self.prefix) };
+        Path::parse(full).map_err(|source| BlobError::Unavailable(object_store::Error::InvalidPath { source }))
+    }
+
     /// Where a tenant's blob lives: `<prefix>/t/<tenant>/blobs/<aa>/<hash hex>`.
     fn blob_path(&self, tenant: Uuid, hash: &[u8; 32]) -> Path {
         let hex = hex::encode(hash);
@@ -210,7 +219,7 @@ impl Blobs {
 
     /// The bytes of a plain object under `prefix`.
     pub async fn get_plain(&self, prefix: &str, path: &str) -> Result<Bytes> {
-        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        let location = self.plain_path(prefix, path)?;
         match self.store.get(&location).await {
             Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
             Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
@@ -220,14 +229,14 @@ impl Blobs {
 
     /// Writes a plain object under `prefix`, as an outside sync tool would.
     pub async fn put_plain(&self, prefix: &str, path: &str, bytes: Bytes) -> Result<()> {
-        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        let location = self.plain_path(prefix, path)?;
         self.store.put(&location, PutPayload::from(bytes)).await.map_err(BlobError::Unavailable)?;
         Ok(())
     }
 
     /// Deletes a plain object under `prefix`.
     pub async fn delete_plain(&self, prefix: &str, path: &str) -> Result<()> {
-        let location = self.path(&format!("{}/{path}", prefix.trim_matches('/')));
+        let location = self.plain_path(prefix, path)?;
         match self.store.delete(&location).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(BlobError::Unavailable(e)),

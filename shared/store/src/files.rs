@@ -71,6 +71,17 @@ pub struct FileEntry {
     pub seq: i64,
 }
 
+/// An existing file whose name a new name would clash with on macOS or Windows
+/// ([`TenantTx::name_clashes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameClash {
+    /// The existing file.
+    pub path: String,
+    /// For a clash of folders: that file's folder, as the vault spells it (the new name spells
+    /// it otherwise). None when the whole path clashes.
+    pub folder: Option<String>,
+}
+
 /// What a change expects to find at its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
@@ -691,6 +702,68 @@ impl TenantTx {
         .await?
         .into_iter()
         .collect())
+    }
+
+    /// Files whose names clash with `path` on a case-insensitive, normalization-insensitive file
+    /// system (macOS, Windows): a file whose whole path has the same clash key
+    /// (`otc_vault::clash_key`; here `casefold(normalize(path, NFC) COLLATE pg_c_utf8)`, served
+    /// by the `vault_files_clash_key` index), then, for each folder of `path` under which no
+    /// file exists spelled as in `path`, one file under a folder spelled otherwise. `except` is
+    /// left out (the file a rename moves away from). Files first, then folders from the top;
+    /// at most 20 files.
+    pub async fn name_clashes(&mut self, vault: Uuid, path: &str, except: Option<&str>) -> Result<Vec<NameClash>> {
+        let except = except.unwrap_or("");
+        let files = sqlx::query_scalar!(
+            r#"SELECT path FROM vault_files
+               WHERE tenant_id = $1 AND vault_id = $2
+                 AND casefold(normalize(path, NFC) COLLATE pg_c_utf8) = casefold(normalize($3, NFC) COLLATE pg_c_utf8)
+                 AND path <> $3 AND path <> $4
+               ORDER BY path LIMIT 20"#,
+            self.tenant,
+            vault,
+            path,
+            except
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        let mut out: Vec<NameClash> = files.into_iter().map(|path| NameClash { path, folder: None }).collect();
+        let folders: Vec<String> = path.match_indices('/').map(|(i, _)| path[..i].to_string()).collect();
+        if folders.is_empty() {
+            return Ok(out);
+        }
+        // '/' + 1 = '0': the keys under a folder's key sort between key || '/' and key || '0'.
+        let rows = sqlx::query!(
+            r#"SELECT p.folder AS "folder!", f.path AS "path!"
+               FROM unnest($3::text[]) WITH ORDINALITY AS p(folder, depth)
+               CROSS JOIN LATERAL (
+                   SELECT v.path FROM vault_files v
+                   WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.path <> $4
+                     AND casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                         >= casefold(normalize(p.folder, NFC) COLLATE pg_c_utf8) || '/'
+                     AND casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                         < casefold(normalize(p.folder, NFC) COLLATE pg_c_utf8) || '0'
+                   ORDER BY casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                   LIMIT 1
+               ) f
+               WHERE NOT EXISTS (
+                   SELECT 1 FROM vault_files e
+                   WHERE e.tenant_id = $1 AND e.vault_id = $2 AND e.path <> $4
+                     AND e.path >= p.folder || '/' AND e.path < p.folder || '0'
+               )
+               ORDER BY p.depth"#,
+            self.tenant,
+            vault,
+            &folders,
+            except
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        for row in rows {
+            let depth = row.folder.matches('/').count() + 1;
+            let existing: String = row.path.split('/').take(depth).collect::<Vec<_>>().join("/");
+            out.push(NameClash { path: row.path, folder: Some(existing) });
+        }
+        Ok(out)
     }
 
     /// Whether the tenant's inventory holds this blob.

@@ -28,8 +28,8 @@ use uuid::Uuid;
 
 pub use error::StoreError;
 pub use files::{
-    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NewJob, PROVENANCE_FIELD_CHARS,
-    Provenance, ReconcileEntry, Stale, record_hash,
+    Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,
+    PROVENANCE_FIELD_CHARS, Provenance, ReconcileEntry, Stale, record_hash,
 };
 pub use history::{PastFile, Snapshot};
 pub use index::{

@@ -268,3 +268,16 @@ pub async fn create_empty_database(url: &str, name: &str) -> Result<()> {
     admin.execute(format!("CREATE DATABASE \"{name}\"").as_str()).await?;
     Ok(())
 }
+
+/// The server's clash key of each of `paths` (the expression `vault_files_clash_key` indexes),
+/// to compare with `otc_vault::clash_key`, and whether the server's Unicode tables know every
+/// character of the path (Postgres and Rust may be at different Unicode versions).
+pub async fn clash_keys(store: &Store, paths: &[String]) -> Result<Vec<(String, bool)>> {
+    Ok(sqlx::query_as(
+        "SELECT casefold(normalize(p, NFC) COLLATE pg_c_utf8), unicode_assigned(p)
+         FROM unnest($1::text[]) WITH ORDINALITY AS t(p, n) ORDER BY n",
+    )
+    .bind(paths)
+    .fetch_all(&store.pool)
+    .await?)
+}

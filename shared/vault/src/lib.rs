@@ -8,4 +8,4 @@ pub mod links;
 pub mod path;
 pub mod periodic;
 
-pub use path::{check_new_name, check_path};
+pub use path::{check_new_name, check_path, clash_key, invisible_characters, windows_problem};

@@ -12,6 +12,7 @@ mod index;
 mod mcp;
 mod move_faults;
 mod moves;
+mod names;
 mod read;
 mod restore;
 mod rls;

@@ -227,14 +227,21 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
         vault: "Notes".into(),
         prefix: "outside/acme-notes".into(),
     };
-    for (path, text) in
-        [("Inbox.md", "first"), ("Folder/Deep.md", "deep"), (".obsidian/app.json", "{}"), ("bad:name.md", "x")]
-    {
+    // Names Windows cannot store, link syntax and '%' are a vault's files like any other, under
+    // their own keys; per-device state is not.
+    for (path, text) in [
+        ("Inbox.md", "first"),
+        ("Folder/Deep.md", "deep"),
+        (".obsidian/app.json", "{}"),
+        ("Talk: what next?.md", "x"),
+        ("C# notes [draft] 100%.md", "c"),
+        (".obsidian/workspace.json", "{}"),
+    ] {
         blobs.put_plain(&target.prefix, path, bytes::Bytes::from(text)).await.unwrap();
     }
     let generation = kv.generation(otc_kv::Generation::Vault(tenant.vault_id)).await.unwrap();
     let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();
-    assert_eq!((report.imported, report.skipped), (3, 1), "{report:?}");
+    assert_eq!((report.imported, report.skipped), (5, 1), "{report:?}");
     assert_ne!(
         kv.generation(otc_kv::Generation::Vault(tenant.vault_id)).await.unwrap(),
         generation,
@@ -242,14 +249,17 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     );
     let mut tx = store.begin(tenant.id).await.unwrap();
     let files: Vec<String> = tx.files(tenant.vault_id, None, 100).await.unwrap().into_iter().map(|f| f.path).collect();
-    assert_eq!(files, [".obsidian/app.json", "Folder/Deep.md", "Inbox.md"]);
+    assert_eq!(
+        files,
+        [".obsidian/app.json", "C# notes [draft] 100%.md", "Folder/Deep.md", "Inbox.md", "Talk: what next?.md"]
+    );
     let log = tx.changes_since(tenant.vault_id, 0, 10).await.unwrap();
     assert!(log.iter().all(|r| r.tool.as_deref() == Some("reconcile")));
     tx.commit().await.unwrap();
 
     // Unchanged objects are not imported again; a change and a deletion are.
     let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();
-    assert_eq!((report.imported, report.unchanged), (0, 3));
+    assert_eq!((report.imported, report.unchanged), (0, 5));
     blobs.put_plain(&target.prefix, "Inbox.md", bytes::Bytes::from("second")).await.unwrap();
     blobs.delete_plain(&target.prefix, "Folder/Deep.md").await.unwrap();
     let report = otc_worker::reconcile_once(&store, &kv, &blobs, &target).await.unwrap();

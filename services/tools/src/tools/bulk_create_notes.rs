@@ -1,4 +1,4 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
@@ -98,13 +98,24 @@ impl Tool for BulkCreateNotes {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         // Check every item first.
         let mut seen = HashSet::new();
+        let mut keys = HashMap::new();
         let mut verdicts: Vec<Result<(), ToolError>> = Vec::with_capacity(input.items.len());
         for item in &input.items {
             let verdict = async {
                 writing::check_write(&view, &item.path, "path")?;
-                writing::check_new_name(&item.path, "path")?;
+                writing::check_new_name(ctx, name, &view, &item.path, "path").await?;
                 if !seen.insert(item.path.clone()) {
                     return Err(ToolError::with_message(ErrorCode::InvalidInput, "this path appears twice in items"));
+                }
+                if let Some(other) = keys.insert(otc_vault::clash_key(&item.path), item.path.clone()) {
+                    return Err(ToolError::with_message(
+                        ErrorCode::Conflict,
+                        "another item's path differs from this one only by letter case or Unicode normalization; \
+                         macOS and Windows cannot keep both",
+                    )
+                    .detail("field", "path")
+                    .detail("clash", "file")
+                    .detail("existing", other));
                 }
                 if writing::current(ctx, name, view.vault.id, &item.path).await?.is_some() {
                     return Err(ToolError::with_message(ErrorCode::NoteExists, "a note already exists at that path"));

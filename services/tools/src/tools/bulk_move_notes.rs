@@ -1,4 +1,4 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
@@ -101,6 +101,7 @@ impl Tool for BulkMoveNotes {
             .detail("field", "moves"));
         }
         let mut seen = HashSet::new();
+        let mut keys = HashMap::new();
         for (i, m) in input.moves.iter().enumerate() {
             if !seen.insert(m.from.as_str()) || !seen.insert(m.to.as_str()) {
                 return Err(ToolError::with_message(
@@ -109,6 +110,17 @@ impl Tool for BulkMoveNotes {
                 )
                 .detail("field", "moves")
                 .detail("index", i));
+            }
+            if let Some(other) = keys.insert(otc_vault::clash_key(&m.to), m.to.as_str()) {
+                return Err(ToolError::with_message(
+                    ErrorCode::Conflict,
+                    "two destinations differ only by letter case or Unicode normalization; macOS and Windows cannot \
+                     keep both",
+                )
+                .detail("field", "moves")
+                .detail("index", i)
+                .detail("clash", "file")
+                .detail("existing", other.to_string()));
             }
         }
         let view = View::open(ctx, name, &input.vault).await?;

@@ -73,7 +73,7 @@ impl Tool for CopyNote {
         let mut changes = Vec::new();
         let mut trashed = None;
         match &dest {
-            None => writing::check_new_name(&input.to, "to")?,
+            None => writing::check_new_name(ctx, name, &view, &input.to, "to").await?,
             Some(_) if !overwrite => {
                 return Err(ToolError::with_message(
                     ErrorCode::NoteExists,

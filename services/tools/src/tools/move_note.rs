@@ -81,7 +81,7 @@ pub async fn check_move(
     writing::check_prev(from, prev, Some(&source))?;
     let dest = writing::current(ctx, tool, view.vault.id, to).await?;
     match &dest {
-        None => writing::check_new_name(to, "to")?,
+        None => writing::check_new_name_except(ctx, tool, view, to, "to", Some(from)).await?,
         Some(_) if !overwrite => {
             return Err(ToolError::with_message(
                 ErrorCode::NoteExists,

@@ -138,7 +138,7 @@ impl Tool for UpdateFrontmatter {
             if !create {
                 return Err(not_found(&path).detail("hint", "pass create_if_missing: true to create the note"));
             }
-            writing::check_new_name(&path, "path")?;
+            writing::check_new_name(ctx, name, &view, &path, "path").await?;
         }
         writing::confirm(
             ctx,

@@ -86,7 +86,7 @@ impl Tool for WriteAttachment {
         let mut changes = Vec::new();
         let mut trashed_to = None;
         match &now {
-            None => writing::check_new_name(&input.path, "path")?,
+            None => writing::check_new_name(ctx, name, &view, &input.path, "path").await?,
             Some(_) if !input.overwrite.unwrap_or(false) => {
                 return Err(ToolError::with_message(
                     ErrorCode::NoteExists,

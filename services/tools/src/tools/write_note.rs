@@ -103,12 +103,12 @@ impl Tool for WriteNote {
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let anchor = input.anchor.as_ref().map(AnchorAt::of).transpose()?;
         let mode = input.mode.unwrap_or(Mode::Create);
-        // Without an anchor: a new name must be link-safe, and replacing existing content needs
-        // a person's confirmation (a create that finds nothing asks nothing).
+        // Without an anchor: a new name must be link-safe and clash with no existing one, and
+        // replacing existing content needs a person's confirmation (a create asks nothing).
         if anchor.is_none() {
             let now = writing::current(ctx, name, view.vault.id, &path).await?;
             if now.is_none() && mode != Mode::Overwrite {
-                writing::check_new_name(&path, "path")?;
+                writing::check_new_name(ctx, name, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
                 writing::confirm(ctx, name, now.is_some_and(|e| e.size > 0), "it replaces the whole note")?;
