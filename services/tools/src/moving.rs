@@ -98,7 +98,7 @@ pub async fn plan(
 
     // Read them all (the moved notes from the rows already in hand).
     let known: HashMap<&str, &FileEntry> = moves.iter().map(|m| (m.from.as_str(), &m.source)).collect();
-    let texts: Vec<(String, FileEntry, String)> = futures::stream::iter(sources.into_iter())
+    let texts: Vec<(String, FileEntry, String)> = futures::stream::iter(sources)
         .map(|path| {
             let known = known.get(path.as_str()).map(|e| (*e).clone());
             async move {

@@ -265,7 +265,8 @@ async fn a_clash_with_a_file_the_caller_cannot_read_is_refused_without_naming_it
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    commit(&app, &token, V, &[("Hidden/Plan.md", Some("secret\n")), ("Public/A.md", Some("a\n"))]).await;
+    // The sync API refuses paths the caller cannot read, so the hidden file is seeded directly.
+    app.seed(&token, V, &[("Hidden/Plan.md", Some("secret\n")), ("Public/A.md", Some("a\n"))]).await;
 
     let e = err(&app, &token, "write_note", json!({"vault": V, "path": "hidden/plan.md", "content": "x"})).await;
     assert_eq!(e["code"], "conflict", "{e}");

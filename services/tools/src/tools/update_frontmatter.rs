@@ -152,7 +152,7 @@ impl Tool for UpdateFrontmatter {
                 None if create => "",
                 None => return Err(not_found(&path)),
             };
-            let edited = edit_frontmatter(text, op.clone())?;
+            let edited = edit_frontmatter(text, op)?;
             Ok(Planned { text: edited.text, extra: (now.is_none(), edited.frontmatter), trash_old: false })
         })
         .await?;
