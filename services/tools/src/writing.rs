@@ -80,6 +80,33 @@ pub async fn check_new_name_except(
     }
 }
 
+/// The rule for a destination a call writes whole (copy_note, move_note, write_attachment): a new
+/// name must pass the new-name rules (the file moving away from `renamed_from` does not count);
+/// an existing file is replaced only with `overwrite`, and then only with a person's
+/// confirmation when `confirm`.
+#[allow(clippy::too_many_arguments)]
+pub async fn check_destination(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    field: &str,
+    now: Option<&FileEntry>,
+    overwrite: bool,
+    renamed_from: Option<&str>,
+    confirm: bool,
+) -> Result<(), ToolError> {
+    match now {
+        None => check_new_name_except(ctx, tool, view, path, field, renamed_from).await,
+        Some(_) if !overwrite => Err(ToolError::with_message(
+            ErrorCode::NoteExists,
+            "a file already exists at the destination; pass overwrite: true to replace it",
+        )
+        .detail("path", path.to_string())),
+        Some(_) => self::confirm(ctx, tool, confirm, "it replaces the file at the destination"),
+    }
+}
+
 /// conflict: the new name clashes with an existing file (or folder); `details.existing` names
 /// it only when the caller can read a file that shows it, so a hidden path never leaks.
 fn name_clash(view: &View, clashes: &[otc_store::NameClash], folder: bool, field: &str) -> ToolError {
@@ -173,23 +200,8 @@ pub async fn current_text(
 /// Stores `bytes` as a blob of the caller's tenant (inventory row first, as uploads do) and
 /// returns its hash and size. Refuses content over the upload limit.
 pub async fn put_content(ctx: &CallContext<'_>, tool: &str, bytes: Vec<u8>) -> Result<(Hash, i64), ToolError> {
-    let limit = ctx.services().config.sync.max_blob_bytes;
-    if bytes.len() > limit {
-        return Err(ToolError::with_message(
-            ErrorCode::InvalidInput,
-            format!("the content is larger than the limit of {limit} bytes"),
-        )
-        .detail("field", "content")
-        .detail("limit", limit));
-    }
-    let hash = otc_blobs::Blobs::hash_of(&bytes);
-    let size = bytes.len() as i64;
-    let services = ctx.services();
-    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    tx.record_blob(&hash, size).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
-    services.blobs.put_blob(ctx.caller.tenant_id, &hash, bytes.into()).await.map_err(|e| internal(tool, &e))?;
-    Ok((hash, size))
+    let stored = put_contents(ctx, tool, vec![bytes]).await?;
+    Ok(stored[0])
 }
 
 /// [`put_content`] for many contents at once: one inventory statement, then the objects written
@@ -204,8 +216,9 @@ pub async fn put_contents(
     if contents.iter().any(|c| c.len() > limit) {
         return Err(ToolError::with_message(
             ErrorCode::InvalidInput,
-            format!("a content is larger than the limit of {limit} bytes"),
+            format!("the content is larger than the limit of {limit} bytes"),
         )
+        .detail("field", "content")
         .detail("limit", limit));
     }
     let stored: Vec<(Hash, i64)> = contents.iter().map(|c| (otc_blobs::Blobs::hash_of(c), c.len() as i64)).collect();
@@ -247,6 +260,17 @@ pub async fn commit(
     commit_at(ctx, tool, view, changes, origin, None).await
 }
 
+/// What the change log records about a call's writes: the principal, the tool, the client.
+pub fn provenance(ctx: &CallContext<'_>, tool: &str, origin: Option<&str>) -> Provenance {
+    Provenance {
+        principal_id: Some(ctx.caller.principal_id),
+        tool: Some(tool.to_string()),
+        client_name: ctx.client_name.map(str::to_string),
+        client_model: None,
+        origin: origin.map(str::to_string),
+    }
+}
+
 /// [`commit`], refused unless the vault is still at sequence `at_head` (when given).
 pub async fn commit_at(
     ctx: &CallContext<'_>,
@@ -257,13 +281,7 @@ pub async fn commit_at(
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
     let services = ctx.services();
-    let who = Provenance {
-        principal_id: Some(ctx.caller.principal_id),
-        tool: Some(tool.to_string()),
-        client_name: ctx.client_name.map(str::to_string),
-        client_model: None,
-        origin: origin.map(str::to_string),
-    };
+    let who = provenance(ctx, tool, origin);
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who, at_head)
         .await
@@ -395,6 +413,26 @@ pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, pa
     }
     Err(ToolError::with_message(ErrorCode::Conflict, "the trash holds too many copies of this name")
         .detail("path", path))
+}
+
+/// A delete of `entry` at `path`, with its copy into the trash unless `permanent`: the changes
+/// and where the copy goes.
+pub async fn delete_changes(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    entry: &FileEntry,
+    permanent: bool,
+) -> Result<(Vec<Change>, Option<String>), ToolError> {
+    let mut changes = vec![Change { path: path.to_string(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
+    if permanent {
+        return Ok((changes, None));
+    }
+    let trash = trash_change(ctx, tool, view, path, entry).await?;
+    let to = trash.path.clone();
+    changes.push(trash);
+    Ok((changes, Some(to)))
 }
 
 /// The change that keeps `old` (what is at `path` now) in the trash.

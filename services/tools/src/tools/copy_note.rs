@@ -70,23 +70,13 @@ impl Tool for CopyNote {
             writing::current(ctx, name, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
         let dest = writing::current(ctx, name, view.vault.id, &input.to).await?;
         let overwrite = input.overwrite.unwrap_or(false);
+        writing::check_destination(ctx, name, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed = None;
-        match &dest {
-            None => writing::check_new_name(ctx, name, &view, &input.to, "to").await?,
-            Some(_) if !overwrite => {
-                return Err(ToolError::with_message(
-                    ErrorCode::NoteExists,
-                    "a note already exists at the destination; pass overwrite: true to replace it",
-                )
-                .detail("path", input.to.clone()));
-            }
-            Some(old) => {
-                writing::confirm(ctx, name, true, "it replaces the note at the destination")?;
-                let trash = writing::trash_change(ctx, name, &view, &input.to, old).await?;
-                trashed = Some(trash.path.clone());
-                changes.push(trash);
-            }
+        if let Some(old) = &dest {
+            let trash = writing::trash_change(ctx, name, &view, &input.to, old).await?;
+            trashed = Some(trash.path.clone());
+            changes.push(trash);
         }
         changes.insert(0, writing::put(&input.to, writing::expect_of(dest.as_ref()), source.hash, source.size));
         writing::commit(ctx, name, &view, &changes, None)

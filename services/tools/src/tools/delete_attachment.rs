@@ -1,6 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::ToolError;
-use otc_store::{Action, Change, Expect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,14 +68,7 @@ impl Tool for DeleteAttachment {
             .map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let permanent = input.permanent.unwrap_or(false);
-        let mut changes =
-            vec![Change { path: input.path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
-        let mut trashed_to = None;
-        if !permanent {
-            let trash = writing::trash_change(ctx, name, &view, &input.path, &entry).await?;
-            trashed_to = Some(trash.path.clone());
-            changes.push(trash);
-        }
+        let (changes, trashed_to) = writing::delete_changes(ctx, name, &view, &input.path, &entry, permanent).await?;
         writing::commit(ctx, name, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;

@@ -1,6 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::ToolError;
-use otc_store::{Action, Change, Expect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,13 +68,7 @@ impl Tool for DeleteNote {
         let entry = writing::current(ctx, name, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
         writing::confirm(ctx, name, true, "it deletes the note")?;
-        let mut changes = vec![Change { path: path.clone(), expect: Expect::Hash(entry.hash), action: Action::Delete }];
-        let mut trashed_to = None;
-        if !permanent {
-            let trash = writing::trash_change(ctx, name, &view, &path, &entry).await?;
-            trashed_to = Some(trash.path.clone());
-            changes.push(trash);
-        }
+        let (changes, trashed_to) = writing::delete_changes(ctx, name, &view, &path, &entry, permanent).await?;
         writing::commit(ctx, name, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;

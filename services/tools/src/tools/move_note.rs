@@ -80,17 +80,7 @@ pub async fn check_move(
     let source = writing::current(ctx, tool, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
     writing::check_prev(from, prev, Some(&source))?;
     let dest = writing::current(ctx, tool, view.vault.id, to).await?;
-    match &dest {
-        None => writing::check_new_name_except(ctx, tool, view, to, "to", Some(from)).await?,
-        Some(_) if !overwrite => {
-            return Err(ToolError::with_message(
-                ErrorCode::NoteExists,
-                "a file already exists at the destination; pass overwrite: true to replace it",
-            )
-            .detail("path", to.to_string()));
-        }
-        Some(_) => writing::confirm(ctx, tool, confirm, "it replaces the file at the destination")?,
-    }
+    writing::check_destination(ctx, tool, view, to, "to", dest.as_ref(), overwrite, Some(from), confirm).await?;
     Ok(MoveSpec { from: from.to_string(), to: to.to_string(), source, dest })
 }
 

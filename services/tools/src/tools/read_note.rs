@@ -206,17 +206,11 @@ pub fn section(text: &str, note: &otc_parser::Note, anchor: &Anchor) -> Result<S
         }
         AnchorKind::Block => {
             let id = anchor.block_id.as_deref().ok_or_else(|| anchor_error("anchor.block_id is required", anchor))?;
-            let id = id.trim_start_matches('^');
-            let b = note
-                .blocks
-                .iter()
-                .find(|b| b.id == id)
-                .ok_or_else(|| anchor_error("block reference not found", anchor))?;
-            let range = lines.line_range(b.line);
+            let at = otc_edit::anchor::locate(text, note, &otc_edit::anchor::Target::Block { id: id.to_string() })?;
             Ok(Section {
-                text: text[range].trim_end_matches(['\r', '\n']).to_string(),
-                start_line: b.line + 1,
-                end_line: b.line + 1,
+                text: text[at.range].trim_end_matches(['\r', '\n']).to_string(),
+                start_line: at.line + 1,
+                end_line: at.line + 1,
                 heading_level: None,
                 value: None,
             })

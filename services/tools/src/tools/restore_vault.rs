@@ -1,6 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::ToolError;
-use otc_store::Provenance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -76,13 +75,7 @@ impl Tool for RestoreVault {
         let mut head = plan.head;
         if !dry {
             writing::confirm(ctx, name, !plan.changes.is_empty(), "it changes every file that differs from then")?;
-            let who = Provenance {
-                principal_id: Some(ctx.caller.principal_id),
-                tool: Some(name.into()),
-                client_name: ctx.client_name.map(str::to_string),
-                client_model: None,
-                origin: None,
-            };
+            let who = writing::provenance(ctx, name, None);
             head = restore::apply(
                 &services.store,
                 &services.kv,

@@ -83,23 +83,14 @@ impl Tool for WriteAttachment {
         let view = View::open(ctx, name, &input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        let overwrite = input.overwrite.unwrap_or(false);
+        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed_to = None;
-        match &now {
-            None => writing::check_new_name(ctx, name, &view, &input.path, "path").await?,
-            Some(_) if !input.overwrite.unwrap_or(false) => {
-                return Err(ToolError::with_message(
-                    ErrorCode::NoteExists,
-                    "a file already exists at that path; pass overwrite: true to replace it",
-                )
-                .detail("path", input.path.clone()));
-            }
-            Some(old) => {
-                writing::confirm(ctx, name, true, "it replaces an existing file")?;
-                let trash = writing::trash_change(ctx, name, &view, &input.path, old).await?;
-                trashed_to = Some(trash.path.clone());
-                changes.push(trash);
-            }
+        if let Some(old) = &now {
+            let trash = writing::trash_change(ctx, name, &view, &input.path, old).await?;
+            trashed_to = Some(trash.path.clone());
+            changes.push(trash);
         }
         let (hash, size) = writing::put_content(ctx, name, bytes).await?;
         changes.insert(0, writing::put(&input.path, writing::expect_of(now.as_ref()), hash, size));
