@@ -24,6 +24,7 @@
 
 pub mod commit;
 pub mod extract;
+pub mod fulltext;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -50,6 +51,8 @@ pub enum IndexError {
     Join(#[from] tokio::task::JoinError),
     #[error("cancelled")]
     Cancelled,
+    #[error("merging full-text segments")]
+    Segment(#[source] otc_fts::Corrupt),
 }
 
 impl IndexError {
@@ -100,6 +103,12 @@ impl Default for IndexerSettings {
     }
 }
 
+/// The most live notes a merge on a commit's path may rewrite.
+pub const INLINE_MERGE_NOTES: i64 = 2_000;
+
+/// How often the workers look for vaults whose segments need a full merge.
+const MERGE_INTERVAL: Duration = Duration::from_secs(30);
+
 /// What one batch did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct BatchReport {
@@ -139,6 +148,9 @@ impl Progress for Quiet {
     }
 }
 
+/// A parsed note and its frontmatter block's text.
+type Parsed = (NoteRecord, Option<String>);
+
 /// Excluded-files filters per (tenant, vault), with the app.json content hash they came from.
 type ExcludedCache = Arc<Mutex<HashMap<(Uuid, Uuid), (Option<Hash>, Arc<Excluded>)>>>;
 
@@ -163,7 +175,14 @@ impl Indexer {
     /// there are none.
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
+        let mut last_merge = std::time::Instant::now();
         loop {
+            if last_merge.elapsed() >= MERGE_INTERVAL {
+                last_merge = std::time::Instant::now();
+                if let Err(e) = self.merge_all().await {
+                    tracing::warn!(error = %e.chain(), "merging full-text segments failed; will retry");
+                }
+            }
             let worked = match self.run_once().await {
                 Ok(n) => n,
                 Err(e) => {
@@ -238,6 +257,8 @@ impl Indexer {
         let paths: Vec<String> = paths.into_iter().collect();
         match self.apply(&mut tx, tenant, vault, &paths).await {
             Ok(mut report) => {
+                // Small merges here keep the segment count down; large ones are the workers'.
+                self.merge_segments(&mut tx, vault, INLINE_MERGE_NOTES).await?;
                 tx.finish_jobs(&ids).await?;
                 tx.advance_indexed_seq(vault).await?;
                 tx.commit().await?;
@@ -277,9 +298,8 @@ impl Indexer {
 
         let notes: Vec<FileEntry> = present.into_iter().filter(|f| f.kind == FileKind::Note).cloned().collect();
         report.notes_parsed = notes.len();
-        let records = self.parse_all(tenant, notes).await?;
-        let records = resolve_records(tx, vault, records).await?;
-        tx.replace_notes(vault, &records).await?;
+        let parsed = self.parse_all(tenant, notes).await?;
+        let records = self.write_notes(tx, vault, parsed).await?;
 
         if !affected.is_empty() {
             let fresh: HashSet<&str> = records.iter().map(|r| r.path.as_str()).collect();
@@ -300,9 +320,71 @@ impl Indexer {
         Ok(report)
     }
 
+    /// Resolves the parsed notes' links, writes their full-text segment and their rows.
+    async fn write_notes(&self, tx: &mut TenantTx, vault: Uuid, parsed: Vec<Parsed>) -> Result<Vec<NoteRecord>> {
+        let (records, fronts): (Vec<NoteRecord>, Vec<Option<String>>) = parsed.into_iter().unzip();
+        let records = resolve_records(tx, vault, records).await?;
+        let (records, segment) = tokio::task::spawn_blocking(move || {
+            let notes: Vec<fulltext::FtsNote<'_>> = records
+                .iter()
+                .zip(&fronts)
+                .map(|(record, front)| fulltext::FtsNote { record, front: front.as_deref() })
+                .collect();
+            let segment = fulltext::build(&notes);
+            (records, segment)
+        })
+        .await?;
+        let id = match segment {
+            Some(data) => Some(tx.fts_put_segment(vault, &data, records.len() as i32).await?),
+            None => None,
+        };
+        tx.replace_notes(vault, &records, id).await?;
+        Ok(records)
+    }
+
+    /// Merges the vault's full-text segments when [`fulltext::plan`] says so, at most `limit`
+    /// live notes' worth, under the vault's index lock (which `tx` must hold). Returns whether
+    /// it merged.
+    pub async fn merge_segments(&self, tx: &mut TenantTx, vault: Uuid, limit: i64) -> Result<bool> {
+        let refs = tx.fts_segments(vault).await?;
+        let picked = fulltext::plan(&refs, limit);
+        if picked.is_empty() {
+            return Ok(false);
+        }
+        let mut dead: HashMap<i64, Vec<String>> = refs.into_iter().map(|r| (r.id, r.dead)).collect();
+        let data: Vec<(Vec<u8>, Vec<String>)> = tx
+            .fts_segment_data(vault, &picked)
+            .await?
+            .into_iter()
+            .map(|(id, bytes)| (bytes, dead.remove(&id).unwrap_or_default()))
+            .collect();
+        let merged = tokio::task::spawn_blocking(move || fulltext::merge(data)).await?.map_err(IndexError::Segment)?;
+        tx.fts_replace_segments(vault, &picked, merged.as_ref().map(|(b, n)| (b.as_slice(), *n))).await?;
+        Ok(true)
+    }
+
+    /// Merges every vault's segments that need it, in full (the workers' periodic pass).
+    pub async fn merge_all(&self) -> Result<usize> {
+        let mut merged = 0;
+        for tenant in self.store.tenant_ids().await? {
+            let mut tx = self.store.begin(tenant).await?;
+            let vaults = tx.fts_vaults_to_merge(fulltext::MAX_SEGMENTS as i64).await?;
+            tx.commit().await?;
+            for vault in vaults {
+                let mut tx = self.store.begin(tenant).await?;
+                tx.lock_index(vault, true).await?;
+                if self.merge_segments(&mut tx, vault, i64::MAX).await? {
+                    merged += 1;
+                }
+                tx.commit().await?;
+            }
+        }
+        Ok(merged)
+    }
+
     /// Reads and parses notes, `fetch_concurrency` reads at a time; parsing runs on the
     /// blocking pool so it uses every core.
-    async fn parse_all(&self, tenant: Uuid, notes: Vec<FileEntry>) -> Result<Vec<NoteRecord>> {
+    async fn parse_all(&self, tenant: Uuid, notes: Vec<FileEntry>) -> Result<Vec<Parsed>> {
         let blobs = self.blobs.clone();
         let fetched: Vec<(FileEntry, bytes::Bytes)> = futures::stream::iter(notes)
             .map(move |entry| {
@@ -325,7 +407,13 @@ impl Indexer {
         while !fetched.is_empty() {
             let part: Vec<_> = fetched.drain(..per.min(fetched.len())).collect();
             tasks.push(tokio::task::spawn_blocking(move || {
-                part.iter().map(|(entry, bytes)| extract::note_record(entry, bytes)).collect::<Vec<_>>()
+                part.iter()
+                    .map(|(entry, bytes)| {
+                        let record = extract::note_record(entry, bytes);
+                        let front = fulltext::front_text(&record, bytes);
+                        (record, front)
+                    })
+                    .collect::<Vec<_>>()
             }));
         }
         let mut out = Vec::new();
@@ -478,6 +566,8 @@ impl Indexer {
         tx.lock_index(vault, true).await?;
         tx.mark_rebuilt(vault).await?;
         tx.advance_indexed_seq(vault).await?;
+        // One segment per batch was written: merge them (and what they replaced) into one.
+        self.merge_segments(&mut tx, vault, i64::MAX).await?;
         tx.commit().await?;
         Ok(report)
     }
@@ -492,9 +582,8 @@ impl Indexer {
         let known: HashSet<String> = tx.index_files_at(vault, batch).await?.into_iter().map(|f| f.path).collect();
         let entries: Vec<FileEntry> =
             tx.files_at(vault, batch).await?.into_iter().filter(|f| known.contains(&f.path)).collect();
-        let records = self.parse_all(tenant, entries).await?;
-        let records = resolve_records(&mut tx, vault, records).await?;
-        tx.replace_notes(vault, &records).await?;
+        let parsed = self.parse_all(tenant, entries).await?;
+        let records = self.write_notes(&mut tx, vault, parsed).await?;
         tx.commit().await?;
         Ok(records)
     }

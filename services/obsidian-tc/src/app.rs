@@ -84,6 +84,7 @@ pub fn dispatcher_with(
         acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
         vault_cache: Default::default(),
         files: otc_tools::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
+        segments: otc_tools::searching::SegmentCache::new(otc_tools::searching::DEFAULT_CACHE_BYTES),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),

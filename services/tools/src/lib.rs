@@ -10,6 +10,7 @@ pub mod links_out;
 pub mod moving;
 pub mod reading;
 pub mod restore;
+pub mod searching;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
@@ -110,6 +111,8 @@ pub struct Services {
     pub vault_cache: VaultCache,
     /// Manifest rows read recently, valid while their vault's write generation holds.
     pub files: file_cache::FileCache,
+    /// Full-text segments decoded for searching (they never change once written).
+    pub segments: searching::SegmentCache,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).

@@ -51,6 +51,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<write_attachment::WriteAttachment>(),
         entry::<move_attachment::MoveAttachment>(),
         entry::<delete_attachment::DeleteAttachment>(),
+        entry::<search_vault::SearchVault>(),
+        entry::<search_text::SearchText>(),
         entry::<list_vaults::ListVaults>(),
         entry::<get_vault::GetVault>(),
         entry::<restore_vault::RestoreVault>(),

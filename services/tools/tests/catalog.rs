@@ -232,7 +232,7 @@ fn subsets_and_listings_hold_what_they_promise() {
     assert!(full.iter().all(|n| !facade::is_facade_tool(n)), "flat lists no facade tool: {full:?}");
     assert_eq!(full.len(), registry.len() - 3);
     let domains = names(Listing::Domain);
-    assert_eq!(domains, ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]);
+    assert_eq!(domains, ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]);
     let essentials = names(Listing::Flat(Subset::Essentials));
     assert!(essentials.len() <= facade::ESSENTIALS_MAX);
     for triad in facade::advertise(&registry, &settings, Listing::Triad, None) {
@@ -267,7 +267,7 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         response_format: ResponseFormat::Fixed { why: "test" },
         ..ToolSpec::base(name, "T", "A test tool.", Domain::Notes)
     };
-    // The real read_note, write_note and list_notes, and a stand-in for the search connector.
+    // The real read_note, search_vault, write_note and list_notes, and a stand-in for the search connector.
     let mut all = declarations();
     all.push(Declaration { spec: spec("search", false), input_schema: input.clone(), output_schema: None });
     let registry = Registry::new(all).unwrap();
@@ -289,6 +289,7 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
             "call_capability",
             "search",
             "read_note",
+            "search_vault",
             "write_note",
             "list_notes"
         ]

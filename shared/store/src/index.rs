@@ -397,6 +397,7 @@ impl TenantTx {
 
     /// Removes paths from the index altogether (their notes, links, tags, … go with them).
     pub async fn drop_index_files(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
+        self.fts_retire(vault, paths).await?;
         sqlx::query!(
             "DELETE FROM index_files WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
             self.tenant,
@@ -421,13 +422,16 @@ impl TenantTx {
         Ok(())
     }
 
-    /// Replaces the index rows of these notes (any earlier rows for the paths go first).
-    pub async fn replace_notes(&mut self, vault: Uuid, notes: &[NoteRecord]) -> Result<()> {
+    /// Replaces the index rows of these notes (any earlier rows for the paths go first, and
+    /// the full-text segments holding them let them go); `segment` is the full-text segment
+    /// that holds their chunks now.
+    pub async fn replace_notes(&mut self, vault: Uuid, notes: &[NoteRecord], segment: Option<i64>) -> Result<()> {
         if notes.is_empty() {
             return Ok(());
         }
         let tenant = self.tenant;
         let paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
+        self.fts_retire(vault, &paths).await?;
         sqlx::query!(
             "DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
             tenant,
@@ -439,11 +443,11 @@ impl TenantTx {
 
         sqlx::query!(
             r#"INSERT INTO notes (tenant_id, vault_id, path, title, aliases, frontmatter, frontmatter_error, tags, headings,
-                                  blocks, size, mtime, content_hash, indexed_hash, warnings, body_line)
+                                  blocks, size, mtime, content_hash, indexed_hash, warnings, body_line, fts_segment)
                 SELECT $1, $2, u.path, u.title, ARRAY(SELECT jsonb_array_elements_text(u.aliases)),
                        NULLIF(u.frontmatter, 'null'::jsonb), u.fm_error,
                        ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.headings, u.blocks, u.size, u.mtime, u.content_hash,
-                       u.indexed_hash, ARRAY(SELECT jsonb_array_elements_text(u.warnings)), u.body_line
+                       u.indexed_hash, ARRAY(SELECT jsonb_array_elements_text(u.warnings)), u.body_line, $17
                 FROM UNNEST($3::text[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[], $9::jsonb[], $10::jsonb[],
                             $11::int8[], $12::timestamptz[], $13::bytea[], $14::bytea[], $15::jsonb[], $16::int4[])
                      AS u(path, title, aliases, frontmatter, fm_error, tags, headings, blocks, size, mtime, content_hash,
@@ -464,6 +468,7 @@ impl TenantTx {
             &notes.iter().map(|n| n.indexed_hash.to_vec()).collect::<Vec<Vec<u8>>>(),
             &notes.iter().map(|n| Value::from(n.warnings.clone())).collect::<Vec<Value>>(),
             &notes.iter().map(|n| n.body_line).collect::<Vec<i32>>(),
+            segment,
         )
         .execute(&mut *self.tx)
         .await?;

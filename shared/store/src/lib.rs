@@ -8,6 +8,7 @@
 
 mod error;
 mod files;
+mod fulltext;
 mod history;
 mod index;
 mod principals;
@@ -31,6 +32,7 @@ pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,
     PROVENANCE_FIELD_CHARS, Provenance, ReconcileEntry, Stale, record_hash,
 };
+pub use fulltext::SegmentRef;
 pub use history::{PastFile, Snapshot};
 pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,

@@ -7,6 +7,7 @@ mod auth;
 mod bulk;
 mod cli;
 mod conformance;
+mod fulltext;
 mod health;
 mod index;
 mod mcp;

@@ -124,7 +124,7 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             record
         })
         .collect();
-    tx.replace_notes(tenant.vault_id, &notes).await.unwrap();
+    tx.replace_notes(tenant.vault_id, &notes, None).await.unwrap();
     tx.commit().await.unwrap();
 }
 

@@ -1,0 +1,258 @@
+//! What the search tools share: a vault's full-text segments as one caller may search them.
+//!
+//! Postgres lists a vault's segments (and which paths each no longer holds) on every search, so
+//! a search after a write's answer sees the write. The segments' bytes never change once
+//! written, so each gateway keeps the decoded segments in memory ([`SegmentCache`], least
+//! recently used out past its byte limit) and fetches only the ones it has not seen. What the
+//! caller may see is a mask over each segment's paths: live there, readable under the folder
+//! ACL, outside the hidden folders and Excluded files, inside the search's scope. The ACL part
+//! of a mask is cached per segment and ACL, since matching globs over 100k paths is the
+//! costly part.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use otc_errors::ToolError;
+use otc_fts::Segment;
+use otc_fts::search::Part;
+use uuid::Uuid;
+
+use crate::reading::View;
+use crate::{CallContext, internal};
+
+/// Decoded segments kept per gateway, at most this many bytes.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+/// ACL masks kept before the mask cache starts over.
+const MAX_MASKS: usize = 4_096;
+
+type MaskKey = (Uuid, i64, u64);
+
+#[derive(Default)]
+struct Inner {
+    segments: HashMap<(Uuid, i64), (Arc<Segment>, u64)>,
+    bytes: usize,
+    tick: u64,
+    masks: HashMap<MaskKey, Arc<Vec<bool>>>,
+}
+
+/// Decoded segments by (tenant, segment id), and ACL masks over them.
+pub struct SegmentCache {
+    inner: Mutex<Inner>,
+    cap: usize,
+}
+
+impl SegmentCache {
+    pub fn new(cap: usize) -> Self {
+        Self { inner: Mutex::default(), cap }
+    }
+
+    fn get(&self, tenant: Uuid, id: i64) -> Option<Arc<Segment>> {
+        let mut inner = self.inner.lock().expect("segment cache");
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.segments.get_mut(&(tenant, id)).map(|(s, used)| {
+            *used = tick;
+            s.clone()
+        })
+    }
+
+    fn put(&self, tenant: Uuid, id: i64, seg: Arc<Segment>) {
+        let mut inner = self.inner.lock().expect("segment cache");
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.bytes += seg.weight();
+        if let Some((old, _)) = inner.segments.insert((tenant, id), (seg, tick)) {
+            inner.bytes -= old.weight();
+        }
+        while inner.bytes > self.cap && inner.segments.len() > 1 {
+            let Some((&key, _)) = inner.segments.iter().min_by_key(|(_, (_, used))| *used) else { break };
+            if let Some((gone, _)) = inner.segments.remove(&key) {
+                inner.bytes -= gone.weight();
+            }
+            inner.masks.retain(|k, _| (k.0, k.1) != key);
+        }
+    }
+
+    fn mask(&self, key: MaskKey, seg: &Segment, view: &View) -> Arc<Vec<bool>> {
+        if let Some(m) = self.inner.lock().expect("segment cache").masks.get(&key) {
+            return m.clone();
+        }
+        let mask = Arc::new(seg.paths.iter().map(|p| view.can_read(p)).collect::<Vec<bool>>());
+        let mut inner = self.inner.lock().expect("segment cache");
+        if inner.masks.len() >= MAX_MASKS {
+            inner.masks.clear();
+        }
+        inner.masks.insert(key, mask.clone());
+        mask
+    }
+}
+
+/// Which notes a search looks at, besides what the caller may read.
+#[derive(Debug, Default, Clone)]
+pub struct Scope<'a> {
+    /// A folder prefix ("Projects/"), already normalised.
+    pub root: Option<&'a str>,
+    /// The path must contain one of these (lower-cased), when any are given.
+    pub path_contains: &'a [String],
+    /// The note must carry every one of these tags (or one nested under it).
+    pub tags: &'a [String],
+}
+
+/// A vault's segments with the caller's masks.
+pub struct Corpus {
+    segments: Vec<Arc<Segment>>,
+    masks: Vec<Vec<bool>>,
+}
+
+impl Corpus {
+    /// The vault's segments as the caller may search them within `scope`.
+    pub async fn open(ctx: &CallContext<'_>, tool: &str, view: &View, scope: &Scope<'_>) -> Result<Corpus, ToolError> {
+        let tenant = ctx.caller.tenant_id;
+        let vault = view.vault.id;
+        let services = ctx.services();
+        let cache = &services.segments;
+        let fail = |e: &(dyn std::error::Error + 'static)| internal(tool, e);
+        let mut tx = services.store.begin(tenant).await.map_err(|e| fail(&e))?;
+        let refs = tx.fts_segments(vault).await.map_err(|e| fail(&e))?;
+        let excluded = tx.excluded_paths(vault).await.map_err(|e| fail(&e))?;
+        let mut tagged: Option<HashSet<String>> = None;
+        for tag in scope.tags {
+            let paths: HashSet<String> = tx.paths_tagged(vault, tag).await.map_err(|e| fail(&e))?.into_iter().collect();
+            tagged = Some(match tagged {
+                None => paths,
+                Some(prev) => prev.intersection(&paths).cloned().collect(),
+            });
+        }
+        let mut segments: Vec<Option<Arc<Segment>>> = refs.iter().map(|r| cache.get(tenant, r.id)).collect();
+        let missing: Vec<i64> = refs.iter().zip(&segments).filter(|(_, s)| s.is_none()).map(|(r, _)| r.id).collect();
+        let fetched = if missing.is_empty() {
+            Vec::new()
+        } else {
+            tx.fts_segment_data(vault, &missing).await.map_err(|e| fail(&e))?
+        };
+        tx.commit().await.map_err(|e| fail(&e))?;
+        if !fetched.is_empty() {
+            let decoded = tokio::task::spawn_blocking(move || {
+                fetched.into_iter().map(|(id, data)| (id, Segment::decode(data))).collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|e| fail(&e))?;
+            for (id, seg) in decoded {
+                let seg = Arc::new(seg.map_err(|e| fail(&e))?);
+                cache.put(tenant, id, seg.clone());
+                if let Some(i) = refs.iter().position(|r| r.id == id) {
+                    segments[i] = Some(seg);
+                }
+            }
+        }
+        let acl_key = {
+            let mut h = DefaultHasher::new();
+            let visible = view.visible();
+            visible.hidden.hash(&mut h);
+            visible.readable.hash(&mut h);
+            h.finish()
+        };
+        let excluded: HashSet<&str> = excluded.iter().map(String::as_str).collect();
+        let mut out = Corpus { segments: Vec::new(), masks: Vec::new() };
+        // A segment deleted between the listing and the fetch (a merge) is skipped: the merge
+        // holds its notes, and was listed too only if it was committed first, so a search
+        // racing a merge can miss notes until the next call, never show one twice.
+        for (r, seg) in refs.iter().zip(segments) {
+            let Some(seg) = seg else { continue };
+            let base = cache.mask((tenant, r.id, acl_key), &seg, view);
+            let mut mask = (*base).clone();
+            for p in &r.dead {
+                if let Some(i) = seg.path_index(p) {
+                    mask[i as usize] = false;
+                }
+            }
+            for (i, p) in seg.paths.iter().enumerate() {
+                if !mask[i] {
+                    continue;
+                }
+                let keep = !excluded.contains(p.as_str())
+                    && scope.root.is_none_or(|root| p.starts_with(root))
+                    && (scope.path_contains.is_empty() || {
+                        let lower = p.to_lowercase();
+                        scope.path_contains.iter().any(|c| lower.contains(c.as_str()))
+                    })
+                    && tagged.as_ref().is_none_or(|t| t.contains(p));
+                mask[i] = keep;
+            }
+            out.segments.push(seg);
+            out.masks.push(mask);
+        }
+        Ok(out)
+    }
+
+    pub fn parts(&self) -> Vec<Part<'_>> {
+        self.segments.iter().zip(&self.masks).map(|(seg, visible)| Part { seg, visible }).collect()
+    }
+
+    pub fn segment(&self, part: usize) -> &Segment {
+        &self.segments[part]
+    }
+
+    pub fn path(&self, part: usize, path: u32) -> &str {
+        &self.segments[part].paths[path as usize]
+    }
+}
+
+/// The texts of these notes as stored now (None for one gone since it was indexed), read
+/// concurrently; the texts search results quote from.
+pub async fn note_texts(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    vault: Uuid,
+    paths: &[String],
+) -> Result<Vec<Option<String>>, ToolError> {
+    let reads = paths.iter().map(|path| async move {
+        let Some(entry) = crate::reading::file_entry(ctx, tool, vault, path).await? else { return Ok(None) };
+        let bytes =
+            ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
+        Ok::<_, ToolError>(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    });
+    futures::future::try_join_all(reads).await
+}
+
+/// `text[start..end]` with both ends moved down to char boundaries and clamped (the text may
+/// have changed since the offsets were indexed).
+pub fn slice(text: &str, start: usize, end: usize) -> &str {
+    let floor = |mut i: usize| {
+        i = i.min(text.len());
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let (s, e) = (floor(start), floor(end));
+    &text[s..e.max(s)]
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = slice(text, 0, offset);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// The heading a chunk starts with (chunks start at headings), if it does.
+pub fn section_of(chunk: &str) -> Option<String> {
+    let first = chunk.lines().next()?.trim_start();
+    let title = first.trim_start_matches('#');
+    (first.starts_with('#') && title.starts_with(' ')).then(|| title.trim().trim_end_matches('#').trim().to_string())
+}
+
+/// The keyset position of a ranked hit: its score, then its path.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct RankKey {
+    pub s: f32,
+    pub p: String,
+}
+
+/// Whether a hit with `score` at `path` comes after `key` in ranked order.
+pub fn after(key: &RankKey, score: f32, path: &str) -> bool {
+    score < key.s || (score == key.s && path > key.p.as_str())
+}

@@ -1,0 +1,218 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_fts::search::{Ranked, rank, snippet};
+use otc_fts::{Query, QueryError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use crate::searching::{Corpus, RankKey, Scope, after, line_col, note_texts, section_of, slice};
+use crate::{CallContext, Tool};
+
+pub struct SearchVault;
+
+/// Search results a page holds by default (spec: "Result size and paging").
+pub const DEFAULT_HITS: usize = 25;
+/// Snippet width in bytes.
+const SNIPPET_BYTES: usize = 240;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Ranked full-text (BM25).
+    #[default]
+    Text,
+    /// Vector similarity (needs an embedding provider).
+    Semantic,
+    /// Text and semantic fused (needs an embedding provider).
+    Hybrid,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Words (ranked, any may match), "quoted phrases" (must occur), -word or -"phrase"
+    /// (leave out notes holding it), path:text (path contains it), tag:name.
+    pub query: String,
+    /// text (default), semantic or hybrid.
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Only notes under this folder.
+    #[serde(default)]
+    pub root: Option<String>,
+    /// Add each hit's score breakdown (BM25 per term).
+    #[serde(default)]
+    pub explain: bool,
+    /// Hits per page, 1 to 100 (default 25).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page (same other arguments).
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// concise ({path, score, snippet} per hit) or detailed (adds line, section, explain).
+    /// Default: the server's tools.defaults.response_format.
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub mode: &'static str,
+    /// Notes matching, before paging.
+    pub total: usize,
+    pub hits: Vec<Hit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Hit {
+    pub path: String,
+    pub score: f32,
+    /// The best-matching passage, matched words in **bold**.
+    pub snippet: String,
+    /// Detailed: the passage's first line (1-based) and the heading it sits under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Explain {
+    /// BM25 (k1 1.2, b 0.75) of the best chunk: its length in tokens, the average, the chunks
+    /// searched.
+    pub chunk_tokens: u32,
+    pub average_tokens: f32,
+    pub chunks: u64,
+    pub terms: Vec<TermExplain>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TermExplain {
+    pub term: String,
+    pub tf: u32,
+    pub df: u64,
+    pub idf: f32,
+    pub score: f32,
+}
+
+/// The error for a mode that needs embeddings.
+pub fn semantic_unavailable(field: &str) -> ToolError {
+    ToolError::with_message(
+        ErrorCode::EmbeddingProviderError,
+        "semantic search needs an embedding provider: set embeddings.provider in the server configuration; \
+         mode text works now",
+    )
+    .detail("field", field)
+    .detail("reason", "not_configured")
+}
+
+pub fn query_error(e: QueryError) -> ToolError {
+    ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "query")
+}
+
+/// A hits-per-page argument: 1 to 100, default [`DEFAULT_HITS`].
+pub fn hits_limit(limit: Option<u32>) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(DEFAULT_HITS),
+        Some(n) if (1..=100).contains(&n) => Ok(n as usize),
+        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "limit must be between 1 and 100")
+            .detail("field", "limit")),
+    }
+}
+
+impl Tool for SearchVault {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        essentials: true,
+        ..ToolSpec::base(
+            "search_vault",
+            "Search the vault",
+            "Ranked full-text search (BM25) over notes' sections, titles, aliases, tags and frontmatter: best note \
+             first, with a snippet. Case and accents do not matter.",
+            Domain::Search,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        match input.mode.unwrap_or_default() {
+            Mode::Text => {}
+            Mode::Semantic | Mode::Hybrid => return Err(semantic_unavailable("mode")),
+        }
+        let limit = hits_limit(input.limit)?;
+        let query = Query::parse(&input.query).map_err(query_error)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let root = match input.root.as_deref() {
+            Some(r) => Some(view.folder_prefix(Some(r))?),
+            None => None,
+        };
+        let scope = Scope { root: root.as_deref(), path_contains: &query.paths, tags: &query.tags };
+        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let hits = {
+            let parts = corpus.parts();
+            let ranked = Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded };
+            rank(&parts, &ranked, input.explain)
+        };
+        let total = hits.len();
+        let page_hits: Vec<_> = hits
+            .into_iter()
+            .filter(|h| key.as_ref().is_none_or(|k| after(k, h.score, corpus.path(h.part, h.path))))
+            .take(limit + 1)
+            .collect();
+        let more = page_hits.len() > limit;
+        let page_hits = &page_hits[..page_hits.len().min(limit)];
+        let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
+        let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+        let items: Vec<Hit> = page_hits
+            .iter()
+            .zip(paths)
+            .zip(texts)
+            .map(|((h, path), text)| {
+                let doc = corpus.segment(h.part).docs[h.doc as usize];
+                let chunk = text.as_deref().map_or("", |t| slice(t, doc.start as usize, doc.end as usize));
+                Hit {
+                    snippet: snippet(chunk, &query.words, SNIPPET_BYTES),
+                    line: detailed.then(|| text.as_deref().map_or(1, |t| line_col(t, doc.start as usize).0)),
+                    section: if detailed { section_of(chunk) } else { None },
+                    explain: h.explain.as_ref().map(|e| Explain {
+                        chunk_tokens: e.doc_len,
+                        average_tokens: e.avgdl,
+                        chunks: e.docs,
+                        terms: e
+                            .terms
+                            .iter()
+                            .map(|t| TermExplain {
+                                term: t.term.clone(),
+                                tf: t.tf,
+                                df: t.df,
+                                idf: t.idf,
+                                score: t.score,
+                            })
+                            .collect(),
+                    }),
+                    score: h.score,
+                    path,
+                }
+            })
+            .collect();
+        let (hits, next_cursor) =
+            page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
+        Ok(Output { vault: view.vault.name.clone(), mode: "text", total, hits, next_cursor })
+    }
+}

@@ -1,0 +1,518 @@
+//! Ranked search (BM25) and text search over a vault's segments, as one caller may see them.
+//!
+//! The caller hands in every segment with a visibility mask over its paths: the note is live
+//! there (not replaced by a later segment), readable under the caller's folder ACL, not in
+//! Excluded files and inside the search's scope (root, `path:`, `tag:`). Everything here —
+//! hits, totals and the BM25 statistics themselves (document count, average length, document
+//! frequency) — counts visible documents only, so nothing about a hidden note shapes an answer.
+
+use std::collections::HashMap;
+
+use crate::segment::Segment;
+
+/// BM25's term-frequency saturation and length normalisation (the usual values).
+pub const K1: f32 = 1.2;
+pub const B: f32 = 0.75;
+
+/// One segment and which of its paths the search sees.
+pub struct Part<'a> {
+    pub seg: &'a Segment,
+    /// Per path index of the segment.
+    pub visible: &'a [bool],
+}
+
+impl Part<'_> {
+    fn doc_visible(&self, doc: u32) -> bool {
+        self.visible[self.seg.docs[doc as usize].path as usize]
+    }
+}
+
+/// The visible collection's statistics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stats {
+    pub docs: u64,
+    pub avgdl: f32,
+}
+
+pub fn stats(parts: &[Part<'_>]) -> Stats {
+    let (mut docs, mut len) = (0u64, 0u64);
+    for p in parts {
+        for d in &p.seg.docs {
+            if p.visible[d.path as usize] {
+                docs += 1;
+                len += d.len as u64;
+            }
+        }
+    }
+    Stats { docs, avgdl: if docs == 0 { 0.0 } else { len as f32 / docs as f32 } }
+}
+
+pub fn idf(docs: u64, df: u64) -> f32 {
+    (1.0 + (docs as f32 - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
+}
+
+fn bm25(tf: f32, idf: f32, dl: f32, avgdl: f32) -> f32 {
+    let norm = if avgdl > 0.0 { 1.0 - B + B * dl / avgdl } else { 1.0 };
+    idf * tf * (K1 + 1.0) / (tf + K1 * norm)
+}
+
+/// A ranked query: words ranked, phrases required, exclusions left out (all folded tokens).
+#[derive(Debug, Default, Clone)]
+pub struct Ranked<'q> {
+    pub words: &'q [String],
+    pub phrases: &'q [Vec<String>],
+    pub excluded: &'q [Vec<String>],
+}
+
+/// One note found: its best chunk and score.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub part: usize,
+    /// Path index in the part's segment.
+    pub path: u32,
+    pub score: f32,
+    /// The best-scoring document (chunk).
+    pub doc: u32,
+    pub explain: Option<Explain>,
+}
+
+/// How a hit's score came about (its best chunk).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explain {
+    pub doc_len: u32,
+    pub avgdl: f32,
+    pub docs: u64,
+    pub terms: Vec<TermScore>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermScore {
+    pub term: String,
+    pub tf: u32,
+    pub df: u64,
+    pub idf: f32,
+    pub score: f32,
+}
+
+/// Ranks notes by BM25 over their chunks (a note scores as its best chunk). Hits come
+/// ordered by score, then path.
+pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
+    let st = stats(parts);
+    // Per term: its postings among visible docs.
+    let mut per_term: Vec<Vec<(usize, u32, u32)>> = Vec::with_capacity(q.words.len());
+    for w in q.words {
+        let mut list = Vec::new();
+        for (k, p) in parts.iter().enumerate() {
+            if let Some(t) = p.seg.find(w) {
+                list.extend(p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)).map(|(d, tf)| (k, d, tf)));
+            }
+        }
+        per_term.push(list);
+    }
+    // Documents that must hold every phrase, and notes left out.
+    let required: Option<Vec<HashMap<u32, Vec<u32>>>> = if q.phrases.is_empty() {
+        None
+    } else {
+        let mut acc: Option<Vec<HashMap<u32, Vec<u32>>>> = None;
+        for phrase in q.phrases {
+            let found = phrase_matches(parts, &exact(phrase), 0);
+            acc = Some(match acc {
+                None => found,
+                Some(prev) => prev
+                    .into_iter()
+                    .zip(found)
+                    .map(|(a, b)| a.into_iter().filter(|(d, _)| b.contains_key(d)).collect())
+                    .collect(),
+            });
+        }
+        acc
+    };
+    let mut out_notes: Vec<std::collections::HashSet<u32>> = vec![Default::default(); parts.len()];
+    for ex in q.excluded {
+        for (k, docs) in phrase_matches(parts, &exact(ex), 0).into_iter().enumerate() {
+            out_notes[k].extend(docs.keys().map(|d| parts[k].seg.docs[*d as usize].path));
+        }
+    }
+    let mut scores: Vec<HashMap<u32, f32>> = vec![HashMap::new(); parts.len()];
+    let mut tfs: Vec<HashMap<u32, Vec<(usize, u32)>>> = vec![HashMap::new(); parts.len()];
+    let idfs: Vec<f32> = per_term.iter().map(|l| idf(st.docs, l.len() as u64)).collect();
+    for (i, list) in per_term.iter().enumerate() {
+        for &(k, d, tf) in list {
+            if let Some(req) = &required
+                && !req[k].contains_key(&d)
+            {
+                continue;
+            }
+            let doc = &parts[k].seg.docs[d as usize];
+            if out_notes[k].contains(&doc.path) {
+                continue;
+            }
+            *scores[k].entry(d).or_default() += bm25(tf as f32, idfs[i], doc.len as f32, st.avgdl);
+            if explain {
+                tfs[k].entry(d).or_default().push((i, tf));
+            }
+        }
+    }
+    // Best chunk per note.
+    let mut best: HashMap<(usize, u32), (f32, u32)> = HashMap::new();
+    for (k, s) in scores.iter().enumerate() {
+        for (&d, &score) in s {
+            let path = parts[k].seg.docs[d as usize].path;
+            let e = best.entry((k, path)).or_insert((score, d));
+            if score > e.0 || (score == e.0 && d < e.1) {
+                *e = (score, d);
+            }
+        }
+    }
+    let mut hits: Vec<Hit> = best
+        .into_iter()
+        .map(|((part, path), (score, doc))| Hit {
+            part,
+            path,
+            score,
+            doc,
+            explain: explain.then(|| Explain {
+                doc_len: parts[part].seg.docs[doc as usize].len,
+                avgdl: st.avgdl,
+                docs: st.docs,
+                terms: tfs[part]
+                    .get(&doc)
+                    .map(|v| {
+                        v.iter()
+                            .map(|&(i, tf)| TermScore {
+                                term: q.words[i].clone(),
+                                tf,
+                                df: per_term[i].len() as u64,
+                                idf: idfs[i],
+                                score: bm25(
+                                    tf as f32,
+                                    idfs[i],
+                                    parts[part].seg.docs[doc as usize].len as f32,
+                                    st.avgdl,
+                                ),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }),
+        })
+        .collect();
+    sort_hits(parts, &mut hits);
+    hits
+}
+
+fn sort_hits(parts: &[Part<'_>], hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| parts[a.part].seg.paths[a.path as usize].cmp(&parts[b.part].seg.paths[b.path as usize]))
+    });
+}
+
+/// How a query token meets a dictionary term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// The whole term.
+    Exact,
+    /// Anywhere in the term.
+    Within,
+    /// The term's end (the first token of a text query that may start inside a word).
+    Suffix,
+    /// The term's start (the last token of a text query that may end inside a word).
+    Prefix,
+}
+
+fn exact(tokens: &[String]) -> Vec<(&str, Edge)> {
+    tokens.iter().map(|t| (t.as_str(), Edge::Exact)).collect()
+}
+
+/// The edges of a text query's tokens: inside words unless `whole_word`.
+pub fn text_edges(tokens: &[String], whole_word: bool) -> Vec<(&str, Edge)> {
+    let n = tokens.len();
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let edge = if whole_word {
+                Edge::Exact
+            } else if n == 1 {
+                Edge::Within
+            } else if i == 0 {
+                Edge::Suffix
+            } else if i == n - 1 {
+                Edge::Prefix
+            } else {
+                Edge::Exact
+            };
+            (t.as_str(), edge)
+        })
+        .collect()
+}
+
+fn term_ids(seg: &Segment, token: &str, edge: Edge) -> Vec<usize> {
+    match edge {
+        Edge::Exact => seg.find(token).into_iter().collect(),
+        Edge::Prefix => seg.prefixed(token).collect(),
+        Edge::Suffix => {
+            seg.terms().iter().enumerate().filter(|(_, t)| t.term.ends_with(token)).map(|(i, _)| i).collect()
+        }
+        Edge::Within => {
+            seg.terms().iter().enumerate().filter(|(_, t)| t.term.contains(token)).map(|(i, _)| i).collect()
+        }
+    }
+}
+
+/// Per part: the visible documents where the tokens occur in a row, each with the positions
+/// where the run starts (sorted), counting only runs that start at or after `min_pos` past the
+/// document's text start (0: anywhere, prefix fields included; use [`text_matches`] for text).
+pub fn phrase_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)], _min_pos: u32) -> Vec<HashMap<u32, Vec<u32>>> {
+    parts.iter().map(|p| part_matches(p, tokens, false)).collect()
+}
+
+fn part_matches(part: &Part<'_>, tokens: &[(&str, Edge)], text_only: bool) -> HashMap<u32, Vec<u32>> {
+    let Some(((first, first_edge), rest)) = tokens.split_first() else { return HashMap::new() };
+    let mut current: HashMap<u32, Vec<u32>> = HashMap::new();
+    for t in term_ids(part.seg, first, *first_edge) {
+        for (d, ps) in part.seg.postings_with_positions(t) {
+            if !part.doc_visible(d) {
+                continue;
+            }
+            let from = if text_only { part.seg.docs[d as usize].text_start } else { 0 };
+            let v = current.entry(d).or_default();
+            v.extend(ps.into_iter().filter(|p| *p >= from));
+        }
+    }
+    current.retain(|_, v| {
+        v.sort_unstable();
+        v.dedup();
+        !v.is_empty()
+    });
+    for (i, (token, edge)) in rest.iter().enumerate() {
+        if current.is_empty() {
+            break;
+        }
+        let offset = i as u32 + 1;
+        let mut next: HashMap<u32, Vec<u32>> = HashMap::new();
+        for t in term_ids(part.seg, token, *edge) {
+            for (d, ps) in part.seg.postings_with_positions(t) {
+                if current.contains_key(&d) {
+                    next.entry(d).or_default().extend(ps);
+                }
+            }
+        }
+        current.retain(|d, starts| {
+            let Some(at) = next.get_mut(d) else { return false };
+            at.sort_unstable();
+            starts.retain(|s| at.binary_search(&(s + offset)).is_ok());
+            !starts.is_empty()
+        });
+    }
+    current
+}
+
+/// A note a text search found.
+#[derive(Debug, Clone)]
+pub struct TextHit {
+    pub part: usize,
+    pub path: u32,
+    pub score: f32,
+    /// Every match as (doc, start position), in the note's order.
+    pub matches: Vec<(u32, u32)>,
+}
+
+/// Text search: notes whose text holds the tokens in a row (separators between them are not
+/// compared), ranked by BM25 with the match count as the term frequency over the note's text
+/// length. Ordered by score, then path.
+pub fn text_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<TextHit> {
+    // Note lengths (text tokens) and count, over visible notes.
+    let mut notes = 0u64;
+    let mut total_len = 0u64;
+    let mut note_len: Vec<HashMap<u32, u32>> = Vec::with_capacity(parts.len());
+    for p in parts {
+        let mut lens = HashMap::new();
+        for (path, docs) in p.seg.docs_of_path.iter().enumerate() {
+            if p.visible[path] {
+                let len: u32 =
+                    docs.iter().map(|&d| p.seg.docs[d as usize].len - p.seg.docs[d as usize].text_start).sum();
+                notes += 1;
+                total_len += len as u64;
+                lens.insert(path as u32, len);
+            }
+        }
+        note_len.push(lens);
+    }
+    let avg = if notes == 0 { 0.0 } else { total_len as f32 / notes as f32 };
+    let mut hits: Vec<TextHit> = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        let mut by_note: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        for (d, starts) in part_matches(p, tokens, true) {
+            let doc = &p.seg.docs[d as usize];
+            by_note.entry(doc.path).or_default().extend(starts.into_iter().map(|s| (d, s)));
+        }
+        for (path, mut matches) in by_note {
+            matches.sort_unstable_by_key(|&(d, s)| (p.seg.docs[d as usize].ord, s));
+            hits.push(TextHit { part: k, path, score: 0.0, matches });
+        }
+    }
+    let w = idf(notes, hits.len() as u64);
+    for h in &mut hits {
+        let dl = note_len[h.part].get(&h.path).copied().unwrap_or(0) as f32;
+        h.score = bm25(h.matches.len() as f32, w, dl, avg);
+    }
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| parts[a.part].seg.paths[a.path as usize].cmp(&parts[b.part].seg.paths[b.path as usize]))
+    });
+    hits
+}
+
+/// The byte ranges of the tokens of `text`, in the order positions count them.
+pub fn token_spans(text: &str) -> Vec<(usize, usize)> {
+    crate::tokenize::tokens(text).into_iter().map(|t| (t.start, t.end)).collect()
+}
+
+/// A snippet of `text` around the densest run of `words`, at most about `width` bytes, with
+/// each matching token wrapped in `**`. Cut on char boundaries, `…` marking cuts.
+pub fn snippet(text: &str, words: &[String], width: usize) -> String {
+    let tokens = crate::tokenize::tokens(text);
+    let hits: Vec<(usize, usize)> =
+        tokens.iter().filter(|t| words.iter().any(|w| *w == t.text)).map(|t| (t.start, t.end)).collect();
+    let (from, to) = match hits.first() {
+        None => (0, floor(text, width.min(text.len()))),
+        Some(_) => {
+            // The window starting at a hit that covers the most hits.
+            let mut best = (0usize, 0usize);
+            for (i, h) in hits.iter().enumerate() {
+                let n = hits[i..].iter().take_while(|x| x.1 <= h.0 + width).count();
+                if n > best.1 {
+                    best = (i, n);
+                }
+            }
+            let start = hits[best.0].0;
+            let lead = width / 4;
+            let from = floor(text, start.saturating_sub(lead));
+            // Start at a word boundary when the cut is inside one.
+            let from = text[from..start].find(char::is_whitespace).map_or(from, |i| from + i + 1).min(start);
+            (from, floor(text, (from + width).min(text.len())))
+        }
+    };
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut at = from;
+    for &(s, e) in hits.iter().filter(|(s, e)| *s >= from && *e <= to) {
+        out.push_str(&text[at..s]);
+        out.push_str("**");
+        out.push_str(&text[s..e]);
+        out.push_str("**");
+        at = e;
+    }
+    out.push_str(&text[at..to]);
+    if to < text.len() {
+        out.push('…');
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn floor(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::{DocSource, SegmentBuilder};
+
+    fn seg(docs: &[(&str, u32, &str)]) -> Segment {
+        let mut b = SegmentBuilder::new();
+        for (path, ord, text) in docs {
+            let title = path.trim_end_matches(".md");
+            b.add(&DocSource { path, ord: *ord, prefix: &[title], text, offset: 0 });
+        }
+        Segment::decode(b.finish()).unwrap()
+    }
+
+    fn paths(parts: &[Part<'_>], hits: &[Hit]) -> Vec<String> {
+        hits.iter().map(|h| parts[h.part].seg.paths[h.path as usize].clone()).collect()
+    }
+
+    #[test]
+    fn bm25_prefers_rarer_terms_and_shorter_docs() {
+        let s = seg(&[
+            ("a.md", 0, "apple apple banana"),
+            ("b.md", 0, "apple banana banana cherry cherry cherry cherry cherry"),
+            ("c.md", 0, "durian"),
+        ]);
+        let vis = vec![true; s.paths.len()];
+        let parts = [Part { seg: &s, visible: &vis }];
+        let words = ["apple".to_string()];
+        let hits = rank(&parts, &Ranked { words: &words, ..Default::default() }, true);
+        assert_eq!(paths(&parts, &hits), ["a.md", "b.md"]);
+        let e = hits[0].explain.as_ref().unwrap();
+        assert_eq!(e.terms[0].tf, 2);
+        assert_eq!(e.terms[0].df, 2);
+        assert_eq!(e.docs, 3);
+        assert!((hits[0].score - e.terms[0].score).abs() < 1e-6);
+    }
+
+    #[test]
+    fn phrases_exclusions_and_visibility() {
+        let s = seg(&[
+            ("a.md", 0, "the project plan is here"),
+            ("b.md", 0, "plan the project"),
+            ("c.md", 0, "project plan draft"),
+            ("secret.md", 0, "project plan"),
+        ]);
+        let mut vis = vec![true; s.paths.len()];
+        vis[s.path_index("secret.md").unwrap() as usize] = false;
+        let parts = [Part { seg: &s, visible: &vis }];
+        let words = ["project".to_string(), "plan".to_string()];
+        let phrase = [vec!["project".to_string(), "plan".to_string()]];
+        let hits = rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &[] }, false);
+        assert_eq!(paths(&parts, &hits), ["c.md", "a.md"]);
+        let excluded = [vec!["draft".to_string()]];
+        let hits = rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &excluded }, false);
+        assert_eq!(paths(&parts, &hits), ["a.md"]);
+        // The hidden note does not even count in the statistics.
+        assert_eq!(stats(&parts).docs, 3);
+    }
+
+    #[test]
+    fn text_matches_inside_words_and_across_separators() {
+        let s = seg(&[
+            ("a.md", 0, "Meeting notes: the meetings went well"),
+            ("b.md", 0, "we meet at noon"),
+            ("meet.md", 0, "nothing here"),
+        ]);
+        let vis = vec![true; s.paths.len()];
+        let parts = [Part { seg: &s, visible: &vis }];
+        let tokens = ["meet".to_string()];
+        let hits = text_matches(&parts, &text_edges(&tokens, false));
+        // The title of meet.md is not its text.
+        let found: Vec<_> = hits.iter().map(|h| (s.paths[h.path as usize].as_str(), h.matches.len())).collect();
+        assert_eq!(found.len(), 2);
+        assert!(found.contains(&("a.md", 2)) && found.contains(&("b.md", 1)));
+        let hits = text_matches(&parts, &text_edges(&tokens, true));
+        assert_eq!(hits.len(), 1);
+        // "ting no" spans a separator: suffix of one word, prefix of the next.
+        let tokens = ["ting".to_string(), "no".to_string()];
+        let hits = text_matches(&parts, &text_edges(&tokens, false));
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].matches, [(0, 2)]);
+    }
+
+    #[test]
+    fn snippets_highlight_the_densest_window() {
+        let text = format!("{} the cat sat with another cat {}", "filler ".repeat(50), "tail ".repeat(50));
+        let s = snippet(&text, &["cat".to_string()], 80);
+        assert!(s.contains("**cat** sat with another **cat**"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'));
+        assert!(s.len() < 120);
+        assert_eq!(snippet("short", &["x".to_string()], 80), "short");
+    }
+}
