@@ -256,3 +256,30 @@ pub struct RankKey {
 pub fn after(key: &RankKey, score: f32, path: &str) -> bool {
     score < key.s || (score == key.s && path > key.p.as_str())
 }
+
+/// The notes the caller may read that may contain at least one of `literals` (a superset of
+/// those that do: see [`otc_fts::search::may_contain`]), sorted; None when some literal gives
+/// nothing to narrow by (no letter or digit), so every note must be scanned.
+pub async fn notes_that_may_contain(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    scope: &Scope<'_>,
+    literals: &[String],
+) -> Result<Option<Vec<String>>, ToolError> {
+    if literals.is_empty() {
+        return Ok(None);
+    }
+    let corpus = Corpus::open(ctx, tool, view, scope).await?;
+    let parts = corpus.parts();
+    let mut out: Vec<String> = Vec::new();
+    for literal in literals {
+        let Some(per_part) = otc_fts::search::may_contain(&parts, literal) else { return Ok(None) };
+        for (k, notes) in per_part.into_iter().enumerate() {
+            out.extend(notes.into_iter().map(|p| corpus.path(k, p).to_string()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(Some(out))
+}

@@ -53,6 +53,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<delete_attachment::DeleteAttachment>(),
         entry::<search_vault::SearchVault>(),
         entry::<search_text::SearchText>(),
+        entry::<search_and_read::SearchAndRead>(),
+        entry::<search_semantic::SearchSemantic>(),
         entry::<list_vaults::ListVaults>(),
         entry::<get_vault::GetVault>(),
         entry::<restore_vault::RestoreVault>(),

@@ -115,7 +115,7 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
     } else {
         let mut acc: Option<Vec<HashMap<u32, Vec<u32>>>> = None;
         for phrase in q.phrases {
-            let found = phrase_matches(parts, &exact(phrase), 0);
+            let found = phrase_matches(parts, &exact(phrase));
             acc = Some(match acc {
                 None => found,
                 Some(prev) => prev
@@ -129,7 +129,7 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
     };
     let mut out_notes: Vec<std::collections::HashSet<u32>> = vec![Default::default(); parts.len()];
     for ex in q.excluded {
-        for (k, docs) in phrase_matches(parts, &exact(ex), 0).into_iter().enumerate() {
+        for (k, docs) in phrase_matches(parts, &exact(ex)).into_iter().enumerate() {
             out_notes[k].extend(docs.keys().map(|d| parts[k].seg.docs[*d as usize].path));
         }
     }
@@ -262,10 +262,10 @@ fn term_ids(seg: &Segment, token: &str, edge: Edge) -> Vec<usize> {
     }
 }
 
-/// Per part: the visible documents where the tokens occur in a row, each with the positions
-/// where the run starts (sorted), counting only runs that start at or after `min_pos` past the
-/// document's text start (0: anywhere, prefix fields included; use [`text_matches`] for text).
-pub fn phrase_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)], _min_pos: u32) -> Vec<HashMap<u32, Vec<u32>>> {
+/// Per part: the visible documents where the tokens occur in a row, prefix fields included,
+/// each with the positions where the run starts (sorted). [`text_matches`] is the text-only
+/// form.
+pub fn phrase_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<HashMap<u32, Vec<u32>>> {
     parts.iter().map(|p| part_matches(p, tokens, false)).collect()
 }
 
@@ -365,6 +365,43 @@ pub fn text_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<TextHit>
             .then_with(|| parts[a.part].seg.paths[a.path as usize].cmp(&parts[b.part].seg.paths[b.path as usize]))
     });
     hits
+}
+
+/// Per part: the visible notes (path indexes) whose text may contain `literal`, for narrowing
+/// a scan: every note holding the literal is in it (a note holds each of its tokens, the first
+/// possibly ending a word, the last possibly starting one), and so is every note holding a word
+/// longer than the index keeps of it. None when the literal has no token to narrow by.
+pub fn may_contain(parts: &[Part<'_>], literal: &str) -> Option<Vec<std::collections::HashSet<u32>>> {
+    let tokens = crate::tokenize::terms(literal);
+    if tokens.is_empty() {
+        return None;
+    }
+    let edges = text_edges(&tokens, false);
+    Some(
+        parts
+            .iter()
+            .map(|p| {
+                let mut notes: Option<std::collections::HashSet<u32>> = None;
+                for (token, edge) in &edges {
+                    let mut with: std::collections::HashSet<u32> = std::collections::HashSet::new();
+                    for t in term_ids(p.seg, token, *edge) {
+                        with.extend(p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)).map(|(d, _)| p.seg.docs[d as usize].path));
+                    }
+                    notes = Some(match notes {
+                        None => with,
+                        Some(prev) => prev.intersection(&with).copied().collect(),
+                    });
+                }
+                let mut notes = notes.unwrap_or_default();
+                for (i, t) in p.seg.terms().iter().enumerate() {
+                    if t.term.len() >= crate::tokenize::MAX_TOKEN_BYTES - 3 {
+                        notes.extend(p.seg.postings(i).filter(|(d, _)| p.doc_visible(*d)).map(|(d, _)| p.seg.docs[d as usize].path));
+                    }
+                }
+                notes
+            })
+            .collect(),
+    )
 }
 
 /// The byte ranges of the tokens of `text`, in the order positions count them.
@@ -504,6 +541,29 @@ mod tests {
         let hits = text_matches(&parts, &text_edges(&tokens, false));
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].matches, [(0, 2)]);
+    }
+
+    #[test]
+    fn may_contain_is_a_superset_of_the_notes_holding_a_literal() {
+        let long = "x".repeat(100);
+        let s = seg(&[
+            ("a.md", 0, "the quick brown fox"),
+            ("b.md", 0, "quick"),
+            ("b.md", 1, "brownish dog"),
+            ("c.md", 0, "slow"),
+            ("d.md", 0, &long),
+        ]);
+        let vis = vec![true; s.paths.len()];
+        let parts = [Part { seg: &s, visible: &vis }];
+        let found = |lit: &str| {
+            let mut v: Vec<&str> = may_contain(&parts, lit).unwrap()[0].iter().map(|&p| s.paths[p as usize].as_str()).collect();
+            v.sort();
+            v
+        };
+        // Across a chunk boundary too (b.md): tokens are checked per note, not as a phrase.
+        assert_eq!(found("ick brow"), ["a.md", "b.md", "d.md"]);
+        assert_eq!(found("slow"), ["c.md", "d.md"]);
+        assert!(may_contain(&parts, "!!").is_none());
     }
 
     #[test]

@@ -314,3 +314,54 @@ async fn many_small_commits_are_merged_and_a_rebuild_leaves_one_segment() {
     assert_eq!(ok(&app, &token, "search_vault", json!({"vault": V, "query": "quokka"})).await["total"], 20);
     assert_eq!(vault_search(&app, &token, "project plan").await[0], "Work/Project plan.md");
 }
+
+#[tokio::test]
+async fn search_and_read_returns_the_best_notes_whole_or_their_sections() {
+    let (app, token, _) = setup().await;
+    let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "flour", "k": 1})).await;
+    assert_eq!(out["total"], 2);
+    let first = &out["results"][0];
+    assert_eq!(first["rank"], 1);
+    let body = first["body"].as_str().unwrap();
+    // Note mode: the body without its frontmatter, whole.
+    assert!(!body.contains("---") && body.starts_with('#'), "{first}");
+    assert!(first.get("truncated").is_none() && first.get("size_bytes").is_none());
+    assert_eq!(first["content_hash"].as_str().unwrap().len(), 64);
+    // The next page continues the ranking.
+    let cursor = out["next_cursor"].as_str().unwrap();
+    let next = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "flour", "k": 1, "cursor": cursor})).await;
+    assert_eq!(next["results"][0]["rank"], 2);
+    assert_ne!(next["results"][0]["path"], first["path"]);
+    assert!(next.get("next_cursor").is_none());
+    // Section mode: the best section; detailed names it.
+    let out = ok(
+        &app,
+        &token,
+        "search_and_read",
+        json!({"vault": V, "query": "maple syrup", "mode": "section", "response_format": "detailed"}),
+    )
+    .await;
+    let first = &out["results"][0];
+    assert_eq!(first["path"], "Recipes/Pancakes.md");
+    assert!(first["body"].as_str().unwrap().contains("maple syrup"));
+    assert!(first["chunk_id"].is_u64());
+    // Detailed note mode carries the frontmatter block.
+    let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "crepes", "response_format": "detailed"})).await;
+    assert!(out["results"][0]["frontmatter"].as_str().unwrap().starts_with("---\n"));
+    // An item longer than its share is cut and says so.
+    let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "pancakes", "max_bytes_per_item": 20})).await;
+    let first = &out["results"][0];
+    assert_eq!(first["truncated"], true);
+    assert!(first["body"].as_str().unwrap().len() <= 20);
+    assert!(first["size_bytes"].as_u64().unwrap() > 20);
+    for (args, code) in [
+        (json!({"vault": V, "query": "x", "k": 0}), "invalid_input"),
+        (json!({"vault": V, "query": "x", "max_bytes_per_item": 0}), "invalid_input"),
+        (json!({"vault": V, "query": "x", "mode": "semantic"}), "embedding_provider_error"),
+    ] {
+        assert_eq!(err(&app, &token, "search_and_read", args.clone()).await["code"], code, "{args}");
+    }
+    let e = err(&app, &token, "search_semantic", json!({"vault": V, "query": "things to eat"})).await;
+    assert_eq!(e["code"], "embedding_provider_error");
+    assert!(e["message"].as_str().unwrap().contains("embeddings.provider"));
+}

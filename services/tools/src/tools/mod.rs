@@ -47,6 +47,8 @@ pub mod remove_tag;
 pub mod restore_note;
 pub mod restore_vault;
 pub mod rewrite_link;
+pub mod search_and_read;
+pub mod search_semantic;
 pub mod search_text;
 pub mod search_vault;
 pub mod server_health;

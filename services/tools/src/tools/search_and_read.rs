@@ -1,0 +1,235 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_fts::Query;
+use otc_fts::search::{Ranked, rank};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{View, decode_cursor, encode_cursor};
+use crate::searching::{Corpus, RankKey, Scope, after, section_of, slice};
+use crate::tools::search_vault::{query_error, semantic_unavailable};
+use crate::{CallContext, Tool, internal};
+
+pub struct SearchAndRead;
+
+const DEFAULT_K: usize = 5;
+const MAX_K: u32 = 20;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Whole notes (without frontmatter).
+    #[default]
+    Note,
+    /// The best-matching section of each note.
+    Section,
+    /// Vector search (needs an embedding provider).
+    Semantic,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// As search_vault's query: words, "phrases", -exclusions, path:, tag:.
+    pub query: String,
+    /// Notes to return, 1 to 20 (default 5).
+    #[serde(default)]
+    pub k: Option<u32>,
+    /// note (whole notes, default) or section (each note's best section).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// Bytes each item may take at most (default: an equal share of the response budget).
+    #[serde(default)]
+    pub max_bytes_per_item: Option<u32>,
+    /// The next_cursor of the previous call: the next k notes.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// concise ({path, rank, score, body, content_hash}) or detailed (adds the frontmatter
+    /// block, or the section's heading and chunk_id).
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// Notes matching, before paging.
+    pub total: usize,
+    pub results: Vec<Item>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Item {
+    pub path: String,
+    /// 1-based, across pages.
+    pub rank: usize,
+    pub score: f32,
+    pub body: String,
+    pub content_hash: String,
+    /// Only on an item cut to its share: the full size in bytes (read the rest with read_note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// Detailed, note mode: the frontmatter block as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter: Option<String>,
+    /// Detailed, section mode: the section's heading and its chunk id within the note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_id: Option<u32>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Position {
+    key: RankKey,
+    rank: usize,
+}
+
+/// `text` cut to at most `share` bytes: at the last line break within it when there is one in
+/// the second half, else on a char boundary.
+fn cut(text: &str, share: usize) -> &str {
+    if text.len() <= share {
+        return text;
+    }
+    let head = slice(text, 0, share);
+    match head.rfind('\n') {
+        Some(i) if i >= share / 2 => &head[..=i],
+        _ => head,
+    }
+}
+
+impl Tool for SearchAndRead {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        whole_note_reader: true,
+        essentials: true,
+        ..ToolSpec::base(
+            "search_and_read",
+            "Search and read the best notes",
+            "Ranked search (as search_vault) that returns the top k notes' text, or each one's best section, in one \
+             call; each item gets an equal share of the response budget and says when it was cut.",
+            Domain::Search,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let mode = input.mode.unwrap_or_default();
+        if mode == Mode::Semantic {
+            return Err(semantic_unavailable("mode"));
+        }
+        let k = match input.k {
+            None => DEFAULT_K,
+            Some(n) if (1..=MAX_K).contains(&n) => n as usize,
+            Some(_) => {
+                return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("k must be between 1 and {MAX_K}"))
+                    .detail("field", "k"));
+            }
+        };
+        if input.max_bytes_per_item == Some(0) {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "max_bytes_per_item must be positive")
+                .detail("field", "max_bytes_per_item"));
+        }
+        let query = Query::parse(&input.query).map_err(query_error)?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let position: Option<Position> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
+        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let hits = rank(
+            &corpus.parts(),
+            &Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded },
+            false,
+        );
+        let total = hits.len();
+        let first_rank = position.as_ref().map_or(1, |p| p.rank);
+        let page: Vec<_> = hits
+            .into_iter()
+            .filter(|h| position.as_ref().is_none_or(|p| after(&p.key, h.score, corpus.path(h.part, h.path))))
+            .take(k + 1)
+            .collect();
+        let more = page.len() > k;
+        let page = &page[..page.len().min(k)];
+        let budget = (ctx.services().config.governor.max_response_bytes as usize).saturating_sub(4_096);
+        let share = (budget / k.max(1)).saturating_sub(512);
+        let share = input.max_bytes_per_item.map_or(share, |m| (m as usize).min(share)).max(1);
+        let mut results = Vec::with_capacity(page.len());
+        for (i, h) in page.iter().enumerate() {
+            let path = corpus.path(h.part, h.path).to_string();
+            let entry = crate::reading::file_entry(ctx, name, view.vault.id, &path).await?;
+            let Some(entry) = entry else { continue };
+            let bytes = ctx
+                .services()
+                .blobs
+                .get_blob(ctx.caller.tenant_id, &entry.hash)
+                .await
+                .map_err(|e| internal(name, &e))?;
+            let text = String::from_utf8_lossy(&bytes);
+            let head = otc_parser::parse_head(&text);
+            let (whole, front, section, chunk_id) = match mode {
+                Mode::Section => {
+                    let doc = corpus.segment(h.part).docs[h.doc as usize];
+                    let chunk = slice(&text, doc.start as usize, doc.end as usize);
+                    (chunk.to_string(), None, section_of(chunk), Some(doc.ord))
+                }
+                _ => (
+                    text[head.body_start.min(text.len())..].to_string(),
+                    (head.body_start > 0).then(|| slice(&text, 0, head.body_start).to_string()),
+                    None,
+                    None,
+                ),
+            };
+            let body = cut(&whole, share);
+            let was_cut = body.len() < whole.len();
+            results.push(Item {
+                path,
+                rank: first_rank + i,
+                score: h.score,
+                body: body.to_string(),
+                content_hash: hex::encode(entry.hash),
+                size_bytes: was_cut.then_some(whole.len()),
+                truncated: was_cut.then_some(true),
+                frontmatter: if detailed { front } else { None },
+                section: if detailed { section } else { None },
+                chunk_id: if detailed { chunk_id } else { None },
+            });
+        }
+        let next_cursor = match (more, page.last()) {
+            (true, Some(last)) => Some(encode_cursor(
+                name,
+                &Position {
+                    key: RankKey { s: last.score, p: corpus.path(last.part, last.path).to_string() },
+                    rank: first_rank + page.len(),
+                },
+            )),
+            _ => None,
+        };
+        Ok(Output { vault: view.vault.name.clone(), total, results, next_cursor })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn cuts_at_a_line_break_in_the_second_half() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("aaaa\nbbbb\ncccc", 12), "aaaa\nbbbb\n");
+        assert_eq!(cut("aaaaaaaaaa\nb", 8), "aaaaaaaa");
+        assert_eq!(cut("ééé", 3), "é");
+    }
+}
