@@ -232,7 +232,7 @@ fn subsets_and_listings_hold_what_they_promise() {
     assert!(full.iter().all(|n| !facade::is_facade_tool(n)), "flat lists no facade tool: {full:?}");
     assert_eq!(full.len(), registry.len() - 3);
     let domains = names(Listing::Domain);
-    assert_eq!(domains, ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]);
+    assert_eq!(domains, ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]);
     let essentials = names(Listing::Flat(Subset::Essentials));
     assert!(essentials.len() <= facade::ESSENTIALS_MAX);
     for triad in facade::advertise(&registry, &settings, Listing::Triad, None) {

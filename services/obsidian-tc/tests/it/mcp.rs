@@ -97,7 +97,7 @@ const ESSENTIALS: [&str; 20] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 49] = [
+const FLAT: [&str; 51] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -142,6 +142,8 @@ const FLAT: [&str; 49] = [
     "restore_note",
     "restore_vault",
     "rewrite_link",
+    "search_jsonlogic",
+    "search_regex",
     "server_health",
     "snapshot_note",
     "update_frontmatter",
@@ -306,7 +308,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
     assert_eq!(
         list_names(&app, "/mcp/domain", &token).await,
-        ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]
+        ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]
     );
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
     let full_only = [
@@ -579,7 +581,7 @@ async fn facade_modes_and_advertise_settings() {
     let token = full_token(&app).await;
     assert_eq!(
         list_names(&app, "/mcp", &token).await,
-        ["notes", "metadata", "links", "vault", "attachments", "knowledge", "admin"]
+        ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]
     );
     app.stop().await;
 
@@ -696,6 +698,19 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("find_notes_by_tag", json!({"vault": v, "tag": "x", "response_format": "concise"})),
         ("find_notes_by_property", json!({"vault": v, "key": "tags", "value": "x", "response_format": "detailed"})),
         ("find_notes_by_property", json!({"vault": v, "key": "tags", "response_format": "concise"})),
+        ("search_regex", json!({"vault": v, "pattern": "Top|Part", "flags": "i", "response_format": "detailed"})),
+        (
+            "search_regex",
+            json!({"vault": v, "pattern": "Part", "max_matches_per_file": 1, "response_format": "concise"}),
+        ),
+        (
+            "search_jsonlogic",
+            json!({"vault": v, "logic": {"in": ["x", {"var": "tags"}]}, "response_format": "detailed"}),
+        ),
+        (
+            "search_jsonlogic",
+            json!({"vault": v, "logic": {"glob": ["*.md", {"var": "path"}]}, "limit": 1, "response_format": "concise"}),
+        ),
         ("get_attachment", json!({"vault": v, "path": "pic.png", "include_references": true})),
         ("get_attachment", json!({"vault": v, "path": "pic.png", "include_content": false})),
         ("list_attachments", json!({"vault": v, "include_reference_count": true, "response_format": "detailed"})),

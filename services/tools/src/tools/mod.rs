@@ -47,6 +47,8 @@ pub mod remove_tag;
 pub mod restore_note;
 pub mod restore_vault;
 pub mod rewrite_link;
+pub mod search_jsonlogic;
+pub mod search_regex;
 pub mod server_health;
 pub mod snapshot_note;
 pub mod update_frontmatter;
