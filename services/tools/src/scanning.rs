@@ -30,7 +30,7 @@ use crate::{CallContext, internal};
 /// The default page of the search tools (spec: "Result size and paging").
 pub const SEARCH_PAGE: usize = 25;
 /// Blob reads in flight at once.
-const FETCH_CONCURRENCY: usize = 16;
+const FETCH_CONCURRENCY: usize = 64;
 /// A batch handed to the blocking pool: this many bytes of text, or this many notes.
 const BATCH_BYTES: u64 = 4 << 20;
 const BATCH_NOTES: usize = 256;

@@ -514,3 +514,82 @@ async fn search_answers_the_new_state_right_after_a_write_a_move_and_a_delete() 
     assert_eq!(regex("TODO").await, ["A.md", "Archive/Old.md"]);
     app.stop().await;
 }
+
+/// Not a check but a measurement (`--run-ignored only --no-capture`): the corpus's notes grown
+/// tenfold (each copy made unique), then each kind of scan timed on a gateway whose blob cache is
+/// cold and again once it is warm.
+#[tokio::test]
+#[ignore]
+async fn measure_scan_times() {
+    let (app, token) = setup(|_| {}).await;
+    let mut notes = Vec::new();
+    for vault in ["kepano-obsidian", "obsidian-tasks-demo", "obsidian-tasks-docs", "starter-vault"] {
+        let root = crate::sync::corpus(vault);
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "md") {
+                    let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                    notes.push((format!("{vault}/{rel}"), std::fs::read_to_string(&path).unwrap_or_default()));
+                }
+            }
+        }
+    }
+    let mut grown = Vec::new();
+    for copy in 0..10 {
+        for (path, text) in &notes {
+            grown.push((format!("Projects/c{copy}/{path}"), format!("{text}\ncopy {copy}\n")));
+        }
+    }
+    let bytes: usize = grown.iter().map(|(_, t)| t.len()).sum();
+    let started = Instant::now();
+    for chunk in grown.chunks(1000) {
+        let seed: Vec<(&str, Option<&str>)> = chunk.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
+        app.seed(&token, V, &seed).await;
+    }
+    println!("seeded {} notes, {} bytes, in {:?}", grown.len(), bytes, started.elapsed());
+    let searches = [
+        ("search_regex", json!({"vault": V, "pattern": "TODO"})),
+        ("search_regex", json!({"vault": V, "pattern": "(?i)due date"})),
+        ("search_regex", json!({"vault": V, "pattern": "\\[\\[[^\\]]+\\]\\]", "max_matches_per_file": 3})),
+        ("search_regex", json!({"vault": V, "pattern": "no such phrase anywhere"})),
+        ("search_jsonlogic", json!({"vault": V, "logic": {"in": ["task", {"var": "tags"}]}})),
+        ("search_jsonlogic", json!({"vault": V, "logic": {"glob": ["Projects/c3/**", {"var": "path"}]}})),
+        ("search_jsonlogic", json!({"vault": V, "logic": {"regexp": ["(?i)recurr", {"var": "content"}]}})),
+    ];
+    for (tool, args) in searches {
+        // A gateway of its own: its blob cache starts empty.
+        let gateway = app.another_gateway(|_| {}).await;
+        for (label, addr) in [("cold", gateway.addr), ("warm", gateway.addr), ("warm", gateway.addr)] {
+            let started = Instant::now();
+            let body =
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
+            let response: Value = app
+                .http
+                .post(format!("http://{addr}/mcp"))
+                .bearer_auth(&token)
+                .header("accept", "application/json, text/event-stream")
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let result = &response["result"]["structuredContent"];
+            println!(
+                "{tool} {label} {:>6} ms  total_count {} {} {}  {}",
+                started.elapsed().as_millis(),
+                result["total_count"],
+                result["code"],
+                result["details"]["notes_scanned"],
+                args
+            );
+        }
+        gateway.stop().await.unwrap();
+    }
+    app.stop().await;
+}
