@@ -70,33 +70,33 @@ pub fn build(notes: &[FtsNote<'_>]) -> Option<Vec<u8>> {
     Some(b.finish())
 }
 
-/// Which segments to merge: the smallest ones (by live notes), up to `limit` live notes in
-/// all, once the vault holds more than [`MAX_SEGMENTS`] segments or one of them is mostly
-/// dead. At least two, or none.
+/// Which segments to merge: once a vault holds more than [`MAX_SEGMENTS`], the smallest ones
+/// (by live notes) that bring it back to half that, as far as `limit` live notes allow; and a
+/// mostly dead segment within the limit, to drop what it no longer holds. At least two
+/// segments, or one mostly dead one, or none. A large segment is left alone until it is among
+/// the smallest or mostly dead, so each note is rewritten a few times, not at every merge.
 pub fn plan(segments: &[SegmentRef], limit: i64) -> Vec<i64> {
     let mostly_dead = |s: &SegmentRef| s.notes >= 8 && s.live * 2 < s.notes;
-    if segments.len() <= MAX_SEGMENTS && !segments.iter().any(mostly_dead) {
-        return Vec::new();
-    }
     let mut by_size: Vec<&SegmentRef> = segments.iter().collect();
     by_size.sort_by_key(|s| (s.live, s.id));
-    let mut picked = Vec::new();
-    let mut total = 0i64;
-    for s in by_size {
-        if total + s.live as i64 > limit && picked.len() >= 2 {
-            break;
+    let mut picked: Vec<i64> = Vec::new();
+    if segments.len() > MAX_SEGMENTS {
+        let want = segments.len() - MAX_SEGMENTS / 2 + 1;
+        let mut total = 0i64;
+        for s in by_size.iter().take(want) {
+            if total + s.live as i64 > limit {
+                break;
+            }
+            total += s.live as i64;
+            picked.push(s.id);
         }
-        if s.live as i64 > limit {
-            break;
+        if picked.len() < 2 {
+            picked.clear();
         }
-        total += s.live as i64;
-        picked.push(s.id);
     }
-    // A lone mostly-dead segment is worth rewriting on its own.
-    if picked.len() < 2 {
-        picked = segments.iter().filter(|s| mostly_dead(s) && s.live as i64 <= limit).map(|s| s.id).take(1).collect();
-        if picked.is_empty() {
-            return Vec::new();
+    for s in segments.iter().filter(|s| mostly_dead(s) && s.live as i64 <= limit) {
+        if !picked.contains(&s.id) {
+            picked.push(s.id);
         }
     }
     picked.sort_unstable();
@@ -143,16 +143,19 @@ mod tests {
     fn the_smallest_merge_within_the_limit() {
         let mut segs: Vec<_> = (1..=9).map(|i| seg(i, 10, 10)).collect();
         segs.push(seg(100, 50_000, 50_000));
-        let picked = plan(&segs, 2_000);
-        assert_eq!(picked, (1..=9).collect::<Vec<_>>());
-        // Unlimited (the workers, the end of a rebuild): everything.
-        assert_eq!(plan(&segs, i64::MAX).len(), 10);
+        // Ten segments: the seven smallest merge, leaving four.
+        assert_eq!(plan(&segs, 2_000), (1..=7).collect::<Vec<_>>());
+        assert_eq!(plan(&segs, i64::MAX), (1..=7).collect::<Vec<_>>());
+        // Past the limit nothing merges on a commit's path; the workers have no limit.
+        let big: Vec<_> = (1..=9).map(|i| seg(i, 3_000, 3_000)).collect();
+        assert!(plan(&big, 2_000).is_empty());
+        assert_eq!(plan(&big, i64::MAX).len(), 6);
     }
 
     #[test]
     fn a_mostly_dead_segment_is_rewritten() {
         let segs = vec![seg(1, 100, 10), seg(2, 100, 100)];
-        assert_eq!(plan(&segs, 1_000), [1, 2]);
-        assert_eq!(plan(&[seg(1, 100, 10)], 1_000), [1]);
+        assert_eq!(plan(&segs, 1_000), [1]);
+        assert!(plan(&[seg(1, 100_000, 10_000)], 1_000).is_empty());
     }
 }

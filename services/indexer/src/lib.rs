@@ -258,7 +258,7 @@ impl Indexer {
         match self.apply(&mut tx, tenant, vault, &paths).await {
             Ok(mut report) => {
                 // Small merges here keep the segment count down; large ones are the workers'.
-                self.merge_segments(&mut tx, vault, INLINE_MERGE_NOTES).await?;
+                self.merge_segments(&mut tx, vault, Some(INLINE_MERGE_NOTES)).await?;
                 tx.finish_jobs(&ids).await?;
                 tx.advance_indexed_seq(vault).await?;
                 tx.commit().await?;
@@ -343,11 +343,15 @@ impl Indexer {
     }
 
     /// Merges the vault's full-text segments when [`fulltext::plan`] says so, at most `limit`
-    /// live notes' worth, under the vault's index lock (which `tx` must hold). Returns whether
-    /// it merged.
-    pub async fn merge_segments(&self, tx: &mut TenantTx, vault: Uuid, limit: i64) -> Result<bool> {
+    /// live notes' worth (`None`: every segment, as a rebuild ends), under the vault's index
+    /// lock (which `tx` must hold). Returns whether it merged.
+    pub async fn merge_segments(&self, tx: &mut TenantTx, vault: Uuid, limit: Option<i64>) -> Result<bool> {
         let refs = tx.fts_segments(vault).await?;
-        let picked = fulltext::plan(&refs, limit);
+        let picked = match limit {
+            Some(limit) => fulltext::plan(&refs, limit),
+            None if refs.len() > 1 || refs.iter().any(|r| r.live < r.notes) => refs.iter().map(|r| r.id).collect(),
+            None => Vec::new(),
+        };
         if picked.is_empty() {
             return Ok(false);
         }
@@ -373,7 +377,7 @@ impl Indexer {
             for vault in vaults {
                 let mut tx = self.store.begin(tenant).await?;
                 tx.lock_index(vault, true).await?;
-                if self.merge_segments(&mut tx, vault, i64::MAX).await? {
+                if self.merge_segments(&mut tx, vault, Some(i64::MAX)).await? {
                     merged += 1;
                 }
                 tx.commit().await?;
@@ -567,7 +571,7 @@ impl Indexer {
         tx.mark_rebuilt(vault).await?;
         tx.advance_indexed_seq(vault).await?;
         // One segment per batch was written: merge them (and what they replaced) into one.
-        self.merge_segments(&mut tx, vault, i64::MAX).await?;
+        self.merge_segments(&mut tx, vault, None).await?;
         tx.commit().await?;
         Ok(report)
     }

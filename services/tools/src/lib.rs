@@ -10,6 +10,7 @@ pub mod links_out;
 pub mod moving;
 pub mod reading;
 pub mod restore;
+pub mod scanning;
 pub mod searching;
 pub mod tasks;
 pub mod tools;

@@ -257,9 +257,9 @@ pub fn after(key: &RankKey, score: f32, path: &str) -> bool {
     score < key.s || (score == key.s && path > key.p.as_str())
 }
 
-/// The notes the caller may read that may contain at least one of `literals` (a superset of
-/// those that do: see [`otc_fts::search::may_contain`]), sorted; None when some literal gives
-/// nothing to narrow by (no letter or digit), so every note must be scanned.
+/// The notes the caller may read that may contain every one of `literals` (a superset of those
+/// that do: see [`otc_fts::search::may_contain`]), sorted; None when no literal gives anything
+/// to narrow by (none has a letter or digit), so every note must be scanned.
 pub async fn notes_that_may_contain(
     ctx: &CallContext<'_>,
     tool: &str,
@@ -272,14 +272,21 @@ pub async fn notes_that_may_contain(
     }
     let corpus = Corpus::open(ctx, tool, view, scope).await?;
     let parts = corpus.parts();
-    let mut out: Vec<String> = Vec::new();
+    let mut all: Option<Vec<HashSet<u32>>> = None;
     for literal in literals {
-        let Some(per_part) = otc_fts::search::may_contain(&parts, literal) else { return Ok(None) };
-        for (k, notes) in per_part.into_iter().enumerate() {
-            out.extend(notes.into_iter().map(|p| corpus.path(k, p).to_string()));
-        }
+        let Some(per_part) = otc_fts::search::may_contain(&parts, literal) else { continue };
+        all = Some(match all {
+            None => per_part,
+            Some(prev) => prev.into_iter().zip(per_part).map(|(a, b)| a.intersection(&b).copied().collect()).collect(),
+        });
     }
+    let Some(all) = all else { return Ok(None) };
+    let mut out: Vec<String> = all
+        .into_iter()
+        .enumerate()
+        .flat_map(|(k, notes)| notes.into_iter().map(move |p| (k, p)))
+        .map(|(k, p)| corpus.path(k, p).to_string())
+        .collect();
     out.sort_unstable();
-    out.dedup();
     Ok(Some(out))
 }

@@ -46,6 +46,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<find_unresolved_links::FindUnresolvedLinks>(),
         entry::<find_orphans::FindOrphans>(),
         entry::<rewrite_link::RewriteLink>(),
+        entry::<search_regex::SearchRegex>(),
+        entry::<search_jsonlogic::SearchJsonlogic>(),
         entry::<get_attachment::GetAttachment>(),
         entry::<list_attachments::ListAttachments>(),
         entry::<write_attachment::WriteAttachment>(),

@@ -306,6 +306,11 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         let size = tool.meta.get("anthropic/maxResultSizeChars");
         let whole = registry.get(&tool.name).is_some_and(|t| t.spec.whole_note_reader);
         assert_eq!(size.is_some(), whole, "{}: only whole-note readers carry it", tool.name);
-        assert_eq!(whole, ["read_note", "read_notes", "read_snapshot"].contains(&tool.name.as_str()), "{}", tool.name);
+        assert_eq!(
+            whole,
+            ["read_note", "read_notes", "read_snapshot", "search_and_read"].contains(&tool.name.as_str()),
+            "{}",
+            tool.name
+        );
     }
 }

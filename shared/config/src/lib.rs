@@ -391,6 +391,12 @@ pub struct ToolsConfig {
     /// Whether destructive calls (delete_note, an overwrite, a bulk change ...) need a human's
     /// confirmation: they answer elicit_required with `details.args_hash` until confirmed.
     pub confirm_destructive: bool,
+    /// The most note text one search_regex or search_jsonlogic call reads (bytes); a scan that
+    /// needs more answers compute_budget_exceeded.
+    pub search_scan_bytes: u64,
+    /// How long one search_regex or search_jsonlogic call may scan before it answers
+    /// compute_budget_exceeded.
+    pub search_deadline_ms: u64,
 }
 
 impl Default for ToolsConfig {
@@ -400,6 +406,8 @@ impl Default for ToolsConfig {
             task_budget_ms: 40_000,
             file_cache_ms: 2_000,
             confirm_destructive: true,
+            search_scan_bytes: 256 << 20,
+            search_deadline_ms: 5_000,
         }
     }
 }

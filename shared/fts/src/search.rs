@@ -385,7 +385,12 @@ pub fn may_contain(parts: &[Part<'_>], literal: &str) -> Option<Vec<std::collect
                 for (token, edge) in &edges {
                     let mut with: std::collections::HashSet<u32> = std::collections::HashSet::new();
                     for t in term_ids(p.seg, token, *edge) {
-                        with.extend(p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)).map(|(d, _)| p.seg.docs[d as usize].path));
+                        with.extend(
+                            p.seg
+                                .postings(t)
+                                .filter(|(d, _)| p.doc_visible(*d))
+                                .map(|(d, _)| p.seg.docs[d as usize].path),
+                        );
                     }
                     notes = Some(match notes {
                         None => with,
@@ -395,7 +400,12 @@ pub fn may_contain(parts: &[Part<'_>], literal: &str) -> Option<Vec<std::collect
                 let mut notes = notes.unwrap_or_default();
                 for (i, t) in p.seg.terms().iter().enumerate() {
                     if t.term.len() >= crate::tokenize::MAX_TOKEN_BYTES - 3 {
-                        notes.extend(p.seg.postings(i).filter(|(d, _)| p.doc_visible(*d)).map(|(d, _)| p.seg.docs[d as usize].path));
+                        notes.extend(
+                            p.seg
+                                .postings(i)
+                                .filter(|(d, _)| p.doc_visible(*d))
+                                .map(|(d, _)| p.seg.docs[d as usize].path),
+                        );
                     }
                 }
                 notes
@@ -414,7 +424,7 @@ pub fn token_spans(text: &str) -> Vec<(usize, usize)> {
 pub fn snippet(text: &str, words: &[String], width: usize) -> String {
     let tokens = crate::tokenize::tokens(text);
     let hits: Vec<(usize, usize)> =
-        tokens.iter().filter(|t| words.iter().any(|w| *w == t.text)).map(|t| (t.start, t.end)).collect();
+        tokens.iter().filter(|t| words.contains(&t.text)).map(|t| (t.start, t.end)).collect();
     let (from, to) = match hits.first() {
         None => (0, floor(text, width.min(text.len()))),
         Some(_) => {
@@ -556,7 +566,8 @@ mod tests {
         let vis = vec![true; s.paths.len()];
         let parts = [Part { seg: &s, visible: &vis }];
         let found = |lit: &str| {
-            let mut v: Vec<&str> = may_contain(&parts, lit).unwrap()[0].iter().map(|&p| s.paths[p as usize].as_str()).collect();
+            let mut v: Vec<&str> =
+                may_contain(&parts, lit).unwrap()[0].iter().map(|&p| s.paths[p as usize].as_str()).collect();
             v.sort();
             v
         };

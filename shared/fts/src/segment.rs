@@ -346,26 +346,35 @@ impl Iterator for PositionedPostings<'_> {
 
 /// Merges segments into one, keeping only the documents of paths `live` says are live.
 /// Returns the new segment's bytes and its note count.
+///
+/// Documents keep their order: a part's live documents follow the previous part's, each path's
+/// documents together (as a builder and a merge lay them out), so every posting list stays in
+/// document order without sorting, and a part with nothing dead is copied byte for byte but
+/// for the first document delta of each list.
 pub fn merge(parts: &[(&Segment, &dyn Fn(u32) -> bool)]) -> (Vec<u8>, usize) {
     let mut paths: Vec<String> = Vec::new();
     let mut docs: Vec<Doc> = Vec::new();
-    // Per part: old doc id -> new doc id.
+    // Per part: old doc id -> new doc id, and the shift when every doc is kept.
     let mut remaps: Vec<Vec<Option<u32>>> = Vec::new();
+    let mut shifts: Vec<Option<u32>> = Vec::new();
     for (seg, live) in parts {
-        let mut path_map: Vec<Option<u32>> = vec![None; seg.paths.len()];
+        let base = docs.len() as u32;
         let mut remap = vec![None; seg.docs.len()];
+        let mut linear = true;
         for (path_i, doc_ids) in seg.docs_of_path.iter().enumerate() {
             if !live(path_i as u32) {
+                linear &= doc_ids.is_empty();
                 continue;
             }
             let new_path = paths.len() as u32;
             paths.push(seg.paths[path_i].clone());
-            path_map[path_i] = Some(new_path);
             for &d in doc_ids {
+                linear &= d == docs.len() as u32 - base;
                 remap[d as usize] = Some(docs.len() as u32);
                 docs.push(Doc { path: new_path, ..seg.docs[d as usize] });
             }
         }
+        shifts.push((linear && docs.len() as u32 - base == seg.docs.len() as u32).then_some(base));
         remaps.push(remap);
     }
     let mut all: Vec<(&str, usize, usize)> = Vec::new();
@@ -377,36 +386,50 @@ pub fn merge(parts: &[(&Segment, &dyn Fn(u32) -> bool)]) -> (Vec<u8>, usize) {
     let mut i = 0;
     while i < all.len() {
         let term = all[i].0;
-        // Postings of one term, in new doc order: parts were laid out in order, and within a
-        // part docs are remapped path by path, so collect then sort.
-        let mut items: Vec<(u32, Vec<u32>)> = Vec::new();
-        while i < all.len() && all[i].0 == term {
-            let (_, k, t) = all[i];
-            for (doc, ps) in parts[k].0.postings_with_positions(t) {
-                if let Some(new) = remaps[k][doc as usize] {
-                    items.push((new, ps));
-                }
-            }
-            i += 1;
-        }
-        if items.is_empty() {
-            continue;
-        }
-        items.sort_unstable_by_key(|x| x.0);
         let mut postings = Vec::new();
         let mut positions = Vec::new();
         let mut last: Option<u32> = None;
-        for (doc, ps) in &items {
-            put(&mut postings, (doc - last.map_or(0, |d| d + 1)) as u64);
-            put(&mut postings, ps.len() as u64);
-            let mut prev = 0;
-            for &p in ps {
-                put(&mut positions, (p - prev) as u64);
-                prev = p;
+        let mut df = 0u32;
+        while i < all.len() && all[i].0 == term {
+            let (_, k, t) = all[i];
+            i += 1;
+            let seg = parts[k].0;
+            let entry = &seg.terms[t];
+            if let Some(base) = shifts[k] {
+                // Copy: only the first delta changes; the last doc is found by walking deltas.
+                let bytes = &seg.data[entry.postings.clone()];
+                let mut at = 0;
+                let (Ok(first), Ok(tf)) = (get(bytes, &mut at), get(bytes, &mut at)) else { continue };
+                let mut doc = first as u32;
+                let mut walk = at;
+                while walk < bytes.len() {
+                    let (Ok(delta), Ok(_)) = (get(bytes, &mut walk), get(bytes, &mut walk)) else { break };
+                    doc += 1 + delta as u32;
+                }
+                put(&mut postings, (base + first as u32 - last.map_or(0, |d| d + 1)) as u64);
+                put(&mut postings, tf);
+                postings.extend_from_slice(&bytes[at..]);
+                positions.extend_from_slice(&seg.data[entry.positions.clone()]);
+                last = Some(base + doc);
+                df += entry.df;
+                continue;
             }
-            last = Some(*doc);
+            for (doc, ps) in seg.postings_with_positions(t) {
+                let Some(new) = remaps[k][doc as usize] else { continue };
+                put(&mut postings, (new - last.map_or(0, |d| d + 1)) as u64);
+                put(&mut postings, ps.len() as u64);
+                let mut prev = 0;
+                for p in ps {
+                    put(&mut positions, (p - prev) as u64);
+                    prev = p;
+                }
+                last = Some(new);
+                df += 1;
+            }
         }
-        encoded.push((term, items.len() as u32, postings, positions));
+        if df > 0 {
+            encoded.push((term, df, postings, positions));
+        }
     }
     let parts: Vec<(&str, u32, &[u8], &[u8])> =
         encoded.iter().map(|(t, df, p, q)| (*t, *df, p.as_slice(), q.as_slice())).collect();
@@ -488,6 +511,24 @@ mod tests {
         assert_eq!(m.terms()[alpha].df, 1); // only the live a.md
         let delta: Vec<_> = m.postings_with_positions(m.find("delta").unwrap()).collect();
         assert_eq!(delta, [(1, vec![3])]);
+    }
+
+    #[test]
+    fn merging_live_segments_copies_them_and_searches_the_same() {
+        let a = build(&[("a.md", 0, "one two three"), ("a.md", 1, "two again"), ("b.md", 0, "three")]);
+        let b = build(&[("c.md", 0, "two three four"), ("d.md", 0, "four")]);
+        let all = |_p: u32| true;
+        let (bytes, notes) = merge(&[(&a, &all), (&b, &all)]);
+        let m = Segment::decode(bytes).unwrap();
+        assert_eq!(notes, 4);
+        let list = |s: &Segment, t: &str| s.postings_with_positions(s.find(t).unwrap()).collect::<Vec<_>>();
+        assert_eq!(list(&m, "two"), [(0, vec![3]), (1, vec![2]), (3, vec![2])]);
+        assert_eq!(list(&m, "three"), [(0, vec![4]), (2, vec![2]), (3, vec![3])]);
+        assert_eq!(list(&m, "four"), [(3, vec![4]), (4, vec![2])]);
+        assert_eq!(m.terms()[m.find("two").unwrap()].df, 3);
+        // Merging the merge with nothing dead is the identity.
+        let (again, _) = merge(&[(&m, &all)]);
+        assert_eq!(again, m.data);
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub use index::{
     TaskRecord,
 };
 pub use principals::{Principal, PrincipalKind};
-pub use reads::{Listed, NoteMeta};
+pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::Vault;

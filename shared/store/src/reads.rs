@@ -38,6 +38,40 @@ pub struct Listed {
     pub mtime: DateTime<Utc>,
 }
 
+/// What a content scan (search_regex, search_jsonlogic) narrows its candidates by in SQL,
+/// before it reads any note. Every filter only leaves out notes that could not match: the
+/// scanner still matches each candidate itself.
+#[derive(Debug, Clone, Default)]
+pub struct ScanFilter {
+    /// The path prefix every candidate starts with (a root folder as "Folder/", the literal
+    /// head of a path glob); "" for the whole vault.
+    pub prefix: String,
+    /// Only these paths (from a full-text index that knows which notes can match).
+    pub paths: Option<Vec<String>>,
+    /// Tags every candidate carries (compared lower-cased, so a case variant is kept).
+    pub tags: Vec<String>,
+    /// Top-level frontmatter properties every candidate has: (key, JSON value). A value of
+    /// another JSON type, or an array or object, is kept (loose equality may still hold).
+    pub properties: Vec<(String, Value)>,
+    /// Read each candidate's frontmatter and tags from the index.
+    pub with_meta: bool,
+    /// Read when each candidate's path last came into being (its newest create record).
+    pub with_created: bool,
+}
+
+/// A note a scan may visit: its manifest row, and what [`ScanFilter`] asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanCandidate {
+    pub path: String,
+    pub hash: Hash,
+    pub size: i64,
+    pub mtime: DateTime<Utc>,
+    pub frontmatter: Option<Value>,
+    pub tags: Vec<String>,
+    /// When the path was last created (a move creates it anew), when asked for.
+    pub created: Option<DateTime<Utc>>,
+}
+
 /// A link row as (position, source, record).
 pub(crate) fn link(r: LinkRow) -> (i32, String, LinkRecord) {
     (
@@ -719,6 +753,77 @@ impl TenantTx {
         )
         .fetch_all(&mut *self.tx)
         .await?)
+    }
+
+    /// The readable notes a content scan visits, in path order: every note of the manifest
+    /// (`.md`) the caller may read, outside the always-hidden folders and Obsidian's Excluded
+    /// files, narrowed by `filter`. The manifest decides what the vault holds and each note's
+    /// content; the index adds the Excluded flag, frontmatter and tags (a note not indexed yet
+    /// counts as not excluded, with no frontmatter and no tags).
+    pub async fn scan_candidates(
+        &mut self,
+        vault: Uuid,
+        readable: Option<&[String]>,
+        filter: &ScanFilter,
+    ) -> Result<Vec<ScanCandidate>> {
+        let tag_keys: Vec<String> = filter.tags.iter().map(|t| t.trim_start_matches('#').to_lowercase()).collect();
+        let keys: Vec<String> = filter.properties.iter().map(|(k, _)| k.clone()).collect();
+        let values: Vec<String> = filter.properties.iter().map(|(_, v)| v.to_string()).collect();
+        let rows = sqlx::query!(
+            r#"SELECT v.path, v.blob_hash, v.size, v.mtime,
+                      CASE WHEN $8 THEN n.frontmatter END AS "frontmatter?",
+                      CASE WHEN $8 THEN n.tags END AS "tags?",
+                      CASE WHEN $9 THEN (SELECT c.committed_at FROM change_log c
+                                          WHERE c.tenant_id = v.tenant_id AND c.vault_id = v.vault_id
+                                            AND c.path = v.path AND c.op = 'create'
+                                          ORDER BY c.seq DESC LIMIT 1) END AS "created?"
+                 FROM vault_files v
+                 LEFT JOIN index_files f ON f.tenant_id = v.tenant_id AND f.vault_id = v.vault_id AND f.path = v.path
+                 LEFT JOIN notes n ON n.tenant_id = v.tenant_id AND n.vault_id = v.vault_id AND n.path = v.path
+                WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.kind = 'note'
+                  AND starts_with(v.path, $3)
+                  AND v.path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR v.path ~ ANY($4))
+                  AND NOT COALESCE(f.excluded, false)
+                  AND ($5::text[] IS NULL OR v.path = ANY($5))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM unnest($6::text[]) AS want(key)
+                       WHERE NOT EXISTS (SELECT 1 FROM note_tags t
+                                          WHERE t.tenant_id = v.tenant_id AND t.vault_id = v.vault_id
+                                            AND t.path = v.path AND t.tag_key = want.key))
+                  AND NOT EXISTS (
+                      SELECT 1 FROM unnest($7::text[], $10::text[]) AS want(key, value)
+                       WHERE NOT EXISTS (SELECT 1 FROM note_properties p
+                                          WHERE p.tenant_id = v.tenant_id AND p.vault_id = v.vault_id
+                                            AND p.path = v.path AND p.key = want.key
+                                            AND (p.value = want.value::jsonb
+                                                 OR jsonb_typeof(p.value) <> jsonb_typeof(want.value::jsonb)
+                                                 OR jsonb_typeof(p.value) IN ('array', 'object'))))
+                ORDER BY v.path"#,
+            self.tenant,
+            vault,
+            &filter.prefix,
+            readable,
+            filter.paths.as_deref(),
+            &tag_keys,
+            &keys,
+            filter.with_meta,
+            filter.with_created,
+            &values
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ScanCandidate {
+                path: r.path,
+                hash: crate::files::to_hash(&r.blob_hash),
+                size: r.size,
+                mtime: r.mtime,
+                frontmatter: r.frontmatter,
+                tags: r.tags.unwrap_or_default(),
+                created: r.created,
+            })
+            .collect())
     }
 
     /// Readable files under `folder` (a path prefix ending in `/`, or "" for the root), in

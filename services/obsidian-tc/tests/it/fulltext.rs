@@ -329,7 +329,8 @@ async fn search_and_read_returns_the_best_notes_whole_or_their_sections() {
     assert_eq!(first["content_hash"].as_str().unwrap().len(), 64);
     // The next page continues the ranking.
     let cursor = out["next_cursor"].as_str().unwrap();
-    let next = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "flour", "k": 1, "cursor": cursor})).await;
+    let next =
+        ok(&app, &token, "search_and_read", json!({"vault": V, "query": "flour", "k": 1, "cursor": cursor})).await;
     assert_eq!(next["results"][0]["rank"], 2);
     assert_ne!(next["results"][0]["path"], first["path"]);
     assert!(next.get("next_cursor").is_none());
@@ -346,10 +347,13 @@ async fn search_and_read_returns_the_best_notes_whole_or_their_sections() {
     assert!(first["body"].as_str().unwrap().contains("maple syrup"));
     assert!(first["chunk_id"].is_u64());
     // Detailed note mode carries the frontmatter block.
-    let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "crepes", "response_format": "detailed"})).await;
+    let out =
+        ok(&app, &token, "search_and_read", json!({"vault": V, "query": "crepes", "response_format": "detailed"}))
+            .await;
     assert!(out["results"][0]["frontmatter"].as_str().unwrap().starts_with("---\n"));
     // An item longer than its share is cut and says so.
-    let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "pancakes", "max_bytes_per_item": 20})).await;
+    let out =
+        ok(&app, &token, "search_and_read", json!({"vault": V, "query": "pancakes", "max_bytes_per_item": 20})).await;
     let first = &out["results"][0];
     assert_eq!(first["truncated"], true);
     assert!(first["body"].as_str().unwrap().len() <= 20);

@@ -17,6 +17,7 @@ mod names;
 mod read;
 mod restore;
 mod rls;
+mod search;
 mod shutdown;
 mod sync;
 mod sync_acl;

@@ -48,6 +48,8 @@ pub mod restore_note;
 pub mod restore_vault;
 pub mod rewrite_link;
 pub mod search_and_read;
+pub mod search_jsonlogic;
+pub mod search_regex;
 pub mod search_semantic;
 pub mod search_text;
 pub mod search_vault;

@@ -134,8 +134,11 @@ impl Tool for SearchAndRead {
             None => DEFAULT_K,
             Some(n) if (1..=MAX_K).contains(&n) => n as usize,
             Some(_) => {
-                return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("k must be between 1 and {MAX_K}"))
-                    .detail("field", "k"));
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    format!("k must be between 1 and {MAX_K}"),
+                )
+                .detail("field", "k"));
             }
         };
         if input.max_bytes_per_item == Some(0) {

@@ -54,6 +54,7 @@ impl Tool for SearchSemantic {
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["read:notes"],
         response_format: Format::Takes,
+        essentials: true,
         ..ToolSpec::base(
             "search_semantic",
             "Search by meaning",

@@ -73,8 +73,7 @@ pub struct Hit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f32>,
     pub total_matches: usize,
-    /// Set when more matches exist than are listed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// Whether more matches exist than are listed.
     pub truncated: bool,
     pub matches: Vec<Match>,
 }
