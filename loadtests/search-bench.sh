@@ -51,7 +51,7 @@ run() {
     -H 'Accept: application/json, text/event-stream' -d "$b")
   python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; s=r.get("structuredContent",{})
 assert not r.get("isError"), r
-print("   total", s.get("total", s.get("total_count", "?")), "hits", len(s.get("hits", s.get("results", s.get("notes", [])))))' "$first"
+print("   total", s.get("total_count", "?"), "hits", len(s.get("hits", s.get("results", s.get("notes", [])))))' "$first"
   "$target/otc-load" --url http://127.0.0.1:8097/mcp --token "$token" --concurrency "$concurrency" --duration "$duration" \
     --warmup 1 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors' || true
 }

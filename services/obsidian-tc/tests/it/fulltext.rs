@@ -56,7 +56,7 @@ async fn search_vault_ranks_with_bm25_and_takes_the_query_language() {
     let found = paths(&out);
     assert_eq!(found[0], "Work/Project plan.md", "{out}");
     assert!(found.contains(&"Work/Meeting notes.md".to_string()));
-    assert_eq!(out["total"], found.len());
+    assert_eq!(out["total_count"], found.len());
     assert_eq!(out["mode"], "text");
     let top = &out["hits"][0];
     assert!(top["snippet"].as_str().unwrap().contains("**project** **plan**"), "{top}");
@@ -153,15 +153,15 @@ async fn search_text_finds_substrings_with_context_and_caps_matches() {
     let out = ok(&app, &token, "search_text", json!({"vault": V, "query": "ead the dou"})).await;
     assert_eq!(paths(&out), ["Recipes/Bread.md"]);
     let out = ok(&app, &token, "search_text", json!({"vault": V, "query": "rise overnight"})).await;
-    assert_eq!(out["total"], 1);
+    assert_eq!(out["total_count"], 1);
     // Case and accents: folded by default, exact with case_sensitive.
-    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "CAFE"})).await["total"], 1);
+    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "CAFE"})).await["total_count"], 1);
     let exact = json!({"vault": V, "query": "Project", "case_sensitive": true});
     let out = ok(&app, &token, "search_text", exact).await;
     assert_eq!(paths(&out), ["Work/Project plan.md"]);
     assert_eq!(out["hits"][0]["total_matches"], 1);
     let folded = ok(&app, &token, "search_text", json!({"vault": V, "query": "project"})).await;
-    assert_eq!(folded["total"], 2);
+    assert_eq!(folded["total_count"], 2);
     // Frontmatter is text too.
     assert_eq!(
         paths(&ok(&app, &token, "search_text", json!({"vault": V, "query": "status: draft"})).await),
@@ -204,7 +204,7 @@ async fn paging_walks_every_hit_once_and_totals_hold() {
                 args["cursor"] = json!(c);
             }
             let out = ok(&app, &token, tool, args).await;
-            assert_eq!(out["total"], 57, "{tool}");
+            assert_eq!(out["total_count"], 57, "{tool}");
             for h in out["hits"].as_array().unwrap() {
                 seen.push(h["path"].as_str().unwrap().to_string());
                 scores.push(h["score"].as_f64().unwrap());
@@ -253,7 +253,7 @@ async fn hidden_and_excluded_notes_never_surface() {
     for tool in ["search_vault", "search_text"] {
         let out = ok(&app, &token, tool, json!({"vault": V, "query": "secretword", "limit": 1})).await;
         assert_eq!(paths(&out), ["Public/a.md"], "{tool}: {out}");
-        assert_eq!(out["total"], 1, "{tool}: hidden notes are not counted");
+        assert_eq!(out["total_count"], 1, "{tool}: hidden notes are not counted");
         assert!(out.get("next_cursor").is_none(), "{tool}");
     }
     // The statistics count only what the caller sees: one chunk of two holds the word.
@@ -269,7 +269,7 @@ async fn another_tenants_notes_are_unreachable() {
     let (other_token, _) = other.token(&app.store, "*", false, None).await;
     commit(&app, &other_token, V, &[("Theirs.md", Some("pancakes flour zanzibar"))]).await;
     assert!(vault_search(&app, &token, "zanzibar").await.is_empty());
-    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "zanzibar"})).await["total"], 0);
+    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "zanzibar"})).await["total_count"], 0);
     assert_eq!(vault_search(&app, &other_token, "flour").await, ["Theirs.md"]);
 }
 
@@ -285,12 +285,12 @@ async fn search_answers_the_new_state_after_write_move_and_delete() {
     .await;
     assert_eq!(vault_search(&app, &token, "kayak").await, ["New/Kayak.md"]);
     ok(&app, &token, "append_note", json!({"vault": V, "path": "New/Kayak.md", "content": "\nCapsized twice."})).await;
-    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "capsized"})).await["total"], 1);
+    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "capsized"})).await["total_count"], 1);
     ok(&app, &token, "move_note", json!({"vault": V, "from": "New/Kayak.md", "to": "Trips/Kayak.md"})).await;
     assert_eq!(vault_search(&app, &token, "kayak").await, ["Trips/Kayak.md"]);
     ok(&app, &token, "delete_note", json!({"vault": V, "path": "Trips/Kayak.md"})).await;
     assert!(vault_search(&app, &token, "kayak").await.is_empty());
-    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "paddling"})).await["total"], 0);
+    assert_eq!(ok(&app, &token, "search_text", json!({"vault": V, "query": "paddling"})).await["total_count"], 0);
 }
 
 #[tokio::test]
@@ -307,11 +307,11 @@ async fn many_small_commits_are_merged_and_a_rebuild_leaves_one_segment() {
     };
     assert!(count().await <= 9, "small segments merged on the way: {}", count().await);
     let out = ok(&app, &token, "search_vault", json!({"vault": V, "query": "quokka", "limit": 100})).await;
-    assert_eq!(out["total"], 20);
+    assert_eq!(out["total_count"], 20);
     assert_eq!(vault_search(&app, &token, "number7").await, ["Log/7.md"]);
     ok(&app, &token, "index_vault", json!({"vault": V})).await;
     assert_eq!(count().await, 1);
-    assert_eq!(ok(&app, &token, "search_vault", json!({"vault": V, "query": "quokka"})).await["total"], 20);
+    assert_eq!(ok(&app, &token, "search_vault", json!({"vault": V, "query": "quokka"})).await["total_count"], 20);
     assert_eq!(vault_search(&app, &token, "project plan").await[0], "Work/Project plan.md");
 }
 
@@ -319,7 +319,7 @@ async fn many_small_commits_are_merged_and_a_rebuild_leaves_one_segment() {
 async fn search_and_read_returns_the_best_notes_whole_or_their_sections() {
     let (app, token, _) = setup().await;
     let out = ok(&app, &token, "search_and_read", json!({"vault": V, "query": "flour", "k": 1})).await;
-    assert_eq!(out["total"], 2);
+    assert_eq!(out["total_count"], 2);
     let first = &out["results"][0];
     assert_eq!(first["rank"], 1);
     let body = first["body"].as_str().unwrap();

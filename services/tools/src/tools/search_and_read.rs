@@ -59,7 +59,7 @@ pub struct Input {
 pub struct Output {
     pub vault: String,
     /// Notes matching, before paging.
-    pub total: usize,
+    pub total_count: usize,
     pub results: Vec<Item>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -220,7 +220,7 @@ impl Tool for SearchAndRead {
             )),
             _ => None,
         };
-        Ok(Output { vault: view.vault.name.clone(), total, results, next_cursor })
+        Ok(Output { vault: view.vault.name.clone(), total_count: total, results, next_cursor })
     }
 }
 

@@ -60,7 +60,7 @@ pub struct Input {
 pub struct Output {
     pub vault: String,
     /// Notes matching, before paging.
-    pub total: usize,
+    pub total_count: usize,
     pub hits: Vec<Hit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -255,6 +255,6 @@ impl Tool for SearchText {
             page_hits.iter().map(|h| (corpus.path(h.part, h.path).to_string(), h.score)).collect();
         let (hits, next_cursor) =
             page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: scores[&h.path], p: h.path.clone() });
-        Ok(Output { vault: view.vault.name.clone(), total, hits, next_cursor })
+        Ok(Output { vault: view.vault.name.clone(), total_count: total, hits, next_cursor })
     }
 }

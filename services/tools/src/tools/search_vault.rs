@@ -65,7 +65,7 @@ pub struct Output {
     pub vault: String,
     pub mode: &'static str,
     /// Notes matching, before paging.
-    pub total: usize,
+    pub total_count: usize,
     pub hits: Vec<Hit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -213,6 +213,6 @@ impl Tool for SearchVault {
             .collect();
         let (hits, next_cursor) =
             page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
-        Ok(Output { vault: view.vault.name.clone(), mode: "text", total, hits, next_cursor })
+        Ok(Output { vault: view.vault.name.clone(), mode: "text", total_count: total, hits, next_cursor })
     }
 }
