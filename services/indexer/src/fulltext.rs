@@ -9,8 +9,11 @@
 use otc_fts::{DocSource, Segment, SegmentBuilder};
 use otc_store::{NoteRecord, SegmentRef};
 
-/// Segments a vault may keep before the small ones are merged.
-pub const MAX_SEGMENTS: usize = 8;
+/// Segments of one size tier (live notes within a factor of [`TIER_FANOUT`]) a vault may keep
+/// before they are merged into one of the next tier.
+pub const TIER_FANOUT: usize = 4;
+/// Past this many segments the smallest are merged whatever their tiers.
+pub const MAX_SEGMENTS: usize = 24;
 
 /// A note and the raw text of its frontmatter block (if it has one).
 pub struct FtsNote<'a> {
@@ -70,37 +73,57 @@ pub fn build(notes: &[FtsNote<'_>]) -> Option<Vec<u8>> {
     Some(b.finish())
 }
 
-/// Which segments to merge: once a vault holds more than [`MAX_SEGMENTS`], the smallest ones
-/// (by live notes) that bring it back to half that, as far as `limit` live notes allow; and a
-/// mostly dead segment within the limit, to drop what it no longer holds. At least two
-/// segments, or one mostly dead one, or none. A large segment is left alone until it is among
-/// the smallest or mostly dead, so each note is rewritten a few times, not at every merge.
+/// Which segments to merge, tiered: segments are grouped by size (live notes, in powers of
+/// [`TIER_FANOUT`]); the smallest tier holding [`TIER_FANOUT`] or more segments is merged
+/// into one, which lands in a higher tier. Each note is so rewritten about once per tier, a
+/// handful of times in all, however many commits a vault takes. Past [`MAX_SEGMENTS`] the
+/// smallest merge anyway, and a mostly dead segment is rewritten to drop what it no longer
+/// holds. Only as many live notes as `limit` allows (a commit's path merges small segments
+/// only; the workers have no limit). At least two segments, or one mostly dead one, or none.
 pub fn plan(segments: &[SegmentRef], limit: i64) -> Vec<i64> {
     let mostly_dead = |s: &SegmentRef| s.notes >= 8 && s.live * 2 < s.notes;
+    let tier = |s: &SegmentRef| {
+        let mut t = 0;
+        let mut live = s.live.max(1) as i64;
+        while live >= TIER_FANOUT as i64 {
+            live /= TIER_FANOUT as i64;
+            t += 1;
+        }
+        t
+    };
     let mut by_size: Vec<&SegmentRef> = segments.iter().collect();
     by_size.sort_by_key(|s| (s.live, s.id));
-    let mut picked: Vec<i64> = Vec::new();
-    if segments.len() > MAX_SEGMENTS {
-        let want = segments.len() - MAX_SEGMENTS / 2 + 1;
-        let mut total = 0i64;
-        for s in by_size.iter().take(want) {
-            if total + s.live as i64 > limit {
-                break;
-            }
-            total += s.live as i64;
-            picked.push(s.id);
+    let within = |picked: &[&SegmentRef]| picked.iter().map(|s| s.live as i64).sum::<i64>() <= limit;
+    let mut picked: Vec<&SegmentRef> = Vec::new();
+    let mut tiers: std::collections::BTreeMap<u32, Vec<&SegmentRef>> = std::collections::BTreeMap::new();
+    for s in &by_size {
+        tiers.entry(tier(s)).or_default().push(s);
+    }
+    if let Some(full) = tiers.values().find(|t| t.len() >= TIER_FANOUT)
+        && within(full)
+    {
+        picked = full.clone();
+    } else if segments.len() > MAX_SEGMENTS {
+        let want = segments.len() - MAX_SEGMENTS + 2;
+        picked = by_size.iter().take(want).copied().collect();
+        while picked.len() > 2 && !within(&picked) {
+            picked.pop();
         }
-        if picked.len() < 2 {
+        if !within(&picked) {
             picked.clear();
         }
     }
     for s in segments.iter().filter(|s| mostly_dead(s) && s.live as i64 <= limit) {
-        if !picked.contains(&s.id) {
-            picked.push(s.id);
+        if !picked.iter().any(|p| p.id == s.id) {
+            picked.push(s);
         }
     }
-    picked.sort_unstable();
-    picked
+    if picked.len() == 1 && !mostly_dead(picked[0]) {
+        picked.clear();
+    }
+    let mut ids: Vec<i64> = picked.iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    ids
 }
 
 /// Merges the segments (decoded from `data`, with their dead paths) into one. Returns its
@@ -134,27 +157,52 @@ mod tests {
     }
 
     #[test]
-    fn few_healthy_segments_stay() {
-        let segs: Vec<_> = (1..=MAX_SEGMENTS as i64).map(|i| seg(i, 10, 10)).collect();
-        assert!(plan(&segs, 1_000).is_empty());
+    fn few_segments_of_different_sizes_stay() {
+        let segs = vec![seg(1, 1, 1), seg(2, 10, 10), seg(3, 100, 100), seg(4, 100_000, 100_000)];
+        assert!(plan(&segs, i64::MAX).is_empty());
     }
 
     #[test]
-    fn the_smallest_merge_within_the_limit() {
-        let mut segs: Vec<_> = (1..=9).map(|i| seg(i, 10, 10)).collect();
-        segs.push(seg(100, 50_000, 50_000));
-        // Ten segments: the seven smallest merge, leaving four.
-        assert_eq!(plan(&segs, 2_000), (1..=7).collect::<Vec<_>>());
-        assert_eq!(plan(&segs, i64::MAX), (1..=7).collect::<Vec<_>>());
-        // Past the limit nothing merges on a commit's path; the workers have no limit.
-        let big: Vec<_> = (1..=9).map(|i| seg(i, 3_000, 3_000)).collect();
+    fn a_full_tier_merges_into_the_next() {
+        let mut segs: Vec<_> = (1..=4).map(|i| seg(i, 1, 1)).collect();
+        segs.push(seg(10, 50_000, 50_000));
+        assert_eq!(plan(&segs, 2_000), [1, 2, 3, 4]);
+        // Four 500-note segments (one tier) fit a commit's limit; four of 3,000 do not.
+        let mid: Vec<_> = (1..=4).map(|i| seg(i, 500, 500)).collect();
+        assert_eq!(plan(&mid, 2_000), [1, 2, 3, 4]);
+        let big: Vec<_> = (1..=4).map(|i| seg(i, 3_000, 3_000)).collect();
         assert!(plan(&big, 2_000).is_empty());
-        assert_eq!(plan(&big, i64::MAX).len(), 6);
+        assert_eq!(plan(&big, i64::MAX).len(), 4);
+    }
+
+    #[test]
+    fn many_commits_rewrite_each_note_a_few_times() {
+        // 2,000 one-note commits, merging as a commit's path does.
+        let mut segs: Vec<SegmentRef> = Vec::new();
+        let mut next = 0;
+        let mut rewritten = 0i64;
+        for _ in 0..2_000 {
+            next += 1;
+            segs.push(seg(next, 1, 1));
+            loop {
+                let picked = plan(&segs, 2_000);
+                if picked.is_empty() {
+                    break;
+                }
+                let live: i32 = segs.iter().filter(|s| picked.contains(&s.id)).map(|s| s.live).sum();
+                rewritten += live as i64;
+                segs.retain(|s| !picked.contains(&s.id));
+                next += 1;
+                segs.push(seg(next, live, live));
+            }
+        }
+        assert!(segs.len() <= 16, "{} segments", segs.len());
+        assert!(rewritten <= 2_000 * 6, "{rewritten} notes rewritten");
     }
 
     #[test]
     fn a_mostly_dead_segment_is_rewritten() {
-        let segs = vec![seg(1, 100, 10), seg(2, 100, 100)];
+        let segs = vec![seg(1, 100, 10), seg(2, 1_000, 1_000)];
         assert_eq!(plan(&segs, 1_000), [1]);
         assert!(plan(&[seg(1, 100_000, 10_000)], 1_000).is_empty());
     }

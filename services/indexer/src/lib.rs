@@ -372,7 +372,7 @@ impl Indexer {
         let mut merged = 0;
         for tenant in self.store.tenant_ids().await? {
             let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.fts_vaults_to_merge(fulltext::MAX_SEGMENTS as i64).await?;
+            let vaults = tx.fts_vaults_to_merge(fulltext::TIER_FANOUT as i64 - 1).await?;
             tx.commit().await?;
             for vault in vaults {
                 let mut tx = self.store.begin(tenant).await?;

@@ -252,11 +252,6 @@ pub struct RankKey {
     pub p: String,
 }
 
-/// Whether a hit with `score` at `path` comes after `key` in ranked order.
-pub fn after(key: &RankKey, score: f32, path: &str) -> bool {
-    score < key.s || (score == key.s && path > key.p.as_str())
-}
-
 /// The notes the caller may read that may contain every one of `literals` (a superset of those
 /// that do: see [`otc_fts::search::may_contain`]), sorted; None when no literal gives anything
 /// to narrow by (none has a letter or digit), so every note must be scanned.

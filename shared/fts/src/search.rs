@@ -94,8 +94,8 @@ pub struct TermScore {
     pub score: f32,
 }
 
-/// Ranks notes by BM25 over their chunks (a note scores as its best chunk). Hits come
-/// ordered by score, then path.
+/// Ranks notes by BM25 over their chunks (a note scores as its best chunk). Hits come in no
+/// order: [`top`] takes a page of them.
 pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
     let st = stats(parts);
     // Per term: its postings among visible docs.
@@ -133,9 +133,11 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
             out_notes[k].extend(docs.keys().map(|d| parts[k].seg.docs[*d as usize].path));
         }
     }
-    let mut scores: Vec<HashMap<u32, f32>> = vec![HashMap::new(); parts.len()];
-    let mut tfs: Vec<HashMap<u32, Vec<(usize, u32)>>> = vec![HashMap::new(); parts.len()];
+    // Dense per-document scores (documents touched listed apart), then each note's best chunk.
     let idfs: Vec<f32> = per_term.iter().map(|l| idf(st.docs, l.len() as u64)).collect();
+    let mut scores: Vec<Vec<f32>> = parts.iter().map(|p| vec![0.0; p.seg.docs.len()]).collect();
+    let mut touched: Vec<Vec<u32>> = vec![Vec::new(); parts.len()];
+    let mut tfs: Vec<HashMap<u32, Vec<(usize, u32)>>> = vec![HashMap::new(); parts.len()];
     for (i, list) in per_term.iter().enumerate() {
         for &(k, d, tf) in list {
             if let Some(req) = &required
@@ -144,69 +146,93 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
                 continue;
             }
             let doc = &parts[k].seg.docs[d as usize];
-            if out_notes[k].contains(&doc.path) {
+            if !out_notes[k].is_empty() && out_notes[k].contains(&doc.path) {
                 continue;
             }
-            *scores[k].entry(d).or_default() += bm25(tf as f32, idfs[i], doc.len as f32, st.avgdl);
+            let slot = &mut scores[k][d as usize];
+            if *slot == 0.0 {
+                touched[k].push(d);
+            }
+            *slot += bm25(tf as f32, idfs[i], doc.len as f32, st.avgdl);
             if explain {
                 tfs[k].entry(d).or_default().push((i, tf));
             }
         }
     }
-    // Best chunk per note.
-    let mut best: HashMap<(usize, u32), (f32, u32)> = HashMap::new();
-    for (k, s) in scores.iter().enumerate() {
-        for (&d, &score) in s {
-            let path = parts[k].seg.docs[d as usize].path;
-            let e = best.entry((k, path)).or_insert((score, d));
+    let mut hits: Vec<Hit> = Vec::new();
+    for (part, docs) in touched.into_iter().enumerate() {
+        let seg = parts[part].seg;
+        // Best (score, doc) per path, by path index.
+        let mut best: Vec<(f32, u32)> = Vec::new();
+        let mut notes: Vec<u32> = Vec::new();
+        for d in docs {
+            let score = scores[part][d as usize];
+            let path = seg.docs[d as usize].path as usize;
+            if best.is_empty() {
+                best = vec![(f32::NEG_INFINITY, u32::MAX); seg.paths.len()];
+            }
+            let e = &mut best[path];
+            if e.1 == u32::MAX {
+                notes.push(path as u32);
+            }
             if score > e.0 || (score == e.0 && d < e.1) {
                 *e = (score, d);
             }
         }
+        for path in notes {
+            let (score, doc) = best[path as usize];
+            hits.push(Hit {
+                part,
+                path,
+                score,
+                doc,
+                explain: explain.then(|| Explain {
+                    doc_len: seg.docs[doc as usize].len,
+                    avgdl: st.avgdl,
+                    docs: st.docs,
+                    terms: tfs[part]
+                        .get(&doc)
+                        .map(|v| {
+                            v.iter()
+                                .map(|&(i, tf)| TermScore {
+                                    term: q.words[i].clone(),
+                                    tf,
+                                    df: per_term[i].len() as u64,
+                                    idf: idfs[i],
+                                    score: bm25(tf as f32, idfs[i], seg.docs[doc as usize].len as f32, st.avgdl),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                }),
+            });
+        }
     }
-    let mut hits: Vec<Hit> = best
-        .into_iter()
-        .map(|((part, path), (score, doc))| Hit {
-            part,
-            path,
-            score,
-            doc,
-            explain: explain.then(|| Explain {
-                doc_len: parts[part].seg.docs[doc as usize].len,
-                avgdl: st.avgdl,
-                docs: st.docs,
-                terms: tfs[part]
-                    .get(&doc)
-                    .map(|v| {
-                        v.iter()
-                            .map(|&(i, tf)| TermScore {
-                                term: q.words[i].clone(),
-                                tf,
-                                df: per_term[i].len() as u64,
-                                idf: idfs[i],
-                                score: bm25(
-                                    tf as f32,
-                                    idfs[i],
-                                    parts[part].seg.docs[doc as usize].len as f32,
-                                    st.avgdl,
-                                ),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }),
-        })
-        .collect();
-    sort_hits(parts, &mut hits);
     hits
 }
 
-fn sort_hits(parts: &[Part<'_>], hits: &mut [Hit]) {
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| parts[a.part].seg.paths[a.path as usize].cmp(&parts[b.part].seg.paths[b.path as usize]))
-    });
+/// The best `n` of `items` in ranked order (score, then path) that come after `after` (a
+/// previous page's last score and path), without sorting the rest.
+pub fn top<'p, T: 'p>(
+    mut items: Vec<T>,
+    score: impl Fn(&T) -> f32,
+    path: impl Fn(&T) -> &'p str,
+    after: Option<(f32, &str)>,
+    n: usize,
+) -> Vec<T> {
+    if let Some((s, p)) = after {
+        items.retain(|h| score(h) < s || (score(h) == s && path(h) > p));
+    }
+    let order = |a: &T, b: &T| score(b).total_cmp(&score(a)).then_with(|| path(a).cmp(path(b)));
+    if items.len() > n && n > 0 {
+        items.select_nth_unstable_by(n - 1, order);
+        items.truncate(n);
+    }
+    if n == 0 {
+        items.clear();
+    }
+    items.sort_by(order);
+    items
 }
 
 /// How a query token meets a dictionary term.
@@ -322,25 +348,28 @@ pub struct TextHit {
 
 /// Text search: notes whose text holds the tokens in a row (separators between them are not
 /// compared), ranked by BM25 with the match count as the term frequency over the note's text
-/// length. Ordered by score, then path.
+/// length. In no order: [`top`] takes a page of them.
 pub fn text_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<TextHit> {
-    // Note lengths (text tokens) and count, over visible notes.
+    // Note count and total text length over visible notes; a hit's own length is summed below.
     let mut notes = 0u64;
     let mut total_len = 0u64;
-    let mut note_len: Vec<HashMap<u32, u32>> = Vec::with_capacity(parts.len());
     for p in parts {
-        let mut lens = HashMap::new();
-        for (path, docs) in p.seg.docs_of_path.iter().enumerate() {
-            if p.visible[path] {
-                let len: u32 =
-                    docs.iter().map(|&d| p.seg.docs[d as usize].len - p.seg.docs[d as usize].text_start).sum();
-                notes += 1;
-                total_len += len as u64;
-                lens.insert(path as u32, len);
-            }
-        }
-        note_len.push(lens);
+        notes += p.visible.iter().filter(|v| **v).count() as u64;
+        total_len += p
+            .seg
+            .docs
+            .iter()
+            .filter(|d| p.visible[d.path as usize])
+            .map(|d| (d.len - d.text_start) as u64)
+            .sum::<u64>();
     }
+    let text_len = |part: usize, path: u32| -> u32 {
+        let seg = parts[part].seg;
+        seg.docs_of_path[path as usize]
+            .iter()
+            .map(|&d| seg.docs[d as usize].len - seg.docs[d as usize].text_start)
+            .sum()
+    };
     let avg = if notes == 0 { 0.0 } else { total_len as f32 / notes as f32 };
     let mut hits: Vec<TextHit> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
@@ -356,14 +385,9 @@ pub fn text_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<TextHit>
     }
     let w = idf(notes, hits.len() as u64);
     for h in &mut hits {
-        let dl = note_len[h.part].get(&h.path).copied().unwrap_or(0) as f32;
+        let dl = text_len(h.part, h.path) as f32;
         h.score = bm25(h.matches.len() as f32, w, dl, avg);
     }
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| parts[a.part].seg.paths[a.path as usize].cmp(&parts[b.part].seg.paths[b.path as usize]))
-    });
     hits
 }
 
@@ -488,6 +512,10 @@ mod tests {
         hits.iter().map(|h| parts[h.part].seg.paths[h.path as usize].clone()).collect()
     }
 
+    fn ranked(parts: &[Part<'_>], hits: Vec<Hit>) -> Vec<Hit> {
+        top(hits, |h| h.score, |h| parts[h.part].seg.paths[h.path as usize].as_str(), None, usize::MAX)
+    }
+
     #[test]
     fn bm25_prefers_rarer_terms_and_shorter_docs() {
         let s = seg(&[
@@ -498,7 +526,7 @@ mod tests {
         let vis = vec![true; s.paths.len()];
         let parts = [Part { seg: &s, visible: &vis }];
         let words = ["apple".to_string()];
-        let hits = rank(&parts, &Ranked { words: &words, ..Default::default() }, true);
+        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, ..Default::default() }, true));
         assert_eq!(paths(&parts, &hits), ["a.md", "b.md"]);
         let e = hits[0].explain.as_ref().unwrap();
         assert_eq!(e.terms[0].tf, 2);
@@ -520,10 +548,11 @@ mod tests {
         let parts = [Part { seg: &s, visible: &vis }];
         let words = ["project".to_string(), "plan".to_string()];
         let phrase = [vec!["project".to_string(), "plan".to_string()]];
-        let hits = rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &[] }, false);
+        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &[] }, false));
         assert_eq!(paths(&parts, &hits), ["c.md", "a.md"]);
         let excluded = [vec!["draft".to_string()]];
-        let hits = rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &excluded }, false);
+        let hits =
+            ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &excluded }, false));
         assert_eq!(paths(&parts, &hits), ["a.md"]);
         // The hidden note does not even count in the statistics.
         assert_eq!(stats(&parts).docs, 3);
@@ -551,6 +580,16 @@ mod tests {
         let hits = text_matches(&parts, &text_edges(&tokens, false));
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].matches, [(0, 2)]);
+    }
+
+    #[test]
+    fn top_pages_through_ranked_order() {
+        let items = vec![(1.0f32, "b"), (3.0, "a"), (1.0, "a"), (2.0, "z"), (3.0, "c")];
+        let page = |after, n| top(items.clone(), |x| x.0, |x| x.1, after, n);
+        assert_eq!(page(None, 2), [(3.0, "a"), (3.0, "c")]);
+        assert_eq!(page(Some((3.0, "c")), 2), [(2.0, "z"), (1.0, "a")]);
+        assert_eq!(page(Some((1.0, "a")), 9), [(1.0, "b")]);
+        assert_eq!(page(None, 99).len(), 5);
     }
 
     #[test]

@@ -1,13 +1,13 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
 use otc_fts::Query;
-use otc_fts::search::{Ranked, rank};
+use otc_fts::search::{Ranked, rank, top};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::searching::{Corpus, RankKey, Scope, after, section_of, slice};
+use crate::searching::{Corpus, RankKey, Scope, section_of, slice};
 use crate::tools::search_vault::{query_error, semantic_unavailable};
 use crate::{CallContext, Tool, internal};
 
@@ -159,11 +159,8 @@ impl Tool for SearchAndRead {
         );
         let total = hits.len();
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
-        let page: Vec<_> = hits
-            .into_iter()
-            .filter(|h| position.as_ref().is_none_or(|p| after(&p.key, h.score, corpus.path(h.part, h.path))))
-            .take(k + 1)
-            .collect();
+        let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
+        let page = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, k + 1);
         let more = page.len() > k;
         let page = &page[..page.len().min(k)];
         let budget = (ctx.services().config.governor.max_response_bytes as usize).saturating_sub(4_096);

@@ -1,13 +1,13 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
-use otc_fts::search::{Ranked, rank, snippet};
+use otc_fts::search::{Ranked, rank, snippet, top};
 use otc_fts::{Query, QueryError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
-use crate::searching::{Corpus, RankKey, Scope, after, line_col, note_texts, section_of, slice};
+use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
 use crate::{CallContext, Tool};
 
 pub struct SearchVault;
@@ -170,11 +170,8 @@ impl Tool for SearchVault {
             rank(&parts, &ranked, input.explain)
         };
         let total = hits.len();
-        let page_hits: Vec<_> = hits
-            .into_iter()
-            .filter(|h| key.as_ref().is_none_or(|k| after(k, h.score, corpus.path(h.part, h.path))))
-            .take(limit + 1)
-            .collect();
+        let after = key.as_ref().map(|k| (k.s, k.p.as_str()));
+        let page_hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, limit + 1);
         let more = page_hits.len() > limit;
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
