@@ -464,7 +464,11 @@ pub fn snippet(text: &str, words: &[String], width: usize) -> String {
             let lead = width / 4;
             let from = floor(text, start.saturating_sub(lead));
             // Start at a word boundary when the cut is inside one.
-            let from = text[from..start].find(char::is_whitespace).map_or(from, |i| from + i + 1).min(start);
+            let from = text[from..start]
+                .char_indices()
+                .find(|(_, c)| c.is_whitespace())
+                .map_or(from, |(i, c)| from + i + c.len_utf8())
+                .min(start);
             (from, floor(text, (from + width).min(text.len())))
         }
     };
@@ -624,5 +628,9 @@ mod tests {
         assert!(s.starts_with('…') && s.ends_with('…'));
         assert!(s.len() < 120);
         assert_eq!(snippet("short", &["x".to_string()], 80), "short");
+        // A cut inside a word moves past the next whitespace, which may be wider than a byte
+        // (U+00A0 is two).
+        let text = format!("{}ab\u{a0}cd {}", "x".repeat(56), "cat");
+        assert!(snippet(&text, &["cat".to_string()], 16).contains("**cat**"));
     }
 }

@@ -14,6 +14,7 @@ mod mcp;
 mod move_faults;
 mod moves;
 mod names;
+mod quality;
 mod read;
 mod restore;
 mod rls;
