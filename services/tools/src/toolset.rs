@@ -14,6 +14,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<inspect_visibility::InspectVisibility>(),
         entry::<read_note::ReadNote>(),
         entry::<read_notes::ReadNotes>(),
+        entry::<read_resources::ReadResources>(),
+        entry::<fetch::Fetch>(),
         entry::<write_note::WriteNote>(),
         entry::<append_note::AppendNote>(),
         entry::<patch_note::PatchNote>(),

@@ -14,6 +14,7 @@ mod move_faults;
 mod moves;
 mod names;
 mod read;
+mod resources;
 mod restore;
 mod rls;
 mod shutdown;
