@@ -1,15 +1,19 @@
-//! MCP over rmcp: the only place that knows JSON-RPC. `tools/list` and `tools/call` are served
-//! from the dispatcher for each caller; the wire types are built here and nowhere else.
+//! MCP over rmcp: the only place that knows JSON-RPC. `tools/list` and `tools/call`, and the
+//! note resources (`resources/list`, `resources/read`), are served from the dispatcher for each
+//! caller; the wire types are built here and nowhere else.
 
 use std::sync::Arc;
 
 use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
+use otc_tools::resources::{NoteResource, ResourceText};
 use otc_tools::{Caller, Dispatcher};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::StreamableHttpServerConfig;
@@ -97,6 +101,34 @@ pub fn failure(err: &ToolError) -> CallToolResult {
     result
 }
 
+/// A note resource as resources/list lists it.
+pub fn resource_to_wire(note: NoteResource) -> Resource {
+    Resource::new(note.uri, note.path)
+        .with_title(note.title)
+        .with_mime_type(otc_tools::resources::MIME_TYPE)
+        .with_size(note.size.max(0) as u64)
+}
+
+/// A note resource's content.
+pub fn resource_text(read: ResourceText) -> ReadResourceResult {
+    ReadResourceResult::new(vec![ResourceContents::text(read.text, read.uri).with_mime_type(read.mime_type)])
+}
+
+/// A failed resources/list or resources/read as a JSON-RPC error (resources have no error
+/// result): resource-not-found for anything missing or refused, with the catalogue payload as
+/// its data.
+pub fn resource_error(err: &ToolError) -> ErrorData {
+    use otc_errors::ErrorCode as C;
+    let message = format!("{}: {}", err.code, err.message);
+    let data = Some(err.to_payload());
+    match err.code {
+        C::NotFound | C::NoteNotFound | C::VaultNotFound => ErrorData::resource_not_found(message, data),
+        C::Internal | C::InternalError => ErrorData::internal_error(message, data),
+        C::InvalidInput | C::ValidationError => ErrorData::invalid_params(message, data),
+        _ => ErrorData::invalid_request(message, data),
+    }
+}
+
 /// What every obsidian-tc MCP endpoint says about itself: its name, version and protocol.
 pub fn server_config(capabilities: ServerCapabilities) -> ServerConfig {
     ServerConfig::new(capabilities)
@@ -106,7 +138,7 @@ pub fn server_config(capabilities: ServerCapabilities) -> ServerConfig {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        server_config(ServerCapabilities::builder().enable_tools().build())
+        server_config(ServerCapabilities::builder().enable_tools().enable_resources().build())
     }
 
     async fn initialize(
@@ -131,6 +163,47 @@ impl ServerHandler for McpServer {
         let name = self.client_name(&ctx);
         let tools = self.dispatcher.list_tools(&caller, self.surface, name.as_deref());
         Ok(ListToolsResult::with_all_items(tools.into_iter().map(to_wire).collect()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        let cursor = request.and_then(|r| r.cursor);
+        let page = self.dispatcher.list_resources(&caller, cursor.as_deref()).await.map_err(|e| resource_error(&e))?;
+        let mut result =
+            ListResourcesResult::with_all_items(page.resources.into_iter().map(resource_to_wire).collect());
+        result.next_cursor = page.next_cursor;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let note = ResourceTemplate::new("obsidian-tc://{vault}/{+path}", "note")
+            .with_title("Note")
+            .with_description("A note by vault and vault path (each path segment percent-encoded).")
+            .with_mime_type(otc_tools::resources::MIME_TYPE);
+        Ok(ListResourceTemplatesResult::with_all_items(vec![note]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        match self.dispatcher.read_resource(&caller, &request.uri).await {
+            Ok(read) => Ok(resource_text(read).into()),
+            Err(err) => {
+                tracing::info!(code = %err.code, "resource read refused");
+                Err(resource_error(&err))
+            }
+        }
     }
 
     async fn call_tool(
@@ -236,4 +309,45 @@ pub async fn serve_stdio(
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use otc_catalog::Registry;
+    use otc_catalog::facade::{self, FacadeSettings, Listing};
+
+    use super::*;
+
+    /// What the search connector's definition may weigh while this build does not register it
+    /// (input {vault, query, limit}, a one-line description).
+    const SEARCH_ALLOWANCE: usize = 350;
+    /// The most the triad's tools/list may weigh, search and fetch included.
+    const TRIAD_BUDGET: usize = 3_000;
+
+    /// The triad listing as a 2025-11-25 client receives it, tool by tool (run with
+    /// `--no-capture` to see the bytes).
+    #[test]
+    fn the_triad_listing_fits_three_kilobytes() {
+        let registry = Registry::new(otc_tools::toolset::all().into_iter().map(|e| e.declaration)).unwrap();
+        let tools = facade::advertise(&registry, &FacadeSettings::default(), Listing::Triad, None);
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let search = registry.get("search").is_some();
+        let mut expected = vec!["find_capability", "describe_capability", "call_capability"];
+        expected.extend(["search", "fetch"].into_iter().filter(|n| registry.get(n).is_some()));
+        assert_eq!(names, expected);
+        assert!(names.contains(&"fetch"));
+        let wire: Vec<Tool> = tools.into_iter().map(to_wire).collect();
+        for tool in &wire {
+            println!("{:>5} B  {}", serde_json::to_vec(tool).unwrap().len(), tool.name);
+        }
+        let mut list = ListToolsResult::with_all_items(wire);
+        list.result_type = None;
+        let mut total = serde_json::to_vec(&list).unwrap().len();
+        if !search {
+            println!("{SEARCH_ALLOWANCE:>5} B  search (allowance: not registered in this build)");
+            total += SEARCH_ALLOWANCE + 1;
+        }
+        println!("{total:>5} B  tools/list result");
+        assert!(total <= TRIAD_BUDGET, "the triad's tools/list weighs {total} bytes; the budget is {TRIAD_BUDGET}");
+    }
 }

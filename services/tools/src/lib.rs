@@ -4,11 +4,13 @@
 //!
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
+pub mod citations;
 pub mod file_cache;
 pub mod format;
 pub mod links_out;
 pub mod moving;
 pub mod reading;
+pub mod resources;
 pub mod restore;
 pub mod scanning;
 pub mod searching;
@@ -28,7 +30,7 @@ use otc_catalog::facade::{self, AdvertisedTool, FacadeSettings, Listing, Surface
 use otc_catalog::visibility::{Reason, Visibility, verdict};
 use otc_catalog::{Declaration, Domain, Registered, RegistrationError, Registry, ToolSpec};
 use otc_config::Config;
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::{ErrorCode, Hint, ToolError};
 use otc_kv::Kv;
 use otc_store::{Authenticated, Store};
 use schemars::JsonSchema;
@@ -276,10 +278,7 @@ impl Dispatcher {
     /// Finds a tool the caller may reach by name: disabled tools do not exist; tools the
     /// profile omits are named as hidden; tools the caller lacks scopes for are refused.
     pub fn resolve<'r>(&'r self, caller: &Caller, name: &str) -> Result<&'r Registered, ToolError> {
-        let not_found = || {
-            ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}"))
-                .detail("tool", name.to_string())
-        };
+        let not_found = || unknown_tool(name);
         let tool = self.registry.get(name).ok_or_else(not_found)?;
         let verdict = verdict(tool, self.settings.profile, &self.settings.rules, Some(&caller.scopes));
         match (verdict.visibility, verdict.reason) {
@@ -295,8 +294,36 @@ impl Dispatcher {
         }
     }
 
-    /// Runs one call through the pipeline. `args` absent means `{}`.
+    /// Whether `caller` can call the tool `name` here: registered, not disabled (by a rule or
+    /// the profile) and within the caller's scopes. A hidden tool is reachable: it stays
+    /// callable by name.
+    pub fn reachable(&self, caller: &Caller, name: &str) -> bool {
+        self.resolve(caller, name).is_ok()
+    }
+
+    /// `err` with the hint the caller can follow: the first of its alternatives whose tools
+    /// the caller can reach.
+    pub fn hinted(&self, caller: &Caller, mut err: ToolError) -> ToolError {
+        err.resolve_hint(|tool| self.reachable(caller, tool));
+        err
+    }
+
+    /// Runs one call through the pipeline. `args` absent means `{}`. A failure's hint names only
+    /// tools the caller can reach.
     pub async fn call(
+        &self,
+        caller: &Caller,
+        surface: Surface,
+        client_name: Option<&str>,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        progress: Option<&ProgressSink>,
+    ) -> Result<Value, ToolError> {
+        let outcome = self.call_unhinted(caller, surface, client_name, name, args, progress).await;
+        outcome.map_err(|err| self.hinted(caller, err))
+    }
+
+    async fn call_unhinted(
         &self,
         caller: &Caller,
         surface: Surface,
@@ -372,6 +399,30 @@ impl Dispatcher {
         }
         self.call(caller, surface, client_name, &action, args, progress).await
     }
+}
+
+/// The hints a call to an unknown tool gets.
+pub const UNKNOWN_TOOL_HINTS: &[Hint] = &[
+    Hint {
+        text: "No tool has that name. find_capability finds tools by what you want to do, and describe_capability shows one's arguments.",
+        tools: &["find_capability", "describe_capability"],
+    },
+    Hint {
+        text: "No tool has that name. find_capability finds tools by what you want to do.",
+        tools: &["find_capability"],
+    },
+    Hint { text: "No tool has that name; call one of the tools listed.", tools: &[] },
+];
+
+/// Every hint set a throw site here gives instead of its code's own (the catalogue guard reads
+/// them).
+pub const OWN_HINTS: &[&[Hint]] = &[UNKNOWN_TOOL_HINTS];
+
+/// The answer for a tool name that names nothing the caller can call.
+pub fn unknown_tool(name: &str) -> ToolError {
+    ToolError::with_message(ErrorCode::NotFound, format!("no tool named {name:?}"))
+        .detail("tool", name.to_string())
+        .with_hints(UNKNOWN_TOOL_HINTS)
 }
 
 /// The answer for a tool the `core` profile omits: it exists, it is hidden, and this is the

@@ -24,7 +24,9 @@ fn names_are_unique_snake_case() {
     for name in names {
         assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{name}");
         assert!(!name.starts_with('_') && !name.ends_with('_') && !name.contains("__"), "{name}");
-        assert!(Domain::parse(name).is_none(), "{name} collides with a domain meta-tool");
+        // The connector `search` shares its name with the search domain's meta-tool: the
+        // dispatcher calls the meta-tool on the domain surface and the tool everywhere else.
+        assert!(name == "search" || Domain::parse(name).is_none(), "{name} collides with a domain meta-tool");
     }
 }
 
@@ -227,7 +229,7 @@ fn subsets_and_listings_hold_what_they_promise() {
     let names = |listing| -> Vec<String> {
         facade::advertise(&registry, &settings, listing, None).into_iter().map(|t| t.name).collect()
     };
-    assert_eq!(names(Listing::Triad), ["find_capability", "describe_capability", "call_capability"]);
+    assert_eq!(names(Listing::Triad), ["find_capability", "describe_capability", "call_capability", "search", "fetch"]);
     let full = names(Listing::Flat(Subset::Full));
     assert!(full.iter().all(|n| !facade::is_facade_tool(n)), "flat lists no facade tool: {full:?}");
     assert_eq!(full.len(), registry.len() - 3);
@@ -237,7 +239,8 @@ fn subsets_and_listings_hold_what_they_promise() {
     assert!(essentials.len() <= facade::ESSENTIALS_MAX);
     for triad in facade::advertise(&registry, &settings, Listing::Triad, None) {
         assert_eq!(triad.meta.get("anthropic/alwaysLoad"), Some(&Value::Bool(true)), "{}", triad.name);
-        assert!(triad.meta.get("anthropic/maxResultSizeChars").is_none());
+        let whole = triad.meta.get("anthropic/maxResultSizeChars").is_some();
+        assert_eq!(whole, triad.name == "fetch", "{}: only the whole-note reader carries it", triad.name);
     }
     for flat in facade::advertise(&registry, &settings, Listing::Flat(Subset::Full), None) {
         assert!(flat.meta.get("anthropic/alwaysLoad").is_none(), "{}", flat.name);
@@ -267,17 +270,16 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         response_format: ResponseFormat::Fixed { why: "test" },
         ..ToolSpec::base(name, "T", "A test tool.", Domain::Notes)
     };
-    // The real read_note, search_vault, write_note and list_notes, and a stand-in for the search connector.
-    let mut all = declarations();
-    all.push(Declaration { spec: spec("search", false), input_schema: input.clone(), output_schema: None });
-    let registry = Registry::new(all).unwrap();
+    // The real search and fetch connectors, read_note, search_vault, write_note and list_notes.
+    let _ = (spec, input);
+    let registry = registry();
     let names = |settings: &FacadeSettings| -> Vec<String> {
         facade::advertise(&registry, settings, Listing::Triad, None).into_iter().map(|t| t.name).collect()
     };
     let plain = FacadeSettings::default();
     assert_eq!(
         names(&plain),
-        ["find_capability", "describe_capability", "call_capability", "search"],
+        ["find_capability", "describe_capability", "call_capability", "search", "fetch"],
         "connectors ride along"
     );
     let hot = FacadeSettings { triad_hot_path: true, ..FacadeSettings::default() };
@@ -288,6 +290,7 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
             "describe_capability",
             "call_capability",
             "search",
+            "fetch",
             "read_note",
             "search_vault",
             "write_note",
@@ -302,15 +305,12 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         ..FacadeSettings::default()
     };
     assert!(!names(&hidden).contains(&"search".to_string()), "toolVisibility.hidden removes the connectors too");
+    assert!(names(&hidden).contains(&"fetch".to_string()));
     for tool in facade::advertise(&registry, &plain, Listing::Flat(Subset::Full), None) {
         let size = tool.meta.get("anthropic/maxResultSizeChars");
         let whole = registry.get(&tool.name).is_some_and(|t| t.spec.whole_note_reader);
         assert_eq!(size.is_some(), whole, "{}: only whole-note readers carry it", tool.name);
-        assert_eq!(
-            whole,
-            ["read_note", "read_notes", "read_snapshot", "search_and_read"].contains(&tool.name.as_str()),
-            "{}",
-            tool.name
-        );
+        let readers = ["read_note", "read_notes", "read_resources", "read_snapshot", "fetch", "search_and_read"];
+        assert_eq!(whole, readers.contains(&tool.name.as_str()), "{}", tool.name);
     }
 }

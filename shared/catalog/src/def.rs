@@ -58,22 +58,34 @@ impl Domain {
         }
     }
 
-    /// Title and one-line purpose, used by the domain meta-tools and the instructions.
+    /// Title and one-line purpose, used by the domain meta-tools and the instructions. Each
+    /// purpose says only what registered tools do (the catalogue tests hold it to that), and a
+    /// caller whose tools in the domain only read gets [`Domain::read_blurb`] instead.
     pub fn blurb(self) -> (&'static str, &'static str) {
         match self {
             Domain::Notes => ("Notes", "Read, write, move, copy and delete notes; restore earlier versions."),
             Domain::Metadata => ("Metadata", "Frontmatter, properties and tags."),
             Domain::Links => ("Links", "Backlinks, outgoing links, orphans and link upkeep."),
-            Domain::Search => ("Search", "Text, regex, structured, full-text, semantic and hybrid search."),
+            Domain::Search => ("Search", "Ranked, text, regex and JSONLogic search over notes."),
             Domain::Vault => ("Vault", "The vaults you can reach and their search index."),
             Domain::Attachments => ("Attachments", "Images, PDFs and other files in the vault."),
             Domain::Structured => ("Structured documents", "Bases, canvases, drawings, boards and tables."),
             Domain::Workspace => ("Workspace", "Bookmarks, workspaces and periodic notes."),
             Domain::Automation => ("Automation", "Commands, templates, queries, tasks, bundles and URIs."),
             Domain::Git => ("Git", "Version control of the vault."),
-            Domain::Knowledge => ("Knowledge", "Entities, memory, capture, sessions and provenance."),
+            Domain::Knowledge => ("Knowledge", "Provenance: who changed a note, when and with which tool."),
             Domain::Docs => ("External docs", "Search the external documentation corpus."),
             Domain::Admin => ("Admin", "Server health, configuration, visibility and tasks."),
+        }
+    }
+
+    /// The purpose for a caller whose tools in this domain only read.
+    pub fn read_blurb(self) -> &'static str {
+        match self {
+            Domain::Notes => "Read and list notes and their earlier versions.",
+            Domain::Links => "Backlinks, outgoing links, orphans and unresolved links.",
+            Domain::Attachments => "Read and list images, PDFs and other files in the vault.",
+            other => other.blurb().1,
         }
     }
 
@@ -173,6 +185,10 @@ pub struct ToolSpec {
     /// Returns whole notes: paged by the byte budget and advertised with
     /// `anthropic/maxResultSizeChars`.
     pub whole_note_reader: bool,
+    /// Whether tools/list carries the output schema. Off for the tools listed beside the triad
+    /// on every connection (the meta-tools and fetch), whose listing must stay small; their
+    /// outputs are still checked against the schema in debug builds.
+    pub advertise_output_schema: bool,
     pub icons: &'static [Icon],
 }
 
@@ -193,6 +209,7 @@ impl ToolSpec {
             core: true,
             essentials: false,
             whole_note_reader: false,
+            advertise_output_schema: true,
             icons: &[],
         }
     }

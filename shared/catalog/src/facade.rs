@@ -337,7 +337,8 @@ pub fn domain_tools(visible: &[&Registered]) -> Vec<AdvertisedTool> {
             if members.is_empty() {
                 return None;
             }
-            let (title, blurb) = domain.blurb();
+            let title = domain.blurb().0;
+            let blurb = blurb_for(domain, &members);
             let actions: Vec<&str> = members.iter().map(|t| t.name()).collect();
             let lines: Vec<String> = members.iter().map(|t| format!("- {}: {}", t.name(), t.summary())).collect();
             let description = format!(
@@ -373,6 +374,11 @@ pub fn domain_tools(visible: &[&Registered]) -> Vec<AdvertisedTool> {
         .collect()
 }
 
+/// A domain's purpose as these tools (the caller's, in that domain) can serve it.
+fn blurb_for(domain: Domain, members: &[&&Registered]) -> &'static str {
+    if members.iter().all(|t| t.annotations.read_only) { domain.read_blurb() } else { domain.blurb().1 }
+}
+
 /// The one routing sentence that opens the server instructions for a listing (well within
 /// Codex's 512-character cut).
 pub fn routing_sentence(listing: Listing) -> &'static str {
@@ -402,9 +408,10 @@ pub fn instructions(listing: Listing, visible: &[&Registered], profile_hidden: u
     }
     let mut lines = Vec::new();
     for domain in Domain::ALL {
-        let names: Vec<&str> = visible.iter().filter(|t| t.spec.domain == domain).map(|t| t.name()).take(4).collect();
-        if !names.is_empty() {
-            let (title, blurb) = domain.blurb();
+        let members: Vec<&&Registered> = visible.iter().filter(|t| t.spec.domain == domain).collect();
+        if !members.is_empty() {
+            let names: Vec<&str> = members.iter().map(|t| t.name()).take(4).collect();
+            let (title, blurb) = (domain.blurb().0, blurb_for(domain, &members));
             lines.push(format!("- {title}: {blurb} (e.g. {})", names.join(", ")));
         }
     }

@@ -203,7 +203,7 @@ fn register(declaration: Declaration) -> Result<Registered, String> {
         return Err(format!("advertised input schema is not portable: {}", problems.join("; ")));
     }
     let advertised_output = match &output_schema {
-        Some(full) => {
+        Some(full) if spec.advertise_output_schema => {
             let lowered = schema::lower_output(full).map_err(|e| e.to_string())?;
             if let Some(out) = &lowered {
                 let problems = schema::portability_problems(out);
@@ -213,7 +213,7 @@ fn register(declaration: Declaration) -> Result<Registered, String> {
             }
             lowered
         }
-        None => None,
+        _ => None,
     };
     let validator = Validator::compile(&input_schema).map_err(|e| e.to_string())?;
     let output_validator = output_schema.as_ref().map(Validator::compile).transpose().map_err(|e| e.to_string())?;

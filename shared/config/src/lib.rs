@@ -32,6 +32,7 @@ pub struct Config {
     pub tool_visibility: ToolVisibilityConfig,
     pub governor: GovernorConfig,
     pub tools: ToolsConfig,
+    pub resources: ResourcesConfig,
     pub sync: SyncConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
@@ -417,6 +418,17 @@ impl Default for ToolsConfig {
 pub struct ToolDefaults {
     /// The response_format a call gets when it names none.
     pub response_format: ResponseFormatSetting,
+}
+
+/// MCP note resources (`obsidian-tc://<vault>/<path>`: resources/list, resources/read and the
+/// read_resources tool).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ResourcesConfig {
+    /// Keep note resources on the caller's default vault: the vault its token is bound to, or
+    /// the tenant's only vault. A caller with several vaults and no binding then reaches none.
+    /// (A vault-bound token stays on its own vault either way.)
+    pub bound_vault_only: bool,
 }
 
 /// A table read as (key, value) pairs in the order written.

@@ -1,6 +1,12 @@
 //! The error catalogue: every failure a caller sees carries one of these 36 codes, a default
-//! message, a fixed recovery hint and a retryable flag. The hint is chosen by the code alone, so
-//! it can never carry a path, query or other caller data; specifics go in `details`.
+//! message, a fixed recovery hint and a retryable flag. The hint is chosen by the code alone (or,
+//! for a few failures, by the throw site from its own fixed alternatives), so it can never carry a
+//! path, query or other caller data; specifics go in `details`.
+//!
+//! A hint may name tools. Each row lists its hint alternatives, best first, with the tools each
+//! one names; the dispatcher gives a caller the first alternative whose tools that caller can
+//! reach (`ToolError::resolve_hint`), so a deployment never points anyone at a tool it does not
+//! offer. The last alternative of every row names no tool.
 //!
 //! `docs/error-codes.md` is generated from [`TABLE`] by [`markdown`]; a test keeps it in step.
 
@@ -10,24 +16,50 @@ use serde::{Serialize, Serializer};
 use serde_json::Map;
 pub use serde_json::Value;
 
+/// One recovery hint and the tools its text names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hint {
+    pub text: &'static str,
+    pub tools: &'static [&'static str],
+}
+
 /// One row of the catalogue.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeInfo {
     pub code: ErrorCode,
     pub message: &'static str,
-    pub hint: &'static str,
+    /// Best first; the last names no tool.
+    pub hints: &'static [Hint],
     pub retryable: bool,
 }
 
+impl CodeInfo {
+    /// The full hint (the first alternative), as the docs show it.
+    pub fn hint(&self) -> &'static str {
+        self.hints[0].text
+    }
+}
+
+/// The first of `hints` whose tools are all `reachable`; the last one when none is.
+pub fn choose_hint(hints: &'static [Hint], reachable: impl Fn(&str) -> bool) -> &'static str {
+    hints.iter().find(|h| h.tools.iter().all(|t| reachable(t))).or(hints.last()).map(|h| h.text).unwrap_or("")
+}
+
 macro_rules! catalogue {
-    ($( $variant:ident => $code:literal, $retry:literal, $message:literal, $hint:literal; )*) => {
+    ($( $variant:ident => $code:literal, $retry:literal, $message:literal,
+        $( $hint:literal $( [ $( $tool:ident ),* ] )? )|+ ; )*) => {
         /// A stable error code: what a client branches on.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum ErrorCode { $( $variant, )* }
 
         /// Every code, alphabetically.
         pub const TABLE: &[CodeInfo] = &[
-            $( CodeInfo { code: ErrorCode::$variant, message: $message, hint: $hint, retryable: $retry }, )*
+            $( CodeInfo {
+                code: ErrorCode::$variant,
+                message: $message,
+                hints: &[ $( Hint { text: $hint, tools: &[ $( $( stringify!($tool), )* )? ] }, )+ ],
+                retryable: $retry,
+            }, )*
         ];
 
         impl ErrorCode {
@@ -42,15 +74,19 @@ macro_rules! catalogue {
     };
 }
 
+// A hint that names a tool lists it in brackets after the text; `|` separates alternatives.
 catalogue! {
     Aborted => "aborted", true, "the caller cancelled the operation",
         "The request was cancelled before it finished. Send it again if you still want the result.";
     AclDenied => "acl_denied", false, "the folder ACL does not allow this path",
-        "This path is outside the folders this caller may use here. Ask inspect_acl which folders are open and stay inside them.";
+        "This path is outside the folders this caller may use here. Ask inspect_acl which folders are open and stay inside them." [inspect_acl]
+        | "This path is outside the folders this caller may use here. Stay inside the folders the vault's ACL opens to you.";
     BasesSyntaxError => "bases_syntax_error", false, "the .base file has invalid YAML or filter syntax",
-        "Correct the .base file; read_base shows how the server reads it.";
+        "Correct the .base file; read_base shows how the server reads it." [read_base]
+        | "Correct the .base file's YAML or filter syntax.";
     CommandNotAllowlisted => "command_not_allowlisted", false, "the command is not on this vault's allowlist",
-        "Commands are denied unless allowlisted. Add it to the vault's allowlist, or pick one that list_commands shows.";
+        "Commands are denied unless allowlisted. Add it to the vault's allowlist, or pick one that list_commands shows." [list_commands]
+        | "Commands are denied unless allowlisted. Add it to the vault's allowlist, or use an allowlisted command.";
     ComputeBudgetExceeded => "compute_budget_exceeded", false, "the operation ran out of its compute budget",
         "The same input will exhaust the budget again, so do not retry as is. Simplify the pattern or expression, or run it over fewer notes.";
     ConcurrentModification => "concurrent_modification", true, "the note changed since it was read",
@@ -60,43 +96,55 @@ catalogue! {
     ContentRejected => "content_rejected", false, "the content was rejected by the poison scan",
         "Nothing was written. Remove instruction-like or hidden text from the content, or mark it as human-authored if a person vouches for it.";
     DqlError => "dql_error", false, "Dataview rejected the query",
-        "Check the query with validate_dql, which reports the syntax error without running it.";
+        "Check the query with validate_dql, which reports the syntax error without running it." [validate_dql]
+        | "Correct the query's Dataview syntax and try again.";
     ElicitInvalid => "elicit_invalid", false, "the confirmation token is invalid, spent or expired",
         "Send the original call again without a token to get a fresh confirmation request.";
     ElicitRequired => "elicit_required", false, "a human must confirm this call",
         "Ask the user to confirm: clients with elicitation get a prompt; otherwise mint a token with `obsidian-tc elicit` and resend the call with it.";
     EmbeddingProviderError => "embedding_provider_error", true, "the embedding provider failed",
-        "Retry shortly. If it keeps failing, server_health shows whether the embedding provider is reachable and configured.";
+        "Retry shortly. If it keeps failing, server_health shows whether the embedding provider is reachable and configured." [server_health]
+        | "Retry shortly. If it keeps failing, ask whoever runs the server to check the embedding provider.";
     ExecuteCommandDisabled => "execute_command_disabled", false, "command execution is turned off for this vault",
         "Running commands is disabled by configuration for this vault; retrying will not change that.";
     Forbidden => "forbidden", false, "the caller may not do this",
-        "A required scope or binding is missing (details name it). Use a credential that grants it, or ask inspect_acl what this caller may reach.";
+        "A required scope or binding is missing (details name it). Use a credential that grants it, or ask inspect_acl what this caller may reach." [inspect_acl]
+        | "A required scope or binding is missing (details name it). Use a credential that grants it.";
     Internal => "internal", true, "internal error",
-        "Something failed inside the server. Retry once; if it fails again, check server_health and the server log.";
+        "Something failed inside the server. Retry once; if it fails again, check server_health and the server log." [server_health]
+        | "Something failed inside the server. Retry once; if it fails again, report the call to whoever runs the server.";
     InternalError => "internal_error", true, "the tool failed internally",
         "The tool failed unexpectedly. Retry once; if it fails again, report the call to whoever runs the server.";
     InvalidInput => "invalid_input", false, "invalid input",
-        "An argument has an acceptable type but an unacceptable value (details name it). Fix it using describe_capability's schema and try again.";
+        "An argument has an acceptable type but an unacceptable value (details name it). Fix it using describe_capability's schema and try again." [describe_capability]
+        | "An argument has an acceptable type but an unacceptable value (details name it). Fix it and try again.";
     JsonlogicError => "jsonlogic_error", false, "the JSONLogic expression is invalid",
         "Check the operator names and that each operator gets the number of arguments it takes.";
     NotFound => "not_found", false, "not found",
-        "The target does not exist. note_exists checks a path, list_notes lists a folder and search_vault finds notes by content.";
+        "The target does not exist. note_exists checks a path, list_notes lists a folder and search_vault finds notes by content." [note_exists, list_notes, search_vault]
+        | "The target does not exist. note_exists checks a path and list_notes lists a folder." [note_exists, list_notes]
+        | "The target does not exist. Check its name and try again.";
     NoteExists => "note_exists", false, "a note already exists at that path",
         "Pick another path, or use the tool's overwrite or append option if it has one.";
     NoteNotFound => "note_not_found", false, "note not found",
-        "Check the path: note_exists tests it, list_notes shows the folder, search_vault finds the note by content.";
+        "Check the path: note_exists tests it, list_notes shows the folder, search_vault finds the note by content." [note_exists, list_notes, search_vault]
+        | "Check the path: note_exists tests it and list_notes shows the folder." [note_exists, list_notes]
+        | "Check the path and the vault name.";
     OperationTimeout => "operation_timeout", true, "the operation ran out of time",
         "Narrow the request (a smaller limit or a more selective query) before trying again.";
     Overflow => "overflow", false, "the response is larger than the byte budget",
         "Ask for less: a smaller limit, fewer paths, or a paged or concise read. The same request will overflow again.";
     PathAmbiguous => "path_ambiguous", false, "the path matches more than one note",
-        "Give the full vault-relative path; list_notes or search_vault show the candidates.";
+        "Give the full vault-relative path; list_notes or search_vault show the candidates." [list_notes, search_vault]
+        | "Give the full vault-relative path; list_notes shows the candidates." [list_notes]
+        | "Give the full vault-relative path.";
     PathInvalid => "path_invalid", false, "the path is invalid",
         "Use a vault-relative path that stays inside the vault, without '..', a leading slash or control characters.";
     PluginIncompatible => "plugin_incompatible", false, "the companion plugin's API version does not match this server",
         "One side must be upgraded so their major versions match; retrying will not help.";
     PluginMissing => "plugin_missing", false, "a required Obsidian plugin is not installed or enabled",
-        "Enable the plugin in Obsidian, then run refresh_plugin_capabilities so the server checks again.";
+        "Enable the plugin in Obsidian, then run refresh_plugin_capabilities so the server checks again." [refresh_plugin_capabilities]
+        | "Enable the plugin in Obsidian, then try again.";
     PluginUnreachable => "plugin_unreachable", true, "the plugin is present but its endpoint failed",
         "Retry shortly; make sure Obsidian is running with its Local REST API reachable.";
     ReadOnly => "read_only", false, "the server is in read-only mode",
@@ -112,9 +160,11 @@ catalogue! {
     UnsupportedBaseFilter => "unsupported_base_filter", false, "the base uses filter expressions this server does not evaluate",
         "Read the base and filter its rows yourself, or simplify its filter.";
     ValidationError => "validation_error", false, "the arguments do not match the tool's input schema",
-        "Read the tool's inputSchema with describe_capability and correct the arguments; details name the field.";
+        "Read the tool's inputSchema with describe_capability and correct the arguments; details name the field." [describe_capability]
+        | "Correct the arguments to match the tool's inputSchema; details name the field.";
     VaultNotFound => "vault_not_found", false, "vault not found",
-        "Use a vault from list_vaults.";
+        "Use a vault from list_vaults." [list_vaults]
+        | "Check the vault name (names are case-sensitive).";
 }
 
 impl ErrorCode {
@@ -140,24 +190,28 @@ impl Serialize for ErrorCode {
 }
 
 /// A failure a caller can act on: a code, a message (the default or a more specific one that
-/// names no secret and no other tenant's data) and structured details.
+/// names no secret and no other tenant's data), structured details and the recovery hint.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct ToolError {
     pub code: ErrorCode,
     pub message: String,
     pub details: Map<String, Value>,
+    /// The hint alternatives: the code's own, or fixed ones a throw site gave.
+    hints: &'static [Hint],
+    /// The alternative chosen for the caller by [`ToolError::resolve_hint`].
+    chosen: Option<&'static str>,
 }
 
 impl ToolError {
     /// The code with its default message.
     pub fn new(code: ErrorCode) -> Self {
-        Self { code, message: code.info().message.to_string(), details: Map::new() }
+        Self::with_message(code, code.info().message)
     }
 
     /// The code with a specific message.
     pub fn with_message(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: Map::new() }
+        Self { code, message: message.into(), details: Map::new(), hints: code.info().hints, chosen: None }
     }
 
     pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -165,12 +219,28 @@ impl ToolError {
         self
     }
 
+    /// Hints of this failure's own instead of the code's (fixed text, best first, the last
+    /// naming no tool).
+    pub fn with_hints(mut self, hints: &'static [Hint]) -> Self {
+        self.hints = hints;
+        self.chosen = None;
+        self
+    }
+
+    /// Picks the first hint whose tools the caller can reach (once; later calls keep it).
+    pub fn resolve_hint(&mut self, reachable: impl Fn(&str) -> bool) {
+        if self.chosen.is_none() {
+            self.chosen = Some(choose_hint(self.hints, reachable));
+        }
+    }
+
     pub fn retryable(&self) -> bool {
         self.code.retryable()
     }
 
+    /// The hint chosen for the caller; before that, the alternative that names no tool.
     pub fn hint(&self) -> &'static str {
-        self.code.info().hint
+        self.chosen.unwrap_or_else(|| self.hints.last().map(|h| h.text).unwrap_or(""))
     }
 
     /// The structured payload a client receives: {code, message, retryable, hint, details}.
@@ -199,7 +269,9 @@ pub fn markdown() -> String {
          a test fails when this file and the table differ. -->\n\n\
          Every failure a tool returns carries one of these codes in `structuredContent.code`, with \
          `message`, `retryable`, `hint` (fixed per code, never caller data) and `details` (the \
-         specifics, e.g. the offending field). Branch on the code, not the message.\n\n\
+         specifics, e.g. the offending field). Branch on the code, not the message. A hint that \
+         names a tool the caller cannot reach on this deployment is replaced by the code's next \
+         alternative (shown after \"Otherwise:\"); the last one names no tool.\n\n\
          | code | retryable | default message | what to do |\n|---|---|---|---|\n",
     );
     for row in TABLE {
@@ -208,7 +280,7 @@ pub fn markdown() -> String {
             row.code,
             if row.retryable { "yes" } else { "no" },
             row.message,
-            row.hint.replace('|', "\\|")
+            row.hints.iter().map(|h| h.text).collect::<Vec<_>>().join(" Otherwise: ").replace('|', "\\|")
         ));
     }
     out
@@ -230,7 +302,7 @@ mod tests {
             let code = row.code.as_str();
             assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
             assert_eq!(ErrorCode::parse(code), Some(row.code));
-            assert!(!row.message.is_empty() && !row.hint.is_empty(), "{code}");
+            assert!(!row.message.is_empty() && row.hints.iter().all(|h| !h.text.is_empty()), "{code}");
         }
     }
 
@@ -270,6 +342,36 @@ mod tests {
         assert_eq!(payload["code"], "validation_error");
         assert_eq!(payload["retryable"], false);
         assert_eq!(payload["details"]["field"], "limit");
-        assert_eq!(payload["hint"], ErrorCode::ValidationError.info().hint);
+        assert_eq!(payload["hint"], *ErrorCode::ValidationError.info().hints.last().unwrap().text);
+    }
+
+    #[test]
+    fn every_row_ends_with_a_hint_naming_no_tool_and_names_its_tools() {
+        for row in TABLE {
+            assert!(row.hints.last().unwrap().tools.is_empty(), "{}: the last hint names no tool", row.code);
+            for hint in row.hints {
+                for tool in hint.tools {
+                    assert!(hint.text.contains(tool), "{}: {tool} is not in {:?}", row.code, hint.text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_caller_gets_the_first_hint_it_can_follow() {
+        let all = |_: &str| true;
+        let no_search = |t: &str| t != "search_vault";
+        let row = ErrorCode::NoteNotFound.info();
+        assert_eq!(choose_hint(row.hints, all), row.hints[0].text);
+        assert_eq!(choose_hint(row.hints, no_search), row.hints[1].text);
+        assert_eq!(choose_hint(row.hints, |_| false), row.hints[2].text);
+        let mut err = ToolError::new(ErrorCode::NoteNotFound);
+        err.resolve_hint(no_search);
+        err.resolve_hint(all);
+        assert_eq!(err.hint(), row.hints[1].text, "the first resolution holds");
+        const OWN: &[Hint] = &[Hint { text: "Use x_tool.", tools: &["x_tool"] }, Hint { text: "Give up.", tools: &[] }];
+        let mut err = ToolError::new(ErrorCode::NotFound).with_hints(OWN);
+        err.resolve_hint(|t| t == "x_tool");
+        assert_eq!(err.to_payload()["hint"], "Use x_tool.");
     }
 }

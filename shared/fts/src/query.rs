@@ -66,6 +66,12 @@ impl Query {
                     continue;
                 }
             }
+            // A possessive is its word: "Kelly's" searches kelly, not the phrase "kelly s".
+            let item = if quoted {
+                item
+            } else {
+                ["'s", "’s", "'S", "’S"].iter().find_map(|p| item.strip_suffix(p)).map_or(item.clone(), str::to_string)
+            };
             let tokens = terms(&item);
             if tokens.is_empty() {
                 continue;
@@ -107,6 +113,8 @@ mod tests {
         assert_eq!(q.excluded, [vec!["draft".to_string()], vec!["old".into(), "notes".into()]]);
         assert_eq!(q.paths, ["work/"]);
         assert_eq!(q.tags, ["team"]);
+        assert_eq!(Query::parse("Kelly's law’s").unwrap().words, ["kelly", "law"]);
+        assert!(Query::parse("Kelly's").unwrap().phrases.is_empty());
     }
 
     #[test]

@@ -3,9 +3,11 @@
     python mcp_session.py http URL TOKEN    < steps.json
     python mcp_session.py stdio CMD [ARG..] < steps.json   (the token comes in CMD's environment)
 
-steps.json is a list of {"op": "list_tools"} or {"op": "call", "name": ..., "args": {...}}.
-Prints one JSON object: the negotiated protocol, server info, instructions and one result per
-step (tool lists as the client parsed them; call results with isError and structuredContent).
+steps.json is a list of {"op": "list_tools"}, {"op": "call", "name": ..., "args": {...}},
+{"op": "list_resources", "cursor": ...} (cursor optional) or {"op": "read_resource", "uri": ...}.
+Prints one JSON object: the negotiated protocol, server info, capabilities, instructions and one
+result per step (tool lists as the client parsed them; call results with isError and
+structuredContent; a resource request the server refused as {"error": {code, message, data}}).
 """
 import asyncio
 import json
@@ -14,6 +16,7 @@ import sys
 
 import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -25,6 +28,9 @@ async def run(server, steps):
             out["server_name"] = client.server_info.name
             out["server_version"] = client.server_info.version
         out["instructions"] = client.instructions
+        capabilities = getattr(client, "server_capabilities", None)
+        if capabilities is not None:
+            out["capabilities"] = capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
         for step in steps:
             if step["op"] == "list_tools":
                 listed = await client.list_tools()
@@ -32,6 +38,15 @@ async def run(server, steps):
             elif step["op"] == "call":
                 result = await client.call_tool(step["name"], step.get("args", {}))
                 out["results"].append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+            elif step["op"] in ("list_resources", "read_resource"):
+                try:
+                    if step["op"] == "list_resources":
+                        result = await client.list_resources(cursor=step.get("cursor"))
+                    else:
+                        result = await client.read_resource(step["uri"])
+                    out["results"].append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                except MCPError as e:
+                    out["results"].append({"error": {"code": e.code, "message": e.message, "data": e.data}})
             else:
                 raise SystemExit(f"unknown op {step['op']}")
     return out

@@ -16,6 +16,7 @@ mod moves;
 mod names;
 mod quality;
 mod read;
+mod resources;
 mod restore;
 mod rls;
 mod search;

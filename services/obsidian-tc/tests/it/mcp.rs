@@ -19,7 +19,7 @@ async fn full_token(app: &TestApp) -> String {
 }
 
 /// One raw JSON-RPC request to an MCP path; returns (status, body).
-async fn rpc_raw(
+pub(crate) async fn rpc_raw(
     app: &TestApp,
     path: &str,
     token: Option<&str>,
@@ -72,12 +72,14 @@ pub(crate) fn error_of(result: &Value) -> &Value {
     err
 }
 
-const TRIAD: [&str; 3] = ["find_capability", "describe_capability", "call_capability"];
+/// The triad and the connector fetch beside it (search joins when registered).
+const TRIAD: [&str; 4] = ["find_capability", "describe_capability", "call_capability", "fetch"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 24] = [
+const ESSENTIALS: [&str; 25] = [
     "append_note",
     "cancel_task",
     "delete_note",
+    "fetch",
     "find_notes_by_property",
     "find_unresolved_links",
     "get_backlinks",
@@ -101,7 +103,7 @@ const ESSENTIALS: [&str; 24] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 55] = [
+const FLAT: [&str; 57] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -112,6 +114,7 @@ const FLAT: [&str; 55] = [
     "copy_note",
     "delete_attachment",
     "delete_note",
+    "fetch",
     "find_notes_by_property",
     "find_notes_by_tag",
     "find_orphans",
@@ -141,6 +144,7 @@ const FLAT: [&str; 55] = [
     "read_note",
     "read_notes",
     "read_property",
+    "read_resources",
     "read_snapshot",
     "remove_tag",
     "restore_note",
@@ -197,7 +201,12 @@ async fn the_python_sdk_over_http_negotiates_lists_and_calls() {
     assert_eq!(invalid["code"], "validation_error");
     assert_eq!(invalid["details"]["field"], "query");
     assert_eq!(invalid["retryable"], false);
-    assert_eq!(error_of(&out["results"][4])["code"], "not_found");
+    let unknown = error_of(&out["results"][4]);
+    assert_eq!(unknown["code"], "not_found");
+    assert!(
+        unknown["hint"].as_str().unwrap().contains("find_capability"),
+        "an unknown tool points at discovery: {unknown}"
+    );
     // A misspelt envelope key is refused by call_capability's own schema, naming the key.
     let envelope = error_of(&out["results"][5]);
     assert_eq!(envelope["code"], "validation_error");
@@ -698,6 +707,12 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("get_vault", json!({"vault": v})),
         ("read_notes", json!({"vault": v, "paths": ["A.md", "B.md", "Nope.md"], "response_format": "detailed"})),
         ("read_notes", json!({"vault": v, "paths": ["A.md"], "response_format": "concise"})),
+        ("fetch", json!({"id": "obsidian-tc://Notes/A.md"})),
+        (
+            "read_resources",
+            json!({"uris": ["obsidian-tc://Notes/A.md", "obsidian-tc://Notes/Nope.md"], "response_format": "detailed"}),
+        ),
+        ("read_resources", json!({"uris": ["obsidian-tc://Notes/B.md"], "response_format": "concise"})),
         ("read_property", json!({"vault": v, "path": "A.md", "key": "up", "response_format": "detailed"})),
         ("read_property", json!({"vault": v, "path": "A.md", "key": "up", "response_format": "concise"})),
         ("list_tags", json!({"vault": v})),
@@ -706,6 +721,7 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("find_notes_by_tag", json!({"vault": v, "tag": "x", "response_format": "concise"})),
         ("find_notes_by_property", json!({"vault": v, "key": "tags", "value": "x", "response_format": "detailed"})),
         ("find_notes_by_property", json!({"vault": v, "key": "tags", "response_format": "concise"})),
+        ("search", json!({"vault": v, "query": "top part"})),
         ("search_vault", json!({"vault": v, "query": "top part", "explain": true, "response_format": "detailed"})),
         ("search_vault", json!({"vault": v, "query": "part", "limit": 1, "response_format": "concise"})),
         ("search_text", json!({"vault": v, "query": "Part", "response_format": "detailed"})),
@@ -872,7 +888,10 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
                 let issues = validator.issues(&result["structuredContent"]);
                 assert!(issues.is_empty(), "{name} {args}: {issues:?}");
             }
-            None => assert_eq!(name, "call_capability", "only call_capability is listed without an output schema"),
+            None => assert!(
+                ["call_capability", "find_capability", "describe_capability", "fetch"].contains(&name),
+                "only the tools listed beside the triad go without an output schema: {name}"
+            ),
         }
     }
     app.stop().await;

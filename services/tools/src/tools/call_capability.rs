@@ -14,7 +14,7 @@ pub struct Input {
     /// The tool to run.
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
-    /// The tool's own arguments, matching its input schema (see describe_capability).
+    /// The tool's own arguments.
     #[serde(default)]
     pub args: Option<Map<String, Value>>,
 }
@@ -29,8 +29,7 @@ impl Tool for CallCapability {
         ..ToolSpec::base(
             "call_capability",
             "Call capability",
-            "Runs a tool by name with its arguments. The call goes through the same authorization, visibility and validation \
-             as calling the tool directly, and the target's own schema checks the arguments.",
+            "Runs a tool by name with its arguments (see describe_capability), checked exactly as a direct call.",
             Domain::Admin,
         )
     };

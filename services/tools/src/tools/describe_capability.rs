@@ -11,7 +11,7 @@ pub struct DescribeCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The tool's name, as find_capability returned it.
+    /// A tool name, e.g. from find_capability.
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
 }
@@ -60,11 +60,12 @@ impl Tool for DescribeCapability {
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
         essentials: true,
+        advertise_output_schema: false,
         response_format: Format::Fixed { why: "facade meta-tool: the schema is the payload" },
         ..ToolSpec::base(
             "describe_capability",
             "Describe capability",
-            "Returns one tool's input schema, required scopes, tags and safety hints (read-only, destructive, confirmation), by name.",
+            "Returns a tool's input schema, scopes and safety hints (read-only, destructive, needs confirmation).",
             Domain::Admin,
         )
     };
@@ -73,8 +74,7 @@ impl Tool for DescribeCapability {
         let tool = ctx.dispatcher.resolve(ctx.caller, &input.name).map_err(|e| {
             // A tool the caller could not call is described as absent, never as forbidden.
             if e.code == ErrorCode::Forbidden && e.details.get("reason").is_none() {
-                ToolError::with_message(ErrorCode::NotFound, format!("no tool named {:?}", input.name))
-                    .detail("tool", input.name.clone())
+                crate::unknown_tool(&input.name)
             } else {
                 e
             }

@@ -11,10 +11,10 @@ pub struct FindCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// What you want to do, in words (e.g. "read a note", "find notes linking here").
+    /// The task in words, e.g. "find notes linking here".
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
-    /// How many matches to return, 1 to 50. Default 10.
+    /// Default 10.
     #[schemars(range(min = 1, max = 50))]
     #[serde(default)]
     pub limit: Option<u32>,
@@ -71,12 +71,13 @@ impl Tool for FindCapability {
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
         essentials: true,
+        advertise_output_schema: false,
         response_format: Format::Fixed { why: "facade meta-tool: the hit list is already minimal" },
         ..ToolSpec::base(
             "find_capability",
             "Find capability",
-            "Searches this server's tool catalogue by what you want to do and returns the best matches (name and one-line summary). \
-             Use it to discover which tool to call, then describe_capability for its schema and call_capability to run it.",
+            "Finds this server's tools for a task: names with one-line summaries, best first. Then \
+             describe_capability gives a tool's arguments and call_capability runs it.",
             Domain::Admin,
         )
     };
