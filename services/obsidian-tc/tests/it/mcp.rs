@@ -73,9 +73,9 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 }
 
 /// The triad and the connector fetch beside it (search joins when registered).
-const TRIAD: [&str; 4] = ["find_capability", "describe_capability", "call_capability", "fetch"];
+const TRIAD: [&str; 5] = ["find_capability", "describe_capability", "call_capability", "search", "fetch"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 25] = [
+const ESSENTIALS: [&str; 26] = [
     "append_note",
     "cancel_task",
     "delete_note",
@@ -94,6 +94,7 @@ const ESSENTIALS: [&str; 25] = [
     "read_frontmatter",
     "read_note",
     "read_notes",
+    "search",
     "search_and_read",
     "search_semantic",
     "search_text",
@@ -103,7 +104,7 @@ const ESSENTIALS: [&str; 25] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 57] = [
+const FLAT: [&str; 58] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -150,6 +151,7 @@ const FLAT: [&str; 57] = [
     "restore_note",
     "restore_vault",
     "rewrite_link",
+    "search",
     "search_and_read",
     "search_jsonlogic",
     "search_regex",
@@ -889,7 +891,7 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
                 assert!(issues.is_empty(), "{name} {args}: {issues:?}");
             }
             None => assert!(
-                ["call_capability", "find_capability", "describe_capability", "fetch"].contains(&name),
+                ["call_capability", "find_capability", "describe_capability", "search", "fetch"].contains(&name),
                 "only the tools listed beside the triad go without an output schema: {name}"
             ),
         }
