@@ -91,7 +91,7 @@ fn main() {
         t.elapsed().as_secs_f64(),
         merged.len() as f64 / 1e6
     );
-    let half = |p: u32| p % 2 == 0;
+    let half = |p: u32| p.is_multiple_of(2);
     let t = Instant::now();
     let parts: Vec<(&Segment, &dyn Fn(u32) -> bool)> =
         decoded.iter().map(|s| (s, &half as &dyn Fn(u32) -> bool)).collect();
