@@ -250,10 +250,24 @@ pub fn page<T: Serialize, K: Serialize>(
 
 /// A page size argument: 1 to 1,000, default [`DEFAULT_PAGE`].
 pub fn page_limit(limit: Option<u32>) -> Result<usize, ToolError> {
-    match limit {
-        None => Ok(DEFAULT_PAGE),
-        Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
-        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "limit must be between 1 and 1000")
-            .detail("field", "limit")),
+    bounded(limit, DEFAULT_PAGE, 1..=1000, "limit")
+}
+
+/// A numeric argument within `range` (`default` when absent); invalid_input naming `field`
+/// otherwise.
+pub fn bounded(
+    value: Option<u32>,
+    default: usize,
+    range: std::ops::RangeInclusive<u32>,
+    field: &str,
+) -> Result<usize, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(n) if range.contains(&n) => Ok(n as usize),
+        Some(_) => Err(ToolError::with_message(
+            ErrorCode::InvalidInput,
+            format!("{field} must be between {} and {}", range.start(), range.end()),
+        )
+        .detail("field", field)),
     }
 }

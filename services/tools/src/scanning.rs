@@ -82,12 +82,7 @@ pub fn merge_prefix(a: &str, b: &str) -> Option<String> {
 
 /// A page size argument for the search tools: 1 to 1,000, default [`SEARCH_PAGE`].
 pub fn search_limit(limit: Option<u32>) -> Result<usize, ToolError> {
-    match limit {
-        None => Ok(SEARCH_PAGE),
-        Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
-        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "limit must be between 1 and 1000")
-            .detail("field", "limit")),
-    }
+    crate::reading::bounded(limit, SEARCH_PAGE, 1..=1000, "limit")
 }
 
 /// One call's compute budget, with what the scan has used of it so far.

@@ -15,11 +15,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use otc_errors::ToolError;
+use otc_fts::Query;
 use otc_fts::Segment;
-use otc_fts::search::Part;
+use otc_fts::search::{Hit, Part, Ranked};
 use uuid::Uuid;
 
-use crate::reading::View;
+use crate::reading::{Content, View};
 use crate::{CallContext, internal};
 
 /// Decoded segments kept per gateway, at most this many bytes.
@@ -198,21 +199,37 @@ impl Corpus {
     pub fn path(&self, part: usize, path: u32) -> &str {
         &self.segments[part].paths[path as usize]
     }
+
+    /// The text of document `doc` of `part` within its note's `text` (clamped: the note may
+    /// have changed since it was indexed).
+    pub fn chunk<'t>(&self, part: usize, doc: u32, text: &'t str) -> &'t str {
+        let d = self.segments[part].docs[doc as usize];
+        slice(text, d.start as usize, d.end as usize)
+    }
+
+    /// The notes matching a ranked query, in no order (BM25, a note scoring as its best chunk;
+    /// take a page with [`otc_fts::search::top`]).
+    pub fn rank(&self, query: &Query, explain: bool) -> Vec<Hit> {
+        let ranked = Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded };
+        otc_fts::search::rank(&self.parts(), &ranked, explain)
+    }
 }
 
-/// The texts of these notes as stored now (None for one gone since it was indexed), read
-/// concurrently; the texts search results quote from.
+/// These notes as stored now (None for one gone since it was indexed), read concurrently: what
+/// search results quote from. The paths come from the caller's own search, so they are
+/// readable to it.
 pub async fn note_texts(
     ctx: &CallContext<'_>,
     tool: &str,
     vault: Uuid,
     paths: &[String],
-) -> Result<Vec<Option<String>>, ToolError> {
+) -> Result<Vec<Option<Content>>, ToolError> {
     let reads = paths.iter().map(|path| async move {
         let Some(entry) = crate::reading::file_entry(ctx, tool, vault, path).await? else { return Ok(None) };
         let bytes =
             ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
-        Ok::<_, ToolError>(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok::<_, ToolError>(Some(Content { text, content_hash: hex::encode(entry.hash), entry }))
     });
     futures::future::try_join_all(reads).await
 }

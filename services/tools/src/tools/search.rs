@@ -1,13 +1,13 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_fts::Query;
-use otc_fts::search::{Ranked, rank, snippet, top};
+use otc_fts::search::{snippet, top};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::citations::{note_title, note_uri, result_id};
-use crate::reading::View;
-use crate::searching::{Corpus, Scope, note_texts, slice};
+use crate::reading::{View, bounded};
+use crate::searching::{Corpus, Scope, note_texts};
 use crate::tools::search_vault::query_error;
 use crate::{CallContext, Tool};
 
@@ -62,26 +62,12 @@ impl Tool for Search {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let limit = match input.limit {
-            None => DEFAULT_RESULTS,
-            Some(n) if (1..=MAX_RESULTS).contains(&n) => n as usize,
-            Some(_) => {
-                return Err(ToolError::with_message(
-                    ErrorCode::InvalidInput,
-                    format!("limit must be between 1 and {MAX_RESULTS}"),
-                )
-                .detail("field", "limit"));
-            }
-        };
+        let limit = bounded(input.limit, DEFAULT_RESULTS, 1..=MAX_RESULTS, "limit")?;
         let query = Query::parse(&input.query).map_err(query_error)?;
         let view = View::open(ctx, name, &input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = rank(
-            &corpus.parts(),
-            &Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded },
-            false,
-        );
+        let hits = corpus.rank(&query, false);
         let hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), None, limit);
         let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
         let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
@@ -91,8 +77,7 @@ impl Tool for Search {
             .zip(&paths)
             .zip(texts)
             .map(|((h, path), text)| {
-                let doc = corpus.segment(h.part).docs[h.doc as usize];
-                let chunk = text.as_deref().map_or("", |t| slice(t, doc.start as usize, doc.end as usize));
+                let chunk = text.as_ref().map_or("", |c| corpus.chunk(h.part, h.doc, &c.text));
                 Citation {
                     id: result_id(vault, path),
                     title: note_title(path).to_string(),

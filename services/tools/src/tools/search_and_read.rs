@@ -1,15 +1,15 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
 use otc_fts::Query;
-use otc_fts::search::{Ranked, rank, top};
+use otc_fts::search::top;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::searching::{Corpus, RankKey, Scope, section_of, slice};
+use crate::reading::{View, bounded, decode_cursor, encode_cursor};
+use crate::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
 use crate::tools::search_vault::{query_error, semantic_unavailable};
-use crate::{CallContext, Tool, internal};
+use crate::{CallContext, Tool};
 
 pub struct SearchAndRead;
 
@@ -130,17 +130,7 @@ impl Tool for SearchAndRead {
         if mode == Mode::Semantic {
             return Err(semantic_unavailable("mode"));
         }
-        let k = match input.k {
-            None => DEFAULT_K,
-            Some(n) if (1..=MAX_K).contains(&n) => n as usize,
-            Some(_) => {
-                return Err(ToolError::with_message(
-                    ErrorCode::InvalidInput,
-                    format!("k must be between 1 and {MAX_K}"),
-                )
-                .detail("field", "k"));
-            }
-        };
+        let k = bounded(input.k, DEFAULT_K, 1..=MAX_K, "k")?;
         if input.max_bytes_per_item == Some(0) {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "max_bytes_per_item must be positive")
                 .detail("field", "max_bytes_per_item"));
@@ -152,11 +142,7 @@ impl Tool for SearchAndRead {
         let view = View::open(ctx, name, &input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = rank(
-            &corpus.parts(),
-            &Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded },
-            false,
-        );
+        let hits = corpus.rank(&query, false);
         let total = hits.len();
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
@@ -166,28 +152,22 @@ impl Tool for SearchAndRead {
         let budget = (ctx.services().config.governor.max_response_bytes as usize).saturating_sub(4_096);
         let share = (budget / k.max(1)).saturating_sub(512);
         let share = input.max_bytes_per_item.map_or(share, |m| (m as usize).min(share)).max(1);
+        let paths: Vec<String> = page.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
+        let notes = note_texts(ctx, name, view.vault.id, &paths).await?;
         let mut results = Vec::with_capacity(page.len());
-        for (i, h) in page.iter().enumerate() {
-            let path = corpus.path(h.part, h.path).to_string();
-            let entry = crate::reading::file_entry(ctx, name, view.vault.id, &path).await?;
-            let Some(entry) = entry else { continue };
-            let bytes = ctx
-                .services()
-                .blobs
-                .get_blob(ctx.caller.tenant_id, &entry.hash)
-                .await
-                .map_err(|e| internal(name, &e))?;
-            let text = String::from_utf8_lossy(&bytes);
-            let head = otc_parser::parse_head(&text);
+        for (i, ((h, path), note)) in page.iter().zip(paths).zip(notes).enumerate() {
+            let Some(note) = note else { continue };
+            let text = note.text.as_str();
+            let head = otc_parser::parse_head(text);
             let (whole, front, section, chunk_id) = match mode {
                 Mode::Section => {
-                    let doc = corpus.segment(h.part).docs[h.doc as usize];
-                    let chunk = slice(&text, doc.start as usize, doc.end as usize);
-                    (chunk.to_string(), None, section_of(chunk), Some(doc.ord))
+                    let chunk = corpus.chunk(h.part, h.doc, text);
+                    let ord = corpus.segment(h.part).docs[h.doc as usize].ord;
+                    (chunk.to_string(), None, section_of(chunk), Some(ord))
                 }
                 _ => (
                     text[head.body_start.min(text.len())..].to_string(),
-                    (head.body_start > 0).then(|| slice(&text, 0, head.body_start).to_string()),
+                    (head.body_start > 0).then(|| slice(text, 0, head.body_start).to_string()),
                     None,
                     None,
                 ),
@@ -199,7 +179,7 @@ impl Tool for SearchAndRead {
                 rank: first_rank + i,
                 score: h.score,
                 body: body.to_string(),
-                content_hash: hex::encode(entry.hash),
+                content_hash: note.content_hash,
                 size_bytes: was_cut.then_some(whole.len()),
                 truncated: was_cut.then_some(true),
                 frontmatter: if detailed { front } else { None },

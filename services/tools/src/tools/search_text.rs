@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
 use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, slice};
 use crate::tools::search_vault::hits_limit;
 use crate::{CallContext, Tool};
@@ -88,27 +88,10 @@ pub struct Match {
     pub context: String,
 }
 
-fn bounded(
-    value: Option<u32>,
-    default: usize,
-    range: std::ops::RangeInclusive<u32>,
-    field: &str,
-) -> Result<usize, ToolError> {
-    match value {
-        None => Ok(default),
-        Some(n) if range.contains(&n) => Ok(n as usize),
-        Some(_) => Err(ToolError::with_message(
-            ErrorCode::InvalidInput,
-            format!("{field} must be between {} and {}", range.start(), range.end()),
-        )
-        .detail("field", field)),
-    }
-}
-
 /// The byte range in `text` of match (doc, position) of an `n`-token query.
 fn match_range(corpus: &Corpus, part: usize, doc: u32, pos: u32, n: usize, text: &str) -> Option<(usize, usize)> {
     let d = corpus.segment(part).docs[doc as usize];
-    let chunk = slice(text, d.start as usize, d.end as usize);
+    let chunk = corpus.chunk(part, doc, text);
     let spans = token_spans(chunk);
     let i = (pos - d.text_start) as usize;
     let first = spans.get(i)?;
@@ -204,8 +187,8 @@ impl Tool for SearchText {
             }
             let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
             let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
-            for (h, text) in hits.iter_mut().zip(texts) {
-                let text = text.unwrap_or_default();
+            for (h, note) in hits.iter_mut().zip(texts) {
+                let text = note.map(|c| c.text).unwrap_or_default();
                 h.matches.retain(|&(doc, pos)| {
                     match_range(&corpus, h.part, doc, pos, n, &text).is_some_and(|r| exact_case(&text, r, &exact))
                 });
@@ -223,8 +206,8 @@ impl Tool for SearchText {
             .iter()
             .zip(paths)
             .zip(texts)
-            .map(|((h, path), text)| {
-                let text = text.unwrap_or_default();
+            .map(|((h, path), note)| {
+                let text = note.map(|c| c.text).unwrap_or_default();
                 let matches = h
                     .matches
                     .iter()

@@ -1,13 +1,13 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
-use otc_fts::search::{Ranked, rank, snippet, top};
+use otc_fts::search::{snippet, top};
 use otc_fts::{Query, QueryError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
-use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
+use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of};
 use crate::{CallContext, Tool};
 
 pub struct SearchVault;
@@ -122,12 +122,7 @@ pub fn query_error(e: QueryError) -> ToolError {
 
 /// A hits-per-page argument: 1 to 100, default [`DEFAULT_HITS`].
 pub fn hits_limit(limit: Option<u32>) -> Result<usize, ToolError> {
-    match limit {
-        None => Ok(DEFAULT_HITS),
-        Some(n) if (1..=100).contains(&n) => Ok(n as usize),
-        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "limit must be between 1 and 100")
-            .detail("field", "limit")),
-    }
+    crate::reading::bounded(limit, DEFAULT_HITS, 1..=100, "limit")
 }
 
 impl Tool for SearchVault {
@@ -164,11 +159,7 @@ impl Tool for SearchVault {
         };
         let scope = Scope { root: root.as_deref(), path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = {
-            let parts = corpus.parts();
-            let ranked = Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded };
-            rank(&parts, &ranked, input.explain)
-        };
+        let hits = corpus.rank(&query, input.explain);
         let total = hits.len();
         let after = key.as_ref().map(|k| (k.s, k.p.as_str()));
         let page_hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, limit + 1);
@@ -181,11 +172,12 @@ impl Tool for SearchVault {
             .zip(paths)
             .zip(texts)
             .map(|((h, path), text)| {
-                let doc = corpus.segment(h.part).docs[h.doc as usize];
-                let chunk = text.as_deref().map_or("", |t| slice(t, doc.start as usize, doc.end as usize));
+                let text = text.as_ref().map(|c| c.text.as_str());
+                let chunk = text.map_or("", |t| corpus.chunk(h.part, h.doc, t));
+                let start = corpus.segment(h.part).docs[h.doc as usize].start as usize;
                 Hit {
                     snippet: snippet(chunk, &query.words, SNIPPET_BYTES),
-                    line: detailed.then(|| text.as_deref().map_or(1, |t| line_col(t, doc.start as usize).0)),
+                    line: detailed.then(|| text.map_or(1, |t| line_col(t, start).0)),
                     section: if detailed { section_of(chunk) } else { None },
                     explain: h.explain.as_ref().map(|e| Explain {
                         chunk_tokens: e.doc_len,
