@@ -1,7 +1,9 @@
 //! The one way a change reaches a vault: commit it (one transaction, with its `index` job in the
 //! outbox), then announce it before answering: move the vault's generation on, so no gateway
 //! serves a manifest row the commit replaced, and index it inline, so whatever the caller reads
-//! next sees it (read-your-writes). The sync API, reconcile and every write tool go through here.
+//! next sees it (read-your-writes), unless that takes longer than the indexer's
+//! `inline_deadline` (then the workers index it). The sync API, reconcile and every write tool go
+//! through here.
 
 use std::sync::Arc;
 

@@ -360,10 +360,12 @@ mod tests {
         assert_eq!(r.tasks.len(), 40);
         assert_eq!(r.links.len(), 40);
         assert_eq!(r.chunks.last().unwrap().end as usize, cut);
-        assert!(r.warnings.contains(&format!(
-            "indexed the first {cut} of {} bytes (index.max_indexed_bytes is 1010)",
-            text.len()
-        )));
+        assert!(
+            r.warnings.contains(&format!(
+                "indexed the first {cut} of {} bytes (index.max_indexed_bytes is 1010)",
+                text.len()
+            ))
+        );
         assert_eq!(r.indexed_hash, otc_blobs::Blobs::hash_of(text.as_bytes()), "the hash is of the whole note");
         // Within the limit: all of it, no warning.
         let r = note_record_within(&entry("big.md"), text.as_bytes(), text.len(), &|| false).unwrap();
@@ -409,7 +411,8 @@ mod tests {
     /// notes of one huge heading, one huge line and many headings.
     #[test]
     fn extraction_time_grows_linearly() {
-        let shapes: [(&str, fn(usize) -> String); 3] = [
+        type Make = fn(usize) -> String;
+        let shapes: [(&str, Make); 3] = [
             ("one huge heading", |n| format!("# {}", "word ".repeat(n / 5))),
             ("one huge line", |n| "word [[a]] #t `c` ".repeat(n / 18)),
             ("many headings", |n| "# h\n## i\ntext\n".repeat(n / 14)),
@@ -418,15 +421,25 @@ mod tests {
             let mut best = std::time::Duration::MAX;
             for _ in 0..2 {
                 let started = std::time::Instant::now();
-                std::hint::black_box(note_record_within(&entry("x.md"), text.as_bytes(), usize::MAX, &|| false).unwrap());
+                std::hint::black_box(
+                    note_record_within(&entry("x.md"), text.as_bytes(), usize::MAX, &|| false).unwrap(),
+                );
                 best = best.min(started.elapsed());
             }
             best.as_nanos() as f64 / text.len() as f64
         };
         for (name, make) in shapes {
-            let small = per_byte(&make(128 << 10));
-            let large = per_byte(&make(2 << 20));
-            assert!(large < 4.0 * small, "{name}: {large:.1} ns/byte at 2 MB against {small:.1} at 128 KB");
+            let (small, large) = (make(128 << 10), make(2 << 20));
+            // Timed again when slow: a burst of other work on the machine can slow one run.
+            let (mut at_small, mut at_large) = (f64::MAX, f64::MAX);
+            for _ in 0..3 {
+                at_small = at_small.min(per_byte(&small));
+                at_large = at_large.min(per_byte(&large));
+                if at_large < 4.0 * at_small {
+                    break;
+                }
+            }
+            assert!(at_large < 4.0 * at_small, "{name}: {at_large:.1} ns/byte at 2 MB against {at_small:.1} at 128 KB");
         }
     }
 

@@ -18,9 +18,12 @@
 //! failed job alone on its next attempt, until it is dead-lettered with its error kept.
 //!
 //! Read-your-writes: the gateway calls [`Indexer::catch_up`] after each commit, before it
-//! answers, so anything read after a write's response sees the write in the index too. The
-//! jobs stay in the outbox until indexed, so a gateway that dies in between leaves them to the
-//! workers.
+//! answers (for at most `inline_deadline`), so anything read after a write's response sees the
+//! write in the index too. The jobs stay in the outbox until indexed, so a gateway that dies in
+//! between, or stops waiting, leaves them to the workers.
+//!
+//! Each note is parsed up to `max_indexed_bytes`, on the blocking pool, and its parsing stops
+//! when the future that started it is dropped or at [`Indexer::shutdown`].
 
 pub mod commit;
 pub mod extract;
@@ -198,10 +201,8 @@ impl Indexer {
         loop {
             let pass = tokio::select! {
                 pass = self.run_once() => pass,
-                () = &mut shutdown => {
-                    self.shutdown();
-                    break;
-                }
+                // Dropping the pass stops its parsing and rolls its batch back.
+                () = &mut shutdown => break,
             };
             let worked = match pass {
                 Ok(n) => n,
