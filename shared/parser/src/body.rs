@@ -126,7 +126,8 @@ pub fn parse(
     let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
     let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
     // Open links, innermost last: `[![badge](img.png)](Note.md)` is an image inside a link. The
-    // destination is None for an autolink, which is kept open only so its end pops it.
+    // destination is None for an autolink (or a reference not followed), which is kept open only
+    // so its end pops it.
     let mut open_links: Vec<(usize, Option<String>, bool, String)> = Vec::new();
     // Links and images opened past MAX_LINK_NESTING, and not yet closed.
     let mut too_deep = 0usize;
@@ -140,9 +141,9 @@ pub fn parse(
             // A raw HTML block (a `<div>`, a `<!-- -->` comment on lines of its own, ...) is one
             // `html` section in Obsidian's cache, and nothing inside one is indexed.
             Event::Start(Tag::HtmlBlock) => zones.push(range),
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) if open_links.len() >= MAX_LINK_NESTING => too_deep += 1,
             // An autolink (`<https://x.org>`, `<mailto:a@b.c>`, `<name@example.com>`) is a URL
             // or an address in Obsidian, never a link to a note.
-            Event::Start(Tag::Link { .. } | Tag::Image { .. }) if open_links.len() >= MAX_LINK_NESTING => too_deep += 1,
             Event::Start(Tag::Link { link_type, dest_url, .. }) => {
                 let dest = (!matches!(link_type, LinkType::Autolink | LinkType::Email)
                     && followed(link_type, &dest_url))
