@@ -1,7 +1,9 @@
 //! The one way a change reaches a vault: commit it (one transaction, with its `index` job in the
 //! outbox), then announce it before answering: move the vault's generation on, so no gateway
 //! serves a manifest row the commit replaced, and index it inline, so whatever the caller reads
-//! next sees it (read-your-writes). The sync API, reconcile and every write tool go through here.
+//! next sees it (read-your-writes), unless that takes longer than the indexer's
+//! `inline_deadline` (then the workers index it). The sync API, reconcile and every write tool go
+//! through here.
 
 use std::sync::Arc;
 
@@ -21,8 +23,8 @@ pub fn index_job<'a>(paths: impl IntoIterator<Item = &'a str>) -> NewJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Announced {
     pub committed: Committed,
-    /// False when inline indexing failed: the commit stands and its job stays queued for the
-    /// workers (logged).
+    /// False when inline indexing failed or passed `inline_deadline`: the commit stands and its
+    /// job stays queued for the workers (logged).
     pub indexed: bool,
 }
 
@@ -49,13 +51,24 @@ pub async fn commit_and_announce(
 }
 
 /// After a commit to `vault` and before it is answered: moves the vault's generation on and
-/// indexes what is queued. Returns whether indexing succeeded.
+/// indexes what is queued, waiting no longer than the indexer's `inline_deadline`. Returns
+/// whether indexing finished in time.
+///
+/// Past the deadline the indexing is dropped: its transaction rolls back (releasing the vault's
+/// index lock), its parsing stops, and the jobs stay queued as they were, not counted as a
+/// failed attempt, for the workers. A huge note, or another indexer holding the vault, so
+/// never holds a commit's answer for longer.
 pub async fn announce(indexer: &Indexer, kv: &Arc<Kv>, tenant: Uuid, vault: Uuid) -> bool {
     otc_kv::vault_changed(kv, vault).await;
-    match indexer.catch_up(tenant, vault).await {
-        Ok(()) => true,
-        Err(e) => {
+    let deadline = indexer.settings().inline_deadline;
+    match tokio::time::timeout(deadline, indexer.catch_up(tenant, vault)).await {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
             tracing::warn!(%vault, error = %e.chain(), "indexing after a commit failed; left to the workers");
+            false
+        }
+        Err(_) => {
+            tracing::info!(%vault, ?deadline, "indexing after a commit passed its deadline; left to the workers");
             false
         }
     }

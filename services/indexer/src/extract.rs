@@ -1,7 +1,7 @@
 //! From a parsed note to the rows the index keeps: no I/O. Links come out unresolved; the
 //! indexer resolves them against the vault's files afterwards.
 
-use otc_parser::{LinkKind, Note, Subpath, TagSource};
+use otc_parser::{Cancelled, Lines, LinkKind, Note, Steps, Subpath, TagSource};
 use otc_store::{ChunkRecord, FileEntry, LinkRecord, NoteRecord, TagRecord, TaskRecord};
 use serde_json::{Value, json};
 
@@ -9,24 +9,56 @@ use serde_json::{Value, json};
 /// break (else a line break, else anywhere on a character boundary).
 pub const MAX_CHUNK_BYTES: usize = 2_000;
 
+/// A chunk's heading path keeps this much of each heading's text, and this much in all: every
+/// chunk of a section carries its path, so a heading of megabytes would otherwise be copied
+/// into each of its thousands of chunks.
+pub const MAX_HEADING_PATH_BYTES: usize = 1_000;
+
+/// How much of a note is indexed when nothing else is configured (`index.max_indexed_bytes`).
+pub const DEFAULT_MAX_INDEXED_BYTES: usize = 4 * 1024 * 1024;
+
 /// The note's title as Obsidian shows it: the file name without `.md`.
 pub fn title_of(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.strip_suffix(".md").unwrap_or(name).to_string()
 }
 
-/// The index rows of one note. `bytes` is the stored content (read as UTF-8; anything else is
-/// read with replacement characters and named in the warnings).
+/// The index rows of one note, of its first [`DEFAULT_MAX_INDEXED_BYTES`]. `bytes` is the
+/// stored content (read as UTF-8; anything else is read with replacement characters and named
+/// in the warnings).
 pub fn note_record(entry: &FileEntry, bytes: &[u8]) -> NoteRecord {
-    let (text, lossy) = match std::str::from_utf8(bytes) {
+    note_record_within(entry, bytes, DEFAULT_MAX_INDEXED_BYTES, &|| false)
+        .unwrap_or_else(|Cancelled| unreachable!("never cancelled"))
+}
+
+/// The index rows of one note, reading no more than its first `max_bytes` (see
+/// [`indexed_prefix`]; a note cut short says so in its warnings) and asking `cancelled` every
+/// so often (a fraction of a millisecond of work), giving up when it answers true.
+pub fn note_record_within(
+    entry: &FileEntry,
+    bytes: &[u8],
+    max_bytes: usize,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<NoteRecord, Cancelled> {
+    let indexed = indexed_prefix(bytes, max_bytes);
+    let (text, lossy) = match std::str::from_utf8(indexed) {
         Ok(text) => (std::borrow::Cow::Borrowed(text), false),
-        Err(_) => (String::from_utf8_lossy(bytes), true),
+        Err(_) => (String::from_utf8_lossy(indexed), true),
     };
-    let note = otc_parser::parse(&text);
+    let note = otc_parser::parse_cancellable(&text, cancelled)?;
+    let lines = Lines::new(&text);
     let mut warnings = note.warnings.clone();
     if lossy {
         warnings.push("the note is not valid UTF-8; it was read with replacement characters".into());
     }
+    if indexed.len() < bytes.len() {
+        warnings.push(format!(
+            "indexed the first {} of {} bytes (index.max_indexed_bytes is {max_bytes})",
+            indexed.len(),
+            bytes.len()
+        ));
+    }
+    let chunks = chunks_of(&text, &note, &lines, &mut Steps::new(cancelled))?;
     let (frontmatter, frontmatter_error) = match &note.frontmatter {
         Some(fm) => (fm.value.clone(), fm.error.clone()),
         None => (None, None),
@@ -35,7 +67,7 @@ pub fn note_record(entry: &FileEntry, bytes: &[u8]) -> NoteRecord {
         Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => Vec::new(),
     };
-    NoteRecord {
+    Ok(NoteRecord {
         path: entry.path.clone(),
         title: title_of(&entry.path),
         aliases: note.aliases.clone(),
@@ -54,7 +86,7 @@ pub fn note_record(entry: &FileEntry, bytes: &[u8]) -> NoteRecord {
                 .collect(),
         ),
         blocks: Value::Array(note.blocks.iter().map(|b| json!({ "id": b.id, "line": b.line })).collect()),
-        body_line: otc_parser::Lines::new(&text).pos(note.body_start).line as i32,
+        body_line: lines.line_of(note.body_start) as i32,
         size: entry.size,
         mtime: entry.mtime,
         content_hash: entry.hash,
@@ -88,8 +120,28 @@ pub fn note_record(entry: &FileEntry, bytes: &[u8]) -> NoteRecord {
                 end: t.span.end.offset as i32,
             })
             .collect(),
-        chunks: chunks(&text, &note),
+        chunks,
+    })
+}
+
+/// The part of a note that is indexed: all of it when it has at most `max` bytes, else its
+/// first `max` bytes cut after the last line break in their second half or, with none there,
+/// on a character boundary (for UTF-8; invalid bytes are read lossily anyway).
+pub fn indexed_prefix(bytes: &[u8], max: usize) -> &[u8] {
+    if bytes.len() <= max {
+        return bytes;
     }
+    if let Some(at) = bytes[max / 2..max].iter().rposition(|b| *b == b'\n') {
+        return &bytes[..max / 2 + at + 1];
+    }
+    let mut cut = max;
+    // Back over continuation bytes (at most three in UTF-8) to the start of a character.
+    for _ in 0..3 {
+        if cut > 0 && (bytes[cut] as i8) < -0x40 {
+            cut -= 1;
+        }
+    }
+    &bytes[..cut]
 }
 
 /// Tags without repeats (case-insensitively, as Obsidian counts them), first spelling kept.
@@ -140,15 +192,21 @@ fn links(note: &Note) -> Vec<LinkRecord> {
 /// Merging small sections keeps a note's chunk count (and the full-text and trigram index
 /// entries, which cost per row) down without ever cutting a section in two when it fits.
 pub fn chunks(text: &str, note: &Note) -> Vec<ChunkRecord> {
+    chunks_of(text, note, &Lines::new(text), &mut Steps::new(&|| false))
+        .unwrap_or_else(|Cancelled| unreachable!("never cancelled"))
+}
+
+fn chunks_of(text: &str, note: &Note, lines: &Lines<'_>, steps: &mut Steps<'_>) -> Result<Vec<ChunkRecord>, Cancelled> {
     let mut bounds: Vec<(usize, String)> = vec![(note.body_start, String::new())];
     let mut stack: Vec<(u8, &str)> = Vec::new();
     for h in &note.headings {
+        steps.tick()?;
         while stack.last().is_some_and(|(level, _)| *level >= h.level) {
             stack.pop();
         }
-        stack.push((h.level, &h.text));
+        stack.push((h.level, clip(&h.text, MAX_HEADING_PATH_BYTES)));
         let path = stack.iter().map(|(_, t)| *t).collect::<Vec<_>>().join(" > ");
-        bounds.push((h.span.start.offset, path));
+        bounds.push((h.span.start.offset, clip(&path, MAX_HEADING_PATH_BYTES).to_string()));
     }
     // Sections as (start, end, heading path), then merged while they fit.
     let sections: Vec<(usize, usize, &String)> = bounds
@@ -164,11 +222,11 @@ pub fn chunks(text: &str, note: &Note) -> Vec<ChunkRecord> {
             _ => merged.push((start, end, path)),
         }
     }
-    let lines = otc_parser::Lines::new(text);
     let mut out = Vec::new();
     for (start, end, path) in merged {
         let mut at = start;
         while at < end {
+            steps.tick()?;
             let cut = cut_point(text, at, end);
             let piece = &text[at..cut];
             if !piece.trim().is_empty() {
@@ -176,14 +234,26 @@ pub fn chunks(text: &str, note: &Note) -> Vec<ChunkRecord> {
                     heading_path: path.clone(),
                     start: at as i32,
                     end: cut as i32,
-                    line: lines.pos(at).line as i32,
+                    line: lines.line_of(at) as i32,
                     text: piece.to_string(),
                 });
             }
             at = cut;
         }
     }
-    out
+    Ok(out)
+}
+
+/// `text`'s first `max` bytes at most, cut on a character boundary.
+fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
 }
 
 /// Where the chunk starting at `start` ends: `end` when the rest fits, else the last
@@ -278,6 +348,99 @@ mod tests {
         let note = otc_parser::parse(&long);
         let cs = chunks(&long, &note);
         assert_eq!(cs.iter().map(|c| c.text.as_str()).collect::<String>(), long);
+    }
+
+    #[test]
+    fn only_the_first_max_bytes_are_indexed_and_the_row_says_so() {
+        let line = "- [ ] task [[Link]] #tag\n"; // 25 bytes
+        let text = line.repeat(1_000);
+        let r = note_record_within(&entry("big.md"), text.as_bytes(), 1_010, &|| false).unwrap();
+        // Cut after the last line break within the limit.
+        let cut = 1_000;
+        assert_eq!(r.tasks.len(), 40);
+        assert_eq!(r.links.len(), 40);
+        assert_eq!(r.chunks.last().unwrap().end as usize, cut);
+        assert!(
+            r.warnings.contains(&format!(
+                "indexed the first {cut} of {} bytes (index.max_indexed_bytes is 1010)",
+                text.len()
+            ))
+        );
+        assert_eq!(r.indexed_hash, otc_blobs::Blobs::hash_of(text.as_bytes()), "the hash is of the whole note");
+        // Within the limit: all of it, no warning.
+        let r = note_record_within(&entry("big.md"), text.as_bytes(), text.len(), &|| false).unwrap();
+        assert_eq!(r.tasks.len(), 1_000);
+        assert!(r.warnings.is_empty());
+
+        // No line break in the second half: cut on a character boundary.
+        let long = "é".repeat(1_000);
+        assert_eq!(indexed_prefix(long.as_bytes(), 1_001).len(), 1_000);
+        assert_eq!(indexed_prefix(long.as_bytes(), 1_000).len(), 1_000);
+        let r = note_record_within(&entry("x.md"), long.as_bytes(), 1_001, &|| false).unwrap();
+        assert!(r.warnings.iter().all(|w| !w.contains("UTF-8")), "{:?}", r.warnings);
+        // A line break early on is not where a long line is cut.
+        let text = format!("a\n{}", "b".repeat(5_000));
+        assert_eq!(indexed_prefix(text.as_bytes(), 1_000).len(), 1_000);
+    }
+
+    #[test]
+    fn heading_paths_keep_a_bounded_part_of_each_heading() {
+        let text = format!("# {}\n## Sub\n{}", "h".repeat(50_000), "word ".repeat(2_000));
+        let note = otc_parser::parse(&text);
+        let cs = chunks(&text, &note);
+        assert!(cs.len() > 25);
+        assert!(cs.iter().all(|c| c.heading_path.len() <= MAX_HEADING_PATH_BYTES));
+        let sub = cs.iter().find(|c| c.text.contains("## Sub")).unwrap();
+        assert_eq!(sub.heading_path, "h".repeat(MAX_HEADING_PATH_BYTES), "the first heading's own chunk");
+        assert_eq!(cs.last().unwrap().heading_path, "h".repeat(MAX_HEADING_PATH_BYTES));
+        // Cut on a character boundary.
+        assert_eq!(clip(&"é".repeat(600), MAX_HEADING_PATH_BYTES).len(), 1_000);
+        assert_eq!(clip("short > path", MAX_HEADING_PATH_BYTES), "short > path");
+    }
+
+    #[test]
+    fn extraction_can_be_cancelled() {
+        let text = "# H\nword [[a]] #t\n".repeat(100_000);
+        assert_eq!(
+            note_record_within(&entry("x.md"), text.as_bytes(), usize::MAX, &|| true).map(|_| ()),
+            Err(Cancelled)
+        );
+    }
+
+    /// Time per byte of extraction (parse, rows, chunks) stays flat from 128 KB to 2 MB for
+    /// notes of one huge heading, one huge line and many headings.
+    #[test]
+    fn extraction_time_grows_linearly() {
+        type Make = fn(usize) -> String;
+        let shapes: [(&str, Make); 3] = [
+            ("one huge heading", |n| format!("# {}", "word ".repeat(n / 5))),
+            ("one huge line", |n| "word [[a]] #t `c` ".repeat(n / 18)),
+            ("many headings", |n| "# h\n## i\ntext\n".repeat(n / 14)),
+        ];
+        let per_byte = |text: &str| {
+            let mut best = std::time::Duration::MAX;
+            for _ in 0..2 {
+                let started = std::time::Instant::now();
+                std::hint::black_box(
+                    note_record_within(&entry("x.md"), text.as_bytes(), usize::MAX, &|| false).unwrap(),
+                );
+                best = best.min(started.elapsed());
+            }
+            best.as_nanos() as f64 / text.len() as f64
+        };
+        for (name, make) in shapes {
+            let (small, large) = (make(128 << 10), make(2 << 20));
+            // Timed again when slow: a burst of other work on the machine can slow one run.
+            let (mut at_small, mut at_large) = (f64::MAX, f64::MAX);
+            for _ in 0..3 {
+                at_small = at_small.min(per_byte(&small));
+                at_large = at_large.min(per_byte(&large));
+                if at_large < 4.0 * at_small {
+                    break;
+                }
+            }
+            assert!(at_large < 4.0 * at_small, "{name}: {at_large:.1} ns/byte at 2 MB against {at_small:.1} at 128 KB");
+        }
     }
 
     #[test]

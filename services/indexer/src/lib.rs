@@ -18,15 +18,19 @@
 //! failed job alone on its next attempt, until it is dead-lettered with its error kept.
 //!
 //! Read-your-writes: the gateway calls [`Indexer::catch_up`] after each commit, before it
-//! answers, so anything read after a write's response sees the write in the index too. The
-//! jobs stay in the outbox until indexed, so a gateway that dies in between leaves them to the
-//! workers.
+//! answers (for at most `inline_deadline`), so anything read after a write's response sees the
+//! write in the index too. The jobs stay in the outbox until indexed, so a gateway that dies in
+//! between, or stops waiting, leaves them to the workers.
+//!
+//! Each note is parsed up to `max_indexed_bytes`, on the blocking pool, and its parsing stops
+//! when the future that started it is dropped or at [`Indexer::shutdown`].
 
 pub mod commit;
 pub mod extract;
 pub mod fulltext;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -87,6 +91,12 @@ pub struct IndexerSettings {
     pub max_backoff: Duration,
     /// How often an idle indexer looks for work.
     pub poll_interval: Duration,
+    /// How much of each note is parsed and indexed (the note is stored in full; one cut short
+    /// says so in its warnings).
+    pub max_indexed_bytes: usize,
+    /// How long a commit's answer waits for its inline indexing; past it the jobs are left in
+    /// the outbox for the workers.
+    pub inline_deadline: Duration,
 }
 
 impl Default for IndexerSettings {
@@ -99,6 +109,8 @@ impl Default for IndexerSettings {
             max_attempts: 6,
             max_backoff: Duration::from_secs(300),
             poll_interval: Duration::from_millis(500),
+            max_indexed_bytes: extract::DEFAULT_MAX_INDEXED_BYTES,
+            inline_deadline: Duration::from_millis(2_000),
         }
     }
 }
@@ -151,6 +163,9 @@ impl Progress for Quiet {
 /// A parsed note and its frontmatter block's text.
 type Parsed = (NoteRecord, Option<String>);
 
+/// How often a running rebuild asks whether it was cancelled, besides after each batch.
+const CANCEL_POLL: Duration = Duration::from_millis(500);
+
 /// Excluded-files filters per (tenant, vault), with the app.json content hash they came from.
 type ExcludedCache = Arc<Mutex<HashMap<(Uuid, Uuid), (Option<Hash>, Arc<Excluded>)>>>;
 
@@ -160,19 +175,39 @@ pub struct Indexer {
     blobs: Blobs,
     settings: IndexerSettings,
     excluded: ExcludedCache,
+    /// Set at shutdown: every parse in flight stops, and none starts.
+    stopped: Arc<AtomicBool>,
+}
+
+/// Sets its flag when dropped: the parses a dropped indexing future started (a commit's
+/// answer that stopped waiting, a cancelled rebuild, a shutdown) stop too, instead of running
+/// on in the blocking pool.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Indexer {
     pub fn new(store: Store, blobs: Blobs, settings: IndexerSettings) -> Self {
-        Self { store, blobs, settings, excluded: Arc::default() }
+        Self { store, blobs, settings, excluded: Arc::default(), stopped: Arc::default() }
     }
 
     pub fn settings(&self) -> &IndexerSettings {
         &self.settings
     }
 
+    /// Stops every parse in flight (its batch ends as [`IndexError::Cancelled`], its jobs left
+    /// queued, no attempt counted) and refuses new ones: for shutdown. Every clone shares it.
+    pub fn shutdown(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+
     /// Runs until `shutdown` resolves: looks for due jobs, works through them, sleeps when
-    /// there are none.
+    /// there are none. A pass in flight when `shutdown` resolves is stopped (its parsing
+    /// cancelled, its jobs left queued without counting an attempt).
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
         let mut last_merge = std::time::Instant::now();
@@ -183,7 +218,12 @@ impl Indexer {
                     tracing::warn!(error = %e.chain(), "merging full-text segments failed; will retry");
                 }
             }
-            let worked = match self.run_once().await {
+            let pass = tokio::select! {
+                pass = self.run_once() => pass,
+                // Dropping the pass stops its parsing and rolls its batch back.
+                () = &mut shutdown => break,
+            };
+            let worked = match pass {
                 Ok(n) => n,
                 Err(e) => {
                     tracing::warn!(error = %e.chain(), "indexer pass failed; will retry");
@@ -264,6 +304,12 @@ impl Indexer {
                 tx.commit().await?;
                 report.jobs = ids.len();
                 Ok(Some(report))
+            }
+            // Stopped (shutdown, or the caller stopped waiting): not a failure of these jobs.
+            // The transaction rolls back, and they stay queued as they were.
+            Err(IndexError::Cancelled) => {
+                drop(tx);
+                Err(IndexError::Cancelled)
             }
             Err(e) => {
                 drop(tx);
@@ -389,6 +435,9 @@ impl Indexer {
     /// Reads and parses notes, `fetch_concurrency` reads at a time; parsing runs on the
     /// blocking pool so it uses every core.
     async fn parse_all(&self, tenant: Uuid, notes: Vec<FileEntry>) -> Result<Vec<Parsed>> {
+        if self.stopped.load(Ordering::Relaxed) {
+            return Err(IndexError::Cancelled);
+        }
         let blobs = self.blobs.clone();
         let fetched: Vec<(FileEntry, bytes::Bytes)> = futures::stream::iter(notes)
             .map(move |entry| {
@@ -406,23 +455,28 @@ impl Indexer {
             .await?;
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
         let per = fetched.len().div_ceil(workers).max(1);
+        // Parsing stops when this future is dropped, or at shutdown.
+        let dropped = CancelOnDrop(Arc::default());
+        let max_bytes = self.settings.max_indexed_bytes;
         let mut tasks = Vec::new();
         let mut fetched = fetched;
         while !fetched.is_empty() {
             let part: Vec<_> = fetched.drain(..per.min(fetched.len())).collect();
+            let (stopped, dropped) = (self.stopped.clone(), dropped.0.clone());
             tasks.push(tokio::task::spawn_blocking(move || {
+                let cancelled = || stopped.load(Ordering::Relaxed) || dropped.load(Ordering::Relaxed);
                 part.iter()
                     .map(|(entry, bytes)| {
-                        let record = extract::note_record(entry, bytes);
+                        let record = extract::note_record_within(entry, bytes, max_bytes, &cancelled)?;
                         let front = fulltext::front_text(&record, bytes);
-                        (record, front)
+                        Ok((record, front))
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Result<Vec<_>, _>>()
             }));
         }
         let mut out = Vec::new();
         for task in tasks {
-            out.extend(task.await?);
+            out.extend(task.await?.map_err(|otc_parser::Cancelled| IndexError::Cancelled)?);
         }
         Ok(out)
     }
@@ -544,7 +598,22 @@ impl Indexer {
             })
             .buffer_unordered(self.settings.rebuild_concurrency.max(1));
         let mut cancelled = false;
-        while let Some(done) = batches.next().await {
+        // Cancellation is also asked while a batch runs: dropping the batches stops their
+        // parsing at once.
+        let mut ask = tokio::time::interval(CANCEL_POLL);
+        ask.tick().await;
+        loop {
+            let done = tokio::select! {
+                done = batches.next() => done,
+                _ = ask.tick() => {
+                    if progress.cancelled().await {
+                        cancelled = true;
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(done) = done else { break };
             let records = done?;
             for r in &records {
                 report.links += r.links.len() as u64;

@@ -208,6 +208,8 @@ pub fn indexer_settings(config: &Config) -> IndexerSettings {
         max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
         poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
         rebuild_batch: config.worker.index_rebuild_batch.max(1),
+        max_indexed_bytes: config.index.max_indexed_bytes.max(1),
+        inline_deadline: Duration::from_millis(config.index.inline_deadline_ms),
         ..IndexerSettings::default()
     }
 }
@@ -248,6 +250,8 @@ pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
     let config = &loaded.config;
     let running = start_gateway(config, &deps, shutdown_signal()).await?;
     running.wait().await.context("gateway")?;
+    // Parsing still running on the blocking pool would hold the runtime's shutdown.
+    deps.indexer.shutdown();
     deps.store.close().await;
     tracing::info!("stopped");
     telemetry.shutdown();

@@ -27,6 +27,7 @@ pub struct Config {
     pub object_store: ObjectStoreConfig,
     pub telemetry: TelemetryConfig,
     pub worker: WorkerConfig,
+    pub index: IndexConfig,
     pub mcp: McpConfig,
     pub tool_facade: ToolFacadeConfig,
     pub tool_visibility: ToolVisibilityConfig,
@@ -230,6 +231,25 @@ impl Default for WorkerConfig {
             index_max_backoff_secs: 300,
             index_rebuild_batch: 500,
         }
+    }
+}
+
+/// What the indexer reads of a note, and how long a commit waits for it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct IndexConfig {
+    /// How much of each note is parsed and indexed, in bytes. A larger note is still stored and
+    /// served in full; its first this many bytes (cut at a line break, else a character) are
+    /// indexed, and its index row's warnings say so.
+    pub max_indexed_bytes: usize,
+    /// How long a write's answer waits for its note to be indexed (read-your-writes), in
+    /// milliseconds. Past it the write answers anyway and the workers index it (0: never wait).
+    pub inline_deadline_ms: u64,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        Self { max_indexed_bytes: 4 * 1024 * 1024, inline_deadline_ms: 2_000 }
     }
 }
 
@@ -536,6 +556,9 @@ impl Config {
         }
         if self.worker.index_max_attempts < 1 {
             bad("worker.index_max_attempts", "must be at least 1".into());
+        }
+        if self.index.max_indexed_bytes < 1024 {
+            bad("index.max_indexed_bytes", "must be at least 1024".into());
         }
         if self.worker.lease_ttl_secs < 3 {
             bad("worker.lease_ttl_secs", "must be at least 3".into());

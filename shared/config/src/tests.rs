@@ -156,3 +156,18 @@ fn auto_clients_keep_the_order_they_were_written_in() {
     let plain = Sources::new(None, env(&[("OTC__TOOL_FACADE__EXPLAIN_AUTO_MODE", "true")])).load().unwrap();
     assert_eq!(plain.config.deprecations().len(), 1, "explain_auto_mode without auto is reported");
 }
+
+#[test]
+fn the_index_section_bounds_what_is_indexed_and_how_long_a_write_waits() {
+    let loaded = Sources::new(None, env(&[])).load().unwrap();
+    assert_eq!(loaded.config.index.max_indexed_bytes, 4 * 1024 * 1024);
+    assert_eq!(loaded.config.index.inline_deadline_ms, 2_000);
+    let f = file("[index]\nmax_indexed_bytes = 1048576\n");
+    let loaded = Sources::new(Some(f.0.clone()), env(&[("OTC__INDEX__INLINE_DEADLINE_MS", "0")])).load().unwrap();
+    assert_eq!((loaded.config.index.max_indexed_bytes, loaded.config.index.inline_deadline_ms), (1 << 20, 0));
+    assert!(loaded.unknown_keys.is_empty());
+    loaded.validate().unwrap();
+    let loaded = Sources::new(None, env(&[("OTC__INDEX__MAX_INDEXED_BYTES", "10")])).load().unwrap();
+    let problems = loaded.validate().unwrap_err();
+    assert!(problems[0].to_string().starts_with("OTC__INDEX__MAX_INDEXED_BYTES"), "{}", problems[0]);
+}

@@ -12,29 +12,113 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
-use crate::{BlockId, Heading, Lines, Link, LinkKind, Note, TagSource, Task, split_wikilink};
+use crate::{BlockId, Cancelled, Heading, Lines, Link, LinkKind, Note, Steps, TagSource, Task, split_wikilink};
+
+/// Links and images nested deeper than this inside one another are not looked at (their text
+/// still counts for the ones around them). Each one's `raw` holds all those inside it, so a deep
+/// nest would grow the links with the square of its depth; real notes nest two (a badge image
+/// inside a link).
+const MAX_LINK_NESTING: usize = 8;
+
+/// A reference link's destination is written once, in its definition, but is the target of
+/// every use; one longer than this (four times the longest vault path, so it can name no note)
+/// is not followed, since copying it for every use would grow with uses times length.
+const MAX_REFERENCE_DESTINATION: usize = 4 * 1024;
 
 /// Byte ranges (of the whole note) that hide what they hold.
 struct Zones {
     /// Code, HTML comments and HTML blocks: nothing inside counts.
-    all: Vec<Range<usize>>,
-    /// `%%comments%%` spanning lines: tags inside still count, nothing else does.
-    percent: Vec<Range<usize>>,
+    all: Union,
+    /// Those and the `%%comments%%` spanning lines (tags inside those still count, nothing
+    /// else does).
+    hidden: Union,
 }
 
 impl Zones {
     /// Whether a link, heading, task or block id starting here is hidden.
     fn contains(&self, offset: usize) -> bool {
-        self.all.iter().chain(&self.percent).any(|z| z.start <= offset && offset < z.end)
+        self.hidden.contains(offset)
     }
 
     /// Whether a tag covering `range` is hidden.
     fn hides_tag(&self, range: &Range<usize>) -> bool {
-        self.all.iter().any(|z| z.start < range.end && range.start < z.end)
+        self.all.overlaps(range)
     }
 }
 
-pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) {
+/// The union of some byte ranges, as disjoint sorted ranges: whether an offset lies in any of
+/// them is a binary search rather than a look at each.
+struct Union {
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl Union {
+    fn new(mut ranges: Vec<Range<usize>>) -> Self {
+        // An empty range holds no offset (and no zone is empty: each holds its delimiters).
+        ranges.retain(|r| r.start < r.end);
+        ranges.sort_unstable_by_key(|r| r.start);
+        let (mut starts, mut ends): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+        for r in ranges {
+            match ends.last_mut() {
+                Some(end) if r.start <= *end => *end = (*end).max(r.end),
+                _ => {
+                    starts.push(r.start);
+                    ends.push(r.end);
+                }
+            }
+        }
+        Self { starts, ends }
+    }
+
+    /// Whether some range holds `offset`.
+    fn contains(&self, offset: usize) -> bool {
+        let i = self.starts.partition_point(|s| *s <= offset);
+        i > 0 && offset < self.ends[i - 1]
+    }
+
+    /// Whether some range shares a byte with `range`.
+    fn overlaps(&self, range: &Range<usize>) -> bool {
+        let i = self.ends.partition_point(|e| *e <= range.start);
+        i < self.starts.len() && self.starts[i] < range.end
+    }
+}
+
+/// The first occurrence of `needle` at or after a position, for positions that never go back:
+/// the text after a position is searched once, however often it is asked about, where a search
+/// from every opener to the end of the text would make a note of openers quadratic.
+struct Next<'t> {
+    text: &'t str,
+    needle: &'static str,
+    /// The last answer, and whether the text holds no more.
+    found: Option<usize>,
+    exhausted: bool,
+}
+
+impl<'t> Next<'t> {
+    fn new(text: &'t str, needle: &'static str) -> Self {
+        Self { text, needle, found: None, exhausted: false }
+    }
+
+    fn at(&mut self, at: usize) -> Option<usize> {
+        match self.found {
+            Some(found) if found >= at => return Some(found),
+            _ if self.exhausted => return None,
+            _ => {}
+        }
+        self.found = self.text[at..].find(self.needle).map(|i| at + i);
+        self.exhausted = self.found.is_none();
+        self.found
+    }
+}
+
+pub fn parse(
+    text: &str,
+    body_start: usize,
+    lines: &Lines<'_>,
+    note: &mut Note,
+    steps: &mut Steps<'_>,
+) -> Result<(), Cancelled> {
     let body = &text[body_start..];
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_TASKLISTS | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES;
@@ -42,10 +126,14 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
     let mut md_links: Vec<(Range<usize>, String, bool, String)> = Vec::new(); // range, dest, image, text
     let mut headings: Vec<(u8, Range<usize>, String)> = Vec::new();
     // Open links, innermost last: `[![badge](img.png)](Note.md)` is an image inside a link. The
-    // destination is None for an autolink, which is kept open only so its end pops it.
+    // destination is None for an autolink (or a reference not followed), which is kept open only
+    // so its end pops it.
     let mut open_links: Vec<(usize, Option<String>, bool, String)> = Vec::new();
+    // Links and images opened past MAX_LINK_NESTING, and not yet closed.
+    let mut too_deep = 0usize;
     let mut open_heading: Option<(u8, usize, String)> = None;
     for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
+        steps.tick()?;
         let range = range.start + body_start..range.end + body_start;
         match event {
             Event::Start(Tag::CodeBlock(_)) => zones.push(range),
@@ -53,15 +141,20 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             // A raw HTML block (a `<div>`, a `<!-- -->` comment on lines of its own, ...) is one
             // `html` section in Obsidian's cache, and nothing inside one is indexed.
             Event::Start(Tag::HtmlBlock) => zones.push(range),
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) if open_links.len() >= MAX_LINK_NESTING => too_deep += 1,
             // An autolink (`<https://x.org>`, `<mailto:a@b.c>`, `<name@example.com>`) is a URL
             // or an address in Obsidian, never a link to a note.
             Event::Start(Tag::Link { link_type, dest_url, .. }) => {
-                let dest = (!matches!(link_type, LinkType::Autolink | LinkType::Email)).then(|| dest_url.to_string());
+                let dest = (!matches!(link_type, LinkType::Autolink | LinkType::Email)
+                    && followed(link_type, &dest_url))
+                .then(|| dest_url.to_string());
                 open_links.push((range.start, dest, false, String::new()))
             }
-            Event::Start(Tag::Image { dest_url, .. }) => {
-                open_links.push((range.start, Some(dest_url.to_string()), true, String::new()))
+            Event::Start(Tag::Image { link_type, dest_url, .. }) => {
+                let dest = followed(link_type, &dest_url).then(|| dest_url.to_string());
+                open_links.push((range.start, dest, true, String::new()))
             }
+            Event::End(TagEnd::Link) | Event::End(TagEnd::Image) if too_deep > 0 => too_deep -= 1,
             Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
                 if let Some((start, dest, image, text)) = open_links.pop() {
                     if let Some((_, _, _, outer)) = open_links.last_mut() {
@@ -93,13 +186,15 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
     }
     // HTML comments and %%comments%%, outside code and HTML blocks, in file order (whichever
     // opens first hides the other's opener). A %%comment%% hides only when it spans lines.
-    let code = zones.clone();
-    let in_code = |offset: usize| code.iter().any(|z: &Range<usize>| z.start <= offset && offset < z.end);
+    let code = Union::new(zones.clone());
     let mut percent = Vec::new();
+    let mut next_html = Next::new(text, "<!--");
+    let mut next_percent = Next::new(text, "%%");
     let mut at = body_start;
     loop {
-        let html = text[at..].find("<!--").map(|i| at + i);
-        let pct = text[at..].find("%%").map(|i| at + i);
+        steps.tick()?;
+        let html = next_html.at(at);
+        let pct = next_percent.at(at);
         let (open, is_html) = match (html, pct) {
             (Some(h), Some(p)) if h < p => (h, true),
             (Some(h), None) => (h, true),
@@ -107,7 +202,7 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             (None, None) => break,
         };
         let (opener, closer) = if is_html { ("<!--", "-->") } else { ("%%", "%%") };
-        if in_code(open) {
+        if code.contains(open) {
             at = open + opener.len();
             continue;
         }
@@ -122,12 +217,15 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
         }
         at = close;
     }
-    let zones = Zones { all: zones, percent };
+    let mut hidden = zones.clone();
+    hidden.extend(percent);
+    let zones = Zones { all: Union::new(zones), hidden: Union::new(hidden) };
 
     // Links a multi-line %%comment%% hides: no tag is looked for inside them either.
     let mut shadowed = Vec::new();
-    wikilinks(text, body_start, lines, &zones, &mut shadowed, note);
+    wikilinks(text, body_start, lines, &zones, &mut shadowed, note, steps)?;
     for (range, dest, image, label) in md_links {
+        steps.tick()?;
         // A link starting in a zone is hidden; one whose text holds inline code is not.
         if zones.contains(range.start) {
             shadowed.push(range);
@@ -151,6 +249,7 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
     }
     let end = text.len();
     for (i, (level, range, heading_text)) in headings.iter().enumerate() {
+        steps.tick()?;
         if zones.contains(range.start) {
             continue;
         }
@@ -162,7 +261,13 @@ pub fn parse(text: &str, body_start: usize, lines: &Lines<'_>, note: &mut Note) 
             section: range.start..section_end,
         });
     }
-    lines_pass(text, body_start, lines, &zones, &shadowed, note);
+    lines_pass(text, body_start, lines, &zones, &shadowed, note, steps)
+}
+
+/// Whether a link's destination is looked at: not a reference link's overlong one.
+fn followed(link_type: LinkType, dest: &str) -> bool {
+    matches!(link_type, LinkType::Inline | LinkType::Autolink | LinkType::Email)
+        || dest.len() <= MAX_REFERENCE_DESTINATION
 }
 
 fn level_of(level: HeadingLevel) -> u8 {
@@ -184,18 +289,29 @@ fn wikilinks(
     zones: &Zones,
     hidden: &mut Vec<Range<usize>>,
     note: &mut Note,
-) {
+    steps: &mut Steps<'_>,
+) -> Result<(), Cancelled> {
+    // Each asked at openers in file order, so the text is searched once whatever the openers.
+    let mut line_ends = Next::new(text, "\n");
+    let mut closers = Next::new(text, "]]");
+    let mut openers = Next::new(text, "[[");
     let mut at = body_start;
     while let Some(found) = text[at..].find("[[") {
+        steps.tick()?;
         let open = at + found;
         at = open + 2;
-        if zones.all.iter().any(|z| z.start <= open && open < z.end) {
+        if zones.all.contains(open) {
             continue;
         }
-        let line_end = text[open..].find('\n').map(|n| open + n).unwrap_or(text.len());
-        let Some(close) = text[open + 2..line_end].find("]]") else { continue };
+        let line_end = line_ends.at(open).unwrap_or(text.len());
+        // The first `]]` on the opener's line (one cannot hold a line break).
+        let Some(close) = closers.at(open + 2).filter(|c| c + 2 <= line_end).map(|c| c - (open + 2)) else {
+            continue;
+        };
         let inner = &text[open + 2..open + 2 + close];
-        if inner.trim().is_empty() || inner.contains("[[") {
+        // Blank (looked at from its start, which stops at the first visible character), or
+        // holding another opener.
+        if inner.chars().all(char::is_whitespace) || openers.at(open + 2).is_some_and(|o| o + 2 <= open + 2 + close) {
             continue;
         }
         if zones.contains(open) {
@@ -219,6 +335,7 @@ fn wikilinks(
         });
         at = end;
     }
+    Ok(())
 }
 
 /// Line by line: tasks, block ids, inline tags.
@@ -229,15 +346,18 @@ fn lines_pass(
     zones: &Zones,
     shadowed: &[Range<usize>],
     note: &mut Note,
-) {
-    let link_ranges: Vec<Range<usize>> = note
-        .links
-        .iter()
-        .filter(|l| l.kind != LinkKind::Property)
-        .map(|l| l.span.range())
-        .chain(shadowed.iter().cloned())
-        .collect();
+    steps: &mut Steps<'_>,
+) -> Result<(), Cancelled> {
+    let link_ranges = Union::new(
+        note.links
+            .iter()
+            .filter(|l| l.kind != LinkKind::Property)
+            .map(|l| l.span.range())
+            .chain(shadowed.iter().cloned())
+            .collect(),
+    );
     for line in lines.line_of(body_start)..lines.count() {
+        steps.tick()?;
         let range = lines.line_range(line);
         if range.start < body_start {
             continue;
@@ -257,7 +377,7 @@ fn lines_pass(
         for (offset, name) in inline_tags(content) {
             let start = range.start + offset;
             let end = start + 1 + name.len();
-            if zones.hides_tag(&(start..end)) || link_ranges.iter().any(|r| r.start <= start && start < r.end) {
+            if zones.hides_tag(&(start..end)) || link_ranges.contains(start) {
                 continue;
             }
             note.tags.push(crate::Tag {
@@ -267,6 +387,7 @@ fn lines_pass(
             });
         }
     }
+    Ok(())
 }
 
 /// `- [ ] text`, `* [x] text`, `1. [?] text`: (status, text).

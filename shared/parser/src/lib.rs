@@ -152,6 +152,26 @@ pub struct Note {
 
 /// Parses one note.
 pub fn parse(text: &str) -> Note {
+    parse_cancellable(text, &|| false).unwrap_or_else(|Cancelled| unreachable!("never cancelled"))
+}
+
+/// Parsing stopped because its caller's cancellation check said so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("parsing was cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+/// [`parse`], asking `cancelled` every [`Steps::EVERY`] steps of every pass (a step is a
+/// markdown event, a line, an opener ...; parsing is linear in the note's size, so that is a
+/// fraction of a millisecond of work) and giving up as soon as it answers true.
+pub fn parse_cancellable(text: &str, cancelled: &dyn Fn() -> bool) -> Result<Note, Cancelled> {
+    let mut steps = Steps::new(cancelled);
     let lines = Lines::new(text);
     let mut note = Note {
         frontmatter: None,
@@ -164,7 +184,7 @@ pub fn parse(text: &str) -> Note {
         body_start: 0,
         warnings: Vec::new(),
     };
-    if let Some(found) = frontmatter::parse(text, &lines) {
+    if let Some(found) = frontmatter::parse(text, &lines, &mut steps)? {
         note.body_start = found.body_start;
         note.links.extend(found.links);
         note.tags.extend(found.tags.into_iter().map(|name| Tag { name, source: TagSource::Frontmatter, span: None }));
@@ -174,9 +194,41 @@ pub fn parse(text: &str) -> Note {
         }
         note.frontmatter = Some(found.frontmatter);
     }
-    body::parse(text, note.body_start, &lines, &mut note);
+    body::parse(text, note.body_start, &lines, &mut note, &mut steps)?;
+    steps.check()?;
     note.links.sort_by_key(|l| l.span.start.offset);
-    note
+    Ok(note)
+}
+
+/// Counts the steps of a parse and asks the cancellation check every so often.
+pub struct Steps<'a> {
+    cancelled: &'a dyn Fn() -> bool,
+    left: u32,
+}
+
+impl<'a> Steps<'a> {
+    /// Steps between two checks.
+    pub const EVERY: u32 = 1024;
+
+    pub fn new(cancelled: &'a dyn Fn() -> bool) -> Self {
+        Self { cancelled, left: Self::EVERY }
+    }
+
+    /// One step; every [`Self::EVERY`]th asks the check.
+    #[inline]
+    pub fn tick(&mut self) -> Result<(), Cancelled> {
+        self.left -= 1;
+        if self.left == 0 {
+            self.left = Self::EVERY;
+            return self.check();
+        }
+        Ok(())
+    }
+
+    /// Asks the check now.
+    pub fn check(&self) -> Result<(), Cancelled> {
+        if (self.cancelled)() { Err(Cancelled) } else { Ok(()) }
+    }
 }
 
 /// The frontmatter of a note and where its body starts, without reading the body: for readers
@@ -197,7 +249,8 @@ impl Note {
 /// Reads only the frontmatter block; agrees with [`parse`] on both fields.
 pub fn parse_head(text: &str) -> Head {
     let lines = Lines::new(text);
-    match frontmatter::parse(text, &lines) {
+    let never = || false;
+    match frontmatter::parse(text, &lines, &mut Steps::new(&never)).unwrap_or_else(|Cancelled| unreachable!()) {
         Some(found) => Head { frontmatter: Some(found.frontmatter), body_start: found.body_start },
         None => Head { frontmatter: None, body_start: 0 },
     }
@@ -226,5 +279,7 @@ pub fn split_wikilink(inner: &str) -> (String, Option<Subpath>, Option<String>) 
     (target.trim().to_string(), subpath, alias.map(|a| a.to_string()))
 }
 
+#[cfg(test)]
+mod scaling_tests;
 #[cfg(test)]
 mod tests;

@@ -281,3 +281,13 @@ pub async fn clash_keys(store: &Store, paths: &[String]) -> Result<Vec<(String, 
     .fetch_all(&store.pool)
     .await?)
 }
+
+/// The warnings of a note's index row (`None`: no row).
+pub async fn note_warnings(tx: &mut TenantTx, vault: uuid::Uuid, path: &str) -> Result<Option<Vec<String>>> {
+    Ok(sqlx::query_scalar("SELECT warnings FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = $3")
+        .bind(tx.tenant)
+        .bind(vault)
+        .bind(path)
+        .fetch_optional(&mut *tx.tx)
+        .await?)
+}

@@ -53,6 +53,9 @@ impl Isolation {
         env.push(("OTC__REDIS__KEY_PREFIX".into(), self.redis_prefix.clone()));
         env.push(("OTC__OBJECT_STORE__PREFIX".into(), self.object_prefix.clone()));
         env.push(("OTC__SERVER__LISTEN".into(), "127.0.0.1:0".into()));
+        // Tests read what they wrote: on a busy test machine inline indexing may take longer
+        // than the production deadline (tests of the deadline set their own).
+        env.push(("OTC__INDEX__INLINE_DEADLINE_MS".into(), "60000".into()));
         env
     }
 

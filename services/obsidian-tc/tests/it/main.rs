@@ -4,6 +4,7 @@
 mod harness;
 
 mod auth;
+mod big_note;
 mod bulk;
 mod cli;
 mod conformance;
