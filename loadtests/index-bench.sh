@@ -24,7 +24,7 @@ if [ "$store" = local ]; then
 else
   export OTC__OBJECT_STORE__PREFIX="index-bench-$$"
 fi
-export OTC__SERVER__LISTEN=127.0.0.1:8099 RUST_LOG=warn
+export OTC__SERVER__LISTEN=127.0.0.1:8099 RUST_LOG=${RUST_LOG:-warn}
 
 "$bin" migrate >/dev/null
 "$bin" tenant create bench >/dev/null
@@ -46,9 +46,10 @@ call() {
     -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
 }
 # Cold: the index emptied first (as superuser, outside row-level security: this is the
-# benchmark's own database), so the rebuild writes every row from nothing. Warm: it replaces
-# every row of an index that is already there.
-"$psql" "$OTC__DATABASE__URL" -qc "DELETE FROM index_files" -c "VACUUM ANALYZE"
+# benchmark's own database), so the rebuild writes every row from nothing, with the planner
+# believing the tables empty, as on a first import. Warm: it replaces every row of an index
+# that is already there.
+"$psql" "$OTC__DATABASE__URL" -qc "TRUNCATE index_files, notes, links, note_tags, note_properties, note_tasks, chunks, fts_segments" -c "VACUUM ANALYZE"
 for run in cold warm warm; do
   result=$(call index_vault '{"vault":"bench","response_format":"detailed"}')
   python3 - "$result" "$run" <<'EOF'

@@ -295,13 +295,25 @@ impl Indexer {
             .filter_map(|p| p.as_str().map(str::to_string))
             .collect();
         let paths: Vec<String> = paths.into_iter().collect();
+        let started = std::time::Instant::now();
         match self.apply(&mut tx, tenant, vault, &paths).await {
             Ok(mut report) => {
+                let applied = started.elapsed();
                 // Small merges here keep the segment count down; large ones are the workers'.
-                self.merge_segments(&mut tx, vault, Some(INLINE_MERGE_NOTES)).await?;
+                let merged = self.merge_segments(&mut tx, vault, Some(INLINE_MERGE_NOTES)).await?;
+                let merge_time = started.elapsed() - applied;
                 tx.finish_jobs(&ids).await?;
                 tx.advance_indexed_seq(vault).await?;
                 tx.commit().await?;
+                tracing::debug!(
+                    jobs = ids.len(),
+                    paths = paths.len(),
+                    apply_ms = applied.as_millis() as u64,
+                    merged,
+                    merge_ms = merge_time.as_millis() as u64,
+                    commit_ms = (started.elapsed() - applied - merge_time).as_millis() as u64,
+                    "indexed a batch of jobs"
+                );
                 report.jobs = ids.len();
                 Ok(Some(report))
             }
@@ -368,8 +380,10 @@ impl Indexer {
 
     /// Resolves the parsed notes' links, writes their full-text segment and their rows.
     async fn write_notes(&self, tx: &mut TenantTx, vault: Uuid, parsed: Vec<Parsed>) -> Result<Vec<NoteRecord>> {
+        let started = std::time::Instant::now();
         let (records, fronts): (Vec<NoteRecord>, Vec<Option<String>>) = parsed.into_iter().unzip();
         let records = resolve_records(tx, vault, records).await?;
+        let resolved = started.elapsed();
         let (records, segment) = tokio::task::spawn_blocking(move || {
             let notes: Vec<fulltext::FtsNote<'_>> = records
                 .iter()
@@ -380,11 +394,21 @@ impl Indexer {
             (records, segment)
         })
         .await?;
+        let built = started.elapsed();
         let id = match segment {
             Some(data) => Some(tx.fts_put_segment(vault, &data, records.len() as i32).await?),
             None => None,
         };
+        let put = started.elapsed();
         tx.replace_notes(vault, &records, id).await?;
+        tracing::debug!(
+            notes = records.len(),
+            resolve_ms = resolved.as_millis() as u64,
+            segment_ms = (built - resolved).as_millis() as u64,
+            put_ms = (put - built).as_millis() as u64,
+            rows_ms = (started.elapsed() - put).as_millis() as u64,
+            "wrote notes"
+        );
         Ok(records)
     }
 
@@ -533,6 +557,7 @@ impl Indexer {
         progress: &impl Progress,
     ) -> Result<RebuildReport> {
         let mut report = RebuildReport::default();
+        let started = std::time::Instant::now();
         // 1. The file table, in full, so every link below resolves against the whole vault.
         let mut tx = self.store.begin(tenant).await?;
         tx.lock_index(vault, true).await?;
@@ -580,6 +605,7 @@ impl Indexer {
             tx.set_link_targets(vault, &changed).await?;
         }
         tx.commit().await?;
+        tracing::debug!(files = in_manifest.len(), ms = started.elapsed().as_millis() as u64, "rebuilt the file table");
         report.files = in_manifest.len() as u64;
         report.removed = stale.len() as u64;
         drop(in_manifest);
@@ -639,9 +665,15 @@ impl Indexer {
         tx.lock_index(vault, true).await?;
         tx.mark_rebuilt(vault).await?;
         tx.advance_indexed_seq(vault).await?;
+        let notes_done = started.elapsed();
         // One segment per batch was written: merge them (and what they replaced) into one.
         self.merge_segments(&mut tx, vault, None).await?;
         tx.commit().await?;
+        tracing::debug!(
+            notes_ms = notes_done.as_millis() as u64,
+            merge_ms = (started.elapsed() - notes_done).as_millis() as u64,
+            "rebuilt the notes and merged their segments"
+        );
         Ok(report)
     }
 
@@ -655,9 +687,19 @@ impl Indexer {
         let known: HashSet<String> = tx.index_files_at(vault, batch).await?.into_iter().map(|f| f.path).collect();
         let entries: Vec<FileEntry> =
             tx.files_at(vault, batch).await?.into_iter().filter(|f| known.contains(&f.path)).collect();
+        let started = std::time::Instant::now();
         let parsed = self.parse_all(tenant, entries).await?;
+        let read = started.elapsed();
         let records = self.write_notes(&mut tx, vault, parsed).await?;
+        let written = started.elapsed();
         tx.commit().await?;
+        tracing::debug!(
+            notes = records.len(),
+            parse_ms = read.as_millis() as u64,
+            write_ms = (written - read).as_millis() as u64,
+            commit_ms = (started.elapsed() - written).as_millis() as u64,
+            "rebuilt a batch"
+        );
         Ok(records)
     }
 }

@@ -18,44 +18,65 @@ pub struct SegmentRef {
     pub dead: Vec<String>,
 }
 
+/// Notes and the segment that held each when they were read: what a replace or drop retires.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    segments: Vec<i64>,
+    paths: Vec<String>,
+}
+
 impl TenantTx {
-    /// Marks the segments holding these notes' current chunks as no longer holding them (the
-    /// notes are being indexed again or removed); a segment left with no live note goes.
-    /// Call before the notes' rows are replaced or dropped.
-    pub async fn fts_retire(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
-        if paths.is_empty() {
-            return Ok(());
-        }
-        // Row locks in id order, so concurrent rebuild batches never deadlock on them.
-        sqlx::query!(
-            r#"SELECT s.id FROM fts_segments s
-               WHERE s.tenant_id = $1 AND s.vault_id = $2
-                 AND s.id IN (SELECT n.fts_segment FROM notes n
-                              WHERE n.tenant_id = $1 AND n.vault_id = $2 AND n.path = ANY($3))
-               ORDER BY s.id FOR UPDATE"#,
+    /// Which segment holds each of these notes' current chunks: what [`Self::fts_retire`]
+    /// lets go once the notes' rows are replaced or dropped. Read before the rows change.
+    pub(crate) async fn fts_holding(&mut self, vault: Uuid, paths: &[String]) -> Result<Held> {
+        let rows = sqlx::query!(
+            r#"SELECT fts_segment AS "segment!", path FROM notes
+               WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3) AND fts_segment IS NOT NULL"#,
             self.tenant,
             vault,
             paths
         )
         .fetch_all(&mut *self.tx)
         .await?;
+        Ok(Held { segments: rows.iter().map(|r| r.segment).collect(), paths: rows.into_iter().map(|r| r.path).collect() })
+    }
+
+    /// Marks the segments in `held` as no longer holding those notes; a segment left with no
+    /// live note goes. It locks the segments' rows (in id order, so concurrent rebuild
+    /// batches never deadlock), so call it last before the commit.
+    pub(crate) async fn fts_retire(&mut self, vault: Uuid, held: &Held) -> Result<()> {
+        if held.paths.is_empty() {
+            return Ok(());
+        }
+        let mut ids = held.segments.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        sqlx::query!(
+            "SELECT id FROM fts_segments WHERE tenant_id = $1 AND vault_id = $2 AND id = ANY($3) ORDER BY id FOR UPDATE",
+            self.tenant,
+            vault,
+            &ids
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
         sqlx::query!(
             r#"WITH old AS (
-                   SELECT fts_segment AS seg, array_agg(path) AS paths, count(*)::int AS n FROM notes
-                   WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3) AND fts_segment IS NOT NULL
-                   GROUP BY fts_segment)
+                   SELECT seg, array_agg(path) AS paths, count(*)::int AS n
+                   FROM UNNEST($3::int8[], $4::text[]) AS u(seg, path) GROUP BY seg)
                UPDATE fts_segments s SET dead = s.dead || old.paths, live = s.live - old.n
                FROM old WHERE s.tenant_id = $1 AND s.vault_id = $2 AND s.id = old.seg"#,
             self.tenant,
             vault,
-            paths
+            &held.segments,
+            &held.paths
         )
         .execute(&mut *self.tx)
         .await?;
         sqlx::query!(
-            "DELETE FROM fts_segments WHERE tenant_id = $1 AND vault_id = $2 AND live <= 0",
+            "DELETE FROM fts_segments WHERE tenant_id = $1 AND vault_id = $2 AND id = ANY($3) AND live <= 0",
             self.tenant,
-            vault
+            vault,
+            &ids
         )
         .execute(&mut *self.tx)
         .await?;
@@ -155,9 +176,11 @@ impl TenantTx {
 
     /// The notes that carry this tag or one nested under it (`tag` lower-cased, without `#`).
     pub async fn paths_tagged(&mut self, vault: Uuid, tag: &str) -> Result<Vec<String>> {
+        // The range (every key starting with the tag and a byte below '0', '/' among them) lets
+        // note_tags_key serve it; the condition after it is the exact one.
         Ok(sqlx::query_scalar!(
             r#"SELECT DISTINCT path AS "path!" FROM note_tags
-               WHERE tenant_id = $1 AND vault_id = $2 AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))"#,
+               WHERE tenant_id = $1 AND vault_id = $2 AND tag_key >= $3 AND tag_key < $3 || '0' AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))"#,
             self.tenant,
             vault,
             tag

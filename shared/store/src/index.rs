@@ -395,9 +395,14 @@ impl TenantTx {
         Ok(())
     }
 
-    /// Removes paths from the index altogether (their notes, links, tags, … go with them).
+    /// Removes paths from the index altogether: their file rows, notes, links, tags,
+    /// properties, tasks and chunks, and their place in the full-text segments.
     pub async fn drop_index_files(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
-        self.fts_retire(vault, paths).await?;
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let retired = self.fts_holding(vault, paths).await?;
+        self.delete_note_rows(vault, paths).await?;
         sqlx::query!(
             "DELETE FROM index_files WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
             self.tenant,
@@ -406,6 +411,37 @@ impl TenantTx {
         )
         .execute(&mut *self.tx)
         .await?;
+        self.fts_retire(vault, &retired).await?;
+        Ok(())
+    }
+
+    /// Deletes these notes' rows and every row that hangs off them, one statement per table
+    /// (the tables have no foreign keys among them: see migration 20261207000001).
+    async fn delete_note_rows(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
+        let (tenant, tx) = (self.tenant, &mut *self.tx);
+        sqlx::query!("DELETE FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path = ANY($3)", tenant, vault, paths)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query!("DELETE FROM note_tags WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query!(
+            "DELETE FROM note_properties WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
+            tenant,
+            vault,
+            paths
+        )
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query!("DELETE FROM note_tasks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query!("DELETE FROM chunks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query!("DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
+            .execute(&mut *tx)
+            .await?;
         Ok(())
     }
 
@@ -431,15 +467,10 @@ impl TenantTx {
         }
         let tenant = self.tenant;
         let paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
-        self.fts_retire(vault, &paths).await?;
-        sqlx::query!(
-            "DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
-            tenant,
-            vault,
-            &paths
-        )
-        .execute(&mut *self.tx)
-        .await?;
+        let started = std::time::Instant::now();
+        let retired = self.fts_holding(vault, &paths).await?;
+        self.delete_note_rows(vault, &paths).await?;
+        let deleted = started.elapsed();
 
         sqlx::query!(
             r#"INSERT INTO notes (tenant_id, vault_id, path, title, aliases, frontmatter, frontmatter_error, tags, headings,
@@ -472,8 +503,22 @@ impl TenantTx {
         )
         .execute(&mut *self.tx)
         .await?;
+        let inserted = started.elapsed();
         self.insert_links(vault, notes).await?;
+        let linked = started.elapsed();
         self.insert_note_details(vault, notes).await?;
+        let detailed = started.elapsed();
+        // Last, so that the segment rows it locks are held only until the commit.
+        self.fts_retire(vault, &retired).await?;
+        tracing::debug!(
+            notes = notes.len(),
+            delete_ms = deleted.as_millis() as u64,
+            notes_ms = (inserted - deleted).as_millis() as u64,
+            links_ms = (linked - inserted).as_millis() as u64,
+            details_ms = (detailed - linked).as_millis() as u64,
+            retire_ms = (started.elapsed() - detailed).as_millis() as u64,
+            "replaced index rows"
+        );
         Ok(())
     }
 
@@ -588,8 +633,8 @@ impl TenantTx {
             .collect();
         if !chunks.is_empty() {
             sqlx::query!(
-                r#"INSERT INTO chunks (tenant_id, vault_id, path, ord, heading_path, start_offset, end_offset, line, text)
-                    SELECT $1, $2, * FROM UNNEST($3::text[], $4::int4[], $5::text[], $6::int4[], $7::int4[], $8::int4[], $9::text[])"#,
+                r#"INSERT INTO chunks (tenant_id, vault_id, path, ord, heading_path, start_offset, end_offset, line)
+                    SELECT $1, $2, * FROM UNNEST($3::text[], $4::int4[], $5::text[], $6::int4[], $7::int4[], $8::int4[])"#,
                 tenant,
                 vault,
                 &chunks.iter().map(|(p, _, _)| p.to_string()).collect::<Vec<_>>(),
@@ -598,7 +643,6 @@ impl TenantTx {
                 &chunks.iter().map(|(_, _, c)| c.start).collect::<Vec<_>>(),
                 &chunks.iter().map(|(_, _, c)| c.end).collect::<Vec<_>>(),
                 &chunks.iter().map(|(_, _, c)| c.line).collect::<Vec<_>>(),
-                &chunks.iter().map(|(_, _, c)| c.text.clone()).collect::<Vec<_>>(),
             )
             .execute(&mut *self.tx)
             .await?;

@@ -569,9 +569,11 @@ impl TenantTx {
         limit: i64,
     ) -> Result<Vec<(String, Vec<String>)>> {
         let key = tag.trim_start_matches('#').to_lowercase();
+        // The range (every key starting with the tag and a byte below '0', '/' among them) lets
+        // note_tags_key serve it; the condition after it is the exact one.
         let rows = sqlx::query!(
             r#"SELECT path AS "path!", array_agg(DISTINCT tag) AS "tags!" FROM note_tags
-                WHERE tenant_id = $1 AND vault_id = $2 AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))
+                WHERE tenant_id = $1 AND vault_id = $2 AND tag_key >= $3 AND tag_key < $3 || '0' AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))
                   AND starts_with(path, $4)
                   AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
                   AND ($6::text IS NULL OR path > $6)

@@ -129,11 +129,39 @@ impl Table {
 
 /// Whether each tenant-owned table has row-level security enabled (name, enabled).
 pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
-    let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
-    Ok(sqlx::query_as("SELECT relname::text, relrowsecurity FROM pg_class WHERE relname = ANY($1) ORDER BY relname")
-        .bind(&names)
-        .fetch_all(&store.pool)
-        .await?)
+    // Every table with a tenant_id column (so a new table cannot be missed), and tenants.
+    Ok(sqlx::query_as(
+        r#"SELECT c.relname::text, c.relrowsecurity FROM pg_class c
+            WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
+              AND (c.relname = 'tenants' OR EXISTS (SELECT 1 FROM pg_attribute a
+                   WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped))
+            ORDER BY c.relname"#,
+    )
+    .fetch_all(&store.pool)
+    .await?)
+}
+
+/// The index tables' foreign keys to one another (constraint names), and their secondary
+/// indexes that are neither partial nor the primary key, with each one's leading column.
+pub async fn index_table_shapes(store: &Store) -> Result<(Vec<String>, Vec<(String, String)>)> {
+    let tables = ["index_files", "notes", "links", "note_tags", "note_properties", "note_tasks", "chunks"];
+    let keys: Vec<String> = sqlx::query_scalar(
+        r#"SELECT conname::text FROM pg_constraint
+            WHERE contype = 'f' AND conrelid::regclass::text = ANY($1) AND confrelid::regclass::text = ANY($1)"#,
+    )
+    .bind(tables)
+    .fetch_all(&store.pool)
+    .await?;
+    let indexes: Vec<(String, String)> = sqlx::query_as(
+        r#"SELECT i.indexrelid::regclass::text, a.attname::text FROM pg_index i
+            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+            WHERE i.indrelid::regclass::text = ANY($1) AND NOT i.indisprimary AND i.indpred IS NULL
+            ORDER BY 1"#,
+    )
+    .bind(tables)
+    .fetch_all(&store.pool)
+    .await?;
+    Ok((keys, indexes))
 }
 
 /// Runs the one-trip file read ([`Store::file`]'s function) on one connection, then reads that

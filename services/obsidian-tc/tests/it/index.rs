@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use otc_indexer::{Indexer, IndexerSettings};
+use otc_store::testing::{Table, count_unfiltered, index_table_shapes};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -233,6 +234,14 @@ async fn creates_and_deletes_re_resolve_other_notes_and_reads_see_writes() {
         (Some(1), Some(1), Some(0))
     );
     assert_eq!(got["head_seq"], got["indexed_seq"]);
+    // Nothing of A or Later is left behind in any index table: B's note, link and chunk remain.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let mut rows = Vec::new();
+    for table in [Table::IndexFiles, Table::Notes, Table::Links, Table::NoteTags, Table::NoteProperties, Table::NoteTasks, Table::Chunks] {
+        rows.push(count_unfiltered(&mut tx, table).await.unwrap());
+    }
+    tx.commit().await.unwrap();
+    assert_eq!(rows, [1, 1, 1, 0, 0, 0, 1], "index_files, notes, links, tags, properties, tasks, chunks");
 
     // Excluded files: a change to .obsidian/app.json re-marks every file; excluded notes stay
     // link targets.
@@ -248,6 +257,22 @@ async fn creates_and_deletes_re_resolve_other_notes_and_reads_see_writes() {
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     assert_eq!(tx.is_excluded(tenant.vault_id, "Archive/Old.md").await.unwrap(), Some(false));
     tx.commit().await.unwrap();
+    app.stop().await;
+}
+
+/// The index tables have no foreign keys among them, and no secondary index of theirs leads
+/// with tenant_id: per-row checks and cascades, and lookups by path through an index on
+/// (tenant_id, vault_id, key), ran on plans made while a vault's tables were small and scanned
+/// the whole vault per row (migration 20261207000001).
+#[tokio::test]
+async fn index_tables_keep_no_per_row_triggers_and_no_index_a_path_lookup_could_pick() {
+    let app = TestApp::spawn().await;
+    let (keys, indexes) = index_table_shapes(&app.store).await.unwrap();
+    assert!(keys.is_empty(), "foreign keys among the index tables: {keys:?}");
+    assert!(indexes.len() >= 6, "{indexes:?}");
+    for (index, first) in &indexes {
+        assert_ne!(first, "tenant_id", "{index} leads with tenant_id");
+    }
     app.stop().await;
 }
 
