@@ -40,13 +40,22 @@ pub async fn commit_and_announce(
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, IndexError> {
     let tenant = tx.tenant_id();
+    let started = std::time::Instant::now();
     let job = index_job(changes.iter().map(|c| c.path.as_str()));
     let committed = match tx.commit_changes_at(vault, changes, who, &[job], at_head).await? {
         Ok(committed) => committed,
         Err(stale) => return Ok(Err(stale)),
     };
     tx.commit().await?;
+    let commit_time = started.elapsed();
     let indexed = if committed.changed > 0 { announce(indexer, kv, tenant, vault).await } else { true };
+    tracing::debug!(
+        changes = changes.len(),
+        commit_ms = commit_time.as_millis() as u64,
+        index_ms = (started.elapsed() - commit_time).as_millis() as u64,
+        indexed,
+        "committed and announced"
+    );
     Ok(Ok(Announced { committed, indexed }))
 }
 

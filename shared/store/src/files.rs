@@ -706,8 +706,8 @@ impl TenantTx {
 
     /// Files whose names clash with `path` on a case-insensitive, normalization-insensitive file
     /// system (macOS, Windows): a file whose whole path has the same clash key
-    /// (`otc_vault::clash_key`; here `casefold(normalize(path, NFC) COLLATE pg_c_utf8)`, served
-    /// by the `vault_files_clash_key` index), then, for each folder of `path` under which no
+    /// (`otc_vault::clash_key`; here the stored column `clash_key`, `casefold(normalize(path,
+    /// NFC) COLLATE pg_c_utf8)`, served by the `vault_files_clash_key` index), then, for each folder of `path` under which no
     /// file exists spelled as in `path`, one file under a folder spelled otherwise. `except` is
     /// left out (the file a rename moves away from). Files first, then folders from the top;
     /// at most 20 files.
@@ -716,7 +716,7 @@ impl TenantTx {
         let files = sqlx::query_scalar!(
             r#"SELECT path FROM vault_files
                WHERE tenant_id = $1 AND vault_id = $2
-                 AND casefold(normalize(path, NFC) COLLATE pg_c_utf8) = casefold(normalize($3, NFC) COLLATE pg_c_utf8)
+                 AND clash_key = casefold(normalize($3, NFC) COLLATE pg_c_utf8)
                  AND path <> $3 AND path <> $4
                ORDER BY path LIMIT 20"#,
             self.tenant,
@@ -738,11 +738,11 @@ impl TenantTx {
                CROSS JOIN LATERAL (
                    SELECT v.path FROM vault_files v
                    WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.path <> $4
-                     AND casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                     AND v.clash_key
                          >= casefold(normalize(p.folder, NFC) COLLATE pg_c_utf8) || '/'
-                     AND casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                     AND v.clash_key
                          < casefold(normalize(p.folder, NFC) COLLATE pg_c_utf8) || '0'
-                   ORDER BY casefold(normalize(v.path, NFC) COLLATE pg_c_utf8)
+                   ORDER BY v.clash_key
                    LIMIT 1
                ) f
                WHERE NOT EXISTS (
