@@ -1,5 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -38,12 +38,7 @@ pub struct Row {
 
 /// A max_notes argument: 1 to 100,000, default 5,000.
 pub fn max_notes(value: Option<u32>) -> Result<i64, ToolError> {
-    match value {
-        None => Ok(5_000),
-        Some(n) if (1..=100_000).contains(&n) => Ok(i64::from(n)),
-        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "max_notes must be between 1 and 100000")
-            .detail("field", "max_notes")),
-    }
+    Ok(crate::reading::bounded(value, 5_000, 1..=100_000, "max_notes")? as i64)
 }
 
 impl Tool for ListTags {

@@ -2,13 +2,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_store::ScanCandidate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
 use crate::scanning::{
     self, Budget, Limit, Matcher, PageSpec, Prefilter, RegexFlags, candidate_paths, root_prefix, search_limit,
 };
@@ -106,17 +106,7 @@ impl Tool for SearchRegex {
         let view = View::open(ctx, name, &input.vault).await?;
         let prefix = root_prefix(input.root.as_deref())?;
         let limit = search_limit(input.limit)?;
-        let per_file = match input.max_matches_per_file {
-            None => DEFAULT_MATCHES_PER_FILE,
-            Some(n) if (1..=100).contains(&n) => n as usize,
-            Some(_) => {
-                return Err(ToolError::with_message(
-                    ErrorCode::InvalidInput,
-                    "max_matches_per_file must be between 1 and 100",
-                )
-                .detail("field", "max_matches_per_file"));
-            }
-        };
+        let per_file = bounded(input.max_matches_per_file, DEFAULT_MATCHES_PER_FILE, 1..=100, "max_matches_per_file")?;
         let flags = RegexFlags::parse(input.flags.as_deref())?;
         let regex = scanning::compile_regex(&input.pattern, flags).map_err(|e| e.to_error("pattern"))?;
         let prefilter = Prefilter::new(&input.pattern, flags);
