@@ -18,29 +18,14 @@ pub struct SegmentRef {
     pub dead: Vec<String>,
 }
 
-/// Notes and the segment that held each when they were read: what a replace or drop retires.
+/// Deleted notes and the segment that held each: what a replace or drop retires.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
-    segments: Vec<i64>,
-    paths: Vec<String>,
+    pub(crate) segments: Vec<i64>,
+    pub(crate) paths: Vec<String>,
 }
 
 impl TenantTx {
-    /// Which segment holds each of these notes' current chunks: what [`Self::fts_retire`]
-    /// lets go once the notes' rows are replaced or dropped. Read before the rows change.
-    pub(crate) async fn fts_holding(&mut self, vault: Uuid, paths: &[String]) -> Result<Held> {
-        let rows = sqlx::query!(
-            r#"SELECT fts_segment AS "segment!", path FROM notes
-               WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3) AND fts_segment IS NOT NULL"#,
-            self.tenant,
-            vault,
-            paths
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        Ok(Held { segments: rows.iter().map(|r| r.segment).collect(), paths: rows.into_iter().map(|r| r.path).collect() })
-    }
-
     /// Marks the segments in `held` as no longer holding those notes; a segment left with no
     /// live note goes. It locks the segments' rows (in id order, so concurrent rebuild
     /// batches never deadlock), so call it last before the commit.

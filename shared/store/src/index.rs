@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::files::Hash;
+use crate::fulltext::Held;
 use crate::reads::{LinkRow, link};
 use crate::{Result, TenantTx};
 
@@ -401,8 +402,7 @@ impl TenantTx {
         if paths.is_empty() {
             return Ok(());
         }
-        let retired = self.fts_holding(vault, paths).await?;
-        self.delete_note_rows(vault, paths).await?;
+        let retired = self.delete_note_rows(vault, paths).await?;
         sqlx::query!(
             "DELETE FROM index_files WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
             self.tenant,
@@ -415,34 +415,30 @@ impl TenantTx {
         Ok(())
     }
 
-    /// Deletes these notes' rows and every row that hangs off them, one statement per table
-    /// (the tables have no foreign keys among them: see migration 20261207000001).
-    async fn delete_note_rows(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
-        let (tenant, tx) = (self.tenant, &mut *self.tx);
-        sqlx::query!("DELETE FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path = ANY($3)", tenant, vault, paths)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!("DELETE FROM note_tags WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!(
-            "DELETE FROM note_properties WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)",
-            tenant,
+    /// Deletes these notes' rows and every row that hangs off them in one statement (the
+    /// tables have no foreign keys among them: see migration 20261207000001). Returns which
+    /// full-text segment held each deleted note, for [`Self::fts_retire`].
+    async fn delete_note_rows(&mut self, vault: Uuid, paths: &[String]) -> Result<Held> {
+        // Every data-modifying WITH runs to completion whether or not the query reads it.
+        let rows = sqlx::query!(
+            r#"WITH links AS (DELETE FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path = ANY($3)),
+                    tags AS (DELETE FROM note_tags WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
+                    properties AS (DELETE FROM note_properties WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
+                    tasks AS (DELETE FROM note_tasks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
+                    chunks AS (DELETE FROM chunks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
+                    gone AS (DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)
+                             RETURNING fts_segment, path)
+               SELECT fts_segment AS "segment!", path FROM gone WHERE fts_segment IS NOT NULL"#,
+            self.tenant,
             vault,
             paths
         )
-        .execute(&mut *tx)
+        .fetch_all(&mut *self.tx)
         .await?;
-        sqlx::query!("DELETE FROM note_tasks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!("DELETE FROM chunks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query!("DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)", tenant, vault, paths)
-            .execute(&mut *tx)
-            .await?;
-        Ok(())
+        Ok(Held {
+            segments: rows.iter().map(|r| r.segment).collect(),
+            paths: rows.into_iter().map(|r| r.path).collect(),
+        })
     }
 
     /// Sets the excluded flag of every index file in the vault by `excluded`.
@@ -468,8 +464,7 @@ impl TenantTx {
         let tenant = self.tenant;
         let paths: Vec<String> = notes.iter().map(|n| n.path.clone()).collect();
         let started = std::time::Instant::now();
-        let retired = self.fts_holding(vault, &paths).await?;
-        self.delete_note_rows(vault, &paths).await?;
+        let retired = self.delete_note_rows(vault, &paths).await?;
         let deleted = started.elapsed();
 
         sqlx::query!(
