@@ -104,7 +104,7 @@ impl Default for IndexerSettings {
         Self {
             batch_jobs: 64,
             rebuild_batch: 500,
-            rebuild_concurrency: 2,
+            rebuild_concurrency: 3,
             fetch_concurrency: 16,
             max_attempts: 6,
             max_backoff: Duration::from_secs(300),
@@ -683,6 +683,9 @@ impl Indexer {
     async fn rebuild_batch(&self, tenant: Uuid, vault: Uuid, batch: &[String]) -> Result<Vec<NoteRecord>> {
         let mut tx = self.store.begin(tenant).await?;
         tx.share_index_lock(vault).await?;
+        // The rebuild's last transaction (mark_rebuilt) commits synchronously and so seals
+        // every batch before it.
+        tx.commit_without_waiting_for_disk().await?;
         // A note created since step 1 has no file row yet: its own job indexes it.
         let known: HashSet<String> = tx.index_files_at(vault, batch).await?.into_iter().map(|f| f.path).collect();
         let entries: Vec<FileEntry> =

@@ -208,6 +208,7 @@ pub fn indexer_settings(config: &Config) -> IndexerSettings {
         max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
         poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
         rebuild_batch: config.worker.index_rebuild_batch.max(1),
+        rebuild_concurrency: config.worker.index_rebuild_concurrency.max(1),
         max_indexed_bytes: config.index.max_indexed_bytes.max(1),
         inline_deadline: Duration::from_millis(config.index.inline_deadline_ms),
         ..IndexerSettings::default()

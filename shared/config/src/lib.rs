@@ -217,6 +217,8 @@ pub struct WorkerConfig {
     /// Notes per transaction when index_vault rebuilds a vault (progress and cancellation are
     /// checked between batches).
     pub index_rebuild_batch: usize,
+    /// Rebuild batches in flight at once (one parses while another writes).
+    pub index_rebuild_concurrency: usize,
 }
 
 impl Default for WorkerConfig {
@@ -230,6 +232,7 @@ impl Default for WorkerConfig {
             index_max_attempts: 6,
             index_max_backoff_secs: 300,
             index_rebuild_batch: 500,
+            index_rebuild_concurrency: 3,
         }
     }
 }

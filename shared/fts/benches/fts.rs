@@ -116,6 +116,21 @@ fn main() {
         }
         println!("rank {q:?}: {n} notes, p50 {:.2} ms", median(times));
     }
+    {
+        // search_vault's `"concept board" -satellite`: a required phrase and an excluded word.
+        let words: Vec<String> = ["concept", "board"].iter().map(|s| s.to_string()).collect();
+        let phrases = [words.clone()];
+        let excluded = [vec!["satellite".to_string()]];
+        let q = Ranked { words: &words, phrases: &phrases, excluded: &excluded };
+        let mut times = Vec::new();
+        let mut n = 0;
+        for _ in 0..15 {
+            let t = Instant::now();
+            n = rank(&parts, &q, false).len();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        println!("rank \"concept board\" -satellite: {n} notes, p50 {:.2} ms", median(times));
+    }
     for q in [&["hydroponic"][..], &["satellite", "concept"], &["ject"], &["the"]] {
         let tokens: Vec<String> = q.iter().map(|s| s.to_string()).collect();
         let mut times = Vec::new();

@@ -109,28 +109,26 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
         }
         per_term.push(list);
     }
-    // Documents that must hold every phrase, and notes left out.
-    let required: Option<Vec<HashMap<u32, Vec<u32>>>> = if q.phrases.is_empty() {
-        None
-    } else {
-        let mut acc: Option<Vec<HashMap<u32, Vec<u32>>>> = None;
-        for phrase in q.phrases {
-            let found = phrase_matches(parts, &exact(phrase));
-            acc = Some(match acc {
-                None => found,
-                Some(prev) => prev
-                    .into_iter()
-                    .zip(found)
-                    .map(|(a, b)| a.into_iter().filter(|(d, _)| b.contains_key(d)).collect())
-                    .collect(),
-            });
-        }
-        acc
-    };
+    // Documents that must hold every phrase (sorted, per part), and notes left out.
+    let mut required: Option<Vec<Vec<u32>>> = None;
+    for phrase in q.phrases {
+        let found = phrase_docs(parts, &exact(phrase));
+        required = Some(match required {
+            None => found,
+            Some(prev) => prev
+                .into_iter()
+                .zip(found)
+                .map(|(mut a, b)| {
+                    a.retain(|d| b.binary_search(d).is_ok());
+                    a
+                })
+                .collect(),
+        });
+    }
     let mut out_notes: Vec<std::collections::HashSet<u32>> = vec![Default::default(); parts.len()];
     for ex in q.excluded {
-        for (k, docs) in phrase_matches(parts, &exact(ex)).into_iter().enumerate() {
-            out_notes[k].extend(docs.keys().map(|d| parts[k].seg.docs[*d as usize].path));
+        for (k, docs) in phrase_docs(parts, &exact(ex)).into_iter().enumerate() {
+            out_notes[k].extend(docs.iter().map(|d| parts[k].seg.docs[*d as usize].path));
         }
     }
     // Dense per-document scores (documents touched listed apart), then each note's best chunk.
@@ -141,7 +139,7 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
     for (i, list) in per_term.iter().enumerate() {
         for &(k, d, tf) in list {
             if let Some(req) = &required
-                && !req[k].contains_key(&d)
+                && req[k].binary_search(&d).is_err()
             {
                 continue;
             }
@@ -289,51 +287,87 @@ fn term_ids(seg: &Segment, token: &str, edge: Edge) -> Vec<usize> {
 }
 
 /// Per part: the visible documents where the tokens occur in a row, prefix fields included,
-/// each with the positions where the run starts (sorted). [`text_matches`] is the text-only
-/// form.
-pub fn phrase_matches(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<HashMap<u32, Vec<u32>>> {
-    parts.iter().map(|p| part_matches(p, tokens, false)).collect()
+/// sorted. What a phrase's presence needs; [`text_matches`] also keeps where each run starts.
+pub fn phrase_docs(parts: &[Part<'_>], tokens: &[(&str, Edge)]) -> Vec<Vec<u32>> {
+    parts.iter().map(|p| part_matches(p, tokens, false).into_iter().map(|(d, _)| d).collect()).collect()
 }
 
-fn part_matches(part: &Part<'_>, tokens: &[(&str, Edge)], text_only: bool) -> HashMap<u32, Vec<u32>> {
-    let Some(((first, first_edge), rest)) = tokens.split_first() else { return HashMap::new() };
-    let mut current: HashMap<u32, Vec<u32>> = HashMap::new();
-    for t in term_ids(part.seg, first, *first_edge) {
-        for (d, ps) in part.seg.postings_with_positions(t) {
-            if !part.doc_visible(d) {
-                continue;
-            }
-            let from = if text_only { part.seg.docs[d as usize].text_start } else { 0 };
-            let v = current.entry(d).or_default();
-            v.extend(ps.into_iter().filter(|p| *p >= from));
-        }
+/// One part's visible documents where the tokens occur in a row (only in the text, after the
+/// prefix fields, when `text_only`), sorted, each with the sorted positions where a run
+/// starts. A lone token outside `text_only` needs no positions: its lists are left empty.
+fn part_matches(part: &Part<'_>, tokens: &[(&str, Edge)], text_only: bool) -> Vec<(u32, Vec<u32>)> {
+    let Some(((first, first_edge), rest)) = tokens.split_first() else { return Vec::new() };
+    let positions = text_only || !rest.is_empty();
+    let mut current = occurrences(part, first, *first_edge, |d| part.doc_visible(d), positions);
+    if text_only {
+        current.retain_mut(|(d, starts)| {
+            let from = part.seg.docs[*d as usize].text_start;
+            starts.retain(|p| *p >= from);
+            !starts.is_empty()
+        });
     }
-    current.retain(|_, v| {
-        v.sort_unstable();
-        v.dedup();
-        !v.is_empty()
-    });
     for (i, (token, edge)) in rest.iter().enumerate() {
         if current.is_empty() {
             break;
         }
         let offset = i as u32 + 1;
-        let mut next: HashMap<u32, Vec<u32>> = HashMap::new();
-        for t in term_ids(part.seg, token, *edge) {
-            for (d, ps) in part.seg.postings_with_positions(t) {
-                if current.contains_key(&d) {
-                    next.entry(d).or_default().extend(ps);
-                }
+        let next = occurrences(part, token, *edge, |d| current.binary_search_by_key(&d, |c| c.0).is_ok(), true);
+        // Both sorted by document: walk them together.
+        let mut j = 0;
+        current.retain_mut(|(d, starts)| {
+            while next.get(j).is_some_and(|n| n.0 < *d) {
+                j += 1;
             }
-        }
-        current.retain(|d, starts| {
-            let Some(at) = next.get_mut(d) else { return false };
-            at.sort_unstable();
+            let Some((_, at)) = next.get(j).filter(|n| n.0 == *d) else { return false };
             starts.retain(|s| at.binary_search(&(s + offset)).is_ok());
             !starts.is_empty()
         });
     }
     current
+}
+
+/// The documents `want` takes among those holding `token` (any of the terms it meets at
+/// `edge`), sorted, each with its sorted positions when `positions` (else an empty list).
+/// Positions of documents not wanted are skipped, never collected.
+fn occurrences(
+    part: &Part<'_>,
+    token: &str,
+    edge: Edge,
+    want: impl Fn(u32) -> bool,
+    positions: bool,
+) -> Vec<(u32, Vec<u32>)> {
+    let ids = term_ids(part.seg, token, edge);
+    let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut buf = Vec::new();
+    for &t in &ids {
+        if positions {
+            let mut list = part.seg.postings_with_positions(t);
+            while let Some((d, kept)) = list.next_if(&want, &mut buf) {
+                if kept {
+                    out.push((d, std::mem::take(&mut buf)));
+                }
+            }
+        } else {
+            out.extend(part.seg.postings(t).filter(|(d, _)| want(*d)).map(|(d, _)| (d, Vec::new())));
+        }
+    }
+    // One term's postings come in document order; several terms' are merged.
+    if ids.len() > 1 {
+        out.sort_by_key(|o| o.0);
+        let mut merged: Vec<(u32, Vec<u32>)> = Vec::with_capacity(out.len());
+        for (d, ps) in out {
+            match merged.last_mut() {
+                Some((last, at)) if *last == d => at.extend(ps),
+                _ => merged.push((d, ps)),
+            }
+        }
+        for (_, ps) in &mut merged {
+            ps.sort_unstable();
+            ps.dedup();
+        }
+        out = merged;
+    }
+    out
 }
 
 /// A note a text search found.

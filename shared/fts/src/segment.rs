@@ -21,8 +21,9 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::tokenize::fold;
-use crate::tokenize::for_each_token;
+use rustc_hash::FxHashMap;
+
+use crate::tokenize::{fold_into, for_each_token};
 
 const MAGIC: &[u8; 8] = b"OTCFTS1\0";
 
@@ -58,8 +59,8 @@ pub struct DocSource<'a> {
     pub offset: u32,
 }
 
-#[derive(Default)]
 struct TermAcc {
+    term: Box<str>,
     postings: Vec<u8>,
     positions: Vec<u8>,
     df: u32,
@@ -72,7 +73,12 @@ pub struct SegmentBuilder {
     paths: Vec<String>,
     path_ix: HashMap<String, u32>,
     docs: Vec<Doc>,
-    terms: HashMap<String, TermAcc>,
+    /// Every term met, by id, and the ids by term.
+    terms: Vec<TermAcc>,
+    term_ix: FxHashMap<Box<str>, u32>,
+    /// Scratch for one document: (term id, position) per token, and a folded token.
+    occurrences: Vec<(u32, u32)>,
+    folded: String,
 }
 
 impl SegmentBuilder {
@@ -107,43 +113,66 @@ impl SegmentBuilder {
     pub fn add(&mut self, doc: &DocSource<'_>) {
         let path = self.path_index(doc.path);
         let id = self.docs.len() as u32;
-        let mut positions: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut occurrences = std::mem::take(&mut self.occurrences);
+        occurrences.clear();
         let mut pos: u32 = 0;
-        let mut push = |word: &str, pos: &mut u32| {
-            let t = fold(word);
-            if !t.is_empty() {
-                positions.entry(t).or_default().push(*pos);
-                *pos += 1;
-            }
-        };
         for field in doc.prefix {
-            for_each_token(field, |s, e| push(&field[s..e], &mut pos));
+            for_each_token(field, |s, e| self.occur(&field[s..e], &mut pos, &mut occurrences));
             pos += 1; // no phrase spans two fields
         }
         let text_start = pos;
-        for_each_token(doc.text, |s, e| push(&doc.text[s..e], &mut pos));
+        for_each_token(doc.text, |s, e| self.occur(&doc.text[s..e], &mut pos, &mut occurrences));
         let (start, end) = (doc.offset, doc.offset + doc.text.len() as u32);
         self.docs.push(Doc { path, ord: doc.ord, len: pos, text_start, start, end });
-        for (term, ps) in positions {
-            let acc = self.terms.entry(term).or_default();
+        // Each term's positions together, in order.
+        occurrences.sort_unstable();
+        for run in occurrences.chunk_by(|a, b| a.0 == b.0) {
+            let acc = &mut self.terms[run[0].0 as usize];
             let delta = id - acc.last_doc.map_or(0, |d| d + 1);
             put(&mut acc.postings, delta as u64);
-            put(&mut acc.postings, ps.len() as u64);
+            put(&mut acc.postings, run.len() as u64);
             let mut prev = 0;
-            for p in ps {
+            for &(_, p) in run {
                 put(&mut acc.positions, (p - prev) as u64);
                 prev = p;
             }
             acc.df += 1;
             acc.last_doc = Some(id);
         }
+        self.occurrences = occurrences;
+    }
+
+    /// Records one token of the current document at `pos` (an empty fold takes no position).
+    fn occur(&mut self, word: &str, pos: &mut u32, occurrences: &mut Vec<(u32, u32)>) {
+        fold_into(word, &mut self.folded);
+        if self.folded.is_empty() {
+            return;
+        }
+        let term = match self.term_ix.get(self.folded.as_str()) {
+            Some(&t) => t,
+            None => {
+                let t = self.terms.len() as u32;
+                let term: Box<str> = self.folded.as_str().into();
+                self.terms.push(TermAcc {
+                    term: term.clone(),
+                    postings: Vec::new(),
+                    positions: Vec::new(),
+                    df: 0,
+                    last_doc: None,
+                });
+                self.term_ix.insert(term, t);
+                t
+            }
+        };
+        occurrences.push((term, *pos));
+        *pos += 1;
     }
 
     pub fn finish(self) -> Vec<u8> {
-        let mut terms: Vec<(String, TermAcc)> = self.terms.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut terms = self.terms;
+        terms.sort_unstable_by(|a, b| a.term.cmp(&b.term));
         let parts: Vec<(&str, u32, &[u8], &[u8])> =
-            terms.iter().map(|(t, a)| (t.as_str(), a.df, a.postings.as_slice(), a.positions.as_slice())).collect();
+            terms.iter().map(|a| (&*a.term, a.df, a.postings.as_slice(), a.positions.as_slice())).collect();
         encode(&self.paths, &self.docs, &parts)
     }
 }
@@ -341,6 +370,31 @@ impl Iterator for PositionedPostings<'_> {
             out.push(p);
         }
         Some((doc, out))
+    }
+}
+
+impl PositionedPostings<'_> {
+    /// The next posting's document and whether `want` took it: then its positions are in
+    /// `out` (replacing what it held); a posting not wanted has its positions skipped, never
+    /// collected.
+    pub fn next_if(&mut self, want: impl FnOnce(u32) -> bool, out: &mut Vec<u32>) -> Option<(u32, bool)> {
+        let (doc, tf) = self.postings.next()?;
+        if !want(doc) {
+            for _ in 0..tf {
+                while *self.positions.get(self.at)? >= 0x80 {
+                    self.at += 1;
+                }
+                self.at += 1;
+            }
+            return Some((doc, false));
+        }
+        out.clear();
+        let mut p = 0u32;
+        for _ in 0..tf {
+            p += get(self.positions, &mut self.at).ok()? as u32;
+            out.push(p);
+        }
+        Some((doc, true))
     }
 }
 

@@ -76,6 +76,13 @@ pub fn for_each_token(text: &str, mut f: impl FnMut(usize, usize)) {
 /// A token's folded form: lower case, diacritics removed, cut to [`MAX_TOKEN_BYTES`].
 pub fn fold(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
+    fold_into(word, &mut out);
+    out
+}
+
+/// [`fold`] into `out` (cleared first), reusing its allocation.
+pub fn fold_into(word: &str, out: &mut String) {
+    out.clear();
     if word.is_ascii() {
         for b in word.bytes() {
             out.push(b.to_ascii_lowercase() as char);
@@ -93,7 +100,6 @@ pub fn fold(word: &str) -> String {
         }
         out.truncate(cut);
     }
-    out
 }
 
 #[cfg(test)]

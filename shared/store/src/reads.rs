@@ -768,7 +768,14 @@ impl TenantTx {
         readable: Option<&[String]>,
         filter: &ScanFilter,
     ) -> Result<Vec<ScanCandidate>> {
-        let tag_keys: Vec<String> = filter.tags.iter().map(|t| t.trim_start_matches('#').to_lowercase()).collect();
+        // Distinct keys: the tag filter counts how many of them a note holds.
+        let tag_keys: Vec<String> = filter
+            .tags
+            .iter()
+            .map(|t| t.trim_start_matches('#').to_lowercase())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let keys: Vec<String> = filter.properties.iter().map(|(k, _)| k.clone()).collect();
         let values: Vec<String> = filter.properties.iter().map(|(_, v)| v.to_string()).collect();
         let rows = sqlx::query!(
@@ -787,11 +794,10 @@ impl TenantTx {
                   AND v.path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR v.path ~ ANY($4))
                   AND NOT COALESCE(f.excluded, false)
                   AND ($5::text[] IS NULL OR v.path = ANY($5))
-                  AND NOT EXISTS (
-                      SELECT 1 FROM unnest($6::text[]) AS want(key)
-                       WHERE NOT EXISTS (SELECT 1 FROM note_tags t
-                                          WHERE t.tenant_id = v.tenant_id AND t.vault_id = v.vault_id
-                                            AND t.path = v.path AND t.tag_key = want.key))
+                  AND (cardinality($6::text[]) = 0
+                       OR v.path IN (SELECT t.path FROM note_tags t
+                                      WHERE t.tenant_id = $1 AND t.vault_id = $2 AND t.tag_key = ANY($6)
+                                      GROUP BY t.path HAVING count(DISTINCT t.tag_key) = cardinality($6)))
                   AND NOT EXISTS (
                       SELECT 1 FROM unnest($7::text[], $10::text[]) AS want(key, value)
                        WHERE NOT EXISTS (SELECT 1 FROM note_properties p

@@ -158,8 +158,11 @@ impl Tool for SearchVault {
             None => None,
         };
         let scope = Scope { root: root.as_deref(), path_contains: &query.paths, tags: &query.tags };
+        let started = std::time::Instant::now();
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let opened = started.elapsed();
         let hits = corpus.rank(&query, input.explain);
+        let ranked = started.elapsed();
         let total = hits.len();
         let after = key.as_ref().map(|k| (k.s, k.p.as_str()));
         let page_hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, limit + 1);
@@ -167,6 +170,7 @@ impl Tool for SearchVault {
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
         let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+        let read = started.elapsed();
         let items: Vec<Hit> = page_hits
             .iter()
             .zip(paths)
@@ -202,6 +206,14 @@ impl Tool for SearchVault {
             .collect();
         let (hits, next_cursor) =
             page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
+        tracing::debug!(
+            segments = corpus.parts().len(),
+            open_us = opened.as_micros() as u64,
+            rank_us = (ranked - opened).as_micros() as u64,
+            read_us = (read - ranked).as_micros() as u64,
+            snippets_us = (started.elapsed() - read).as_micros() as u64,
+            "searched"
+        );
         Ok(Output { vault: view.vault.name.clone(), mode: "text", total_count: total, hits, next_cursor })
     }
 }
