@@ -76,6 +76,17 @@ pub enum Table {
 }
 
 impl Table {
+    /// The index's tables: rows derived from the vault's files, rebuilt by index_vault.
+    pub const INDEX: [Table; 7] = [
+        Table::IndexFiles,
+        Table::Notes,
+        Table::Links,
+        Table::NoteTags,
+        Table::NoteProperties,
+        Table::NoteTasks,
+        Table::Chunks,
+    ];
+
     pub const ALL: [Table; 21] = [
         Table::Tenants,
         Table::Vaults,
@@ -144,7 +155,7 @@ pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
 /// The index tables' foreign keys to one another (constraint names), and their secondary
 /// indexes that are neither partial nor the primary key, with each one's leading column.
 pub async fn index_table_shapes(store: &Store) -> Result<(Vec<String>, Vec<(String, String)>)> {
-    let tables = ["index_files", "notes", "links", "note_tags", "note_properties", "note_tasks", "chunks"];
+    let tables = Table::INDEX.map(Table::name);
     let keys: Vec<String> = sqlx::query_scalar(
         r#"SELECT conname::text FROM pg_constraint
             WHERE contype = 'f' AND conrelid::regclass::text = ANY($1) AND confrelid::regclass::text = ANY($1)"#,

@@ -237,15 +237,7 @@ async fn creates_and_deletes_re_resolve_other_notes_and_reads_see_writes() {
     // Nothing of A or Later is left behind in any index table: B's note, link and chunk remain.
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let mut rows = Vec::new();
-    for table in [
-        Table::IndexFiles,
-        Table::Notes,
-        Table::Links,
-        Table::NoteTags,
-        Table::NoteProperties,
-        Table::NoteTasks,
-        Table::Chunks,
-    ] {
+    for table in Table::INDEX {
         rows.push(count_unfiltered(&mut tx, table).await.unwrap());
     }
     tx.commit().await.unwrap();
