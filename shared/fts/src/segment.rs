@@ -362,13 +362,8 @@ pub struct PositionedPostings<'a> {
 impl Iterator for PositionedPostings<'_> {
     type Item = (u32, Vec<u32>);
     fn next(&mut self) -> Option<(u32, Vec<u32>)> {
-        let (doc, tf) = self.postings.next()?;
-        let mut out = Vec::with_capacity(tf as usize);
-        let mut p = 0u32;
-        for _ in 0..tf {
-            p += get(self.positions, &mut self.at).ok()? as u32;
-            out.push(p);
-        }
+        let mut out = Vec::new();
+        let (doc, _) = self.next_if(|_| true, &mut out)?;
         Some((doc, out))
     }
 }
@@ -381,10 +376,7 @@ impl PositionedPostings<'_> {
         let (doc, tf) = self.postings.next()?;
         if !want(doc) {
             for _ in 0..tf {
-                while *self.positions.get(self.at)? >= 0x80 {
-                    self.at += 1;
-                }
-                self.at += 1;
+                get(self.positions, &mut self.at).ok()?;
             }
             return Some((doc, false));
         }
