@@ -70,7 +70,8 @@ q search_text '{"vault":"bench","query":"hydroponic"}'
 q search_text '{"vault":"bench","query":"satellite concept"}'
 q search_text '{"vault":"bench","query":"dataview","whole_word":true}'
 
-if [ -n "${REGEX:-1}" ]; then
+# REGEX=0 skips the scanning tools (search_regex, search_jsonlogic).
+if [ "${REGEX:-1}" = 1 ]; then
   q search_regex '{"vault":"bench","pattern":"[Hh]ydroponic\\w*"}' || true
   q search_regex '{"vault":"bench","pattern":"Satellite Concept"}' || true
   q search_jsonlogic '{"vault":"bench","logic":{"glob":["Projects/**",{"var":"path"}]}}' || true

@@ -162,9 +162,10 @@ async fn main() -> anyhow::Result<()> {
     println!("requests     {n} ok, {} failed", all.errors);
     println!("throughput   {:.0} calls/s", n as f64 / measured.max(f64::EPSILON));
     println!(
-        "latency ms   p50 {:.3}  p90 {:.3}  p99 {:.3}  max {:.3}",
+        "latency ms   p50 {:.3}  p90 {:.3}  p95 {:.3}  p99 {:.3}  max {:.3}",
         percentile(&all.latencies_us, 50.0),
         percentile(&all.latencies_us, 90.0),
+        percentile(&all.latencies_us, 95.0),
         percentile(&all.latencies_us, 99.0),
         percentile(&all.latencies_us, 100.0)
     );

@@ -109,7 +109,12 @@ pub fn plan(segments: &[SegmentRef], limit: i64) -> Vec<i64> {
         while picked.len() > 2 && !within(&picked) {
             picked.pop();
         }
-        if !within(&picked) {
+        // Never rewrite a large segment only to absorb a few small ones: the next commit
+        // would rewrite it again. The tiers gather small segments cheaply; the workers' merge
+        // clears the backlog.
+        let largest = picked.last().map_or(0, |s| s.live as i64);
+        let rest = picked.iter().map(|s| s.live as i64).sum::<i64>() - largest;
+        if !within(&picked) || largest > TIER_FANOUT as i64 * rest.max(1) {
             picked.clear();
         }
     }
@@ -198,6 +203,34 @@ mod tests {
         }
         assert!(segs.len() <= 16, "{} segments", segs.len());
         assert!(rewritten <= 2_000 * 6, "{rewritten} notes rewritten");
+    }
+
+    #[test]
+    fn commits_over_a_backlog_of_segments_do_not_rewrite_it_each_time() {
+        // An import left 50 segments of 2,000 notes and one of 1,179 (past MAX_SEGMENTS) for
+        // the workers; 200 one-note commits follow before they merge.
+        let mut segs: Vec<SegmentRef> = (1..=50).map(|i| seg(i, 2_000, 2_000)).collect();
+        segs.push(seg(51, 1_179, 1_179));
+        let mut next = 100;
+        let mut rewritten = 0i64;
+        for _ in 0..200 {
+            next += 1;
+            segs.push(seg(next, 1, 1));
+            loop {
+                let picked = plan(&segs, 2_000);
+                if picked.is_empty() {
+                    break;
+                }
+                let live: i32 = segs.iter().filter(|s| picked.contains(&s.id)).map(|s| s.live).sum();
+                rewritten += live as i64;
+                segs.retain(|s| !picked.contains(&s.id));
+                next += 1;
+                segs.push(seg(next, live, live));
+            }
+        }
+        assert!(rewritten <= 200 * 6, "{rewritten} notes rewritten");
+        // The workers' merge (no limit) still brings the count down.
+        assert!(plan(&segs, i64::MAX).len() > 2);
     }
 
     #[test]

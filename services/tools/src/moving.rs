@@ -80,6 +80,7 @@ pub async fn plan(
         keys.extend(affected_link_keys(&m.to));
     }
     let keys: Vec<String> = keys.into_iter().collect();
+    let started = std::time::Instant::now();
     let mut sources: BTreeSet<String> = BTreeSet::new();
     let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(tool, &e))?;
@@ -87,29 +88,23 @@ pub async fn plan(
         let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
         sources.extend(links.into_iter().map(|l| l.source_path));
     }
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
-    for m in moves {
-        if otc_store::FileKind::of_path(&m.from) == otc_store::FileKind::Note {
-            sources.insert(m.from.clone());
-        }
-    }
     // Never rewrite Obsidian's own state or the trash.
     sources.retain(|p| !p.starts_with(".obsidian/") && !p.starts_with(".trash/") && !p.starts_with(".git/"));
+    // Their manifest rows, read with the links (one snapshot); the moved notes' rows are in hand.
+    let wanted: Vec<String> = sources.iter().filter(|p| !from_set.contains(p.as_str())).cloned().collect();
+    let mut entries: Vec<FileEntry> = tx.files_at(view.vault.id, &wanted).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    entries.extend(moves.iter().map(|m| m.source.clone()));
+    entries.retain(|e| otc_store::FileKind::of_path(&e.path) == otc_store::FileKind::Note);
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.dedup_by(|a, b| a.path == b.path);
+    let looked_up = started.elapsed();
 
-    // Read them all (the moved notes from the rows already in hand).
-    let known: HashMap<&str, &FileEntry> = moves.iter().map(|m| (m.from.as_str(), &m.source)).collect();
-    let texts: Vec<(String, FileEntry, String)> = futures::stream::iter(sources)
-        .map(|path| {
-            let known = known.get(path.as_str()).map(|e| (*e).clone());
+    // Read them all.
+    let texts: Vec<(String, FileEntry, String)> = futures::stream::iter(entries)
+        .map(|entry| {
             async move {
-                let entry = match known {
-                    Some(entry) => Some(entry),
-                    None => writing::current(ctx, tool, view.vault.id, &path).await?,
-                };
-                let Some(entry) = entry else { return Ok(None) };
-                if otc_store::FileKind::of_path(&path) != otc_store::FileKind::Note {
-                    return Ok(None);
-                }
+                let path = entry.path.clone();
                 let bytes = writing::blob(ctx, tool, &entry.hash).await?;
                 // A note that is not text holds no links to rewrite.
                 match String::from_utf8(bytes.to_vec()) {
@@ -122,6 +117,8 @@ pub async fn plan(
         .try_filter_map(|found| async move { Ok(found) })
         .try_collect()
         .await?;
+
+    let read = started.elapsed();
 
     // The resolvers: every file a link of these notes could name, before and after the moves.
     let mut names: BTreeSet<String> = keys.iter().cloned().collect();
@@ -204,6 +201,14 @@ pub async fn plan(
             plan.pending.push((path.clone(), entry.hash, text));
         }
     }
+    tracing::debug!(
+        notes = texts.len(),
+        rewritten = plan.pending.len(),
+        lookup_us = looked_up.as_micros() as u64,
+        read_us = (read - looked_up).as_micros() as u64,
+        rewrite_us = (started.elapsed() - read).as_micros() as u64,
+        "move planned"
+    );
     Ok(plan)
 }
 
@@ -257,10 +262,20 @@ pub async fn run(
 ) -> Result<Plan, ToolError> {
     let mut replanned = false;
     let mut plan = plan(ctx, tool, view, moves, update_links).await?;
+    let started = std::time::Instant::now();
     materialize(ctx, tool, view, moves, &mut plan).await?;
+    let stored = started.elapsed();
     for _ in 0..16 {
         let stale = match writing::commit_at(ctx, tool, view, &plan.changes, None, Some(plan.head)).await? {
-            Ok(_) => return Ok(plan),
+            Ok(_) => {
+                tracing::debug!(
+                    changes = plan.changes.len(),
+                    store_us = stored.as_micros() as u64,
+                    commit_us = (started.elapsed() - stored).as_micros() as u64,
+                    "move committed"
+                );
+                return Ok(plan);
+            }
             Err(stale) => stale,
         };
         // The moved files themselves changed: the caller planned from content that is gone.

@@ -209,10 +209,18 @@ impl Corpus {
 
     /// The notes matching a ranked query, in no order (BM25, a note scoring as its best chunk;
     /// take a page with [`otc_fts::search::top`]).
-    pub fn rank(&self, query: &Query, explain: bool) -> Vec<Hit> {
-        let ranked = Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded };
-        otc_fts::search::rank(&self.parts(), &ranked, explain)
+    pub fn rank(&self, query: &Query) -> Vec<Hit> {
+        otc_fts::search::rank(&self.parts(), &ranked(query))
     }
+
+    /// How each of `hits` (a page of [`Self::rank`]'s for `query`) scored.
+    pub fn explain(&self, query: &Query, hits: &[Hit]) -> Vec<otc_fts::search::Explain> {
+        otc_fts::search::explain(&self.parts(), &ranked(query), hits)
+    }
+}
+
+fn ranked(query: &Query) -> Ranked<'_> {
+    Ranked { words: &query.words, phrases: &query.phrases, excluded: &query.excluded }
 }
 
 /// These notes as stored now (None for one gone since it was indexed), read concurrently: what

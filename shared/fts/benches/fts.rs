@@ -111,7 +111,7 @@ fn main() {
         let mut n = 0;
         for _ in 0..15 {
             let t = Instant::now();
-            n = rank(&parts, &Ranked { words: &words, ..Default::default() }, false).len();
+            n = rank(&parts, &Ranked { words: &words, ..Default::default() }).len();
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         println!("rank {q:?}: {n} notes, p50 {:.2} ms", median(times));
@@ -126,7 +126,7 @@ fn main() {
         let mut n = 0;
         for _ in 0..15 {
             let t = Instant::now();
-            n = rank(&parts, &q, false).len();
+            n = rank(&parts, &q).len();
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         println!("rank \"concept board\" -satellite: {n} notes, p50 {:.2} ms", median(times));

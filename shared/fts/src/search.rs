@@ -73,7 +73,6 @@ pub struct Hit {
     pub score: f32,
     /// The best-scoring document (chunk).
     pub doc: u32,
-    pub explain: Option<Explain>,
 }
 
 /// How a hit's score came about (its best chunk).
@@ -95,8 +94,8 @@ pub struct TermScore {
 }
 
 /// Ranks notes by BM25 over their chunks (a note scores as its best chunk). Hits come in no
-/// order: [`top`] takes a page of them.
-pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
+/// order: [`top`] takes a page of them, and [`explain`] tells how the page's scores came about.
+pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>) -> Vec<Hit> {
     let st = stats(parts);
     // Per term: its postings among visible docs.
     let mut per_term: Vec<Vec<(usize, u32, u32)>> = Vec::with_capacity(q.words.len());
@@ -135,7 +134,6 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
     let idfs: Vec<f32> = per_term.iter().map(|l| idf(st.docs, l.len() as u64)).collect();
     let mut scores: Vec<Vec<f32>> = parts.iter().map(|p| vec![0.0; p.seg.docs.len()]).collect();
     let mut touched: Vec<Vec<u32>> = vec![Vec::new(); parts.len()];
-    let mut tfs: Vec<HashMap<u32, Vec<(usize, u32)>>> = vec![HashMap::new(); parts.len()];
     for (i, list) in per_term.iter().enumerate() {
         for &(k, d, tf) in list {
             if let Some(req) = &required
@@ -152,9 +150,6 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
                 touched[k].push(d);
             }
             *slot += bm25(tf as f32, idfs[i], doc.len as f32, st.avgdl);
-            if explain {
-                tfs[k].entry(d).or_default().push((i, tf));
-            }
         }
     }
     let mut hits: Vec<Hit> = Vec::new();
@@ -177,36 +172,58 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>, explain: bool) -> Vec<Hit> {
                 *e = (score, d);
             }
         }
-        for path in notes {
+        hits.extend(notes.into_iter().map(|path| {
             let (score, doc) = best[path as usize];
-            hits.push(Hit {
-                part,
-                path,
-                score,
-                doc,
-                explain: explain.then(|| Explain {
-                    doc_len: seg.docs[doc as usize].len,
-                    avgdl: st.avgdl,
-                    docs: st.docs,
-                    terms: tfs[part]
-                        .get(&doc)
-                        .map(|v| {
-                            v.iter()
-                                .map(|&(i, tf)| TermScore {
-                                    term: q.words[i].clone(),
-                                    tf,
-                                    df: per_term[i].len() as u64,
-                                    idf: idfs[i],
-                                    score: bm25(tf as f32, idfs[i], seg.docs[doc as usize].len as f32, st.avgdl),
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                }),
-            });
-        }
+            Hit { part, path, score, doc }
+        }));
     }
     hits
+}
+
+/// How each of `hits` (a page of [`rank`]'s, for the same parts and query) scored: the same
+/// statistics [`rank`] used, gathered again for these documents only, so a ranking that
+/// explains nothing pays nothing for explanations.
+pub fn explain(parts: &[Part<'_>], q: &Ranked<'_>, hits: &[Hit]) -> Vec<Explain> {
+    let st = stats(parts);
+    let wanted: HashMap<(usize, u32), usize> = hits.iter().enumerate().map(|(i, h)| ((h.part, h.doc), i)).collect();
+    // Per term: its document frequency among visible docs, and its tf in each wanted doc.
+    let mut df = vec![0u64; q.words.len()];
+    let mut tfs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); hits.len()];
+    for (i, w) in q.words.iter().enumerate() {
+        for (k, p) in parts.iter().enumerate() {
+            let Some(t) = p.seg.find(w) else { continue };
+            for (d, tf) in p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)) {
+                df[i] += 1;
+                if let Some(&h) = wanted.get(&(k, d)) {
+                    tfs[h].push((i, tf));
+                }
+            }
+        }
+    }
+    hits.iter()
+        .zip(tfs)
+        .map(|(h, tfs)| {
+            let doc_len = parts[h.part].seg.docs[h.doc as usize].len;
+            Explain {
+                doc_len,
+                avgdl: st.avgdl,
+                docs: st.docs,
+                terms: tfs
+                    .into_iter()
+                    .map(|(i, tf)| {
+                        let idf = idf(st.docs, df[i]);
+                        TermScore {
+                            term: q.words[i].clone(),
+                            tf,
+                            df: df[i],
+                            idf,
+                            score: bm25(tf as f32, idf, doc_len as f32, st.avgdl),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The best `n` of `items` in ranked order (score, then path) that come after `after` (a
@@ -564,13 +581,25 @@ mod tests {
         let vis = vec![true; s.paths.len()];
         let parts = [Part { seg: &s, visible: &vis }];
         let words = ["apple".to_string()];
-        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, ..Default::default() }, true));
+        let q = Ranked { words: &words, ..Default::default() };
+        let hits = ranked(&parts, rank(&parts, &q));
         assert_eq!(paths(&parts, &hits), ["a.md", "b.md"]);
-        let e = hits[0].explain.as_ref().unwrap();
+        let explained = explain(&parts, &q, &hits);
+        let e = &explained[0];
         assert_eq!(e.terms[0].tf, 2);
         assert_eq!(e.terms[0].df, 2);
         assert_eq!(e.docs, 3);
         assert!((hits[0].score - e.terms[0].score).abs() < 1e-6);
+        // Two words: each hit's explanation adds up to its score, naming only the words it has.
+        let words = ["apple".to_string(), "cherry".to_string()];
+        let q = Ranked { words: &words, ..Default::default() };
+        let hits = ranked(&parts, rank(&parts, &q));
+        assert_eq!(paths(&parts, &hits), ["b.md", "a.md"]);
+        for (h, e) in hits.iter().zip(explain(&parts, &q, &hits)) {
+            assert!((h.score - e.terms.iter().map(|t| t.score).sum::<f32>()).abs() < 1e-5);
+        }
+        let e = explain(&parts, &q, &hits[1..]);
+        assert_eq!(e[0].terms.iter().map(|t| (t.term.as_str(), t.tf)).collect::<Vec<_>>(), [("apple", 2)]);
     }
 
     #[test]
@@ -586,11 +615,10 @@ mod tests {
         let parts = [Part { seg: &s, visible: &vis }];
         let words = ["project".to_string(), "plan".to_string()];
         let phrase = [vec!["project".to_string(), "plan".to_string()]];
-        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &[] }, false));
+        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &[] }));
         assert_eq!(paths(&parts, &hits), ["c.md", "a.md"]);
         let excluded = [vec!["draft".to_string()]];
-        let hits =
-            ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &excluded }, false));
+        let hits = ranked(&parts, rank(&parts, &Ranked { words: &words, phrases: &phrase, excluded: &excluded }));
         assert_eq!(paths(&parts, &hits), ["a.md"]);
         // The hidden note does not even count in the statistics.
         assert_eq!(stats(&parts).docs, 3);

@@ -732,9 +732,18 @@ impl TenantTx {
             return Ok(out);
         }
         // '/' + 1 = '0': the keys under a folder's key sort between key || '/' and key || '0'.
+        // "No file under the folder as spelled" is a LEFT JOIN LATERAL ... LIMIT 1, not NOT
+        // EXISTS: under a prepared statement's generic plan the anti-join read the whole
+        // vault's manifest (100 ms at 100k files, 440 ms under write load).
         let rows = sqlx::query!(
             r#"SELECT p.folder AS "folder!", f.path AS "path!"
                FROM unnest($3::text[]) WITH ORDINALITY AS p(folder, depth)
+               LEFT JOIN LATERAL (
+                   SELECT e.path FROM vault_files e
+                   WHERE e.tenant_id = $1 AND e.vault_id = $2 AND e.path <> $4
+                     AND e.path >= p.folder || '/' AND e.path < p.folder || '0'
+                   LIMIT 1
+               ) same ON true
                CROSS JOIN LATERAL (
                    SELECT v.path FROM vault_files v
                    WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.path <> $4
@@ -745,11 +754,7 @@ impl TenantTx {
                    ORDER BY v.clash_key
                    LIMIT 1
                ) f
-               WHERE NOT EXISTS (
-                   SELECT 1 FROM vault_files e
-                   WHERE e.tenant_id = $1 AND e.vault_id = $2 AND e.path <> $4
-                     AND e.path >= p.folder || '/' AND e.path < p.folder || '0'
-               )
+               WHERE same.path IS NULL
                ORDER BY p.depth"#,
             self.tenant,
             vault,

@@ -224,11 +224,14 @@ impl TenantTx {
     }
 
     /// Locks up to `limit` due index jobs of the vault, oldest first, skipping any another
-    /// transaction holds.
+    /// transaction holds. "Due" is judged by the clock now, not by `now()` (the transaction's
+    /// start): a batch that waited for the index lock must see the jobs committed while it
+    /// waited, or each waiting committer indexes its own job alone.
     pub async fn claim_index_jobs(&mut self, vault: Uuid, limit: i64) -> Result<Vec<ClaimedJob>> {
         let rows = sqlx::query!(
             r#"SELECT id, payload, seq, attempts FROM jobs
-                WHERE tenant_id = $1 AND vault_id = $2 AND state = 'queued' AND kind = $3 AND run_after <= now()
+                WHERE tenant_id = $1 AND vault_id = $2 AND state = 'queued' AND kind = $3
+                  AND run_after <= clock_timestamp()
                 ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED"#,
             self.tenant,
             vault,

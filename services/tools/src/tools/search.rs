@@ -67,7 +67,7 @@ impl Tool for Search {
         let view = View::open(ctx, name, &input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = corpus.rank(&query, false);
+        let hits = corpus.rank(&query);
         let hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), None, limit);
         let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
         let texts = note_texts(ctx, name, view.vault.id, &paths).await?;

@@ -142,7 +142,7 @@ impl Tool for SearchAndRead {
         let view = View::open(ctx, name, &input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = corpus.rank(&query, false);
+        let hits = corpus.rank(&query);
         let total = hits.len();
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));

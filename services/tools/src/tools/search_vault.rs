@@ -161,7 +161,7 @@ impl Tool for SearchVault {
         let started = std::time::Instant::now();
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
         let opened = started.elapsed();
-        let hits = corpus.rank(&query, input.explain);
+        let hits = corpus.rank(&query);
         let ranked = started.elapsed();
         let total = hits.len();
         let after = key.as_ref().map(|k| (k.s, k.p.as_str()));
@@ -171,6 +171,7 @@ impl Tool for SearchVault {
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
         let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
         let read = started.elapsed();
+        let mut explained = if input.explain { corpus.explain(&query, page_hits) } else { Vec::new() }.into_iter();
         let items: Vec<Hit> = page_hits
             .iter()
             .zip(paths)
@@ -183,20 +184,14 @@ impl Tool for SearchVault {
                     snippet: snippet(chunk, &query.words, SNIPPET_BYTES),
                     line: detailed.then(|| text.map_or(1, |t| line_col(t, start).0)),
                     section: if detailed { section_of(chunk) } else { None },
-                    explain: h.explain.as_ref().map(|e| Explain {
+                    explain: explained.next().map(|e| Explain {
                         chunk_tokens: e.doc_len,
                         average_tokens: e.avgdl,
                         chunks: e.docs,
                         terms: e
                             .terms
-                            .iter()
-                            .map(|t| TermExplain {
-                                term: t.term.clone(),
-                                tf: t.tf,
-                                df: t.df,
-                                idf: t.idf,
-                                score: t.score,
-                            })
+                            .into_iter()
+                            .map(|t| TermExplain { term: t.term, tf: t.tf, df: t.df, idf: t.idf, score: t.score })
                             .collect(),
                     }),
                     score: h.score,
