@@ -61,13 +61,26 @@ type Handler = for<'a> fn(&'a CallContext<'a>) -> BoxFuture<'a, Result<Value, To
 pub struct ToolEntry {
     pub declaration: Declaration,
     handler: Handler,
+    /// The tool's type, with its module path (`otc_tools::tools::notes::write_note::WriteNote`).
+    type_name: &'static str,
+}
+
+impl ToolEntry {
+    /// The tool's type, with its module path.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
 }
 
 /// The entry for tool `T`.
 pub fn entry<T: Tool>() -> ToolEntry {
     let input_schema = schemars::schema_for!(T::Input).to_value();
     let output_schema = T::ADVERTISE_OUTPUT.then(|| schemars::schema_for!(T::Output).to_value());
-    ToolEntry { declaration: Declaration { spec: T::SPEC, input_schema, output_schema }, handler: handle::<T> }
+    ToolEntry {
+        declaration: Declaration { spec: T::SPEC, input_schema, output_schema },
+        handler: handle::<T>,
+        type_name: std::any::type_name::<T>(),
+    }
 }
 
 fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>) -> BoxFuture<'a, Result<Value, ToolError>> {

@@ -395,20 +395,23 @@ where
 }
 
 /// Where a removed or replaced file goes in the vault's trash: `.trash/<path>`, or
-/// `.trash/<stem> (n).<ext>` when that name is taken.
+/// `.trash/<stem> (n).<ext>` with the first n free. The first hundred names are checked in one
+/// query; a name replaced more often than that (a log an agent overwrites) gets the time in
+/// milliseconds as n, so a deep trash costs one more query, not one per copy.
 pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, path: &str) -> Result<String, ToolError> {
     let first = format!(".trash/{path}");
-    if current(ctx, tool, vault, &first).await?.is_none() {
-        return Ok(first);
-    }
     let (stem, ext) = match first.rsplit_once('.') {
         Some((stem, ext)) if !ext.contains('/') && !stem.ends_with('/') => (stem.to_string(), format!(".{ext}")),
         _ => (first.clone(), String::new()),
     };
-    for n in 1..1000 {
-        let candidate = format!("{stem} ({n}){ext}");
-        if current(ctx, tool, vault, &candidate).await?.is_none() {
-            return Ok(candidate);
+    let numbered = |n: u64| if n == 0 { first.clone() } else { format!("{stem} ({n}){ext}") };
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    for names in [(0..100).map(numbered).collect::<Vec<_>>(), (millis..millis + 100).map(numbered).collect()] {
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let taken = tx.existing_paths(vault, &names).await.map_err(|e| internal(tool, &e))?;
+        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        if let Some(free) = names.into_iter().find(|n| !taken.contains(n)) {
+            return Ok(free);
         }
     }
     Err(ToolError::with_message(ErrorCode::Conflict, "the trash holds too many copies of this name")
@@ -535,8 +538,8 @@ pub enum AnchorAt {
 }
 
 impl AnchorAt {
-    pub fn of(anchor: &crate::tools::read_note::Anchor) -> Result<AnchorAt, ToolError> {
-        use crate::tools::read_note::AnchorKind;
+    pub fn of(anchor: &crate::tools::notes::read_note::Anchor) -> Result<AnchorAt, ToolError> {
+        use crate::tools::notes::read_note::AnchorKind;
         use otc_edit::anchor::Target;
         let missing = |field: &str| {
             ToolError::with_message(ErrorCode::InvalidInput, format!("anchor.{field} is required for this anchor type"))

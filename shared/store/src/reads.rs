@@ -778,6 +778,10 @@ impl TenantTx {
             .collect();
         let keys: Vec<String> = filter.properties.iter().map(|(k, _)| k.clone()).collect();
         let values: Vec<String> = filter.properties.iter().map(|(_, v)| v.to_string()).collect();
+        // Planned for its arguments each time: its filters are optional, and the generic plan
+        // a prepared statement gets from its sixth run cannot tell a list of ten candidate
+        // paths from none (it read the whole vault: 1 s instead of 0.1 s at 100k notes).
+        sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan").execute(&mut *self.tx).await?;
         let rows = sqlx::query!(
             r#"SELECT v.path, v.blob_hash, v.size, v.mtime,
                       CASE WHEN $8 THEN n.frontmatter END AS "frontmatter?",

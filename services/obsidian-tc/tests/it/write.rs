@@ -338,6 +338,30 @@ async fn patch_note_operations_rules_and_blast_radius() {
     assert_eq!(text(&app, &token, "Long.md").await.as_deref(), Some("# Only\nshort\n"));
 }
 
+/// A note overwritten again and again (a log an agent rewrites) keeps every old text in the
+/// trash: past the hundred numbered names, each copy is numbered by the time, and the write
+/// never fails for want of a name.
+#[tokio::test]
+async fn a_note_overwritten_past_a_hundred_trash_copies_still_writes() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    for i in 0..102 {
+        let args = json!({"vault": V, "path": "Log.md", "mode": "upsert", "content": format!("v{i}")});
+        ok(&app, &token, "write_note", args).await;
+    }
+    assert_eq!(text(&app, &token, "Log.md").await.as_deref(), Some("v101"));
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let files = tx.files(tenant.vault_id, None, 5000).await.unwrap();
+    tx.commit().await.unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).filter(|p| p.starts_with(".trash/Log")).collect();
+    assert_eq!(names.len(), 101, "{names:?}");
+    assert!(names.contains(&".trash/Log.md") && names.contains(&".trash/Log (99).md"), "{names:?}");
+    // The 101st copy: a name numbered by the time, not a refusal.
+    let beyond: Vec<&&str> = names.iter().filter(|n| n.len() > ".trash/Log (100).md".len()).collect();
+    assert_eq!(beyond.len(), 1, "{names:?}");
+}
+
 #[tokio::test]
 async fn delete_goes_to_the_trash_and_restore_brings_it_back() {
     let (app, token) = setup_with(true, None).await;

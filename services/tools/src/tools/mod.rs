@@ -1,63 +1,13 @@
-//! One file per tool: its input, output, declaration and handler together.
+//! One file per tool (its input, output, declaration and handler together), in a folder per
+//! catalogue domain (`Domain`), as find_capability and the domain meta-tools group them: the
+//! write_note tool is `tools::notes::write_note`. A test in `toolset.rs` holds each tool to the
+//! folder of its domain.
 
-pub mod add_tag;
-pub mod append_note;
-pub mod audit_provenance;
-pub mod bulk_create_notes;
-pub mod bulk_move_notes;
-pub mod bulk_set_property;
-pub mod call_capability;
-pub mod cancel_task;
-pub mod copy_note;
-pub mod delete_attachment;
-pub mod delete_note;
-pub mod describe_capability;
-pub mod fetch;
-pub mod find_capability;
-pub mod find_notes_by_property;
-pub mod find_notes_by_tag;
-pub mod find_orphans;
-pub mod find_unresolved_links;
-pub mod get_attachment;
-pub mod get_backlinks;
-pub mod get_index_status;
-pub mod get_note_tags;
-pub mod get_outgoing_links;
-pub mod get_provenance;
-pub mod get_server_config;
-pub mod get_task_status;
-pub mod get_vault;
-pub mod index_vault;
-pub mod inspect_visibility;
-pub mod list_attachments;
-pub mod list_notes;
-pub mod list_properties;
-pub mod list_snapshots;
-pub mod list_tags;
-pub mod list_vaults;
-pub mod move_attachment;
-pub mod move_note;
-pub mod note_exists;
-pub mod patch_note;
-pub mod read_frontmatter;
-pub mod read_note;
-pub mod read_notes;
-pub mod read_property;
-pub mod read_resources;
-pub mod read_snapshot;
-pub mod remove_tag;
-pub mod restore_note;
-pub mod restore_vault;
-pub mod rewrite_link;
+pub mod admin;
+pub mod attachments;
+pub mod knowledge;
+pub mod links;
+pub mod metadata;
+pub mod notes;
 pub mod search;
-pub mod search_and_read;
-pub mod search_jsonlogic;
-pub mod search_regex;
-pub mod search_semantic;
-pub mod search_text;
-pub mod search_vault;
-pub mod server_health;
-pub mod snapshot_note;
-pub mod update_frontmatter;
-pub mod write_attachment;
-pub mod write_note;
+pub mod vault;

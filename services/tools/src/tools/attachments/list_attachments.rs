@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use crate::tools::get_attachment::mime_of;
+use crate::tools::attachments::get_attachment::mime_of;
 use crate::{CallContext, Tool, internal};
 
 pub struct ListAttachments;

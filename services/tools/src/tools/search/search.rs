@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::citations::{note_title, note_uri, result_id};
 use crate::reading::{View, bounded};
 use crate::searching::{Corpus, Scope, note_texts};
-use crate::tools::search_vault::query_error;
+use crate::tools::search::search_vault::query_error;
 use crate::{CallContext, Tool};
 
 /// The knowledge-connector search (ChatGPT deep research and company knowledge call tools by

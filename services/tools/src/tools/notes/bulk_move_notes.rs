@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::moving;
 use crate::reading::View;
-use crate::tools::move_note::check_move;
-use crate::tools::rewrite_link::LinkChange;
+use crate::tools::links::rewrite_link::LinkChange;
+use crate::tools::notes::move_note::check_move;
 use crate::writing;
 use crate::{CallContext, Tool};
 

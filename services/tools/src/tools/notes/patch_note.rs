@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{View, not_found};
-use crate::tools::read_note::Anchor;
+use crate::tools::notes::read_note::Anchor;
 use crate::writing::{self, AnchorAt, Planned};
 use crate::{CallContext, Tool};
 

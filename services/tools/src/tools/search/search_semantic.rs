@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{ResponseFormat, Verbosity};
-use crate::tools::search_vault::semantic_unavailable;
+use crate::tools::search::search_vault::semantic_unavailable;
 use crate::{CallContext, Tool};
 
 /// Vector search. Until an embedding provider is configured it answers

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::View;
-use crate::tools::read_note::Anchor;
+use crate::tools::notes::read_note::Anchor;
 use crate::writing::{self, AnchorAt, Origin, Planned};
 use crate::{CallContext, Tool};
 

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::reading::View;
-use crate::tools::list_tags::max_notes;
+use crate::tools::metadata::list_tags::max_notes;
 use crate::{CallContext, Tool, internal};
 
 pub struct ListProperties;

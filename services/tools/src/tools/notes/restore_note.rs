@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::reading::View;
-use crate::tools::read_snapshot::snapshot_not_found;
+use crate::tools::notes::read_snapshot::snapshot_not_found;
 use crate::{CallContext, Tool, internal, writing};
 
 pub struct RestoreNote;

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::reading::{View, not_found};
-use crate::tools::add_tag::Location;
+use crate::tools::metadata::add_tag::Location;
 use crate::writing::{self, Planned};
 use crate::{CallContext, Tool};
 

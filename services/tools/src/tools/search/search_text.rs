@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
 use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, slice};
-use crate::tools::search_vault::hits_limit;
+use crate::tools::search::search_vault::hits_limit;
 use crate::{CallContext, Tool};
 
 pub struct SearchText;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::moving;
 use crate::reading::View;
-use crate::tools::move_note::{Updated, check_move};
+use crate::tools::notes::move_note::{Updated, check_move};
 use crate::{CallContext, Tool};
 
 pub struct MoveAttachment;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tasks::{self, TaskStatus};
-use crate::tools::get_task_status::Output;
+use crate::tools::admin::get_task_status::Output;
 use crate::{CallContext, Tool};
 
 pub struct CancelTask;

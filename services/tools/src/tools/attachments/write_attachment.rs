@@ -71,7 +71,7 @@ impl Tool for WriteAttachment {
             ToolError::with_message(ErrorCode::InvalidInput, "content is not base64").detail("field", "content")
         })?;
         if let Some(mime) = &input.mime_type {
-            let expected = crate::tools::get_attachment::mime_of(&input.path);
+            let expected = crate::tools::attachments::get_attachment::mime_of(&input.path);
             if expected != "application/octet-stream" && !mime.eq_ignore_ascii_case(expected) {
                 return Err(ToolError::with_message(
                     ErrorCode::InvalidInput,

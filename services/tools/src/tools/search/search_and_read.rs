@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{View, bounded, decode_cursor, encode_cursor};
 use crate::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
-use crate::tools::search_vault::{query_error, semantic_unavailable};
+use crate::tools::search::search_vault::{query_error, semantic_unavailable};
 use crate::{CallContext, Tool};
 
 pub struct SearchAndRead;
