@@ -88,14 +88,14 @@ pub async fn plan(
         let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
         sources.extend(links.into_iter().map(|l| l.source_path));
     }
-    // Never rewrite Obsidian's own state or the trash.
-    sources.retain(|p| !p.starts_with(".obsidian/") && !p.starts_with(".trash/") && !p.starts_with(".git/"));
     // Their manifest rows, read with the links (one snapshot); the moved notes' rows are in hand.
     let wanted: Vec<String> = sources.iter().filter(|p| !from_set.contains(p.as_str())).cloned().collect();
     let mut entries: Vec<FileEntry> = tx.files_at(view.vault.id, &wanted).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     entries.extend(moves.iter().map(|m| m.source.clone()));
-    entries.retain(|e| otc_store::FileKind::of_path(&e.path) == otc_store::FileKind::Note);
+    // Notes only, and never Obsidian's own state or the trash.
+    let hidden = |p: &str| p.starts_with(".obsidian/") || p.starts_with(".trash/") || p.starts_with(".git/");
+    entries.retain(|e| otc_store::FileKind::of_path(&e.path) == otc_store::FileKind::Note && !hidden(&e.path));
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     entries.dedup_by(|a, b| a.path == b.path);
     let looked_up = started.elapsed();
