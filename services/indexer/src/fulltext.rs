@@ -78,8 +78,9 @@ pub fn build(notes: &[FtsNote<'_>]) -> Option<Vec<u8>> {
 /// into one, which lands in a higher tier. Each note is so rewritten about once per tier, a
 /// handful of times in all, however many commits a vault takes. Past [`MAX_SEGMENTS`] the
 /// smallest merge anyway (unless that would rewrite one large segment to absorb a few small
-/// ones), and a mostly dead segment is rewritten to drop what it no longer holds. Only as many live notes as `limit` allows (a commit's path merges small segments
-/// only; the workers have no limit). At least two segments, or one mostly dead one, or none.
+/// ones), and a mostly dead segment is rewritten to drop what it no longer holds. Only as many
+/// live notes as `limit` allows (a commit's path merges small segments only; the workers have
+/// no limit). At least two segments, or one mostly dead one, or none.
 pub fn plan(segments: &[SegmentRef], limit: i64) -> Vec<i64> {
     let mostly_dead = |s: &SegmentRef| s.notes >= 8 && s.live * 2 < s.notes;
     let tier = |s: &SegmentRef| {

@@ -685,7 +685,7 @@ impl Indexer {
         tx.share_index_lock(vault).await?;
         // The rebuild's last transaction (mark_rebuilt) commits synchronously and so seals
         // every batch before it.
-        tx.commit_without_waiting_for_disk().await?;
+        tx.set_asynchronous_commit().await?;
         // A note created since step 1 has no file row yet: its own job indexes it.
         let known: HashSet<String> = tx.index_files_at(vault, batch).await?.into_iter().map(|f| f.path).collect();
         let entries: Vec<FileEntry> =

@@ -97,17 +97,7 @@ pub struct TermScore {
 /// order: [`top`] takes a page of them, and [`explain`] tells how the page's scores came about.
 pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>) -> Vec<Hit> {
     let st = stats(parts);
-    // Per term: its postings among visible docs.
-    let mut per_term: Vec<Vec<(usize, u32, u32)>> = Vec::with_capacity(q.words.len());
-    for w in q.words {
-        let mut list = Vec::new();
-        for (k, p) in parts.iter().enumerate() {
-            if let Some(t) = p.seg.find(w) {
-                list.extend(p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)).map(|(d, tf)| (k, d, tf)));
-            }
-        }
-        per_term.push(list);
-    }
+    let per_term: Vec<Vec<(usize, u32, u32)>> = q.words.iter().map(|w| visible_postings(parts, w).collect()).collect();
     // Documents that must hold every phrase (sorted, per part), and notes left out.
     let mut required: Option<Vec<Vec<u32>>> = None;
     for phrase in q.phrases {
@@ -180,6 +170,15 @@ pub fn rank(parts: &[Part<'_>], q: &Ranked<'_>) -> Vec<Hit> {
     hits
 }
 
+/// A word's postings among the visible documents: (part, document, term frequency), part by
+/// part in document order. What [`rank`] scores and [`explain`] counts again.
+fn visible_postings<'a>(parts: &'a [Part<'a>], word: &'a str) -> impl Iterator<Item = (usize, u32, u32)> + 'a {
+    parts.iter().enumerate().flat_map(move |(k, p)| {
+        let postings = p.seg.find(word).map(|t| p.seg.postings(t));
+        postings.into_iter().flatten().filter(|(d, _)| p.doc_visible(*d)).map(move |(d, tf)| (k, d, tf))
+    })
+}
+
 /// How each of `hits` (a page of [`rank`]'s, for the same parts and query) scored: the same
 /// statistics [`rank`] used, gathered again for these documents only, so a ranking that
 /// explains nothing pays nothing for explanations.
@@ -190,13 +189,10 @@ pub fn explain(parts: &[Part<'_>], q: &Ranked<'_>, hits: &[Hit]) -> Vec<Explain>
     let mut df = vec![0u64; q.words.len()];
     let mut tfs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); hits.len()];
     for (i, w) in q.words.iter().enumerate() {
-        for (k, p) in parts.iter().enumerate() {
-            let Some(t) = p.seg.find(w) else { continue };
-            for (d, tf) in p.seg.postings(t).filter(|(d, _)| p.doc_visible(*d)) {
-                df[i] += 1;
-                if let Some(&h) = wanted.get(&(k, d)) {
-                    tfs[h].push((i, tf));
-                }
+        for (k, d, tf) in visible_postings(parts, w) {
+            df[i] += 1;
+            if let Some(&h) = wanted.get(&(k, d)) {
+                tfs[h].push((i, tf));
             }
         }
     }

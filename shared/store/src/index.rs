@@ -199,11 +199,11 @@ impl TenantTx {
         self.ensure_index_state(vault).await
     }
 
-    /// Lets this transaction's commit return before its WAL reaches the disk. Only for work a
-    /// later synchronous commit seals: that commit's flush covers every earlier record, so a
-    /// crash loses this one only if it also loses the one that would have used it (a rebuild's
-    /// batches, sealed by the rebuild's last transaction).
-    pub async fn commit_without_waiting_for_disk(&mut self) -> Result<()> {
+    /// Makes this transaction's commit asynchronous: it returns before its WAL reaches the
+    /// disk. Only for work a later synchronous commit seals: that commit's flush covers every
+    /// earlier record, so a crash loses this one only if it also loses the one that would have
+    /// used it (a rebuild's batches, sealed by the rebuild's last transaction).
+    pub async fn set_asynchronous_commit(&mut self) -> Result<()> {
         sqlx::query("SET LOCAL synchronous_commit = off").execute(&mut *self.tx).await?;
         Ok(())
     }
