@@ -100,10 +100,11 @@ impl ApiError {
             C::Unauthorized => StatusCode::UNAUTHORIZED,
             C::Forbidden | C::AclDenied | C::ReadOnly | C::ReadOnlyMode => StatusCode::FORBIDDEN,
             C::NotFound | C::VaultNotFound | C::NoteNotFound => StatusCode::NOT_FOUND,
-            C::ConcurrentModification | C::Conflict | C::NoteExists => StatusCode::CONFLICT,
+            C::ConcurrentModification | C::Conflict | C::NoteExists | C::IdempotencyInFlight => StatusCode::CONFLICT,
+            C::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
             C::Overflow => StatusCode::PAYLOAD_TOO_LARGE,
             C::Throttled => StatusCode::TOO_MANY_REQUESTS,
-            C::Internal | C::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            C::Internal | C::InternalError | C::IndeterminateOutcome => StatusCode::INTERNAL_SERVER_ERROR,
             C::OperationTimeout => StatusCode::GATEWAY_TIMEOUT,
             _ => StatusCode::BAD_REQUEST,
         };

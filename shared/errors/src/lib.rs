@@ -1,5 +1,6 @@
-//! The error catalogue: every failure a caller sees carries one of these 36 codes, a default
-//! message, a fixed recovery hint and a retryable flag. The hint is chosen by the code alone (or,
+//! The error catalogue: every failure a caller sees carries one of these 41 codes (the spec's
+//! 36 and five more of the public implementation's), a default message, a fixed recovery hint
+//! and a retryable flag. The hint is chosen by the code alone (or,
 //! for a few failures, by the throw site from its own fixed alternatives), so it can never carry a
 //! path, query or other caller data; specifics go in `details`.
 //!
@@ -98,6 +99,8 @@ catalogue! {
     DqlError => "dql_error", false, "Dataview rejected the query",
         "Check the query with validate_dql, which reports the syntax error without running it." [validate_dql]
         | "Correct the query's Dataview syntax and try again.";
+    EgressExcluded => "egress_excluded", false, "the egress guard refused to send this text out",
+        "This text is marked as never leaving the server (an excluded folder or property). Leave it out of the request, or ask the operator which content is excluded.";
     ElicitInvalid => "elicit_invalid", false, "the confirmation token is invalid, spent or expired",
         "Send the original call again without a token to get a fresh confirmation request.";
     ElicitRequired => "elicit_required", false, "a human must confirm this call",
@@ -110,6 +113,13 @@ catalogue! {
     Forbidden => "forbidden", false, "the caller may not do this",
         "A required scope or binding is missing (details name it). Use a credential that grants it, or ask inspect_acl what this caller may reach." [inspect_acl]
         | "A required scope or binding is missing (details name it). Use a credential that grants it.";
+    IdempotencyInFlight => "idempotency_in_flight", true, "a call with this idempotency key is still running",
+        "Wait a moment and send the same call with the same key again: once the first call finishes, it answers with that call's result.";
+    IdempotencyKeyMismatch => "idempotency_key_mismatch", false, "the idempotency key was already used with other arguments",
+        "A key stands for one call. Send the original arguments to get the first result, or use a new key for a different call.";
+    IndeterminateOutcome => "indeterminate_outcome", false, "the change may have been applied; verify before acting again",
+        "The effect may have landed before the failure. Read the target again (read_note shows a note's current state) before deciding what to do; this key will not run the call again." [read_note]
+        | "The effect may have landed before the failure. Check the target's current state before deciding what to do; this key will not run the call again.";
     Internal => "internal", true, "internal error",
         "Something failed inside the server. Retry once; if it fails again, check server_health and the server log." [server_health]
         | "Something failed inside the server. Retry once; if it fails again, report the call to whoever runs the server.";
@@ -145,6 +155,8 @@ catalogue! {
     PluginMissing => "plugin_missing", false, "a required Obsidian plugin is not installed or enabled",
         "Enable the plugin in Obsidian, then run refresh_plugin_capabilities so the server checks again." [refresh_plugin_capabilities]
         | "Enable the plugin in Obsidian, then try again.";
+    PluginUnavailable => "plugin_unavailable", false, "the companion plugin is not answering",
+        "This needs the companion plugin in a running Obsidian. Use a tool that works on the files alone, or start Obsidian with the plugin enabled.";
     PluginUnreachable => "plugin_unreachable", true, "the plugin is present but its endpoint failed",
         "Retry shortly; make sure Obsidian is running with its Local REST API reachable.";
     ReadOnly => "read_only", false, "the server is in read-only mode",
@@ -291,8 +303,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_has_36_unique_sorted_snake_case_codes() {
-        assert_eq!(TABLE.len(), 36);
+    fn the_table_has_41_unique_sorted_snake_case_codes() {
+        assert_eq!(TABLE.len(), 41);
         let codes: Vec<&str> = TABLE.iter().map(|r| r.code.as_str()).collect();
         let mut sorted = codes.clone();
         sorted.sort();
@@ -315,6 +327,7 @@ mod tests {
                 "aborted",
                 "concurrent_modification",
                 "embedding_provider_error",
+                "idempotency_in_flight",
                 "internal",
                 "internal_error",
                 "operation_timeout",
