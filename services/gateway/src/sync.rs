@@ -72,7 +72,7 @@ async fn open_vault(state: &AppState, caller: &Caller, vault: &str) -> ApiResult
     match found {
         Some(v) if caller.vault_id.is_none_or(|bound| bound == v.id) => Ok((tx, v)),
         _ => Err(ApiError::from_tool(
-            ToolError::with_message(ErrorCode::VaultNotFound, "no such vault").detail("vault", vault.to_string()),
+            ToolError::with_message(ErrorCode::VaultNotFound, "no such vault").echo("vault", vault),
         )),
     }
 }

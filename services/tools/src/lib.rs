@@ -352,6 +352,11 @@ impl Dispatcher {
             return Box::pin(self.call_domain(caller, surface, client_name, domain, args, progress)).await;
         }
         let tool = self.resolve(caller, name)?;
+        let mut args = args;
+        if tool.requires_vault() && !args.contains_key("vault") {
+            let vault = self.only_vault(caller, tool.name()).await?;
+            args.insert("vault".into(), Value::String(vault));
+        }
         let args = Value::Object(args);
         tool.validate_input(&args)?;
         let handler = self.handlers[tool.name()];
@@ -370,6 +375,38 @@ impl Dispatcher {
                 .detail("tool", tool.name()));
         }
         Ok(output)
+    }
+
+    /// The name of the one vault `caller` can reach, for a call that left `vault` out; with
+    /// none, vault_not_found; with several, a validation error that lists them.
+    async fn only_vault(&self, caller: &Caller, tool: &str) -> Result<String, ToolError> {
+        let store_err = |e: otc_store::StoreError| internal(tool, &e);
+        let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(store_err)?;
+        let vaults = match caller.vault_id {
+            Some(bound) => tx.vault(bound).await.map_err(store_err)?.into_iter().collect(),
+            None => tx.list_vaults().await.map_err(store_err)?,
+        };
+        tx.commit().await.map_err(store_err)?;
+        match vaults.as_slice() {
+            [] => Err(ToolError::with_message(ErrorCode::VaultNotFound, "this caller can reach no vault")),
+            [only] => Ok(only.name.clone()),
+            several => {
+                const LISTED: usize = 20;
+                let names: Vec<&str> = several.iter().take(LISTED).map(|v| v.name.as_str()).collect();
+                Err(ToolError::with_message(
+                    ErrorCode::ValidationError,
+                    format!(
+                        "{tool}: argument vault is required: this caller can reach {} vaults ({}{})",
+                        several.len(),
+                        names.join(", "),
+                        if several.len() > LISTED { ", ..." } else { "" }
+                    ),
+                )
+                .detail("field", "vault")
+                .detail("vaults", names)
+                .detail("count", several.len()))
+            }
+        }
     }
 
     /// A domain meta-tool call: `{action, args}` routed to the action through the same pipeline.
@@ -451,17 +488,28 @@ pub fn capability_hidden(name: &str) -> ToolError {
     .detail("tool", name.to_string())
 }
 
-/// The caller's vault named `name`: vault_not_found when the tenant has none by that name or
-/// the caller's token is bound to another vault (the two answer alike).
+/// The caller's vault named `name` (or, when no vault has that name, whose id it is, as
+/// list_vaults shows it): vault_not_found when the tenant has none such or the caller's token
+/// is bound to another vault (the two answer alike).
 pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<otc_store::Vault, ToolError> {
     let services = ctx.services();
+    let not_found = || ToolError::new(ErrorCode::VaultNotFound).echo("vault", name);
+    // No vault name is longer (a UUID is 36).
+    if name.len() > otc_store::MAX_VAULT_NAME_BYTES {
+        return Err(not_found());
+    }
     let key = (ctx.caller.tenant_id, name.to_string());
     let cached = services.vault_cache.lock().expect("vault cache").get(&key).cloned();
     let found = match cached {
         Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
         _ => {
             let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-            let found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
+            let mut found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
+            if found.is_none()
+                && let Ok(id) = uuid::Uuid::try_parse(name)
+            {
+                found = tx.vault(id).await.map_err(|e| internal(tool, &e))?;
+            }
             tx.commit().await.map_err(|e| internal(tool, &e))?;
             if let Some(vault) = &found {
                 services.vault_cache.lock().expect("vault cache").insert(key, (vault.clone(), Instant::now()));
@@ -471,6 +519,6 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
     };
     match found {
         Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
-        _ => Err(ToolError::new(ErrorCode::VaultNotFound).detail("vault", name)),
+        _ => Err(not_found()),
     }
 }

@@ -55,6 +55,12 @@ impl Registered {
         summary(self.spec.description)
     }
 
+    /// Whether the input schema requires a `vault` argument (one the dispatcher fills in for a
+    /// caller who can reach only one vault).
+    pub fn requires_vault(&self) -> bool {
+        self.input_schema.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|f| f == "vault"))
+    }
+
     /// Validates call arguments against the full input schema.
     pub fn validate_input(&self, args: &Value) -> Result<(), ToolError> {
         let issues = self.validator.issues(args);

@@ -215,6 +215,17 @@ pub struct ToolError {
     chosen: Option<&'static str>,
 }
 
+/// The most characters of caller input an error repeats.
+pub const ECHO_CHARS: usize = 256;
+
+/// `text` cut to [`ECHO_CHARS`] characters, with an ellipsis when cut.
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
 impl ToolError {
     /// The code with its default message.
     pub fn new(code: ErrorCode) -> Self {
@@ -229,6 +240,12 @@ impl ToolError {
     pub fn detail(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.insert(key.to_string(), value.into());
         self
+    }
+
+    /// A detail that echoes text the caller sent (a name, a path), cut to [`ECHO_CHARS`]
+    /// characters so an error never repeats an unbounded input back.
+    pub fn echo(self, key: &str, text: &str) -> Self {
+        self.detail(key, echo(text))
     }
 
     /// Hints of this failure's own instead of the code's (fixed text, best first, the last
@@ -316,6 +333,15 @@ mod tests {
             assert_eq!(ErrorCode::parse(code), Some(row.code));
             assert!(!row.message.is_empty() && row.hints.iter().all(|h| !h.text.is_empty()), "{code}");
         }
+    }
+
+    #[test]
+    fn echoed_input_is_cut() {
+        assert_eq!(echo("Notes"), "Notes");
+        let long = "é".repeat(3 * 1024 * 1024);
+        assert_eq!(echo(&long).chars().count(), ECHO_CHARS + 1);
+        let err = ToolError::new(ErrorCode::VaultNotFound).echo("vault", &long);
+        assert!(err.details["vault"].as_str().unwrap().len() < 1024);
     }
 
     #[test]

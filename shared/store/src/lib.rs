@@ -42,7 +42,7 @@ pub use principals::{Principal, PrincipalKind};
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
-pub use vaults::Vault;
+pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

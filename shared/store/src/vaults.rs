@@ -10,6 +10,9 @@ pub struct Vault {
     pub created_at: DateTime<Utc>,
 }
 
+/// The longest vault name (the `vaults.name` check: 1 to 100 ASCII characters).
+pub const MAX_VAULT_NAME_BYTES: usize = 100;
+
 impl TenantTx {
     pub async fn create_vault(&mut self, name: &str) -> Result<Vault> {
         Ok(sqlx::query_as!(

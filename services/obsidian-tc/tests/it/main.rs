@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod access;
 mod auth;
 mod big_note;
 mod bulk;
