@@ -27,6 +27,7 @@ else
   export OTC__OBJECT_STORE__PREFIX="index-bench"
 fi
 export OTC__SERVER__LISTEN=127.0.0.1:8099 RUST_LOG=${RUST_LOG:-warn}
+source loadtests/limits.sh
 token_file=/var/tmp/otc-index-bench-token
 if [ "${REUSE:-0}" != 1 ]; then
   [ "$store" = local ] && rm -rf "$OTC__OBJECT_STORE__PATH"

@@ -21,6 +21,7 @@ psql=.services/pg/pkg/pgserver/pginstall/bin/psql
 export OTC__DATABASE__URL="$base/otc_read_bench"
 export OTC__REDIS__KEY_PREFIX="read-bench:" OTC__OBJECT_STORE__KIND=local OTC__OBJECT_STORE__PATH=/var/tmp/otc-read-bench-objects
 export OTC__SERVER__LISTEN=127.0.0.1:8098 RUST_LOG=warn
+source loadtests/limits.sh
 if [ "${REUSE:-0}" != 1 ]; then
   rm -rf "$OTC__OBJECT_STORE__PATH"
   "$psql" "$base/postgres" -qc "DROP DATABASE IF EXISTS otc_read_bench" -c "CREATE DATABASE otc_read_bench"

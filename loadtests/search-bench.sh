@@ -22,6 +22,7 @@ psql=.services/pg/pkg/pgserver/pginstall/bin/psql
 export OTC__DATABASE__URL="$base/otc_search_bench"
 export OTC__REDIS__KEY_PREFIX="search-bench:" OTC__OBJECT_STORE__KIND=local OTC__OBJECT_STORE__PATH=/var/tmp/otc-search-bench-objects
 export OTC__SERVER__LISTEN=127.0.0.1:8097 RUST_LOG=${RUST_LOG:-warn} OTC__TOOLS__CONFIRM_DESTRUCTIVE=false
+source loadtests/limits.sh
 if [ "${REUSE:-0}" != 1 ]; then
   rm -rf "$OTC__OBJECT_STORE__PATH"
   "$psql" "$base/postgres" -qc "DROP DATABASE IF EXISTS otc_search_bench" -c "CREATE DATABASE otc_search_bench"

@@ -23,6 +23,7 @@ psql=.services/pg/pkg/pgserver/pginstall/bin/psql
 export OTC__DATABASE__URL="$base/otc_write_bench"
 export OTC__REDIS__KEY_PREFIX="write-bench:" OTC__OBJECT_STORE__KIND=local OTC__OBJECT_STORE__PATH=/var/tmp/otc-write-bench-objects
 export OTC__SERVER__LISTEN=127.0.0.1:8099 OTC__TOOLS__CONFIRM_DESTRUCTIVE=false RUST_LOG=${RUST_LOG:-warn}
+source loadtests/limits.sh
 url=http://127.0.0.1:8099
 if [ "${REUSE:-0}" != 1 ]; then
   rm -rf "$OTC__OBJECT_STORE__PATH"

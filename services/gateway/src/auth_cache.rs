@@ -109,6 +109,7 @@ mod tests {
             scopes: vec![],
             vault_id: None,
             expires_at,
+            rate_tiers: vec![],
         }
     }
 

@@ -8,6 +8,7 @@ pub mod auth_cache;
 mod error;
 mod health;
 pub mod mcp;
+mod rate_limit;
 mod sync;
 mod whoami;
 
@@ -57,6 +58,10 @@ pub struct SyncSettings {
 #[derive(Debug, Clone, Copy)]
 pub struct HttpLimits {
     pub body_limit_bytes: usize,
+    /// Requests a minute, and burst, one client address may make to the routes that need no
+    /// credential.
+    pub per_ip_per_minute: u32,
+    pub per_ip_burst: u32,
 }
 
 /// The whole HTTP surface. Health routes are open; every other route, unknown ones included,
@@ -84,11 +89,13 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes));
     let authenticated = limited
         .merge(uploads)
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+    let open = Router::new().route("/healthz", get(health::healthz)).route("/readyz", get(health::readyz));
+    let open = rate_limit::per_ip(open, limits.per_ip_per_minute, limits.per_ip_burst);
     Router::new()
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
+        .merge(open)
         .merge(authenticated)
         // Request spans at INFO so the default filter keeps them for trace export.
         .layer(
@@ -119,6 +126,8 @@ pub async fn serve(
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
     });
+    // The peer address is what the per-address limit of the open routes counts by.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = axum::serve(listener, app).with_graceful_shutdown(signal).into_future();
     tokio::select! {
         result = server => result,

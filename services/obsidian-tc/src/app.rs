@@ -88,6 +88,7 @@ pub fn dispatcher_with(
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
+        limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
@@ -187,7 +188,14 @@ pub async fn start_gateway_with(
             max_commit_changes: config.sync.max_commit_changes,
         },
     };
-    let router = otc_gateway::router(state, HttpLimits { body_limit_bytes: config.server.body_limit_bytes });
+    let router = otc_gateway::router(
+        state,
+        HttpLimits {
+            body_limit_bytes: config.server.body_limit_bytes,
+            per_ip_per_minute: config.rate_limits.per_ip_per_minute,
+            per_ip_burst: config.rate_limits.per_ip_burst,
+        },
+    );
     let (stop, mut stopped) = watch::channel(false);
     let until = async move {
         tokio::select! {

@@ -180,7 +180,7 @@ impl Client {
             if let Some(a) = &after {
                 request = request.query(&[("after", a)]);
             }
-            let page: Value = Self::check(request.send().await?).await?.json().await?;
+            let page: Value = Self::check(send(request).await?).await?.json().await?;
             if after.is_none() {
                 head = page["head"].as_i64().unwrap_or(0);
             }
@@ -196,21 +196,21 @@ impl Client {
     }
 
     pub async fn upload(&self, hash: &str, bytes: Bytes) -> anyhow::Result<()> {
-        let response =
-            self.http.put(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token).body(bytes).send().await?;
+        let request = self.http.put(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token).body(bytes);
+        let response = send(request).await?;
         Self::check(response).await?;
         Ok(())
     }
 
     pub async fn download(&self, hash: &str) -> anyhow::Result<Bytes> {
-        let response = self.http.get(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token).send().await?;
+        let response = send(self.http.get(self.url(&format!("/blobs/{hash}"))).bearer_auth(&self.token)).await?;
         Ok(Self::check(response).await?.bytes().await?)
     }
 
     /// Commits `changes` (JSON change objects); a stale refusal is a [`StaleCommit`].
     pub async fn commit(&self, changes: Vec<Value>) -> anyhow::Result<i64> {
         let body = json!({ "changes": changes, "tool": "sync", "client_name": "obsidian-tc sync" });
-        let response = self.http.post(self.url("/commit")).bearer_auth(&self.token).json(&body).send().await?;
+        let response = send(self.http.post(self.url("/commit")).bearer_auth(&self.token).json(&body)).await?;
         if response.status() == reqwest::StatusCode::CONFLICT {
             let v: Value = response.json().await?;
             let stale = v["error"]["details"]["stale"]
@@ -223,6 +223,22 @@ impl Client {
         let v: Value = Self::check(response).await?.json().await?;
         Ok(v["seq"].as_i64().unwrap_or(0))
     }
+}
+
+/// Sends `request`; a throttled answer (429) is waited out, as long as its Retry-After says
+/// (at most a minute at a time, a hundred times), and the request sent again.
+async fn send(mut request: reqwest::RequestBuilder) -> reqwest::Result<reqwest::Response> {
+    for _ in 0..100 {
+        let again = request.try_clone();
+        let response = request.send().await?;
+        let Some(again) = again.filter(|_| response.status() == reqwest::StatusCode::TOO_MANY_REQUESTS) else {
+            return Ok(response);
+        };
+        let wait = response.headers().get("retry-after").and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        tokio::time::sleep(Duration::from_secs(wait.unwrap_or(1).clamp(1, 60))).await;
+        request = again;
+    }
+    request.send().await
 }
 
 fn urlencode(text: &str) -> String {

@@ -1,4 +1,4 @@
-//! `obsidian-tc tenant create|show`
+//! `obsidian-tc tenant create|show|limits`
 
 use std::process::ExitCode;
 
@@ -24,6 +24,43 @@ pub enum TenantCommand {
         /// Slug or id.
         tenant: String,
     },
+    /// Show, set or reset the tenant's rate-limit tiers (calls a minute and burst per class of
+    /// call: bulk, execute, admin, delete, write, read, and sync for the /v1 API). A class the tenant has no tier for
+    /// takes the deployment's (rate_limits.tiers). Every gateway applies a change before this
+    /// command returns.
+    Limits {
+        /// Slug or id.
+        tenant: String,
+        /// CLASS=PER_MINUTE/BURST, e.g. `write=120/40`; repeatable.
+        #[arg(long = "set", value_name = "CLASS=PER_MINUTE/BURST")]
+        set: Vec<String>,
+        /// A class to give back the deployment's tier; repeatable.
+        #[arg(long = "reset", value_name = "CLASS")]
+        reset: Vec<String>,
+    },
+}
+
+/// `write=120/40` as a tier.
+fn parse_tier(text: &str) -> anyhow::Result<otc_store::RateTier> {
+    let bad = || anyhow::anyhow!("expected CLASS=PER_MINUTE/BURST (e.g. write=120/40), got {text:?}");
+    let (class, numbers) = text.split_once('=').ok_or_else(bad)?;
+    let (per_minute, burst) = numbers.split_once('/').ok_or_else(bad)?;
+    let class = known_class(class)?;
+    let number = |n: &str| match n.trim().parse::<u32>() {
+        Ok(v @ 1..=1_000_000) => Ok(v),
+        _ => anyhow::bail!("{n:?} in {text:?}: a whole number from 1 to 1000000"),
+    };
+    Ok(otc_store::RateTier { class, per_minute: number(per_minute)?, burst: number(burst)? })
+}
+
+fn known_class(class: &str) -> anyhow::Result<String> {
+    let class = class.trim();
+    anyhow::ensure!(
+        otc_config::RateTiers::CLASSES.contains(&class),
+        "unknown class {class:?}: one of {}",
+        otc_config::RateTiers::CLASSES.join(", ")
+    );
+    Ok(class.to_string())
 }
 
 pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<ExitCode> {
@@ -49,6 +86,41 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             println!("tenant  {} ({})\nname    {}\ncreated {}", tenant.slug, tenant.id, tenant.name, tenant.created_at);
             for vault in vaults {
                 println!("vault   {} ({})", vault.name, vault.id);
+            }
+        }
+        TenantCommand::Limits { tenant, set, reset } => {
+            let set = set.iter().map(|t| parse_tier(t)).collect::<anyhow::Result<Vec<_>>>()?;
+            let reset = reset.iter().map(|c| known_class(c)).collect::<anyhow::Result<Vec<_>>>()?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            for tier in &set {
+                tx.set_rate_tier(tier).await?;
+            }
+            for class in &reset {
+                tx.clear_rate_tier(class).await?;
+            }
+            let own = tx.rate_tiers().await?;
+            tx.commit().await?;
+            if !set.is_empty() || !reset.is_empty() {
+                // The tiers travel with each checked token: gateways drop what they checked.
+                let (_, kv, config) = app::store_and_kv(&sources)?;
+                if let Err(e) = otc_gateway::auth_cache::revoked(&kv, id).await {
+                    eprintln!(
+                        "warning: could not tell the gateways through Redis ({}); they apply the change within {} ms",
+                        otc_gateway::error_chain(&e),
+                        config.server.auth_cache_ttl_ms
+                    );
+                }
+            }
+            let defaults = app::load(&sources)?.config.rate_limits.tiers;
+            for class in otc_config::RateTiers::CLASSES {
+                match own.iter().find(|t| t.class == class) {
+                    Some(t) => println!("{class:<8} {:>7}/min  burst {:<6} (tenant)", t.per_minute, t.burst),
+                    None => {
+                        let t = defaults.get(class).expect("a known class");
+                        println!("{class:<8} {:>7}/min  burst {:<6} (default)", t.per_minute, t.burst)
+                    }
+                }
             }
         }
     }

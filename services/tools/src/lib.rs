@@ -1,6 +1,7 @@
 //! The tools, one file each under [`tools`], and the one pipeline every call goes through,
 //! whichever surface or facade it came in by: find the tool → visibility (profile, operator
-//! rules) → scopes → schema validation → handler → response-size governor.
+//! rules) → scopes → the vault filled in when left out → schema validation → rate limit →
+//! handler → response-size governor.
 //!
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
@@ -9,6 +10,7 @@ pub mod file_cache;
 pub mod format;
 pub mod links_out;
 pub mod moving;
+pub mod rate_limits;
 pub mod reading;
 pub mod resources;
 pub mod restore;
@@ -133,6 +135,8 @@ pub struct Services {
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).
     pub check_timeout: Duration,
+    /// Each principal's budget of calls per class, shared by every gateway.
+    pub limiter: rate_limits::RateLimiter,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress
@@ -359,6 +363,10 @@ impl Dispatcher {
         }
         let args = Value::Object(args);
         tool.validate_input(&args)?;
+        // call_capability only routes: the call it makes spends from its own class.
+        if tool.name() != "call_capability" {
+            self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
+        }
         let handler = self.handlers[tool.name()];
         let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress, args: &args };
         let output = handler(&ctx).await?;

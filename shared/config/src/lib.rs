@@ -35,6 +35,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub resources: ResourcesConfig,
     pub sync: SyncConfig,
+    pub rate_limits: RateLimitsConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -441,6 +442,99 @@ impl Default for ToolsConfig {
 pub struct ToolDefaults {
     /// The response_format a call gets when it names none.
     pub response_format: ResponseFormatSetting,
+}
+
+/// Rate limits: a GCRA budget in Redis per principal and class of call (a tool's scope class,
+/// or `sync` for every /v1 request), shared by every gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RateLimitsConfig {
+    pub enabled: bool,
+    /// What a call gets when Redis cannot decide: `open` lets it through (and warns), `closed`
+    /// answers throttled. server_health reports which.
+    pub when_redis_down: FailPolicy,
+    /// The default tier of each class; a tenant's own (`obsidian-tc tenant limits`) replace them.
+    pub tiers: RateTiers,
+    /// Requests per minute (and burst) one client address may make to the routes that need no
+    /// credential (health, readiness, OAuth metadata), counted in each gateway's memory.
+    pub per_ip_per_minute: u32,
+    pub per_ip_burst: u32,
+}
+
+impl Default for RateLimitsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            when_redis_down: FailPolicy::Open,
+            tiers: RateTiers::default(),
+            per_ip_per_minute: 600,
+            per_ip_burst: 100,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FailPolicy {
+    #[default]
+    Open,
+    Closed,
+}
+
+/// Calls per minute and burst (how many may come at once after a quiet spell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateTier {
+    pub per_minute: u32,
+    pub burst: u32,
+}
+
+/// The default tier of each class (the public implementation's defaults).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateTiers {
+    pub read: RateTier,
+    pub write: RateTier,
+    pub delete: RateTier,
+    pub admin: RateTier,
+    pub execute: RateTier,
+    pub bulk: RateTier,
+    /// The sync API (/v1): one file per upload or download, so a tier of its own.
+    pub sync: RateTier,
+}
+
+impl Default for RateTiers {
+    fn default() -> Self {
+        let tier = |per_minute, burst| RateTier { per_minute, burst };
+        Self {
+            read: tier(600, 100),
+            write: tier(60, 20),
+            delete: tier(60, 20),
+            admin: tier(5, 1),
+            execute: tier(5, 1),
+            bulk: tier(10, 3),
+            sync: tier(6000, 1000),
+        }
+    }
+}
+
+impl RateTiers {
+    /// The classes, most costly first (the sync API's last: it is not a tool's).
+    pub const CLASSES: [&str; 7] = ["bulk", "execute", "admin", "delete", "write", "read", "sync"];
+
+    /// The tier of a class by name.
+    pub fn get(&self, class: &str) -> Option<RateTier> {
+        Some(match class {
+            "read" => self.read,
+            "write" => self.write,
+            "delete" => self.delete,
+            "admin" => self.admin,
+            "execute" => self.execute,
+            "bulk" => self.bulk,
+            "sync" => self.sync,
+            _ => return None,
+        })
+    }
 }
 
 /// MCP note resources (`obsidian-tc://<vault>/<path>`: resources/list, resources/read and the

@@ -2,8 +2,8 @@
 //! records with a time to live (the state of long-running tool calls), and generations (values
 //! that tell the gateways' caches when what they hold has changed).
 //!
-//! Later work adds rate limits here. Every key goes through [`Kv::key`], so
-//! deployments and tests sharing one Redis never see each other's keys.
+//! Also the rate limiter's budgets ([`Kv::rate_check`], GCRA on Redis's clock). Every key goes
+//! through [`Kv::key`], so deployments and tests sharing one Redis never see each other's keys.
 
 mod cache;
 
@@ -170,6 +170,67 @@ impl Kv {
     }
 }
 
+/// One rate-limit decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateDecision {
+    pub allowed: bool,
+    /// Calls that could be made at once after this one.
+    pub remaining: u32,
+    /// When refused: how long until one call would be allowed.
+    pub retry_after: Duration,
+    /// How long until the budget is whole again.
+    pub reset_after: Duration,
+}
+
+/// GCRA (the generic cell rate algorithm) over one key holding the theoretical arrival time in
+/// microseconds of Redis's own clock, so every gateway shares one budget whatever its clock
+/// says. ARGV: the emission interval (µs per call) and the burst. Returns allowed (0/1),
+/// remaining, retry-after µs and reset µs.
+const GCRA: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local new_tat = tat + interval
+local allow_at = new_tat - interval * burst
+if now < allow_at then
+  return {0, 0, allow_at - now, tat - now}
+end
+redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.floor((new_tat - now) / 1000) + 1)
+return {1, math.floor((now - allow_at) / interval), 0, new_tat - now}
+"#;
+
+static GCRA_SCRIPT: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| Script::new(GCRA));
+
+impl Kv {
+    /// Spends one call of the budget `name` (`per_minute` calls a minute, up to `burst` at
+    /// once). Within [`GENERATION_WAIT`], and refused at once for a second after Redis was
+    /// found unreachable, like a cache's generation read: the caller applies its policy.
+    pub async fn rate_check(&self, name: &str, per_minute: u32, burst: u32) -> Result<RateDecision> {
+        let interval_us = 60_000_000 / u64::from(per_minute.max(1));
+        let check = async {
+            let mut conn = self.conn().await?;
+            let (allowed, remaining, retry_us, reset_us): (i64, i64, i64, i64) = GCRA_SCRIPT
+                .key(self.key(name))
+                .arg(interval_us)
+                .arg(burst.max(1))
+                .invoke_async(&mut conn)
+                .await
+                .map_err(classify)?;
+            let us = |v: i64| Duration::from_micros(v.max(0) as u64);
+            Ok(RateDecision {
+                allowed: allowed == 1,
+                remaining: remaining.clamp(0, u32::MAX.into()) as u32,
+                retry_after: us(retry_us),
+                reset_after: us(reset_us),
+            })
+        };
+        self.fail_fast(check).await
+    }
+}
+
 /// How long a generation outlives its last move (a missing one is recreated at random).
 const GENERATION_TTL_MS: u64 = 7 * 24 * 3600 * 1000;
 
@@ -219,9 +280,10 @@ impl Kv {
         self.fail_fast(self.read_generation(generation, false)).await
     }
 
-    /// A generation read for a cache: within [`GENERATION_WAIT`], and refused at once for a
-    /// second after Redis was found unreachable (the caller falls back to Postgres, so a
-    /// gateway that lost Redis pays one slow request a second, not one each).
+    /// A read on a request's path (a cache's generation, a rate check): within
+    /// [`GENERATION_WAIT`], and refused at once for a second after Redis was found unreachable
+    /// (the caller falls back to Postgres or its policy, so a gateway that lost Redis pays one
+    /// slow request a second, not one each).
     async fn fail_fast<T>(&self, read: impl std::future::Future<Output = Result<T>>) -> Result<T> {
         use std::sync::atomic::Ordering::Relaxed;
         let now_ms = self.started.elapsed().as_millis() as u64;

@@ -12,6 +12,7 @@ mod fulltext;
 mod history;
 mod index;
 mod principals;
+mod rate_limits;
 mod reads;
 mod tenants;
 mod tokens;
@@ -39,6 +40,7 @@ pub use index::{
     TaskRecord,
 };
 pub use principals::{Principal, PrincipalKind};
+pub use rate_limits::RateTier;
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
 pub use tenants::Tenant;
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};

@@ -47,6 +47,8 @@ pub struct Authenticated {
     pub vault_id: Option<Uuid>,
     /// When the token stops working, if it expires.
     pub expires_at: Option<DateTime<Utc>>,
+    /// The tenant's own rate-limit tiers (classes it left out take the deployment's).
+    pub rate_tiers: Vec<crate::RateTier>,
 }
 
 /// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
@@ -107,6 +109,9 @@ impl TenantTx {
     pub async fn authenticate(&mut self, hash: &TokenHash) -> Result<Option<Authenticated>> {
         let row = sqlx::query!(
             r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id, t.expires_at,
+                      ARRAY(SELECT class FROM tenant_rate_limits ORDER BY class) AS "tier_classes!",
+                      ARRAY(SELECT per_minute FROM tenant_rate_limits ORDER BY class) AS "tier_per_minute!",
+                      ARRAY(SELECT burst FROM tenant_rate_limits ORDER BY class) AS "tier_burst!",
                       (t.last_used_at IS NULL
                         OR t.last_used_at < now() - make_interval(secs => $2)) AS "stale_use!"
                  FROM api_tokens t
@@ -135,6 +140,13 @@ impl TenantTx {
             scopes,
             vault_id: row.vault_id,
             expires_at: row.expires_at,
+            rate_tiers: (row.tier_classes.into_iter().zip(row.tier_per_minute).zip(row.tier_burst))
+                .map(|((class, per_minute), burst)| crate::RateTier {
+                    class,
+                    per_minute: per_minute as u32,
+                    burst: burst as u32,
+                })
+                .collect(),
         }))
     }
 

@@ -56,6 +56,13 @@ impl Isolation {
         // Tests read what they wrote: on a busy test machine inline indexing may take longer
         // than the production deadline (tests of the deadline set their own).
         env.push(("OTC__INDEX__INLINE_DEADLINE_MS".into(), "60000".into()));
+        // Every call still spends from a budget in Redis, but one no test exhausts by accident
+        // (the rate-limit tests set their own).
+        for class in otc_config::RateTiers::CLASSES {
+            let class = class.to_ascii_uppercase();
+            env.push((format!("OTC__RATE_LIMITS__TIERS__{class}__PER_MINUTE"), "1000000".into()));
+            env.push((format!("OTC__RATE_LIMITS__TIERS__{class}__BURST"), "1000000".into()));
+        }
         env
     }
 

@@ -25,6 +25,24 @@ pub struct Output {
     pub subsystems: BTreeMap<String, Subsystem>,
     pub tool_facade: FacadeReport,
     pub tools: ToolCounts,
+    pub rate_limits: RateLimitReport,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RateLimitReport {
+    pub enabled: bool,
+    /// Whether calls are being counted now (limits on and Redis answering).
+    pub counting: bool,
+    /// What calls get while Redis is unreachable: open (through, uncounted) or closed (throttled).
+    pub when_redis_down: String,
+    /// Your tier per class of call: calls a minute and burst.
+    pub tiers: BTreeMap<String, Tier>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Tier {
+    pub per_minute: u32,
+    pub burst: u32,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -93,7 +111,7 @@ impl Tool for ServerHealth {
             "server_health",
             "Server health",
             "Reports whether the server and its subsystems (database, cache, object store) are healthy, its version and uptime, \
-             and how the tool surface is configured for you.",
+             and how the tool surface and your rate limits are configured.",
             Domain::Admin,
         )
     };
@@ -111,6 +129,23 @@ impl Tool for ServerHealth {
         let (listing, explanation) = facade::resolve(settings, ctx.surface, ctx.client_name);
         let advertised = ctx.dispatcher.list_tools(ctx.caller, ctx.surface, ctx.client_name).len();
         let hidden = ctx.dispatcher.profile_hidden(ctx.caller).len();
+        let limiter = &services.limiter;
+        let rate_limits = RateLimitReport {
+            enabled: limiter.config().enabled,
+            counting: limiter.config().enabled && redis.status == "ok",
+            when_redis_down: match limiter.config().when_redis_down {
+                otc_config::FailPolicy::Open => "open",
+                otc_config::FailPolicy::Closed => "closed",
+            }
+            .into(),
+            tiers: otc_config::RateTiers::CLASSES
+                .into_iter()
+                .map(|class| {
+                    let tier = limiter.tier(ctx.caller, class);
+                    (class.to_string(), Tier { per_minute: tier.per_minute, burst: tier.burst })
+                })
+                .collect(),
+        };
         Ok(Output {
             status: if healthy { "ok" } else { "degraded" }.into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -131,6 +166,7 @@ impl Tool for ServerHealth {
                 explanation,
             },
             tools: ToolCounts { registered: ctx.registry().len(), advertised, hidden_by_profile: hidden },
+            rate_limits,
         })
     }
 }
