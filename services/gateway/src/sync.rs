@@ -356,15 +356,51 @@ fn check_acl(view: &View, index: usize, path: &str, delete: bool) -> ApiResult<(
 
 /// POST /v1/vaults/{vault}/commit: applies a batch atomically, or answers 409
 /// concurrent_modification naming every stale path and applies nothing.
+/// `POST /v1/vaults/{vault}/commit`. With an `Idempotency-Key` header, the same key and body
+/// answer the first commit's result without committing again (`otc_tools::idempotency`).
 pub async fn commit(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(vault): Path<String>,
-    request: Result<Json<CommitRequest>, axum::extract::rejection::JsonRejection>,
+    headers: axum::http::HeaderMap,
+    request: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let Json(request) =
+    let Json(body) =
         request.map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {}", e.body_text())))?;
-    require(&caller, "write:notes")?;
+    let key = match headers.get("idempotency-key") {
+        None => None,
+        Some(value) => Some(value.to_str().map_err(|_| {
+            tool_err(ErrorCode::InvalidInput, "Idempotency-Key must be 1 to 255 printable ASCII characters")
+        })?),
+    };
+    let Some(key) = key else {
+        return commit_once(&state, &caller, &vault, body).await.map(Json);
+    };
+    let fingerprint = otc_tools::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
+    let services = &state.dispatcher.services;
+    let guard = match otc_tools::idempotency::claim(&services.kv, &caller, key, &fingerprint).await {
+        Ok(otc_tools::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
+        Ok(otc_tools::idempotency::Claim::Run(guard)) => guard,
+        Err(e) => return Err(ApiError::from_tool(e)),
+    };
+    let outcome = commit_once(&state, &caller, &vault, body).await;
+    let as_tool = match &outcome {
+        Ok(result) => Ok(result.clone()),
+        Err(e) => Err(ToolError::new(ErrorCode::parse(e.code).unwrap_or(ErrorCode::Internal))),
+    };
+    guard.finish(&as_tool).await;
+    outcome.map(Json)
+}
+
+async fn commit_once(
+    state: &AppState,
+    caller: &Caller,
+    vault: &str,
+    body: serde_json::Value,
+) -> ApiResult<serde_json::Value> {
+    let request: CommitRequest =
+        serde_json::from_value(body).map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {e}")))?;
+    require(caller, "write:notes")?;
     if request.changes.is_empty() {
         return Err(tool_err(ErrorCode::InvalidInput, "commit: changes is empty"));
     }
@@ -378,9 +414,9 @@ pub async fn commit(
         ));
     }
     if request.changes.iter().any(|c| c.delete) {
-        require(&caller, "delete:notes")?;
+        require(caller, "delete:notes")?;
     }
-    let (mut tx, view) = open_view(&state, &caller, &vault).await?;
+    let (mut tx, view) = open_view(state, caller, vault).await?;
     let vault = &view.vault;
 
     let mut seen = HashSet::new();
@@ -459,10 +495,10 @@ pub async fn commit(
                 ApiError::unavailable()
             })?;
     match outcome {
-        Ok(done) => Ok(Json(json!({
+        Ok(done) => Ok(json!({
             "vault": vault.name, "seq": done.committed.seq, "commit_id": done.committed.commit_id,
             "changed": done.committed.changed, "indexed": done.indexed,
-        }))),
+        })),
         // A delete of a path that holds nothing (expect "any"): not found, nothing applied.
         Err(stale) if stale.paths.is_empty() && !stale.missing.is_empty() => Err(ApiError::from_tool(
             ToolError::with_message(ErrorCode::NotFound, "no file at that path; nothing was applied")

@@ -210,7 +210,10 @@ impl Client {
     /// Commits `changes` (JSON change objects); a stale refusal is a [`StaleCommit`].
     pub async fn commit(&self, changes: Vec<Value>) -> anyhow::Result<i64> {
         let body = json!({ "changes": changes, "tool": "sync", "client_name": "obsidian-tc sync" });
-        let response = send(self.http.post(self.url("/commit")).bearer_auth(&self.token).json(&body)).await?;
+        // A key per commit: a resend (after a dropped connection or a 429) commits at most once.
+        let key = uuid::Uuid::new_v4().to_string();
+        let request = self.http.post(self.url("/commit")).bearer_auth(&self.token).header("idempotency-key", key);
+        let response = send(request.json(&body)).await?;
         if response.status() == reqwest::StatusCode::CONFLICT {
             let v: Value = response.json().await?;
             let stale = v["error"]["details"]["stale"]

@@ -1,13 +1,14 @@
 //! The tools, one file each under [`tools`], and the one pipeline every call goes through,
 //! whichever surface or facade it came in by: find the tool → visibility (profile, operator
-//! rules) → scopes → the vault filled in when left out → schema validation → rate limit →
-//! handler → response-size governor.
+//! rules) → scopes → the vault filled in when left out → schema validation → idempotency key
+//! → rate limit → handler → response-size governor.
 //!
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod citations;
 pub mod file_cache;
 pub mod format;
+pub mod idempotency;
 pub mod links_out;
 pub mod moving;
 pub mod rate_limits;
@@ -30,7 +31,7 @@ use futures::future::BoxFuture;
 use otc_blobs::Blobs;
 use otc_catalog::facade::{self, AdvertisedTool, FacadeSettings, Listing, Surface};
 use otc_catalog::visibility::{Reason, Visibility, verdict};
-use otc_catalog::{Declaration, Domain, Registered, RegistrationError, Registry, ToolSpec};
+use otc_catalog::{Declaration, Domain, Registered, RegistrationError, Registry, ScopeClass, ToolSpec};
 use otc_config::Config;
 use otc_errors::{ErrorCode, Hint, ToolError};
 use otc_kv::Kv;
@@ -361,15 +362,37 @@ impl Dispatcher {
             let vault = self.only_vault(caller, tool.name()).await?;
             args.insert("vault".into(), Value::String(vault));
         }
-        let args = Value::Object(args);
+        let mut args = Value::Object(args);
         tool.validate_input(&args)?;
-        // call_capability only routes: the call it makes spends from its own class.
-        if tool.name() != "call_capability" {
-            self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
+        // The key is not an argument of the call: the handler and the confirmation never see it.
+        let key = match args.as_object_mut().and_then(|a| a.remove(idempotency::ARGUMENT)) {
+            Some(Value::String(key)) if tool.spec.scope_class != ScopeClass::Read => Some(key),
+            _ => None,
+        };
+        let guard = match &key {
+            None => None,
+            Some(key) => {
+                let fingerprint = writing::args_hash(tool.name(), &args);
+                match idempotency::claim(&self.services.kv, caller, key, &fingerprint).await? {
+                    idempotency::Claim::Replay(output) => return Ok(output),
+                    idempotency::Claim::Run(guard) => Some(guard),
+                }
+            }
+        };
+        let ran = async {
+            // call_capability only routes: the call it makes spends from its own class.
+            if tool.name() != "call_capability" {
+                self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
+            }
+            let handler = self.handlers[tool.name()];
+            let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress, args: &args };
+            handler(&ctx).await
         }
-        let handler = self.handlers[tool.name()];
-        let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress, args: &args };
-        let output = handler(&ctx).await?;
+        .await;
+        if let Some(guard) = guard {
+            guard.finish(&ran).await;
+        }
+        let output = ran?;
         if cfg!(debug_assertions) {
             for issue in tool.output_issues(&output) {
                 tracing::error!(tool = tool.name(), path = %issue.path, message = %issue.message, "output does not match its schema");

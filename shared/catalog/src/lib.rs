@@ -13,5 +13,5 @@ pub mod visibility;
 
 pub use def::{Domain, Icon, ResponseFormat, ScopeClass, Sometimes, ToolSpec};
 pub use facade::{AdvertisedTool, FacadeMode, FacadeSettings, Listing, Subset, Surface};
-pub use registry::{Declaration, Registered, RegistrationError, Registry};
+pub use registry::{Declaration, IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_MAX_CHARS, Registered, RegistrationError, Registry};
 pub use visibility::{Profile, Reason, Verdict, Visibility, VisibilityRules};

@@ -148,8 +148,31 @@ impl Registry {
     }
 }
 
+/// The argument every mutating tool takes: the same key and arguments answer with the first
+/// result instead of acting again (the dispatcher keeps the records).
+pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
+/// The longest idempotency key.
+pub const IDEMPOTENCY_KEY_MAX_CHARS: usize = 255;
+
+/// `schema` with the idempotency key among its properties (unless it declares its own).
+fn with_idempotency_key(mut schema: Value) -> Value {
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.entry(IDEMPOTENCY_KEY).or_insert_with(|| {
+            json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": IDEMPOTENCY_KEY_MAX_CHARS,
+                "description": "Retry-safe: a repeat with this key and the same arguments returns the first result."
+            })
+        });
+    }
+    schema
+}
+
 fn register(declaration: Declaration) -> Result<Registered, String> {
     let Declaration { spec, input_schema, output_schema } = declaration;
+    let input_schema =
+        if spec.scope_class == ScopeClass::Read { input_schema } else { with_idempotency_key(input_schema) };
     let name = spec.name;
     if name.is_empty()
         || !name.starts_with(|c: char| c.is_ascii_lowercase())

@@ -155,6 +155,31 @@ impl Kv {
         conn.get(self.key(name)).await.map_err(classify)
     }
 
+    /// Stores `value` at `name` for `ttl` only if no record is there. True when it was stored.
+    pub async fn create_record(&self, name: &str, value: &str, ttl: Duration) -> Result<bool> {
+        let mut conn = self.conn().await?;
+        let set: Option<String> = redis::cmd("SET")
+            .arg(self.key(name))
+            .arg(value)
+            .arg("NX")
+            .arg("PX")
+            .arg(ttl.as_millis() as u64)
+            .query_async(&mut conn)
+            .await
+            .map_err(classify)?;
+        Ok(set.is_some())
+    }
+
+    /// Deletes the record at `name` only if it still reads `expected`. True when deleted.
+    pub async fn delete_record_if(&self, name: &str, expected: &str) -> Result<bool> {
+        let script = Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
+        );
+        let mut conn = self.conn().await?;
+        let deleted: i64 = script.key(self.key(name)).arg(expected).invoke_async(&mut conn).await.map_err(classify)?;
+        Ok(deleted == 1)
+    }
+
     /// Replaces the record at `name` only if it still reads `expected` (compare-and-set,
     /// keeping its time to live). False when it changed or vanished meanwhile.
     pub async fn swap_record(&self, name: &str, expected: &str, value: &str) -> Result<bool> {

@@ -203,3 +203,128 @@ async fn the_open_routes_are_limited_per_client_address() {
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     assert_eq!(app.http.get(app.url("/v1/whoami")).bearer_auth(&token).send().await.unwrap().status(), 200);
 }
+
+/// The vault's latest change (list_vaults' head_seq).
+async fn head(app: &TestApp, token: &str) -> i64 {
+    ok(app, token, "list_vaults", json!({})).await["vaults"][0]["head_seq"].as_i64().unwrap()
+}
+
+#[tokio::test]
+async fn a_keyed_write_runs_once_and_its_key_answers_the_first_result() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let args = json!({"vault": "Notes", "path": "Once.md", "content": "one", "idempotency_key": "k-1"});
+    let first = ok(&app, &token, "write_note", args.clone()).await;
+    assert_eq!(first["created"], true);
+    let seq = head(&app, &token).await;
+    // The same call again: the first result, nothing written (a plain repeat would be note_exists).
+    assert_eq!(ok(&app, &token, "write_note", args.clone()).await, first);
+    assert_eq!(head(&app, &token).await, seq);
+    // The same key with other arguments.
+    let other = json!({"vault": "Notes", "path": "Once.md", "content": "two", "idempotency_key": "k-1"});
+    let e = err(&app, &token, "write_note", other).await;
+    assert_eq!(e["code"], "idempotency_key_mismatch", "{e}");
+    assert_eq!(head(&app, &token).await, seq);
+    // Another principal's key of the same name is another key.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
+    let issued = tx
+        .issue_token(otc_store::NewToken {
+            principal_id: bob.id,
+            name: "bob".into(),
+            scopes: otc_auth::parse_scopes("*").unwrap(),
+            vault_id: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let bobs = json!({"vault": "Notes", "path": "Bob.md", "content": "b", "idempotency_key": "k-1"});
+    assert_eq!(ok(&app, &issued.plaintext, "write_note", bobs).await["created"], true);
+
+    // A refusal writes nothing and frees the key: the next call under it runs.
+    let refused = json!({"vault": "Notes", "path": "Once.md", "content": "x", "idempotency_key": "k-2"});
+    assert_eq!(err(&app, &token, "write_note", refused).await["code"], "note_exists");
+    let fresh = json!({"vault": "Notes", "path": "Twice.md", "content": "x", "idempotency_key": "k-2"});
+    assert_eq!(ok(&app, &token, "write_note", fresh).await["created"], true);
+    // Through call_capability and a domain meta-tool the key means the same.
+    let routed = json!({"name": "write_note", "args": {"vault": "Notes", "path": "Routed.md", "content": "r", "idempotency_key": "k-3"}});
+    let once = ok(&app, &token, "call_capability", routed.clone()).await;
+    assert_eq!(ok(&app, &token, "call_capability", routed).await, once);
+    // Reads take no key; a bad key is a validation error.
+    let e = err(&app, &token, "read_note", json!({"vault": "Notes", "path": "Once.md", "idempotency_key": "k"})).await;
+    assert_eq!(e["code"], "validation_error", "{e}");
+    let e = err(
+        &app,
+        &token,
+        "write_note",
+        json!({"vault": "Notes", "path": "B.md", "content": "x", "idempotency_key": ""}),
+    )
+    .await;
+    assert_eq!(e["code"], "validation_error", "{e}");
+}
+
+#[tokio::test]
+async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let presented: otc_auth::PresentedToken = token.parse().unwrap();
+    let caller = tx.authenticate(&presented.hash).await.unwrap().unwrap();
+    tx.commit().await.unwrap();
+    let args = json!({"vault": "Notes", "path": "Slow.md", "content": "s"});
+    let fingerprint = otc_tools::writing::args_hash("write_note", &args);
+    let keyed = |key: &str| {
+        let mut a = args.clone();
+        a["idempotency_key"] = json!(key);
+        a
+    };
+
+    // Another gateway holds the key mid-call.
+    let claim = otc_tools::idempotency::claim(&app.deps.kv, &caller, "busy", &fingerprint).await.unwrap();
+    let otc_tools::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
+    let e = err(&app, &token, "write_note", keyed("busy")).await;
+    assert_eq!((e["code"].clone(), e["retryable"].clone()), (json!("idempotency_in_flight"), json!(true)), "{e}");
+    // It ends in a way that leaves the effect unknown: never run again under the key.
+    guard.finish(&Err(otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError))).await;
+    let e = err(&app, &token, "write_note", keyed("busy")).await;
+    assert_eq!(e["code"], "indeterminate_outcome", "{e}");
+    // Its caller hung up mid-call: the same.
+    let claim = otc_tools::idempotency::claim(&app.deps.kv, &caller, "dropped", &fingerprint).await.unwrap();
+    drop(claim);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(err(&app, &token, "write_note", keyed("dropped")).await["code"], "indeterminate_outcome");
+    // Its gateway died mid-call (the lease it renewed lapsed).
+    let name = otc_tools::idempotency::record_name(&caller, "died");
+    let record = json!({"state": "running", "fingerprint": fingerprint, "lease_until_ms": 1, "run": "gone"});
+    app.deps.kv.put_record(&name, &record.to_string(), std::time::Duration::from_secs(60)).await.unwrap();
+    assert_eq!(err(&app, &token, "write_note", keyed("died")).await["code"], "indeterminate_outcome");
+    assert_eq!(crate::write::text(&app, &token, "Slow.md").await, None, "none of them ran");
+}
+
+#[tokio::test]
+async fn a_sync_commit_with_an_idempotency_key_commits_once() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let hash = crate::sync::upload(&app, &token, "Notes", b"body").await;
+    let post = |key: &'static str, path: &'static str| {
+        let body = json!({"changes": [{"path": path, "expect": "any", "put": {"hash": hash}}]});
+        app.http
+            .post(app.url("/v1/vaults/Notes/commit"))
+            .bearer_auth(&token)
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let first: Value = post("c-1", "A.md").await.unwrap().json().await.unwrap();
+    let again: Value = post("c-1", "A.md").await.unwrap().json().await.unwrap();
+    assert_eq!(first, again);
+    assert_eq!(head(&app, &token).await, first["seq"].as_i64().unwrap());
+    let mismatch = post("c-1", "B.md").await.unwrap();
+    assert_eq!(mismatch.status(), 422);
+    let body: Value = mismatch.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "idempotency_key_mismatch");
+}
