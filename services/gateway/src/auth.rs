@@ -1,7 +1,7 @@
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use otc_auth::PresentedToken;
 
 use crate::auth_cache::Lookup;
@@ -10,12 +10,23 @@ use crate::{ApiError, AppState};
 /// Who is calling: attached to every authenticated request.
 pub type Caller = otc_store::Authenticated;
 
-/// Requires `Authorization: Bearer <token>` naming a live token; attaches the [`Caller`].
-pub async fn require_token(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
+/// Requires `Authorization: Bearer <token>` naming a live token; attaches the [`Caller`]. Every
+/// challenge (a 401 here, a 403 for a missing scope further in) names the resource's OAuth
+/// metadata (RFC 9728).
+pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let metadata = crate::oauth::metadata_url(&state.oauth, request.headers(), request.uri().path());
+    let mut response = match authenticate(&state, request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused.into_response(),
+    };
+    if let Some(challenge) = response.headers().get(header::WWW_AUTHENTICATE) {
+        let challenge = crate::oauth::with_metadata(challenge, &metadata);
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+async fn authenticate(state: &AppState, mut request: Request) -> Result<Request, ApiError> {
     let header = request.headers().get(header::AUTHORIZATION).ok_or_else(ApiError::missing_token)?;
     let header = header.to_str().map_err(|_| ApiError::invalid_token())?;
     let (scheme, token) = header.split_once(' ').ok_or_else(ApiError::invalid_token)?;
@@ -39,5 +50,5 @@ pub async fn require_token(
         }
     };
     request.extensions_mut().insert(caller);
-    Ok(next.run(request).await)
+    Ok(request)
 }

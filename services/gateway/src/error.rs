@@ -12,7 +12,7 @@ pub struct ApiError {
     pub message: String,
     pub recovery: &'static str,
     pub details: serde_json::Map<String, serde_json::Value>,
-    www_authenticate: Option<&'static str>,
+    www_authenticate: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -42,7 +42,7 @@ impl ApiError {
             message: "authentication required: send Authorization: Bearer <token>".into(),
             recovery: "Create a token with `obsidian-tc token create` and send it as a bearer token.",
             details: Default::default(),
-            www_authenticate: Some(REALM),
+            www_authenticate: Some(REALM.into()),
         }
     }
 
@@ -54,7 +54,7 @@ impl ApiError {
             message: "the bearer token is malformed, unknown, expired or revoked".into(),
             recovery: "Use a live token; `obsidian-tc token list` shows which are expired or revoked.",
             details: Default::default(),
-            www_authenticate: Some(REALM_INVALID),
+            www_authenticate: Some(REALM_INVALID.into()),
         }
     }
 
@@ -90,6 +90,19 @@ impl ApiError {
             recovery: "Retry once; if it persists, the server log has the cause.",
             details: Default::default(),
             www_authenticate: None,
+        }
+    }
+
+    /// A credential without the scope `scope`: 403 with an insufficient_scope challenge.
+    pub fn insufficient_scope(scope: &str) -> Self {
+        let err =
+            otc_errors::ToolError::with_message(otc_errors::ErrorCode::Forbidden, format!("this needs scope {scope}"))
+                .detail("required", vec![scope.to_string()]);
+        Self {
+            www_authenticate: Some(format!(
+                r#"Bearer realm="obsidian-tc", error="insufficient_scope", scope="{scope}", error_description="this needs scope {scope}""#
+            )),
+            ..Self::from_tool(err)
         }
     }
 
@@ -139,8 +152,8 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, Json(body)).into_response();
-        if let Some(value) = self.www_authenticate {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+        if let Some(value) = self.www_authenticate.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         }
         response
     }

@@ -5,9 +5,11 @@
 
 mod auth;
 pub mod auth_cache;
+mod elicit;
 mod error;
 mod health;
 pub mod mcp;
+pub mod oauth;
 mod rate_limit;
 mod sync;
 mod whoami;
@@ -45,6 +47,7 @@ pub struct AppState {
     pub auth_cache: Arc<auth_cache::AuthCache>,
     pub mcp: mcp::McpHttpSettings,
     pub sync: SyncSettings,
+    pub oauth: oauth::OAuthSettings,
 }
 
 /// Limits of the sync API.
@@ -74,6 +77,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync::download_blob).put(sync::upload_blob));
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
+        .route("/v1/elicit", post(elicit::mint))
         .route("/v1/vaults", get(sync::list_vaults))
         .route("/v1/vaults/{vault}/files", get(sync::list_files))
         .route("/v1/vaults/{vault}/file", get(sync::download_file))
@@ -92,7 +96,11 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
-    let open = Router::new().route("/healthz", get(health::healthz)).route("/readyz", get(health::readyz));
+    let open = Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route(oauth::WELL_KNOWN, get(oauth::metadata))
+        .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), get(oauth::metadata));
     let open = rate_limit::per_ip(open, limits.per_ip_per_minute, limits.per_ip_burst);
     Router::new()
         .merge(open)

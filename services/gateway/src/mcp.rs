@@ -260,6 +260,9 @@ fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_tools::Progres
     Some((sink, forwarder))
 }
 
+/// The named surfaces, each served at `/mcp/<name>` (and the default at `/mcp`).
+pub const SURFACES: [&str; 5] = ["triad", "domain", "essentials", "core", "full"];
+
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]
 pub struct McpHttpSettings {

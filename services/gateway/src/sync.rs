@@ -44,14 +44,11 @@ fn tool_err(code: ErrorCode, message: impl Into<String>) -> ApiError {
 }
 
 /// Refuses a caller without `scope`, naming it.
-fn require(caller: &Caller, scope: &str) -> ApiResult<()> {
+pub(crate) fn require(caller: &Caller, scope: &str) -> ApiResult<()> {
     if caller.scopes.iter().any(|s| s.grants(scope)) {
         return Ok(());
     }
-    Err(ApiError::from_tool(
-        ToolError::with_message(ErrorCode::Forbidden, format!("this needs scope {scope}"))
-            .detail("required", vec![scope.to_string()]),
-    ))
+    Err(ApiError::insufficient_scope(scope))
 }
 
 fn parse_hash(text: &str) -> ApiResult<Hash> {

@@ -89,6 +89,7 @@ pub fn dispatcher_with(
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
+        confirmation_keys: Default::default(),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
@@ -182,6 +183,10 @@ pub async fn start_gateway_with(
             allowed_hosts: config.mcp.allowed_hosts.clone(),
             allowed_origins: config.mcp.allowed_origins.clone(),
             body_limit_bytes: config.server.body_limit_bytes,
+        },
+        oauth: otc_gateway::oauth::OAuthSettings {
+            public_url: config.mcp.public_url.clone(),
+            authorization_servers: config.mcp.authorization_servers.clone(),
         },
         sync: otc_gateway::SyncSettings {
             max_blob_bytes: config.sync.max_blob_bytes,

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod dev;
 pub mod doctor;
+pub mod elicit;
 pub mod sync;
 pub mod tenant;
 pub mod token;
@@ -63,6 +64,8 @@ enum Command {
     Vault(vault::VaultCommand),
     /// Two-way sync of a local folder with a vault.
     Sync(vault::SyncArgs),
+    /// Confirm one destructive call: print a single-use token for it.
+    Elicit(elicit::ElicitArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -84,6 +87,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tenant(command) => tenant::run(sources, command).await,
         Command::Vault(command) => vault::run(sources, command).await,
         Command::Sync(args) => vault::sync_command(args).await,
+        Command::Elicit(args) => elicit::run(sources, args).await,
     }
 }
 

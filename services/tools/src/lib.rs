@@ -6,6 +6,7 @@
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod citations;
+pub mod confirmation;
 pub mod file_cache;
 pub mod format;
 pub mod idempotency;
@@ -138,6 +139,8 @@ pub struct Services {
     pub check_timeout: Duration,
     /// Each principal's budget of calls per class, shared by every gateway.
     pub limiter: rate_limits::RateLimiter,
+    /// Tenants' confirmation-token keys, once read.
+    pub confirmation_keys: confirmation::Keys,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress

@@ -103,7 +103,7 @@ pub async fn check_destination(
             "a file already exists at the destination; pass overwrite: true to replace it",
         )
         .detail("path", path.to_string())),
-        Some(_) => self::confirm(ctx, tool, confirm, "it replaces the file at the destination"),
+        Some(_) => self::confirm(ctx, tool, confirm, "it replaces the file at the destination").await,
     }
 }
 
@@ -493,25 +493,36 @@ pub fn args_hash(tool: &str, args: &Value) -> String {
 
 /// The one confirmation gate. A destructive call (`needed`) answers elicit_required, bound to
 /// its arguments by `details.args_hash`, unless the deployment turned confirmation off
-/// (`tools.confirm_destructive`). No confirmation tokens are issued yet, so a call carrying one
-/// is refused as elicit_invalid.
-pub fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) -> Result<(), ToolError> {
+/// (`tools.confirm_destructive`) or the call carries a confirmation token minted for it
+/// (`confirmation::redeem`: this caller, tool and arguments, unexpired, unused).
+pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) -> Result<(), ToolError> {
     if !needed || !ctx.services().config.tools.confirm_destructive {
         return Ok(());
     }
     let hash = args_hash(tool, ctx.args);
-    if ctx.args.get("elicit_token").is_some_and(|t| !t.is_null()) {
-        return Err(ToolError::with_message(
-            ErrorCode::ElicitInvalid,
-            "this confirmation token is not one this server issued",
+    if let Some(token) = ctx.args.get("elicit_token").and_then(Value::as_str) {
+        let services = ctx.services();
+        return crate::confirmation::redeem(
+            &services.store,
+            &services.kv,
+            &services.confirmation_keys,
+            ctx.caller,
+            tool,
+            &hash,
+            token,
         )
-        .detail("args_hash", hash)
-        .detail("tool", tool.to_string()));
+        .await;
     }
+    let command = format!(
+        "obsidian-tc elicit --tenant {} --principal {} --tool {tool} --hash {hash}",
+        ctx.caller.tenant_id, ctx.caller.principal_id
+    );
     Err(ToolError::with_message(ErrorCode::ElicitRequired, format!("{tool} needs a person's confirmation: {reason}"))
         .detail("args_hash", hash)
         .detail("tool", tool.to_string())
-        .detail("reason", reason.to_string()))
+        .detail("reason", reason.to_string())
+        .detail("principal", ctx.caller.principal_id.to_string())
+        .detail("command", command))
 }
 
 #[cfg(test)]

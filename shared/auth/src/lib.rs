@@ -1,9 +1,12 @@
-//! Credentials: API token format and hashing, and the scope vocabulary.
+//! Credentials: API token format and hashing, confirmation tokens ([`confirm`]), and the scope
+//! vocabulary.
 //!
 //! A token reads `otc_<tenant>_<secret>`: the tenant id (32 hex digits) lets the server look the
 //! token up inside that tenant's row-level-security context, so even authentication never
 //! queries across tenants; the secret is 32 random bytes (64 hex digits). Only the SHA-256 of
 //! the whole token is stored. No I/O here.
+
+pub mod confirm;
 
 use std::fmt;
 use std::str::FromStr;

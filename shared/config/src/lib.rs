@@ -263,6 +263,12 @@ pub struct McpConfig {
     /// Host names (optionally `host:port`) the MCP endpoint answers to; others get 403. Protects
     /// against DNS rebinding. Add your public host name in production.
     pub allowed_hosts: Vec<String>,
+    /// The server's public base URL (`https://mcp.example.com`), which OAuth clients are told
+    /// the resource is. Left out, it is read from each request's Host header (http://).
+    pub public_url: Option<String>,
+    /// OAuth authorization servers whose access tokens this server accepts, advertised in the
+    /// protected-resource metadata (RFC 9728).
+    pub authorization_servers: Vec<String>,
     /// Origins (`scheme://host[:port]`, port `*` for any) a browser-borne request may come from;
     /// a request with another Origin gets 403. Requests without an Origin are not affected.
     pub allowed_origins: Vec<String>,
@@ -272,6 +278,8 @@ impl Default for McpConfig {
     fn default() -> Self {
         Self {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            public_url: None,
+            authorization_servers: Vec::new(),
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
         }
     }
@@ -416,6 +424,8 @@ pub struct ToolsConfig {
     /// Whether destructive calls (delete_note, an overwrite, a bulk change ...) need a human's
     /// confirmation: they answer elicit_required with `details.args_hash` until confirmed.
     pub confirm_destructive: bool,
+    /// How long a confirmation token (`obsidian-tc elicit`, `POST /v1/elicit`) stays valid.
+    pub confirmation_ttl_secs: u64,
     /// The most note text one search_regex or search_jsonlogic call reads (bytes); a scan that
     /// needs more answers compute_budget_exceeded.
     pub search_scan_bytes: u64,
@@ -431,6 +441,7 @@ impl Default for ToolsConfig {
             task_budget_ms: 40_000,
             file_cache_ms: 2_000,
             confirm_destructive: true,
+            confirmation_ttl_secs: 300,
             search_scan_bytes: 256 << 20,
             search_deadline_ms: 5_000,
         }

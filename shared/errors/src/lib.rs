@@ -104,7 +104,7 @@ catalogue! {
     ElicitInvalid => "elicit_invalid", false, "the confirmation token is invalid, spent or expired",
         "Send the original call again without a token to get a fresh confirmation request.";
     ElicitRequired => "elicit_required", false, "a human must confirm this call",
-        "Ask the user to confirm: clients with elicitation get a prompt; otherwise mint a token with `obsidian-tc elicit` and resend the call with it.";
+        "Ask a person to confirm: they run details.command (`obsidian-tc elicit`), or an admin calls POST /v1/elicit, and you resend the same call with the token as elicit_token.";
     EmbeddingProviderError => "embedding_provider_error", true, "the embedding provider failed",
         "Retry shortly. If it keeps failing, server_health shows whether the embedding provider is reachable and configured." [server_health]
         | "Retry shortly. If it keeps failing, ask whoever runs the server to check the embedding provider.";

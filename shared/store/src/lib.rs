@@ -11,6 +11,7 @@ mod files;
 mod fulltext;
 mod history;
 mod index;
+mod keys;
 mod principals;
 mod rate_limits;
 mod reads;

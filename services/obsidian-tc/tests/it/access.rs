@@ -328,3 +328,159 @@ async fn a_sync_commit_with_an_idempotency_key_commits_once() {
     let body: Value = mismatch.json().await.unwrap();
     assert_eq!(body["error"]["code"], "idempotency_key_mismatch");
 }
+
+#[tokio::test]
+async fn a_confirmation_minted_for_one_call_works_once_on_any_gateway() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = true).await;
+    let second = app.another_gateway(|c| c.tools.confirm_destructive = true).await;
+    let (a, b) = (app.url(""), format!("http://{}", second.addr));
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(&app, &token, "Notes", &[("D.md", Some("doomed")), ("E.md", Some("kept"))]).await;
+    let delete = json!({"vault": "Notes", "path": "D.md"});
+
+    // Asked on one gateway; a person mints the token with the command the details give.
+    let asked = call_on(&app, &a, &token, "delete_note", delete.clone()).await;
+    let details = error_of(&asked)["details"].clone();
+    assert_eq!(error_of(&asked)["code"], "elicit_required");
+    let hash = details["args_hash"].as_str().unwrap().to_string();
+    let command = details["command"].as_str().unwrap().to_string();
+    let args: Vec<&str> = command.strip_prefix("obsidian-tc ").unwrap().split(' ').collect();
+    let out = cli(&app.iso, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let confirmation = stdout(&out).trim().to_string();
+    assert!(confirmation.starts_with("otce_"), "{confirmation}");
+
+    // Resent with it on the other gateway: it runs, once.
+    let mut confirmed = delete.clone();
+    confirmed["elicit_token"] = json!(confirmation);
+    let done = call_on(&app, &b, &token, "delete_note", confirmed.clone()).await;
+    assert!(is_ok(&done), "{done}");
+    assert_eq!(crate::write::text(&app, &token, "D.md").await, None);
+    commit(&app, &token, "Notes", &[("D.md", Some("doomed again"))]).await;
+    let reused = error_of(&call_on(&app, &a, &token, "delete_note", confirmed).await).clone();
+    assert_eq!(reused["code"], "elicit_invalid", "{reused}");
+    assert!(reused["message"].as_str().unwrap().contains("already been used"), "{reused}");
+    assert_eq!(crate::write::text(&app, &token, "D.md").await.as_deref(), Some("doomed again"));
+
+    // Minted by an admin over HTTP; refused for other arguments, when tampered with, for
+    // another principal, and once expired.
+    let mint = |body: Value| app.http.post(app.url("/v1/elicit")).bearer_auth(&token).json(&body).send();
+    let minted: Value = mint(json!({"tool": "delete_note", "args_hash": hash})).await.unwrap().json().await.unwrap();
+    let fresh = minted["token"].as_str().unwrap().to_string();
+    let other = json!({"vault": "Notes", "path": "E.md", "elicit_token": fresh});
+    let e = error_of(&call_on(&app, &a, &token, "delete_note", other).await).clone();
+    assert_eq!(e["code"], "elicit_invalid", "{e}");
+    let mut tampered = fresh.clone();
+    tampered.replace_range(10..11, if &fresh[10..11] == "A" { "B" } else { "A" });
+    let e = error_of(
+        &call_on(&app, &a, &token, "delete_note", json!({"vault": "Notes", "path": "D.md", "elicit_token": tampered}))
+            .await,
+    )
+    .clone();
+    assert_eq!(e["code"], "elicit_invalid", "{e}");
+    let someone_else = json!({"tool": "delete_note", "args_hash": hash, "principal": uuid::Uuid::new_v4()});
+    let theirs: Value = mint(someone_else).await.unwrap().json().await.unwrap();
+    let e = error_of(
+        &call_on(
+            &app,
+            &a,
+            &token,
+            "delete_note",
+            json!({"vault": "Notes", "path": "D.md", "elicit_token": theirs["token"]}),
+        )
+        .await,
+    )
+    .clone();
+    assert!(e["message"].as_str().unwrap().contains("another principal"), "{e}");
+    let brief: Value =
+        mint(json!({"tool": "delete_note", "args_hash": hash, "ttl_secs": 1})).await.unwrap().json().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let e = error_of(
+        &call_on(
+            &app,
+            &b,
+            &token,
+            "delete_note",
+            json!({"vault": "Notes", "path": "D.md", "elicit_token": brief["token"]}),
+        )
+        .await,
+    )
+    .clone();
+    assert!(e["message"].as_str().unwrap().contains("expired"), "{e}");
+    // The unused fresh token still works for the call it names.
+    let ran =
+        call_on(&app, &b, &token, "delete_note", json!({"vault": "Notes", "path": "D.md", "elicit_token": fresh}))
+            .await;
+    assert!(is_ok(&ran), "{ran}");
+
+    // Minting needs admin:confirm.
+    let (reader, _) = tenant.token(&app.store, "read:notes,write:notes,delete:notes", false, None).await;
+    let refused = app
+        .http
+        .post(app.url("/v1/elicit"))
+        .bearer_auth(&reader)
+        .json(&json!({"tool": "delete_note", "args_hash": hash}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    second.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_oauth_metadata_describes_each_resource_and_every_challenge_points_at_it() {
+    let app = TestApp::spawn().await;
+    let base = app.url("");
+    let get = |path: &str| app.http.get(app.url(path)).send();
+    let root: Value = get("/.well-known/oauth-protected-resource").await.unwrap().json().await.unwrap();
+    assert_eq!(root["resource"], base);
+    assert_eq!(root["bearer_methods_supported"], json!(["header"]));
+    let scopes: Vec<&str> = root["scopes_supported"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert!(scopes.contains(&"read:notes") && scopes.contains(&"write:notes") && scopes.contains(&"admin:confirm"));
+    let triad: Value = get("/.well-known/oauth-protected-resource/mcp/triad").await.unwrap().json().await.unwrap();
+    assert_eq!(triad["resource"], format!("{base}/mcp/triad"));
+    assert_eq!(get("/.well-known/oauth-protected-resource/mcp/nope").await.unwrap().status(), 404);
+
+    let challenge = |r: &reqwest::Response| r.headers()["www-authenticate"].to_str().unwrap().to_string();
+    let anonymous = app.http.post(app.url("/mcp")).json(&json!({})).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    assert!(
+        challenge(&anonymous)
+            .contains(&format!("resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"")),
+        "{}",
+        challenge(&anonymous)
+    );
+    let bad = app.http.get(app.url("/v1/vaults")).bearer_auth("otc_nope").send().await.unwrap();
+    assert_eq!(bad.status(), 401);
+    let text = challenge(&bad);
+    assert!(
+        text.contains("error=\"invalid_token\"")
+            && text.contains(&format!("resource_metadata=\"{base}/.well-known/oauth-protected-resource\"")),
+        "{text}"
+    );
+
+    // A token without the scope: 403 naming it.
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let body = json!({"changes": [{"path": "a.md", "expect": "any", "delete": true}]});
+    let refused =
+        app.http.post(app.url("/v1/vaults/Notes/commit")).bearer_auth(&reader).json(&body).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let text = challenge(&refused);
+    assert!(text.contains("error=\"insufficient_scope\"") && text.contains("scope=\"write:notes\""), "{text}");
+    assert!(text.contains("resource_metadata="), "{text}");
+
+    // Behind a proxy the configured public URL is the resource.
+    let proxied = TestApp::spawn_with(|c| c.mcp.public_url = Some("https://mcp.example.com/".into())).await;
+    let meta: Value = proxied
+        .http
+        .get(proxied.url("/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(meta["resource"], "https://mcp.example.com/mcp");
+}

@@ -59,7 +59,7 @@ impl Tool for DeleteAttachment {
         writing::check_delete(&view, &input.path, "path")?;
         let entry =
             writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
-        writing::confirm(ctx, name, true, "it deletes the file")?;
+        writing::confirm(ctx, name, true, "it deletes the file").await?;
         // Who links to it, asked before the delete unresolves those links.
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let still = tx

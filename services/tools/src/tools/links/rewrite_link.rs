@@ -182,7 +182,7 @@ impl Tool for RewriteLink {
                 out.changes = Some(changes);
                 return Ok(out);
             }
-            writing::confirm(ctx, name, true, "it rewrites links in many notes")?;
+            writing::confirm(ctx, name, true, "it rewrites links in many notes").await?;
             let mut batch = Vec::with_capacity(writable.len());
             let (notes, texts): (Vec<_>, Vec<_>) =
                 writable.into_iter().map(|(path, entry, rewrite)| ((path, entry), rewrite.text.into_bytes())).unzip();

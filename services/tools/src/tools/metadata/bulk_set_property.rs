@@ -151,7 +151,7 @@ impl Tool for BulkSetProperty {
                 }
             }
             if !changes.is_empty() {
-                writing::confirm(ctx, name, true, "it changes many notes")?;
+                writing::confirm(ctx, name, true, "it changes many notes").await?;
                 match writing::commit(ctx, name, &view, &changes, None).await? {
                     Ok(_) => {}
                     Err(_) if !replanned => {

@@ -145,7 +145,8 @@ impl Tool for UpdateFrontmatter {
             name,
             operation == Operation::Replace && exists.is_some(),
             "replace discards every other property",
-        )?;
+        )
+        .await?;
         let edited = writing::edit_note(ctx, name, &view, &path, prev, None, |now, _| {
             let text = match now {
                 Some(text) => text,

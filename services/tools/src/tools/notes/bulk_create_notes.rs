@@ -136,7 +136,7 @@ impl Tool for BulkCreateNotes {
             .detail("failed", failures));
         }
         if failures < input.items.len() {
-            writing::confirm(ctx, name, true, "it creates many notes")?;
+            writing::confirm(ctx, name, true, "it creates many notes").await?;
         }
         let mut changes = Vec::new();
         let mut results = Vec::with_capacity(input.items.len());

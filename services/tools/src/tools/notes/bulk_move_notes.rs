@@ -139,7 +139,7 @@ impl Tool for BulkMoveNotes {
         let plan = if dry {
             moving::plan(ctx, name, &view, &specs, update).await?
         } else {
-            writing::confirm(ctx, name, true, "it moves many notes")?;
+            writing::confirm(ctx, name, true, "it moves many notes").await?;
             moving::run(ctx, name, &view, &specs, update).await?
         };
         let notes_updated = plan.rewritten.keys().filter(|p| !moved.contains(p.as_str())).count();

@@ -67,7 +67,7 @@ impl Tool for DeleteNote {
         let permanent = input.permanent.unwrap_or(false);
         let entry = writing::current(ctx, name, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
-        writing::confirm(ctx, name, true, "it deletes the note")?;
+        writing::confirm(ctx, name, true, "it deletes the note").await?;
         let (changes, trashed_to) = writing::delete_changes(ctx, name, &view, &path, &entry, permanent).await?;
         writing::commit(ctx, name, &view, &changes, None)
             .await?

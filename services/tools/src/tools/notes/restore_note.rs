@@ -76,7 +76,7 @@ impl Tool for RestoreNote {
         let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
         writing::check_prev(&input.path, prev, now.as_ref())?;
         let replaces = now.as_ref().is_some_and(|e| e.size > 0 && e.hash != snapshot.hash);
-        writing::confirm(ctx, name, replaces, "it replaces the note's current content")?;
+        writing::confirm(ctx, name, replaces, "it replaces the note's current content").await?;
         let mut changes =
             vec![writing::put(&input.path, writing::expect_of(now.as_ref()), snapshot.hash, snapshot.size)];
         // A deleted note's copy in the trash goes once the note is back.

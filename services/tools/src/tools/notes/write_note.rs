@@ -111,7 +111,7 @@ impl Tool for WriteNote {
                 writing::check_new_name(ctx, name, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
-                writing::confirm(ctx, name, now.is_some_and(|e| e.size > 0), "it replaces the whole note")?;
+                writing::confirm(ctx, name, now.is_some_and(|e| e.size > 0), "it replaces the whole note").await?;
             }
         }
         let content = input.content.as_str();

@@ -74,7 +74,8 @@ impl Tool for RestoreVault {
         let dry = input.dry_run.unwrap_or(false);
         let mut head = plan.head;
         if !dry {
-            writing::confirm(ctx, name, !plan.changes.is_empty(), "it changes every file that differs from then")?;
+            writing::confirm(ctx, name, !plan.changes.is_empty(), "it changes every file that differs from then")
+                .await?;
             let who = writing::provenance(ctx, name, None);
             head = restore::apply(
                 &services.store,

@@ -1,0 +1,78 @@
+//! The OAuth resource-server surface (RFC 9728): `/.well-known/oauth-protected-resource`
+//! describes this server as a protected resource (and `/.well-known/oauth-protected-resource
+//! /mcp[/<surface>]` each MCP endpoint, per the RFC's path rule), and every 401 or 403 from a
+//! protected route carries `resource_metadata` in its `WWW-Authenticate` challenge, so a client
+//! finds how to get a token from the refusal alone.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use serde_json::{Value, json};
+
+use crate::{ApiError, AppState};
+
+pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// Where the OAuth settings come from.
+#[derive(Debug, Clone, Default)]
+pub struct OAuthSettings {
+    /// `mcp.public_url`, without a trailing slash.
+    pub public_url: Option<String>,
+    pub authorization_servers: Vec<String>,
+}
+
+/// The base URL clients reach this server at: the configured one, else the request's Host.
+pub fn base_url(settings: &OAuthSettings, headers: &HeaderMap) -> String {
+    if let Some(url) = &settings.public_url {
+        return url.trim_end_matches('/').to_string();
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    let scheme = match headers.get("x-forwarded-proto").and_then(|h| h.to_str().ok()) {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
+}
+
+/// The resource a request path belongs to: an MCP endpoint (`/mcp`, `/mcp/<surface>`) or, for
+/// anything else, the server as a whole ("").
+fn resource_path(path: &str) -> &str {
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    match (segments.next(), segments.next()) {
+        (Some("mcp"), None) => "/mcp",
+        (Some("mcp"), Some(surface)) if crate::mcp::SURFACES.contains(&surface) => &path[..4 + 1 + surface.len()],
+        _ => "",
+    }
+}
+
+/// The metadata URL for the resource serving `path`.
+pub fn metadata_url(settings: &OAuthSettings, headers: &HeaderMap, path: &str) -> String {
+    format!("{}{WELL_KNOWN}{}", base_url(settings, headers), resource_path(path))
+}
+
+/// Adds `resource_metadata` to a challenge.
+pub fn with_metadata(challenge: &HeaderValue, url: &str) -> HeaderValue {
+    let text = challenge.to_str().unwrap_or("Bearer");
+    HeaderValue::from_str(&format!("{text}, resource_metadata=\"{url}\"")).unwrap_or_else(|_| challenge.clone())
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp[/<surface>]]`.
+pub async fn metadata(State(state): State<AppState>, headers: HeaderMap, uri: Uri) -> Result<Json<Value>, ApiError> {
+    let rest = uri.path().strip_prefix(WELL_KNOWN).unwrap_or("");
+    let resource = resource_path(rest);
+    if rest != resource && !(rest == "/" && resource.is_empty()) {
+        return Err(ApiError::not_found());
+    }
+    let mut scopes: Vec<&str> =
+        state.dispatcher.registry().iter().flat_map(|t| t.spec.scopes.iter().copied()).collect();
+    scopes.extend(["read:notes", "write:notes", "delete:notes", "admin:confirm"]);
+    scopes.sort_unstable();
+    scopes.dedup();
+    Ok(Json(json!({
+        "resource": format!("{}{resource}", base_url(&state.oauth, &headers)),
+        "authorization_servers": state.oauth.authorization_servers,
+        "scopes_supported": scopes,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "obsidian-tc",
+    })))
+}

@@ -1,0 +1,117 @@
+//! Confirmation tokens: how a person says yes to one destructive call. The call answers
+//! elicit_required with its `args_hash`; `obsidian-tc elicit` or `POST /v1/elicit` (an admin)
+//! mints a token bound to the tenant, the calling principal, the tool and that hash, signed
+//! with the tenant's key (`otc_auth::confirm`; the key lives in Postgres, so a token minted
+//! anywhere verifies on every gateway); the call resent with `elicit_token` proceeds once. A
+//! token's id is spent in Redis on use, so a second use, on any gateway, is refused.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use otc_auth::confirm::{self, Claims};
+use otc_errors::{ErrorCode, ToolError};
+use otc_kv::Kv;
+use otc_store::Store;
+use uuid::Uuid;
+
+use crate::{Caller, internal};
+
+/// Each tenant's confirmation key, once read (keys never change).
+#[derive(Default)]
+pub struct Keys(Mutex<HashMap<Uuid, [u8; 32]>>);
+
+impl Keys {
+    async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
+        if let Some(key) = self.0.lock().expect("keys").get(&tenant) {
+            return Ok(*key);
+        }
+        let key = tenant_key(store, tenant).await?;
+        self.0.lock().expect("keys").insert(tenant, key);
+        Ok(key)
+    }
+}
+
+async fn tenant_key(store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let key = tx.confirmation_key().await?;
+    tx.commit().await?;
+    Ok(key)
+}
+
+/// A token minted for one call.
+#[derive(Debug, Clone)]
+pub struct Minted {
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Mints a token for `principal` of `tenant` to make the call `tool` with arguments hashing to
+/// `args_hash`, valid for `ttl`.
+pub async fn mint(
+    store: &Store,
+    tenant: Uuid,
+    principal: Uuid,
+    tool: &str,
+    args_hash: &str,
+    ttl: Duration,
+) -> Result<Minted, otc_store::StoreError> {
+    let key = tenant_key(store, tenant).await?;
+    let expires_at = Utc::now() + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(300));
+    let claims = Claims::new(tenant, principal, tool, args_hash, expires_at.timestamp());
+    Ok(Minted { token: confirm::sign(&key, &claims), expires_at })
+}
+
+fn invalid(why: &str, tool: &str, args_hash: &str) -> ToolError {
+    ToolError::with_message(
+        ErrorCode::ElicitInvalid,
+        format!("{why}; send the call again without a token for a fresh confirmation request"),
+    )
+    .detail("args_hash", args_hash.to_string())
+    .detail("tool", tool.to_string())
+}
+
+/// Checks `token` for `caller`'s call of `tool` with arguments hashing to `args_hash`, and
+/// spends it: elicit_invalid when it is malformed, signed by another key, made for another
+/// caller, tool or arguments, expired, or already used.
+pub async fn redeem(
+    store: &Store,
+    kv: &Kv,
+    keys: &Keys,
+    caller: &Caller,
+    tool: &str,
+    args_hash: &str,
+    token: &str,
+) -> Result<(), ToolError> {
+    let refused = |why: &str| invalid(why, tool, args_hash);
+    match confirm::tenant_of(token) {
+        Ok(tenant) if tenant == caller.tenant_id => {}
+        _ => return Err(refused("this confirmation token was not issued for this caller")),
+    }
+    let key = keys.get(store, caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let claims = confirm::verify(&key, token).map_err(|e| refused(&e.to_string()))?;
+    if claims.principal != caller.principal_id {
+        return Err(refused("this confirmation token was issued to another principal"));
+    }
+    if claims.tool != tool || claims.args_hash != args_hash {
+        return Err(refused("this confirmation token confirms another call (its tool or arguments differ)"));
+    }
+    let left = claims.expires - Utc::now().timestamp();
+    if left <= 0 {
+        return Err(refused("this confirmation token has expired"));
+    }
+    // Spent once, on whichever gateway sees it first; the record outlives the token.
+    let spent = format!("elicit:{}:{}", caller.tenant_id, claims.id);
+    let first = kv.create_record(&spent, "spent", Duration::from_secs(left as u64 + 60)).await.map_err(|e| {
+        tracing::warn!(error = ?e, "cannot record a confirmation token's use");
+        ToolError::with_message(
+            ErrorCode::Internal,
+            "the confirmation could not be checked for single use; the call was not run (send it again)",
+        )
+    })?;
+    if !first {
+        return Err(refused("this confirmation token has already been used"));
+    }
+    Ok(())
+}
