@@ -93,6 +93,11 @@ impl ApiError {
         }
     }
 
+    /// The same error with another HTTP status.
+    pub fn with_status(self, status: StatusCode) -> Self {
+        Self { status, ..self }
+    }
+
     /// A credential without the scope `scope`: 403 with an insufficient_scope challenge.
     pub fn insufficient_scope(scope: &str) -> Self {
         let err =

@@ -10,6 +10,7 @@ mod error;
 mod health;
 pub mod mcp;
 pub mod oauth;
+mod origin;
 mod rate_limit;
 mod sync;
 mod whoami;
@@ -95,7 +96,8 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .merge(uploads)
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
         .fallback(error::not_found)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), origin::guard));
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

@@ -484,3 +484,73 @@ async fn the_oauth_metadata_describes_each_resource_and_every_challenge_points_a
         .unwrap();
     assert_eq!(meta["resource"], "https://mcp.example.com/mcp");
 }
+
+#[tokio::test]
+async fn the_sync_api_checks_host_and_origin_like_mcp_and_refuses_two_hosts() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let whoami = |header: &'static str, value: &'static str| {
+        app.http.get(app.url("/v1/whoami")).bearer_auth(&token).header(header, value).send()
+    };
+    assert_eq!(whoami("origin", "http://localhost:5173").await.unwrap().status(), 200);
+    for (header, value) in [("origin", "https://evil.example"), ("host", "evil.example")] {
+        let refused = whoami(header, value).await.unwrap();
+        assert_eq!(refused.status(), 403, "{header}: {value}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "forbidden", "{body}");
+    }
+    // Two Host headers (one allowed, one not) are refused outright.
+    let mut tcp = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let request = format!(
+        "GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("one Host header"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_reader_sees_no_write_tool_anywhere_and_is_refused_each_by_name() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let mutating: Vec<&'static str> = otc_tools::toolset::all()
+        .iter()
+        .filter(|t| t.declaration.spec.scope_class != otc_catalog::ScopeClass::Read)
+        .map(|t| t.declaration.spec.name)
+        .collect();
+    assert!(mutating.len() >= 20, "{mutating:?}");
+    let listed = |result: &Value| result.to_string();
+    for surface in ["/mcp", "/mcp/full", "/mcp/domain", "/mcp/essentials", "/mcp/core"] {
+        let tools = crate::mcp::rpc(&app, surface, &reader, "tools/list", json!({})).await;
+        // Names and domain meta-tools' action lists alike.
+        let text = listed(&tools);
+        for name in &mutating {
+            assert!(!text.contains(&format!("\"{name}\"")), "{surface} shows {name}");
+        }
+    }
+    for query in ["write a note", "move rename a note", "delete a note", "create notes in bulk", "restore a vault"] {
+        let found = call(&app, "/mcp", &reader, "find_capability", json!({"query": query, "limit": 50})).await;
+        let text = listed(&found["structuredContent"]);
+        for name in &mutating {
+            assert!(!text.contains(&format!("\"{name}\"")), "find_capability({query}) shows {name}");
+        }
+    }
+    for name in &mutating {
+        let e = error_of(&call(&app, "/mcp", &reader, name, json!({})).await).clone();
+        assert_eq!(e["code"], "forbidden", "{name}: {e}");
+        let domain = otc_tools::toolset::all()
+            .into_iter()
+            .find(|t| t.declaration.spec.name == *name)
+            .unwrap()
+            .declaration
+            .spec
+            .domain;
+        let routed = call(&app, "/mcp/domain", &reader, domain.as_str(), json!({"action": name, "args": {}})).await;
+        assert_eq!(error_of(&routed)["code"], "forbidden", "{name} through {domain}");
+    }
+}
