@@ -108,7 +108,8 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
                 }
                 other => anyhow::Error::new(other),
             };
-            let plan = restore::plan(&deps.store, tenant_id, found.id, at, &folder).await.map_err(refused)?;
+            let plan =
+                restore::plan(&deps.store, tenant_id, found.id, at, &folder, &|_| true).await.map_err(refused)?;
             println!(
                 "restore {} to sequence {} (now {}): {} restored, {} deleted, {} unchanged",
                 found.name,

@@ -60,13 +60,16 @@ pub enum RestoreError {
     Index(#[from] otc_indexer::IndexError),
 }
 
-/// Plans the restore of `vault` (under `folder`, "" or "Folder/", when given) to `at`.
+/// Plans the restore of `vault` (under `folder`, "" or "Folder/", when given) to `at`, over the
+/// paths `in_scope` admits (a tool caller's readable paths; every path for the operator's CLI):
+/// the rest are neither changed, counted nor named.
 pub async fn plan(
     store: &Store,
     tenant: Uuid,
     vault: Uuid,
     at: RestoreAt,
     folder: &str,
+    in_scope: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<RestorePlan, RestoreError> {
     let mut tx = store.begin(tenant).await?;
     let head = tx.head_seq(vault).await?;
@@ -81,7 +84,7 @@ pub async fn plan(
         RestoreAt::Seq(seq) => seq,
         RestoreAt::Time(time) => tx.seq_at(vault, time).await?,
     };
-    let kept = |p: &str| !p.starts_with(".trash/");
+    let kept = |p: &str| !p.starts_with(".trash/") && in_scope(p);
     let past: BTreeMap<String, (Hash, i64)> = tx
         .files_at_seq(vault, seq, folder)
         .await?

@@ -12,6 +12,7 @@ mod conformance;
 mod fulltext;
 mod health;
 mod index;
+mod isolation;
 mod mcp;
 mod move_faults;
 mod moves;

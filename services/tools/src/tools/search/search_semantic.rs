@@ -64,7 +64,10 @@ impl Tool for SearchSemantic {
         )
     };
 
-    async fn call(_ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        // The vault first: a vault the caller cannot reach answers vault_not_found, as for
+        // every other tool, whatever the embedding configuration.
+        crate::reading::View::open(ctx, Self::SPEC.name, &input.vault).await?;
         Err(semantic_unavailable("mode"))
     }
 }

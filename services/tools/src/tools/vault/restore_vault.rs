@@ -68,9 +68,18 @@ impl Tool for RestoreVault {
         let view = View::open(ctx, name, &input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let services = ctx.services();
-        let plan = restore::plan(&services.store, ctx.caller.tenant_id, view.vault.id, at, &folder)
+        // Only what the caller can see is restored (or named); what it can see but not change
+        // refuses the whole restore.
+        let readable = |path: &str| view.can_read(path);
+        let plan = restore::plan(&services.store, ctx.caller.tenant_id, view.vault.id, at, &folder, &readable)
             .await
             .map_err(|e| e.into_tool(name))?;
+        for path in &plan.restored {
+            writing::check_write(&view, path, "at").map_err(|e| e.detail("path", path.clone()))?;
+        }
+        for path in &plan.deleted {
+            writing::check_delete(&view, path, "at").map_err(|e| e.detail("path", path.clone()))?;
+        }
         let dry = input.dry_run.unwrap_or(false);
         let mut head = plan.head;
         if !dry {

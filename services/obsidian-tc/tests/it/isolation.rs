@@ -1,0 +1,231 @@
+//! Tenant isolation, tool by tool: with tenant B's token, every registered tool and every /v1
+//! endpoint aimed at tenant A's vault (by name and by id), notes, snapshots, tasks and content
+//! answers not_found, vault_not_found, note_not_found or forbidden, and no byte of A's content
+//! or of a name B never sent appears in any answer.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp};
+use crate::mcp::call;
+use crate::sync::api;
+use crate::write::ok;
+
+/// Content only tenant A holds.
+const SECRET: &str = "SECRET-ALPHA-7731";
+/// A note name of A's that B never sends.
+const UNSENT: &str = "Zeta-4412";
+
+/// Arguments for `tool` aimed at A: `vault` (A's vault name or id), A's note, A's snapshot.
+fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
+    let note = "Secret/Plan.md";
+    let uri = format!("obsidian-tc://{}/Secret/Plan.md", vault.replace(' ', "%20"));
+    match tool {
+        "add_tag" | "remove_tag" => json!({"vault": vault, "path": note, "tag": "x"}),
+        "append_note" | "write_note" => json!({"vault": vault, "path": note, "content": "x"}),
+        "write_attachment" => json!({"vault": vault, "path": "Secret/a.bin", "content": "eA=="}),
+        "bulk_create_notes" => json!({"vault": vault, "items": [{"path": "Secret/New.md", "content": "x"}]}),
+        "bulk_move_notes" => json!({"vault": vault, "moves": [{"from": note, "to": "Secret/Moved.md"}]}),
+        "bulk_set_property" => json!({"vault": vault, "paths": [note], "key": "k", "value": "v"}),
+        "copy_note" | "move_note" | "move_attachment" => json!({"vault": vault, "from": note, "to": "Secret/Other.md"}),
+        "patch_note" => {
+            json!({"vault": vault, "path": note, "operation": "append", "content": "x", "anchor": {"type": "frontmatter"}})
+        }
+        "update_frontmatter" => json!({"vault": vault, "path": note, "operation": "set", "key": "k", "value": "v"}),
+        "read_property" => json!({"vault": vault, "path": note, "key": "status"}),
+        "find_notes_by_property" => json!({"vault": vault, "key": "status"}),
+        "find_notes_by_tag" => json!({"vault": vault, "tag": "secret"}),
+        "read_notes" => json!({"vault": vault, "paths": [note]}),
+        "read_snapshot" => json!({"vault": vault, "snapshot_id": snapshot}),
+        "restore_note" => json!({"vault": vault, "path": note, "snapshot_id": snapshot}),
+        "restore_vault" => json!({"vault": vault, "at": "1"}),
+        "rewrite_link" => json!({"vault": vault, "from_target": "Plan", "to_target": "Other"}),
+        "search_jsonlogic" => json!({"vault": vault, "logic": {"==": [1, 1]}}),
+        "search_regex" => json!({"vault": vault, "pattern": "SECRET"}),
+        "search" | "search_and_read" | "search_semantic" | "search_text" | "search_vault" => {
+            json!({"vault": vault, "query": SECRET})
+        }
+        "fetch" => json!({"id": uri}),
+        "read_resources" => json!({"uris": [uri]}),
+        "call_capability" => json!({"name": "read_note", "args": {"vault": vault, "path": note}}),
+        "describe_capability" => json!({"name": "read_note"}),
+        "find_capability" => json!({"query": "read a note"}),
+        "get_task_status" | "cancel_task" => json!({"task_id": snapshot}),
+        "get_index_status" | "get_server_config" | "inspect_visibility" | "list_vaults" | "server_health" => json!({}),
+        "audit_provenance"
+        | "find_orphans"
+        | "find_unresolved_links"
+        | "get_vault"
+        | "index_vault"
+        | "list_attachments"
+        | "list_notes"
+        | "list_properties"
+        | "list_tags" => json!({"vault": vault}),
+        _ => json!({"vault": vault, "path": note}),
+    }
+}
+
+#[tokio::test]
+async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_tool_or_endpoint() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let (a_token, _) = a.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    let a_vault = tx.create_vault("Acme Secrets").await.unwrap();
+    tx.commit().await.unwrap();
+    let plan = format!("---\nstatus: {SECRET}\ntags: [secret]\n---\n# Plan\n{SECRET} [[{UNSENT}]]\n");
+    let zeta = format!("{SECRET} hidden\n");
+    crate::index::commit(
+        &app,
+        &a_token,
+        "Acme Secrets",
+        &[("Secret/Plan.md", Some(&plan)), (&format!("Hidden/{UNSENT}.md"), Some(&zeta))],
+    )
+    .await;
+    ok(&app, &a_token, "write_note", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "content": format!("{plan}more\n"), "mode": "overwrite"})).await;
+    let snapshots =
+        ok(&app, &a_token, "list_snapshots", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md"})).await;
+    let snapshot = snapshots["snapshots"][0]["id"].as_str().expect("A has a snapshot").to_string();
+
+    let b = Tenant::create(&app.store, "globex").await;
+    let (b_token, _) = b.token(&app.store, "*", false, None).await;
+    let leaks = |text: &str| text.contains(SECRET) || text.contains(UNSENT) || text.contains(&a.id.to_string());
+
+    let tools: Vec<&'static str> = otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name).collect();
+    assert!(tools.len() >= 60, "{}", tools.len());
+    let mut problems = Vec::new();
+    for vault in ["Acme Secrets".to_string(), a_vault.id.to_string()] {
+        for tool in &tools {
+            let args = args_for(tool, &vault, &snapshot);
+            let result = call(&app, "/mcp", &b_token, tool, args.clone()).await;
+            let text = result.to_string();
+            assert!(!leaks(&text), "{tool} {args} leaks A's data: {text}");
+            if result["isError"] == true {
+                let code = result["structuredContent"]["code"].as_str().unwrap();
+                if !matches!(code, "not_found" | "vault_not_found" | "note_not_found" | "forbidden") {
+                    problems.push(format!("{tool} {args}: {code}: {text}"));
+                }
+            } else if matches!(*tool, "read_resources" | "read_notes") {
+                // Batches answer per item: each one refused as missing.
+                let items = &result["structuredContent"];
+                assert!(!text.contains("\"ok\":true"), "{tool} {args}: {text}");
+                for item in items.as_object().unwrap().values().flat_map(|v| v.as_array().cloned().unwrap_or_default())
+                {
+                    let code = item["error"]["code"].as_str().unwrap_or("");
+                    assert!(matches!(code, "not_found" | "vault_not_found" | "note_not_found"), "{tool}: {item}");
+                }
+            } else {
+                // Only the tools that name no vault succeed, and with B's own world.
+                if !matches!(
+                    *tool,
+                    "describe_capability"
+                        | "find_capability"
+                        | "get_index_status"
+                        | "get_server_config"
+                        | "inspect_visibility"
+                        | "list_vaults"
+                        | "server_health"
+                ) {
+                    problems.push(format!("{tool} {args} succeeded against A: {text}"));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        // The sync API, every route.
+        let hash = obsidian_tc::sync::sha256_hex(plan.as_bytes());
+        let v = vault.replace(' ', "%20");
+        for (method, path, body) in [
+            (Method::GET, format!("/v1/vaults/{v}/files"), None),
+            (Method::GET, format!("/v1/vaults/{v}/file?path=Secret/Plan.md"), None),
+            (Method::GET, format!("/v1/vaults/{v}/changes"), None),
+            (Method::GET, format!("/v1/vaults/{v}/blobs/{hash}"), None),
+            (
+                Method::POST,
+                format!("/v1/vaults/{v}/commit"),
+                Some(json!({"changes": [{"path": "Secret/Plan.md", "expect": "any", "delete": true}]})),
+            ),
+        ] {
+            let (status, answer) = api(&app, &b_token, method.clone(), &path, body).await;
+            let text = answer.to_string();
+            assert!(!leaks(&text), "{method} {path} leaks: {text}");
+            assert_eq!(status, 404, "{method} {path}: {text}");
+            assert!(matches!(answer["error"]["code"].as_str(), Some("not_found" | "vault_not_found")), "{text}");
+        }
+        let put = app
+            .http
+            .put(app.url(&format!("/v1/vaults/{v}/blobs/{hash}")))
+            .bearer_auth(&b_token)
+            .body(plan.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), 404, "an upload into A's vault");
+    }
+    let (status, listed) = api(&app, &b_token, Method::GET, "/v1/vaults", None).await;
+    assert_eq!(status, 200);
+    assert!(!leaks(&listed.to_string()) && !listed.to_string().contains("Acme Secrets"), "{listed}");
+    // A's notes are as they were.
+    let read = ok(
+        &app,
+        &a_token,
+        "read_note",
+        json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "format": "content"}),
+    )
+    .await;
+    assert_eq!(read["content"], format!("{plan}more\n"));
+}
+
+#[tokio::test]
+async fn a_folder_the_acl_hides_is_unreachable_through_every_tool() {
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        let public = Some(vec!["Public/**".to_string()]);
+        c.acl.push(otc_config::AclEntry {
+            tenant: Some("acme".into()),
+            vault: "Acme Secrets".into(),
+            read_paths: public.clone(),
+            write_paths: public.clone(),
+            delete_paths: public,
+        });
+    })
+    .await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let (token, _) = a.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    tx.create_vault("Acme Secrets").await.unwrap();
+    tx.commit().await.unwrap();
+    let plan = format!("---\nstatus: {SECRET}\ntags: [secret]\n---\n# Plan\n{SECRET} [[{UNSENT}]]\n");
+    let zeta = format!("{SECRET} hidden\n");
+    let hidden = format!("Hidden/{UNSENT}.md");
+    app.seed(
+        &token,
+        "Acme Secrets",
+        &[("Secret/Plan.md", Some(&plan)), (&hidden, Some(&zeta)), ("Public/Open.md", Some("open [[Plan]]\n"))],
+    )
+    .await;
+    let leaks = |text: &str| text.contains(SECRET) || text.contains(UNSENT);
+
+    let mut problems = Vec::new();
+    for tool in otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name) {
+        let args = args_for(tool, "Acme Secrets", "00000000-0000-0000-0000-000000000000");
+        let result = call(&app, "/mcp", &token, tool, args.clone()).await;
+        let text = result.to_string();
+        if leaks(&text) {
+            problems.push(format!("{tool} {args} leaks the hidden folder: {text}"));
+        }
+        if result["isError"] == true {
+            let code = result["structuredContent"]["code"].as_str().unwrap();
+            let semantic = tool == "search_semantic" && code == "embedding_provider_error";
+            if !semantic && !matches!(code, "not_found" | "note_not_found" | "acl_denied" | "forbidden") {
+                problems.push(format!("{tool} {args}: {code}: {text}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The hidden notes are as they were.
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    let vault = tx.vault_by_name("Acme Secrets").await.unwrap().unwrap();
+    let files = tx.files_at(vault.id, &["Secret/Plan.md".to_string(), hidden.clone()]).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(files.len(), 2, "{files:?}");
+}
