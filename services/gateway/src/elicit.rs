@@ -30,12 +30,7 @@ pub async fn mint(
     request: Result<Json<ElicitRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     require(&caller, "admin:confirm")?;
-    let Json(request) = request.map_err(|e| {
-        ApiError::from_tool(ToolError::with_message(
-            ErrorCode::ValidationError,
-            format!("elicit body: {}", e.body_text()),
-        ))
-    })?;
+    let Json(request) = request.map_err(|e| crate::error::body_rejection("elicit", e))?;
     let hash = &request.args_hash;
     if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(ApiError::from_tool(

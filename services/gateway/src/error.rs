@@ -114,6 +114,7 @@ impl ApiError {
     /// A catalogue error as an HTTP answer, with the status its code implies.
     pub fn from_tool(err: otc_errors::ToolError) -> Self {
         use otc_errors::ErrorCode as C;
+        let err = err.bounded();
         let status = match err.code {
             C::Unauthorized => StatusCode::UNAUTHORIZED,
             C::Forbidden | C::AclDenied | C::ReadOnly | C::ReadOnlyMode => StatusCode::FORBIDDEN,
@@ -162,6 +163,68 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// A JSON body the handler could not take: overflow (413) past the body limit, else a
+/// validation error naming what was wrong with it.
+pub fn body_rejection(what: &str, rejection: axum::extract::rejection::JsonRejection) -> ApiError {
+    use otc_errors::{ErrorCode, ToolError};
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::from_tool(ToolError::with_message(
+            ErrorCode::Overflow,
+            format!("the {what} body is larger than this server accepts"),
+        ));
+    }
+    ApiError::from_tool(ToolError::with_message(
+        ErrorCode::ValidationError,
+        format!("{what} body: {}", rejection.body_text()),
+    ))
+}
+
+/// Every error answer is the catalogue's JSON: what axum's extractors, the body limit or the MCP
+/// transport answer in plain text (a non-numeric query parameter, a body over the limit, a
+/// missing header) is rewritten with its status kept: 413 as overflow, other 4xx as
+/// invalid_input (with the original text, cut short), 5xx as internal.
+pub async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let challenge = response.headers().get(header::WWW_AUTHENTICATE).cloned();
+    let retry_after = response.headers().get(header::RETRY_AFTER).cloned();
+    let (_, body) = response.into_parts();
+    let text =
+        axum::body::to_bytes(body, 4096).await.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let text = otc_errors::echo(text.trim());
+    use otc_errors::{ErrorCode, ToolError};
+    let err = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::from_tool(
+            ToolError::with_message(ErrorCode::Overflow, "the request body is larger than this server accepts")
+                .detail("reason", text),
+        ),
+        s if s.is_server_error() => ApiError::internal(),
+        _ => ApiError::from_tool(ToolError::with_message(
+            ErrorCode::InvalidInput,
+            if text.is_empty() {
+                "the request is malformed".to_string()
+            } else {
+                format!("the request is malformed: {text}")
+            },
+        )),
+    };
+    let mut rewritten = err.with_status(status).into_response();
+    if let Some(challenge) = challenge {
+        rewritten.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    if let Some(retry_after) = retry_after {
+        rewritten.headers_mut().insert(header::RETRY_AFTER, retry_after);
+    }
+    rewritten
 }
 
 /// Fallback for authenticated requests to routes that do not exist.

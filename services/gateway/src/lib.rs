@@ -107,6 +107,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     Router::new()
         .merge(open)
         .merge(authenticated)
+        .layer(axum::middleware::map_response(error::json_errors))
         // Request spans at INFO so the default filter keeps them for trace export.
         .layer(
             TraceLayer::new_for_http()

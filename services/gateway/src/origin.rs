@@ -1,8 +1,9 @@
 //! DNS-rebinding and cross-origin guard for every authenticated route, /v1 and /mcp alike: the
 //! request must carry exactly one Host header, naming a host in `mcp.allowed_hosts` (empty: any),
 //! and an Origin header, when present, must be one of `mcp.allowed_origins` (`scheme://host`,
-//! with `:port` or `:*`). Refusals are the catalogue's JSON (403 forbidden; 400 for a request
-//! with no Host or several).
+//! with `:port` or `:*`); its URL may not hold an encoded NUL (no vault name, path or cursor
+//! can). Refusals are the catalogue's JSON (403 forbidden; 400 for a request with no Host or
+//! several, or a NUL).
 
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, Uri, header};
@@ -25,6 +26,11 @@ fn refuse(status: StatusCode, message: &str) -> ApiError {
 }
 
 fn check(allowed_hosts: &[String], allowed_origins: &[String], request: &Request) -> Result<(), ApiError> {
+    let uri = request.uri();
+    let encoded_nul = |text: &str| text.as_bytes().windows(3).any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0');
+    if encoded_nul(uri.path()) || uri.query().is_some_and(encoded_nul) {
+        return Err(refuse(StatusCode::BAD_REQUEST, "a URL may not contain a NUL character (%00)"));
+    }
     let mut hosts = request.headers().get_all(header::HOST).iter();
     let host = match (hosts.next(), hosts.next()) {
         (Some(host), None) => {
@@ -136,5 +142,8 @@ mod tests {
         assert_eq!(status(&["localhost"], Some("https://evil.example")), Some(StatusCode::FORBIDDEN));
         assert_eq!(status(&["localhost"], Some("null")), Some(StatusCode::FORBIDDEN));
         assert!(check(&[], &[], &request(&["anything.example"], None)).is_ok());
+        let nul = Request::builder().uri("/v1/vaults/a%00b/files").header(header::HOST, "localhost");
+        let nul = nul.body(axum::body::Body::empty()).unwrap();
+        assert_eq!(check(&hosts, &origins, &nul).err().map(|e| e.status), Some(StatusCode::BAD_REQUEST));
     }
 }

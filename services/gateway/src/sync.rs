@@ -362,8 +362,7 @@ pub async fn commit(
     headers: axum::http::HeaderMap,
     request: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let Json(body) =
-        request.map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {}", e.body_text())))?;
+    let Json(body) = request.map_err(|e| crate::error::body_rejection("commit", e))?;
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| {
@@ -442,6 +441,17 @@ async fn commit_once(
                 // Any well-formed name: sync carries the files a vault already has (a:b.md,
                 // C# notes.md, names differing only by case). The new-name rule is the tools'.
                 let hash = parse_hash(&put.hash)?;
+                if let Some(mtime) = put.mtime
+                    && !(1..=9999).contains(&chrono::Datelike::year(&mtime))
+                {
+                    return Err(ApiError::from_tool(
+                        ToolError::with_message(
+                            ErrorCode::InvalidInput,
+                            "commit: mtime must fall in the years 1 to 9999",
+                        )
+                        .detail("path", otc_errors::echo(&c.path)),
+                    ));
+                }
                 wanted.push(hash);
                 Action::Put { hash, size: 0, mtime: put.mtime.unwrap_or_else(Utc::now) }
             }

@@ -340,8 +340,17 @@ impl Dispatcher {
         args: Option<Map<String, Value>>,
         progress: Option<&ProgressSink>,
     ) -> Result<Value, ToolError> {
+        if let Some(args) = &args
+            && let Some(field) = nul_field(args)
+        {
+            return Err(self.hinted(
+                caller,
+                ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
+                    .echo("field", &field),
+            ));
+        }
         let outcome = self.call_unhinted(caller, surface, client_name, name, args, progress).await;
-        outcome.map_err(|err| self.hinted(caller, err))
+        outcome.map_err(|err| self.hinted(caller, err.bounded()))
     }
 
     async fn call_unhinted(
@@ -483,6 +492,26 @@ impl Dispatcher {
         }
         self.call(caller, surface, client_name, &action, args, progress).await
     }
+}
+
+/// The first argument (as a JSON pointer) whose name or text holds a NUL character: no name,
+/// path or text in a vault can, and Postgres refuses them in text.
+fn nul_field(args: &Map<String, Value>) -> Option<String> {
+    fn walk(value: &Value, at: &str) -> Option<String> {
+        match value {
+            Value::String(text) if text.contains('\0') => Some(at.to_string()),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| walk(v, &format!("{at}/{i}"))),
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                let here = format!("{at}/{}", k.replace('\0', "\\0"));
+                if k.contains('\0') { Some(here) } else { walk(v, &here) }
+            }),
+            _ => None,
+        }
+    }
+    args.iter().find_map(|(k, v)| {
+        let here = format!("/{}", k.replace('\0', "\\0"));
+        if k.contains('\0') { Some(here) } else { walk(v, &here) }
+    })
 }
 
 /// The hints a call to an unknown tool gets.

@@ -72,8 +72,14 @@ impl Registered {
             "" => format!("{}: {}", self.spec.name, issues[0].message),
             f => format!("{}: argument {f}: {}", self.spec.name, issues[0].message),
         };
-        let list: Vec<Value> = issues.iter().map(|i| json!({ "path": i.path, "message": i.message })).collect();
+        // The first few: a list of ten thousand wrong items is one mistake made ten thousand times.
+        const LISTED: usize = 20;
+        let list: Vec<Value> =
+            issues.iter().take(LISTED).map(|i| json!({ "path": i.path, "message": i.message })).collect();
         let mut err = ToolError::with_message(ErrorCode::ValidationError, message).detail("issues", list);
+        if issues.len() > LISTED {
+            err = err.detail("issues_total", issues.len());
+        }
         if !field.is_empty() {
             err = err.detail("field", field);
         }

@@ -248,6 +248,26 @@ impl ToolError {
         self.detail(key, echo(text))
     }
 
+    /// Every string in `details` (at any depth) and the message cut to [`ECHO_CHARS`] characters
+    /// (the message to four times that): what the answer repeats of the caller's input stays
+    /// bounded whichever throw site put it there.
+    pub fn bounded(mut self) -> Self {
+        fn cut(value: &mut Value) {
+            match value {
+                Value::String(text) if text.chars().nth(ECHO_CHARS).is_some() => *text = echo(text),
+                Value::Array(items) => items.iter_mut().for_each(cut),
+                Value::Object(map) => map.values_mut().for_each(cut),
+                _ => {}
+            }
+        }
+        self.details.values_mut().for_each(cut);
+        if let Some((end, _)) = self.message.char_indices().nth(4 * ECHO_CHARS) {
+            self.message.truncate(end);
+            self.message.push('…');
+        }
+        self
+    }
+
     /// Hints of this failure's own instead of the code's (fixed text, best first, the last
     /// naming no tool).
     pub fn with_hints(mut self, hints: &'static [Hint]) -> Self {

@@ -10,6 +10,7 @@ mod bulk;
 mod cli;
 mod conformance;
 mod fulltext;
+mod fuzz;
 mod health;
 mod index;
 mod isolation;
