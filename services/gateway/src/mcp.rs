@@ -7,7 +7,7 @@ use std::sync::Arc;
 use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
 use otc_tools::resources::{NoteResource, ResourceText};
-use otc_tools::{Caller, Dispatcher};
+use otc_tools::{Asker, Caller, Dispatcher, Hooks};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation,
     InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -32,6 +32,42 @@ pub struct McpServer {
 }
 
 impl McpServer {
+    /// How a confirmation is asked of the person at the client: MCP elicitation (a form with one
+    /// yes/no field), only on a connection that keeps its client (stdio; streamable HTTP here is
+    /// stateless, so it answers with the token route instead) and whose client declared form
+    /// elicitation.
+    fn asker(&self, ctx: &RequestContext<RoleServer>) -> Option<Asker> {
+        use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+        if self.fixed_caller.is_none()
+            || !ctx.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form)
+        {
+            return None;
+        }
+        let peer = ctx.peer.clone();
+        Some(Arc::new(move |message: String| {
+            let peer = peer.clone();
+            Box::pin(async move {
+                let schema = ElicitationSchema::builder()
+                    .required_bool_with("confirm", |b| b.description("Yes to let the call proceed"))
+                    .build()
+                    .ok()?;
+                let params =
+                    ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: schema };
+                match peer.create_elicitation(params).await {
+                    Ok(answer) => Some(
+                        answer.action == ElicitationAction::Accept
+                            && answer.content.as_ref().and_then(|c| c.get("confirm")).and_then(|v| v.as_bool())
+                                == Some(true),
+                    ),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not ask the client to confirm; answering elicit_required");
+                        None
+                    }
+                }
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send>>
+        }))
+    }
+
     /// A server acting for `caller` throughout (stdio, where the process is the session).
     pub fn with_caller(dispatcher: Arc<Dispatcher>, caller: Caller) -> Self {
         Self { dispatcher, surface: Surface::Default, fixed_caller: Some(Arc::new(caller)) }
@@ -214,9 +250,11 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&ctx)?;
         let name = self.client_name(&ctx);
         let (progress, forwarder) = progress_sink(&ctx).unzip();
+        let ask = self.asker(&ctx);
+        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref() };
         let outcome = self
             .dispatcher
-            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments, progress.as_ref())
+            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments, hooks)
             .await;
         // Every notification the call made goes out before its result. A task still running
         // past its budget keeps a sink of its own, so the wait is bounded.

@@ -147,6 +147,20 @@ pub struct Services {
 /// notifications, when the client asked for them with a progress token.
 pub type ProgressSink = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
 
+/// Asks the person at the client to confirm a call (MCP elicitation, on a connection that can
+/// carry it): Some(true) when they accept, Some(false) when they decline or cancel, None when
+/// the client could not be asked.
+pub type Asker = Arc<dyn Fn(String) -> BoxFuture<'static, Option<bool>> + Send + Sync>;
+
+/// What the transport offers a call besides its arguments.
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    /// Where progress goes, when the client asked for it.
+    pub progress: Option<&'a ProgressSink>,
+    /// How to ask the person at the client, when the connection can.
+    pub ask: Option<&'a Asker>,
+}
+
 /// Everything a handler knows about the call it serves.
 pub struct CallContext<'a> {
     pub caller: &'a Caller,
@@ -155,11 +169,18 @@ pub struct CallContext<'a> {
     pub client_name: Option<&'a str>,
     pub dispatcher: &'a Dispatcher,
     pub progress: Option<&'a ProgressSink>,
+    /// How to ask the person at the client to confirm, when the connection can.
+    pub ask: Option<&'a Asker>,
     /// The call's arguments as sent (what a confirmation is bound to).
     pub args: &'a Value,
 }
 
 impl CallContext<'_> {
+    /// The transport's hooks, for a call this one makes.
+    pub fn hooks(&self) -> Hooks<'_> {
+        Hooks { progress: self.progress, ask: self.ask }
+    }
+
     pub fn services(&self) -> &Services {
         &self.dispatcher.services
     }
@@ -338,7 +359,7 @@ impl Dispatcher {
         client_name: Option<&str>,
         name: &str,
         args: Option<Map<String, Value>>,
-        progress: Option<&ProgressSink>,
+        hooks: Hooks<'_>,
     ) -> Result<Value, ToolError> {
         if let Some(args) = &args
             && let Some(field) = nul_field(args)
@@ -349,7 +370,7 @@ impl Dispatcher {
                     .echo("field", &field),
             ));
         }
-        let outcome = self.call_unhinted(caller, surface, client_name, name, args, progress).await;
+        let outcome = self.call_unhinted(caller, surface, client_name, name, args, hooks).await;
         outcome.map_err(|err| self.hinted(caller, err.bounded()))
     }
 
@@ -360,13 +381,13 @@ impl Dispatcher {
         client_name: Option<&str>,
         name: &str,
         args: Option<Map<String, Value>>,
-        progress: Option<&ProgressSink>,
+        hooks: Hooks<'_>,
     ) -> Result<Value, ToolError> {
         let args = args.unwrap_or_default();
         if let Some(domain) = Domain::parse(name)
             && (self.registry.get(name).is_none() || self.listing(surface, client_name) == Listing::Domain)
         {
-            return Box::pin(self.call_domain(caller, surface, client_name, domain, args, progress)).await;
+            return Box::pin(self.call_domain(caller, surface, client_name, domain, args, hooks)).await;
         }
         let tool = self.resolve(caller, name)?;
         let mut args = args;
@@ -397,7 +418,15 @@ impl Dispatcher {
                 self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
             }
             let handler = self.handlers[tool.name()];
-            let ctx = CallContext { caller, surface, client_name, dispatcher: self, progress, args: &args };
+            let ctx = CallContext {
+                caller,
+                surface,
+                client_name,
+                dispatcher: self,
+                progress: hooks.progress,
+                ask: hooks.ask,
+                args: &args,
+            };
             handler(&ctx).await
         }
         .await;
@@ -460,7 +489,7 @@ impl Dispatcher {
         client_name: Option<&str>,
         domain: Domain,
         mut envelope: Map<String, Value>,
-        progress: Option<&ProgressSink>,
+        hooks: Hooks<'_>,
     ) -> Result<Value, ToolError> {
         let field_error = |field: &str, message: String| {
             ToolError::with_message(ErrorCode::ValidationError, format!("{domain}: {message}"))
@@ -490,7 +519,7 @@ impl Dispatcher {
             )
             .detail("field", "action"));
         }
-        self.call(caller, surface, client_name, &action, args, progress).await
+        self.call(caller, surface, client_name, &action, args, hooks).await
     }
 }
 

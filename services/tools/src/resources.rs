@@ -195,7 +195,15 @@ pub async fn list(ctx: &CallContext<'_>, cursor: Option<&str>) -> Result<Resourc
 
 impl Dispatcher {
     fn resource_context<'a>(&'a self, caller: &'a Caller, args: &'a Value) -> CallContext<'a> {
-        CallContext { caller, surface: Surface::Default, client_name: None, dispatcher: self, progress: None, args }
+        CallContext {
+            caller,
+            surface: Surface::Default,
+            client_name: None,
+            dispatcher: self,
+            progress: None,
+            ask: None,
+            args,
+        }
     }
 
     /// resources/list for `caller`: a page of the notes it may read.

@@ -493,8 +493,9 @@ pub fn args_hash(tool: &str, args: &Value) -> String {
 
 /// The one confirmation gate. A destructive call (`needed`) answers elicit_required, bound to
 /// its arguments by `details.args_hash`, unless the deployment turned confirmation off
-/// (`tools.confirm_destructive`) or the call carries a confirmation token minted for it
-/// (`confirmation::redeem`: this caller, tool and arguments, unexpired, unused).
+/// (`tools.confirm_destructive`), the call carries a confirmation token minted for it
+/// (`confirmation::redeem`: this caller, tool and arguments, unexpired, unused), or the client
+/// asked its person (MCP elicitation, on stdio) and they accepted.
 pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) -> Result<(), ToolError> {
     if !needed || !ctx.services().config.tools.confirm_destructive {
         return Ok(());
@@ -512,6 +513,23 @@ pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &s
             token,
         )
         .await;
+    }
+    // A client that can ask its person (MCP elicitation on a stateful connection) is asked.
+    if let Some(ask) = ctx.ask {
+        let asked = format!("Confirm {tool}: {reason}.\nArguments: {}", otc_errors::echo(&ctx.args.to_string()));
+        match ask(asked).await {
+            Some(true) => return Ok(()),
+            Some(false) => {
+                return Err(ToolError::with_message(
+                    ErrorCode::ElicitRequired,
+                    format!("{tool} was not confirmed: the person declined ({reason})"),
+                )
+                .detail("args_hash", hash)
+                .detail("tool", tool.to_string())
+                .detail("declined", true));
+            }
+            None => {}
+        }
     }
     let command = format!(
         "obsidian-tc elicit --tenant {} --principal {} --tool {tool} --hash {hash}",

@@ -8,6 +8,9 @@ steps.json is a list of {"op": "list_tools"}, {"op": "call", "name": ..., "args"
 Prints one JSON object: the negotiated protocol, server info, capabilities, instructions and one
 result per step (tool lists as the client parsed them; call results with isError and
 structuredContent; a resource request the server refused as {"error": {code, message, data}}).
+With OTC_TEST_ELICIT=accept or decline in the environment the client declares elicitation and
+answers every request so (accept with {"confirm": true}); the requests' messages come back in
+"elicitations".
 """
 import asyncio
 import json
@@ -15,14 +18,24 @@ import os
 import sys
 
 import httpx2
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 
 async def run(server, steps):
-    out = {"results": []}
-    async with Client(server, mode="legacy") as client:
+    out = {"results": [], "elicitations": []}
+    answer = os.environ.get("OTC_TEST_ELICIT")
+    options = {}
+    if answer:
+        async def elicit(context, params):
+            out["elicitations"].append(params.message)
+            if answer == "accept":
+                return types.ElicitResult(action="accept", content={"confirm": True})
+            return types.ElicitResult(action="decline")
+
+        options["elicitation_callback"] = elicit
+    async with Client(server, mode="legacy", **options) as client:
         out["protocol_version"] = client.protocol_version
         if client.server_info is not None:
             out["server_name"] = client.server_info.name

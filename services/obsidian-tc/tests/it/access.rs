@@ -554,3 +554,31 @@ async fn a_reader_sees_no_write_tool_anywhere_and_is_refused_each_by_name() {
         assert_eq!(error_of(&routed)["code"], "forbidden", "{name} through {domain}");
     }
 }
+
+#[tokio::test]
+async fn over_stdio_a_client_with_elicitation_is_asked_to_confirm_instead() {
+    use crate::harness::{Transport, python_session};
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    commit(&app, &token, "Notes", &[("D.md", Some("doomed"))]).await;
+    let steps = json!([{"op": "call", "name": "delete_note", "args": {"vault": "Notes", "path": "D.md"}}]);
+    let session = |answer: &str| {
+        let mut env = app.iso.env();
+        env.push(("OTC_TOKEN".into(), token.clone()));
+        env.push(("OTC_TEST_ELICIT".into(), answer.into()));
+        python_session(Transport::Stdio { args: vec!["stdio".into()], env }, steps.clone())
+    };
+    // Declined: refused, nothing deleted.
+    let out = session("decline").await;
+    let e = error_of(&out["results"][0]);
+    assert_eq!((e["code"].clone(), e["details"]["declined"].clone()), (json!("elicit_required"), json!(true)), "{out}");
+    let asked = out["elicitations"][0].as_str().unwrap();
+    assert!(asked.contains("delete_note") && asked.contains("D.md"), "{asked}");
+    assert_eq!(crate::write::text(&app, &token, "D.md").await.as_deref(), Some("doomed"));
+    // Accepted: it runs.
+    let out = session("accept").await;
+    assert_eq!(out["results"][0]["isError"], false, "{out}");
+    assert_eq!(out["elicitations"].as_array().unwrap().len(), 1);
+    assert_eq!(crate::write::text(&app, &token, "D.md").await, None);
+}

@@ -44,7 +44,7 @@ impl Tool for CallCapability {
         }
         let had_args = input.args.is_some();
         let result =
-            ctx.dispatcher.call(ctx.caller, ctx.surface, ctx.client_name, &input.name, input.args, ctx.progress).await;
+            ctx.dispatcher.call(ctx.caller, ctx.surface, ctx.client_name, &input.name, input.args, ctx.hooks()).await;
         result.map_err(|mut err| {
             if err.code == ErrorCode::ValidationError && !had_args {
                 err.message.push_str(
