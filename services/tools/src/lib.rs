@@ -407,7 +407,7 @@ impl Dispatcher {
             Some(key) => {
                 let fingerprint = writing::args_hash(tool.name(), &args);
                 match idempotency::claim(&self.services.kv, caller, key, &fingerprint).await? {
-                    idempotency::Claim::Replay(output) => return Ok(output),
+                    idempotency::Claim::Replay(output) => return self.governed(tool, output),
                     idempotency::Claim::Run(guard) => Some(guard),
                 }
             }
@@ -439,6 +439,11 @@ impl Dispatcher {
                 tracing::error!(tool = tool.name(), path = %issue.path, message = %issue.message, "output does not match its schema");
             }
         }
+        self.governed(tool, output)
+    }
+
+    /// `output` if it fits the response budget, else overflow (a replayed result too).
+    fn governed(&self, tool: &Registered, output: Value) -> Result<Value, ToolError> {
         let size = serde_json::to_vec(&output).map(|v| v.len() as u64).unwrap_or(u64::MAX);
         if size > self.max_response_bytes {
             return Err(ToolError::new(ErrorCode::Overflow)
