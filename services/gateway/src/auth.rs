@@ -14,12 +14,21 @@ pub type Caller = otc_store::Authenticated;
 /// challenge (a 401 here, a 403 for a missing scope further in) names the resource's OAuth
 /// metadata (RFC 9728).
 pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let metadata = crate::oauth::metadata_url(&state.oauth, request.headers(), request.uri().path());
+    // What the metadata URL is made of, kept cheaply (reference-counted) for the rare answer
+    // that carries a challenge.
+    let uri = request.uri().clone();
+    let mut origin = axum::http::HeaderMap::new();
+    for name in [header::HOST, header::HeaderName::from_static("x-forwarded-proto")] {
+        if let Some(value) = request.headers().get(&name) {
+            origin.insert(name, value.clone());
+        }
+    }
     let mut response = match authenticate(&state, request).await {
         Ok(request) => next.run(request).await,
         Err(refused) => refused.into_response(),
     };
     if let Some(challenge) = response.headers().get(header::WWW_AUTHENTICATE) {
+        let metadata = crate::oauth::metadata_url(&state.oauth, &origin, uri.path());
         let challenge = crate::oauth::with_metadata(challenge, &metadata);
         response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     }
