@@ -6,9 +6,19 @@
 //! tenant's own (`obsidian-tc tenant limits`, carried with the caller's token) or the
 //! deployment's (`rate_limits.tiers`). When Redis cannot decide, `rate_limits.when_redis_down`
 //! lets the call through (with a warning at most every ten seconds) or answers throttled.
+//!
+//! A budget far from its limit is spent locally: each gateway keeps, per budget, what Redis
+//! last said (the theoretical arrival time and Redis's clock) and the calls it allowed since.
+//! While its estimate leaves at least half the burst free after the call (and only for bursts
+//! of [`LOCAL_MIN_BURST`] or more), it allows the call without a round trip; a task sends the
+//! calls so allowed to Redis every [`FLUSH_EVERY`]. Near the limit, or when the estimate is
+//! older than [`FRESH_FOR`], the call asks Redis (sending the pending calls with it), so a small
+//! tier is always exact and a large one overshoots by at most half a burst per gateway per
+//! flush.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use otc_config::{FailPolicy, RateLimitsConfig, RateTier};
@@ -20,12 +30,52 @@ use crate::Caller;
 /// How long a throttled caller is told to wait when Redis cannot decide and the policy is closed.
 const UNDECIDED_RETRY: Duration = Duration::from_secs(1);
 
+/// The smallest burst spent locally (smaller ones always ask Redis).
+pub const LOCAL_MIN_BURST: u32 = 10;
+/// How often calls allowed locally are sent to Redis.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
+/// How long what Redis said is trusted for local decisions.
+pub const FRESH_FOR: Duration = Duration::from_millis(250);
+/// A budget unused this long is forgotten.
+const FORGET_AFTER: Duration = Duration::from_secs(10);
+
 pub struct RateLimiter {
     kv: Arc<Kv>,
     config: RateLimitsConfig,
     started: Instant,
     /// When (ms after `started`) the last "could not decide" warning was logged.
     warned_at_ms: AtomicU64,
+    /// What this gateway knows of each budget it spends locally.
+    slots: Arc<Mutex<HashMap<String, Slot>>>,
+}
+
+/// A budget as this gateway last heard of it from Redis, and what it allowed since.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    tier: RateTier,
+    /// The theoretical arrival time and Redis's clock in the last answer (µs).
+    tat_us: i64,
+    redis_now_us: i64,
+    /// When that answer came (this gateway's clock).
+    heard: Instant,
+    /// Calls allowed locally since, not yet sent.
+    pending: u32,
+    used: Instant,
+}
+
+impl Slot {
+    fn interval_us(&self) -> i64 {
+        60_000_000 / i64::from(self.tier.per_minute.max(1))
+    }
+
+    /// The budget left after one more call, by this gateway's estimate (µs of it, and calls).
+    fn headroom_after_one(&self) -> (i64, i64) {
+        let interval = self.interval_us();
+        let now = self.redis_now_us + self.heard.elapsed().as_micros() as i64;
+        let tat = self.tat_us.max(now) + interval * (i64::from(self.pending) + 1);
+        let used = tat - now;
+        (used, (interval * i64::from(self.tier.burst) - used) / interval)
+    }
 }
 
 /// What one call spent: its class's tier and, when Redis decided, the budget left.
@@ -39,7 +89,59 @@ pub struct Spent {
 
 impl RateLimiter {
     pub fn new(kv: Arc<Kv>, config: RateLimitsConfig) -> Self {
-        Self { kv, config, started: Instant::now(), warned_at_ms: AtomicU64::new(0) }
+        let slots = Arc::new(Mutex::new(HashMap::new()));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(flush(kv.clone(), Arc::downgrade(&slots)));
+        }
+        Self { kv, config, started: Instant::now(), warned_at_ms: AtomicU64::new(0), slots }
+    }
+
+    /// One call allowed locally, when the budget is known, fresh and far from its limit.
+    fn spend_locally(&self, key: &str, tier: RateTier) -> Option<RateDecision> {
+        if tier.burst < LOCAL_MIN_BURST {
+            return None;
+        }
+        let mut slots = self.slots.lock().expect("rate slots");
+        let slot = slots.get_mut(key).filter(|s| s.tier == tier && s.heard.elapsed() < FRESH_FOR)?;
+        let (used_us, left) = slot.headroom_after_one();
+        if left < i64::from(tier.burst / 2) {
+            return None;
+        }
+        slot.pending += 1;
+        slot.used = Instant::now();
+        Some(RateDecision {
+            allowed: true,
+            remaining: left.max(0) as u32,
+            retry_after: Duration::ZERO,
+            reset_after: Duration::from_micros(used_us.max(0) as u64),
+            tat_us: 0,
+            now_us: 0,
+        })
+    }
+
+    /// The calls allowed locally on `key` and not yet sent (taken: the caller sends them).
+    fn take_pending(&self, key: &str) -> u32 {
+        self.slots.lock().expect("rate slots").get_mut(key).map(|s| std::mem::take(&mut s.pending)).unwrap_or(0)
+    }
+
+    fn give_back(&self, key: &str, pending: u32) {
+        if let Some(slot) = self.slots.lock().expect("rate slots").get_mut(key) {
+            slot.pending += pending;
+        }
+    }
+
+    fn heard(&self, key: &str, tier: RateTier, decision: &RateDecision) {
+        let mut slots = self.slots.lock().expect("rate slots");
+        let now = Instant::now();
+        let slot = slots.entry(key.to_string()).or_insert(Slot {
+            tier,
+            tat_us: 0,
+            redis_now_us: 0,
+            heard: now,
+            pending: 0,
+            used: now,
+        });
+        *slot = Slot { tier, tat_us: decision.tat_us, redis_now_us: decision.now_us, heard: now, used: now, ..*slot };
     }
 
     pub fn config(&self) -> &RateLimitsConfig {
@@ -65,7 +167,17 @@ impl RateLimiter {
             return Ok(Spent { class, tier, decision: None });
         }
         let key = format!("rl:{}:{}:{class}", caller.tenant_id, caller.principal_id);
-        match self.kv.rate_check(&key, tier.per_minute, tier.burst).await {
+        if let Some(decision) = self.spend_locally(&key, tier) {
+            return Ok(Spent { class, tier, decision: Some(decision) });
+        }
+        let pending = self.take_pending(&key);
+        let asked = self.kv.rate_spend(&key, tier.per_minute, tier.burst, pending, true).await;
+        match &asked {
+            Ok(decision) => self.heard(&key, tier, decision),
+            // Not sent: they go with the next flush.
+            Err(_) => self.give_back(&key, pending),
+        }
+        match asked {
             Ok(decision) if decision.allowed => Ok(Spent { class, tier, decision: Some(decision) }),
             Ok(decision) => Err(throttled(class, tier, decision.retry_after)),
             Err(e) => {
@@ -92,6 +204,41 @@ impl RateLimiter {
                 FailPolicy::Closed => "refusing calls (rate_limits.when_redis_down = closed)",
             };
             tracing::warn!(error = ?err, "rate limiter cannot reach Redis; {policy}");
+        }
+    }
+}
+
+/// Sends the calls allowed locally to Redis every [`FLUSH_EVERY`], refreshing what each budget
+/// is known to be, and forgets budgets unused for a while; ends with the limiter.
+async fn flush(kv: Arc<Kv>, slots: Weak<Mutex<HashMap<String, Slot>>>) {
+    loop {
+        tokio::time::sleep(FLUSH_EVERY).await;
+        let Some(slots) = slots.upgrade() else { return };
+        let due: Vec<(String, RateTier, u32)> = {
+            let mut held = slots.lock().expect("rate slots");
+            held.retain(|_, s| s.used.elapsed() < FORGET_AFTER || s.pending > 0);
+            held.iter_mut()
+                .filter(|(_, s)| s.pending > 0)
+                .map(|(k, s)| (k.clone(), s.tier, std::mem::take(&mut s.pending)))
+                .collect()
+        };
+        for (key, tier, pending) in due {
+            match kv.rate_spend(&key, tier.per_minute, tier.burst, pending, false).await {
+                Ok(decision) => {
+                    if let Some(slot) = slots.lock().expect("rate slots").get_mut(&key) {
+                        slot.tat_us = decision.tat_us;
+                        slot.redis_now_us = decision.now_us;
+                        slot.heard = Instant::now();
+                    }
+                }
+                Err(e) => {
+                    // Put them back for the next flush (or the next call that asks Redis).
+                    if let Some(slot) = slots.lock().expect("rate slots").get_mut(&key) {
+                        slot.pending += pending;
+                    }
+                    tracing::debug!(error = ?e, "could not send locally allowed calls to Redis");
+                }
+            }
         }
     }
 }

@@ -205,26 +205,42 @@ pub struct RateDecision {
     pub retry_after: Duration,
     /// How long until the budget is whole again.
     pub reset_after: Duration,
+    /// The budget's theoretical arrival time after the decision and Redis's clock when it was
+    /// made (µs), for a caller that decides the next calls locally.
+    pub tat_us: i64,
+    pub now_us: i64,
 }
 
 /// GCRA (the generic cell rate algorithm) over one key holding the theoretical arrival time in
 /// microseconds of Redis's own clock, so every gateway shares one budget whatever its clock
-/// says. ARGV: the emission interval (µs per call) and the burst. Returns allowed (0/1),
-/// remaining, retry-after µs and reset µs.
+/// says. ARGV: the emission interval (µs per call), the burst, calls already allowed elsewhere
+/// (added whatever the budget says: they happened) and whether one more is asked (0 or 1).
+/// Returns allowed (0/1), remaining, retry-after µs, reset µs, the new TAT and Redis's now.
 const GCRA: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local spent = tonumber(ARGV[3])
+local asked = tonumber(ARGV[4])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
+tat = tat + interval * spent
+local function keep(value)
+  redis.call('SET', KEYS[1], string.format('%d', value), 'PX', math.floor((value - now) / 1000) + 1)
+end
+if asked == 0 then
+  if spent > 0 then keep(tat) end
+  return {1, math.max(0, math.floor((now - (tat - interval * burst)) / interval)), 0, tat - now, tat, now}
+end
 local new_tat = tat + interval
 local allow_at = new_tat - interval * burst
 if now < allow_at then
-  return {0, 0, allow_at - now, tat - now}
+  if spent > 0 then keep(tat) end
+  return {0, 0, allow_at - now, tat - now, tat, now}
 end
-redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.floor((new_tat - now) / 1000) + 1)
-return {1, math.floor((now - allow_at) / interval), 0, new_tat - now}
+keep(new_tat)
+return {1, math.floor((now - allow_at) / interval), 0, new_tat - now, new_tat, now}
 "#;
 
 static GCRA_SCRIPT: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| Script::new(GCRA));
@@ -234,13 +250,28 @@ impl Kv {
     /// once). Within [`GENERATION_WAIT`], and refused at once for a second after Redis was
     /// found unreachable, like a cache's generation read: the caller applies its policy.
     pub async fn rate_check(&self, name: &str, per_minute: u32, burst: u32) -> Result<RateDecision> {
+        self.rate_spend(name, per_minute, burst, 0, true).await
+    }
+
+    /// Records `spent` calls already allowed elsewhere (a gateway's local decisions) against the
+    /// budget `name` and, when `ask`, decides one more.
+    pub async fn rate_spend(
+        &self,
+        name: &str,
+        per_minute: u32,
+        burst: u32,
+        spent: u32,
+        ask: bool,
+    ) -> Result<RateDecision> {
         let interval_us = 60_000_000 / u64::from(per_minute.max(1));
         let check = async {
             let mut conn = self.conn().await?;
-            let (allowed, remaining, retry_us, reset_us): (i64, i64, i64, i64) = GCRA_SCRIPT
+            let (allowed, remaining, retry_us, reset_us, tat_us, now_us): (i64, i64, i64, i64, i64, i64) = GCRA_SCRIPT
                 .key(self.key(name))
                 .arg(interval_us)
                 .arg(burst.max(1))
+                .arg(spent)
+                .arg(u8::from(ask))
                 .invoke_async(&mut conn)
                 .await
                 .map_err(classify)?;
@@ -250,6 +281,8 @@ impl Kv {
                 remaining: remaining.clamp(0, u32::MAX.into()) as u32,
                 retry_after: us(retry_us),
                 reset_after: us(reset_us),
+                tat_us,
+                now_us,
             })
         };
         self.fail_fast(check).await

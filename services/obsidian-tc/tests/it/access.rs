@@ -582,3 +582,33 @@ async fn over_stdio_a_client_with_elicitation_is_asked_to_confirm_instead() {
     assert_eq!(out["elicitations"].as_array().unwrap().len(), 1);
     assert_eq!(crate::write::text(&app, &token, "D.md").await, None);
 }
+
+#[tokio::test]
+async fn a_large_budget_spent_locally_on_two_gateways_still_stops_near_its_limit() {
+    // 60 a minute, burst 40: far from the limit each gateway decides alone and tells Redis
+    // every 50 ms; near it, each call asks Redis. In all, no more than the burst plus half a
+    // burst per gateway gets through at once.
+    let app = TestApp::spawn().await;
+    let second = app.another_gateway(|_| {}).await;
+    let (a, b) = (app.url(""), format!("http://{}", second.addr));
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.set_rate_tier(&otc_store::RateTier { class: "read".into(), per_minute: 60, burst: 40 }).await.unwrap();
+    tx.commit().await.unwrap();
+    let exists = json!({"vault": "Notes", "path": "Plan.md"});
+    let mut allowed = 0;
+    for i in 0..120 {
+        let base = if i % 2 == 0 { &a } else { &b };
+        if is_ok(&call_on(&app, base, &token, "note_exists", exists.clone()).await) {
+            allowed += 1;
+        }
+    }
+    // The calls take a few seconds, so a few more seconds' worth (one a second) may pass.
+    assert!((40..=40 + 2 * 20 + 10).contains(&allowed), "{allowed} of 120 allowed");
+    // Once the locally allowed calls have reached Redis, the budget reads spent everywhere.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let e = error_of(&call_on(&app, &a, &token, "note_exists", exists.clone()).await).clone();
+    assert_eq!(e["code"], "throttled", "{e}");
+    second.stop().await.unwrap();
+}
