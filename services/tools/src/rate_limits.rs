@@ -65,7 +65,7 @@ struct Slot {
 
 impl Slot {
     fn interval_us(&self) -> i64 {
-        60_000_000 / i64::from(self.tier.per_minute.max(1))
+        otc_kv::rate_interval_us(self.tier.per_minute) as i64
     }
 
     /// The budget left after one more call, by this gateway's estimate (µs of it, and calls).
@@ -101,7 +101,7 @@ impl RateLimiter {
         if tier.burst < LOCAL_MIN_BURST {
             return None;
         }
-        let mut slots = self.slots.lock().expect("rate slots");
+        let mut slots = lock(&self.slots);
         let slot = slots.get_mut(key).filter(|s| s.tier == tier && s.heard.elapsed() < FRESH_FOR)?;
         let (used_us, left) = slot.headroom_after_one();
         if left < i64::from(tier.burst / 2) {
@@ -121,17 +121,17 @@ impl RateLimiter {
 
     /// The calls allowed locally on `key` and not yet sent (taken: the caller sends them).
     fn take_pending(&self, key: &str) -> u32 {
-        self.slots.lock().expect("rate slots").get_mut(key).map(|s| std::mem::take(&mut s.pending)).unwrap_or(0)
+        lock(&self.slots).get_mut(key).map(|s| std::mem::take(&mut s.pending)).unwrap_or(0)
     }
 
     fn give_back(&self, key: &str, pending: u32) {
-        if let Some(slot) = self.slots.lock().expect("rate slots").get_mut(key) {
+        if let Some(slot) = lock(&self.slots).get_mut(key) {
             slot.pending += pending;
         }
     }
 
     fn heard(&self, key: &str, tier: RateTier, decision: &RateDecision) {
-        let mut slots = self.slots.lock().expect("rate slots");
+        let mut slots = lock(&self.slots);
         let now = Instant::now();
         let slot = slots.entry(key.to_string()).or_insert(Slot {
             tier,
@@ -208,6 +208,11 @@ impl RateLimiter {
     }
 }
 
+/// The slots, even after a panic elsewhere held them (their numbers stay usable).
+fn lock(slots: &Mutex<HashMap<String, Slot>>) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+    slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Sends the calls allowed locally to Redis every [`FLUSH_EVERY`], refreshing what each budget
 /// is known to be, and forgets budgets unused for a while; ends with the limiter.
 async fn flush(kv: Arc<Kv>, slots: Weak<Mutex<HashMap<String, Slot>>>) {
@@ -215,7 +220,7 @@ async fn flush(kv: Arc<Kv>, slots: Weak<Mutex<HashMap<String, Slot>>>) {
         tokio::time::sleep(FLUSH_EVERY).await;
         let Some(slots) = slots.upgrade() else { return };
         let due: Vec<(String, RateTier, u32)> = {
-            let mut held = slots.lock().expect("rate slots");
+            let mut held = lock(&slots);
             held.retain(|_, s| s.used.elapsed() < FORGET_AFTER || s.pending > 0);
             held.iter_mut()
                 .filter(|(_, s)| s.pending > 0)
@@ -225,7 +230,7 @@ async fn flush(kv: Arc<Kv>, slots: Weak<Mutex<HashMap<String, Slot>>>) {
         for (key, tier, pending) in due {
             match kv.rate_spend(&key, tier.per_minute, tier.burst, pending, false).await {
                 Ok(decision) => {
-                    if let Some(slot) = slots.lock().expect("rate slots").get_mut(&key) {
+                    if let Some(slot) = lock(&slots).get_mut(&key) {
                         slot.tat_us = decision.tat_us;
                         slot.redis_now_us = decision.now_us;
                         slot.heard = Instant::now();
@@ -233,7 +238,7 @@ async fn flush(kv: Arc<Kv>, slots: Weak<Mutex<HashMap<String, Slot>>>) {
                 }
                 Err(e) => {
                     // Put them back for the next flush (or the next call that asks Redis).
-                    if let Some(slot) = slots.lock().expect("rate slots").get_mut(&key) {
+                    if let Some(slot) = lock(&slots).get_mut(&key) {
                         slot.pending += pending;
                     }
                     tracing::debug!(error = ?e, "could not send locally allowed calls to Redis");

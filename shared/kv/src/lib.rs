@@ -195,6 +195,12 @@ impl Kv {
     }
 }
 
+/// The time one call of a `per_minute` budget takes up, in µs: at least 1 (a budget of more than
+/// 60 million a minute is as good as none).
+pub fn rate_interval_us(per_minute: u32) -> u64 {
+    (60_000_000 / u64::from(per_minute.max(1))).max(1)
+}
+
 /// One rate-limit decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateDecision {
@@ -263,7 +269,7 @@ impl Kv {
         spent: u32,
         ask: bool,
     ) -> Result<RateDecision> {
-        let interval_us = 60_000_000 / u64::from(per_minute.max(1));
+        let interval_us = rate_interval_us(per_minute);
         let check = async {
             let mut conn = self.conn().await?;
             let (allowed, remaining, retry_us, reset_us, tat_us, now_us): (i64, i64, i64, i64, i64, i64) = GCRA_SCRIPT
@@ -420,5 +426,18 @@ fn classify(err: redis::RedisError) -> KvError {
         KvError::Unavailable(err)
     } else {
         KvError::Command(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate_interval_us;
+
+    #[test]
+    fn a_rate_interval_is_never_zero() {
+        assert_eq!(rate_interval_us(60), 1_000_000);
+        assert_eq!(rate_interval_us(0), 60_000_000);
+        assert_eq!(rate_interval_us(100_000_000), 1);
+        assert_eq!(rate_interval_us(u32::MAX), 1);
     }
 }
