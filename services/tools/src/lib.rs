@@ -28,6 +28,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use otc_blobs::Blobs;
 use otc_catalog::facade::{self, AdvertisedTool, FacadeSettings, Listing, Surface};
@@ -427,7 +428,20 @@ impl Dispatcher {
                 ask: hooks.ask,
                 args: &args,
             };
-            handler(&ctx).await
+            // A handler that panics answers internal_error (and its key, if any, indeterminate)
+            // rather than leaving the caller without an answer.
+            match std::panic::AssertUnwindSafe(handler(&ctx)).catch_unwind().await {
+                Ok(outcome) => outcome,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    tracing::error!(tool = tool.name(), panic = %what, "tool handler panicked");
+                    Err(ToolError::new(ErrorCode::InternalError))
+                }
+            }
         }
         .await;
         if let Some(guard) = guard {

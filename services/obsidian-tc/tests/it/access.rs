@@ -612,3 +612,41 @@ async fn a_large_budget_spent_locally_on_two_gateways_still_stops_near_its_limit
     assert_eq!(e["code"], "throttled", "{e}");
     second.stop().await.unwrap();
 }
+
+/// A tool that panics (a bug), to show the caller still gets an answer.
+struct PanicProbe;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PanicInput {}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct PanicOutput {
+    ok: bool,
+}
+
+impl otc_tools::Tool for PanicProbe {
+    type Input = PanicInput;
+    type Output = PanicOutput;
+    const SPEC: otc_catalog::ToolSpec = otc_catalog::ToolSpec {
+        scopes: &["read:notes"],
+        response_format: otc_catalog::ResponseFormat::Fixed { why: "test probe" },
+        ..otc_catalog::ToolSpec::base("panic_probe", "Panic probe", "Panics.", otc_catalog::Domain::Admin)
+    };
+
+    async fn call(_ctx: &otc_tools::CallContext<'_>, _input: PanicInput) -> Result<PanicOutput, otc_errors::ToolError> {
+        panic!("a bug in a tool");
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_answers_internal_error_and_the_server_carries_on() {
+    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_tools::entry::<PanicProbe>()]).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    for _ in 0..2 {
+        let e = error_of(&call(&app, "/mcp", &token, "panic_probe", json!({})).await).clone();
+        assert_eq!(e["code"], "internal_error", "{e}");
+    }
+    ok(&app, &token, "list_vaults", json!({})).await;
+}
