@@ -16,7 +16,10 @@ fn sources() -> Vec<(String, String)> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                stack.push(path);
+                // A build's output (shared/fuzz/target when the fuzzers were built) is not source.
+                if !path.ends_with("target") {
+                    stack.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
                 out.push((rel, std::fs::read_to_string(&path).unwrap()));
