@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Extension, State};
-use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -32,20 +31,12 @@ pub async fn mint(
     require(&caller, "admin:confirm")?;
     let Json(request) = request.map_err(|e| crate::error::body_rejection("elicit", e))?;
     let hash = &request.args_hash;
-    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::from_tool(
-            ToolError::with_message(
-                ErrorCode::InvalidInput,
-                "args_hash is the call's details.args_hash: 64 hex digits",
-            )
-            .detail("field", "args_hash"),
-        ));
-    }
+    otc_tools::confirmation::check_args_hash(hash).map_err(ApiError::from_tool)?;
     if state.dispatcher.registry().get(&request.tool).is_none() {
         return Err(ApiError::from_tool(otc_tools::unknown_tool(&otc_errors::echo(&request.tool))));
     }
     let services = &state.dispatcher.services;
-    let ttl = request.ttl_secs.unwrap_or(services.config.tools.confirmation_ttl_secs).clamp(1, 86_400);
+    let ttl = request.ttl_secs.unwrap_or(services.config.tools.confirmation_ttl_secs);
     let principal = request.principal.unwrap_or(caller.principal_id);
     let minted = otc_tools::confirmation::mint(
         &services.store,

@@ -36,12 +36,12 @@ pub fn base_url(settings: &OAuthSettings, headers: &HeaderMap) -> String {
 
 /// The resource a request path belongs to: an MCP endpoint (`/mcp`, `/mcp/<surface>`) or, for
 /// anything else, the server as a whole ("").
-fn resource_path(path: &str) -> &str {
+fn resource_path(path: &str) -> String {
     let mut segments = path.split('/').filter(|s| !s.is_empty());
     match (segments.next(), segments.next()) {
-        (Some("mcp"), None) => "/mcp",
-        (Some("mcp"), Some(surface)) if crate::mcp::SURFACES.contains(&surface) => &path[..4 + 1 + surface.len()],
-        _ => "",
+        (Some("mcp"), None) => "/mcp".into(),
+        (Some("mcp"), Some(surface)) if crate::mcp::SURFACES.contains(&surface) => format!("/mcp/{surface}"),
+        _ => String::new(),
     }
 }
 

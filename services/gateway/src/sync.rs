@@ -352,9 +352,9 @@ fn check_acl(view: &View, index: usize, path: &str, delete: bool) -> ApiResult<(
 }
 
 /// POST /v1/vaults/{vault}/commit: applies a batch atomically, or answers 409
-/// concurrent_modification naming every stale path and applies nothing.
-/// `POST /v1/vaults/{vault}/commit`. With an `Idempotency-Key` header, the same key and body
-/// answer the first commit's result without committing again (`otc_tools::idempotency`).
+/// concurrent_modification naming every stale path and applies nothing. With an
+/// `Idempotency-Key` header, the same key and body answer the first commit's result without
+/// committing again (`otc_tools::idempotency`).
 pub async fn commit(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

@@ -25,20 +25,17 @@ pub struct ElicitArgs {
     /// The call's details.args_hash.
     #[arg(long)]
     hash: String,
-    /// How long the token is valid (default: tools.confirmation_ttl_secs).
+    /// How long the token is valid (default: tools.confirmation_ttl_secs; at most a day).
     #[arg(long)]
     ttl_secs: Option<u64>,
 }
 
 pub async fn run(sources: Sources, args: ElicitArgs) -> anyhow::Result<ExitCode> {
     let config = app::load(&sources)?.config;
-    anyhow::ensure!(
-        args.hash.len() == 64 && args.hash.bytes().all(|b| b.is_ascii_hexdigit()),
-        "--hash is the call's details.args_hash: 64 hex digits"
-    );
+    otc_tools::confirmation::check_args_hash(&args.hash).map_err(|e| anyhow::anyhow!("--hash: {}", e.message))?;
     let store = app::store_only(&sources)?;
     let tenant = store.resolve_tenant(&args.tenant).await.context("finding the tenant")?;
-    let ttl = Duration::from_secs(args.ttl_secs.unwrap_or(config.tools.confirmation_ttl_secs).clamp(1, 86_400));
+    let ttl = Duration::from_secs(args.ttl_secs.unwrap_or(config.tools.confirmation_ttl_secs));
     let minted = otc_tools::confirmation::mint(&store, tenant, args.principal, &args.tool, &args.hash, ttl)
         .await
         .context("minting the token")?;

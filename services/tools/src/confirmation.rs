@@ -47,8 +47,20 @@ pub struct Minted {
     pub expires_at: DateTime<Utc>,
 }
 
+/// The longest a confirmation token lives, whatever is asked.
+pub const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// An `args_hash` as a call's elicit_required details give it: 64 hex digits.
+pub fn check_args_hash(hash: &str) -> Result<(), ToolError> {
+    if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(());
+    }
+    Err(ToolError::with_message(ErrorCode::InvalidInput, "args_hash is the call's details.args_hash: 64 hex digits")
+        .detail("field", "args_hash"))
+}
+
 /// Mints a token for `principal` of `tenant` to make the call `tool` with arguments hashing to
-/// `args_hash`, valid for `ttl`.
+/// `args_hash`, valid for `ttl` (from a second to [`MAX_TTL`]).
 pub async fn mint(
     store: &Store,
     tenant: Uuid,
@@ -58,7 +70,8 @@ pub async fn mint(
     ttl: Duration,
 ) -> Result<Minted, otc_store::StoreError> {
     let key = tenant_key(store, tenant).await?;
-    let expires_at = Utc::now() + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(300));
+    let ttl = ttl.clamp(Duration::from_secs(1), MAX_TTL);
+    let expires_at = Utc::now() + chrono::Duration::from_std(ttl).expect("at most a day");
     let claims = Claims::new(tenant, principal, tool, args_hash, expires_at.timestamp());
     Ok(Minted { token: confirm::sign(&key, &claims), expires_at })
 }

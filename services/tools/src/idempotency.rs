@@ -56,6 +56,10 @@ enum Record {
 }
 
 impl Record {
+    fn text(&self) -> String {
+        serde_json::to_string(self).expect("a record serializes")
+    }
+
     fn fingerprint(&self) -> &str {
         match self {
             Record::Running { fingerprint, .. }
@@ -132,7 +136,7 @@ pub async fn claim(kv: &Arc<Kv>, caller: &Caller, key: &str, fingerprint: &str) 
         let (fingerprint, run) = (fingerprint.to_string(), uuid::Uuid::new_v4().simple().to_string());
         move |lease_until_ms| {
             let record = Record::Running { fingerprint: fingerprint.clone(), lease_until_ms, run: run.clone() };
-            serde_json::to_string(&record).expect("a record serializes")
+            record.text()
         }
     };
     let first = running(now_ms() + LEASE.as_millis() as u64);
@@ -166,8 +170,7 @@ pub async fn claim(kv: &Arc<Kv>, caller: &Caller, key: &str, fingerprint: &str) 
             }
             Record::Running { .. } => {
                 // Its gateway stopped vouching for it mid-call: whether it landed is unknown.
-                let lapsed = serde_json::to_string(&Record::Indeterminate { fingerprint: fingerprint.into() })
-                    .expect("a record serializes");
+                let lapsed = Record::Indeterminate { fingerprint: fingerprint.into() }.text();
                 if !kv.swap_record(&name, &text, &lapsed).await.map_err(|e| unavailable(&e))? {
                     continue;
                 }
@@ -221,7 +224,7 @@ impl Guard {
         };
         let written = match result {
             Some(record) => {
-                let text = serde_json::to_string(&record).expect("a record serializes");
+                let text = record.text();
                 self.kv.swap_record(&self.name, &held, &text).await
             }
             None => self.kv.delete_record_if(&self.name, &held).await,
@@ -240,8 +243,7 @@ impl Drop for Guard {
         }
         // Dropped mid-call (the caller hung up): the effect may or may not have landed.
         let (kv, name, current) = (self.kv.clone(), self.name.clone(), self.current.clone());
-        let lapsed = serde_json::to_string(&Record::Indeterminate { fingerprint: self.fingerprint.clone() })
-            .expect("a record serializes");
+        let lapsed = Record::Indeterminate { fingerprint: self.fingerprint.clone() }.text();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 let held = current.lock().await.clone();

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Tenant, TestApp, cli, closed_port, stderr, stdout};
 use crate::index::commit;
-use crate::mcp::{call, error_of};
+use crate::mcp::{call, call_on, error_of};
 use crate::write::{err, ok};
 
 #[tokio::test]
@@ -45,21 +45,6 @@ async fn a_caller_with_one_vault_may_leave_it_out_and_any_caller_may_name_it_by_
     let e = err(&app, &token, "read_note", json!({"vault": huge, "path": "Plan.md"})).await;
     assert_eq!(e["code"], "vault_not_found");
     assert!(e.to_string().len() < 4096, "the error repeats the input: {} bytes", e.to_string().len());
-}
-
-/// A tool call on the gateway at `base` (one of several of the same deployment): its result.
-async fn call_on(app: &TestApp, base: &str, token: &str, tool: &str, args: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
-    let response = app
-        .http
-        .post(format!("{base}/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    response.json::<Value>().await.unwrap()["result"].clone()
 }
 
 fn is_ok(result: &Value) -> bool {

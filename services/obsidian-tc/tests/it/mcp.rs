@@ -61,6 +61,22 @@ pub(crate) async fn call(app: &TestApp, path: &str, token: &str, name: &str, arg
     rpc(app, path, token, "tools/call", json!({"name": name, "arguments": args})).await
 }
 
+/// A tool call on the gateway at `base` (`http://host:port`: one of several of the same
+/// deployment): its result.
+pub(crate) async fn call_on(app: &TestApp, base: &str, token: &str, tool: &str, args: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
+    let response = app
+        .http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    response.json::<Value>().await.unwrap()["result"].clone()
+}
+
 /// The structured error of a failed call.
 pub(crate) fn error_of(result: &Value) -> &Value {
     assert_eq!(result["isError"], true, "expected a tool error: {result}");

@@ -769,18 +769,8 @@ async fn a_hidden_note_does_not_shadow_a_readable_one_in_any_link_tool() {
 
 /// read_note on the gateway at `base` (a second gateway of the same deployment).
 async fn read_on(app: &TestApp, base: &str, token: &str, path: &str) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "read_note", "arguments": {"vault": "Notes", "path": path, "response_format": "detailed"}}});
-    let response = app
-        .http
-        .post(format!("{base}/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    response.json::<Value>().await.unwrap()["result"].clone()
+    let args = json!({"vault": "Notes", "path": path, "response_format": "detailed"});
+    crate::mcp::call_on(app, base, token, "read_note", args).await
 }
 
 #[tokio::test]
