@@ -92,12 +92,13 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
         .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
         .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes));
+    let allowed = Arc::new(origin::Allowed::new(&state.mcp.allowed_hosts, &state.mcp.allowed_origins));
     let authenticated = limited
         .merge(uploads)
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), origin::guard));
+        .layer(axum::middleware::from_fn_with_state(allowed, origin::guard));
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
