@@ -545,21 +545,29 @@ impl Dispatcher {
 /// The first argument (as a JSON pointer) whose name or text holds a NUL character: no name,
 /// path or text in a vault can, and Postgres refuses them in text.
 fn nul_field(args: &Map<String, Value>) -> Option<String> {
-    fn walk(value: &Value, at: &str) -> Option<String> {
+    // The path to the first NUL, innermost segment first; built only on a hit (this runs on
+    // every call).
+    fn in_map(map: &Map<String, Value>) -> Option<Vec<String>> {
+        map.iter().find_map(|(k, v)| {
+            let mut path = if k.contains('\0') { Vec::new() } else { in_value(v)? };
+            path.push(k.replace('\0', "\\0"));
+            Some(path)
+        })
+    }
+    fn in_value(value: &Value) -> Option<Vec<String>> {
         match value {
-            Value::String(text) if text.contains('\0') => Some(at.to_string()),
-            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| walk(v, &format!("{at}/{i}"))),
-            Value::Object(map) => map.iter().find_map(|(k, v)| {
-                let here = format!("{at}/{}", k.replace('\0', "\\0"));
-                if k.contains('\0') { Some(here) } else { walk(v, &here) }
+            Value::String(text) => text.contains('\0').then(Vec::new),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+                let mut path = in_value(v)?;
+                path.push(i.to_string());
+                Some(path)
             }),
+            Value::Object(map) => in_map(map),
             _ => None,
         }
     }
-    args.iter().find_map(|(k, v)| {
-        let here = format!("/{}", k.replace('\0', "\\0"));
-        if k.contains('\0') { Some(here) } else { walk(v, &here) }
-    })
+    let path = in_map(args)?;
+    Some(path.iter().rev().map(|segment| format!("/{segment}")).collect())
 }
 
 /// The hints a call to an unknown tool gets.
@@ -631,5 +639,19 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
     match found {
         Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
         _ => Err(not_found()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nul_field;
+
+    #[test]
+    fn a_nul_is_found_at_any_depth_and_named_by_its_path() {
+        let args = |v: serde_json::Value| v.as_object().unwrap().clone();
+        assert_eq!(nul_field(&args(serde_json::json!({"a": {"b": ["x", 1, {"c": "ok"}]}}))), None);
+        assert_eq!(nul_field(&args(serde_json::json!({"a": {"b": ["x", "y\u{0}"]}}))).as_deref(), Some("/a/b/1"));
+        assert_eq!(nul_field(&args(serde_json::json!({"a": {"k\u{0}": 1}}))).as_deref(), Some("/a/k\\0"));
+        assert_eq!(nul_field(&args(serde_json::json!({"p": "\u{0}"}))).as_deref(), Some("/p"));
     }
 }
