@@ -110,6 +110,7 @@ mod tests {
             vault_id: None,
             expires_at,
             rate_tiers: vec![],
+            access: Default::default(),
         }
     }
 

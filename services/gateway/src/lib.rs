@@ -3,6 +3,7 @@
 //! Stateless: everything a request needs is in Postgres, Redis or the object store, so any
 //! replica answers any request.
 
+mod acl;
 mod auth;
 pub mod auth_cache;
 mod elicit;
@@ -79,6 +80,8 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/elicit", post(elicit::mint))
+        .route("/v1/acl", get(acl::list).put(acl::set).delete(acl::remove))
+        .route("/v1/principals/{principal}/groups", get(acl::groups).post(acl::change_groups))
         .route("/v1/vaults", get(sync::list_vaults))
         .route("/v1/vaults/{vault}/files", get(sync::list_files))
         .route("/v1/vaults/{vault}/file", get(sync::download_file))

@@ -1,6 +1,7 @@
 //! `obsidian-tc`: one binary, a subcommand per role. The library half lets the integration
 //! tests start the same app in-process.
 
+pub mod acl;
 pub mod app;
 pub mod dev;
 pub mod doctor;
@@ -66,6 +67,9 @@ enum Command {
     Sync(vault::SyncArgs),
     /// Confirm one destructive call: print a single-use token for it.
     Elicit(elicit::ElicitArgs),
+    /// Manage a tenant's folder-ACL rules and its principals' groups.
+    #[command(subcommand)]
+    Acl(acl::AclCommand),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -88,6 +92,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Vault(command) => vault::run(sources, command).await,
         Command::Sync(args) => vault::sync_command(args).await,
         Command::Elicit(args) => elicit::run(sources, args).await,
+        Command::Acl(command) => acl::run(sources, command).await,
     }
 }
 

@@ -5,6 +5,7 @@
 //!
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
+pub mod acl_admin;
 pub mod citations;
 pub mod confirmation;
 pub mod file_cache;

@@ -5,20 +5,18 @@
 use base64::Engine;
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::{StoreError, TenantTx, Vault, Visible};
-use otc_vault::acl::{Acl, Audience, glob_regex};
+use otc_vault::acl::{Acl, Audience, Layer, Rule};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{CallContext, Caller, Services, caller_vault, internal};
 
-/// A compiled `[[acl]]` entry.
+/// A compiled `[[acl]]` entry: the deployment's floor for one vault name.
 pub struct VaultAcl {
     tenant: Option<String>,
     vault: String,
-    acl: Acl,
-    /// The read globs as Postgres regular expressions (None: unrestricted).
-    read_regex: Option<Vec<String>>,
+    rule: Rule,
 }
 
 /// Compiles the configured ACLs.
@@ -27,17 +25,25 @@ pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String
         .acl
         .iter()
         .map(|e| {
-            let acl = Acl::new(e.read_paths.as_deref(), e.write_paths.as_deref(), e.delete_paths.as_deref())?;
-            let read_regex = e.read_paths.as_ref().map(|l| l.iter().map(|g| glob_regex(g)).collect());
-            Ok(VaultAcl { tenant: e.tenant.clone(), vault: e.vault.clone(), acl, read_regex })
+            let rule = Rule::new(
+                Layer::Deployment,
+                format!("[[acl]] for vault {}", e.vault),
+                e.read_paths.as_deref(),
+                e.write_paths.as_deref(),
+                e.delete_paths.as_deref(),
+                false,
+            )?;
+            Ok(VaultAcl { tenant: e.tenant.clone(), vault: e.vault.clone(), rule })
         })
         .collect()
 }
 
-/// A vault as one caller may see it.
+/// A vault as one caller may see it: the deployment's `[[acl]]` floor for it, narrowed by the
+/// tenant's rules for the caller.
 pub struct View {
     pub vault: Vault,
     acl: Acl,
+    /// The read ACL as Postgres regular expressions (None: unrestricted).
     read_regex: Option<Vec<String>>,
 }
 
@@ -94,7 +100,7 @@ impl View {
             Ok(tenant.map(|t| t.slug))
         };
         let entry = acl_entry(&services.acls, ctx.caller, &vault.name, slug).await.map_err(|e| internal(tool, &e))?;
-        Ok(View::with(vault, entry, Audience::Tools))
+        Ok(View::with(ctx.caller, vault, entry, Audience::Tools))
     }
 
     /// `vault`, which the caller may reach (the caller checked that), as `audience` shows it
@@ -109,16 +115,13 @@ impl View {
     ) -> Result<View, StoreError> {
         let slug = move || async move { Ok(tx.tenant().await?.map(|t| t.slug)) };
         let entry = acl_entry(&services.acls, caller, &vault.name, slug).await?;
-        Ok(View::with(vault, entry, audience))
+        Ok(View::with(caller, vault, entry, audience))
     }
 
-    fn with(vault: Vault, entry: Option<&VaultAcl>, audience: Audience) -> View {
-        match entry {
-            Some(entry) => {
-                View { vault, acl: entry.acl.clone().for_audience(audience), read_regex: entry.read_regex.clone() }
-            }
-            None => View { vault, acl: Acl::open().for_audience(audience), read_regex: None },
-        }
+    fn with(caller: &Caller, vault: Vault, entry: Option<&VaultAcl>, audience: Audience) -> View {
+        let tenant = caller.access.rules.iter().filter(|r| r.vault_id == vault.id).map(|r| r.rule.clone()).collect();
+        let acl = Acl::open().with_layer(entry.map(|e| vec![e.rule.clone()]).unwrap_or_default()).with_layer(tenant);
+        View { vault, read_regex: acl.read_regexes(), acl: acl.for_audience(audience) }
     }
 
     /// What the caller may see, for the store's queries: the audience's hidden folders and the

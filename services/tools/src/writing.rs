@@ -11,6 +11,7 @@
 use otc_errors::{ErrorCode, ToolError};
 use otc_indexer::commit::Announced;
 use otc_store::{Action, Change, Expect, FileEntry, Hash, Provenance, Stale};
+use otc_vault::acl::{Op, Verdict};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -27,9 +28,7 @@ pub fn check_write(view: &View, path: &str, field: &str) -> Result<(), ToolError
     if view.acl().can_write(path) {
         return Ok(());
     }
-    Err(ToolError::with_message(ErrorCode::AclDenied, "the folder ACL does not let this caller write here")
-        .detail("field", field.to_string())
-        .detail("operation", "write"))
+    Err(denied(view, Op::Write, path, field, "the folder ACL does not let this caller write here"))
 }
 
 /// A path the caller must be able to delete (delete, move away): acl_denied otherwise.
@@ -41,9 +40,19 @@ pub fn check_delete(view: &View, path: &str, field: &str) -> Result<(), ToolErro
     if !view.can_read(path) {
         return Err(not_found(path));
     }
-    Err(ToolError::with_message(ErrorCode::AclDenied, "the folder ACL does not let this caller delete here")
+    Err(denied(view, Op::Delete, path, field, "the folder ACL does not let this caller delete here"))
+}
+
+/// acl_denied for `op` on `path`, naming the layer that refused it (the deployment's floor or
+/// the tenant's rules); inspect_acl names the rules.
+fn denied(view: &View, op: Op, path: &str, field: &str, message: &str) -> ToolError {
+    let mut err = ToolError::with_message(ErrorCode::AclDenied, message)
         .detail("field", field.to_string())
-        .detail("operation", "delete"))
+        .detail("operation", op.as_str());
+    if let Verdict::Denied(layer, _) = view.acl().explain(op, path) {
+        err = err.detail("layer", layer.as_str());
+    }
+    err
 }
 
 /// A name the call is about to create: storable on every desktop, link-safe

@@ -6,6 +6,7 @@
 //! [`Store::tenant_id_by_slug`] (and [`Store::tenant_ids`] for the worker's sweep), both
 //! `SECURITY DEFINER` functions that return ids and nothing else.
 
+mod acl;
 mod error;
 mod files;
 mod fulltext;
@@ -29,6 +30,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
+pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,

@@ -49,6 +49,8 @@ pub struct Authenticated {
     pub expires_at: Option<DateTime<Utc>>,
     /// The tenant's own rate-limit tiers (classes it left out take the deployment's).
     pub rate_tiers: Vec<crate::RateTier>,
+    /// The principal's groups and the tenant's folder-ACL rules for it, per vault.
+    pub access: crate::Access,
 }
 
 /// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
@@ -130,6 +132,7 @@ impl TenantTx {
                 .execute(&mut *self.tx)
                 .await?;
         }
+        let access = self.access(row.principal_id).await?;
         // Scopes were validated when the token was made; one that no longer parses grants nothing.
         let scopes = row.scopes.into_iter().filter_map(|s| Scope::try_from(s).ok()).collect();
         Ok(Some(Authenticated {
@@ -147,6 +150,7 @@ impl TenantTx {
                     burst: burst as u32,
                 })
                 .collect(),
+            access,
         }))
     }
 

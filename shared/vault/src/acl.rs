@@ -4,6 +4,10 @@
 //! lists say, and which depends on who reads ([`Audience`]): the trash and git's folder
 //! (`.trash/`, `.git/`) from everyone, Obsidian's own settings (`.obsidian/`) from the tools only.
 //!
+//! An ACL is made of layers ([`Layer`]): the deployment's `[[acl]]` entry (a floor no tenant can
+//! widen) and the tenant's own rules for the caller. A path must be allowed by every layer, and
+//! within a layer by any one of its rules (a member of two groups gets what either grants).
+//!
 //! A read the ACL refuses answers exactly like a missing note: neither the tools nor the sync
 //! API reveal that a path they may not show exists.
 
@@ -41,11 +45,159 @@ impl Audience {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct Acl {
+/// Where a rule comes from: the deployment's config file, or the tenant's own rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    Deployment,
+    Tenant,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Deployment => "deployment",
+            Layer::Tenant => "tenant",
+        }
+    }
+}
+
+/// What a caller asks to do with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Delete,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+/// One rule: globs per action, and whether it grants reading only.
+#[derive(Debug, Clone)]
+pub struct Rule {
     read: Option<Vec<Glob>>,
     write: Option<Vec<Glob>>,
     delete: Option<Vec<Glob>>,
+    read_only: bool,
+    layer: Layer,
+    /// Whom the rule is for, as people name it ("vault Notes" for the deployment's entry,
+    /// "principal alice", "group eng", "everyone").
+    subject: String,
+    /// The rule's id in the tenant's rules, when it has one.
+    id: Option<String>,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.read_paths() == other.read_paths()
+            && self.write_paths() == other.write_paths()
+            && self.delete_paths() == other.delete_paths()
+            && (self.read_only, self.layer, &self.subject, &self.id)
+                == (other.read_only, other.layer, &other.subject, &other.id)
+    }
+}
+
+impl Eq for Rule {}
+
+impl Rule {
+    /// A rule from its lists; an invalid glob is an error naming it.
+    pub fn new(
+        layer: Layer,
+        subject: impl Into<String>,
+        read: Option<&[String]>,
+        write: Option<&[String]>,
+        delete: Option<&[String]>,
+        read_only: bool,
+    ) -> Result<Self, String> {
+        Ok(Self {
+            read: compile(read)?,
+            write: compile(write)?,
+            delete: compile(delete)?,
+            read_only,
+            layer,
+            subject: subject.into(),
+            id: None,
+        })
+    }
+
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    fn allows(&self, op: Op, path: &str) -> bool {
+        let read = allows(&self.read, path);
+        match op {
+            Op::Read => read,
+            Op::Write => read && !self.read_only && allows(&self.write, path),
+            Op::Delete => read && !self.read_only && allows(&self.delete, path),
+        }
+    }
+
+    pub fn layer(&self) -> Layer {
+        self.layer
+    }
+
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The read globs as given (None: unrestricted).
+    pub fn read_paths(&self) -> Option<Vec<String>> {
+        patterns(&self.read)
+    }
+
+    pub fn write_paths(&self) -> Option<Vec<String>> {
+        patterns(&self.write)
+    }
+
+    pub fn delete_paths(&self) -> Option<Vec<String>> {
+        patterns(&self.delete)
+    }
+}
+
+fn patterns(list: &Option<Vec<Glob>>) -> Option<Vec<String>> {
+    list.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+}
+
+/// Why an ACL answers as it does for one path and action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict<'a> {
+    /// The folder is hidden from this audience whatever the rules say.
+    Hidden(&'static str),
+    /// No rule restricts the path.
+    Unrestricted,
+    /// Every layer allows it; the first rule of each layer that does.
+    Allowed(Vec<&'a Rule>),
+    /// This layer's rules all refuse it (the rules listed).
+    Denied(Layer, Vec<&'a Rule>),
+}
+
+impl Verdict<'_> {
+    pub fn allowed(&self) -> bool {
+        matches!(self, Verdict::Unrestricted | Verdict::Allowed(_))
+    }
+}
+
+/// The ACL a caller works under in one vault: its layers (each must allow) of rules (any may).
+#[derive(Debug, Clone, Default)]
+pub struct Acl {
+    layers: Vec<Vec<Rule>>,
     audience: Audience,
 }
 
@@ -103,9 +255,18 @@ impl Acl {
         Self::default()
     }
 
-    /// The lists, for the tools.
+    /// One deployment rule with these lists, for the tools.
     pub fn new(read: Option<&[String]>, write: Option<&[String]>, delete: Option<&[String]>) -> Result<Self, String> {
-        Ok(Self { read: compile(read)?, write: compile(write)?, delete: compile(delete)?, audience: Audience::Tools })
+        Ok(Self::open().with_layer(vec![Rule::new(Layer::Deployment, "deployment", read, write, delete, false)?]))
+    }
+
+    /// This ACL narrowed by one more layer of rules (any of which may allow); no rules, no
+    /// layer.
+    pub fn with_layer(mut self, rules: Vec<Rule>) -> Self {
+        if !rules.is_empty() {
+            self.layers.push(rules);
+        }
+        self
     }
 
     /// The same lists, read by `audience`.
@@ -118,29 +279,64 @@ impl Acl {
         self.audience
     }
 
+    /// Every rule, layer by layer.
+    pub fn rules(&self) -> impl Iterator<Item = &Rule> {
+        self.layers.iter().flatten()
+    }
+
+    pub fn allows(&self, op: Op, path: &str) -> bool {
+        !self.audience.hidden().iter().any(|h| path.starts_with(h))
+            && self.layers.iter().all(|rules| rules.iter().any(|r| r.allows(op, path)))
+    }
+
     pub fn can_read(&self, path: &str) -> bool {
-        !self.audience.hidden().iter().any(|h| path.starts_with(h)) && allows(&self.read, path)
+        self.allows(Op::Read, path)
     }
 
     pub fn can_write(&self, path: &str) -> bool {
-        self.can_read(path) && allows(&self.write, path)
+        self.allows(Op::Write, path)
     }
 
     pub fn can_delete(&self, path: &str) -> bool {
-        self.can_read(path) && allows(&self.delete, path)
+        self.allows(Op::Delete, path)
     }
 
-    /// The read globs as given (None: unrestricted).
-    pub fn read_paths(&self) -> Option<Vec<String>> {
-        self.read.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+    /// Which rule decides `op` on `path`, and how.
+    pub fn explain(&self, op: Op, path: &str) -> Verdict<'_> {
+        if let Some(h) = self.audience.hidden().iter().find(|h| path.starts_with(*h)) {
+            return Verdict::Hidden(h);
+        }
+        let mut by = Vec::new();
+        for rules in &self.layers {
+            match rules.iter().find(|r| r.allows(op, path)) {
+                Some(rule) => by.push(rule),
+                None => return Verdict::Denied(rules[0].layer, rules.iter().collect()),
+            }
+        }
+        if by.is_empty() { Verdict::Unrestricted } else { Verdict::Allowed(by) }
     }
 
-    pub fn write_paths(&self) -> Option<Vec<String>> {
-        self.write.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
-    }
-
-    pub fn delete_paths(&self) -> Option<Vec<String>> {
-        self.delete.as_ref().map(|l| l.iter().map(|g| g.pattern.clone()).collect())
+    /// The read ACL as anchored regular expressions for Postgres, a path readable when it
+    /// matches one (None: unrestricted). Rules of one layer add their globs up; two restricted
+    /// layers pair each glob of one with each of the other through a lookahead, which Postgres
+    /// supports (Rust's regex crate does not; Rust matches with [`Acl::can_read`]).
+    pub fn read_regexes(&self) -> Option<Vec<String>> {
+        let mut out: Option<Vec<String>> = None;
+        for rules in &self.layers {
+            if rules.iter().any(|r| r.read.is_none()) {
+                continue;
+            }
+            let layer: Vec<String> =
+                rules.iter().flat_map(|r| r.read.iter().flatten()).map(|g| glob_regex(&g.pattern)).collect();
+            out = Some(match out {
+                None => layer,
+                Some(before) => before
+                    .iter()
+                    .flat_map(|a| layer.iter().map(move |b| format!("^(?={}){}", &a[1..], &b[1..])))
+                    .collect(),
+            });
+        }
+        out
     }
 }
 
@@ -188,5 +384,45 @@ mod tests {
         let acl = Acl::new(Some(&["Shared/<team>/**".into(), "📚 Books/**".into()]), None, None).unwrap();
         assert!(acl.can_read("Shared/<team>/x.md") && !acl.can_read("Shared/team/x.md"));
         assert!(acl.can_read("📚 Books/Dune.md"));
+    }
+
+    fn rule(layer: Layer, subject: &str, read: &[&str], write: Option<&[&str]>, read_only: bool) -> Rule {
+        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        Rule::new(layer, subject, Some(&list(read)), write.map(list).as_deref(), None, read_only).unwrap()
+    }
+
+    #[test]
+    fn layers_all_must_allow_and_rules_in_a_layer_add_up() {
+        let floor = rule(Layer::Deployment, "vault V", &["Team/**", "Public/**"], None, false);
+        let eng = rule(Layer::Tenant, "group eng", &["Team/Eng/**"], None, false);
+        let ops = rule(Layer::Tenant, "group ops", &["Team/Ops/**", "Private/**"], None, true);
+        let acl = Acl::open().with_layer(vec![floor]).with_layer(vec![eng, ops]);
+        assert!(acl.can_read("Team/Eng/a.md") && acl.can_write("Team/Eng/a.md"));
+        assert!(acl.can_read("Team/Ops/a.md") && !acl.can_write("Team/Ops/a.md"), "ops is read-only");
+        assert!(!acl.can_read("Private/x.md"), "the floor refuses what a tenant rule grants");
+        assert!(!acl.can_read("Public/x.md"), "no tenant rule grants it");
+        match acl.explain(Op::Write, "Team/Ops/a.md") {
+            Verdict::Denied(Layer::Tenant, rules) => assert_eq!(rules.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        match acl.explain(Op::Read, "Team/Ops/a.md") {
+            Verdict::Allowed(by) => {
+                assert_eq!(by.iter().map(|r| r.subject()).collect::<Vec<_>>(), ["vault V", "group ops"])
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!acl.explain(Op::Read, "Private/x.md").allowed());
+        assert_eq!(Acl::open().explain(Op::Delete, "x.md"), Verdict::Unrestricted);
+        assert_eq!(Acl::open().explain(Op::Read, ".trash/x.md"), Verdict::Hidden(".trash/"));
+        // Postgres reads both layers at once: each floor glob paired with each tenant glob.
+        let regexes = acl.read_regexes().unwrap();
+        assert_eq!(regexes.len(), 6);
+        assert_eq!(regexes[0], r"^(?=Team/.*$)Team/Eng/.*$");
+        // A layer whose rule reads everything restricts nothing.
+        let open_tenant = Acl::open()
+            .with_layer(vec![rule(Layer::Deployment, "v", &["A/**"], None, false)])
+            .with_layer(vec![Rule::new(Layer::Tenant, "everyone", None, None, None, false).unwrap()]);
+        assert_eq!(open_tenant.read_regexes().unwrap(), [r"^A/.*$"]);
+        assert_eq!(Acl::open().read_regexes(), None);
     }
 }

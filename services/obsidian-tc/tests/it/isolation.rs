@@ -46,6 +46,7 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
             json!({"vault": vault, "query": SECRET})
         }
         "fetch" => json!({"id": uri}),
+        "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "read_resources" => json!({"uris": [uri]}),
         "call_capability" => json!({"name": "read_note", "args": {"vault": vault, "path": note}}),
         "describe_capability" => json!({"name": "read_note"}),
@@ -87,9 +88,25 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
         ok(&app, &a_token, "list_snapshots", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md"})).await;
     let snapshot = snapshots["snapshots"][0]["id"].as_str().expect("A has a snapshot").to_string();
 
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    let a_principal = tx.find_principal("alice").await.unwrap().unwrap().id;
+    tx.commit().await.unwrap();
+    // A has a rule of its own, which B must neither see nor change.
+    let (status, _) = api(
+        &app,
+        &a_token,
+        Method::PUT,
+        "/v1/acl",
+        Some(json!({"vault": "Acme Secrets", "group": "staff", "read_paths": ["Secret/**"]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+
     let b = Tenant::create(&app.store, "globex").await;
     let (b_token, _) = b.token(&app.store, "*", false, None).await;
-    let leaks = |text: &str| text.contains(SECRET) || text.contains(UNSENT) || text.contains(&a.id.to_string());
+    let leaks = |text: &str| {
+        text.contains(SECRET) || text.contains(UNSENT) || text.contains(&a.id.to_string()) || text.contains("staff")
+    };
 
     let tools: Vec<&'static str> = otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name).collect();
     assert!(tools.len() >= 60, "{}", tools.len());
@@ -144,6 +161,11 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
                 format!("/v1/vaults/{v}/commit"),
                 Some(json!({"changes": [{"path": "Secret/Plan.md", "expect": "any", "delete": true}]})),
             ),
+            (Method::GET, format!("/v1/acl?vault={v}"), None),
+            (Method::PUT, "/v1/acl".into(), Some(json!({"vault": vault, "everyone": true, "read_paths": ["**"]}))),
+            (Method::DELETE, format!("/v1/acl?vault={v}&everyone=true"), None),
+            (Method::GET, format!("/v1/principals/{a_principal}/groups"), None),
+            (Method::POST, format!("/v1/principals/{a_principal}/groups"), Some(json!({"add": ["x"]}))),
         ] {
             let (status, answer) = api(&app, &b_token, method.clone(), &path, body).await;
             let text = answer.to_string();
@@ -173,10 +195,13 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
     )
     .await;
     assert_eq!(read["content"], format!("{plan}more\n"));
+    let (_, rules) = api(&app, &a_token, Method::GET, "/v1/acl", None).await;
+    assert_eq!(rules["rules"].as_array().unwrap().len(), 1, "{rules}");
+    assert_eq!(rules["rules"][0]["subject"], "group staff");
 }
 
 #[tokio::test]
-async fn a_folder_the_acl_hides_is_unreachable_through_every_tool() {
+async fn a_folder_the_deployment_acl_hides_is_unreachable_through_every_tool() {
     let app = TestApp::spawn_with(|c| {
         c.tools.confirm_destructive = false;
         let public = Some(vec!["Public/**".to_string()]);
@@ -191,6 +216,73 @@ async fn a_folder_the_acl_hides_is_unreachable_through_every_tool() {
     .await;
     let a = Tenant::create(&app.store, "acme").await;
     let (token, _) = a.token(&app.store, "*", false, None).await;
+    hidden_folder_matrix(&app, &a, &token, || {}).await;
+}
+
+/// The same matrix with the folder hidden by the tenant's own rules, for one principal: its
+/// group's rule (which wins over a wider rule for everyone) shows Public/** only. The sync API
+/// hides the folder from it too, and its token keeps working for what the rule grants.
+#[tokio::test]
+async fn a_folder_a_principals_rules_hide_is_unreachable_through_every_tool_and_the_sync_api() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let (token, _) = a.token(&app.store, "*", false, None).await;
+    let restrict = || {
+        for args in [
+            &["acl", "groups", "acme", "alice", "--add", "contractors"][..],
+            &["acl", "set", "acme", "--vault", "Acme Secrets", "--everyone", "--read", "**"],
+            &[
+                "acl",
+                "set",
+                "acme",
+                "--vault",
+                "Acme Secrets",
+                "--group",
+                "contractors",
+                "--read",
+                "Public/**",
+                "--write",
+                "Public/**",
+                "--delete",
+                "Public/**",
+            ],
+        ] {
+            let out = crate::harness::cli(&app.iso, args);
+            assert!(out.status.success(), "{args:?}: {}", crate::harness::stderr(&out));
+        }
+    };
+    hidden_folder_matrix(&app, &a, &token, restrict).await;
+    let leaks = |text: &str| text.contains(SECRET) || text.contains(UNSENT);
+    // (The matrix's restore_vault may have rolled Public/ back: write a note there again.)
+    ok(&app, &token, "write_note", json!({"vault": "Acme Secrets", "path": "Public/New.md", "content": "new\n"})).await;
+    let (status, files) = api(&app, &token, Method::GET, "/v1/vaults/Acme%20Secrets/files", None).await;
+    assert_eq!(status, 200);
+    let paths: Vec<&str> = files["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"Public/New.md") && paths.iter().all(|p| p.starts_with("Public/")), "{files}");
+    assert!(!leaks(&files.to_string()));
+    for path in ["Secret/Plan.md", &format!("Hidden/{UNSENT}.md")] {
+        let (status, answer) =
+            api(&app, &token, Method::GET, &format!("/v1/vaults/Acme%20Secrets/file?path={path}"), None).await;
+        assert_eq!(status, 404, "{answer}");
+        assert!(!answer.to_string().contains(SECRET));
+    }
+    let (status, answer) = api(
+        &app,
+        &token,
+        Method::POST,
+        "/v1/vaults/Acme%20Secrets/commit",
+        Some(json!({"changes": [{"path": "Secret/Plan.md", "expect": "any", "delete": true}]})),
+    )
+    .await;
+    assert!(status == 403 || status == 404, "{status} {answer}");
+    let read = ok(&app, &token, "read_note", json!({"vault": "Acme Secrets", "path": "Public/New.md"})).await;
+    assert!(read.to_string().contains("new"), "{read}");
+}
+
+/// Every registered tool, as `token`, aimed at A's "Acme Secrets" notes outside Public/ (after
+/// `restrict` hides them): none answers anything but not found, acl_denied or forbidden, and no
+/// byte of the hidden notes shows; they are unchanged afterwards.
+async fn hidden_folder_matrix(app: &TestApp, a: &Tenant, token: &str, restrict: impl FnOnce()) {
     let mut tx = app.store.begin(a.id).await.unwrap();
     tx.create_vault("Acme Secrets").await.unwrap();
     tx.commit().await.unwrap();
@@ -198,17 +290,18 @@ async fn a_folder_the_acl_hides_is_unreachable_through_every_tool() {
     let zeta = format!("{SECRET} hidden\n");
     let hidden = format!("Hidden/{UNSENT}.md");
     app.seed(
-        &token,
+        token,
         "Acme Secrets",
         &[("Secret/Plan.md", Some(&plan)), (&hidden, Some(&zeta)), ("Public/Open.md", Some("open [[Plan]]\n"))],
     )
     .await;
+    restrict();
     let leaks = |text: &str| text.contains(SECRET) || text.contains(UNSENT);
 
     let mut problems = Vec::new();
     for tool in otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name) {
         let args = args_for(tool, "Acme Secrets", "00000000-0000-0000-0000-000000000000");
-        let result = call(&app, "/mcp", &token, tool, args.clone()).await;
+        let result = call(app, "/mcp", token, tool, args.clone()).await;
         let text = result.to_string();
         if leaks(&text) {
             problems.push(format!("{tool} {args} leaks the hidden folder: {text}"));
@@ -219,6 +312,8 @@ async fn a_folder_the_acl_hides_is_unreachable_through_every_tool() {
             if !semantic && !matches!(code, "not_found" | "note_not_found" | "acl_denied" | "forbidden") {
                 problems.push(format!("{tool} {args}: {code}: {text}"));
             }
+        } else if tool == "inspect_acl" {
+            assert_eq!(result["structuredContent"]["allowed"], false, "{text}");
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -4,6 +4,7 @@
 mod harness;
 
 mod access;
+mod acl;
 mod auth;
 mod big_note;
 mod bulk;

@@ -323,7 +323,7 @@ async fn metadata_and_link_tools_concise_and_detailed() {
     assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(6)));
     let vault = ok(&app, &token, "get_vault", json!({"vault": v})).await;
     assert_eq!(vault["index"]["notes"], 6);
-    assert!(vault["acl"].get("read_paths").is_none(), "unrestricted");
+    assert_eq!(vault["acl"]["rules"], json!([]), "unrestricted");
     assert_eq!(
         err(&app, &token, "list_notes", json!({"vault": v, "cursor": "garbage"})).await["details"]["field"],
         "cursor"
@@ -393,8 +393,8 @@ async fn a_note_the_acl_hides_behaves_exactly_like_a_missing_one() {
     assert_eq!(hidden_vaults["vaults"][0]["notes"], absent_vaults["vaults"][0]["notes"]);
     let vault = ok(&hidden_app, &hidden_token, "get_vault", json!({"vault": v})).await;
     assert_eq!(vault["index"]["notes"], absent_vaults["vaults"][0]["notes"]);
-    assert_eq!(vault["acl"]["read_paths"], json!(["*.md", "Folder/**"]));
-    assert_eq!(vault["acl"]["delete_paths"], json!([]));
+    assert_eq!(vault["acl"]["rules"][0]["read_paths"], json!(["*.md", "Folder/**"]));
+    assert_eq!(vault["acl"]["rules"][0]["delete_paths"], json!([]));
     hidden_app.stop().await;
     absent_app.stop().await;
 }

@@ -7,5 +7,6 @@ pub mod find_capability;
 pub mod get_index_status;
 pub mod get_server_config;
 pub mod get_task_status;
+pub mod inspect_acl;
 pub mod inspect_visibility;
 pub mod server_health;

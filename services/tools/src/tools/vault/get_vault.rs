@@ -3,6 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use otc_vault::acl::Rule;
+
 use crate::reading::View;
 use crate::{CallContext, Tool, internal};
 
@@ -18,19 +20,45 @@ pub struct Input {
 pub struct Output {
     pub name: String,
     pub id: String,
-    /// The folder ACL you work under: globs; a list that is absent is unrestricted.
+    /// The folder ACL you work under: a path must pass every layer (the deployment's, then your
+    /// tenant's), and within a layer any one rule. No rules: unrestricted.
     pub acl: AclOut,
     pub index: IndexOut,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AclOut {
+    pub rules: Vec<RuleOut>,
+}
+
+/// One rule: globs per action (a list that is absent is unrestricted).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RuleOut {
+    /// deployment or tenant.
+    pub layer: &'static str,
+    /// Whom it is for ("group eng", "everyone", …).
+    pub subject: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_paths: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_paths: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_paths: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+}
+
+impl RuleOut {
+    pub fn of(rule: &Rule) -> Self {
+        Self {
+            layer: rule.layer().as_str(),
+            subject: rule.subject().to_string(),
+            read_paths: rule.read_paths(),
+            write_paths: rule.write_paths(),
+            delete_paths: rule.delete_paths(),
+            read_only: rule.read_only(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -69,11 +97,7 @@ impl Tool for GetVault {
         Ok(Output {
             name: v.vault.name.clone(),
             id: v.vault.id.to_string(),
-            acl: AclOut {
-                read_paths: v.acl().read_paths(),
-                write_paths: v.acl().write_paths(),
-                delete_paths: v.acl().delete_paths(),
-            },
+            acl: AclOut { rules: v.acl().rules().map(RuleOut::of).collect() },
             index: IndexOut { notes, head_seq, indexed_seq },
         })
     }
