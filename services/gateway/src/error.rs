@@ -158,6 +158,7 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, Json(body)).into_response();
+        response.extensions_mut().insert(crate::audit::Code(self.code));
         if let Some(value) = self.www_authenticate.and_then(|v| HeaderValue::from_str(&v).ok()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         }

@@ -4,6 +4,7 @@
 //! replica answers any request.
 
 mod acl;
+mod audit;
 mod auth;
 pub mod auth_cache;
 mod elicit;
@@ -80,6 +81,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/elicit", post(elicit::mint))
+        .route("/v1/audit", get(audit::export))
         .route("/v1/acl", get(acl::list).put(acl::set).delete(acl::remove))
         .route("/v1/principals/{principal}/groups", get(acl::groups).post(acl::change_groups))
         .route("/v1/vaults", get(sync::list_vaults))
@@ -99,6 +101,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let authenticated = limited
         .merge(uploads)
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(axum::middleware::from_fn_with_state(allowed, origin::guard));

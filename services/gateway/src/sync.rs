@@ -361,8 +361,29 @@ pub async fn commit(
     Path(vault): Path<String>,
     headers: axum::http::HeaderMap,
     request: Result<Json<serde_json::Value>, axum::extract::rejection::JsonRejection>,
+) -> impl axum::response::IntoResponse {
+    let body = match request {
+        Ok(Json(body)) => body,
+        Err(e) => return (Extension(crate::audit::Paths(vec![])), Err(crate::error::body_rejection("commit", e))),
+    };
+    let paths = body["changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["path"].as_str())
+        .take(otc_tools::audit::MAX_PATHS)
+        .map(otc_tools::audit::cut_path)
+        .collect();
+    (Extension(crate::audit::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
+}
+
+async fn commit_keyed(
+    state: &AppState,
+    caller: &Caller,
+    vault: &str,
+    headers: &axum::http::HeaderMap,
+    body: serde_json::Value,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let Json(body) = request.map_err(|e| crate::error::body_rejection("commit", e))?;
     let key = match headers.get("idempotency-key") {
         None => None,
         Some(value) => Some(value.to_str().map_err(|_| {
@@ -370,7 +391,7 @@ pub async fn commit(
         })?),
     };
     let Some(key) = key else {
-        return commit_once(&state, &caller, &vault, body).await.map(Json);
+        return commit_once(state, caller, vault, body).await.map(Json);
     };
     let fingerprint = otc_tools::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
     let services = &state.dispatcher.services;
@@ -379,7 +400,7 @@ pub async fn commit(
         Ok(otc_tools::idempotency::Claim::Run(guard)) => guard,
         Err(e) => return Err(ApiError::from_tool(e)),
     };
-    let outcome = commit_once(&state, &caller, &vault, body).await;
+    let outcome = commit_once(state, caller, vault, body).await;
     let as_tool = match &outcome {
         Ok(result) => Ok(result.clone()),
         Err(e) => Err(ToolError::new(ErrorCode::parse(e.code).unwrap_or(ErrorCode::Internal))),

@@ -91,6 +91,7 @@ pub fn dispatcher_with(
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
         confirmation_keys: Default::default(),
+        audit: otc_tools::audit::Audit::new(deps.store.clone(), config.audit.enabled),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
@@ -170,6 +171,9 @@ impl Running {
 
 /// Binds `config.server.listen` and serves the gateway on it until `shutdown` resolves or
 /// [`Running::stop`] is called.
+/// How long a stopping role waits for its audit records to be written.
+const AUDIT_FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
 pub async fn start_gateway(
     config: &Config,
     deps: &Deps,
@@ -189,6 +193,7 @@ pub async fn start_gateway_with(
         .await
         .with_context(|| format!("cannot listen on {}", config.server.listen))?;
     let addr = listener.local_addr()?;
+    let audit = dispatcher.services.audit.clone();
     let state = AppState {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
@@ -226,7 +231,14 @@ pub async fn start_gateway_with(
         }
     };
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
-    let task = tokio::spawn(otc_gateway::serve(listener, router, until, grace));
+    let task = tokio::spawn(async move {
+        let served = otc_gateway::serve(listener, router, until, grace).await;
+        // The records of the last requests, before the process goes.
+        if !audit.flush(AUDIT_FLUSH_LIMIT).await {
+            tracing::error!("audit records still unwritten at shutdown");
+        }
+        served
+    });
     tracing::info!(%addr, "listening on http://{addr}");
     Ok(Running { addr, stop, task })
 }
@@ -250,6 +262,7 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         sweep_interval: Duration::from_secs(config.worker.sweep_interval_secs.max(1)),
         lease_ttl: Duration::from_secs(config.worker.lease_ttl_secs),
         token_retention: chrono::Duration::days(i64::from(config.worker.token_retention_days)),
+        audit_retention_days: config.audit.retention_days as i32,
         gc_grace: chrono::Duration::hours(config.sync.gc_grace_hours),
         snapshots_per_path: config.sync.snapshots_per_path,
         reconcile: config.sync.reconcile.clone(),
@@ -314,7 +327,11 @@ pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_tool
 
 /// Serves MCP over stdin/stdout for `caller` until the client closes stdin.
 pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_tools::Caller) -> anyhow::Result<()> {
-    otc_gateway::mcp::serve_stdio(dispatcher, caller).await.map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))
+    let audit = dispatcher.services.audit.clone();
+    let served = otc_gateway::mcp::serve_stdio(dispatcher, caller).await;
+    // The records of the session's last calls, before the process goes.
+    audit.flush(AUDIT_FLUSH_LIMIT).await;
+    served.map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))
 }
 
 /// `obsidian-tc stdio`

@@ -3,6 +3,7 @@
 
 pub mod acl;
 pub mod app;
+pub mod audit;
 pub mod dev;
 pub mod doctor;
 pub mod elicit;
@@ -70,6 +71,9 @@ enum Command {
     /// Manage a tenant's folder-ACL rules and its principals' groups.
     #[command(subcommand)]
     Acl(acl::AclCommand),
+    /// Read a tenant's audit trail (a record per tool call and /v1 request) and set its retention.
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -93,6 +97,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sync(args) => vault::sync_command(args).await,
         Command::Elicit(args) => elicit::run(sources, args).await,
         Command::Acl(command) => acl::run(sources, command).await,
+        Command::Audit(command) => audit::run(sources, command).await,
     }
 }
 

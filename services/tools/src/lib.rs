@@ -6,6 +6,7 @@
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod acl_admin;
+pub mod audit;
 pub mod citations;
 pub mod confirmation;
 pub mod file_cache;
@@ -143,6 +144,8 @@ pub struct Services {
     pub limiter: rate_limits::RateLimiter,
     /// Tenants' confirmation-token keys, once read.
     pub confirmation_keys: confirmation::Keys,
+    /// Where each call's audit record goes.
+    pub audit: audit::Audit,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress
@@ -363,17 +366,36 @@ impl Dispatcher {
         args: Option<Map<String, Value>>,
         hooks: Hooks<'_>,
     ) -> Result<Value, ToolError> {
-        if let Some(args) = &args
-            && let Some(field) = nul_field(args)
-        {
-            return Err(self.hinted(
-                caller,
-                ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
-                    .echo("field", &field),
-            ));
-        }
-        let outcome = self.call_unhinted(caller, surface, client_name, name, args, hooks).await;
-        outcome.map_err(|err| self.hinted(caller, err.bounded()))
+        let started = Instant::now();
+        let (vault, paths) = args.as_ref().map(audit::named).unwrap_or_default();
+        let outcome = match args.as_ref().and_then(nul_field) {
+            Some(field) => {
+                Err(ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
+                    .echo("field", &field))
+            }
+            None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
+        };
+        let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
+        self.services.audit.record(
+            caller.tenant_id,
+            otc_store::AuditRecord {
+                id: uuid::Uuid::now_v7(),
+                at: chrono::Utc::now(),
+                principal_id: Some(caller.principal_id),
+                principal_name: Some(caller.principal_name.clone()),
+                client_name: client_name.map(audit::cut_path),
+                surface: audit::surface_label(surface).to_string(),
+                action: audit::cut_path(name),
+                vault,
+                paths,
+                outcome: match &outcome {
+                    Ok(_) => "ok".to_string(),
+                    Err(e) => e.code.as_str().to_string(),
+                },
+                duration_us: started.elapsed().as_micros() as i64,
+            },
+        );
+        outcome
     }
 
     async fn call_unhinted(

@@ -11,6 +11,7 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<admin::call_capability::CallCapability>(),
         entry::<admin::server_health::ServerHealth>(),
         entry::<admin::get_server_config::GetServerConfig>(),
+        entry::<admin::get_metrics::GetMetrics>(),
         entry::<admin::inspect_acl::InspectAcl>(),
         entry::<admin::inspect_visibility::InspectVisibility>(),
         entry::<notes::read_note::ReadNote>(),

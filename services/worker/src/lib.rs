@@ -129,6 +129,8 @@ pub struct WorkerSettings {
     pub sweep_interval: Duration,
     pub lease_ttl: Duration,
     pub token_retention: chrono::Duration,
+    /// Days audit records are kept, for a tenant that set no retention of its own.
+    pub audit_retention_days: i32,
     /// An unreferenced blob is collected once it is this old.
     pub gc_grace: chrono::Duration,
     /// Snapshots kept per path.
@@ -141,6 +143,7 @@ pub struct WorkerSettings {
 pub struct SweepReport {
     pub tenants: usize,
     pub tokens_purged: u64,
+    pub audit_records_purged: u64,
     pub snapshots_pruned: u64,
     pub blobs_collected: u64,
     /// Upload records past the grace period (a commit may no longer name their content on
@@ -153,7 +156,7 @@ pub struct SweepReport {
 const GC_BATCH: i64 = 500;
 
 /// One pass over every tenant: deletes tokens revoked or expired longer ago than the
-/// retention, prunes snapshots beyond the per-path limit, forgets upload records and collects
+/// retention and audit records past the tenant's retention, prunes snapshots beyond the per-path limit, forgets upload records and collects
 /// blobs nothing references once their grace period is over. A tenant that fails is logged and
 /// counted; the others still run.
 pub async fn sweep_once(
@@ -184,6 +187,7 @@ async fn sweep_tenant(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut tx = store.begin(tenant).await?;
     report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
+    report.audit_records_purged += tx.purge_audit(settings.audit_retention_days).await?;
     report.snapshots_pruned += tx.prune_snapshots(settings.snapshots_per_path).await?;
     report.uploads_forgotten += tx.forget_uploads(Utc::now() - settings.gc_grace).await?;
     tx.commit().await?;

@@ -36,6 +36,7 @@ pub struct Config {
     pub resources: ResourcesConfig,
     pub sync: SyncConfig,
     pub rate_limits: RateLimitsConfig,
+    pub audit: AuditConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -455,6 +456,21 @@ pub struct ToolDefaults {
     pub response_format: ResponseFormatSetting,
 }
 
+/// The audit trail: a record per tool call and /v1 request in Postgres.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AuditConfig {
+    pub enabled: bool,
+    /// Days a record is kept, unless the tenant set its own (`obsidian-tc audit retention`).
+    pub retention_days: u32,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self { enabled: true, retention_days: 90 }
+    }
+}
+
 /// Rate limits: a GCRA budget in Redis per principal and class of call (a tool's scope class,
 /// or `sync` for every /v1 request), shared by every gateway.
 #[derive(Debug, Clone, Deserialize)]
@@ -670,6 +686,9 @@ impl Config {
         }
         if self.worker.lease_ttl_secs < 3 {
             bad("worker.lease_ttl_secs", "must be at least 3".into());
+        }
+        if !(1..=3650).contains(&self.audit.retention_days) {
+            bad("audit.retention_days", "must be from 1 to 3650".into());
         }
         if problems.is_empty() { Ok(()) } else { Err(problems) }
     }

@@ -7,6 +7,7 @@
 //! `SECURITY DEFINER` functions that return ids and nothing else.
 
 mod acl;
+mod audit;
 mod error;
 mod files;
 mod fulltext;
@@ -31,6 +32,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
+pub use audit::{ActionMetrics, AuditFilter, AuditRecord};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,

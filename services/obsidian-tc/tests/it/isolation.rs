@@ -47,6 +47,7 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         }
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
+        "get_metrics" => json!({"vault": vault}),
         "read_resources" => json!({"uris": [uri]}),
         "call_capability" => json!({"name": "read_note", "args": {"vault": vault, "path": note}}),
         "describe_capability" => json!({"name": "read_note"}),

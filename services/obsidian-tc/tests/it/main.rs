@@ -5,6 +5,7 @@ mod harness;
 
 mod access;
 mod acl;
+mod audit;
 mod auth;
 mod big_note;
 mod bulk;

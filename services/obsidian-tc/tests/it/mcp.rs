@@ -120,7 +120,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 58] = [
+const FLAT: [&str; 60] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -139,6 +139,7 @@ const FLAT: [&str; 58] = [
     "get_attachment",
     "get_backlinks",
     "get_index_status",
+    "get_metrics",
     "get_note_tags",
     "get_outgoing_links",
     "get_provenance",
@@ -146,6 +147,7 @@ const FLAT: [&str; 58] = [
     "get_task_status",
     "get_vault",
     "index_vault",
+    "inspect_acl",
     "inspect_visibility",
     "list_attachments",
     "list_notes",
@@ -379,8 +381,10 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     let admin = [
         "cancel_task",
         "get_index_status",
+        "get_metrics",
         "get_server_config",
         "get_task_status",
+        "inspect_acl",
         "inspect_visibility",
         "server_health",
     ];
@@ -543,7 +547,10 @@ async fn visibility_rules_hide_disable_and_deny() {
     let token = full_token(&app).await;
     let untagged: Vec<&str> = FLAT
         .into_iter()
-        .filter(|n| !["get_server_config", "index_vault", "inspect_visibility", "restore_vault"].contains(n))
+        .filter(|n| {
+            !["get_metrics", "get_server_config", "index_vault", "inspect_acl", "inspect_visibility", "restore_vault"]
+                .contains(n)
+        })
         .collect();
     assert_eq!(list_names(&app, "/mcp/full", &token).await, untagged);
     assert_eq!(error_of(&call(&app, "/mcp", &token, "get_server_config", json!({})).await)["code"], "not_found");
@@ -562,7 +569,7 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
     // Every tool that needs more than read:notes.
-    let beyond: [&str; 26] = [
+    let beyond: [&str; 28] = [
         "add_tag",
         "append_note",
         "bulk_create_notes",
@@ -572,10 +579,12 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "delete_attachment",
         "delete_note",
         "get_attachment",
+        "get_metrics",
         "get_provenance",
         "get_server_config",
         "get_vault",
         "index_vault",
+        "inspect_acl",
         "inspect_visibility",
         "list_attachments",
         "list_vaults",
@@ -779,6 +788,10 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("get_server_config", json!({"response_format": "concise"})),
         ("inspect_visibility", json!({"response_format": "detailed"})),
         ("inspect_visibility", json!({"response_format": "concise"})),
+        ("inspect_acl", json!({"vault": v, "path": "A.md", "op": "write"})),
+        ("inspect_acl", json!({"vault": v, "path": ".obsidian/app.json", "op": "read", "scopes": ["read:notes"]})),
+        ("get_metrics", json!({})),
+        ("get_metrics", json!({"vault": v, "window_minutes": 5})),
         // The write tools, on notes of their own (confirmation is off for this test).
         (
             "write_note",

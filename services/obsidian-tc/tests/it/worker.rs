@@ -14,6 +14,7 @@ fn settings(retention: chrono::Duration) -> WorkerSettings {
         sweep_interval: Duration::from_millis(200),
         lease_ttl: Duration::from_secs(3),
         token_retention: retention,
+        audit_retention_days: 90,
         gc_grace: chrono::Duration::hours(24),
         snapshots_per_path: 10,
         reconcile: Vec::new(),

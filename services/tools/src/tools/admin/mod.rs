@@ -5,6 +5,7 @@ pub mod cancel_task;
 pub mod describe_capability;
 pub mod find_capability;
 pub mod get_index_status;
+pub mod get_metrics;
 pub mod get_server_config;
 pub mod get_task_status;
 pub mod inspect_acl;

@@ -1,0 +1,163 @@
+//! The audit record of every /v1 request: who, which route, the vault and paths it named, the
+//! outcome (ok, or the catalogue code it answered) and how long it took. MCP calls are recorded
+//! by the dispatcher, one per tool call, so `/mcp` requests are left to it.
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, RawPathParams, Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::Response;
+use otc_tools::audit::{MAX_PATHS, cut_path};
+
+use crate::{AppState, Caller};
+
+/// The paths a handler's request named (a commit's changes), for the audit record.
+#[derive(Clone, Debug)]
+pub struct Paths(pub Vec<String>);
+
+/// The catalogue code an error answer carries (set by `ApiError`'s response).
+#[derive(Clone, Copy, Debug)]
+pub struct Code(pub &'static str);
+
+pub async fn v1(
+    State(state): State<AppState>,
+    params: Result<RawPathParams, axum::extract::rejection::RawPathParamsRejection>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !request.uri().path().starts_with("/v1/") {
+        return next.run(request).await;
+    }
+    let started = Instant::now();
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else { return next.run(request).await };
+    let route = request.extensions().get::<MatchedPath>().map_or(request.uri().path(), |m| m.as_str());
+    let action = cut_path(&format!("{} {route}", request.method()));
+    let vault = params.as_ref().ok().and_then(|p| p.iter().find(|(k, _)| *k == "vault").map(|(_, v)| cut_path(v)));
+    let mut paths: Vec<String> = form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes())
+        .filter(|(key, _)| key == "path")
+        .map(|(_, path)| cut_path(&path))
+        .take(MAX_PATHS)
+        .collect();
+    let client = request
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| ua.chars().take(100).collect::<String>());
+    let response = next.run(request).await;
+    if let Some(Paths(named)) = response.extensions().get::<Paths>() {
+        paths.extend(named.iter().take(MAX_PATHS - paths.len()).cloned());
+    }
+    let outcome = if response.status().is_success() || response.status().is_redirection() {
+        "ok".to_string()
+    } else {
+        response
+            .extensions()
+            .get::<Code>()
+            .map_or_else(|| format!("http_{}", response.status().as_u16()), |c| c.0.into())
+    };
+    state.dispatcher.services.audit.record(
+        caller.tenant_id,
+        otc_store::AuditRecord {
+            id: uuid::Uuid::now_v7(),
+            at: chrono::Utc::now(),
+            principal_id: Some(caller.principal_id),
+            principal_name: Some(caller.principal_name.clone()),
+            client_name: client,
+            surface: "v1".into(),
+            action,
+            vault,
+            paths,
+            outcome,
+            duration_us: started.elapsed().as_micros() as i64,
+        },
+    );
+    response
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    #[serde(default)]
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default)]
+    until: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default)]
+    principal: Option<String>,
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    vault: Option<String>,
+    /// A record id: only records older than it (the `Audit-Next-Before` of the last page).
+    #[serde(default)]
+    before: Option<uuid::Uuid>,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+/// Most records one export page holds.
+const EXPORT_PAGE: i64 = 5000;
+
+/// `GET /v1/audit?since&until&principal&action&outcome&vault&before&limit`: the tenant's
+/// records as JSON lines, newest first, at most 5000 a page; `Audit-Next-Before` names the
+/// cursor of the next page when there may be one. Needs admin:audit; a credential bound to one
+/// vault sees that vault's records only.
+pub async fn export(
+    State(state): State<AppState>,
+    axum::extract::Extension(caller): axum::extract::Extension<Caller>,
+    axum::extract::Query(query): axum::extract::Query<ExportQuery>,
+) -> Result<Response, crate::ApiError> {
+    crate::sync::require(&caller, "admin:audit")?;
+    let services = &state.dispatcher.services;
+    let limit = query.limit.unwrap_or(1000);
+    if !(1..=EXPORT_PAGE).contains(&limit) {
+        return Err(crate::ApiError::from_tool(
+            otc_errors::ToolError::with_message(otc_errors::ErrorCode::InvalidInput, "limit is 1 to 5000")
+                .detail("field", "limit"),
+        ));
+    }
+    services.audit.flush(std::time::Duration::from_secs(2)).await;
+    let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| crate::ApiError::from_store(&e))?;
+    let vault = match caller.vault_id {
+        None => query.vault,
+        Some(bound) => {
+            let v = tx.vault(bound).await.map_err(|e| crate::ApiError::from_store(&e))?;
+            let v = v.map(|v| v.name);
+            if query.vault.is_some() && query.vault != v {
+                return Err(crate::ApiError::from_tool(otc_errors::ToolError::new(
+                    otc_errors::ErrorCode::VaultNotFound,
+                )));
+            }
+            v
+        }
+    };
+    let filter = otc_store::AuditFilter {
+        since: query.since,
+        until: query.until,
+        principal: query.principal,
+        action: query.action,
+        outcome: query.outcome,
+        vault,
+        before: query.before,
+        limit,
+    };
+    let records = tx.audit(&filter).await.map_err(|e| crate::ApiError::from_store(&e))?;
+    tx.commit().await.map_err(|e| crate::ApiError::from_store(&e))?;
+    let mut body = String::new();
+    for r in &records {
+        body.push_str(&serde_json::to_string(r).expect("a record serializes"));
+        body.push('\n');
+    }
+    let mut response = Response::new(axum::body::Body::from(body));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/x-ndjson"));
+    if records.len() as i64 == limit
+        && let Some(last) = records.last()
+        && let Ok(value) = axum::http::HeaderValue::from_str(&last.id.to_string())
+    {
+        headers.insert("audit-next-before", value);
+    }
+    Ok(response)
+}

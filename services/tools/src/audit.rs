@@ -1,0 +1,185 @@
+//! The audit trail's writer. Every tool call and /v1 request hands its record to [`Audit`]
+//! without waiting; one task per gateway writes what has queued up, grouped by tenant, one
+//! statement per tenant per batch (so a busy gateway writes large batches, an idle one at once).
+//! While Postgres refuses, records wait (up to [`MAX_PENDING`]) and the write is retried each
+//! second; past that, or when the queue is full, records are dropped and the drop is logged:
+//! the audit trail never stalls a call.
+
+use std::time::Duration;
+
+use otc_catalog::{Subset, Surface};
+use otc_store::{AuditRecord, Store};
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use uuid::Uuid;
+
+/// Records queued between the calls and the writer.
+const QUEUE: usize = 16_384;
+/// Records the writer holds while Postgres refuses them.
+const MAX_PENDING: usize = 100_000;
+/// Most records in one statement.
+const BATCH: usize = 2_000;
+/// Most paths one record keeps, and the longest.
+pub const MAX_PATHS: usize = 20;
+pub const MAX_PATH_BYTES: usize = 512;
+
+enum Message {
+    Record(Uuid, AuditRecord),
+    Flush(oneshot::Sender<()>),
+}
+
+/// Where records go: a queue to this gateway's writer (none when the trail is off).
+#[derive(Clone)]
+pub struct Audit {
+    sender: Option<mpsc::Sender<Message>>,
+}
+
+impl Audit {
+    /// The writer over `store`, started now (when `enabled` and inside a runtime).
+    pub fn new(store: Store, enabled: bool) -> Self {
+        let sender = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if enabled => {
+                let (sender, receiver) = mpsc::channel(QUEUE);
+                runtime.spawn(write(store, receiver));
+                Some(sender)
+            }
+            _ => None,
+        };
+        Self { sender }
+    }
+
+    /// Queues one record of `tenant`.
+    pub fn record(&self, tenant: Uuid, record: AuditRecord) {
+        let Some(sender) = &self.sender else { return };
+        if let Err(mpsc::error::TrySendError::Full(_)) = sender.try_send(Message::Record(tenant, record)) {
+            tracing::error!(%tenant, "audit queue full: a record was dropped");
+        }
+    }
+
+    /// Waits (at most `limit`) until every record queued before this call is written.
+    pub async fn flush(&self, limit: Duration) -> bool {
+        let Some(sender) = &self.sender else { return true };
+        let (done, written) = oneshot::channel();
+        if sender.send(Message::Flush(done)).await.is_err() {
+            return false;
+        }
+        tokio::time::timeout(limit, written).await.is_ok_and(|r| r.is_ok())
+    }
+}
+
+/// A path cut to [`MAX_PATH_BYTES`] at a character boundary.
+pub fn cut_path(path: &str) -> String {
+    let mut end = path.len().min(MAX_PATH_BYTES);
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    path[..end].to_string()
+}
+
+/// How a record names the MCP surface a call came through.
+pub fn surface_label(surface: Surface) -> &'static str {
+    match surface {
+        Surface::Default => "mcp",
+        Surface::Triad => "mcp/triad",
+        Surface::Domain => "mcp/domain",
+        Surface::Subset(Subset::Essentials) => "mcp/essentials",
+        Surface::Subset(Subset::Core) => "mcp/core",
+        Surface::Subset(Subset::Full) => "mcp/full",
+    }
+}
+
+/// The vault and the paths a call's arguments name: `path`, `from`, `to`, `paths`, and those of
+/// the items of a batch (`items`, `moves`), at most [`MAX_PATHS`].
+pub fn named(args: &Map<String, Value>) -> (Option<String>, Vec<String>) {
+    let vault = args.get("vault").and_then(Value::as_str).map(cut_path);
+    let mut paths = Vec::new();
+    let mut add = |v: Option<&Value>| {
+        if let Some(text) = v.and_then(Value::as_str)
+            && paths.len() < MAX_PATHS
+        {
+            paths.push(cut_path(text));
+        }
+    };
+    for key in ["path", "from", "to"] {
+        add(args.get(key));
+    }
+    if let Some(Value::Array(list)) = args.get("paths") {
+        list.iter().for_each(|v| add(Some(v)));
+    }
+    for batch in ["items", "moves"] {
+        if let Some(Value::Array(list)) = args.get(batch) {
+            for item in list {
+                for key in ["path", "from", "to"] {
+                    add(item.get(key));
+                }
+            }
+        }
+    }
+    (vault, paths)
+}
+
+async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
+    let mut pending: Vec<(Uuid, AuditRecord)> = Vec::new();
+    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+    let mut retry_at: Option<Instant> = None;
+    loop {
+        let message = match retry_at {
+            Some(at) => tokio::select! {
+                m = receiver.recv() => m.map(Some),
+                _ = tokio::time::sleep_until(at) => Some(None),
+            },
+            None => receiver.recv().await.map(Some),
+        };
+        let closed = message.is_none();
+        let take = |m: Message, pending: &mut Vec<_>, waiting: &mut Vec<_>| match m {
+            Message::Record(tenant, record) => pending.push((tenant, record)),
+            Message::Flush(done) => waiting.push(done),
+        };
+        if let Some(Some(m)) = message {
+            take(m, &mut pending, &mut waiting);
+        }
+        while pending.len() < BATCH
+            && let Ok(m) = receiver.try_recv()
+        {
+            take(m, &mut pending, &mut waiting);
+        }
+        if !closed && retry_at.is_some_and(|at| Instant::now() < at) {
+            continue;
+        }
+        match write_pending(&store, &mut pending).await {
+            Ok(()) => {
+                retry_at = None;
+                waiting.drain(..).for_each(|w| {
+                    let _ = w.send(());
+                });
+            }
+            Err(e) => {
+                tracing::error!(error = %e, pending = pending.len(), "audit records not written; retrying in 1 s");
+                retry_at = Some(Instant::now() + Duration::from_secs(1));
+                if pending.len() > MAX_PENDING {
+                    let dropped = pending.len() - MAX_PENDING;
+                    pending.drain(..dropped);
+                    tracing::error!(dropped, "audit records dropped while Postgres refused them");
+                }
+            }
+        }
+        if closed {
+            return;
+        }
+    }
+}
+
+/// Writes `pending`, one statement per tenant (and per [`BATCH`]); what could not be written
+/// stays.
+async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) -> Result<(), otc_store::StoreError> {
+    pending.sort_by_key(|(tenant, _)| *tenant);
+    while !pending.is_empty() {
+        let tenant = pending[0].0;
+        let n = pending.iter().take(BATCH).take_while(|(t, _)| *t == tenant).count();
+        let records: Vec<AuditRecord> = pending[..n].iter().map(|(_, r)| r.clone()).collect();
+        store.record_audit(tenant, &records).await?;
+        pending.drain(..n);
+    }
+    Ok(())
+}
