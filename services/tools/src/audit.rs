@@ -24,6 +24,9 @@ const BATCH: usize = 2_000;
 pub const MAX_PATHS: usize = 20;
 pub const MAX_PATH_BYTES: usize = 512;
 
+// Records are nearly every message: boxing them would cost an allocation each to save queue
+// slots' size.
+#[allow(clippy::large_enum_variant)]
 enum Message {
     Record(Uuid, AuditRecord),
     Flush(oneshot::Sender<()>),
