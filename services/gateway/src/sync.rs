@@ -17,6 +17,7 @@
 //! with the same answer whether the tenant holds it elsewhere or not at all.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use axum::Json;
 use axum::body::Body;
@@ -250,20 +251,30 @@ pub async fn download_blob(
     Ok(bytes_response(&hash, bytes))
 }
 
-/// PUT /v1/vaults/{vault}/blobs/{hash}: uploads content before a commit names it. The body is
-/// read up to `sync.max_blob_bytes`; its SHA-256 must be the hash in the URL. The upload is
-/// recorded for this vault and the caller's principal: what lets a commit here name it.
+/// How long an upload holds its slot among the tenant's uploads in flight without renewing it.
+const UPLOAD_LEASE: Duration = Duration::from_secs(60);
+/// How often a running upload renews its slot.
+const UPLOAD_RENEW: Duration = Duration::from_secs(20);
+
+/// PUT /v1/vaults/{vault}/blobs/{hash}: uploads content before a commit names it. The size is
+/// declared (Content-Length, at most `sync.max_blob_bytes`; a chunked body of unknown length is
+/// refused with 411) and checked against the tenant's
+/// storage quota and its uploads in flight before a byte is read; the body is streamed to the
+/// object store (multipart past the first part), its SHA-256 checked before the object is
+/// completed, so wrong bytes never land. The upload is recorded for this vault and the caller's
+/// principal: what lets a commit here name it.
 pub async fn upload_blob(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path((vault, hash)): Path<(String, String)>,
+    headers: axum::http::HeaderMap,
     body: Body,
 ) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
     require(&caller, "write:notes")?;
     let hash = parse_hash(&hash)?;
     let (tx, vault) = open_vault(&state, &caller, &vault).await?;
     drop(tx);
-    let limit = state.sync.max_blob_bytes;
+    let limit = state.sync.max_blob_bytes as u64;
     let too_large = || {
         ApiError::from_tool(
             ToolError::with_message(
@@ -273,30 +284,156 @@ pub async fn upload_blob(
             .detail("limit", limit),
         )
     };
-    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| too_large())?;
-    let size = bytes.len() as i64;
-    if otc_blobs::Blobs::hash_of(&bytes) != hash {
-        return Err(ApiError::from_tool(
+    let size: u64 = match headers.get(axum::http::header::CONTENT_LENGTH) {
+        // No length and no chunked body: an empty one (what clients send for an empty file).
+        None if !headers.contains_key(axum::http::header::TRANSFER_ENCODING) => 0,
+        None => {
+            return Err(ApiError::from_tool(
+                ToolError::with_message(ErrorCode::InvalidInput, "an upload declares its size in Content-Length")
+                    .detail("field", "content-length"),
+            )
+            .with_status(StatusCode::LENGTH_REQUIRED));
+        }
+        Some(value) => value.to_str().ok().and_then(|v| v.parse().ok()).ok_or_else(|| {
+            ApiError::from_tool(
+                ToolError::with_message(ErrorCode::InvalidInput, "Content-Length is a whole number of bytes")
+                    .detail("field", "content-length"),
+            )
+        })?,
+    };
+    if size > limit {
+        return Err(too_large());
+    }
+
+    // The tenant's quotas, before a byte is read: storage for content it does not hold yet,
+    // then a slot among its uploads in flight on every gateway.
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    let quotas = tx.quotas().await.map_err(store_err)?;
+    let held = !tx.blob_sizes(&[hash]).await.map_err(store_err)?.is_empty();
+    let used = tx.usage().await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    if let Some(quota) = quotas.storage_bytes
+        && !held
+        && used.storage_bytes + size as i64 > quota
+    {
+        return Err(ApiError::from_tool(otc_tools::quota_exceeded(&otc_store::QuotaExceeded {
+            quota: "storage_bytes",
+            limit: quota,
+            used: used.storage_bytes,
+            requested: size as i64,
+        })));
+    }
+    let slot = Slot::take(&state, &caller, size, &quotas).await?;
+    let outcome = stream_upload(&state, &caller, &vault, &hash, size, body, &slot).await;
+    slot.release(&state).await;
+    outcome.map(|()| (StatusCode::CREATED, Json(json!({ "hash": hex::encode(hash), "size": size }))))
+}
+
+/// An upload's place among its tenant's uploads in flight (none when Redis could not count it:
+/// the upload then goes ahead, logged).
+struct Slot {
+    tenant: uuid::Uuid,
+    id: uuid::Uuid,
+    bytes: u64,
+    held: bool,
+}
+
+impl Slot {
+    async fn take(state: &AppState, caller: &Caller, bytes: u64, quotas: &otc_store::Quotas) -> ApiResult<Slot> {
+        let id = uuid::Uuid::now_v7();
+        let max_uploads = quotas.concurrent_uploads.map_or(u64::MAX, |v| v as u64);
+        let max_bytes = quotas.upload_bytes_in_flight.map_or(u64::MAX, |v| v as u64);
+        match state.kv.take_upload_slot(caller.tenant_id, id, bytes, max_uploads, max_bytes, UPLOAD_LEASE).await {
+            Ok(slot) if slot.admitted => Ok(Slot { tenant: caller.tenant_id, id, bytes, held: true }),
+            Ok(slot) => {
+                let (quota, limit, used, requested) = if slot.in_flight + 1 > max_uploads {
+                    ("concurrent_uploads", max_uploads, slot.in_flight, 1)
+                } else {
+                    ("upload_bytes_in_flight", max_bytes, slot.bytes_in_flight, bytes)
+                };
+                Err(ApiError::from_tool(
+                    ToolError::with_message(
+                        ErrorCode::Throttled,
+                        format!("the tenant has too many uploads in flight ({quota}); retry when one finishes"),
+                    )
+                    .detail("quota", quota)
+                    .detail("limit", limit)
+                    .detail("used", used)
+                    .detail("requested", requested)
+                    .detail("retry_after", 1),
+                ))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not count the upload among those in flight; letting it through");
+                Ok(Slot { tenant: caller.tenant_id, id, bytes, held: false })
+            }
+        }
+    }
+
+    async fn renew(&self, state: &AppState) {
+        if self.held
+            && let Err(e) = state.kv.renew_upload_slot(self.tenant, self.id, self.bytes, UPLOAD_LEASE).await
+        {
+            tracing::warn!(error = %e, "could not renew an upload's slot");
+        }
+    }
+
+    async fn release(self, state: &AppState) {
+        if self.held
+            && let Err(e) = state.kv.release_upload_slot(self.tenant, self.id, self.bytes).await
+        {
+            tracing::warn!(error = %e, "could not give an upload's slot back; it lapses with its lease");
+        }
+    }
+}
+
+/// Records the content (the inventory row first: garbage collection locks it while it deletes,
+/// so an upload racing a collection of the same content ends with both in place), streams the
+/// body into the object store, renewing the slot as it goes, then records the upload.
+async fn stream_upload(
+    state: &AppState,
+    caller: &Caller,
+    vault: &otc_store::Vault,
+    hash: &Hash,
+    size: u64,
+    body: Body,
+    slot: &Slot,
+) -> ApiResult<()> {
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    tx.record_blob(hash, size as i64).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let upload = state.blobs.put_blob_stream(caller.tenant_id, hash, body.into_data_stream(), size);
+    tokio::pin!(upload);
+    let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + UPLOAD_RENEW, UPLOAD_RENEW);
+    let stored = loop {
+        tokio::select! {
+            stored = &mut upload => break stored,
+            _ = renew.tick() => slot.renew(state).await,
+        }
+    };
+    stored.map_err(|e| match e {
+        otc_blobs::BlobError::HashMismatch { .. } => ApiError::from_tool(
             ToolError::with_message(ErrorCode::InvalidInput, "the uploaded bytes do not hash to the hash in the URL")
                 .detail("field", "hash"),
-        ));
-    }
-    // The inventory row first, then the object: garbage collection locks the row while it
-    // deletes, so an upload racing a collection of the same content ends with both in place.
-    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
-    tx.record_blob(&hash, size).await.map_err(store_err)?;
-    tx.record_upload(vault.id, caller.principal_id, &hash).await.map_err(store_err)?;
-    tx.commit().await.map_err(store_err)?;
-    state.blobs.put_blob(caller.tenant_id, &hash, bytes).await.map_err(|e| match e {
-        otc_blobs::BlobError::HashMismatch { .. } => {
-            ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "hash"))
-        }
+        ),
+        otc_blobs::BlobError::TooLarge { limit } => ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, "the body is longer than its Content-Length")
+                .detail("field", "content-length")
+                .detail("declared", limit),
+        ),
+        otc_blobs::BlobError::Body(_) => ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, "the body ended before its Content-Length")
+                .detail("field", "content-length"),
+        ),
         other => {
             tracing::error!(error = %crate::error_chain(&other), "blob write failed");
             ApiError::unavailable()
         }
     })?;
-    Ok((StatusCode::CREATED, Json(json!({ "hash": hex::encode(hash), "size": size }))))
+    let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    tx.record_upload(vault.id, caller.principal_id, hash).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -518,9 +655,14 @@ async fn commit_once(
     let outcome =
         otc_indexer::commit::commit_and_announce(&services.indexer, &state.kv, tx, vault.id, &changes, &who, None)
             .await
-            .map_err(|e| {
-                tracing::error!(error = %e.chain(), "commit failed");
-                ApiError::unavailable()
+            .map_err(|e| match e {
+                otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => {
+                    ApiError::from_tool(otc_tools::quota_exceeded(&q))
+                }
+                other => {
+                    tracing::error!(error = %other.chain(), "commit failed");
+                    ApiError::unavailable()
+                }
             })?;
     match outcome {
         Ok(done) => Ok(json!({

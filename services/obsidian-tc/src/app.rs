@@ -361,11 +361,23 @@ pub async fn migrate(sources: Sources) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The deployment's quotas (0: no limit).
+pub fn quotas(config: &otc_config::QuotasConfig) -> otc_store::Quotas {
+    let limit = |v: u64| (v > 0).then(|| v.min(i64::MAX as u64) as i64);
+    otc_store::Quotas {
+        storage_bytes: limit(config.storage_bytes),
+        notes: limit(config.notes),
+        concurrent_uploads: limit(config.concurrent_uploads),
+        upload_bytes_in_flight: limit(config.upload_bytes_in_flight),
+    }
+}
+
 fn connect_store(config: &Config) -> anyhow::Result<Store> {
     Store::connect_lazy(&StoreOptions {
         url: config.database.url.expose().to_string(),
         max_connections: config.database.max_connections,
         connect_timeout: Duration::from_secs(config.database.connect_timeout_secs),
+        quotas: quotas(&config.quotas),
     })
     .context("database")
 }

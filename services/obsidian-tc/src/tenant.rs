@@ -1,4 +1,4 @@
-//! `obsidian-tc tenant create|show|limits`
+//! `obsidian-tc tenant create|show|limits|quotas`
 
 use std::process::ExitCode;
 
@@ -38,6 +38,31 @@ pub enum TenantCommand {
         #[arg(long = "reset", value_name = "CLASS")]
         reset: Vec<String>,
     },
+    /// Show, set or reset the tenant's quotas (storage_bytes, notes, concurrent_uploads,
+    /// upload_bytes_in_flight) with what it uses. A quota the tenant has none of its own for
+    /// takes the deployment's (quotas.*).
+    Quotas {
+        /// Slug or id.
+        tenant: String,
+        /// QUOTA=N, e.g. `notes=50000`; repeatable.
+        #[arg(long = "set", value_name = "QUOTA=N")]
+        set: Vec<String>,
+        /// A quota to give back the deployment's; repeatable.
+        #[arg(long = "reset", value_name = "QUOTA")]
+        reset: Vec<String>,
+    },
+}
+
+const QUOTAS: [&str; 4] = ["storage_bytes", "notes", "concurrent_uploads", "upload_bytes_in_flight"];
+
+fn quota_field<'a>(quotas: &'a mut otc_store::Quotas, name: &str) -> anyhow::Result<&'a mut Option<i64>> {
+    Ok(match name.trim() {
+        "storage_bytes" => &mut quotas.storage_bytes,
+        "notes" => &mut quotas.notes,
+        "concurrent_uploads" => &mut quotas.concurrent_uploads,
+        "upload_bytes_in_flight" => &mut quotas.upload_bytes_in_flight,
+        other => anyhow::bail!("unknown quota {other:?}: one of {}", QUOTAS.join(", ")),
+    })
 }
 
 /// `write=120/40` as a tier.
@@ -120,6 +145,44 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                         let t = defaults.get(class).expect("a known class");
                         println!("{class:<8} {:>7}/min  burst {:<6} (default)", t.per_minute, t.burst)
                     }
+                }
+            }
+        }
+        TenantCommand::Quotas { tenant, set, reset } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            let mut own = tx.own_quotas().await?;
+            for item in &set {
+                let (name, value) = item
+                    .split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("expected QUOTA=N (e.g. notes=50000), got {item:?}"))?;
+                let value: i64 = match value.trim().parse() {
+                    Ok(v) if v > 0 => v,
+                    _ => anyhow::bail!("{value:?} in {item:?}: a whole number above 0"),
+                };
+                *quota_field(&mut own, name)? = Some(value);
+            }
+            for name in &reset {
+                *quota_field(&mut own, name)? = None;
+            }
+            if !set.is_empty() || !reset.is_empty() {
+                tx.set_quotas(&own).await?;
+            }
+            let usage = tx.usage().await?;
+            tx.commit().await?;
+            let defaults = app::quotas(&app::load(&sources)?.config.quotas);
+            let shown = |v: Option<i64>| v.map_or("no limit".to_string(), |v| v.to_string());
+            for name in QUOTAS {
+                let (mine, default) =
+                    (*quota_field(&mut own.clone(), name)?, *quota_field(&mut defaults.clone(), name)?);
+                let used = match name {
+                    "storage_bytes" => format!("  ({} used)", usage.storage_bytes),
+                    "notes" => format!("  ({} used)", usage.notes),
+                    _ => String::new(),
+                };
+                match mine {
+                    Some(v) => println!("{name:<24} {v:>14} (tenant){used}"),
+                    None => println!("{name:<24} {:>14} (default){used}", shown(default)),
                 }
             }
         }

@@ -115,6 +115,25 @@ pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolErro
     ToolError::new(ErrorCode::InternalError)
 }
 
+/// The refusal of a change that would take the tenant past a quota: overflow, with the quota,
+/// its limit, what is used and what was asked in details.
+pub fn quota_exceeded(q: &otc_store::QuotaExceeded) -> ToolError {
+    ToolError::with_message(ErrorCode::Overflow, q.to_string())
+        .detail("quota", q.quota)
+        .detail("limit", q.limit)
+        .detail("used", q.used)
+        .detail("requested", q.requested)
+}
+
+/// A store failure as the caller sees it: a quota refusal as [`quota_exceeded`], anything else
+/// as [`internal`].
+pub fn store_refusal(tool: &str, err: &otc_store::StoreError) -> ToolError {
+    match err {
+        otc_store::StoreError::Quota(q) => quota_exceeded(q),
+        other => internal(tool, other),
+    }
+}
+
 /// How long a vault found by name is remembered (vaults are never renamed or reused; a
 /// deleted one lingers at most this long).
 const VAULT_CACHE_TTL: Duration = Duration::from_secs(30);

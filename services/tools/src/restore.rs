@@ -176,6 +176,8 @@ impl RestoreError {
     pub fn into_tool(self, tool: &str) -> ToolError {
         match self {
             RestoreError::Refused(e) => e,
+            RestoreError::Store(StoreError::Quota(q))
+            | RestoreError::Index(otc_indexer::IndexError::Store(StoreError::Quota(q))) => crate::quota_exceeded(&q),
             other => crate::internal(tool, &other),
         }
     }

@@ -233,7 +233,7 @@ pub async fn put_contents(
     let stored: Vec<(Hash, i64)> = contents.iter().map(|c| (otc_blobs::Blobs::hash_of(c), c.len() as i64)).collect();
     let services = ctx.services();
     let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    tx.record_blobs(&stored).await.map_err(|e| internal(tool, &e))?;
+    tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     let tenant = ctx.caller.tenant_id;
     let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();
@@ -294,7 +294,10 @@ pub async fn commit_at(
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who, at_head)
         .await
-        .map_err(|e| internal(tool, &e))
+        .map_err(|e| match e {
+            otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => crate::quota_exceeded(&q),
+            other => internal(tool, &other),
+        })
 }
 
 /// The refusal for a commit whose planned state no longer holds: concurrent_modification

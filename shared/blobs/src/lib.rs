@@ -26,6 +26,10 @@ pub enum BlobError {
     HashMismatch { expected: String, actual: String },
     #[error("blob not found")]
     NotFound,
+    #[error("the upload is larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("the upload's body could not be read: {0}")]
+    Body(String),
 }
 
 pub type Result<T, E = BlobError> = std::result::Result<T, E>;
@@ -47,6 +51,11 @@ pub struct Blobs {
     describe: String,
     cache: Arc<std::sync::Mutex<Cache>>,
 }
+
+/// The part size of a streamed upload (S3 wants at least 5 MiB for every part but the last).
+pub const PART_BYTES: usize = 8 * 1024 * 1024;
+/// Parts of one streamed upload in flight at once.
+const PARTS_IN_FLIGHT: usize = 2;
 
 /// Blobs up to this size are kept in memory once read.
 const CACHE_ITEM_MAX: usize = 256 * 1024;
@@ -173,6 +182,76 @@ impl Blobs {
         let path = self.blob_path(tenant, expected);
         self.store.put(&path, PutPayload::from(bytes)).await.map_err(BlobError::Unavailable)?;
         Ok(())
+    }
+
+    /// Stores what `body` yields as the tenant's blob `expected`, never holding more than
+    /// [`PART_BYTES`] times ([`PARTS_IN_FLIGHT`] + 1) of it: a blob that ends within the first
+    /// part goes up with one put, a larger one as a multipart upload whose parts leave as they
+    /// fill. The hash is checked before the object is completed, so bytes that do not hash to
+    /// `expected` are never visible (the upload is aborted); more than `limit` bytes abort it
+    /// as soon as they arrive. Answers the size.
+    pub async fn put_blob_stream<S, E>(&self, tenant: Uuid, expected: &[u8; 32], mut body: S, limit: u64) -> Result<u64>
+    where
+        S: futures::Stream<Item = std::result::Result<Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+    {
+        use futures::StreamExt;
+        let mut hasher = Sha256::new();
+        let mut size: u64 = 0;
+        let mut first = Vec::new();
+        let mut upload: Option<object_store::WriteMultipart> = None;
+        let path = self.blob_path(tenant, expected);
+        let outcome: Result<()> = async {
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk.map_err(|e| BlobError::Body(e.to_string()))?;
+                size += chunk.len() as u64;
+                if size > limit {
+                    return Err(BlobError::TooLarge { limit });
+                }
+                hasher.update(&chunk);
+                match upload.as_mut() {
+                    Some(writer) => {
+                        writer.wait_for_capacity(PARTS_IN_FLIGHT).await.map_err(BlobError::Unavailable)?;
+                        writer.put(chunk);
+                    }
+                    None if first.len() + chunk.len() <= PART_BYTES => first.extend_from_slice(&chunk),
+                    None => {
+                        let started = self.store.put_multipart(&path).await.map_err(BlobError::Unavailable)?;
+                        let mut writer = object_store::WriteMultipart::new_with_chunk_size(started, PART_BYTES);
+                        writer.put(Bytes::from(std::mem::take(&mut first)));
+                        writer.put(chunk);
+                        upload = Some(writer);
+                    }
+                }
+            }
+            Ok(())
+        }
+        .await;
+        let actual: [u8; 32] = hasher.finalize().into();
+        let outcome = outcome.and_then(|()| {
+            if &actual == expected {
+                Ok(())
+            } else {
+                Err(BlobError::HashMismatch { expected: hex::encode(expected), actual: hex::encode(actual) })
+            }
+        });
+        match (outcome, upload) {
+            (Ok(()), Some(writer)) => {
+                writer.finish().await.map_err(BlobError::Unavailable)?;
+            }
+            (Ok(()), None) => {
+                self.store.put(&path, PutPayload::from(first)).await.map_err(BlobError::Unavailable)?;
+            }
+            (Err(e), writer) => {
+                if let Some(writer) = writer {
+                    // Should the abort fail too, the store's own lifecycle rules drop the parts;
+                    // either way nothing was completed, so nothing shows.
+                    let _ = writer.abort().await;
+                }
+                return Err(e);
+            }
+        }
+        Ok(size)
     }
 
     /// The bytes of one of the tenant's blobs (small ones from memory once read).

@@ -37,6 +37,7 @@ pub struct Config {
     pub sync: SyncConfig,
     pub rate_limits: RateLimitsConfig,
     pub audit: AuditConfig,
+    pub quotas: QuotasConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -454,6 +455,32 @@ impl Default for ToolsConfig {
 pub struct ToolDefaults {
     /// The response_format a call gets when it names none.
     pub response_format: ResponseFormatSetting,
+}
+
+/// What one tenant may keep and upload at once, unless it has quotas of its own
+/// (`obsidian-tc tenant quotas`). 0 is no limit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QuotasConfig {
+    /// Bytes of stored content (every version kept: notes, attachments, snapshots, trash).
+    pub storage_bytes: u64,
+    /// Markdown notes across the tenant's vaults.
+    pub notes: u64,
+    /// Uploads (`PUT /v1/vaults/{vault}/blobs/{hash}`) in flight at once, every gateway counted.
+    pub concurrent_uploads: u64,
+    /// Bytes those uploads declare, together.
+    pub upload_bytes_in_flight: u64,
+}
+
+impl Default for QuotasConfig {
+    fn default() -> Self {
+        Self {
+            storage_bytes: 10 * 1024 * 1024 * 1024,
+            notes: 1_000_000,
+            concurrent_uploads: 8,
+            upload_bytes_in_flight: 1024 * 1024 * 1024,
+        }
+    }
 }
 
 /// The audit trail: a record per tool call and /v1 request in Postgres.

@@ -295,6 +295,101 @@ impl Kv {
     }
 }
 
+/// Uploads in flight per tenant: a sorted set of `id:bytes` members scored by when their lease
+/// ends. One script drops lapsed leases, then admits the upload only within both limits.
+/// Returns {admitted, count, bytes} (count and bytes as they were before this upload).
+const UPLOAD_SLOT: &str = r#"
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+local bytes = 0
+for _, m in ipairs(members) do
+  bytes = bytes + tonumber(string.match(m, ':(%d+)$'))
+end
+local want = tonumber(ARGV[2])
+if #members + 1 > tonumber(ARGV[3]) or bytes + want > tonumber(ARGV[4]) then
+  return {0, #members, bytes}
+end
+redis.call('ZADD', KEYS[1], now_ms + tonumber(ARGV[5]), ARGV[1] .. ':' .. ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]) * 2)
+return {1, #members, bytes}
+"#;
+
+static UPLOAD_SLOT_SCRIPT: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| Script::new(UPLOAD_SLOT));
+
+/// What [`Kv::take_upload_slot`] decided, and the tenant's uploads in flight before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UploadSlot {
+    pub admitted: bool,
+    pub in_flight: u64,
+    pub bytes_in_flight: u64,
+}
+
+impl Kv {
+    /// Admits upload `id` of `bytes` for `tenant` when the tenant then has at most
+    /// `max_uploads` uploads and `max_bytes` bytes in flight, every gateway counted; the slot
+    /// lapses after `lease` unless renewed ([`Kv::renew_upload_slot`]) or given back
+    /// ([`Kv::release_upload_slot`]).
+    pub async fn take_upload_slot(
+        &self,
+        tenant: uuid::Uuid,
+        id: uuid::Uuid,
+        bytes: u64,
+        max_uploads: u64,
+        max_bytes: u64,
+        lease: Duration,
+    ) -> Result<UploadSlot> {
+        let mut conn = self.conn().await?;
+        let (admitted, in_flight, bytes_in_flight): (i64, i64, i64) = UPLOAD_SLOT_SCRIPT
+            .key(self.key(&format!("uploads:{tenant}")))
+            .arg(id.simple().to_string())
+            .arg(bytes)
+            .arg(max_uploads)
+            .arg(max_bytes)
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(classify)?;
+        Ok(UploadSlot { admitted: admitted == 1, in_flight: in_flight as u64, bytes_in_flight: bytes_in_flight as u64 })
+    }
+
+    /// Moves the end of upload `id`'s lease to `lease` from now (Redis's now, as the lease was
+    /// taken).
+    pub async fn renew_upload_slot(
+        &self,
+        tenant: uuid::Uuid,
+        id: uuid::Uuid,
+        bytes: u64,
+        lease: Duration,
+    ) -> Result<()> {
+        let script = Script::new(
+            "local now = redis.call('TIME') \
+             local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) \
+             return redis.call('ZADD', KEYS[1], 'XX', now_ms + tonumber(ARGV[2]), ARGV[1])",
+        );
+        let mut conn = self.conn().await?;
+        let _: i64 = script
+            .key(self.key(&format!("uploads:{tenant}")))
+            .arg(format!("{}:{bytes}", id.simple()))
+            .arg(lease.as_millis() as u64)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    /// Gives upload `id`'s slot back.
+    pub async fn release_upload_slot(&self, tenant: uuid::Uuid, id: uuid::Uuid, bytes: u64) -> Result<()> {
+        let mut conn = self.conn().await?;
+        let _: i64 = conn
+            .zrem(self.key(&format!("uploads:{tenant}")), format!("{}:{bytes}", id.simple()))
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+}
+
 /// How long a generation outlives its last move (a missing one is recreated at random).
 const GENERATION_TTL_MS: u64 = 7 * 24 * 3600 * 1000;
 

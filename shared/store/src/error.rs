@@ -12,6 +12,9 @@ pub enum StoreError {
     Invalid { constraint: String },
     #[error("not found: {0}")]
     NotFound(String),
+    /// The change would take the tenant past a quota; nothing was applied.
+    #[error(transparent)]
+    Quota(#[from] crate::QuotaExceeded),
     #[error("bad database configuration: {0}")]
     Config(String),
     #[error("migration failed")]

@@ -432,6 +432,17 @@ impl TenantTx {
         if changed == 0 {
             return Ok(Ok(Committed { commit_id, seq: head.seq, changed: 0 }));
         }
+        // Notes made less notes removed, against the tenant's note quota (what Obsidian's trash
+        // folder keeps is not counted: storage covers it).
+        let is_note = |path: &str| FileKind::of_path(path) == FileKind::Note && !path.starts_with(".trash/");
+        let notes_delta = (0..changed)
+            .map(|i| match log.op[i].as_str() {
+                "create" if is_note(&log.path[i]) => 1,
+                "delete" if is_note(&log.path[i]) => -1,
+                _ => 0,
+            })
+            .sum::<i64>();
+        self.check_notes(notes_delta).await?;
 
         sqlx::query!(
             r#"INSERT INTO vault_files (tenant_id, vault_id, path, blob_hash, size, mtime, kind, seq)
@@ -532,11 +543,12 @@ impl TenantTx {
             .await?;
         }
         sqlx::query!(
-            "UPDATE vault_heads SET seq = $3, head_hash = $4 WHERE tenant_id = $1 AND vault_id = $2",
+            "UPDATE vault_heads SET seq = $3, head_hash = $4, notes = notes + $5 WHERE tenant_id = $1 AND vault_id = $2",
             tenant,
             vault,
             seq,
-            &prev[..]
+            &prev[..],
+            notes_delta
         )
         .execute(&mut *self.tx)
         .await?;
@@ -643,16 +655,18 @@ impl TenantTx {
     /// Notes a blob in the tenant's inventory, or refreshes its upload time (which restarts
     /// its grace period against garbage collection).
     pub async fn record_blob(&mut self, hash: &Hash, size: i64) -> Result<()> {
-        sqlx::query!(
-            "INSERT INTO blobs (tenant_id, hash, size) VALUES ($1, $2, $3)
-             ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()",
+        let added = sqlx::query_scalar!(
+            r#"INSERT INTO blobs (tenant_id, hash, size) VALUES ($1, $2, $3)
+               ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()
+               RETURNING CASE WHEN xmax = 0 THEN size ELSE 0 END AS "added!""#,
             self.tenant,
             &hash[..],
             size
         )
-        .execute(&mut *self.tx)
+        .fetch_one(&mut *self.tx)
         .await?;
-        Ok(())
+        // New content counts against the storage quota (refused past it).
+        self.add_storage(added).await
     }
 
     /// [`Self::record_blob`] for many blobs in one statement.
@@ -664,16 +678,19 @@ impl TenantTx {
         unique.extend(blobs.iter().copied());
         let hashes: Vec<Vec<u8>> = unique.keys().map(|h| h.to_vec()).collect();
         let sizes: Vec<i64> = unique.values().copied().collect();
-        sqlx::query!(
-            "INSERT INTO blobs (tenant_id, hash, size) SELECT $1, * FROM UNNEST($2::bytea[], $3::bigint[])
-             ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()",
+        let added = sqlx::query_scalar!(
+            r#"WITH stored AS (
+                   INSERT INTO blobs (tenant_id, hash, size) SELECT $1, * FROM UNNEST($2::bytea[], $3::bigint[])
+                   ON CONFLICT (tenant_id, hash) DO UPDATE SET uploaded_at = now()
+                   RETURNING CASE WHEN xmax = 0 THEN size ELSE 0 END AS added)
+               SELECT coalesce(sum(added), 0)::bigint AS "added!" FROM stored"#,
             self.tenant,
             &hashes,
             &sizes
         )
-        .execute(&mut *self.tx)
+        .fetch_one(&mut *self.tx)
         .await?;
-        Ok(())
+        self.add_storage(added).await
     }
 
     /// The sizes of those of `hashes` the tenant's inventory holds.
@@ -805,10 +822,16 @@ impl TenantTx {
     /// Forgets blobs (after the object store deleted them).
     pub async fn forget_blobs(&mut self, hashes: &[Hash]) -> Result<u64> {
         let list: Vec<Vec<u8>> = hashes.iter().map(|h| h.to_vec()).collect();
-        Ok(sqlx::query!("DELETE FROM blobs WHERE tenant_id = $1 AND hash = ANY($2)", self.tenant, &list)
-            .execute(&mut *self.tx)
-            .await?
-            .rows_affected())
+        let gone = sqlx::query!(
+            r#"WITH gone AS (DELETE FROM blobs WHERE tenant_id = $1 AND hash = ANY($2) RETURNING size)
+               SELECT count(*) AS "count!", coalesce(sum(size), 0)::bigint AS "bytes!" FROM gone"#,
+            self.tenant,
+            &list
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        self.add_storage(-gone.bytes).await?;
+        Ok(gone.count as u64)
     }
 
     /// Keeps the newest `keep` snapshots of each path; returns how many older ones went.

@@ -15,6 +15,7 @@ mod history;
 mod index;
 mod keys;
 mod principals;
+mod quotas;
 mod rate_limits;
 mod reads;
 mod tenants;
@@ -45,6 +46,7 @@ pub use index::{
     TaskRecord,
 };
 pub use principals::{Principal, PrincipalKind};
+pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
 pub use tenants::Tenant;
@@ -66,12 +68,15 @@ pub struct StoreOptions {
     pub url: String,
     pub max_connections: u32,
     pub connect_timeout: Duration,
+    /// The quotas of a tenant that set none of its own.
+    pub quotas: Quotas,
 }
 
 /// A pool of connections to the product database.
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: PgPool,
+    defaults: Quotas,
 }
 
 impl Store {
@@ -92,7 +97,7 @@ impl Store {
             .max_connections(options.max_connections)
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self { pool })
+        Ok(Self { pool, defaults: options.quotas })
     }
 
     /// Applies every pending migration. Safe to run from several processes at once: sqlx
@@ -149,7 +154,7 @@ impl Store {
             tenant.hyphenated()
         );
         let tx = self.pool.begin_with(begin).await?;
-        Ok(TenantTx { tx, tenant })
+        Ok(TenantTx { tx, tenant, defaults: self.defaults })
     }
 
     /// A transaction as `otc_app` with no tenant set: it sees no tenant's rows and can only
@@ -174,6 +179,8 @@ impl Store {
 pub struct TenantTx {
     tx: Transaction<'static, Postgres>,
     tenant: Uuid,
+    /// The deployment's quotas, for a tenant that set none.
+    defaults: Quotas,
 }
 
 impl TenantTx {

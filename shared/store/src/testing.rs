@@ -73,6 +73,11 @@ pub enum Table {
     NoteProperties,
     NoteTasks,
     Chunks,
+    AclRules,
+    PrincipalGroups,
+    AuditLog,
+    TenantQuotas,
+    TenantUsage,
 }
 
 impl Table {
@@ -87,7 +92,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 21] = [
+    pub const ALL: [Table; 26] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -109,6 +114,11 @@ impl Table {
         Table::NoteProperties,
         Table::NoteTasks,
         Table::Chunks,
+        Table::AclRules,
+        Table::PrincipalGroups,
+        Table::AuditLog,
+        Table::TenantQuotas,
+        Table::TenantUsage,
     ];
 
     fn name(self) -> &'static str {
@@ -134,6 +144,11 @@ impl Table {
             Table::NoteProperties => "note_properties",
             Table::NoteTasks => "note_tasks",
             Table::Chunks => "chunks",
+            Table::AclRules => "acl_rules",
+            Table::PrincipalGroups => "principal_groups",
+            Table::AuditLog => "audit_log",
+            Table::TenantQuotas => "tenant_quotas",
+            Table::TenantUsage => "tenant_usage",
         }
     }
 }
@@ -204,6 +219,7 @@ pub fn store(url: &str) -> Result<Store> {
         url: url.to_string(),
         max_connections: 8,
         connect_timeout: std::time::Duration::from_secs(10),
+        quotas: crate::Quotas::default(),
     })
 }
 
@@ -295,6 +311,11 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::NoteProperties => "UPDATE note_properties SET value = value",
         Table::NoteTasks => "UPDATE note_tasks SET line = line",
         Table::Chunks => "UPDATE chunks SET line = line",
+        Table::AclRules => "UPDATE acl_rules SET read_only = read_only",
+        Table::PrincipalGroups => "UPDATE principal_groups SET group_name = group_name",
+        Table::AuditLog => "DELETE FROM audit_log",
+        Table::TenantQuotas => "UPDATE tenant_quotas SET notes = notes",
+        Table::TenantUsage => "UPDATE tenant_usage SET storage_bytes = storage_bytes",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

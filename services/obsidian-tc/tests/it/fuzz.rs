@@ -147,6 +147,20 @@ async fn malformed_requests_to_every_endpoint_answer_catalogue_json() {
         (Method::POST, "/v1/elicit".into(), Some(json!({"tool": "delete_note", "args_hash": "ab", "ttl_secs": -1}))),
         (Method::DELETE, "/v1/vaults".into(), None),
         (Method::GET, "/v1/nope".into(), None),
+        (Method::GET, "/v1/acl?vault=%00".into(), None),
+        (Method::GET, format!("/v1/acl?vault={}", &huge[..60_000]), None),
+        (Method::PUT, "/v1/acl".into(), Some(json!({"vault": "Notes", "group": "\0", "read_paths": ["\0"]}))),
+        (Method::PUT, "/v1/acl".into(), Some(json!({"vault": 7, "everyone": "yes"}))),
+        (Method::DELETE, "/v1/acl?vault=Notes&everyone=maybe".into(), None),
+        (Method::DELETE, "/v1/acl".into(), None),
+        (Method::GET, "/v1/principals/%00/groups".into(), None),
+        (Method::POST, "/v1/principals/alice/groups".into(), Some(json!({"add": [""], "remove": ["\0"]}))),
+        (Method::POST, "/v1/principals/alice/groups".into(), Some(json!({"add": "x"}))),
+        (Method::GET, "/v1/audit?limit=abc".into(), None),
+        (Method::GET, "/v1/audit?since=yesterday".into(), None),
+        (Method::GET, "/v1/audit?before=nope".into(), None),
+        (Method::GET, "/v1/audit?limit=-1&action=%00".into(), None),
+        (Method::GET, format!("/v1/audit?principal={}&limit=0", &huge[..60_000]), None),
     ];
     let mut problems = Vec::new();
     for (method, path, body) in cases {

@@ -21,6 +21,7 @@ mod move_faults;
 mod moves;
 mod names;
 mod quality;
+mod quotas;
 mod read;
 mod resources;
 mod restore;

@@ -26,12 +26,16 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     fill_storage(&store, &a, 1).await;
     fill_storage(&store, &b, 3).await;
 
+    fill_access(&store, &a, 1).await;
+    fill_access(&store, &b, 3).await;
+
     // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
     //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
-    //  note_tags, note_properties, note_tasks, chunks]
+    //  note_tags, note_properties, note_tasks, chunks, acl_rules, principal_groups, audit_log,
+    //  tenant_quotas, tenant_usage]
     for (tenant, expected) in [
-        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1]),
-        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3]),
+        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
+        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1]),
     ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
@@ -65,6 +69,45 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     let mut tx = store.begin(b.id).await.unwrap();
     assert!(tx.vault_by_name("Smuggled").await.unwrap().is_none());
     tx.commit().await.unwrap();
+}
+
+/// Access rows for `tenant`: k ACL rules (in its Notes vault, for k groups), k group
+/// memberships, k audit records, and its own quotas.
+async fn fill_access(store: &otc_store::Store, tenant: &Tenant, k: usize) {
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    let alice = tx.ensure_principal(otc_store::PrincipalKind::User, "alice").await.unwrap();
+    let groups: Vec<String> = (0..k).map(|i| format!("g{i}")).collect();
+    tx.set_groups(alice.id, &groups).await.unwrap();
+    for group in &groups {
+        tx.set_acl_rule(&otc_store::NewAclRule {
+            vault_id: tenant.vault_id,
+            subject: otc_store::Subject::Group(group.clone()),
+            read_paths: Some(vec!["**".into()]),
+            write_paths: None,
+            delete_paths: None,
+            read_only: false,
+        })
+        .await
+        .unwrap();
+    }
+    tx.set_quotas(&otc_store::Quotas { notes: Some(10), ..Default::default() }).await.unwrap();
+    tx.commit().await.unwrap();
+    let records: Vec<otc_store::AuditRecord> = (0..k)
+        .map(|_| otc_store::AuditRecord {
+            id: Uuid::now_v7(),
+            at: chrono::Utc::now(),
+            principal_id: Some(alice.id),
+            principal_name: Some("alice".into()),
+            client_name: None,
+            surface: "mcp".into(),
+            action: "read_note".into(),
+            vault: Some("Notes".into()),
+            paths: vec![],
+            outcome: "ok".into(),
+            duration_us: 1,
+        })
+        .collect();
+    store.record_audit(tenant.id, &records).await.unwrap();
 }
 
 /// Storage rows for `tenant`: k+1 files created (each recorded as uploaded), the first updated,

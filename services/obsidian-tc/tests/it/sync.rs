@@ -514,8 +514,8 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let listed: Value =
-        http.get(format!("{base}/files")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let listed = http.get(format!("{base}/files")).bearer_auth(&token).send().await;
+    let listed: Value = listed.unwrap_or_else(|e| panic!("{e}: {}", dev.log_text())).json().await.unwrap();
     assert_eq!(listed["files"].as_array().unwrap().len(), local.len(), "the folder was imported on start");
 
     // A server-side write (as an agent's tool would make) appears in the folder.
