@@ -71,13 +71,14 @@ impl Audit {
     }
 }
 
-/// A path cut to [`MAX_PATH_BYTES`] at a character boundary.
+/// Text for a record: cut to [`MAX_PATH_BYTES`] at a character boundary, NUL (which Postgres
+/// text cannot hold) shown as U+FFFD.
 pub fn cut_path(path: &str) -> String {
     let mut end = path.len().min(MAX_PATH_BYTES);
     while !path.is_char_boundary(end) {
         end -= 1;
     }
-    path[..end].to_string()
+    path[..end].replace('\0', "\u{FFFD}")
 }
 
 /// How a record names the MCP surface a call came through.
@@ -173,15 +174,30 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
     }
 }
 
-/// Writes `pending`, one statement per tenant (and per [`BATCH`]); what could not be written
-/// stays.
+/// Writes `pending`, one statement per tenant (and per [`BATCH`]). While Postgres is
+/// unavailable what is left stays for the next try; a batch Postgres refuses for what it holds
+/// is written record by record, and a record refused alone is dropped (logged), so one bad
+/// record never holds back the others.
 async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) -> Result<(), otc_store::StoreError> {
     pending.sort_by_key(|(tenant, _)| *tenant);
     while !pending.is_empty() {
         let tenant = pending[0].0;
         let n = pending.iter().take(BATCH).take_while(|(t, _)| *t == tenant).count();
         let records: Vec<AuditRecord> = pending[..n].iter().map(|(_, r)| r.clone()).collect();
-        store.record_audit(tenant, &records).await?;
+        match store.record_audit(tenant, &records).await {
+            Ok(()) => {}
+            Err(e) if e.is_unavailable() => return Err(e),
+            Err(e) => {
+                tracing::error!(error = %e, %tenant, records = n, "audit batch refused; writing its records one by one");
+                for record in records {
+                    match store.record_audit(tenant, std::slice::from_ref(&record)).await {
+                        Ok(()) => {}
+                        Err(e) if e.is_unavailable() => return Err(e),
+                        Err(e) => tracing::error!(error = %e, %tenant, action = %record.action, "audit record dropped"),
+                    }
+                }
+            }
+        }
         pending.drain(..n);
     }
     Ok(())

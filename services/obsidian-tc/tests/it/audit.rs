@@ -57,6 +57,16 @@ async fn every_call_and_request_leaves_a_record_that_only_its_tenants_admins_rea
     let ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
 
+    // Text Postgres cannot hold (NUL) is recorded replaced, and holds back no other record.
+    let nul = err(&app, &token, "read_note", json!({"vault": "No\u{0}tes", "path": "a\u{0}b.md"})).await;
+    assert_eq!(nul["code"], "invalid_input");
+    ok(&app, &token, "list_vaults", json!({})).await;
+    let (refused, _) = export(&app, &token, "outcome=invalid_input").await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!((&refused[0]["vault"], &refused[0]["paths"]), (&json!("No\u{FFFD}tes"), &json!(["a\u{FFFD}b.md"])));
+    let (listed, _) = export(&app, &token, "action=list_vaults").await;
+    assert_eq!(listed.len(), 1);
+
     // Filters and pages.
     let (only, _) = export(&app, &token, "action=write_note").await;
     assert_eq!(only.len(), 1);
@@ -75,7 +85,7 @@ async fn every_call_and_request_leaves_a_record_that_only_its_tenants_admins_rea
     let write = row("write_note").unwrap();
     assert_eq!((write["calls"].as_i64(), write["errors"].as_i64()), (Some(1), Some(0)));
     assert!(write["p50_ms"].as_f64().unwrap() > 0.0 && write["p99_ms"].as_f64() >= write["p50_ms"].as_f64());
-    assert_eq!(row("read_note").unwrap()["errors"], 1);
+    assert_eq!(row("read_note").unwrap()["errors"], 2, "not found, and the NUL one");
     assert!(metrics["totals"]["calls"].as_i64().unwrap() >= 6, "{metrics}");
     let scoped = ok(&app, &token, "get_metrics", json!({"vault": "Notes", "window_minutes": 5})).await;
     assert!(scoped["actions"].as_array().unwrap().iter().all(|r| r["action"] != "GET /v1/audit"), "{scoped}");
