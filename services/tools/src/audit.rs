@@ -1,6 +1,7 @@
 //! The audit trail's writer. Every tool call and /v1 request hands its record to [`Audit`]
 //! without waiting; one task per gateway writes what has queued up, grouped by tenant, one
-//! statement per tenant per batch (so a busy gateway writes large batches, an idle one at once).
+//! statement per tenant per batch, at most [`LINGER`] after a record came (at once on a flush,
+//! which get_metrics, the export and a stopping process ask for).
 //! While Postgres refuses, records wait (up to [`MAX_PENDING`]) and the write is retried each
 //! second; past that, or when the queue is full, records are dropped and the drop is logged:
 //! the audit trail never stalls a call.
@@ -20,6 +21,9 @@ const QUEUE: usize = 16_384;
 const MAX_PENDING: usize = 100_000;
 /// Most records in one statement.
 const BATCH: usize = 2_000;
+/// How long a record may wait for others to share its statement: a busy gateway then writes a
+/// few large transactions a second instead of one per handful of calls (each a WAL flush).
+const LINGER: Duration = Duration::from_millis(200);
 /// Most paths one record keeps, and the longest.
 pub const MAX_PATHS: usize = 20;
 pub const MAX_PATH_BYTES: usize = 512;
@@ -126,9 +130,12 @@ pub fn named(args: &Map<String, Value>) -> (Option<String>, Vec<String>) {
 async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
     let mut pending: Vec<(Uuid, AuditRecord)> = Vec::new();
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+    // When the oldest record waiting to be written came, and when to try again after a failure.
+    let mut oldest: Option<Instant> = None;
     let mut retry_at: Option<Instant> = None;
     loop {
-        let message = match retry_at {
+        let wake = retry_at.or(oldest.map(|at| at + LINGER));
+        let message = match wake {
             Some(at) => tokio::select! {
                 m = receiver.recv() => m.map(Some),
                 _ = tokio::time::sleep_until(at) => Some(None),
@@ -148,11 +155,20 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
         {
             take(m, &mut pending, &mut waiting);
         }
-        if !closed && retry_at.is_some_and(|at| Instant::now() < at) {
+        let now = Instant::now();
+        if !pending.is_empty() && oldest.is_none() {
+            oldest = Some(now);
+        }
+        // Written when a batch is full, the oldest record has waited LINGER, someone flushes, or
+        // the process stops; not while backing off after a failure (unless stopping).
+        let due =
+            closed || !waiting.is_empty() || pending.len() >= BATCH || oldest.is_some_and(|at| now >= at + LINGER);
+        if !due || (!closed && retry_at.is_some_and(|at| now < at)) {
             continue;
         }
         match write_pending(&store, &mut pending).await {
             Ok(()) => {
+                oldest = None;
                 retry_at = None;
                 waiting.drain(..).for_each(|w| {
                     let _ = w.send(());

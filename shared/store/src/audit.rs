@@ -56,6 +56,9 @@ impl Store {
     pub async fn record_audit(&self, tenant: Uuid, records: &[AuditRecord]) -> Result<()> {
         let batch = serde_json::to_value(records).expect("audit records serialize");
         let mut tx = self.begin(tenant).await?;
+        // Records wait in the gateway's memory before this anyway: not waiting for the WAL flush
+        // as well costs nothing a crash would not have cost, and spares the disk a flush per batch.
+        sqlx::query("SET LOCAL synchronous_commit = off").execute(&mut *tx.tx).await?;
         sqlx::query!(
             r#"INSERT INTO audit_log (tenant_id, id, at, principal_id, principal_name, client_name, surface,
                                       action, vault, paths, outcome, duration_us)
