@@ -52,8 +52,9 @@ echo "== one upload of $size_mb MB"
 upload "$work/f1"
 echo "after one: peak $(peak) MB"
 echo "== four at once"
-for i in 1 2 3 4; do upload "$work/f$i" & done
-wait
+uploads=()
+for i in 1 2 3 4; do upload "$work/f$i" & uploads+=($!); done
+wait "${uploads[@]}"
 echo "after four: peak $(peak) MB"
 echo "== a wrong hash ($size_mb MB): refused, nothing lands"
 curl -s -w " %{http_code}\n" -X PUT --data-binary "@$work/f2" -H "Authorization: Bearer $token" \

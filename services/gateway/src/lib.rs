@@ -37,9 +37,28 @@ use tracing::Level;
 pub use auth::Caller;
 pub use error::ApiError;
 
-/// What every request handler can reach.
+/// What every request handler can reach: shared, so the clone each middleware layer and handler
+/// takes is one reference count (it was every field, settings lists included, several times a
+/// request).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+impl AppState {
+    pub fn new(parts: AppParts) -> Self {
+        Self(Arc::new(parts))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+pub struct AppParts {
     pub store: Store,
     pub kv: Arc<Kv>,
     pub blobs: Blobs,

@@ -194,7 +194,7 @@ pub async fn start_gateway_with(
         .with_context(|| format!("cannot listen on {}", config.server.listen))?;
     let addr = listener.local_addr()?;
     let audit = dispatcher.services.audit.clone();
-    let state = AppState {
+    let state = AppState::new(otc_gateway::AppParts {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
@@ -214,7 +214,7 @@ pub async fn start_gateway_with(
             max_blob_bytes: config.sync.max_blob_bytes,
             max_commit_changes: config.sync.max_commit_changes,
         },
-    };
+    });
     let router = otc_gateway::router(
         state,
         HttpLimits {

@@ -56,6 +56,11 @@ impl Audit {
         Self { sender }
     }
 
+    /// Whether records are kept (callers skip building one when not).
+    pub fn is_on(&self) -> bool {
+        self.sender.is_some()
+    }
+
     /// Queues one record of `tenant`.
     pub fn record(&self, tenant: Uuid, record: AuditRecord) {
         let Some(sender) = &self.sender else { return };

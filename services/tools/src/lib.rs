@@ -386,7 +386,8 @@ impl Dispatcher {
         hooks: Hooks<'_>,
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
-        let (vault, paths) = args.as_ref().map(audit::named).unwrap_or_default();
+        let trail = &self.services.audit;
+        let named = if trail.is_on() { args.as_ref().map(audit::named) } else { None };
         let outcome = match args.as_ref().and_then(nul_field) {
             Some(field) => {
                 Err(ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
@@ -395,25 +396,28 @@ impl Dispatcher {
             None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
         };
         let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
-        self.services.audit.record(
-            caller.tenant_id,
-            otc_store::AuditRecord {
-                id: uuid::Uuid::now_v7(),
-                at: chrono::Utc::now(),
-                principal_id: Some(caller.principal_id),
-                principal_name: Some(caller.principal_name.clone()),
-                client_name: client_name.map(audit::cut_path),
-                surface: audit::surface_label(surface).to_string(),
-                action: audit::cut_path(name),
-                vault,
-                paths,
-                outcome: match &outcome {
-                    Ok(_) => "ok".to_string(),
-                    Err(e) => e.code.as_str().to_string(),
+        if trail.is_on() {
+            let (vault, paths) = named.unwrap_or_default();
+            trail.record(
+                caller.tenant_id,
+                otc_store::AuditRecord {
+                    id: uuid::Uuid::now_v7(),
+                    at: chrono::Utc::now(),
+                    principal_id: Some(caller.principal_id),
+                    principal_name: Some(caller.principal_name.clone()),
+                    client_name: client_name.map(audit::cut_path),
+                    surface: audit::surface_label(surface).to_string(),
+                    action: audit::cut_path(name),
+                    vault,
+                    paths,
+                    outcome: match &outcome {
+                        Ok(_) => "ok".to_string(),
+                        Err(e) => e.code.as_str().to_string(),
+                    },
+                    duration_us: started.elapsed().as_micros() as i64,
                 },
-                duration_us: started.elapsed().as_micros() as i64,
-            },
-        );
+            );
+        }
         outcome
     }
 
