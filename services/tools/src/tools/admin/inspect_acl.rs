@@ -145,7 +145,7 @@ impl Tool for InspectAcl {
             Verdict::Denied(layer, rules) => (
                 "denied_by_rules",
                 rules.iter().map(|r| RuleOut::of(r)).collect(),
-                format!("no {} rule for this principal grants {} here", layer.as_str(), input.op.as_str()),
+                format!("no {} rule for this principal grants {} here", layer.as_str(), op.as_str()),
             ),
         };
         let mut allowed = verdict.allowed();
@@ -174,15 +174,5 @@ impl Tool for InspectAcl {
             reason,
             scope,
         })
-    }
-}
-
-impl Op {
-    fn as_str(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Delete => "delete",
-        }
     }
 }
