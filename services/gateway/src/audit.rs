@@ -26,13 +26,14 @@ pub async fn v1(
     request: Request,
     next: Next,
 ) -> Response {
-    if !request.uri().path().starts_with("/v1/") {
+    let audit = &state.dispatcher.services.audit;
+    if !audit.is_on() || !request.uri().path().starts_with("/v1/") {
         return next.run(request).await;
     }
     let started = Instant::now();
     let Some(caller) = request.extensions().get::<Caller>().cloned() else { return next.run(request).await };
     let route = request.extensions().get::<MatchedPath>().map_or(request.uri().path(), |m| m.as_str());
-    let action = cut_path(&format!("{} {route}", request.method()));
+    let action = format!("{} {route}", request.method());
     let vault = params.as_ref().ok().and_then(|p| p.iter().find(|(k, _)| *k == "vault").map(|(_, v)| cut_path(v)));
     let mut paths: Vec<String> = form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes())
         .filter(|(key, _)| key == "path")
@@ -48,30 +49,21 @@ pub async fn v1(
     if let Some(Paths(named)) = response.extensions().get::<Paths>() {
         paths.extend(named.iter().take(MAX_PATHS - paths.len()).cloned());
     }
-    let outcome = if response.status().is_success() || response.status().is_redirection() {
-        "ok".to_string()
-    } else {
-        response
-            .extensions()
-            .get::<Code>()
-            .map_or_else(|| format!("http_{}", response.status().as_u16()), |c| c.0.into())
+    let failed = !(response.status().is_success() || response.status().is_redirection());
+    let outcome = match response.extensions().get::<Code>() {
+        _ if !failed => "ok".to_string(),
+        Some(code) => code.0.to_string(),
+        None => format!("http_{}", response.status().as_u16()),
     };
-    state.dispatcher.services.audit.record(
-        caller.tenant_id,
-        otc_store::AuditRecord {
-            id: uuid::Uuid::now_v7(),
-            at: chrono::Utc::now(),
-            principal_id: Some(caller.principal_id),
-            principal_name: Some(caller.principal_name.clone()),
-            client_name: client,
-            surface: "v1".into(),
-            action,
-            vault,
-            paths,
-            outcome,
-            duration_us: started.elapsed().as_micros() as i64,
-        },
-    );
+    let call = otc_tools::audit::Call {
+        surface: "v1",
+        action: &action,
+        client: client.as_deref(),
+        vault,
+        paths,
+        outcome: &outcome,
+    };
+    audit.record_call(&caller, call, started);
     response
 }
 

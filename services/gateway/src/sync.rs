@@ -309,20 +309,20 @@ pub async fn upload_blob(
     // then a slot among its uploads in flight on every gateway.
     let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
     let quotas = tx.quotas().await.map_err(store_err)?;
-    let held = !tx.blob_sizes(&[hash]).await.map_err(store_err)?.is_empty();
-    let used = tx.usage().await.map_err(store_err)?;
-    tx.commit().await.map_err(store_err)?;
     if let Some(quota) = quotas.storage_bytes
-        && !held
-        && used.storage_bytes + size as i64 > quota
+        && tx.blob_sizes(&[hash]).await.map_err(store_err)?.is_empty()
     {
-        return Err(ApiError::from_tool(otc_tools::quota_exceeded(&otc_store::QuotaExceeded {
-            quota: "storage_bytes",
-            limit: quota,
-            used: used.storage_bytes,
-            requested: size as i64,
-        })));
+        let used = tx.usage().await.map_err(store_err)?.storage_bytes;
+        if used + size as i64 > quota {
+            return Err(ApiError::from_tool(otc_tools::quota_exceeded(&otc_store::QuotaExceeded {
+                quota: "storage_bytes",
+                limit: quota,
+                used,
+                requested: size as i64,
+            })));
+        }
     }
+    tx.commit().await.map_err(store_err)?;
     let slot = Slot::take(&state, &caller, size, &quotas).await?;
     let outcome = stream_upload(&state, &caller, &vault, &hash, size, body, &slot).await;
     slot.release(&state).await;

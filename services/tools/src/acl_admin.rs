@@ -87,13 +87,9 @@ async fn vault_id(
     name: &str,
     bound: Option<Uuid>,
 ) -> Result<otc_store::Vault, ToolError> {
-    let mut found = tx.vault_by_name(name).await.map_err(|e| internal(&e))?;
-    if found.is_none()
-        && let Ok(id) = Uuid::try_parse(name)
-    {
-        found = tx.vault(id).await.map_err(|e| internal(&e))?;
-    }
-    found
+    tx.vault_by_name_or_id(name)
+        .await
+        .map_err(|e| internal(&e))?
         .filter(|v| bound.is_none_or(|b| b == v.id))
         .ok_or_else(|| ToolError::new(ErrorCode::VaultNotFound).echo("vault", name))
 }

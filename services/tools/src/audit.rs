@@ -36,6 +36,19 @@ enum Message {
     Flush(oneshot::Sender<()>),
 }
 
+/// What a record says of one call or request, besides who made it and when.
+pub struct Call<'a> {
+    /// mcp (with its surface) or v1.
+    pub surface: &'a str,
+    /// The tool, or the /v1 method and route.
+    pub action: &'a str,
+    pub client: Option<&'a str>,
+    pub vault: Option<String>,
+    pub paths: Vec<String>,
+    /// ok, or the error code it answered.
+    pub outcome: &'a str,
+}
+
 /// Where records go: a queue to this gateway's writer (none when the trail is off).
 #[derive(Clone)]
 pub struct Audit {
@@ -59,6 +72,30 @@ impl Audit {
     /// Whether records are kept (callers skip building one when not).
     pub fn is_on(&self) -> bool {
         self.sender.is_some()
+    }
+
+    /// Queues the record of one call or request `caller` made, which began at `started` (nothing
+    /// when the trail is off).
+    pub fn record_call(&self, caller: &crate::Caller, call: Call<'_>, started: std::time::Instant) {
+        if !self.is_on() {
+            return;
+        }
+        self.record(
+            caller.tenant_id,
+            AuditRecord {
+                id: Uuid::now_v7(),
+                at: chrono::Utc::now(),
+                principal_id: Some(caller.principal_id),
+                principal_name: Some(caller.principal_name.clone()),
+                client_name: call.client.map(cut_path),
+                surface: call.surface.to_string(),
+                action: cut_path(call.action),
+                vault: call.vault,
+                paths: call.paths,
+                outcome: call.outcome.to_string(),
+                duration_us: started.elapsed().as_micros() as i64,
+            },
+        );
     }
 
     /// Queues one record of `tenant`.

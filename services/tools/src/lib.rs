@@ -396,28 +396,16 @@ impl Dispatcher {
             None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
         };
         let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
-        if trail.is_on() {
-            let (vault, paths) = named.unwrap_or_default();
-            trail.record(
-                caller.tenant_id,
-                otc_store::AuditRecord {
-                    id: uuid::Uuid::now_v7(),
-                    at: chrono::Utc::now(),
-                    principal_id: Some(caller.principal_id),
-                    principal_name: Some(caller.principal_name.clone()),
-                    client_name: client_name.map(audit::cut_path),
-                    surface: audit::surface_label(surface).to_string(),
-                    action: audit::cut_path(name),
-                    vault,
-                    paths,
-                    outcome: match &outcome {
-                        Ok(_) => "ok".to_string(),
-                        Err(e) => e.code.as_str().to_string(),
-                    },
-                    duration_us: started.elapsed().as_micros() as i64,
-                },
-            );
-        }
+        let (vault, paths) = named.unwrap_or_default();
+        let call = audit::Call {
+            surface: audit::surface_label(surface),
+            action: name,
+            client: client_name,
+            vault,
+            paths,
+            outcome: outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"),
+        };
+        trail.record_call(caller, call, started);
         outcome
     }
 
@@ -669,12 +657,7 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
         Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
         _ => {
             let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-            let mut found = tx.vault_by_name(name).await.map_err(|e| internal(tool, &e))?;
-            if found.is_none()
-                && let Ok(id) = uuid::Uuid::try_parse(name)
-            {
-                found = tx.vault(id).await.map_err(|e| internal(tool, &e))?;
-            }
+            let found = tx.vault_by_name_or_id(name).await.map_err(|e| internal(tool, &e))?;
             tx.commit().await.map_err(|e| internal(tool, &e))?;
             if let Some(vault) = &found {
                 services.vault_cache.lock().expect("vault cache").insert(key, (vault.clone(), Instant::now()));

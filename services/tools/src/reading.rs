@@ -43,8 +43,9 @@ pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String
 pub struct View {
     pub vault: Vault,
     acl: Acl,
-    /// The read ACL as Postgres regular expressions (None: unrestricted).
-    read_regex: Option<Vec<String>>,
+    /// The read ACL as Postgres regular expressions (None: unrestricted), made the first time a
+    /// query asks (the read tools that look one note up never do).
+    read_regex: std::sync::OnceLock<Option<Vec<String>>>,
 }
 
 /// The first `[[acl]]` entry for the vault named `vault` that applies to the caller's tenant
@@ -121,7 +122,7 @@ impl View {
     fn with(caller: &Caller, vault: Vault, entry: Option<&VaultAcl>, audience: Audience) -> View {
         let tenant = caller.access.rules.iter().filter(|r| r.vault_id == vault.id).map(|r| r.rule.clone()).collect();
         let acl = Acl::open().with_layer(entry.map(|e| vec![e.rule.clone()]).unwrap_or_default()).with_layer(tenant);
-        View { vault, read_regex: acl.read_regexes(), acl: acl.for_audience(audience) }
+        View { vault, read_regex: std::sync::OnceLock::new(), acl: acl.for_audience(audience) }
     }
 
     /// What the caller may see, for the store's queries: the audience's hidden folders and the
@@ -140,7 +141,7 @@ impl View {
 
     /// The read ACL for the store's queries.
     pub fn readable(&self) -> Option<&[String]> {
-        self.read_regex.as_deref()
+        self.read_regex.get_or_init(|| self.acl.read_regexes()).as_deref()
     }
 
     /// A path argument: valid, and readable, else the same not-found a missing note gets.

@@ -87,17 +87,7 @@ impl Kv {
 
     /// Takes the lease `name` for `holder` if nobody holds it. True when `holder` now holds it.
     pub async fn try_acquire_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
-        let mut conn = self.conn().await?;
-        let set: Option<String> = redis::cmd("SET")
-            .arg(self.key(&format!("lease:{name}")))
-            .arg(holder)
-            .arg("NX")
-            .arg("PX")
-            .arg(ttl.as_millis() as u64)
-            .query_async(&mut conn)
-            .await
-            .map_err(classify)?;
-        Ok(set.is_some())
+        self.create_record(&format!("lease:{name}"), holder, ttl).await
     }
 
     /// Extends the lease if `holder` still holds it. False means it was lost (expired and
@@ -326,7 +316,17 @@ pub struct UploadSlot {
     pub bytes_in_flight: u64,
 }
 
+/// Upload `id` of `bytes` as a member of its tenant's set (the script composes the same).
+fn upload_member(id: uuid::Uuid, bytes: u64) -> String {
+    format!("{}:{bytes}", id.simple())
+}
+
 impl Kv {
+    /// The set of `tenant`'s uploads in flight.
+    fn uploads_key(&self, tenant: uuid::Uuid) -> String {
+        self.key(&format!("uploads:{tenant}"))
+    }
+
     /// Admits upload `id` of `bytes` for `tenant` when the tenant then has at most
     /// `max_uploads` uploads and `max_bytes` bytes in flight, every gateway counted; the slot
     /// lapses after `lease` unless renewed ([`Kv::renew_upload_slot`]) or given back
@@ -342,7 +342,7 @@ impl Kv {
     ) -> Result<UploadSlot> {
         let mut conn = self.conn().await?;
         let (admitted, in_flight, bytes_in_flight): (i64, i64, i64) = UPLOAD_SLOT_SCRIPT
-            .key(self.key(&format!("uploads:{tenant}")))
+            .key(self.uploads_key(tenant))
             .arg(id.simple().to_string())
             .arg(bytes)
             .arg(max_uploads)
@@ -370,8 +370,8 @@ impl Kv {
         );
         let mut conn = self.conn().await?;
         let _: i64 = script
-            .key(self.key(&format!("uploads:{tenant}")))
-            .arg(format!("{}:{bytes}", id.simple()))
+            .key(self.uploads_key(tenant))
+            .arg(upload_member(id, bytes))
             .arg(lease.as_millis() as u64)
             .invoke_async(&mut conn)
             .await
@@ -382,10 +382,7 @@ impl Kv {
     /// Gives upload `id`'s slot back.
     pub async fn release_upload_slot(&self, tenant: uuid::Uuid, id: uuid::Uuid, bytes: u64) -> Result<()> {
         let mut conn = self.conn().await?;
-        let _: i64 = conn
-            .zrem(self.key(&format!("uploads:{tenant}")), format!("{}:{bytes}", id.simple()))
-            .await
-            .map_err(classify)?;
+        let _: i64 = conn.zrem(self.uploads_key(tenant), upload_member(id, bytes)).await.map_err(classify)?;
         Ok(())
     }
 }

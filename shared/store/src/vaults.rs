@@ -32,6 +32,17 @@ impl TenantTx {
             .await?)
     }
 
+    /// The vault named `name`, else the one whose id it is (the id list_vaults shows).
+    pub async fn vault_by_name_or_id(&mut self, name: &str) -> Result<Option<Vault>> {
+        match self.vault_by_name(name).await? {
+            Some(vault) => Ok(Some(vault)),
+            None => match Uuid::try_parse(name) {
+                Ok(id) => self.vault(id).await,
+                Err(_) => Ok(None),
+            },
+        }
+    }
+
     pub async fn vault(&mut self, id: Uuid) -> Result<Option<Vault>> {
         Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE id = $1", id)
             .fetch_optional(&mut *self.tx)
