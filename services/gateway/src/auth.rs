@@ -42,11 +42,31 @@ async fn authenticate(state: &AppState, mut request: Request) -> Result<Request,
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(ApiError::missing_token());
     }
-    let presented: PresentedToken = token.trim().parse().map_err(|_| ApiError::invalid_token())?;
+    let token = token.trim();
+    // An API token names its tenant in its text; an OAuth access token (a JWT) in its `tid`
+    // claim, read here only to find the cache entry: a hit is a token with exactly these bytes
+    // that was verified before, and a miss verifies it whole.
+    let access_token = !token.starts_with("otc_");
+    let presented = if access_token {
+        let tenant = otc_auth::jwt::Unverified::parse(token)
+            .ok()
+            .and_then(|t| t.claims["tid"].as_str().and_then(|t| uuid::Uuid::try_parse(t).ok()))
+            .ok_or_else(ApiError::invalid_token)?;
+        PresentedToken { tenant, hash: otc_auth::TokenHash::of(token) }
+    } else {
+        token.parse().map_err(|_| ApiError::invalid_token())?
+    };
 
     let caller = match state.auth_cache.lookup(&state.kv, presented.tenant, &presented.hash).await {
-        Lookup::Hit(caller) => caller,
+        Lookup::Hit(caller) => *caller,
         Lookup::Miss(tag) => {
+            if access_token {
+                let identity = state.identity.as_ref().ok_or_else(ApiError::invalid_token)?;
+                let issuer = crate::oauth::base_url(&state.oauth, request.headers());
+                if identity.access_token_tenant_for(token, Some(&issuer)).await != Some(presented.tenant) {
+                    return Err(ApiError::invalid_token());
+                }
+            }
             let lookup = async {
                 let mut tx = state.store.begin(presented.tenant).await?;
                 let caller = tx.authenticate(&presented.hash).await?;
@@ -58,6 +78,15 @@ async fn authenticate(state: &AppState, mut request: Request) -> Result<Request,
             caller
         }
     };
+    // An access token is for one resource (RFC 8707): the MCP endpoint it was issued for, or the
+    // whole server.
+    if let Some(audience) = &caller.audience {
+        let base = crate::oauth::base_url(&state.oauth, request.headers());
+        let resource = crate::oauth::resource_url(&state.oauth, request.headers(), request.uri().path());
+        if *audience != resource && *audience != base {
+            return Err(ApiError::invalid_token());
+        }
+    }
     request.extensions_mut().insert(caller);
     Ok(request)
 }

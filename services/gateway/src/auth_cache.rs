@@ -35,7 +35,7 @@ pub struct AuthCache(GenerationCache<(Uuid, [u8; 32]), Authenticated>);
 
 /// What a lookup found: the caller, or what to do with a fresh Postgres check.
 pub enum Lookup {
-    Hit(Authenticated),
+    Hit(Box<Authenticated>),
     Miss(Tag),
 }
 
@@ -64,9 +64,9 @@ impl AuthCache {
             return Lookup::Miss(Tag::Nothing);
         }
         match kv.existing_generation(Generation::Tokens(tenant)).await {
-            Ok(Some(generation)) => {
-                self.cached(tenant, hash, generation).map_or(Lookup::Miss(Tag::Generation(generation)), Lookup::Hit)
-            }
+            Ok(Some(generation)) => self
+                .cached(tenant, hash, generation)
+                .map_or(Lookup::Miss(Tag::Generation(generation)), |c| Lookup::Hit(Box::new(c))),
             Ok(None) => Lookup::Miss(Tag::Missing),
             Err(e) => {
                 tracing::debug!(error = %e, "token generation unreadable; checking the token in Postgres");
@@ -109,6 +109,7 @@ mod tests {
             scopes: vec![],
             vault_id: None,
             expires_at,
+            audience: None,
             rate_tiers: vec![],
             access: Default::default(),
         }

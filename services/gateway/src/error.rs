@@ -195,7 +195,8 @@ pub async fn json_errors(response: Response) -> Response {
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
+        // The authorization server's pages answer people in HTML, on purpose.
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
     if !(status.is_client_error() || status.is_server_error()) || is_json {
         return response;
     }

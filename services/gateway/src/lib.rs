@@ -7,12 +7,14 @@ mod acl;
 mod audit;
 mod auth;
 pub mod auth_cache;
+pub mod authorization;
 mod elicit;
 mod error;
 mod health;
 pub mod mcp;
 pub mod oauth;
 mod origin;
+mod pages;
 mod rate_limit;
 mod sync;
 mod whoami;
@@ -26,6 +28,7 @@ use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
 use otc_catalog::facade::{Subset, Surface};
+use otc_identity::paths;
 use otc_kv::Kv;
 use otc_store::Store;
 use otc_tools::Dispatcher;
@@ -70,6 +73,8 @@ pub struct AppParts {
     pub mcp: mcp::McpHttpSettings,
     pub sync: SyncSettings,
     pub oauth: oauth::OAuthSettings,
+    /// The authorization server, when `oauth.secret_key` is set.
+    pub identity: Option<Arc<otc_identity::Identity>>,
 }
 
 /// Limits of the sync API.
@@ -124,10 +129,24 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(axum::middleware::from_fn_with_state(allowed, origin::guard));
+    // Forms and registrations are small.
+    let authorization_server = Router::new()
+        .route(authorization::METADATA, get(authorization::metadata))
+        .route(authorization::OPENID_CONFIGURATION, get(authorization::metadata))
+        .route(paths::JWKS, get(authorization::jwks))
+        .route(paths::REGISTER, post(authorization::register))
+        .route(paths::AUTHORIZE, get(authorization::authorize))
+        .route(paths::SIGN_IN, get(authorization::sign_in_page).post(authorization::sign_in))
+        .route(paths::CALLBACK, get(authorization::callback))
+        .route(paths::CONSENT, get(authorization::consent_page).post(authorization::consent))
+        .route(paths::TOKEN, post(authorization::token))
+        .route(paths::REVOKE, post(authorization::revoke))
+        .layer(RequestBodyLimitLayer::new(64 * 1024));
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route(oauth::WELL_KNOWN, get(oauth::metadata))
+        .merge(authorization_server)
         .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), get(oauth::metadata));
     let open = rate_limit::per_ip(open, limits.per_ip_per_minute, limits.per_ip_burst);
     Router::new()

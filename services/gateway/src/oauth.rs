@@ -56,6 +56,21 @@ pub fn with_metadata(challenge: &HeaderValue, url: &str) -> HeaderValue {
     HeaderValue::from_str(&format!("{text}, resource_metadata=\"{url}\"")).unwrap_or_else(|_| challenge.clone())
 }
 
+/// The scopes the tools declare, and the ones the sync API and confirmations use.
+pub fn scopes(state: &AppState) -> Vec<String> {
+    let mut scopes: Vec<&str> =
+        state.dispatcher.registry().iter().flat_map(|t| t.spec.scopes.iter().copied()).collect();
+    scopes.extend(["read:notes", "write:notes", "delete:notes", "admin:confirm"]);
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes.into_iter().map(str::to_string).collect()
+}
+
+/// The resource (RFC 8707) a request path belongs to, as an absolute URL.
+pub fn resource_url(settings: &OAuthSettings, headers: &HeaderMap, path: &str) -> String {
+    format!("{}{}", base_url(settings, headers), resource_path(path))
+}
+
 /// `GET /.well-known/oauth-protected-resource[/mcp[/<surface>]]`.
 pub async fn metadata(State(state): State<AppState>, headers: HeaderMap, uri: Uri) -> Result<Json<Value>, ApiError> {
     let rest = uri.path().strip_prefix(WELL_KNOWN).unwrap_or("");
@@ -63,15 +78,17 @@ pub async fn metadata(State(state): State<AppState>, headers: HeaderMap, uri: Ur
     if rest != resource && !(rest == "/" && resource.is_empty()) {
         return Err(ApiError::not_found());
     }
-    let mut scopes: Vec<&str> =
-        state.dispatcher.registry().iter().flat_map(|t| t.spec.scopes.iter().copied()).collect();
-    scopes.extend(["read:notes", "write:notes", "delete:notes", "admin:confirm"]);
-    scopes.sort_unstable();
-    scopes.dedup();
+    let base = base_url(&state.oauth, &headers);
+    // This server's own authorization server first (clients take the first), when it runs one.
+    let mut servers = Vec::new();
+    if state.identity.is_some() {
+        servers.push(base.clone());
+    }
+    servers.extend(state.oauth.authorization_servers.iter().filter(|s| **s != base).cloned());
     Ok(Json(json!({
-        "resource": format!("{}{resource}", base_url(&state.oauth, &headers)),
-        "authorization_servers": state.oauth.authorization_servers,
-        "scopes_supported": scopes,
+        "resource": format!("{base}{resource}"),
+        "authorization_servers": servers,
+        "scopes_supported": scopes(&state),
         "bearer_methods_supported": ["header"],
         "resource_name": "obsidian-tc",
     })))

@@ -97,6 +97,23 @@ pub fn dispatcher_with(
     Ok(Arc::new(dispatcher))
 }
 
+/// The authorization server, when `oauth.secret_key` is set (None otherwise: the gateway then
+/// accepts API tokens only and serves no OAuth endpoints but the resource metadata).
+pub fn identity(config: &Config, store: &Store, kv: &Arc<Kv>) -> anyhow::Result<Option<Arc<otc_identity::Identity>>> {
+    let Some(key) = &config.oauth.secret_key else { return Ok(None) };
+    let sealer = otc_auth::seal::Sealer::from_base64(key.expose())
+        .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?;
+    let days = |d: u64| Duration::from_secs(d.max(1) * 24 * 3600);
+    let settings = otc_identity::IdentitySettings {
+        access_token_ttl: Duration::from_secs(config.oauth.access_token_ttl_secs.clamp(60, 24 * 3600)),
+        refresh_token_ttl: days(config.oauth.refresh_token_ttl_days),
+        key_rotation: days(config.oauth.key_rotation_days),
+        private_hosts: config.oauth.private_hosts.clone(),
+        ..Default::default()
+    };
+    Ok(Some(Arc::new(otc_identity::Identity::new(store.clone(), kv.clone(), sealer, settings))))
+}
+
 impl Deps {
     /// Builds the clients. Nothing is contacted yet, so a role can start while a dependency is
     /// down and report it (`/readyz`, `doctor`).
@@ -210,6 +227,7 @@ pub async fn start_gateway_with(
             public_url: config.mcp.public_url.clone(),
             authorization_servers: config.mcp.authorization_servers.clone(),
         },
+        identity: identity(config, &deps.store, &deps.kv)?,
         sync: otc_gateway::SyncSettings {
             max_blob_bytes: config.sync.max_blob_bytes,
             max_commit_changes: config.sync.max_commit_changes,

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod dev;
 pub mod doctor;
 pub mod elicit;
+pub mod sso;
 pub mod sync;
 pub mod tenant;
 pub mod token;
@@ -71,6 +72,12 @@ enum Command {
     /// Manage a tenant's folder-ACL rules and its principals' groups.
     #[command(subcommand)]
     Acl(acl::AclCommand),
+    /// A tenant's identity provider, through which its people sign MCP clients in (OAuth).
+    #[command(subcommand)]
+    Idp(sso::IdpCommand),
+    /// The OAuth grants a tenant's people gave clients: list and revoke.
+    #[command(subcommand)]
+    Grants(sso::GrantsCommand),
     /// Read a tenant's audit trail (a record per tool call and /v1 request) and set its retention.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
@@ -98,6 +105,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Elicit(args) => elicit::run(sources, args).await,
         Command::Acl(command) => acl::run(sources, command).await,
         Command::Audit(command) => audit::run(sources, command).await,
+        Command::Idp(command) => sso::run_idp(sources, command).await,
+        Command::Grants(command) => sso::run_grants(sources, command).await,
     }
 }
 

@@ -52,14 +52,9 @@ fn internal(err: &(dyn std::error::Error + 'static)) -> ToolError {
     crate::internal("acl", err)
 }
 
-/// A group name: 1–100 characters, letters, digits, space and `._@:-`, not starting with
-/// punctuation (the table's check, said before the database says it).
+/// A group name ([`otc_vault::acl::is_group_name`]), said before the database says it.
 pub fn check_group(name: &str) -> Result<(), ToolError> {
-    let ok = !name.is_empty()
-        && name.len() <= 100
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || " ._@:-".contains(c));
-    if ok {
+    if otc_vault::acl::is_group_name(name) {
         Ok(())
     } else {
         Err(invalid("group", "a group name is 1-100 letters, digits, spaces or ._@:- starting with a letter or digit")

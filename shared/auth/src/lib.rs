@@ -7,6 +7,9 @@
 //! the whole token is stored. No I/O here.
 
 pub mod confirm;
+pub mod jwt;
+pub mod pkce;
+pub mod seal;
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,6 +20,11 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 const TOKEN_PREFIX: &str = "otc_";
+/// The authorization server's one-time codes and refresh tokens: shaped like API tokens (so the
+/// tenant is found without a cross-tenant query), with their own prefixes so one is never
+/// mistaken for another.
+pub const CODE_PREFIX: &str = "otcc_";
+pub const REFRESH_PREFIX: &str = "otcr_";
 const SECRET_BYTES: usize = 32;
 
 /// A freshly minted token: the only moment its plain text exists.
@@ -49,11 +57,16 @@ impl TokenHash {
     }
 }
 
-/// Mints a new token for `tenant`.
+/// Mints a new API token for `tenant`.
 pub fn mint(tenant: Uuid) -> NewToken {
+    mint_with(TOKEN_PREFIX, tenant)
+}
+
+/// Mints a secret of the kind `prefix` names (an API token, a code, a refresh token).
+pub fn mint_with(prefix: &str, tenant: Uuid) -> NewToken {
     let mut secret = [0u8; SECRET_BYTES];
     rand::rng().fill_bytes(&mut secret);
-    let plaintext = format!("{TOKEN_PREFIX}{}_{}", tenant.simple(), hex::encode(secret));
+    let plaintext = format!("{prefix}{}_{}", tenant.simple(), hex::encode(secret));
     let hint = plaintext[plaintext.len() - 4..].to_string();
     NewToken { hash: TokenHash::of(&plaintext), plaintext, hint }
 }
@@ -69,11 +82,10 @@ pub struct PresentedToken {
 #[error("malformed token")]
 pub struct MalformedToken;
 
-impl FromStr for PresentedToken {
-    type Err = MalformedToken;
-
-    fn from_str(token: &str) -> Result<Self, MalformedToken> {
-        let rest = token.strip_prefix(TOKEN_PREFIX).ok_or(MalformedToken)?;
+impl PresentedToken {
+    /// Parses a secret of the kind `prefix` names.
+    pub fn parse_with(prefix: &str, token: &str) -> Result<Self, MalformedToken> {
+        let rest = token.strip_prefix(prefix).ok_or(MalformedToken)?;
         let (tenant, secret) = rest.split_once('_').ok_or(MalformedToken)?;
         if tenant.len() != 32 || secret.len() != SECRET_BYTES * 2 {
             return Err(MalformedToken);
@@ -83,6 +95,14 @@ impl FromStr for PresentedToken {
         }
         let tenant = Uuid::try_parse(tenant).map_err(|_| MalformedToken)?;
         Ok(Self { tenant, hash: TokenHash::of(token) })
+    }
+}
+
+impl FromStr for PresentedToken {
+    type Err = MalformedToken;
+
+    fn from_str(token: &str) -> Result<Self, MalformedToken> {
+        Self::parse_with(TOKEN_PREFIX, token)
     }
 }
 
@@ -184,6 +204,16 @@ mod tests {
         assert_eq!(presented.hash, token.hash);
         assert!(token.plaintext.ends_with(&token.hint));
         assert!(!format!("{token:?}").contains(&token.plaintext));
+    }
+
+    #[test]
+    fn each_kind_parses_with_its_own_prefix_only() {
+        let tenant = Uuid::new_v4();
+        let refresh = mint_with(REFRESH_PREFIX, tenant);
+        assert_eq!(PresentedToken::parse_with(REFRESH_PREFIX, &refresh.plaintext).unwrap().tenant, tenant);
+        assert!(refresh.plaintext.parse::<PresentedToken>().is_err());
+        assert!(PresentedToken::parse_with(CODE_PREFIX, &refresh.plaintext).is_err());
+        assert!(PresentedToken::parse_with(REFRESH_PREFIX, &mint(tenant).plaintext).is_err());
     }
 
     #[test]

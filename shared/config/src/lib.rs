@@ -37,6 +37,7 @@ pub struct Config {
     pub sync: SyncConfig,
     pub rate_limits: RateLimitsConfig,
     pub audit: AuditConfig,
+    pub oauth: OAuthConfig,
     pub quotas: QuotasConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
@@ -479,6 +480,38 @@ impl Default for QuotasConfig {
             notes: 1_000_000,
             concurrent_uploads: 8,
             upload_bytes_in_flight: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// obsidian-tc as the OAuth 2.1 authorization server of its MCP endpoints, signing people in
+/// through each tenant's identity provider (`obsidian-tc idp set`). Off until `secret_key` is set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct OAuthConfig {
+    /// 32 random bytes, base64 (`openssl rand -base64 32`): seals the token-signing keys and the
+    /// identity providers' client secrets at rest. Every gateway and admin command of a
+    /// deployment needs the same one; losing it loses those secrets.
+    pub secret_key: Option<Secret>,
+    /// Access tokens' lifetime. Short, so a client comes back for a new one often.
+    pub access_token_ttl_secs: u64,
+    pub refresh_token_ttl_days: u64,
+    /// How long each token-signing key signs before the next takes over.
+    pub key_rotation_days: u64,
+    /// `host:port` pairs the server may call although they are not public addresses (an
+    /// identity provider or a client metadata document on the deployment's own network;
+    /// `host:*` for any port). Everything else private (loopback, RFC 1918, link-local, ...) is refused.
+    pub private_hosts: Vec<String>,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        Self {
+            secret_key: None,
+            access_token_ttl_secs: 900,
+            refresh_token_ttl_days: 30,
+            key_rotation_days: 30,
+            private_hosts: Vec::new(),
         }
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! Every query runs inside a [`TenantTx`]: a transaction that has switched to the role
 //! `otc_app` (to which row-level security always applies) and set `app.tenant_id`, so the
-//! database itself confines it to one tenant. The single cross-tenant lookup is
-//! [`Store::tenant_id_by_slug`] (and [`Store::tenant_ids`] for the worker's sweep), both
-//! `SECURITY DEFINER` functions that return ids and nothing else.
+//! database itself confines it to one tenant. The cross-tenant lookups are
+//! [`Store::tenant_id_by_slug`], [`Store::tenant_ids`] (the worker's sweep) and the sign-in
+//! routes ([`Store::tenant_by_email_domain`], [`Store::tenants_by_idp_issuer`]), all
+//! `SECURITY DEFINER` functions that return ids and nothing else. The authorization server's
+//! deployment data (registered clients, signing keys; no tenant's rows) is read with no tenant set.
 
 mod acl;
 mod audit;
@@ -14,6 +16,7 @@ mod fulltext;
 mod history;
 mod index;
 mod keys;
+mod oauth;
 mod principals;
 mod quotas;
 mod rate_limits;
@@ -45,6 +48,7 @@ pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,
 };
+pub use oauth::{CodeBinding, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow};
 pub use principals::{Principal, PrincipalKind};
 pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;

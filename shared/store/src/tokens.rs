@@ -47,6 +47,8 @@ pub struct Authenticated {
     pub vault_id: Option<Uuid>,
     /// When the token stops working, if it expires.
     pub expires_at: Option<DateTime<Utc>>,
+    /// The resource an OAuth access token was issued for (RFC 8707); None for an API token.
+    pub audience: Option<String>,
     /// The tenant's own rate-limit tiers (classes it left out take the deployment's).
     pub rate_tiers: Vec<crate::RateTier>,
     /// The principal's groups and the tenant's folder-ACL rules for it, per vault.
@@ -110,7 +112,7 @@ impl TenantTx {
     /// expired). Records the use, at most once a minute per token.
     pub async fn authenticate(&mut self, hash: &TokenHash) -> Result<Option<Authenticated>> {
         let row = sqlx::query!(
-            r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id, t.expires_at,
+            r#"SELECT t.id, t.principal_id, p.name AS principal_name, t.scopes, t.vault_id, t.expires_at, t.audience,
                       ARRAY(SELECT class FROM tenant_rate_limits ORDER BY class) AS "tier_classes!",
                       ARRAY(SELECT per_minute FROM tenant_rate_limits ORDER BY class) AS "tier_per_minute!",
                       ARRAY(SELECT burst FROM tenant_rate_limits ORDER BY class) AS "tier_burst!",
@@ -120,6 +122,7 @@ impl TenantTx {
                  JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
                 WHERE t.token_hash = $1
                   AND t.revoked_at IS NULL
+                  AND p.deactivated_at IS NULL
                   AND (t.expires_at IS NULL OR t.expires_at > now())"#,
             &hash.0[..],
             LAST_USED_GRANULARITY_SECS
@@ -143,6 +146,7 @@ impl TenantTx {
             scopes,
             vault_id: row.vault_id,
             expires_at: row.expires_at,
+            audience: row.audience,
             rate_tiers: (row.tier_classes.into_iter().zip(row.tier_per_minute).zip(row.tier_burst))
                 .map(|((class, per_minute), burst)| crate::RateTier {
                     class,

@@ -344,6 +344,15 @@ fn allows(list: &Option<Vec<Glob>>, path: &str) -> bool {
     list.as_ref().is_none_or(|globs| globs.iter().any(|g| g.regex.is_match(path)))
 }
 
+/// Whether `name` can name a group: 1–100 characters, letters, digits, space and `._@:-`, not
+/// starting with punctuation (the `principal_groups` table's check).
+pub fn is_group_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || " ._@:-".contains(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,7 @@ mod restore;
 mod rls;
 mod search;
 mod shutdown;
+mod sso;
 mod sync;
 mod sync_acl;
 mod telemetry;

@@ -1,0 +1,219 @@
+//! The leg to a tenant's identity provider, with `openidconnect`: discovery, the authorization
+//! code flow with PKCE and a nonce, and the id token checked whole (signature against the
+//! provider's keys, issuer, audience, nonce, expiry) before anything is read from it. Identity
+//! assertions (ID-JAG) are JWTs signed by the same keys; [`verify_assertion`] checks one.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreJsonWebKey, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+};
+use openidconnect::{
+    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, JsonWebKey, Nonce, PkceCodeChallenge,
+    PkceCodeVerifier, RedirectUrl, Scope,
+};
+use otc_store::IdpConfig;
+use serde_json::Value;
+
+use crate::Identity;
+use crate::flow::IdpLeg;
+use crate::net::describe;
+
+/// Why the leg to the provider failed; each says what a person or an admin can do.
+#[derive(Debug, thiserror::Error)]
+pub enum FederationError {
+    #[error("the organisation's identity provider is misconfigured: {0}")]
+    Config(String),
+    #[error("the organisation's identity provider could not be reached: {0}")]
+    Unreachable(String),
+    #[error("the identity provider's answer was refused: {0}")]
+    Refused(String),
+}
+
+/// A person as their provider vouched for them.
+#[derive(Debug, Clone)]
+pub struct Vouched {
+    pub subject: String,
+    pub email: Option<String>,
+    pub email_verified: Option<bool>,
+    pub name: Option<String>,
+    /// The provider's groups for the person (from the configured claim).
+    pub groups: Vec<String>,
+}
+
+async fn discover(identity: &Identity, idp: &IdpConfig) -> Result<CoreProviderMetadata, FederationError> {
+    let issuer_url = url::Url::parse(&idp.issuer).map_err(|_| FederationError::Config("issuer is not a URL".into()))?;
+    identity.outbound.check(&issuer_url).map_err(|e| FederationError::Config(format!("issuer: {e}")))?;
+    let issuer = IssuerUrl::new(idp.issuer.clone()).map_err(|e| FederationError::Config(e.to_string()))?;
+    let metadata = CoreProviderMetadata::discover_async(issuer, identity.outbound.client())
+        .await
+        .map_err(|e| FederationError::Unreachable(format!("{:?}", describe(&e))))?;
+    // Discovery named the other endpoints; they are held to the same rule as the issuer.
+    let mut endpoints = vec![metadata.authorization_endpoint().url().clone(), metadata.jwks_uri().url().clone()];
+    if let Some(token) = metadata.token_endpoint() {
+        endpoints.push(token.url().clone());
+    }
+    for url in &endpoints {
+        identity.outbound.check(url).map_err(|e| FederationError::Config(format!("{url}: {e}")))?;
+    }
+    Ok(metadata)
+}
+
+fn client(
+    identity: &Identity,
+    idp: &IdpConfig,
+    metadata: CoreProviderMetadata,
+    tenant: uuid::Uuid,
+    redirect: &str,
+) -> Result<
+    CoreClient<
+        openidconnect::EndpointSet,
+        openidconnect::EndpointNotSet,
+        openidconnect::EndpointNotSet,
+        openidconnect::EndpointNotSet,
+        openidconnect::EndpointMaybeSet,
+        openidconnect::EndpointMaybeSet,
+    >,
+    FederationError,
+> {
+    let secret = match &idp.sealed_secret {
+        Some(sealed) => Some(ClientSecret::new(
+            String::from_utf8(identity.sealer.open(sealed, &crate::admin::secret_aad(tenant)).map_err(|_| {
+                FederationError::Config("the client secret does not open with oauth.secret_key".into())
+            })?)
+            .map_err(|_| FederationError::Config("the client secret is not text".into()))?,
+        )),
+        None => None,
+    };
+    Ok(CoreClient::from_provider_metadata(metadata, ClientId::new(idp.client_id.clone()), secret)
+        .set_redirect_uri(RedirectUrl::new(redirect.to_string()).map_err(|e| FederationError::Config(e.to_string()))?))
+}
+
+/// The URL that sends the person to their provider, and what the callback needs back.
+pub(crate) async fn start(
+    identity: &Identity,
+    idp: &IdpConfig,
+    tenant: uuid::Uuid,
+    redirect: &str,
+    state: &str,
+    login_hint: Option<&str>,
+) -> Result<(url::Url, IdpLeg), FederationError> {
+    let metadata = discover(identity, idp).await?;
+    let client = client(identity, idp, metadata, tenant, redirect)?;
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let state = state.to_string();
+    let mut request = client
+        .authorize_url(CoreAuthenticationFlow::AuthorizationCode, move || CsrfToken::new(state), Nonce::new_random)
+        .add_scope(Scope::new("email".into()))
+        .add_scope(Scope::new("profile".into()))
+        .set_pkce_challenge(challenge);
+    if let Some(hint) = login_hint {
+        request = request.add_extra_param("login_hint", hint.to_string());
+    }
+    let (url, _, nonce) = request.url();
+    Ok((url, IdpLeg { nonce: nonce.secret().clone(), pkce_verifier: verifier.secret().clone() }))
+}
+
+/// Redeems the provider's code and checks its id token.
+pub(crate) async fn finish(
+    identity: &Identity,
+    idp: &IdpConfig,
+    tenant: uuid::Uuid,
+    redirect: &str,
+    leg: &IdpLeg,
+    code: &str,
+) -> Result<Vouched, FederationError> {
+    let metadata = discover(identity, idp).await?;
+    let client = client(identity, idp, metadata, tenant, redirect)?;
+    let response = client
+        .exchange_code(AuthorizationCode::new(code.to_string()))
+        .map_err(|e| FederationError::Config(e.to_string()))?
+        .set_pkce_verifier(PkceCodeVerifier::new(leg.pkce_verifier.clone()))
+        .request_async(identity.outbound.client())
+        .await
+        .map_err(|e| FederationError::Refused(format!("the code exchange failed: {:?}", describe(&e))))?;
+    use openidconnect::TokenResponse;
+    let id_token = response.id_token().ok_or_else(|| FederationError::Refused("no id token".into()))?;
+    let verifier = client.id_token_verifier();
+    let claims = id_token
+        .claims(&verifier, &Nonce::new(leg.nonce.clone()))
+        .map_err(|e| FederationError::Refused(format!("the id token: {e}")))?;
+    // The token is verified; its payload is read again for the claims openidconnect does not
+    // model (the groups claim, whose name each tenant configures).
+    let raw = payload(&id_token.to_string()).unwrap_or_default();
+    Ok(Vouched {
+        subject: claims.subject().as_str().to_string(),
+        email: claims.email().map(|e| e.as_str().to_lowercase()),
+        email_verified: claims.email_verified(),
+        name: claims.name().and_then(|n| n.get(None)).map(|n| n.as_str().to_string()),
+        groups: groups(&raw, &idp.groups_claim),
+    })
+}
+
+/// A JWT's payload as JSON, read without checking anything (only for tokens checked already).
+fn payload(jwt: &str) -> Option<Value> {
+    let part = jwt.split('.').nth(1)?;
+    serde_json::from_slice(&B64.decode(part).ok()?).ok()
+}
+
+/// The groups a claim carries: a list of strings, or one string.
+pub(crate) fn groups(claims: &Value, claim: &str) -> Vec<String> {
+    match claims.get(claim) {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).take(1000).collect(),
+        Some(Value::String(one)) => vec![one.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// Checks an identity assertion's signature against the provider's published keys and answers
+/// its header and claims; the claims' meaning is checked by the caller.
+pub(crate) async fn verify_assertion(
+    identity: &Identity,
+    idp: &IdpConfig,
+    assertion: &str,
+) -> Result<(Value, Value), FederationError> {
+    let refused = |why: &str| FederationError::Refused(why.to_string());
+    let (input, signature) = assertion.rsplit_once('.').ok_or_else(|| refused("not a JWT"))?;
+    let (header, claims) = input.split_once('.').ok_or_else(|| refused("not a JWT"))?;
+    let decode = |part: &str| -> Option<Value> { serde_json::from_slice(&B64.decode(part).ok()?).ok() };
+    let header = decode(header).ok_or_else(|| refused("the header is not JSON"))?;
+    let claims = decode(claims).ok_or_else(|| refused("the claims are not JSON"))?;
+    let signature = B64.decode(signature).map_err(|_| refused("the signature is not base64url"))?;
+    let alg: CoreJwsSigningAlgorithm =
+        serde_json::from_value(header["alg"].clone()).map_err(|_| refused("unknown alg"))?;
+    if matches!(alg, CoreJwsSigningAlgorithm::None)
+        || matches!(
+            alg,
+            CoreJwsSigningAlgorithm::HmacSha256
+                | CoreJwsSigningAlgorithm::HmacSha384
+                | CoreJwsSigningAlgorithm::HmacSha512
+        )
+    {
+        return Err(refused("the assertion must be signed with the provider's key"));
+    }
+    let metadata = discover(identity, idp).await?;
+    let kid = header["kid"].as_str();
+    let keys: Vec<&CoreJsonWebKey> =
+        metadata.jwks().keys().iter().filter(|k| kid.is_none() || k.key_id().map(|id| id.as_str()) == kid).collect();
+    if keys.is_empty() {
+        return Err(refused("no key of the provider matches the assertion's kid"));
+    }
+    if !keys.iter().any(|k| k.verify_signature(&alg, input.as_bytes(), &signature).is_ok()) {
+        return Err(refused("the signature does not verify with the provider's keys"));
+    }
+    Ok((header, claims))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn groups_come_from_the_configured_claim() {
+        let claims = json!({"groups": ["eng", "ops", 3], "roles": "admin"});
+        assert_eq!(groups(&claims, "groups"), ["eng", "ops"]);
+        assert_eq!(groups(&claims, "roles"), ["admin"]);
+        assert!(groups(&claims, "missing").is_empty());
+    }
+}

@@ -1,0 +1,526 @@
+//! Enterprise SSO end to end: obsidian-tc as the OAuth 2.1 authorization server of its MCP
+//! endpoints, federating sign-in to each tenant's identity provider. The providers are real
+//! OpenID Connect servers (the npm package oidc-provider, `tests/idp/idp.mjs`, one per tenant);
+//! the client is the Python MCP SDK's own OAuth client (`tests/clients/oauth_flow.py`) or, for
+//! the refusals, requests made here with a small browser that follows the same pages.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use base64::Engine;
+use reqwest::Method;
+use serde_json::{Value, json};
+use sha2::Digest;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::harness::{Tenant, TestApp, client_env};
+
+/// 32 bytes, base64: the deployment's secret key in these tests.
+pub const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+const CLIENT_SECRET: &str = "idp-client-secret";
+
+/// The authorization server on, allowed to reach loopback (where the providers run).
+pub fn oauth_on(c: &mut otc_config::Config) {
+    c.oauth.secret_key = Some(otc_config::Secret::new(SECRET_KEY));
+    c.oauth.private_hosts = vec!["127.0.0.1:*".into()];
+}
+
+/// A running identity provider.
+pub struct Idp {
+    pub issuer: String,
+    _child: tokio::process::Child,
+}
+
+/// Starts a provider whose one client (`client_id`) returns to `gateway`'s callback, with these
+/// users (`[{"sub","login","password","email","name","groups"}]`).
+pub async fn start_idp(gateway: &str, client_id: &str, users: Value) -> Idp {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/idp/idp.mjs");
+    let config = json!({
+        "port": 0,
+        "clients": [{"client_id": client_id, "client_secret": CLIENT_SECRET, "redirect_uris": [format!("{gateway}/oauth/callback")]}],
+        "users": users,
+    });
+    let mut child = tokio::process::Command::new(format!("{}/node", client_env("OTC_TEST_NODE_BIN")))
+        .arg(script)
+        .arg(config.to_string())
+        .env("OTC_TEST_IDP_MODULES", client_env("OTC_TEST_IDP_MODULES"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the test identity provider starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the identity provider is ready within 30 s")
+        .unwrap()
+        .expect("the identity provider printed its issuer");
+    let ready: Value = serde_json::from_str(&line).expect("a JSON ready line");
+    Idp { issuer: ready["issuer"].as_str().unwrap().to_string(), _child: child }
+}
+
+/// An identity assertion (ID-JAG) signed by the provider, crafted through its test endpoint.
+pub async fn id_jag(idp: &Idp, claims: Value) -> String {
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/test/id-jag", idp.issuer))
+        .json(&claims)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["id_jag"].as_str().expect("an ID-JAG").to_string()
+}
+
+/// Two tenants, each with its provider: acme (alice@acme.test, in group eng) and globex
+/// (bob@globex.test). acme's people may grant `read:*` and eng members `write:notes`; globex's
+/// people everything.
+pub struct World {
+    pub app: TestApp,
+    pub acme: Tenant,
+    pub globex: Tenant,
+    pub acme_idp: Idp,
+    pub globex_idp: Idp,
+}
+
+pub async fn world(tweak: impl FnOnce(&mut otc_config::Config)) -> World {
+    let app = TestApp::spawn_with(|c| {
+        oauth_on(c);
+        tweak(c);
+    })
+    .await;
+    let acme = Tenant::create(&app.store, "acme").await;
+    let globex = Tenant::create(&app.store, "globex").await;
+    let gateway = app.url("");
+    let acme_idp = start_idp(
+        &gateway,
+        "obsidian-tc-acme",
+        json!([{"sub": "alice-1", "login": "alice", "password": "pw-a", "email": "alice@acme.test", "name": "Alice", "groups": ["eng"]},
+               {"sub": "mallory-9", "login": "mallory", "password": "pw-m", "email": "mallory@evil.test", "name": "Mallory", "groups": []}]),
+    )
+    .await;
+    let globex_idp = start_idp(
+        &gateway,
+        "obsidian-tc-globex",
+        json!([{"sub": "bob-2", "login": "bob", "password": "pw-b", "email": "bob@globex.test", "name": "Bob", "groups": ["staff"]}]),
+    )
+    .await;
+    // acme's provider is set with the command line, globex's through the library.
+    let config_file = std::env::temp_dir().join(format!("otc-sso-{}.toml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(
+        &config_file,
+        format!("[oauth]\nsecret_key = \"{SECRET_KEY}\"\nprivate_hosts = [\"127.0.0.1:*\"]\n"),
+    )
+    .unwrap();
+    let mut env = app.iso.env();
+    env.push(("OTC_TEST_IDP_SECRET".into(), CLIENT_SECRET.into()));
+    let out = crate::harness::cli_with_env(
+        env,
+        &[
+            "--config",
+            config_file.to_str().unwrap(),
+            "idp",
+            "set",
+            "acme",
+            "--issuer",
+            &acme_idp.issuer,
+            "--client-id",
+            "obsidian-tc-acme",
+            "--client-secret-env",
+            "OTC_TEST_IDP_SECRET",
+            "--domain",
+            "acme.test",
+            "--scope",
+            "read:*",
+            "--group-scope",
+            "eng=write:notes",
+            "--group-acl",
+            "eng=engineering",
+        ],
+    );
+    assert!(out.status.success(), "idp set: {}", crate::harness::stderr(&out));
+    let shown = crate::harness::stdout(&out);
+    assert!(shown.contains("\"has_client_secret\": true") && !shown.contains(CLIENT_SECRET), "{shown}");
+    let _ = std::fs::remove_file(&config_file);
+    let identity = identity(&app);
+    identity
+        .set_idp(
+            globex.id,
+            otc_identity::admin::IdpInput {
+                issuer: globex_idp.issuer.clone(),
+                client_id: "obsidian-tc-globex".into(),
+                client_secret: Some(CLIENT_SECRET.into()),
+                email_domains: vec!["globex.test".into()],
+                default_scopes: vec!["*".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    World { app, acme, globex, acme_idp, globex_idp }
+}
+
+/// The authorization server over the test app's clients.
+pub fn identity(app: &TestApp) -> std::sync::Arc<otc_identity::Identity> {
+    let mut config = app.iso.config();
+    oauth_on(&mut config);
+    obsidian_tc::app::identity(&config, &app.deps.store, &app.deps.kv).unwrap().unwrap()
+}
+
+/// Runs the Python SDK's OAuth flow (`tests/clients/oauth_flow.py`) with `config` and `steps`.
+pub async fn sdk_flow(config: Value, steps: Value) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/oauth_flow.py");
+    let mut child = tokio::process::Command::new(client_env("OTC_TEST_PYTHON"))
+        .arg(script)
+        .arg(config.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .current_dir(std::env::temp_dir())
+        .spawn()
+        .expect("python client");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(steps.to_string().as_bytes()).await.unwrap();
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("client finished")
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "client output is not JSON: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// A browser for the refusal tests: follows redirects by hand, keeps cookies per host, and fills
+// the three forms of the flow (our work-email form, the provider's login, our consent).
+
+pub struct Browser {
+    http: reqwest::Client,
+    cookies: HashMap<String, HashMap<String, String>>,
+    pub pages: Vec<String>,
+}
+
+/// Where a walk ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// Redirected to the client: the query parameters.
+    Client(HashMap<String, String>),
+    /// A page without a form we know: its status and text.
+    Page(u16, String),
+}
+
+impl Default for Browser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Browser {
+    pub fn new() -> Self {
+        Browser {
+            http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
+            cookies: HashMap::new(),
+            pages: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, method: Method, url: &str, form: Option<Vec<(String, String)>>) -> reqwest::Response {
+        let parsed = url::Url::parse(url).unwrap();
+        let host = format!("{}:{}", parsed.host_str().unwrap(), parsed.port_or_known_default().unwrap());
+        let mut request = self.http.request(method, url);
+        if let Some(jar) = self.cookies.get(&host) {
+            let header = jar.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
+            request = request.header("cookie", header);
+        }
+        if let Some(form) = form {
+            request = request.form(&form);
+        }
+        let response = request.send().await.unwrap();
+        for cookie in response.headers().get_all("set-cookie") {
+            let text = cookie.to_str().unwrap();
+            let pair = text.split(';').next().unwrap();
+            if let Some((k, v)) = pair.split_once('=') {
+                self.cookies.entry(host.clone()).or_default().insert(k.trim().to_string(), v.to_string());
+            }
+        }
+        self.pages.push(format!("{} {}", response.status().as_u16(), url));
+        response
+    }
+
+    /// Walks from `url` until a redirect to `client_prefix`, signing in as `email` with `login`
+    /// and `password` and answering consent with `decision`.
+    pub async fn walk(
+        &mut self,
+        url: &str,
+        client_prefix: &str,
+        email: &str,
+        login: (&str, &str),
+        decision: &str,
+    ) -> Ended {
+        let mut next = (Method::GET, url.to_string(), None);
+        for _ in 0..30 {
+            let (method, at, form) = next;
+            let response = self.send(method, &at, form).await;
+            let status = response.status().as_u16();
+            if (300..400).contains(&status) {
+                let location = response.headers()["location"].to_str().unwrap().to_string();
+                let target = url::Url::parse(&at).unwrap().join(&location).unwrap().to_string();
+                if target.starts_with(client_prefix) {
+                    let parsed = url::Url::parse(&target).unwrap();
+                    return Ended::Client(parsed.query_pairs().into_owned().collect());
+                }
+                next = (Method::GET, target, None);
+                continue;
+            }
+            let text = response.text().await.unwrap();
+            let attr = |name: &str| -> Option<String> {
+                let marker = format!("name=\"{name}\" value=\"");
+                let start = text.find(&marker)? + marker.len();
+                Some(text[start..start + text[start..].find('"')?].to_string())
+            };
+            let action = text
+                .find("action=\"")
+                .map(|i| text[i + 8..i + 8 + text[i + 8..].find('"').unwrap()].replace("&amp;", "&"));
+            let Some(action) = action.filter(|_| status == 200) else { return Ended::Page(status, text) };
+            let target = url::Url::parse(&at).unwrap().join(&action).unwrap().to_string();
+            let mut fields: Vec<(String, String)> = attr("flow").map(|f| vec![("flow".into(), f)]).unwrap_or_default();
+            if text.contains("name=\"email\"") {
+                fields.push(("email".into(), email.into()));
+            } else if text.contains("name=\"login\"") {
+                if text.contains("class=\"error\"") {
+                    return Ended::Page(status, text);
+                }
+                fields.push(("login".into(), login.0.into()));
+                fields.push(("password".into(), login.1.into()));
+            } else if text.contains("name=\"decision\"") {
+                fields.push(("decision".into(), decision.into()));
+            } else {
+                return Ended::Page(status, text);
+            }
+            next = (Method::POST, target, Some(fields));
+        }
+        panic!("the walk did not end: {:?}", self.pages)
+    }
+}
+
+/// PKCE: a verifier and its S256 challenge.
+pub fn pkce() -> (String, String) {
+    let verifier = format!("v{}", uuid::Uuid::new_v4().simple()).repeat(2);
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+/// Registers a public client returning to `redirect`.
+pub async fn register(app: &TestApp, redirect: &str, extra: Value) -> String {
+    let mut body = json!({"client_name": "Test Client", "redirect_uris": [redirect], "token_endpoint_auth_method": "none",
+                          "grant_types": ["authorization_code", "refresh_token", otc_identity::JWT_BEARER]});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let answer: Value =
+        app.http.post(app.url("/oauth/register")).json(&body).send().await.unwrap().json().await.unwrap();
+    answer["client_id"].as_str().unwrap_or_else(|| panic!("registered: {answer}")).to_string()
+}
+
+/// The authorization URL for `client`.
+pub fn authorize_url(
+    app: &TestApp,
+    client: &str,
+    redirect: &str,
+    challenge: &str,
+    scope: &str,
+    resource: &str,
+) -> String {
+    let mut url = url::Url::parse(&app.url("/oauth/authorize")).unwrap();
+    url.query_pairs_mut()
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client)
+        .append_pair("redirect_uri", redirect)
+        .append_pair("code_challenge", challenge)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("state", "st-1")
+        .append_pair("scope", scope)
+        .append_pair("resource", resource);
+    url.to_string()
+}
+
+/// POSTs a form to the token endpoint: (status, answer).
+pub async fn token(app: &TestApp, form: &[(&str, &str)]) -> (u16, Value) {
+    let response = app.http.post(app.url("/oauth/token")).form(form).send().await.unwrap();
+    let status = response.status().as_u16();
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    (status, response.json().await.unwrap())
+}
+
+/// Signs alice in (browser and code exchange) for `client`; returns the token answer.
+pub async fn sign_in_alice(w: &World, client: &str, redirect: &str, resource: &str) -> Value {
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&w.app, client, redirect, &challenge, "read:notes write:notes", resource);
+    let ended = Browser::new().walk(&url, redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await;
+    let Ended::Client(params) = ended else { panic!("{ended:?}") };
+    let code = params.get("code").unwrap_or_else(|| panic!("{params:?}"));
+    let (status, answer) = token(
+        &w.app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect),
+            ("client_id", client),
+            ("code_verifier", &verifier),
+            ("resource", resource),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+/// An MCP tools/call with `token` at `path`: (status, body).
+pub async fn mcp_call(app: &TestApp, path: &str, token: &str, tool: &str, args: Value) -> (u16, Value) {
+    let response = app
+        .http
+        .post(app.url(path))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// A note in acme's vault, written with an operator's API token.
+async fn seed_acme(w: &World) {
+    let (token, _) = w.acme.token(&w.app.store, "*", false, None).await;
+    w.app.seed(&token, "Notes", &[("Hello.md", Some("# Hello\nacme's note\n"))]).await;
+}
+
+fn redirect_uri() -> String {
+    format!("http://127.0.0.1:{}/callback", crate::harness::closed_port())
+}
+
+#[tokio::test]
+async fn the_python_sdk_signs_in_through_the_tenants_provider_registered_dynamically_and_refreshes() {
+    let w = world(|_| {}).await;
+    seed_acme(&w).await;
+    let redirect = redirect_uri();
+    let out = sdk_flow(
+        json!({
+            "server_url": w.app.url("/mcp"),
+            "redirect_uri": redirect,
+            "registration": "dcr",
+            "browser": [{"fields": {"email": "alice@acme.test"}}, {"fields": {"login": "alice", "password": "pw-a"}}, {"fields": {"decision": "allow"}}],
+            "refresh": true,
+        }),
+        json!([{"op": "list_tools"}, {"op": "call", "name": "read_note", "args": {"vault": "Notes", "path": "Hello.md", "format": "content"}}]),
+    )
+    .await;
+    assert!(out["error"].is_null(), "{out:#}");
+    // Discovery came from the 401's challenge; the client registered, then PKCE S256 with the
+    // MCP endpoint as the resource.
+    let log = out["http_log"].to_string();
+    assert!(log.contains("/.well-known/oauth-protected-resource/mcp") && log.contains("/oauth/register"), "{log}");
+    let asked = &out["authorize_requests"][0];
+    assert_eq!(asked["code_challenge_method"], "S256", "{asked}");
+    assert_eq!(asked["resource"], w.app.url("/mcp"), "{asked}");
+    // The tools and a call, with what alice's groups allow and nothing more.
+    let tools = out["results"][0].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "fetch"), "{}", out["results"][0]);
+    assert!(out["results"][1].to_string().contains("acme's note"), "{}", out["results"][1]);
+    let granted = out["tokens"][0]["scope"].as_str().unwrap().to_string();
+    assert!(granted.contains("read:notes") && granted.contains("write:notes"), "{granted}");
+    assert!(!granted.contains("admin:") && !granted.contains("delete:"), "{granted}");
+    // Refresh rotated both tokens.
+    assert_eq!(out["refreshed"], true, "{out:#}");
+    assert_eq!(out["refresh_rotated"], true, "{out:#}");
+    let last = out["tokens"].as_array().unwrap().last().unwrap().clone();
+    let access = last["access_token"].as_str().unwrap();
+    // The access token is an ES256 JWT for this resource, verifiable with the published keys.
+    let jwks: Value = w.app.http.get(w.app.url("/oauth/jwks")).send().await.unwrap().json().await.unwrap();
+    let parsed = otc_auth::jwt::Unverified::parse(access).unwrap();
+    parsed.verify_es256(jwks["keys"].as_array().unwrap()).expect("signed by a published key");
+    assert_eq!(parsed.header["typ"], "at+jwt");
+    assert_eq!(parsed.claims["aud"], w.app.url("/mcp"));
+    assert_eq!(parsed.claims["iss"], w.app.url(""));
+    assert_eq!(parsed.claims["tid"], w.acme.id.to_string());
+    let lifetime = parsed.claims["exp"].as_i64().unwrap() - parsed.claims["iat"].as_i64().unwrap();
+    assert!(lifetime <= 900, "short-lived: {lifetime}");
+    let (status, _) = mcp_call(&w.app, "/mcp", access, "list_vaults", json!({})).await;
+    assert_eq!(status, 200);
+
+    // The person is the tenant's principal with the provider's groups, mapped.
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    let alice = tx.find_principal("alice@acme.test").await.unwrap().expect("alice signed in as a principal");
+    let access_rules = tx.access(alice.id).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(access_rules.groups, ["engineering"]);
+
+    // Revoking the refresh token ends the grant: the access token stops at once.
+    let client_id = out["client_info"]["client_id"].as_str().unwrap();
+    let revoked = w
+        .app
+        .http
+        .post(w.app.url("/oauth/revoke"))
+        .form(&[("token", last["refresh_token"].as_str().unwrap()), ("client_id", client_id)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    let (status, _) = mcp_call(&w.app, "/mcp", access, "list_vaults", json!({})).await;
+    assert_eq!(status, 401, "a revoked grant's access token");
+}
+
+/// A small server for a client's metadata document.
+async fn serve_document(doc: impl Fn(&str) -> Value + Send + Sync + 'static) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/client.json", listener.local_addr().unwrap());
+    let body = doc(&url);
+    let router = axum::Router::new().route("/client.json", axum::routing::get(move || async move { axum::Json(body) }));
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn the_python_sdk_registers_by_a_client_id_metadata_document() {
+    let w = world(|_| {}).await;
+    seed_acme(&w).await;
+    let redirect = redirect_uri();
+    let r = redirect.clone();
+    let document = serve_document(move |url| {
+        json!({"client_id": url, "client_name": "Metadata Client", "redirect_uris": [r],
+               "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]})
+    })
+    .await;
+    let out = sdk_flow(
+        json!({
+            "server_url": w.app.url("/mcp"),
+            "redirect_uri": redirect,
+            "registration": "cimd",
+            "client_metadata_url": document,
+            "browser": [{"fields": {"email": "alice@acme.test"}}, {"fields": {"login": "alice", "password": "pw-a"}}, {"fields": {"decision": "allow"}}],
+        }),
+        json!([{"op": "call", "name": "read_note", "args": {"vault": "Notes", "path": "Hello.md", "format": "content"}}]),
+    )
+    .await;
+    assert!(out["error"].is_null(), "{out:#}");
+    assert!(!out["http_log"].to_string().contains("/oauth/register"), "no registration");
+    assert_eq!(out["client_info"]["client_id"], document.as_str());
+    assert!(out["results"][0].to_string().contains("acme's note"), "{}", out["results"][0]);
+    // The consent page named the client by its document.
+    let grants = identity(&w.app).grants(w.acme.id, None, false).await.unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].client_name.as_deref(), Some("Metadata Client"));
+    assert_eq!(grants[0].client_id, document);
+}
