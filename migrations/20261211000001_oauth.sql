@@ -71,6 +71,9 @@ CREATE INDEX idp_domains_by_tenant ON idp_domains (tenant_id);
 ALTER TABLE principals
     ADD COLUMN external_subject text CHECK (length(external_subject) <= 1024),
     ADD COLUMN email text CHECK (length(email) <= 320),
+    -- The provider's groups for the person at the last sign-in (or directory update), which an
+    -- identity assertion without a groups claim is judged by.
+    ADD COLUMN idp_groups text[] NOT NULL DEFAULT '{}',
     -- Set when the tenant's directory deprovisioned the principal: every credential of it
     -- stops working.
     ADD COLUMN deactivated_at timestamptz;

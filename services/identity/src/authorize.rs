@@ -290,14 +290,19 @@ impl Identity {
                 ));
             }
         }
-        let (allowed, acl_groups) = map_groups(&idp, &vouched.groups);
         let name = vouched.email.clone().unwrap_or_else(|| vouched.subject.clone());
         let mut tx = self.store.begin(tenant).await?;
-        let (principal, active) = tx.federated_principal(&vouched.subject, &name, vouched.email.as_deref()).await?;
-        if !active {
+        let person = tx
+            .federated_principal(&vouched.subject, &name, vouched.email.as_deref(), vouched.groups.as_deref())
+            .await?;
+        let principal = person.id;
+        if !person.active {
             return Err(Refusal::page("Account deactivated", "Your organisation has deactivated your account here."));
         }
-        tx.set_groups(principal, &acl_groups).await?;
+        let (allowed, acl_groups) = map_groups(&idp, &person.idp_groups);
+        if vouched.groups.is_some() {
+            tx.set_groups(principal, &acl_groups).await?;
+        }
         tx.commit().await?;
         // Group changes reach every gateway's cached checks of this person's tokens.
         if let Err(e) = self.kv.bump_generation(otc_kv::Generation::Tokens(tenant)).await {

@@ -37,8 +37,9 @@ pub struct Vouched {
     pub email: Option<String>,
     pub email_verified: Option<bool>,
     pub name: Option<String>,
-    /// The provider's groups for the person (from the configured claim).
-    pub groups: Vec<String>,
+    /// The provider's groups for the person (from the configured claim); None when the token
+    /// has no such claim (Google's never do), which leaves the groups the tenant already knows.
+    pub groups: Option<Vec<String>>,
 }
 
 async fn discover(identity: &Identity, idp: &IdpConfig) -> Result<CoreProviderMetadata, FederationError> {
@@ -146,7 +147,7 @@ pub(crate) async fn finish(
         email: claims.email().map(|e| e.as_str().to_lowercase()),
         email_verified: claims.email_verified(),
         name: claims.name().and_then(|n| n.get(None)).map(|n| n.as_str().to_string()),
-        groups: groups(&raw, &idp.groups_claim),
+        groups: raw.get(&idp.groups_claim).map(|_| groups(&raw, &idp.groups_claim)),
     })
 }
 

@@ -278,8 +278,21 @@ impl Identity {
         {
             return Err(bad("names a person outside the organisation's email domains"));
         }
-        let groups = federation::groups(&claims, &idp.groups_claim);
-        let (allowed, acl_groups) = map_groups(&idp, &groups);
+        // The groups the assertion names; without a groups claim, the ones the provider named
+        // at the person's last sign-in.
+        let asserted_groups = claims.get(&idp.groups_claim).map(|_| federation::groups(&claims, &idp.groups_claim));
+        let mut tx = self.store.begin(tenant).await?;
+        let exp_at = chrono::DateTime::from_timestamp(exp, 0).unwrap_or_else(Utc::now);
+        if !tx.record_assertion_jti(&format!("{asserted_issuer} {jti}"), exp_at).await? {
+            return Err(bad("was already used (its jti was seen before)"));
+        }
+        let name = email.clone().unwrap_or_else(|| subject.to_string());
+        let person = tx.federated_principal(subject, &name, email.as_deref(), asserted_groups.as_deref()).await?;
+        if !person.active {
+            tx.commit().await?;
+            return Err(bad("names a person whose account is deactivated"));
+        }
+        let (allowed, acl_groups) = map_groups(&idp, &person.idp_groups);
         let asserted_scopes =
             claims["scope"].as_str().map(parse_scope).transpose().map_err(OAuthError::invalid_scope)?;
         let mut scopes = grantable(asserted_scopes.as_deref(), &allowed);
@@ -290,24 +303,13 @@ impl Identity {
         if scopes.is_empty() {
             return Err(OAuthError::invalid_scope("the organisation grants this person none of the scopes asserted"));
         }
-        let mut tx = self.store.begin(tenant).await?;
-        let exp_at = chrono::DateTime::from_timestamp(exp, 0).unwrap_or_else(Utc::now);
-        if !tx.record_assertion_jti(&format!("{asserted_issuer} {jti}"), exp_at).await? {
-            return Err(bad("was already used (its jti was seen before)"));
-        }
-        let name = email.clone().unwrap_or_else(|| subject.to_string());
-        let (principal, active) = tx.federated_principal(subject, &name, email.as_deref()).await?;
-        if !active {
-            tx.commit().await?;
-            return Err(bad("names a person whose account is deactivated"));
-        }
-        if claims.get(&idp.groups_claim).is_some() {
-            tx.set_groups(principal, &acl_groups).await?;
+        if asserted_groups.is_some() {
+            tx.set_groups(person.id, &acl_groups).await?;
         }
         let client = self.client(client_id).await?;
         let grant = tx
             .create_grant(NewGrant {
-                principal_id: principal,
+                principal_id: person.id,
                 client_id,
                 client_name: client.as_ref().and_then(|c| c.client_name.as_deref()),
                 scopes: &scopes,

@@ -50,6 +50,16 @@ pub struct IdpConfig {
     pub cimd_hosts: Vec<String>,
 }
 
+/// A person as the tenant knows them after their provider vouched for them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FederatedPrincipal {
+    pub id: Uuid,
+    /// False once the tenant's directory deprovisioned them.
+    pub active: bool,
+    /// Their provider groups as last reported.
+    pub idp_groups: Vec<String>,
+}
+
 /// What a person allowed a client.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grant {
@@ -329,61 +339,63 @@ impl TenantTx {
     }
 
     /// The user principal the identity provider knows as `subject`, created on first sign-in;
-    /// its email and name follow the provider's. A user principal of the same name that no
-    /// provider claimed yet (made with `token create`) is adopted. Returns the principal's id
-    /// and whether it is active (not deprovisioned).
+    /// its email (and, when the provider named them, its provider groups) follow the
+    /// provider's. A user principal of the same name that no provider claimed yet (made with
+    /// `token create`) is adopted.
     pub async fn federated_principal(
         &mut self,
         subject: &str,
         name: &str,
         email: Option<&str>,
-    ) -> Result<(Uuid, bool)> {
+        groups: Option<&[String]>,
+    ) -> Result<FederatedPrincipal> {
         let found = sqlx::query!(
-            r#"UPDATE principals SET email = $2
-                WHERE external_subject = $1 RETURNING id, (deactivated_at IS NULL) AS "active!""#,
+            r#"UPDATE principals SET email = $2, idp_groups = coalesce($3, idp_groups)
+                WHERE external_subject = $1 RETURNING id, (deactivated_at IS NULL) AS "active!", idp_groups"#,
             subject,
-            email
+            email,
+            groups
         )
         .fetch_optional(&mut *self.tx)
         .await?;
         if let Some(row) = found {
-            return Ok((row.id, row.active));
+            return Ok(FederatedPrincipal { id: row.id, active: row.active, idp_groups: row.idp_groups });
         }
+        let groups = groups.unwrap_or_default();
         let row = sqlx::query!(
-            r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email)
-               VALUES ($1, $2, 'user', $3, $4, $5)
+            r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email, idp_groups)
+               VALUES ($1, $2, 'user', $3, $4, $5, $6)
                ON CONFLICT (tenant_id, kind, name) DO UPDATE
-                  SET external_subject = EXCLUDED.external_subject, email = EXCLUDED.email
+                  SET external_subject = EXCLUDED.external_subject, email = EXCLUDED.email, idp_groups = EXCLUDED.idp_groups
                 WHERE principals.external_subject IS NULL
                RETURNING id, (deactivated_at IS NULL) AS "active!""#,
             self.tenant,
             Uuid::now_v7(),
             name,
             subject,
-            email
+            email,
+            groups
         )
         .fetch_optional(&mut *self.tx)
         .await?;
-        match row {
-            Some(row) => Ok((row.id, row.active)),
-            // The name belongs to another subject: keep both apart by the subject.
-            None => {
-                let name = format!("{name} ({subject})");
-                let name: String = name.chars().take(200).collect();
-                let row = sqlx::query!(
-                    r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email)
-                       VALUES ($1, $2, 'user', $3, $4, $5) RETURNING id"#,
-                    self.tenant,
-                    Uuid::now_v7(),
-                    name,
-                    subject,
-                    email
-                )
-                .fetch_one(&mut *self.tx)
-                .await?;
-                Ok((row.id, true))
-            }
+        if let Some(row) = row {
+            return Ok(FederatedPrincipal { id: row.id, active: row.active, idp_groups: groups.to_vec() });
         }
+        // The name belongs to another subject: keep both apart by the subject.
+        let name: String = format!("{name} ({subject})").chars().take(200).collect();
+        let id = sqlx::query_scalar!(
+            r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email, idp_groups)
+               VALUES ($1, $2, 'user', $3, $4, $5, $6) RETURNING id"#,
+            self.tenant,
+            Uuid::now_v7(),
+            name,
+            subject,
+            email,
+            groups
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        Ok(FederatedPrincipal { id, active: true, idp_groups: groups.to_vec() })
     }
 
     pub async fn create_grant(&mut self, grant: NewGrant<'_>) -> Result<Grant> {

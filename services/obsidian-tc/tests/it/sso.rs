@@ -294,12 +294,13 @@ impl Browser {
             let Some(action) = action.filter(|_| status == 200) else { return Ended::Page(status, text) };
             let target = url::Url::parse(&at).unwrap().join(&action).unwrap().to_string();
             let mut fields: Vec<(String, String)> = attr("flow").map(|f| vec![("flow".into(), f)]).unwrap_or_default();
+            if text.contains("class=\"error\"") {
+                // A form shown again with what to correct: where the walk ends.
+                return Ended::Page(status, text);
+            }
             if text.contains("name=\"email\"") {
                 fields.push(("email".into(), email.into()));
             } else if text.contains("name=\"login\"") {
-                if text.contains("class=\"error\"") {
-                    return Ended::Page(status, text);
-                }
                 fields.push(("login".into(), login.0.into()));
                 fields.push(("password".into(), login.1.into()));
             } else if text.contains("name=\"decision\"") {
@@ -523,4 +524,387 @@ async fn the_python_sdk_registers_by_a_client_id_metadata_document() {
     assert_eq!(grants.len(), 1);
     assert_eq!(grants[0].client_name.as_deref(), Some("Metadata Client"));
     assert_eq!(grants[0].client_id, document);
+}
+
+#[tokio::test]
+async fn the_authorization_server_is_discovered_from_the_challenge_and_describes_itself() {
+    let w = world(|_| {}).await;
+    let challenge = w.app.http.post(w.app.url("/mcp")).send().await.unwrap();
+    assert_eq!(challenge.status(), 401);
+    let header = challenge.headers()["www-authenticate"].to_str().unwrap().to_string();
+    assert!(
+        header.contains(&format!("resource_metadata=\"{}", w.app.url("/.well-known/oauth-protected-resource/mcp"))),
+        "{header}"
+    );
+    let resource: Value = w
+        .app
+        .http
+        .get(w.app.url("/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resource["authorization_servers"][0], w.app.url(""), "{resource}");
+    for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+        let meta: Value = w.app.http.get(w.app.url(path)).send().await.unwrap().json().await.unwrap();
+        assert_eq!(meta["issuer"], w.app.url(""), "{meta}");
+        assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+        assert_eq!(meta["client_id_metadata_document_supported"], true);
+        assert!(meta["grant_types_supported"].to_string().contains("jwt-bearer"), "{meta}");
+        assert_eq!(meta["token_endpoint"], w.app.url("/oauth/token"));
+    }
+    let jwks: Value = w.app.http.get(w.app.url("/oauth/jwks")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(jwks["keys"][0]["alg"], "ES256", "{jwks}");
+    assert!(jwks["keys"][0].get("d").is_none(), "never the private half");
+    // Without oauth.secret_key there is no authorization server, and the metadata says so.
+    let plain = TestApp::spawn().await;
+    let resource: Value =
+        plain.http.get(plain.url("/.well-known/oauth-protected-resource")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(resource["authorization_servers"], json!([]));
+    assert_eq!(
+        plain.http.get(plain.url("/.well-known/oauth-authorization-server")).send().await.unwrap().status(),
+        404
+    );
+}
+
+#[tokio::test]
+async fn codes_pkce_redirects_and_refresh_tokens_are_held_to_the_rules() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let mcp = w.app.url("/mcp");
+
+    // An unregistered redirect URI is never redirected to: a page, no Location.
+    let (_, challenge) = pkce();
+    let evil = authorize_url(&w.app, &client, "https://evil.example/cb", &challenge, "read:notes", &mcp);
+    let response = w.app.http.get(&evil).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(response.headers().get("location").is_none());
+    assert!(response.text().await.unwrap().contains("Unexpected return address"));
+    // Registration refuses an http redirect off loopback and a fragment.
+    for bad in ["http://evil.example/cb", "https://a.example/cb#x"] {
+        let answer =
+            w.app.http.post(w.app.url("/oauth/register")).json(&json!({"redirect_uris": [bad]})).send().await.unwrap();
+        assert_eq!(answer.status(), 400, "{bad}");
+        assert_eq!(answer.json::<Value>().await.unwrap()["error"], "invalid_redirect_uri");
+    }
+    // No PKCE, or plain: an error at the client's redirect URI, with its state and our issuer.
+    let mut url = url::Url::parse(&authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &mcp)).unwrap();
+    let without: Vec<(String, String)> =
+        url.query_pairs().filter(|(k, _)| k != "code_challenge_method").map(|(k, v)| (k.into(), v.into())).collect();
+    url.query_pairs_mut().clear().extend_pairs(without).append_pair("code_challenge_method", "plain");
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let response = no_redirects.get(url.as_str()).send().await.unwrap();
+    let location = response.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        location.starts_with(&redirect)
+            && location.contains("error=invalid_request")
+            && location.contains("state=st-1"),
+        "{location}"
+    );
+    assert!(location.contains(&format!("iss={}", urlencoding(&w.app.url("")))), "{location}");
+    // A resource this server does not serve.
+    let other = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", "https://elsewhere.example/mcp");
+    let location = no_redirects.get(&other).send().await.unwrap().headers()["location"].to_str().unwrap().to_string();
+    assert!(location.contains("error=invalid_target"), "{location}");
+
+    // PKCE mismatch: refused, and the code is spent.
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &mcp);
+    let Ended::Client(params) =
+        Browser::new().walk(&url, &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("no code")
+    };
+    let code = params["code"].clone();
+    assert_eq!(params["iss"], w.app.url(""));
+    let exchange = |code: String, verifier: String| {
+        let (app, redirect, client, mcp) = (&w.app, redirect.clone(), client.clone(), mcp.clone());
+        async move {
+            token(
+                app,
+                &[
+                    ("grant_type", "authorization_code"),
+                    ("code", &code),
+                    ("redirect_uri", &redirect),
+                    ("client_id", &client),
+                    ("code_verifier", &verifier),
+                    ("resource", &mcp),
+                ],
+            )
+            .await
+        }
+    };
+    let (status, answer) = exchange(code.clone(), pkce().0).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert!(answer["error_description"].as_str().unwrap().contains("PKCE"), "{answer}");
+    let (status, answer) = exchange(code, verifier).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "a spent code: {answer}");
+
+    // A code used twice: the second use revokes what the first got.
+    let first = sign_in_alice(&w, &client, &redirect, &mcp).await;
+    let access = first["access_token"].as_str().unwrap().to_string();
+    assert_eq!(mcp_call(&w.app, "/mcp", &access, "list_vaults", json!({})).await.0, 200);
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &mcp);
+    let Ended::Client(params) =
+        Browser::new().walk(&url, &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("no code")
+    };
+    let (status, issued) = exchange(params["code"].clone(), verifier.clone()).await;
+    assert_eq!(status, 200, "{issued}");
+    let replay_victim = issued["access_token"].as_str().unwrap().to_string();
+    let (status, answer) = exchange(params["code"].clone(), verifier).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert_eq!(
+        mcp_call(&w.app, "/mcp", &replay_victim, "list_vaults", json!({})).await.0,
+        401,
+        "the replayed code's tokens"
+    );
+    assert_eq!(mcp_call(&w.app, "/mcp", &access, "list_vaults", json!({})).await.0, 200, "another grant is untouched");
+
+    // The wrong audience: a token for /mcp is refused at another surface and at /v1.
+    assert_eq!(mcp_call(&w.app, "/mcp/full", &access, "list_vaults", json!({})).await.0, 401);
+    let whoami = w.app.http.get(w.app.url("/v1/whoami")).bearer_auth(&access).send().await.unwrap();
+    assert_eq!(whoami.status(), 401);
+    // A token for the whole server reaches both.
+    let whole = sign_in_alice(&w, &client, &redirect, &w.app.url("")).await;
+    let whole = whole["access_token"].as_str().unwrap();
+    assert_eq!(mcp_call(&w.app, "/mcp/full", whole, "list_vaults", json!({})).await.0, 200);
+    assert_eq!(w.app.http.get(w.app.url("/v1/whoami")).bearer_auth(whole).send().await.unwrap().status(), 200);
+    // A tampered token (its audience widened) is refused.
+    let (head, rest) = access.split_once('.').unwrap();
+    let (_, sig) = rest.split_once('.').unwrap();
+    let mut claims = otc_auth::jwt::Unverified::parse(&access).unwrap().claims;
+    claims["aud"] = json!(w.app.url(""));
+    let forged =
+        format!("{head}.{}.{sig}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string()));
+    assert_eq!(w.app.http.get(w.app.url("/v1/whoami")).bearer_auth(&forged).send().await.unwrap().status(), 401);
+
+    // Refresh: rotated; the old one presented again revokes the grant.
+    let refresh = first["refresh_token"].as_str().unwrap();
+    let (status, rotated) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
+    assert_eq!(status, 200, "{rotated}");
+    assert_ne!(rotated["refresh_token"], first["refresh_token"]);
+    let fresh_access = rotated["access_token"].as_str().unwrap();
+    assert_eq!(mcp_call(&w.app, "/mcp", fresh_access, "list_vaults", json!({})).await.0, 200);
+    // Another client may not use it.
+    let thief = register(&w.app, &redirect, json!({"client_name": "Thief"})).await;
+    let new_refresh = rotated["refresh_token"].as_str().unwrap();
+    let (status, answer) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("refresh_token", new_refresh), ("client_id", &thief)]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    // A wider scope may not be asked for.
+    let (status, answer) = token(
+        &w.app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", new_refresh),
+            ("client_id", &client),
+            ("scope", "admin:acl"),
+        ],
+    )
+    .await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_scope")), "{answer}");
+    let (status, answer) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", &client)]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert!(answer["error_description"].as_str().unwrap().contains("revoked"), "{answer}");
+    assert_eq!(
+        mcp_call(&w.app, "/mcp", fresh_access, "list_vaults", json!({})).await.0,
+        401,
+        "the whole grant is revoked"
+    );
+    let (status, _) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("refresh_token", new_refresh), ("client_id", &client)]).await;
+    assert_eq!(status, 400, "the successor too");
+
+    // Unknown grants and clients, repeated parameters.
+    let (status, answer) = token(&w.app, &[("grant_type", "password"), ("client_id", &client)]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("unsupported_grant_type")));
+    let (status, answer) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("refresh_token", "x"), ("client_id", "nobody")]).await;
+    assert_eq!((status, answer["error"].as_str()), (401, Some("invalid_client")));
+    let (status, answer) =
+        token(&w.app, &[("grant_type", "refresh_token"), ("client_id", &client), ("client_id", &client)]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_request")));
+}
+
+fn urlencoding(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn a_sign_in_is_refused_for_another_tenants_provider_a_foreign_email_and_a_private_metadata_url() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let mcp = w.app.url("/mcp");
+    let callback = w.app.url("/oauth/callback");
+
+    // Two flows, each stopped where its provider sends the person back to us.
+    let (_, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &mcp);
+    let mut acme_browser = Browser::new();
+    let Ended::Client(acme_back) =
+        acme_browser.walk(&url, &callback, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("acme's provider did not send alice back")
+    };
+    let mut globex_browser = Browser::new();
+    let Ended::Client(globex_back) =
+        globex_browser.walk(&url, &callback, "bob@globex.test", ("bob", "pw-b"), "allow").await
+    else {
+        panic!("globex's provider did not send bob back")
+    };
+    // globex's code delivered to acme's flow: acme's provider does not know it; refused.
+    let mut crossed = url::Url::parse(&callback).unwrap();
+    crossed.query_pairs_mut().append_pair("state", &acme_back["state"]).append_pair("code", &globex_back["code"]);
+    let Ended::Page(status, text) =
+        acme_browser.walk(crossed.as_str(), &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("a crossed code was accepted")
+    };
+    assert_eq!(status, 400);
+    assert!(text.contains("The sign-in failed"), "{text}");
+    // A flow's callback in another browser (no flow cookie) is refused.
+    let mut other = url::Url::parse(&callback).unwrap();
+    other.query_pairs_mut().append_pair("state", &globex_back["state"]).append_pair("code", &globex_back["code"]);
+    let Ended::Page(status, text) = Browser::new().walk(other.as_str(), &redirect, "", ("", ""), "allow").await else {
+        panic!("a flow continued in another browser")
+    };
+    assert_eq!(status, 400);
+    assert!(text.contains("another browser"), "{text}");
+
+    // Mallory is known to acme's provider but not of acme's email domain.
+    let Ended::Page(status, text) =
+        Browser::new().walk(&url, &redirect, "alice@acme.test", ("mallory", "pw-m"), "allow").await
+    else {
+        panic!("mallory got in")
+    };
+    assert_eq!(status, 400);
+    assert!(text.contains("Wrong organisation"), "{text}");
+    // An email domain nobody signs in with: the form again, with why.
+    let Ended::Page(status, text) = Browser::new().walk(&url, &redirect, "eve@nowhere.test", ("", ""), "allow").await
+    else {
+        panic!("an unknown domain got in")
+    };
+    assert_eq!(status, 200);
+    assert!(text.contains("No organisation here signs in people with nowhere.test addresses"), "{text}");
+    // A denied consent goes back to the client as access_denied.
+    let Ended::Client(denied) =
+        Browser::new().walk(&url, &redirect, "alice@acme.test", ("alice", "pw-a"), "deny").await
+    else {
+        panic!("no answer to the client")
+    };
+    assert_eq!(denied["error"], "access_denied");
+
+    // Client ID Metadata Documents at private addresses are never fetched.
+    for document in [
+        "https://10.1.2.3/client.json",
+        "https://169.254.169.254/latest/client.json",
+        "https://localhost/c.json",
+        "https://[::1]/c.json",
+    ] {
+        let url = authorize_url(&w.app, document, &redirect, &challenge, "read:notes", &mcp);
+        let response = w.app.http.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{document}");
+        assert!(response.headers().get("location").is_none());
+        let text = response.text().await.unwrap();
+        assert!(text.contains("not a public address"), "{document}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn an_identity_assertion_from_the_tenants_provider_is_redeemed_once_for_its_audience_and_client() {
+    let w = world(|_| {}).await;
+    seed_acme(&w).await;
+    let client = register(&w.app, &redirect_uri(), json!({})).await;
+    let issuer = w.app.url("");
+    let mcp = w.app.url("/mcp");
+    let assertion = |overrides: Value| {
+        let mut claims = json!({"sub": "alice-1", "audience": issuer, "client_id": client, "resource": mcp,
+                                "scope": "read:notes write:notes admin:acl", "jti": uuid::Uuid::new_v4().to_string()});
+        for (k, v) in overrides.as_object().unwrap() {
+            claims[k] = v.clone();
+        }
+        id_jag(&w.acme_idp, claims)
+    };
+    let redeem = |jag: String, client: String| {
+        let app = &w.app;
+        async move {
+            token(app, &[("grant_type", otc_identity::JWT_BEARER), ("assertion", &jag), ("client_id", &client)]).await
+        }
+    };
+    let jag = assertion(json!({"jti": "jti-1"})).await;
+    let (status, answer) = redeem(jag.clone(), client.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.get("refresh_token").is_none(), "no refresh token for an assertion: {answer}");
+    // The asserted scopes, as far as the tenant lets alice grant them: the assertion names no
+    // groups and alice never signed in, so the tenant's defaults only (read:*).
+    assert_eq!(answer["scope"], "read:notes");
+    // Once she signed in, the groups her provider named then count (eng: write:notes); never
+    // admin:acl, which nothing grants her.
+    let redirect = redirect_uri();
+    let interactive = register(&w.app, &redirect, json!({})).await;
+    sign_in_alice(&w, &interactive, &redirect, &mcp).await;
+    let (status, answer) = redeem(assertion(json!({})).await, client.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["scope"], "read:notes write:notes");
+    let access = answer["access_token"].as_str().unwrap();
+    let (status, body) = mcp_call(
+        &w.app,
+        "/mcp",
+        access,
+        "read_note",
+        json!({"vault": "Notes", "path": "Hello.md", "format": "content"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.to_string().contains("acme's note"), "{body}");
+    // Once only.
+    let (status, answer) = redeem(jag, client.clone()).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert!(answer["error_description"].as_str().unwrap().contains("already used"), "{answer}");
+    // Another audience, another client, expired, a resource not served here, unsigned.
+    let elsewhere = assertion(json!({"audience": "https://elsewhere.example"})).await;
+    let (status, answer) = redeem(elsewhere, client.clone()).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert!(answer["error_description"].as_str().unwrap().contains("audience"), "{answer}");
+    let other_client = register(&w.app, &redirect_uri(), json!({})).await;
+    let theirs = assertion(json!({})).await;
+    let (status, answer) = redeem(theirs, other_client).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    let expired = assertion(json!({"exp_offset_seconds": -120})).await;
+    let (status, answer) = redeem(expired, client.clone()).await;
+    assert!(answer["error_description"].as_str().unwrap().contains("expired"), "{status} {answer}");
+    let foreign = assertion(json!({"resource": "https://elsewhere.example/mcp"})).await;
+    let (status, answer) = redeem(foreign, client.clone()).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_target")), "{answer}");
+    let good = assertion(json!({})).await;
+    let (head, rest) = good.split_once('.').unwrap();
+    let (claims, _) = rest.split_once('.').unwrap();
+    let (status, answer) = redeem(format!("{head}.{claims}.AAAA"), client.clone()).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    assert!(answer["error_description"].as_str().unwrap().contains("verify"), "{answer}");
+    // An assertion from globex's provider about a user acme's provider vouches for is globex's
+    // tenant's business: it lands in globex (whose provider signed it), never in acme.
+    let globex_jag = id_jag(&w.globex_idp, json!({"sub": "bob-2", "audience": issuer, "client_id": client, "resource": mcp, "scope": "read:notes", "jti": "g-1"})).await;
+    let (status, answer) = redeem(globex_jag, client.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    let claims = otc_auth::jwt::Unverified::parse(answer["access_token"].as_str().unwrap()).unwrap().claims;
+    assert_eq!(claims["tid"], w.globex.id.to_string());
+    let (_, body) = mcp_call(
+        &w.app,
+        "/mcp",
+        answer["access_token"].as_str().unwrap(),
+        "read_note",
+        json!({"vault": "Notes", "path": "Hello.md"}),
+    )
+    .await;
+    assert!(!body.to_string().contains("acme's note"), "{body}");
 }
