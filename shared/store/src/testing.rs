@@ -78,6 +78,12 @@ pub enum Table {
     AuditLog,
     TenantQuotas,
     TenantUsage,
+    TenantIdps,
+    IdpDomains,
+    OauthGrants,
+    OauthCodes,
+    OauthRefreshTokens,
+    OauthAssertionJtis,
 }
 
 impl Table {
@@ -92,7 +98,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 26] = [
+    pub const ALL: [Table; 32] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -119,6 +125,12 @@ impl Table {
         Table::AuditLog,
         Table::TenantQuotas,
         Table::TenantUsage,
+        Table::TenantIdps,
+        Table::IdpDomains,
+        Table::OauthGrants,
+        Table::OauthCodes,
+        Table::OauthRefreshTokens,
+        Table::OauthAssertionJtis,
     ];
 
     fn name(self) -> &'static str {
@@ -149,6 +161,12 @@ impl Table {
             Table::AuditLog => "audit_log",
             Table::TenantQuotas => "tenant_quotas",
             Table::TenantUsage => "tenant_usage",
+            Table::TenantIdps => "tenant_idps",
+            Table::IdpDomains => "idp_domains",
+            Table::OauthGrants => "oauth_grants",
+            Table::OauthCodes => "oauth_codes",
+            Table::OauthRefreshTokens => "oauth_refresh_tokens",
+            Table::OauthAssertionJtis => "oauth_assertion_jtis",
         }
     }
 }
@@ -316,6 +334,12 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::AuditLog => "DELETE FROM audit_log",
         Table::TenantQuotas => "UPDATE tenant_quotas SET notes = notes",
         Table::TenantUsage => "UPDATE tenant_usage SET storage_bytes = storage_bytes",
+        Table::TenantIdps => "UPDATE tenant_idps SET issuer = issuer",
+        Table::IdpDomains => "UPDATE idp_domains SET domain = domain",
+        Table::OauthGrants => "UPDATE oauth_grants SET scopes = scopes",
+        Table::OauthCodes => "UPDATE oauth_codes SET used_at = used_at",
+        Table::OauthRefreshTokens => "UPDATE oauth_refresh_tokens SET rotated_at = rotated_at",
+        Table::OauthAssertionJtis => "DELETE FROM oauth_assertion_jtis",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -70,7 +70,24 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
 #[tokio::test]
 async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_tool_or_endpoint() {
     let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
-    let a = Tenant::create(&app.store, "acme").await;
+    let a = seed_secrets(&app, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (b_token, _) = b.token(&app.store, "*", false, None).await;
+    reaches_nothing_of(&app, &a, &b_token).await;
+}
+
+/// Tenant A, with a vault of secrets, a snapshot, a rule of its own, and a token for everything.
+pub(crate) struct Secrets {
+    tenant: Tenant,
+    token: String,
+    vault_id: uuid::Uuid,
+    plan: String,
+    snapshot: String,
+    principal: uuid::Uuid,
+}
+
+pub(crate) async fn seed_secrets(app: &TestApp, slug: &str) -> Secrets {
+    let a = Tenant::create(&app.store, slug).await;
     let (a_token, _) = a.token(&app.store, "*", false, None).await;
     let mut tx = app.store.begin(a.id).await.unwrap();
     let a_vault = tx.create_vault("Acme Secrets").await.unwrap();
@@ -102,9 +119,17 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
     )
     .await;
     assert_eq!(status, 200);
+    Secrets { tenant: a, token: a_token, vault_id: a_vault.id, plan, snapshot, principal: a_principal }
+}
 
-    let b = Tenant::create(&app.store, "globex").await;
-    let (b_token, _) = b.token(&app.store, "*", false, None).await;
+/// With `b_token` (another tenant's, however it was issued), every registered tool and every /v1
+/// route aimed at A's vault (by name and by id) is refused as missing or forbidden, and no byte
+/// of A's appears in any answer.
+pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token: &str) {
+    let Secrets { tenant: a, token: a_token, vault_id, plan, snapshot, principal: a_principal } = secrets;
+    let (a, a_token, a_principal, snapshot, plan) =
+        (a, a_token.as_str(), *a_principal, snapshot.as_str(), plan.as_str());
+    let b_token = b_token.to_string();
     let leaks = |text: &str| {
         text.contains(SECRET) || text.contains(UNSENT) || text.contains(&a.id.to_string()) || text.contains("staff")
     };
@@ -112,9 +137,9 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
     let tools: Vec<&'static str> = otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name).collect();
     assert!(tools.len() >= 60, "{}", tools.len());
     let mut problems = Vec::new();
-    for vault in ["Acme Secrets".to_string(), a_vault.id.to_string()] {
+    for vault in ["Acme Secrets".to_string(), vault_id.to_string()] {
         for tool in &tools {
-            let args = args_for(tool, &vault, &snapshot);
+            let args = args_for(tool, &vault, snapshot);
             let result = call(&app, "/mcp", &b_token, tool, args.clone()).await;
             let text = result.to_string();
             assert!(!leaks(&text), "{tool} {args} leaks A's data: {text}");
@@ -178,7 +203,7 @@ async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_t
             .http
             .put(app.url(&format!("/v1/vaults/{v}/blobs/{hash}")))
             .bearer_auth(&b_token)
-            .body(plan.clone())
+            .body(plan.to_string())
             .send()
             .await
             .unwrap();

@@ -28,14 +28,17 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 
     fill_access(&store, &a, 1).await;
     fill_access(&store, &b, 3).await;
+    fill_oauth(&store, &a, 1).await;
+    fill_oauth(&store, &b, 3).await;
 
     // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
     //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
     //  note_tags, note_properties, note_tasks, chunks, acl_rules, principal_groups, audit_log,
-    //  tenant_quotas, tenant_usage]
+    //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
+    //  oauth_refresh_tokens, oauth_assertion_jtis]
     for (tenant, expected) in [
-        (&a, [1, 1, 1, 1, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
-        (&b, [1, 2, 2, 3, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1]),
+        (&a, [1, 1, 2, 2, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
+        (&b, [1, 2, 3, 6, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3]),
     ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
@@ -73,6 +76,55 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 
 /// Access rows for `tenant`: k ACL rules (in its Notes vault, for k groups), k group
 /// memberships, k audit records, and its own quotas.
+/// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
+/// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
+async fn fill_oauth(store: &otc_store::Store, tenant: &Tenant, k: usize) {
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    tx.set_idp(&otc_store::IdpConfig {
+        issuer: format!("https://idp.{}.example", tenant.slug),
+        client_id: "c".into(),
+        sealed_secret: None,
+        email_domains: (0..k).map(|i| format!("d{i}.{}.example", tenant.slug)).collect(),
+        groups_claim: "groups".into(),
+        default_scopes: vec!["read:*".into()],
+        group_scopes: serde_json::json!({}),
+        group_acl: serde_json::json!({}),
+        cimd_hosts: vec![],
+    })
+    .await
+    .unwrap();
+    let person =
+        tx.federated_principal("sub-1", "person@example.test", Some("person@example.test"), None).await.unwrap();
+    let expires = chrono::Utc::now() + chrono::Duration::hours(1);
+    for i in 0..k {
+        let grant = tx
+            .create_grant(otc_store::NewGrant {
+                principal_id: person.id,
+                client_id: "client",
+                client_name: None,
+                scopes: &["read:notes".to_string()],
+                resource: "https://x.example/mcp",
+                via: "authorization_code",
+            })
+            .await
+            .unwrap();
+        tx.store_code(&[i as u8 + 1; 32], grant.id, "https://c.example/cb", "challenge", expires).await.unwrap();
+        tx.store_refresh_token(&[i as u8 + 101; 32], grant.id, expires).await.unwrap();
+        let hash = otc_auth::TokenHash::of(&format!("access-{}-{i}", tenant.slug)).0;
+        tx.record_access_token(otc_store::NewAccessToken {
+            hash: &hash,
+            hint: "abcd",
+            grant: &grant,
+            audience: "https://x.example/mcp",
+            expires_at: expires,
+        })
+        .await
+        .unwrap();
+        assert!(tx.record_assertion_jti(&format!("jti-{i}"), expires).await.unwrap());
+    }
+    tx.commit().await.unwrap();
+}
+
 async fn fill_access(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
     let alice = tx.ensure_principal(otc_store::PrincipalKind::User, "alice").await.unwrap();

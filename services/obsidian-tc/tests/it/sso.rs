@@ -908,3 +908,38 @@ async fn an_identity_assertion_from_the_tenants_provider_is_redeemed_once_for_it
     .await;
     assert!(!body.to_string().contains("acme's note"), "{body}");
 }
+
+#[tokio::test]
+async fn a_person_signed_in_through_one_tenants_provider_reaches_nothing_of_another_tenant() {
+    let w = world(|c| c.tools.confirm_destructive = false).await;
+    let secrets = crate::isolation::seed_secrets(&w.app, "initech").await;
+    // bob signs in through globex's provider for the whole server (MCP and /v1), every scope.
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let (verifier, challenge) = pkce();
+    let base = w.app.url("");
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "*", &base);
+    let Ended::Client(params) = Browser::new().walk(&url, &redirect, "bob@globex.test", ("bob", "pw-b"), "allow").await
+    else {
+        panic!("bob did not get a code")
+    };
+    let (status, answer) = token(
+        &w.app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &params["code"]),
+            ("redirect_uri", &redirect),
+            ("client_id", &client),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["scope"], "*");
+    let bob = answer["access_token"].as_str().unwrap();
+    crate::isolation::reaches_nothing_of(&w.app, &secrets, bob).await;
+    // And his own tenant's vault is his.
+    let (status, body) = mcp_call(&w.app, "/mcp/full", bob, "list_vaults", json!({})).await;
+    assert_eq!(status, 200);
+    assert!(body.to_string().contains("Notes") && !body.to_string().contains("Acme Secrets"), "{body}");
+}
