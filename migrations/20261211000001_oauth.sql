@@ -173,3 +173,39 @@ CREATE FUNCTION otc_tenant_id_by_email_domain(p_domain text) RETURNS uuid
 CREATE FUNCTION otc_tenant_ids_by_idp_issuer(p_issuer text) RETURNS SETOF uuid
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
     AS $$ SELECT tenant_id FROM tenant_idps WHERE issuer = p_issuer $$;
+
+-- SCIM 2.0: the tenant's directory (Okta, Entra ID) provisions people and groups. A provisioned
+-- person is a user principal whose `directory` holds the SCIM attributes it was given (its SCIM id
+-- is the principal's id); a directory group is an ACL group (its displayName) with members. A
+-- person's ACL groups are those an admin or their sign-in set (principal_groups) and those their
+-- directory groups name.
+ALTER TABLE principals ADD COLUMN directory jsonb;
+
+CREATE TABLE directory_groups (
+    tenant_id     uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    id            uuid NOT NULL,
+    display_name  text NOT NULL CHECK (display_name ~ '^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,99}$'),
+    external_id   text CHECK (length(external_id) <= 1024),
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, id),
+    UNIQUE (tenant_id, display_name)
+);
+
+CREATE TABLE directory_group_members (
+    tenant_id     uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    group_id      uuid NOT NULL,
+    principal_id  uuid NOT NULL,
+    PRIMARY KEY (tenant_id, group_id, principal_id),
+    FOREIGN KEY (tenant_id, group_id) REFERENCES directory_groups (tenant_id, id) ON DELETE CASCADE,
+    FOREIGN KEY (tenant_id, principal_id) REFERENCES principals (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX directory_group_members_by_principal ON directory_group_members (tenant_id, principal_id);
+
+ALTER TABLE directory_groups ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON directory_groups
+    USING (tenant_id = otc_current_tenant()) WITH CHECK (tenant_id = otc_current_tenant());
+ALTER TABLE directory_group_members ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON directory_group_members
+    USING (tenant_id = otc_current_tenant()) WITH CHECK (tenant_id = otc_current_tenant());
+GRANT SELECT, INSERT, UPDATE, DELETE ON directory_groups, directory_group_members TO otc_app;

@@ -195,8 +195,11 @@ pub async fn json_errors(response: Response) -> Response {
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        // The authorization server's pages answer people in HTML, on purpose.
-        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+        // The authorization server's pages answer people in HTML, and SCIM in its own JSON, on
+        // purpose.
+        .is_some_and(|v| {
+            v.starts_with("application/json") || v.starts_with("application/scim+json") || v.starts_with("text/html")
+        });
     if !(status.is_client_error() || status.is_server_error()) || is_json {
         return response;
     }

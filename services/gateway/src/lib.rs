@@ -8,6 +8,7 @@ mod audit;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
+mod directory;
 mod elicit;
 mod error;
 mod health;
@@ -108,6 +109,27 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/audit", get(audit::export))
         .route("/v1/acl", get(acl::list).put(acl::set).delete(acl::remove))
         .route("/v1/principals/{principal}/groups", get(acl::groups).post(acl::change_groups))
+        .route("/v1/oauth/grants", get(directory::grants))
+        .route("/v1/oauth/grants/{id}", axum::routing::delete(directory::revoke_grant))
+        .route("/v1/idp", get(directory::idp).put(directory::set_idp).delete(directory::remove_idp))
+        .route("/scim/v2/ServiceProviderConfig", get(directory::service_provider_config))
+        .route("/scim/v2/ResourceTypes", get(directory::resource_types))
+        .route("/scim/v2/Users", get(directory::list_users).post(directory::create_user))
+        .route(
+            "/scim/v2/Users/{id}",
+            get(directory::get_user)
+                .put(directory::replace_user)
+                .patch(directory::patch_user)
+                .delete(directory::delete_user),
+        )
+        .route("/scim/v2/Groups", get(directory::list_groups).post(directory::create_group))
+        .route(
+            "/scim/v2/Groups/{id}",
+            get(directory::get_group)
+                .put(directory::replace_group)
+                .patch(directory::patch_group)
+                .delete(directory::delete_group),
+        )
         .route("/v1/vaults", get(sync::list_vaults))
         .route("/v1/vaults/{vault}/files", get(sync::list_files))
         .route("/v1/vaults/{vault}/file", get(sync::download_file))

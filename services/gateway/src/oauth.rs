@@ -61,6 +61,7 @@ pub fn scopes(state: &AppState) -> Vec<String> {
     let mut scopes: Vec<&str> =
         state.dispatcher.registry().iter().flat_map(|t| t.spec.scopes.iter().copied()).collect();
     scopes.extend(["read:notes", "write:notes", "delete:notes", "admin:confirm"]);
+    scopes.extend(crate::directory::SCOPES);
     scopes.sort_unstable();
     scopes.dedup();
     scopes.into_iter().map(str::to_string).collect()

@@ -23,6 +23,7 @@ pub mod federation;
 pub mod flow;
 mod keys;
 pub mod net;
+pub mod scim;
 pub mod tokens;
 
 use std::sync::Arc;

@@ -211,7 +211,18 @@ impl TenantTx {
     /// for it the rules of its most specific subject (its own; else its groups', any of which
     /// grants; else everyone's).
     pub async fn access(&mut self, principal: Uuid) -> Result<Access> {
-        let groups = self.groups(principal).await?;
+        // The groups an admin or a sign-in set, and those the tenant's directory (SCIM) names.
+        let groups = sqlx::query_scalar!(
+            r#"SELECT group_name AS "name!" FROM principal_groups WHERE principal_id = $1
+               UNION
+               SELECT g.display_name FROM directory_group_members m
+                 JOIN directory_groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
+                WHERE m.principal_id = $1
+               ORDER BY 1"#,
+            principal
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
         let rows = sqlx::query_as!(
             AclRuleRow,
             r#"SELECT r.id, r.vault_id, v.name AS vault_name, r.subject_kind, r.principal_id,

@@ -10,6 +10,7 @@
 
 mod acl;
 mod audit;
+mod directory;
 mod error;
 mod files;
 mod fulltext;
@@ -37,6 +38,7 @@ use uuid::Uuid;
 
 pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use audit::{ActionMetrics, AuditFilter, AuditRecord};
+pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,

@@ -943,3 +943,264 @@ async fn a_person_signed_in_through_one_tenants_provider_reaches_nothing_of_anot
     assert_eq!(status, 200);
     assert!(body.to_string().contains("Notes") && !body.to_string().contains("Acme Secrets"), "{body}");
 }
+
+/// A SCIM request with `token`: (status, body).
+async fn scim(app: &TestApp, token: &str, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut request = app.http.request(method, app.url(&format!("/scim/v2{path}"))).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.header("content-type", "application/scim+json").body(body.to_string());
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    if status != 204 {
+        assert!(
+            response.headers()["content-type"].to_str().unwrap().starts_with("application/scim+json") || status == 401,
+            "{path}: {:?}",
+            response.headers()
+        );
+    }
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn the_directory_provisions_groups_and_deprovisions_a_person_whose_tokens_stop_on_every_gateway() {
+    let w = world(|_| {}).await;
+    seed_acme(&w).await;
+    let (admin, _) = w.acme.token(&w.app.store, "admin:scim,admin:grants", false, None).await;
+    // alice signs in first; her token is checked (and cached) by two gateways.
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let signed_in = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let access = signed_in["access_token"].as_str().unwrap();
+    let base = w.app.url("");
+    let second = w
+        .app
+        .another_gateway(|c| {
+            oauth_on(c);
+            c.mcp.public_url = Some(base.clone());
+        })
+        .await;
+    let second_url = format!("http://{}", second.addr);
+    let read = json!({"vault": "Notes", "path": "Hello.md"});
+    for gateway in [w.app.url(""), second_url.clone()] {
+        let result = crate::mcp::call_on(&w.app, &gateway, access, "read_note", read.clone()).await;
+        assert!(result.to_string().contains("acme's note"), "{gateway}: {result}");
+    }
+
+    // The directory finds no alice (she was not provisioned), then provisions her: the same person.
+    let (status, found) =
+        scim(&w.app, &admin, Method::GET, "/Users?filter=userName%20eq%20%22alice%40acme.test%22", None).await;
+    assert_eq!((status, found["totalResults"].as_i64()), (200, Some(0)), "{found}");
+    let (status, user) = scim(
+        &w.app,
+        &admin,
+        Method::POST,
+        "/Users",
+        Some(json!({"schemas": [scim_user()], "userName": "alice@acme.test", "externalId": "00u-alice", "active": true,
+                    "name": {"givenName": "Alice", "familyName": "A"}, "emails": [{"value": "alice@acme.test", "primary": true}],
+                    "password": "never-kept"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{user}");
+    assert!(user.get("password").is_none(), "{user}");
+    let alice = user["id"].as_str().unwrap().to_string();
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    assert_eq!(tx.find_principal("alice@acme.test").await.unwrap().unwrap().id.to_string(), alice, "adopted");
+    tx.commit().await.unwrap();
+    let (_, found) = scim(&w.app, &admin, Method::GET, "/Users?filter=externalId%20eq%20%2200u-alice%22", None).await;
+    assert_eq!(found["Resources"][0]["id"], alice.as_str(), "{found}");
+    let (status, dup) =
+        scim(&w.app, &admin, Method::POST, "/Users", Some(json!({"userName": "alice@acme.test"}))).await;
+    assert_eq!((status, dup["scimType"].as_str()), (409, Some("uniqueness")), "{dup}");
+
+    // A group: her ACL groups follow it.
+    let (status, group) = scim(
+        &w.app,
+        &admin,
+        Method::POST,
+        "/Groups",
+        Some(json!({"schemas": [otc_identity::scim::GROUP_SCHEMA], "displayName": "Designers", "members": [{"value": alice}]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{group}");
+    let group_id = group["id"].as_str().unwrap().to_string();
+    let groups = |w: &World| {
+        let store = w.app.store.clone();
+        let (tenant, alice) = (w.acme.id, uuid::Uuid::try_parse(&alice).unwrap());
+        async move {
+            let mut tx = store.begin(tenant).await.unwrap();
+            let groups = tx.access(alice).await.unwrap().groups;
+            tx.commit().await.unwrap();
+            groups
+        }
+    };
+    assert_eq!(groups(&w).await, ["Designers", "engineering"]);
+    // Entra's removal shape; Okta's rename shape.
+    let (status, patched) = scim(
+        &w.app,
+        &admin,
+        Method::PATCH,
+        &format!("/Groups/{group_id}"),
+        Some(json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                    "Operations": [{"op": "Remove", "path": format!("members[value eq \"{alice}\"]")},
+                                   {"op": "replace", "value": {"displayName": "Design"}}]})),
+    )
+    .await;
+    assert_eq!(status, 200, "{patched}");
+    assert_eq!(patched["displayName"], "Design");
+    assert_eq!(patched["members"], json!([]));
+    assert_eq!(groups(&w).await, ["engineering"]);
+    let (status, bad) = scim(&w.app, &admin, Method::POST, "/Groups", Some(json!({"displayName": "a/b"}))).await;
+    assert_eq!((status, bad["scimType"].as_str()), (400, Some("invalidValue")), "{bad}");
+    let (status, bad) = scim(&w.app, &admin, Method::GET, "/Users?filter=userName%20co%20%22a%22", None).await;
+    assert_eq!((status, bad["scimType"].as_str()), (400, Some("invalidFilter")), "{bad}");
+
+    // The admin API lists her grant.
+    let listed: Value =
+        w.app.http.get(w.app.url("/v1/oauth/grants")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed["grants"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["grants"][0]["principal"]["name"], "alice@acme.test");
+
+    // Deprovisioned (Entra's shape: a string boolean): her token stops on both gateways at once,
+    // and her refresh token with it.
+    let (status, user) = scim(
+        &w.app,
+        &admin,
+        Method::PATCH,
+        &format!("/Users/{alice}"),
+        Some(json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "active", "value": "False"}]})),
+    )
+    .await;
+    assert_eq!((status, &user["active"]), (200, &json!(false)), "{user}");
+    for gateway in [w.app.url(""), second_url.clone()] {
+        let response = w
+            .app
+            .http
+            .post(format!("{gateway}/mcp"))
+            .bearer_auth(access)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{gateway} still accepts a deprovisioned person's token");
+    }
+    let (status, answer) = token(
+        &w.app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", signed_in["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    // Signing in again is refused while deactivated.
+    let (_, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &w.app.url("/mcp"));
+    let Ended::Page(_, text) =
+        Browser::new().walk(&url, &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("a deactivated person signed in")
+    };
+    assert!(text.contains("Account deactivated"), "{text}");
+
+    // Deleted: no longer a SCIM resource.
+    assert_eq!(scim(&w.app, &admin, Method::DELETE, &format!("/Users/{alice}"), None).await.0, 204);
+    assert_eq!(scim(&w.app, &admin, Method::GET, &format!("/Users/{alice}"), None).await.0, 404);
+
+    // Credentials: another tenant's admin sees nothing; a bound token or a missing scope is refused.
+    let (globex_admin, _) = w.globex.token(&w.app.store, "admin:scim", false, None).await;
+    let (status, _) = scim(&w.app, &globex_admin, Method::GET, &format!("/Groups/{group_id}"), None).await;
+    assert_eq!(status, 404);
+    let (_, listed) = scim(&w.app, &globex_admin, Method::GET, "/Groups", None).await;
+    assert_eq!(listed["totalResults"], 0, "{listed}");
+    let (bound, _) = w.acme.token(&w.app.store, "admin:scim", true, None).await;
+    assert_eq!(scim(&w.app, &bound, Method::GET, "/Users", None).await.0, 403);
+    let (reader, _) = w.acme.token(&w.app.store, "read:*", false, None).await;
+    assert_eq!(scim(&w.app, &reader, Method::GET, "/Users", None).await.0, 403);
+    second.stop().await.unwrap();
+}
+
+fn scim_user() -> &'static str {
+    otc_identity::scim::USER_SCHEMA
+}
+
+#[tokio::test]
+async fn an_admin_lists_and_revokes_grants_from_the_command_line_and_the_api() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({"client_name": "Editor"})).await;
+    let first = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let second = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let config_file = std::env::temp_dir().join(format!("otc-sso-{}.toml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&config_file, format!("[oauth]\nsecret_key = \"{SECRET_KEY}\"\n")).unwrap();
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--config", config_file.to_str().unwrap()];
+        all.extend_from_slice(args);
+        crate::harness::cli_with_env(w.app.iso.env(), &all)
+    };
+    let out = cli(&["grants", "list", "acme"]);
+    let listed = crate::harness::stdout(&out);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    assert_eq!(listed.lines().filter(|l| l.contains("alice@acme.test") && l.contains("Editor")).count(), 2, "{listed}");
+    let grant = listed.lines().next().unwrap().split_whitespace().next().unwrap().to_string();
+    let out = cli(&["grants", "revoke", "acme", &grant]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    // The newest grant (listed first) is the second sign-in's.
+    let access = |answer: &Value| answer["access_token"].as_str().unwrap().to_string();
+    assert_eq!(mcp_call(&w.app, "/mcp", &access(&second), "list_vaults", json!({})).await.0, 401);
+    assert_eq!(mcp_call(&w.app, "/mcp", &access(&first), "list_vaults", json!({})).await.0, 200);
+    // The API: with admin:grants, the other one.
+    let (admin, _) = w.acme.token(&w.app.store, "admin:grants", false, None).await;
+    let listed: Value =
+        w.app.http.get(w.app.url("/v1/oauth/grants")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    let live = listed["grants"].as_array().unwrap();
+    assert_eq!(live.len(), 1, "{listed}");
+    let id = live[0]["id"].as_str().unwrap();
+    let revoked =
+        w.app.http.delete(w.app.url(&format!("/v1/oauth/grants/{id}"))).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(mcp_call(&w.app, "/mcp", &access(&first), "list_vaults", json!({})).await.0, 401);
+    let all: Value = w
+        .app
+        .http
+        .get(w.app.url("/v1/oauth/grants?all=true"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(all["grants"].as_array().unwrap().len(), 2, "{all}");
+    // Another tenant's admin cannot revoke it, nor see it.
+    let (globex_admin, _) = w.globex.token(&w.app.store, "admin:grants", false, None).await;
+    let other = w
+        .app
+        .http
+        .delete(w.app.url(&format!("/v1/oauth/grants/{id}")))
+        .bearer_auth(&globex_admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 404);
+    // The provider's settings through the API, never its secret.
+    let (sso_admin, _) = w.acme.token(&w.app.store, "admin:sso", false, None).await;
+    let shown: Value =
+        w.app.http.get(w.app.url("/v1/idp")).bearer_auth(&sso_admin).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["idp"]["email_domains"], json!(["acme.test"]), "{shown}");
+    assert_eq!(shown["idp"]["has_client_secret"], true);
+    assert!(!shown.to_string().contains(CLIENT_SECRET));
+    let taken = w
+        .app
+        .http
+        .put(w.app.url("/v1/idp"))
+        .bearer_auth(&sso_admin)
+        .json(&json!({"issuer": w.acme_idp.issuer, "client_id": "x", "keep_secret": true, "email_domains": ["acme.test", "globex.test"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(taken.status(), 409, "a domain another tenant claimed");
+    let _ = std::fs::remove_file(&config_file);
+}

@@ -1,0 +1,394 @@
+//! The tenant-admin surface of sign-in (`otc_identity` does the work):
+//! - SCIM 2.0 at `/scim/v2` (`/Users`, `/Groups`, `/ServiceProviderConfig`, `/ResourceTypes`),
+//!   for the tenant's directory, with an API token holding `admin:scim`.
+//! - `GET /v1/oauth/grants[?principal=P&all=true]` and `DELETE /v1/oauth/grants/{id}`
+//!   (`admin:grants`): what the tenant's people allowed which clients, and revoking it.
+//! - `GET|PUT|DELETE /v1/idp` (`admin:sso`): the tenant's identity provider.
+//!
+//! A credential bound to one vault manages none of these: they span the tenant.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use otc_errors::{ErrorCode, ToolError};
+use otc_identity::admin::{AdminError, IdpInput};
+use otc_identity::scim::{self, ScimError};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::sync::require;
+use crate::{ApiError, AppState, Caller};
+
+const SCIM_SCOPE: &str = "admin:scim";
+const GRANTS_SCOPE: &str = "admin:grants";
+const SSO_SCOPE: &str = "admin:sso";
+/// The scopes this surface checks, for the resource metadata's list.
+pub const SCOPES: [&str; 3] = [SCIM_SCOPE, GRANTS_SCOPE, SSO_SCOPE];
+
+fn identity(state: &AppState) -> Result<&std::sync::Arc<otc_identity::Identity>, ApiError> {
+    state.identity.as_ref().ok_or_else(|| {
+        ApiError::from_tool(ToolError::with_message(
+            ErrorCode::NotFound,
+            "sign-in is not configured on this server (oauth.secret_key is not set)",
+        ))
+        .with_status(StatusCode::NOT_FOUND)
+    })
+}
+
+/// The caller may manage the whole tenant: the scope, and no binding to one vault.
+fn tenant_admin(caller: &Caller, scope: &str) -> Result<(), ApiError> {
+    require(caller, scope)?;
+    if caller.vault_id.is_some() {
+        return Err(ApiError::from_tool(ToolError::with_message(
+            ErrorCode::Forbidden,
+            "a credential bound to one vault cannot manage the tenant's sign-in or directory",
+        ))
+        .with_status(StatusCode::FORBIDDEN));
+    }
+    Ok(())
+}
+
+fn scim_response(status: StatusCode, body: Value) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/scim+json"));
+    response
+}
+
+fn scim_error(err: ScimError) -> Response {
+    let status = StatusCode::from_u16(err.status).unwrap_or(StatusCode::BAD_REQUEST);
+    scim_response(status, err.to_json())
+}
+
+fn scim_answer(result: Result<Value, ScimError>, status: StatusCode) -> Response {
+    match result {
+        Ok(body) => scim_response(status, body),
+        Err(e) => scim_error(e),
+    }
+}
+
+/// The SCIM base URL, for resources' locations.
+fn base(state: &AppState, headers: &HeaderMap) -> String {
+    format!("{}/scim/v2", crate::oauth::base_url(&state.oauth, headers))
+}
+
+fn scim_body(body: &Bytes) -> Result<Value, ScimError> {
+    serde_json::from_slice(body).map_err(|_| ScimError {
+        status: 400,
+        scim_type: Some("invalidSyntax"),
+        detail: "the body is not JSON".into(),
+    })
+}
+
+/// Checks a SCIM request's credential; a refusal in SCIM's error shape.
+fn scim_guard(state: &AppState, caller: &Caller) -> Result<std::sync::Arc<otc_identity::Identity>, Response> {
+    let refuse = |status: u16, detail: &str| scim_error(ScimError { status, scim_type: None, detail: detail.into() });
+    let identity = state.identity.clone().ok_or_else(|| refuse(404, "sign-in is not configured on this server"))?;
+    if tenant_admin(caller, SCIM_SCOPE).is_err() {
+        return Err(refuse(403, "this credential needs the admin:scim scope and no vault binding"));
+    }
+    Ok(identity)
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    filter: Option<String>,
+    #[serde(rename = "startIndex")]
+    start_index: Option<i64>,
+    count: Option<i64>,
+    #[serde(rename = "excludedAttributes")]
+    excluded_attributes: Option<String>,
+}
+
+macro_rules! guarded {
+    ($state:expr, $caller:expr) => {
+        match scim_guard(&$state, &$caller) {
+            Ok(identity) => identity,
+            Err(response) => return response,
+        }
+    };
+}
+
+pub async fn service_provider_config(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let _ = guarded!(state, caller);
+    scim_response(StatusCode::OK, scim::service_provider_config(&base(&state, &headers)))
+}
+
+pub async fn resource_types(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let _ = guarded!(state, caller);
+    scim_response(StatusCode::OK, scim::resource_types(&base(&state, &headers)))
+}
+
+pub async fn list_users(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = identity
+        .scim_list_users(caller.tenant_id, &base(&state, &headers), q.filter.as_deref(), q.start_index, q.count)
+        .await;
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn create_user(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_create_user(caller.tenant_id, &base(&state, &headers), &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::CREATED)
+}
+
+pub async fn get_user(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    scim_answer(identity.scim_get_user(caller.tenant_id, &base(&state, &headers), &id).await, StatusCode::OK)
+}
+
+pub async fn replace_user(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_replace_user(caller.tenant_id, &base(&state, &headers), &id, &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn patch_user(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_patch_user(caller.tenant_id, &base(&state, &headers), &id, &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn delete_user(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    match identity.scim_delete_user(caller.tenant_id, &id).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => scim_error(e),
+    }
+}
+
+pub async fn list_groups(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let with_members = !q.excluded_attributes.as_deref().is_some_and(|e| e.split(',').any(|a| a.trim() == "members"));
+    let result = identity
+        .scim_list_groups(
+            caller.tenant_id,
+            &base(&state, &headers),
+            q.filter.as_deref(),
+            q.start_index,
+            q.count,
+            with_members,
+        )
+        .await;
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn create_group(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_create_group(caller.tenant_id, &base(&state, &headers), &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::CREATED)
+}
+
+pub async fn get_group(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    scim_answer(identity.scim_get_group(caller.tenant_id, &base(&state, &headers), &id).await, StatusCode::OK)
+}
+
+pub async fn replace_group(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_replace_group(caller.tenant_id, &base(&state, &headers), &id, &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn patch_group(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let identity = guarded!(state, caller);
+    let result = match scim_body(&body) {
+        Ok(body) => identity.scim_patch_group(caller.tenant_id, &base(&state, &headers), &id, &body).await,
+        Err(e) => Err(e),
+    };
+    scim_answer(result, StatusCode::OK)
+}
+
+pub async fn delete_group(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Response {
+    let identity = guarded!(state, caller);
+    match identity.scim_delete_group(caller.tenant_id, &id).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => scim_error(e),
+    }
+}
+
+fn admin_error(err: AdminError) -> ApiError {
+    match err {
+        AdminError::Invalid { field, message } => {
+            ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, message).detail("field", field))
+        }
+        AdminError::NotFound(what) => {
+            ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, format!("{what} not found")))
+                .with_status(StatusCode::NOT_FOUND)
+        }
+        AdminError::DomainTaken => ApiError::from_tool(ToolError::with_message(
+            ErrorCode::Conflict,
+            "an email domain is already claimed by another organisation",
+        ))
+        .with_status(StatusCode::CONFLICT),
+        AdminError::Internal(e) => {
+            tracing::error!(error = %crate::error_chain(&e), "sign-in admin");
+            ApiError::internal()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantsQuery {
+    #[serde(default)]
+    principal: Option<String>,
+    #[serde(default)]
+    all: bool,
+}
+
+/// `GET /v1/oauth/grants`.
+pub async fn grants(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<GrantsQuery>,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller, GRANTS_SCOPE)?;
+    let identity = identity(&state)?;
+    let grants = identity.grants(caller.tenant_id, q.principal.as_deref(), q.all).await.map_err(admin_error)?;
+    let grants: Vec<Value> = grants
+        .into_iter()
+        .map(|g| {
+            json!({"id": g.id, "principal": {"id": g.principal_id, "name": g.principal_name, "active": g.principal_active},
+                   "client_id": g.client_id, "client_name": g.client_name, "scopes": g.scopes, "resource": g.resource,
+                   "via": g.via, "created_at": g.created_at, "last_used_at": g.last_used_at,
+                   "revoked_at": g.revoked_at, "revoked_reason": g.revoked_reason})
+        })
+        .collect();
+    Ok(Json(json!({"grants": grants})))
+}
+
+/// `DELETE /v1/oauth/grants/{id}`.
+pub async fn revoke_grant(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller, GRANTS_SCOPE)?;
+    let identity = identity(&state)?;
+    let id = uuid::Uuid::try_parse(&id).map_err(|_| admin_error(AdminError::NotFound(format!("grant {id}"))))?;
+    let revoked = identity.revoke_grant(caller.tenant_id, id).await.map_err(admin_error)?;
+    Ok(Json(json!({"revoked": revoked, "gateways_told": true})))
+}
+
+/// `GET /v1/idp`.
+pub async fn idp(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller, SSO_SCOPE)?;
+    let view = identity(&state)?.idp(caller.tenant_id).await.map_err(admin_error)?;
+    Ok(Json(json!({"idp": view})))
+}
+
+/// `PUT /v1/idp`: the body is the provider's settings (`issuer`, `client_id`, `client_secret`
+/// or `keep_secret`, `email_domains`, `groups_claim`, `default_scopes`, `group_scopes`,
+/// `group_acl`, `cimd_hosts`).
+pub async fn set_idp(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller, SSO_SCOPE)?;
+    let input: IdpInput = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, format!("the body: {e}"))))?;
+    let view = identity(&state)?.set_idp(caller.tenant_id, input).await.map_err(admin_error)?;
+    Ok(Json(json!({"idp": view})))
+}
+
+/// `DELETE /v1/idp`.
+pub async fn remove_idp(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller, SSO_SCOPE)?;
+    let removed = identity(&state)?.remove_idp(caller.tenant_id).await.map_err(admin_error)?;
+    if !removed {
+        return Err(admin_error(AdminError::NotFound("identity provider".into())));
+    }
+    Ok(Json(json!({"removed": true})))
+}

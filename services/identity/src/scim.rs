@@ -1,0 +1,639 @@
+//! SCIM 2.0 (RFC 7643, 7644) for a tenant's directory: `/Users` and `/Groups` with filters
+//! (`attribute eq "value"`), paging, PUT and PATCH (the shapes Okta and Entra ID send, string
+//! booleans included), so a directory provisions people and groups and deprovisions people.
+//! A deprovisioned person's grants are revoked and every gateway stops accepting their tokens
+//! before the answer (the tenant's token generation moves on); so does a membership change,
+//! since a person's groups travel with their token checks.
+
+use otc_store::{DirectoryFilter, DirectoryGroup, DirectoryUser, StoreError};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::{Identity, IdentityError};
+
+pub const USER_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
+pub const GROUP_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:Group";
+const LIST_SCHEMA: &str = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+const ERROR_SCHEMA: &str = "urn:ietf:params:scim:api:messages:2.0:Error";
+const PATCH_SCHEMA: &str = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+/// The most resources one page returns.
+const MAX_PAGE: i64 = 200;
+
+/// A SCIM error answer (RFC 7644 §3.12).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScimError {
+    pub status: u16,
+    pub scim_type: Option<&'static str>,
+    pub detail: String,
+}
+
+impl ScimError {
+    fn new(status: u16, scim_type: Option<&'static str>, detail: impl Into<String>) -> Self {
+        let detail: String = detail.into();
+        ScimError { status, scim_type, detail: detail.chars().filter(|c| !c.is_control()).take(300).collect() }
+    }
+    fn invalid_value(detail: impl Into<String>) -> Self {
+        Self::new(400, Some("invalidValue"), detail)
+    }
+    fn invalid_syntax(detail: impl Into<String>) -> Self {
+        Self::new(400, Some("invalidSyntax"), detail)
+    }
+    fn not_found(what: &str, id: &str) -> Self {
+        Self::new(404, None, format!("{what} {id} not found"))
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut body = json!({"schemas": [ERROR_SCHEMA], "status": self.status.to_string(), "detail": self.detail});
+        if let Some(t) = self.scim_type {
+            body["scimType"] = json!(t);
+        }
+        body
+    }
+}
+
+impl From<IdentityError> for ScimError {
+    fn from(err: IdentityError) -> Self {
+        crate::log_internal(&err);
+        ScimError::new(500, None, "the server could not answer; try again")
+    }
+}
+
+impl From<StoreError> for ScimError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Conflict { .. } => ScimError::new(409, Some("uniqueness"), "the name is already taken"),
+            StoreError::Invalid { constraint } => {
+                ScimError::invalid_value(format!("a value was refused ({constraint})"))
+            }
+            StoreError::NotFound(what) => ScimError::invalid_value(format!("{what} is not a provisioned user")),
+            other => IdentityError::Store(other).into(),
+        }
+    }
+}
+
+/// `attribute eq "value"`: the one filter directories send to find a resource before creating it.
+pub fn parse_filter(text: Option<&str>, name_attribute: &str) -> Result<DirectoryFilter, ScimError> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else { return Ok(DirectoryFilter::All) };
+    let bad = || {
+        ScimError::new(
+            400,
+            Some("invalidFilter"),
+            format!("only `attribute eq \"value\"` filters are supported: {text}"),
+        )
+    };
+    let mut parts = text.splitn(3, ' ');
+    let (Some(attribute), Some(op), Some(value)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    if !op.eq_ignore_ascii_case("eq") {
+        return Err(bad());
+    }
+    let value = value.trim();
+    let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).ok_or_else(bad)?.replace("\\\"", "\"");
+    match attribute {
+        a if a.eq_ignore_ascii_case("id") => {
+            Ok(Uuid::try_parse(&value).map(DirectoryFilter::Id).unwrap_or(DirectoryFilter::Id(Uuid::nil())))
+        }
+        a if a.eq_ignore_ascii_case(name_attribute) => Ok(DirectoryFilter::Name(value)),
+        a if a.eq_ignore_ascii_case("externalId") => Ok(DirectoryFilter::ExternalId(value)),
+        _ => Err(bad()),
+    }
+}
+
+fn page(start_index: Option<i64>, count: Option<i64>) -> (i64, i64) {
+    let start = start_index.unwrap_or(1).max(1);
+    let count = count.unwrap_or(100).clamp(0, MAX_PAGE);
+    (start, count)
+}
+
+fn list(resources: Vec<Value>, total: i64, start: i64) -> Value {
+    json!({"schemas": [LIST_SCHEMA], "totalResults": total, "startIndex": start,
+           "itemsPerPage": resources.len(), "Resources": resources})
+}
+
+/// A boolean as directories send it: true, or "True" (Entra ID).
+fn boolean(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+        Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
+}
+
+/// The attributes kept of a user: everything the directory sent but what the server owns (id,
+/// meta, schemas) or never keeps (password).
+fn kept_attributes(user: &Map<String, Value>) -> Value {
+    let mut kept = user.clone();
+    for owned in ["id", "meta", "schemas", "userName", "active", "password"] {
+        kept.remove(owned);
+    }
+    Value::Object(kept)
+}
+
+/// A user's email: its primary email, else its first, else its userName when that is one.
+fn email_of(user: &Map<String, Value>, user_name: &str) -> Option<String> {
+    let emails = user.get("emails").and_then(Value::as_array);
+    let chosen = emails
+        .and_then(|e| e.iter().find(|m| m["primary"] == true).or_else(|| e.first()))
+        .and_then(|m| m["value"].as_str());
+    chosen
+        .map(str::to_string)
+        .or_else(|| user_name.contains('@').then(|| user_name.to_string()))
+        .map(|e| e.to_lowercase())
+}
+
+fn user_json(base: &str, user: &DirectoryUser) -> Value {
+    let mut out = user.attributes.as_object().cloned().unwrap_or_default();
+    out.insert("schemas".into(), json!([USER_SCHEMA]));
+    out.insert("id".into(), json!(user.id));
+    out.insert("userName".into(), json!(user.user_name));
+    out.insert("active".into(), json!(user.active));
+    out.insert(
+        "meta".into(),
+        json!({"resourceType": "User", "created": user.created_at, "location": format!("{base}/Users/{}", user.id)}),
+    );
+    Value::Object(out)
+}
+
+fn group_json(base: &str, group: &DirectoryGroup) -> Value {
+    let mut out = json!({
+        "schemas": [GROUP_SCHEMA],
+        "id": group.id,
+        "displayName": group.display_name,
+        "members": group.members.iter().map(|(id, name)| json!({"value": id, "display": name, "$ref": format!("{base}/Users/{id}")})).collect::<Vec<_>>(),
+        "meta": {"resourceType": "Group", "created": group.created_at, "lastModified": group.updated_at,
+                 "location": format!("{base}/Groups/{}", group.id)},
+    });
+    if let Some(external) = &group.external_id {
+        out["externalId"] = json!(external);
+    }
+    out
+}
+
+fn object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
+    body.as_object().ok_or_else(|| ScimError::invalid_syntax("the body must be a JSON object"))
+}
+
+/// The checked parts of a user representation.
+struct UserFields {
+    user_name: String,
+    email: Option<String>,
+    active: bool,
+    attributes: Value,
+}
+
+fn user_fields(user: &Map<String, Value>) -> Result<UserFields, ScimError> {
+    let user_name = user
+        .get("userName")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && n.chars().count() <= 200)
+        .ok_or_else(|| ScimError::invalid_value("userName is required (1 to 200 characters)"))?
+        .to_string();
+    let active = match user.get("active") {
+        None | Some(Value::Null) => true,
+        Some(v) => boolean(v).ok_or_else(|| ScimError::invalid_value("active must be a boolean"))?,
+    };
+    if user.get("externalId").is_some_and(|e| !e.is_string() && !e.is_null()) {
+        return Err(ScimError::invalid_value("externalId must be a string"));
+    }
+    let attributes = kept_attributes(user);
+    if attributes.to_string().len() > 16 * 1024 {
+        return Err(ScimError::invalid_value("the user's attributes are larger than 16 KB"));
+    }
+    Ok(UserFields { email: email_of(user, &user_name), user_name, active, attributes })
+}
+
+fn group_name(value: Option<&Value>) -> Result<String, ScimError> {
+    let name = value.and_then(Value::as_str).map(str::trim).unwrap_or("");
+    if !otc_vault::acl::is_group_name(name) {
+        return Err(ScimError::invalid_value(
+            "displayName must be 1 to 100 letters, digits, spaces or ._@:- starting with a letter or digit (it names an ACL group)",
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn member_ids(value: &Value) -> Result<Vec<Uuid>, ScimError> {
+    let items = match value {
+        Value::Array(items) => items.clone(),
+        Value::Object(_) => vec![value.clone()],
+        _ => return Err(ScimError::invalid_value("members must be a list of {\"value\": id}")),
+    };
+    items
+        .iter()
+        .map(|m| {
+            m["value"]
+                .as_str()
+                .and_then(|v| Uuid::try_parse(v).ok())
+                .ok_or_else(|| ScimError::invalid_value(format!("member {} is not a user id", m["value"])))
+        })
+        .collect()
+}
+
+/// The operations of a PATCH request.
+fn operations(body: &Value) -> Result<Vec<(String, Option<String>, Value)>, ScimError> {
+    let body = object(body)?;
+    if let Some(schemas) = body.get("schemas").and_then(Value::as_array)
+        && !schemas.iter().any(|s| s == PATCH_SCHEMA)
+    {
+        return Err(ScimError::invalid_syntax("a PATCH body has the PatchOp schema"));
+    }
+    let ops = body
+        .get("Operations")
+        .or_else(|| body.get("operations"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| ScimError::invalid_syntax("Operations is required"))?;
+    if ops.len() > 1000 {
+        return Err(ScimError::invalid_value("at most 1000 operations"));
+    }
+    ops.iter()
+        .map(|op| {
+            let name = op["op"].as_str().map(str::to_ascii_lowercase).unwrap_or_default();
+            if !matches!(name.as_str(), "add" | "replace" | "remove") {
+                return Err(ScimError::invalid_syntax(format!("op must be add, replace or remove: {}", op["op"])));
+            }
+            Ok((name, op["path"].as_str().map(str::to_string), op.get("value").cloned().unwrap_or(Value::Null)))
+        })
+        .collect()
+}
+
+/// Applies one add/replace/remove to a user representation (`path` a top-level attribute, a
+/// sub-attribute `name.givenName`, or a filtered multi-valued one `emails[type eq "work"].value`).
+fn patch_user(user: &mut Map<String, Value>, op: &str, path: Option<&str>, value: Value) -> Result<(), ScimError> {
+    let Some(path) = path else {
+        let Value::Object(values) = value else {
+            return Err(ScimError::invalid_value("a patch without path takes an object"));
+        };
+        for (k, v) in values {
+            patch_user(user, op, Some(&k), v)?;
+        }
+        return Ok(());
+    };
+    if let Some((attribute, rest)) = path.split_once('[') {
+        // attribute[type eq "work"].sub
+        let (filter, sub) = rest.split_once(']').ok_or_else(|| ScimError::new(400, Some("invalidPath"), path))?;
+        let sub = sub.trim_start_matches('.');
+        let mut f = filter.splitn(3, ' ');
+        let (Some(key), Some(_), Some(wanted)) = (f.next(), f.next(), f.next()) else {
+            return Err(ScimError::new(400, Some("invalidPath"), path));
+        };
+        let wanted = wanted.trim_matches('"');
+        let list = user.entry(attribute.to_string()).or_insert_with(|| json!([]));
+        let Value::Array(items) = list else { return Err(ScimError::new(400, Some("invalidPath"), path)) };
+        let position = items.iter().position(|i| i[key].as_str() == Some(wanted));
+        match (op, position) {
+            ("remove", Some(i)) if sub.is_empty() => {
+                items.remove(i);
+            }
+            ("remove", Some(i)) => {
+                if let Some(item) = items[i].as_object_mut() {
+                    item.remove(sub);
+                }
+            }
+            ("remove", None) => {}
+            (_, Some(i)) if sub.is_empty() => items[i] = value,
+            (_, Some(i)) => items[i][sub] = value,
+            (_, None) => {
+                let mut item = json!({key: wanted});
+                if sub.is_empty() {
+                    item = value;
+                } else {
+                    item[sub] = value;
+                }
+                items.push(item);
+            }
+        }
+        return Ok(());
+    }
+    let (head, sub) = match path.split_once('.') {
+        // A path may carry the schema URN; its last segment names the attribute.
+        Some(_) if path.starts_with("urn:") => (path.rsplit(':').next().unwrap_or(path), None),
+        Some((h, s)) => (h, Some(s)),
+        None => (path, None),
+    };
+    let head = if head.eq_ignore_ascii_case("active") { "active" } else { head };
+    match (op, sub) {
+        ("remove", None) => {
+            user.remove(head);
+        }
+        ("remove", Some(sub)) => {
+            if let Some(Value::Object(inner)) = user.get_mut(head) {
+                inner.remove(sub);
+            }
+        }
+        (_, None) => {
+            user.insert(head.to_string(), value);
+        }
+        (_, Some(sub)) => {
+            let inner = user.entry(head.to_string()).or_insert_with(|| json!({}));
+            if !inner.is_object() {
+                *inner = json!({});
+            }
+            inner[sub] = value;
+        }
+    }
+    Ok(())
+}
+
+impl Identity {
+    async fn directory_changed(&self, tenant: Uuid) {
+        self.tokens_changed(tenant).await;
+    }
+
+    pub async fn scim_list_users(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        filter: Option<&str>,
+        start_index: Option<i64>,
+        count: Option<i64>,
+    ) -> Result<Value, ScimError> {
+        let filter = parse_filter(filter, "userName")?;
+        let (start, count) = page(start_index, count);
+        let mut tx = self.store.begin(tenant).await?;
+        let (total, users) = tx.directory_users(&filter, start - 1, count).await?;
+        tx.commit().await?;
+        Ok(list(users.iter().map(|u| user_json(base, u)).collect(), total, start))
+    }
+
+    pub async fn scim_get_user(&self, tenant: Uuid, base: &str, id: &str) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
+        let mut tx = self.store.begin(tenant).await?;
+        let user = tx.directory_user(uuid).await?.ok_or_else(|| ScimError::not_found("user", id))?;
+        tx.commit().await?;
+        Ok(user_json(base, &user))
+    }
+
+    pub async fn scim_create_user(&self, tenant: Uuid, base: &str, body: &Value) -> Result<Value, ScimError> {
+        let fields = user_fields(object(body)?)?;
+        let mut tx = self.store.begin(tenant).await?;
+        let user = tx
+            .create_directory_user(&fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
+            .await?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(user_json(base, &user))
+    }
+
+    pub async fn scim_replace_user(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        id: &str,
+        body: &Value,
+    ) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
+        let fields = user_fields(object(body)?)?;
+        let mut tx = self.store.begin(tenant).await?;
+        let user = tx
+            .update_directory_user(uuid, &fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
+            .await?
+            .ok_or_else(|| ScimError::not_found("user", id))?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(user_json(base, &user))
+    }
+
+    pub async fn scim_patch_user(&self, tenant: Uuid, base: &str, id: &str, body: &Value) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
+        let ops = operations(body)?;
+        let mut tx = self.store.begin(tenant).await?;
+        let user = tx.directory_user(uuid).await?.ok_or_else(|| ScimError::not_found("user", id))?;
+        let mut current = user_json(base, &user).as_object().cloned().unwrap_or_default();
+        for (op, path, value) in ops {
+            patch_user(&mut current, &op, path.as_deref(), value)?;
+        }
+        let fields = user_fields(&current)?;
+        let user = tx
+            .update_directory_user(uuid, &fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
+            .await?
+            .ok_or_else(|| ScimError::not_found("user", id))?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(user_json(base, &user))
+    }
+
+    pub async fn scim_delete_user(&self, tenant: Uuid, id: &str) -> Result<(), ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
+        let mut tx = self.store.begin(tenant).await?;
+        if !tx.delete_directory_user(uuid).await? {
+            return Err(ScimError::not_found("user", id));
+        }
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(())
+    }
+
+    pub async fn scim_list_groups(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        filter: Option<&str>,
+        start_index: Option<i64>,
+        count: Option<i64>,
+        with_members: bool,
+    ) -> Result<Value, ScimError> {
+        let filter = parse_filter(filter, "displayName")?;
+        let (start, count) = page(start_index, count);
+        let mut tx = self.store.begin(tenant).await?;
+        let (total, groups) = tx.directory_groups(&filter, start - 1, count).await?;
+        tx.commit().await?;
+        let resources = groups
+            .iter()
+            .map(|g| {
+                let mut out = group_json(base, g);
+                if !with_members {
+                    out.as_object_mut().map(|o| o.remove("members"));
+                }
+                out
+            })
+            .collect();
+        Ok(list(resources, total, start))
+    }
+
+    pub async fn scim_get_group(&self, tenant: Uuid, base: &str, id: &str) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+        let mut tx = self.store.begin(tenant).await?;
+        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+        tx.commit().await?;
+        Ok(group_json(base, &group))
+    }
+
+    pub async fn scim_create_group(&self, tenant: Uuid, base: &str, body: &Value) -> Result<Value, ScimError> {
+        let body = object(body)?;
+        let name = group_name(body.get("displayName"))?;
+        let members = body.get("members").map(member_ids).transpose()?.unwrap_or_default();
+        let mut tx = self.store.begin(tenant).await?;
+        let id = tx.create_directory_group(&name, body.get("externalId").and_then(Value::as_str)).await?;
+        tx.change_directory_members(id, Some(&members), &[], &[]).await?;
+        let group = tx.directory_group(id).await?.ok_or_else(|| ScimError::not_found("group", &id.to_string()))?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(group_json(base, &group))
+    }
+
+    pub async fn scim_replace_group(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        id: &str,
+        body: &Value,
+    ) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+        let body = object(body)?;
+        let name = group_name(body.get("displayName"))?;
+        let members = body.get("members").map(member_ids).transpose()?.unwrap_or_default();
+        let mut tx = self.store.begin(tenant).await?;
+        if !tx.update_directory_group(uuid, &name, body.get("externalId").and_then(Value::as_str)).await? {
+            return Err(ScimError::not_found("group", id));
+        }
+        tx.change_directory_members(uuid, Some(&members), &[], &[]).await?;
+        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(group_json(base, &group))
+    }
+
+    pub async fn scim_patch_group(&self, tenant: Uuid, base: &str, id: &str, body: &Value) -> Result<Value, ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+        let ops = operations(body)?;
+        let mut tx = self.store.begin(tenant).await?;
+        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+        let (mut name, mut external) = (group.display_name.clone(), group.external_id.clone());
+        let (mut replace, mut add, mut remove): (Option<Vec<Uuid>>, Vec<Uuid>, Vec<Uuid>) = (None, vec![], vec![]);
+        for (op, path, value) in ops {
+            let path = path.unwrap_or_default();
+            let lower = path.to_ascii_lowercase();
+            match (op.as_str(), lower.as_str()) {
+                // Okta and Entra: {"op":"replace","value":{"displayName":..,"members":[..]}}
+                (_, "") => {
+                    let Value::Object(values) = value else {
+                        return Err(ScimError::invalid_value("a patch without path takes an object"));
+                    };
+                    if let Some(n) = values.get("displayName") {
+                        name = group_name(Some(n))?;
+                    }
+                    if let Some(e) = values.get("externalId") {
+                        external = e.as_str().map(str::to_string);
+                    }
+                    if let Some(m) = values.get("members") {
+                        let ids = member_ids(m)?;
+                        if op == "replace" { replace = Some(ids) } else { add.extend(ids) }
+                    }
+                }
+                (_, "displayname") if op != "remove" => name = group_name(Some(&value))?,
+                (_, "externalid") => external = if op == "remove" { None } else { value.as_str().map(str::to_string) },
+                ("add", "members") => add.extend(member_ids(&value)?),
+                ("replace", "members") => replace = Some(member_ids(&value)?),
+                ("remove", "members") if value.is_null() => replace = Some(vec![]),
+                ("remove", "members") => remove.extend(member_ids(&value)?),
+                ("remove", p) if p.starts_with("members[") => {
+                    // members[value eq "id"]
+                    let id = path
+                        .split('"')
+                        .nth(1)
+                        .and_then(|v| Uuid::try_parse(v).ok())
+                        .ok_or_else(|| ScimError::new(400, Some("invalidPath"), path.clone()))?;
+                    remove.push(id);
+                }
+                _ => {
+                    return Err(ScimError::new(
+                        400,
+                        Some("invalidPath"),
+                        format!("{op} {path} is not supported on a group"),
+                    ));
+                }
+            }
+        }
+        if name != group.display_name || external != group.external_id {
+            tx.update_directory_group(uuid, &name, external.as_deref()).await?;
+        }
+        tx.change_directory_members(uuid, replace.as_deref(), &add, &remove).await?;
+        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(group_json(base, &group))
+    }
+
+    pub async fn scim_delete_group(&self, tenant: Uuid, id: &str) -> Result<(), ScimError> {
+        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+        let mut tx = self.store.begin(tenant).await?;
+        if !tx.delete_directory_group(uuid).await? {
+            return Err(ScimError::not_found("group", id));
+        }
+        tx.commit().await?;
+        self.directory_changed(tenant).await;
+        Ok(())
+    }
+}
+
+/// `GET /ServiceProviderConfig`.
+pub fn service_provider_config(base: &str) -> Value {
+    json!({
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
+        "documentationUri": format!("{base}/ServiceProviderConfig"),
+        "patch": {"supported": true},
+        "bulk": {"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
+        "filter": {"supported": true, "maxResults": MAX_PAGE},
+        "changePassword": {"supported": false},
+        "sort": {"supported": false},
+        "etag": {"supported": false},
+        "authenticationSchemes": [{"type": "oauthbearertoken", "name": "Bearer token",
+            "description": "An obsidian-tc API token of the tenant with the admin:scim scope", "primary": true}],
+    })
+}
+
+/// `GET /ResourceTypes`.
+pub fn resource_types(base: &str) -> Value {
+    let types = vec![
+        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"], "id": "User", "name": "User",
+               "endpoint": "/Users", "schema": USER_SCHEMA, "meta": {"resourceType": "ResourceType", "location": format!("{base}/ResourceTypes/User")}}),
+        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"], "id": "Group", "name": "Group",
+               "endpoint": "/Groups", "schema": GROUP_SCHEMA, "meta": {"resourceType": "ResourceType", "location": format!("{base}/ResourceTypes/Group")}}),
+    ];
+    list(types, 2, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_the_eq_form_only() {
+        assert_eq!(
+            parse_filter(Some("userName eq \"a@b.test\""), "userName").unwrap(),
+            DirectoryFilter::Name("a@b.test".into())
+        );
+        assert_eq!(
+            parse_filter(Some("externalId EQ \"00u1\""), "userName").unwrap(),
+            DirectoryFilter::ExternalId("00u1".into())
+        );
+        assert_eq!(parse_filter(None, "userName").unwrap(), DirectoryFilter::All);
+        for bad in ["userName co \"a\"", "userName eq a", "emails eq \"x\"", "userName"] {
+            assert!(parse_filter(Some(bad), "userName").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn patches_take_the_shapes_okta_and_entra_send() {
+        let mut user =
+            json!({"userName": "a@b.test", "active": true, "name": {"givenName": "A"}}).as_object().unwrap().clone();
+        // Okta
+        patch_user(&mut user, "replace", None, json!({"active": false})).unwrap();
+        assert_eq!(user["active"], false);
+        // Entra: a string boolean, a filtered path, a sub-attribute
+        patch_user(&mut user, "replace", Some("active"), json!("True")).unwrap();
+        assert_eq!(boolean(&user["active"]), Some(true));
+        patch_user(&mut user, "replace", Some("emails[type eq \"work\"].value"), json!("x@b.test")).unwrap();
+        assert_eq!(user["emails"], json!([{"type": "work", "value": "x@b.test"}]));
+        patch_user(&mut user, "replace", Some("name.familyName"), json!("B")).unwrap();
+        assert_eq!(user["name"], json!({"givenName": "A", "familyName": "B"}));
+        patch_user(&mut user, "remove", Some("name.givenName"), Value::Null).unwrap();
+        assert_eq!(user["name"], json!({"familyName": "B"}));
+        let fields = user_fields(&user).unwrap();
+        assert_eq!(fields.email.as_deref(), Some("x@b.test"));
+        assert!(fields.active);
+    }
+}
