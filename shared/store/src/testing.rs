@@ -84,6 +84,8 @@ pub enum Table {
     OauthCodes,
     OauthRefreshTokens,
     OauthAssertionJtis,
+    DirectoryGroups,
+    DirectoryGroupMembers,
 }
 
 impl Table {
@@ -98,7 +100,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 32] = [
+    pub const ALL: [Table; 34] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -131,6 +133,8 @@ impl Table {
         Table::OauthCodes,
         Table::OauthRefreshTokens,
         Table::OauthAssertionJtis,
+        Table::DirectoryGroups,
+        Table::DirectoryGroupMembers,
     ];
 
     fn name(self) -> &'static str {
@@ -167,6 +171,8 @@ impl Table {
             Table::OauthCodes => "oauth_codes",
             Table::OauthRefreshTokens => "oauth_refresh_tokens",
             Table::OauthAssertionJtis => "oauth_assertion_jtis",
+            Table::DirectoryGroups => "directory_groups",
+            Table::DirectoryGroupMembers => "directory_group_members",
         }
     }
 }
@@ -340,6 +346,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::OauthCodes => "UPDATE oauth_codes SET used_at = used_at",
         Table::OauthRefreshTokens => "UPDATE oauth_refresh_tokens SET rotated_at = rotated_at",
         Table::OauthAssertionJtis => "DELETE FROM oauth_assertion_jtis",
+        Table::DirectoryGroups => "UPDATE directory_groups SET display_name = display_name",
+        Table::DirectoryGroupMembers => "DELETE FROM directory_group_members",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

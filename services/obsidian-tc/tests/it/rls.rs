@@ -35,10 +35,10 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
     //  note_tags, note_properties, note_tasks, chunks, acl_rules, principal_groups, audit_log,
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
-    //  oauth_refresh_tokens, oauth_assertion_jtis]
+    //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members]
     for (tenant, expected) in [
-        (&a, [1, 1, 2, 2, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
-        (&b, [1, 2, 3, 6, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3]),
+        (&a, [1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
+        (&b, [1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3]),
     ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
@@ -121,6 +121,12 @@ async fn fill_oauth(store: &otc_store::Store, tenant: &Tenant, k: usize) {
         .await
         .unwrap();
         assert!(tx.record_assertion_jti(&format!("jti-{i}"), expires).await.unwrap());
+    }
+    // k directory groups, the provisioned person in each.
+    let member = tx.create_directory_user("member@example.test", None, true, &serde_json::json!({})).await.unwrap();
+    for i in 0..k {
+        let group = tx.create_directory_group(&format!("dg{i}"), None).await.unwrap();
+        tx.change_directory_members(group, None, &[member.id], &[]).await.unwrap();
     }
     tx.commit().await.unwrap();
 }
