@@ -83,6 +83,9 @@ fn refusal(refusal: Refusal, client: &str) -> Response {
 fn form(body: &Bytes) -> Result<HashMap<String, String>, OAuthError> {
     let mut out = HashMap::new();
     for (k, v) in form_urlencoded::parse(body) {
+        if k.contains('\0') || v.contains('\0') {
+            return Err(OAuthError::invalid_request(format!("{k} contains a NUL character")));
+        }
         if out.insert(k.to_string(), v.to_string()).is_some() {
             return Err(OAuthError::invalid_request(format!("{k} is given more than once")));
         }
@@ -171,7 +174,11 @@ pub async fn register(State(state): State<AppState>, body: Bytes) -> Response {
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let request: Value = match serde_json::from_slice(&body) {
+    let request: Value = match serde_json::from_slice::<Value>(&body) {
+        // Postgres keeps no NUL in text or JSON.
+        Ok(v) if v.to_string().contains("\\u0000") => {
+            return oauth_error(OAuthError::invalid_client_metadata("the registration contains a NUL character"));
+        }
         Ok(v) => v,
         Err(_) => return oauth_error(OAuthError::invalid_client_metadata("the body must be a JSON object")),
     };
@@ -245,7 +252,7 @@ pub async fn sign_in(State(state): State<AppState>, headers: HeaderMap, body: By
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let fields = form(&body).unwrap_or_default();
+    let Ok(fields) = form(&body) else { return other_browser() };
     let flow = fields.get("flow").cloned().unwrap_or_default();
     if !same_browser(&headers, &flow) || !same_origin(&headers, &issuer(&state, &headers)) {
         return other_browser();
@@ -317,7 +324,7 @@ pub async fn consent(State(state): State<AppState>, headers: HeaderMap, body: By
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let fields = form(&body).unwrap_or_default();
+    let Ok(fields) = form(&body) else { return other_browser() };
     let flow = fields.get("flow").cloned().unwrap_or_default();
     if !same_browser(&headers, &flow) || !same_origin(&headers, &issuer(&state, &headers)) {
         return other_browser();

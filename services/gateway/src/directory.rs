@@ -74,11 +74,13 @@ fn base(state: &AppState, headers: &HeaderMap) -> String {
 }
 
 fn scim_body(body: &Bytes) -> Result<Value, ScimError> {
-    serde_json::from_slice(body).map_err(|_| ScimError {
-        status: 400,
-        scim_type: Some("invalidSyntax"),
-        detail: "the body is not JSON".into(),
-    })
+    let bad = |detail: &str| ScimError { status: 400, scim_type: Some("invalidSyntax"), detail: detail.into() };
+    let value: Value = serde_json::from_slice(body).map_err(|_| bad("the body is not JSON"))?;
+    // Postgres keeps no NUL in text or JSON.
+    if value.to_string().contains("\\u0000") {
+        return Err(bad("the body contains a NUL character"));
+    }
+    Ok(value)
 }
 
 /// Checks a SCIM request's credential; a refusal in SCIM's error shape.

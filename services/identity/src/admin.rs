@@ -119,6 +119,17 @@ impl Identity {
         if input.client_id.is_empty() || input.client_id.len() > 1024 {
             return Err(invalid("client_id", "must be 1 to 1024 characters"));
         }
+        let texts = std::iter::once(&input.client_id)
+            .chain(&input.groups_claim)
+            .chain(&input.cimd_hosts)
+            .chain(input.group_scopes.keys())
+            .chain(input.group_acl.keys())
+            .chain(input.client_secret.iter());
+        for text in texts {
+            if text.chars().any(char::is_control) {
+                return Err(invalid("idp", "no value may contain control characters"));
+            }
+        }
         let mut domains = Vec::new();
         for d in &input.email_domains {
             let d = d.trim().trim_start_matches('@').to_ascii_lowercase();

@@ -217,7 +217,8 @@ impl Identity {
     pub async fn sign_in(&self, flow_id: &str, email: &str) -> Result<url::Url, Refusal> {
         let mut flow = self.flow(flow_id).await?.ok_or_else(expired)?;
         let email = email.trim();
-        let Some(domain) = email_domain(email).filter(|_| email.len() <= 320) else {
+        let Some(domain) = email_domain(email).filter(|_| email.len() <= 320 && !email.chars().any(char::is_control))
+        else {
             return Err(Refusal::Retry { flow: flow.id, message: "Enter your work email address.".into() });
         };
         let Some(tenant) = self.store.tenant_by_email_domain(&domain).await? else {

@@ -179,6 +179,9 @@ impl Identity {
     /// The client a client_id names: a registered one, or a metadata document (fetched, or from
     /// the cache while it is fresh).
     pub async fn client(&self, client_id: &str) -> Result<Option<OAuthClient>, OAuthError> {
+        if client_id.is_empty() || client_id.len() > 2048 || client_id.chars().any(char::is_control) {
+            return Ok(None);
+        }
         let cached = self.store.oauth_client(client_id).await?;
         match cached {
             Some(c) if c.kind == "dcr" => Ok(Some(c)),

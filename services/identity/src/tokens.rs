@@ -212,7 +212,10 @@ impl Identity {
             return Err(bad("is not of type oauth-id-jag+jwt"));
         }
         let claims = &unverified.claims;
-        let asserted_issuer = claims["iss"].as_str().ok_or_else(|| bad("names no issuer"))?;
+        let asserted_issuer = claims["iss"]
+            .as_str()
+            .filter(|i| i.len() <= 2048 && !i.chars().any(char::is_control))
+            .ok_or_else(|| bad("names no usable issuer"))?;
         // The tenant: the one whose provider is the issuer; where several share one issuer, the
         // one that owns the asserted email's domain.
         let mut tenants = self.store.tenants_by_idp_issuer(asserted_issuer).await?;

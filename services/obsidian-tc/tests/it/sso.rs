@@ -1204,3 +1204,153 @@ async fn an_admin_lists_and_revokes_grants_from_the_command_line_and_the_api() {
     assert_eq!(taken.status(), 409, "a domain another tenant claimed");
     let _ = std::fs::remove_file(&config_file);
 }
+
+#[tokio::test]
+async fn malformed_requests_to_the_authorization_server_and_scim_are_refused_small_and_typed() {
+    let w = world(|_| {}).await;
+    let (admin, _) = w.acme.token(&w.app.store, "admin:scim", false, None).await;
+    let huge = "h".repeat(60_000);
+    let form_cases: Vec<(&str, Vec<(&str, String)>)> = vec![
+        ("/oauth/token", vec![]),
+        ("/oauth/token", vec![("grant_type", "authorization_code".into()), ("client_id", huge.clone())]),
+        ("/oauth/token", vec![("grant_type", "\0".into()), ("client_id", "\0".into())]),
+        (
+            "/oauth/token",
+            vec![
+                ("grant_type", otc_identity::JWT_BEARER.into()),
+                ("client_id", "x".into()),
+                ("assertion", huge.clone()),
+            ],
+        ),
+        ("/oauth/revoke", vec![("token", huge.clone())]),
+        ("/oauth/signin", vec![("flow", huge.clone()), ("email", "\0".into())]),
+        ("/oauth/consent", vec![("flow", "\0".into()), ("decision", "allow".into())]),
+    ];
+    let mut problems = Vec::new();
+    let judge = |problems: &mut Vec<String>, what: String, status: u16, text: String| {
+        if !(400..500).contains(&status) {
+            problems.push(format!("{what}: {status}"));
+        }
+        if text.len() > 16 * 1024 || text.contains(&huge[..1000]) {
+            problems.push(format!("{what}: a {}-byte answer echoing input", text.len()));
+        }
+    };
+    for (path, form) in form_cases {
+        let response = w.app.http.post(w.app.url(path)).form(&form).send().await.unwrap();
+        let status = response.status().as_u16();
+        judge(&mut problems, format!("POST {path}"), status, response.text().await.unwrap());
+    }
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for query in [
+        "",
+        "client_id=%00",
+        &format!("client_id={huge}"),
+        "client_id=https://example.invalid/%00",
+        "response_type=code&client_id=otcd_x&redirect_uri=%00",
+    ] {
+        let response = no_redirects.get(w.app.url(&format!("/oauth/authorize?{query}"))).send().await.unwrap();
+        let status = response.status().as_u16();
+        judge(
+            &mut problems,
+            format!("GET /oauth/authorize?{}", &query[..query.len().min(60)]),
+            status,
+            response.text().await.unwrap(),
+        );
+    }
+    for body in [
+        "{nope",
+        "[]",
+        &json!({"redirect_uris": [huge.clone()]}).to_string(),
+        &json!({"redirect_uris": ["\0"]}).to_string(),
+    ] {
+        let response = w
+            .app
+            .http
+            .post(w.app.url("/oauth/register"))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        judge(
+            &mut problems,
+            format!("POST /oauth/register {}", &body[..body.len().min(40)]),
+            status,
+            response.text().await.unwrap(),
+        );
+    }
+    let scim_cases: Vec<(Method, String, Option<String>)> = vec![
+        (Method::POST, "/Users".into(), Some("{nope".into())),
+        (Method::POST, "/Users".into(), Some(json!({"userName": huge.clone()}).to_string())),
+        (Method::POST, "/Users".into(), Some(json!({"userName": "a@b.test", "active": "perhaps"}).to_string())),
+        (Method::GET, format!("/Users?filter={huge}"), None),
+        (Method::GET, "/Users?startIndex=-5&count=99999999".into(), None),
+        (
+            Method::PATCH,
+            format!("/Users/{}", uuid::Uuid::nil()),
+            Some(json!({"Operations": [{"op": "explode"}]}).to_string()),
+        ),
+        (
+            Method::POST,
+            "/Groups".into(),
+            Some(json!({"displayName": "ok", "members": [{"value": "not-an-id"}]}).to_string()),
+        ),
+        (
+            Method::POST,
+            "/Groups".into(),
+            Some(json!({"displayName": "ok2", "members": [{"value": uuid::Uuid::nil()}]}).to_string()),
+        ),
+        (Method::PATCH, format!("/Groups/{}", uuid::Uuid::nil()), Some("[]".into())),
+    ];
+    for (method, path, body) in scim_cases {
+        let mut request = w.app.http.request(method.clone(), w.app.url(&format!("/scim/v2{path}"))).bearer_auth(&admin);
+        if let Some(body) = body {
+            request = request.header("content-type", "application/scim+json").body(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let what = format!("{method} /scim/v2{}", &path[..path.len().min(60)]);
+        if status == 200 {
+            // A page with a clamped count is a fine answer to an odd one.
+            assert!(text.contains("ListResponse"), "{what}: {text}");
+            continue;
+        }
+        if !text.contains("urn:ietf:params:scim:api:messages:2.0:Error") {
+            problems.push(format!("{what}: not a SCIM error: {}", &text[..text.len().min(200)]));
+        }
+        judge(&mut problems, what, status, text);
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[tokio::test]
+async fn signing_keys_rotate_and_tokens_signed_before_still_verify() {
+    let w = world(|_| {}).await;
+    let mut config = w.app.iso.config();
+    oauth_on(&mut config);
+    let sealer = otc_auth::seal::Sealer::from_base64(SECRET_KEY).unwrap();
+    let settings = otc_identity::IdentitySettings { key_rotation: Duration::from_secs(1), ..Default::default() };
+    let fast = otc_identity::Identity::new(w.app.deps.store.clone(), w.app.deps.kv.clone(), sealer, settings);
+    let first = fast.jwks().await.unwrap()["keys"].as_array().unwrap().clone();
+    // The gateway signs with the newest key; a token it issues now names it.
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let before = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let before = before["access_token"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let after = fast.jwks().await.unwrap()["keys"].as_array().unwrap().clone();
+    assert_eq!(after.len(), first.len() + 1, "a new key, the old one still published: {after:?}");
+    assert_ne!(after[0]["kid"], first[0]["kid"], "the newest key first");
+    // A second rotation at the same moment by another gateway makes no second key.
+    let again = fast.jwks().await.unwrap()["keys"].as_array().unwrap().len();
+    assert_eq!(again, after.len());
+    // The token signed with the retired key still verifies and works.
+    assert!(fast.access_token_tenant_for(&before, Some(&w.app.url(""))).await.is_some());
+    assert_eq!(mcp_call(&w.app, "/mcp", &before, "list_vaults", json!({})).await.0, 200);
+    // Private halves are sealed: the stored key does not open with another secret key.
+    let other = otc_auth::seal::Sealer::new(&[9u8; 32]).unwrap();
+    let wrong = otc_identity::Identity::new(w.app.deps.store.clone(), w.app.deps.kv.clone(), other, Default::default());
+    assert!(wrong.jwks().await.is_err(), "a key sealed with another secret opened");
+}
