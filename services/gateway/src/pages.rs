@@ -61,9 +61,9 @@ pub fn sign_in(action: &str, flow: &str, client: &str, message: Option<&str>) ->
     let body = format!(
         "<h1>Sign in to connect {client}</h1>{error}\
 <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"flow\" value=\"{flow}\">\
-<label for=\"email\">Work email</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"email\" required autofocus>\
-<button type=\"submit\">Continue</button></form>\
-<p>You will sign in with your organisation's identity provider.</p>",
+<label for=\"email\">Work email or organisation id</label><input id=\"email\" name=\"email\" type=\"text\" inputmode=\"email\" autocomplete=\"email\" required autofocus aria-describedby=\"email-help\">\
+<p id=\"email-help\">Your email's domain finds your organisation; you then sign in with its identity provider.</p>\
+<button type=\"submit\">Continue</button></form>",
         client = escape(client),
         action = escape(action),
         flow = escape(flow),

@@ -212,27 +212,40 @@ impl Identity {
         flow::load(&self.kv, id).await
     }
 
-    /// Home-realm discovery: the tenant whose identity provider signs in `email`'s domain; then
-    /// the URL that sends the person there.
+    /// Home-realm discovery: the tenant whose identity provider signs in `email`'s domain, or
+    /// the tenant `email` names by its id (slug) when it is not an address (the organisation's
+    /// own sign-in, for people whose addresses are on a shared domain); then the URL that sends
+    /// the person there.
     pub async fn sign_in(&self, flow_id: &str, email: &str) -> Result<url::Url, Refusal> {
         let mut flow = self.flow(flow_id).await?.ok_or_else(expired)?;
         let email = email.trim();
-        let Some(domain) = email_domain(email).filter(|_| email.len() <= 320 && !email.chars().any(char::is_control))
-        else {
-            return Err(Refusal::Retry { flow: flow.id, message: "Enter your work email address.".into() });
+        let retry = |flow: &Flow, message: String| Refusal::Retry { flow: flow.id.clone(), message };
+        if email.is_empty() || email.len() > 320 || email.chars().any(char::is_control) {
+            return Err(retry(&flow, "Enter your work email address or your organisation's id.".into()));
+        }
+        let (tenant, hint, unknown) = match email_domain(email) {
+            Some(domain) => (
+                self.store.tenant_by_email_domain(&domain).await?,
+                Some(email),
+                format!("No organisation here signs in people with {domain} addresses."),
+            ),
+            None if !email.contains('@') => (
+                self.store.tenant_id_by_slug(&email.to_ascii_lowercase()).await?,
+                None,
+                format!("No organisation here has the id {email}."),
+            ),
+            None => (None, None, "Enter your work email address or your organisation's id.".into()),
         };
-        let Some(tenant) = self.store.tenant_by_email_domain(&domain).await? else {
-            return Err(Refusal::Retry {
-                flow: flow.id,
-                message: format!("No organisation here signs in people with {domain} addresses."),
-            });
-        };
+        let Some(tenant) = tenant else { return Err(retry(&flow, unknown)) };
         let mut tx = self.store.begin(tenant).await?;
         let idp = tx.idp().await?;
         let name = tx.tenant().await?.map(|t| t.name);
         tx.commit().await?;
         let Some(idp) = idp else {
-            return Err(Refusal::Retry { flow: flow.id, message: format!("{domain} has no sign-in configured.") });
+            return Err(retry(
+                &flow,
+                "Your organisation has no sign-in configured here. Ask your administrator.".into(),
+            ));
         };
         let client = self.client(&flow.client_id).await.ok().flatten();
         if let Some(client) = client
@@ -245,7 +258,7 @@ impl Identity {
             ));
         }
         let redirect = format!("{}{}", flow.issuer, paths::CALLBACK);
-        let (url, leg) = federation::start(self, &idp, tenant, &redirect, &flow.id, Some(email))
+        let (url, leg) = federation::start(self, &idp, tenant, &redirect, &flow.id, hint)
             .await
             .map_err(|e| federation_refusal(&e))?;
         flow.tenant = Some(tenant);

@@ -1354,3 +1354,93 @@ async fn signing_keys_rotate_and_tokens_signed_before_still_verify() {
     let wrong = otc_identity::Identity::new(w.app.deps.store.clone(), w.app.deps.kv.clone(), other, Default::default());
     assert!(wrong.jwks().await.is_err(), "a key sealed with another secret opened");
 }
+
+#[tokio::test]
+async fn an_organisation_id_routes_sign_in_and_metadata_documents_are_fetched_within_limits() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let mcp = w.app.url("/mcp");
+    // The organisation's id instead of an email.
+    let (_, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &mcp);
+    let ended = Browser::new().walk(&url, &redirect, "acme", ("alice", "pw-a"), "allow").await;
+    assert!(matches!(&ended, Ended::Client(p) if p.contains_key("code")), "{ended:?}");
+    let Ended::Page(_, text) = Browser::new().walk(&url, &redirect, "no-such-org", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("an unknown organisation got in")
+    };
+    assert!(text.contains("No organisation here has the id no-such-org"), "{text}");
+
+    // Documents: a redirect is not followed, a large one is not read, one naming another
+    // client_id is refused.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let host = format!("http://{}", listener.local_addr().unwrap());
+    let r = redirect.clone();
+    let base = host.clone();
+    let router = axum::Router::new()
+        .route("/moved.json", axum::routing::get(|| async { axum::response::Redirect::temporary("/good.json") }))
+        .route("/large.json", axum::routing::get(|| async { "x".repeat(20_000) }))
+        .route(
+            "/other.json",
+            axum::routing::get(|| async {
+                axum::Json(
+                    json!({"client_id": "https://elsewhere.example/c.json", "redirect_uris": ["https://a.example/cb"]}),
+                )
+            }),
+        )
+        .route(
+            "/good.json",
+            axum::routing::get(move || {
+                let (r, base) = (r.clone(), base.clone());
+                async move {
+                    axum::Json(
+                        json!({"client_id": format!("{base}/good.json"), "client_name": "Good", "redirect_uris": [r]}),
+                    )
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    for (path, why) in
+        [("/moved.json", "answered 307"), ("/large.json", "larger than"), ("/other.json", "not its own URL")]
+    {
+        let url = authorize_url(&w.app, &format!("{host}{path}"), &redirect, &challenge, "read:notes", &mcp);
+        let response = w.app.http.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{path}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains(why), "{path}: {text}");
+    }
+    // A tenant that lists the hosts it trusts refuses a document from any other.
+    let identity = identity(&w.app);
+    let mut current = identity.idp(w.acme.id).await.unwrap().unwrap();
+    current.cimd_hosts = vec!["clients.example".into()];
+    identity
+        .set_idp(
+            w.acme.id,
+            otc_identity::admin::IdpInput {
+                issuer: current.issuer.clone(),
+                client_id: current.client_id.clone(),
+                keep_secret: true,
+                email_domains: current.email_domains.clone(),
+                default_scopes: current.default_scopes.clone(),
+                cimd_hosts: current.cimd_hosts.clone(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let good = authorize_url(&w.app, &format!("{host}/good.json"), &redirect, &challenge, "read:notes", &mcp);
+    let Ended::Client(params) =
+        Browser::new().walk(&good, &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
+    else {
+        panic!("no answer to the client")
+    };
+    assert_eq!(params.get("error").map(String::as_str), Some("access_denied"), "{params:?}");
+    // globex lists none: the same document is fine there.
+    let Ended::Client(params) =
+        Browser::new().walk(&good, &redirect, "bob@globex.test", ("bob", "pw-b"), "allow").await
+    else {
+        panic!("no answer to the client")
+    };
+    assert!(params.contains_key("code"), "{params:?}");
+}
