@@ -62,3 +62,12 @@ fn every_commit_goes_through_the_one_commit_path() {
     );
     assert!(found.is_empty(), "commits outside otc_indexer::commit: {found:?}");
 }
+
+#[test]
+fn only_the_identity_crate_talks_to_identity_providers_and_picks_outbound_addresses() {
+    let found = offenders(&["services/identity/"], "openidconnect::");
+    assert!(found.is_empty(), "openidconnect outside services/identity: {found:?}");
+    // The guarded resolver is the one way to reach an address someone else chose.
+    let found = offenders(&["services/identity/src/net.rs"], ".dns_resolver(");
+    assert!(found.is_empty(), "another resolver: {found:?}");
+}
