@@ -84,8 +84,9 @@ fn scim_body(body: &Bytes) -> Result<Value, ScimError> {
 }
 
 /// Checks a SCIM request's credential; a refusal in SCIM's error shape.
-fn scim_guard(state: &AppState, caller: &Caller) -> Result<std::sync::Arc<otc_identity::Identity>, Response> {
-    let refuse = |status: u16, detail: &str| scim_error(ScimError { status, scim_type: None, detail: detail.into() });
+fn scim_guard(state: &AppState, caller: &Caller) -> Result<std::sync::Arc<otc_identity::Identity>, Box<Response>> {
+    let refuse =
+        |status: u16, detail: &str| Box::new(scim_error(ScimError { status, scim_type: None, detail: detail.into() }));
     let identity = state.identity.clone().ok_or_else(|| refuse(404, "sign-in is not configured on this server"))?;
     if tenant_admin(caller, SCIM_SCOPE).is_err() {
         return Err(refuse(403, "this credential needs the admin:scim scope and no vault binding"));
@@ -107,7 +108,7 @@ macro_rules! guarded {
     ($state:expr, $caller:expr) => {
         match scim_guard(&$state, &$caller) {
             Ok(identity) => identity,
-            Err(response) => return response,
+            Err(response) => return *response,
         }
     };
 }

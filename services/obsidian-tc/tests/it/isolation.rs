@@ -95,15 +95,15 @@ pub(crate) async fn seed_secrets(app: &TestApp, slug: &str) -> Secrets {
     let plan = format!("---\nstatus: {SECRET}\ntags: [secret]\n---\n# Plan\n{SECRET} [[{UNSENT}]]\n");
     let zeta = format!("{SECRET} hidden\n");
     crate::index::commit(
-        &app,
+        app,
         &a_token,
         "Acme Secrets",
         &[("Secret/Plan.md", Some(&plan)), (&format!("Hidden/{UNSENT}.md"), Some(&zeta))],
     )
     .await;
-    ok(&app, &a_token, "write_note", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "content": format!("{plan}more\n"), "mode": "overwrite"})).await;
+    ok(app, &a_token, "write_note", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "content": format!("{plan}more\n"), "mode": "overwrite"})).await;
     let snapshots =
-        ok(&app, &a_token, "list_snapshots", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md"})).await;
+        ok(app, &a_token, "list_snapshots", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md"})).await;
     let snapshot = snapshots["snapshots"][0]["id"].as_str().expect("A has a snapshot").to_string();
 
     let mut tx = app.store.begin(a.id).await.unwrap();
@@ -111,7 +111,7 @@ pub(crate) async fn seed_secrets(app: &TestApp, slug: &str) -> Secrets {
     tx.commit().await.unwrap();
     // A has a rule of its own, which B must neither see nor change.
     let (status, _) = api(
-        &app,
+        app,
         &a_token,
         Method::PUT,
         "/v1/acl",
@@ -140,7 +140,7 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
     for vault in ["Acme Secrets".to_string(), vault_id.to_string()] {
         for tool in &tools {
             let args = args_for(tool, &vault, snapshot);
-            let result = call(&app, "/mcp", &b_token, tool, args.clone()).await;
+            let result = call(app, "/mcp", &b_token, tool, args.clone()).await;
             let text = result.to_string();
             assert!(!leaks(&text), "{tool} {args} leaks A's data: {text}");
             if result["isError"] == true {
@@ -193,7 +193,7 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
             (Method::GET, format!("/v1/principals/{a_principal}/groups"), None),
             (Method::POST, format!("/v1/principals/{a_principal}/groups"), Some(json!({"add": ["x"]}))),
         ] {
-            let (status, answer) = api(&app, &b_token, method.clone(), &path, body).await;
+            let (status, answer) = api(app, &b_token, method.clone(), &path, body).await;
             let text = answer.to_string();
             assert!(!leaks(&text), "{method} {path} leaks: {text}");
             assert_eq!(status, 404, "{method} {path}: {text}");
@@ -209,19 +209,15 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
             .unwrap();
         assert_eq!(put.status(), 404, "an upload into A's vault");
     }
-    let (status, listed) = api(&app, &b_token, Method::GET, "/v1/vaults", None).await;
+    let (status, listed) = api(app, &b_token, Method::GET, "/v1/vaults", None).await;
     assert_eq!(status, 200);
     assert!(!leaks(&listed.to_string()) && !listed.to_string().contains("Acme Secrets"), "{listed}");
     // A's notes are as they were.
-    let read = ok(
-        &app,
-        &a_token,
-        "read_note",
-        json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "format": "content"}),
-    )
-    .await;
+    let read =
+        ok(app, a_token, "read_note", json!({"vault": "Acme Secrets", "path": "Secret/Plan.md", "format": "content"}))
+            .await;
     assert_eq!(read["content"], format!("{plan}more\n"));
-    let (_, rules) = api(&app, &a_token, Method::GET, "/v1/acl", None).await;
+    let (_, rules) = api(app, a_token, Method::GET, "/v1/acl", None).await;
     assert_eq!(rules["rules"].as_array().unwrap().len(), 1, "{rules}");
     assert_eq!(rules["rules"][0]["subject"], "group staff");
 }
