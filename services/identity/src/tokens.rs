@@ -271,10 +271,11 @@ impl Identity {
             (None, Some(_)) => return Err(OAuthError::invalid_target("the resource is not served here")),
             (None, None) => resources[0].clone(),
         };
-        let subject = claims["sub"].as_str().filter(|s| !s.is_empty()).ok_or_else(|| bad("names no subject"))?;
-        let jti =
-            claims["jti"].as_str().filter(|j| !j.is_empty() && j.len() <= 512).ok_or_else(|| bad("has no jti"))?;
-        let email = claims["email"].as_str().map(str::to_ascii_lowercase);
+        // Postgres keeps no NUL: a claim with control characters is refused, not stored.
+        let clean = |s: &&str| !s.is_empty() && s.len() <= 512 && !s.chars().any(char::is_control);
+        let subject = claims["sub"].as_str().filter(clean).ok_or_else(|| bad("names no usable subject"))?;
+        let jti = claims["jti"].as_str().filter(clean).ok_or_else(|| bad("has no usable jti"))?;
+        let email = claims["email"].as_str().filter(clean).map(str::to_ascii_lowercase);
         if !idp.email_domains.is_empty()
             && let Some(email) = &email
             && !email.rsplit_once('@').is_some_and(|(_, d)| idp.email_domains.iter().any(|ok| ok == d))

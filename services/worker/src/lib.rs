@@ -143,6 +143,8 @@ pub struct WorkerSettings {
 pub struct SweepReport {
     pub tenants: usize,
     pub tokens_purged: u64,
+    /// Authorization codes and refresh tokens past their expiry, and identity-assertion ids.
+    pub oauth_secrets_purged: u64,
     pub audit_records_purged: u64,
     pub snapshots_pruned: u64,
     pub blobs_collected: u64,
@@ -187,6 +189,7 @@ async fn sweep_tenant(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut tx = store.begin(tenant).await?;
     report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
+    report.oauth_secrets_purged += tx.purge_dead_oauth_secrets(Utc::now() - settings.token_retention).await?;
     report.audit_records_purged += tx.purge_audit(settings.audit_retention_days).await?;
     report.snapshots_pruned += tx.prune_snapshots(settings.snapshots_per_path).await?;
     report.uploads_forgotten += tx.forget_uploads(Utc::now() - settings.gc_grace).await?;

@@ -605,13 +605,17 @@ impl TenantTx {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Deletes the codes and refresh tokens that can no longer be used; returns how many.
+    /// Deletes the codes and refresh tokens that expired before `before` (no longer usable,
+    /// nor needed to recognise a replay), and the assertion ids past their assertion's expiry;
+    /// returns how many.
     pub async fn purge_dead_oauth_secrets(&mut self, before: DateTime<Utc>) -> Result<u64> {
         let codes =
             sqlx::query!("DELETE FROM oauth_codes WHERE expires_at < $1", before).execute(&mut *self.tx).await?;
         let refresh = sqlx::query!("DELETE FROM oauth_refresh_tokens WHERE expires_at < $1", before)
             .execute(&mut *self.tx)
             .await?;
-        Ok(codes.rows_affected() + refresh.rows_affected())
+        let jtis =
+            sqlx::query!("DELETE FROM oauth_assertion_jtis WHERE expires_at < now()").execute(&mut *self.tx).await?;
+        Ok(codes.rows_affected() + refresh.rows_affected() + jtis.rows_affected())
     }
 }

@@ -70,16 +70,37 @@ async fn the_sweep_deletes_only_tokens_dead_longer_than_the_retention() {
     let (_, revoked) = b.token(&store, "read:notes", false, None).await;
     let mut tx = store.begin(b.id).await.unwrap();
     tx.revoke_token(revoked).await.unwrap();
+    // An authorization code and a refresh token past their expiry, a live refresh token, and an
+    // assertion id past its assertion's expiry.
+    let person = tx.federated_principal("s", "p@b.test", None, None).await.unwrap();
+    let grant = tx
+        .create_grant(otc_store::NewGrant {
+            principal_id: person.id,
+            client_id: "c",
+            client_name: None,
+            scopes: &["read:notes".to_string()],
+            resource: "https://x.example/mcp",
+            via: "authorization_code",
+        })
+        .await
+        .unwrap();
+    let past = Utc::now() - chrono::Duration::seconds(5);
+    tx.store_code(&[1; 32], grant.id, "https://c.example/cb", "ch", past).await.unwrap();
+    tx.store_refresh_token(&[2; 32], grant.id, past).await.unwrap();
+    tx.store_refresh_token(&[3; 32], grant.id, Utc::now() + chrono::Duration::days(1)).await.unwrap();
+    assert!(tx.record_assertion_jti("j", past).await.unwrap());
     tx.commit().await.unwrap();
 
-    // A long retention keeps them all.
+    // A long retention keeps them all (but the assertion id, dead at its own expiry).
     let blobs = blobs(&iso);
     let report = sweep_once(&store, &blobs, &settings(chrono::Duration::days(30))).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged, report.tenants_failed), (2, 0, 0));
+    assert_eq!(report.oauth_secrets_purged, 1);
 
     tokio::time::sleep(Duration::from_millis(50)).await;
     let report = sweep_once(&store, &blobs, &settings(chrono::Duration::zero())).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged), (2, 2));
+    assert_eq!(report.oauth_secrets_purged, 2, "the expired code and refresh token, not the live one");
     let mut tx = store.begin(a.id).await.unwrap();
     let left: Vec<_> = tx.list_tokens().await.unwrap().into_iter().map(|t| t.id).collect();
     tx.commit().await.unwrap();
