@@ -77,7 +77,25 @@ async fn check(sources: &Sources) -> Vec<Line> {
     if let Some(endpoint) = &config.telemetry.otlp_endpoint {
         lines.push(Line::Ok(format!("traces exported over OTLP/HTTP to {}", otc_telemetry::traces_url(endpoint))));
     }
+    lines.push(oauth_line(config));
     lines
+}
+
+/// Whether clients can sign in (OAuth), and from where they are told to.
+fn oauth_line(config: &Config) -> Line {
+    match (&config.oauth.secret_key, &config.mcp.public_url) {
+        (None, _) => Line::Ok("sign-in (OAuth) off: oauth.secret_key is not set; clients use API tokens".into()),
+        (Some(_), Some(url)) if url.starts_with("https://") => {
+            Line::Ok(format!("sign-in (OAuth) on: issuer {}", url.trim_end_matches('/')))
+        }
+        (Some(_), Some(url)) => Line::Warning(format!(
+            "sign-in (OAuth) on, but mcp.public_url {url} is not https: hosted clients refuse it"
+        )),
+        (Some(_), None) => Line::Warning(
+            "sign-in (OAuth) on with no mcp.public_url: the issuer is read from each request's Host (http); set it"
+                .into(),
+        ),
+    }
 }
 
 /// Tool names and tags in the visibility settings must exist, or the rule silently does nothing.

@@ -714,6 +714,21 @@ impl Config {
         {
             bad("telemetry.otlp_endpoint", "is not a valid URL".into());
         }
+        if let Some(key) = &self.oauth.secret_key {
+            use base64::Engine;
+            let text = key.expose().trim();
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text));
+            if decoded.map(|b| b.len()) != Ok(32) {
+                bad("oauth.secret_key", "must be 32 random bytes, base64 (`openssl rand -base64 32`)".into());
+            }
+        }
+        if let Some(url) = &self.mcp.public_url
+            && !url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some())
+        {
+            bad("mcp.public_url", "must be an absolute http(s) URL".into());
+        }
         if self.governor.max_response_bytes < 1024 {
             bad("governor.max_response_bytes", "must be at least 1024".into());
         }

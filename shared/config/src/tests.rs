@@ -171,3 +171,19 @@ fn the_index_section_bounds_what_is_indexed_and_how_long_a_write_waits() {
     let problems = loaded.validate().unwrap_err();
     assert!(problems[0].to_string().starts_with("OTC__INDEX__MAX_INDEXED_BYTES"), "{}", problems[0]);
 }
+
+#[test]
+fn the_oauth_secret_key_must_be_32_bytes_of_base64() {
+    let check = |key: &str| {
+        Sources::new(None, env(&[("OTC__OAUTH__SECRET_KEY", key)]))
+            .load()
+            .unwrap()
+            .validate()
+            .map_err(|p| p[0].to_string())
+    };
+    assert!(check("BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=").is_ok());
+    for bad in ["short", "c2hvcnQ=", "not base64 at all!"] {
+        let problem = check(bad).unwrap_err();
+        assert!(problem.starts_with("OTC__OAUTH__SECRET_KEY") && !problem.contains(bad), "{problem}");
+    }
+}
