@@ -48,10 +48,7 @@ async fn authenticate(state: &AppState, mut request: Request) -> Result<Request,
     // that was verified before, and a miss verifies it whole.
     let access_token = !token.starts_with("otc_");
     let presented = if access_token {
-        let tenant = otc_auth::jwt::Unverified::parse(token)
-            .ok()
-            .and_then(|t| t.claims["tid"].as_str().and_then(|t| uuid::Uuid::try_parse(t).ok()))
-            .ok_or_else(ApiError::invalid_token)?;
+        let tenant = otc_auth::jwt::tenant_claim(token).ok_or_else(ApiError::invalid_token)?;
         PresentedToken { tenant, hash: otc_auth::TokenHash::of(token) }
     } else {
         token.parse().map_err(|_| ApiError::invalid_token())?

@@ -88,6 +88,19 @@ fn thumbprint(jwk: &Value) -> String {
     B64.encode(Sha256::digest(canonical.as_bytes()))
 }
 
+/// The tenant an access token names (its `tid` claim), read without checking anything: enough
+/// to find a cached check of exactly these bytes, on every request, cheaply (only the claims
+/// are decoded, and only `tid` of them).
+pub fn tenant_claim(token: &str) -> Option<uuid::Uuid> {
+    #[derive(serde::Deserialize)]
+    struct Tenant {
+        tid: uuid::Uuid,
+    }
+    let claims = token.split('.').nth(1)?;
+    let bytes = B64.decode(claims).ok()?;
+    serde_json::from_slice::<Tenant>(&bytes).ok().map(|t| t.tid)
+}
+
 /// A JWT split into its parts, nothing checked but its shape.
 #[derive(Debug)]
 pub struct Unverified<'a> {
@@ -152,6 +165,9 @@ mod tests {
         assert_eq!(parsed.claims["aud"], "https://x/mcp");
         assert_eq!(parsed.header["typ"], "at+jwt");
         parsed.verify_es256(&[key.public_jwk()]).unwrap();
+        assert_eq!(tenant_claim(&token), None, "no tid");
+        let tenant = uuid::Uuid::new_v4();
+        assert_eq!(tenant_claim(&key.sign("at+jwt", &json!({"tid": tenant})).unwrap()), Some(tenant));
 
         let (_, other) = SigningKey::generate().unwrap();
         assert_eq!(parsed.verify_es256(&[other.public_jwk()]), Err(JwtError::UnknownKey));
