@@ -2,9 +2,10 @@
 //! and as OpenID discovery), the JWK Set, registration, `/authorize` and the pages that follow
 //! it, the token endpoint and revocation. Served only when `oauth.secret_key` is set.
 //!
-//! A flow is bound to the browser that began it: its id travels in the page and in an
-//! HttpOnly, SameSite=Lax cookie, and every step after `/authorize` needs both to agree (a
-//! cross-site form post carries no such cookie, so it cannot consent for someone).
+//! A flow is bound to the browser that began it: its id travels in pages and URLs, and that
+//! browser alone holds the flow's secret in an HttpOnly, SameSite=Lax cookie; every step after
+//! `/authorize` needs the two to match (a cross-site form post carries no such cookie, and an id
+//! seen in a URL is of no use without the secret).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use otc_identity::authorize::{AuthorizeRequest, Refusal};
+use otc_identity::flow::Flow;
 use otc_identity::{Identity, OAuthError, paths};
 use serde_json::Value;
 
@@ -116,17 +118,22 @@ fn flow_cookie(headers: &HeaderMap) -> Option<String> {
     })
 }
 
-fn set_flow_cookie(response: &mut Response, issuer: &str, flow: &str, ttl_secs: u64) {
+fn set_flow_cookie(response: &mut Response, issuer: &str, secret: &str, ttl_secs: u64) {
     let secure = if issuer.starts_with("https://") { "; Secure" } else { "" };
-    let cookie = format!("{FLOW_COOKIE}={flow}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={ttl_secs}{secure}");
+    let cookie = format!("{FLOW_COOKIE}={secret}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={ttl_secs}{secure}");
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }
 }
 
-/// Whether the browser presenting `flow` is the one that began it.
-fn same_browser(headers: &HeaderMap, flow: &str) -> bool {
-    flow_cookie(headers).is_some_and(|c| c == flow)
+/// The flow `id` names, when it is still going and this browser began it (its cookie holds the
+/// flow's secret); otherwise the page that says to start again.
+async fn browser_flow(identity: &Identity, headers: &HeaderMap, id: &str) -> Result<Flow, Box<Response>> {
+    match identity.flow_for_browser(id, flow_cookie(headers).as_deref()).await {
+        Ok(Some(flow)) => Ok(flow),
+        Ok(None) => Err(Box::new(other_browser())),
+        Err(e) => Err(Box::new(refusal(e.into(), ""))),
+    }
 }
 
 fn other_browser() -> Response {
@@ -205,8 +212,8 @@ pub async fn authorize(
     };
     let issuer = issuer(&state, &headers);
     let hint = request.login_hint.clone().filter(|h| h.contains('@'));
-    let flow = match identity.begin(&issuer, request, &resources(&issuer)).await {
-        Ok(flow) => flow,
+    let (flow, secret) = match identity.begin(&issuer, request, &resources(&issuer)).await {
+        Ok(started) => started,
         Err(r) => return refusal(r, ""),
     };
     let client = flow.client_name.clone().unwrap_or_else(|| flow.client_id.clone());
@@ -218,7 +225,7 @@ pub async fn authorize(
         },
         None => redirect(&format!("{}?flow={}", paths::SIGN_IN, flow.id)),
     };
-    set_flow_cookie(&mut response, &issuer, &flow.id, 600);
+    set_flow_cookie(&mut response, &issuer, &secret, 600);
     response
 }
 
@@ -233,16 +240,12 @@ pub async fn sign_in_page(State(state): State<AppState>, headers: HeaderMap, Que
         Ok(i) => i,
         Err(r) => return *r,
     };
-    if !same_browser(&headers, &q.flow) {
-        return other_browser();
-    }
-    match identity.flow(&q.flow).await {
-        Ok(Some(flow)) => {
+    match browser_flow(&identity, &headers, &q.flow).await {
+        Ok(flow) => {
             let client = flow.client_name.clone().unwrap_or(flow.client_id.clone());
             pages::sign_in(paths::SIGN_IN, &flow.id, &client, None)
         }
-        Ok(None) => other_browser(),
-        Err(e) => refusal(e.into(), ""),
+        Err(page) => *page,
     }
 }
 
@@ -254,12 +257,12 @@ pub async fn sign_in(State(state): State<AppState>, headers: HeaderMap, body: By
     };
     let Ok(fields) = form(&body) else { return other_browser() };
     let flow = fields.get("flow").cloned().unwrap_or_default();
-    if !same_browser(&headers, &flow) || !same_origin(&headers, &issuer(&state, &headers)) {
+    if !same_origin(&headers, &issuer(&state, &headers)) {
         return other_browser();
     }
-    let client = match identity.flow(&flow).await {
-        Ok(Some(f)) => f.client_name.unwrap_or(f.client_id),
-        _ => return other_browser(),
+    let client = match browser_flow(&identity, &headers, &flow).await {
+        Ok(f) => f.client_name.unwrap_or(f.client_id),
+        Err(page) => return *page,
     };
     match identity.sign_in(&flow, fields.get("email").map(String::as_str).unwrap_or("")).await {
         Ok(url) => redirect(url.as_str()),
@@ -281,8 +284,8 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         Err(r) => return *r,
     };
     let flow = q.state.unwrap_or_default();
-    if !same_browser(&headers, &flow) {
-        return other_browser();
+    if let Err(page) = browser_flow(&identity, &headers, &flow).await {
+        return *page;
     }
     match identity.callback(&flow, q.code.as_deref(), q.error.as_deref()).await {
         Ok(flow) => redirect(&format!("{}?flow={}", paths::CONSENT, flow.id)),
@@ -296,13 +299,9 @@ pub async fn consent_page(State(state): State<AppState>, headers: HeaderMap, Que
         Ok(i) => i,
         Err(r) => return *r,
     };
-    if !same_browser(&headers, &q.flow) {
-        return other_browser();
-    }
-    let flow = match identity.flow(&q.flow).await {
-        Ok(Some(flow)) => flow,
-        Ok(None) => return other_browser(),
-        Err(e) => return refusal(e.into(), ""),
+    let flow = match browser_flow(&identity, &headers, &q.flow).await {
+        Ok(flow) => flow,
+        Err(page) => return *page,
     };
     let Some(user) = &flow.user else { return other_browser() };
     let host = url::Url::parse(&flow.redirect_uri).ok().and_then(|u| u.host_str().map(str::to_string));
@@ -326,8 +325,11 @@ pub async fn consent(State(state): State<AppState>, headers: HeaderMap, body: By
     };
     let Ok(fields) = form(&body) else { return other_browser() };
     let flow = fields.get("flow").cloned().unwrap_or_default();
-    if !same_browser(&headers, &flow) || !same_origin(&headers, &issuer(&state, &headers)) {
+    if !same_origin(&headers, &issuer(&state, &headers)) {
         return other_browser();
+    }
+    if let Err(page) = browser_flow(&identity, &headers, &flow).await {
+        return *page;
     }
     let allow = fields.get("decision").map(String::as_str) == Some("allow");
     match identity.consent(&flow, allow).await {

@@ -13,7 +13,7 @@ use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use otc_errors::{ErrorCode, ToolError};
-use otc_identity::admin::{AdminError, IdpInput};
+use otc_identity::admin::{AdminError, Changer, IdpInput};
 use otc_identity::scim::{self, ScimError};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -311,6 +311,9 @@ fn admin_error(err: AdminError) -> ApiError {
             "an email domain is already claimed by another organisation",
         ))
         .with_status(StatusCode::CONFLICT),
+        AdminError::Forbidden(why) => {
+            ApiError::from_tool(ToolError::with_message(ErrorCode::Forbidden, why)).with_status(StatusCode::FORBIDDEN)
+        }
         AdminError::Internal(e) => {
             tracing::error!(error = %crate::error_chain(&e), "sign-in admin");
             ApiError::internal()
@@ -379,7 +382,8 @@ pub async fn set_idp(
     tenant_admin(&caller, SSO_SCOPE)?;
     let input: IdpInput = serde_json::from_slice(&body)
         .map_err(|e| ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, format!("the body: {e}"))))?;
-    let view = identity(&state)?.set_idp(caller.tenant_id, input).await.map_err(admin_error)?;
+    let by = Changer::TenantAdmin { scopes: caller.scopes.clone() };
+    let view = identity(&state)?.set_idp(caller.tenant_id, input, by).await.map_err(admin_error)?;
     Ok(Json(json!({"idp": view})))
 }
 

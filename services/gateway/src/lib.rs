@@ -150,9 +150,12 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
-        .layer(axum::middleware::from_fn_with_state(allowed, origin::guard));
-    // Forms and registrations are small.
+        .layer(axum::middleware::from_fn_with_state(allowed.clone(), origin::guard));
+    // What names this server's issuer and resources from the Host: only for a Host it answers
+    // to. Forms and registrations are small.
     let authorization_server = Router::new()
+        .route(oauth::WELL_KNOWN, get(oauth::metadata))
+        .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), get(oauth::metadata))
         .route(authorization::METADATA, get(authorization::metadata))
         .route(authorization::OPENID_CONFIGURATION, get(authorization::metadata))
         .route(paths::JWKS, get(authorization::jwks))
@@ -163,13 +166,12 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route(paths::CONSENT, get(authorization::consent_page).post(authorization::consent))
         .route(paths::TOKEN, post(authorization::token))
         .route(paths::REVOKE, post(authorization::revoke))
-        .layer(RequestBodyLimitLayer::new(64 * 1024));
+        .layer(RequestBodyLimitLayer::new(64 * 1024))
+        .layer(axum::middleware::from_fn_with_state(allowed, origin::host_guard));
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route(oauth::WELL_KNOWN, get(oauth::metadata))
-        .merge(authorization_server)
-        .route(&format!("{}/{{*resource}}", oauth::WELL_KNOWN), get(oauth::metadata));
+        .merge(authorization_server);
     let open = rate_limit::per_ip(open, limits.per_ip_per_minute, limits.per_ip_burst);
     Router::new()
         .merge(open)

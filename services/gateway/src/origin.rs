@@ -22,6 +22,17 @@ pub async fn guard(State(allowed): State<Arc<Allowed>>, request: Request, next: 
     }
 }
 
+/// The Host half of [`guard`], for the OAuth routes: their answers name this server's issuer
+/// and resources from the Host (when `mcp.public_url` is unset), so a Host this server does not
+/// answer to must not reach them. Their forms are posted from this server's own pages, whose
+/// Origin the authorization server checks itself.
+pub async fn host_guard(State(allowed): State<Arc<Allowed>>, request: Request, next: Next) -> Response {
+    match allowed.check_host(&request) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused.into_response(),
+    }
+}
+
 /// `mcp.allowed_hosts` and `mcp.allowed_origins`, parsed once (entries that do not parse allow
 /// nothing).
 pub struct Allowed {
@@ -43,6 +54,17 @@ impl Allowed {
     }
 
     fn check(&self, request: &Request) -> Result<(), ApiError> {
+        self.check_host(request)?;
+        let Some(origin) = request.headers().get(header::ORIGIN) else { return Ok(()) };
+        let not_allowed =
+            || refuse(StatusCode::FORBIDDEN, "requests from this Origin are not allowed (mcp.allowed_origins)");
+        let (scheme, host, port) = origin.to_str().ok().and_then(parse_origin).ok_or_else(not_allowed)?;
+        let matches =
+            |(s, h, p): &(String, String, Option<u16>)| *s == scheme && *h == host && p.is_none_or(|p| Some(p) == port);
+        if self.origins.iter().any(matches) { Ok(()) } else { Err(not_allowed()) }
+    }
+
+    fn check_host(&self, request: &Request) -> Result<(), ApiError> {
         let uri = request.uri();
         let encoded_nul = |text: &str| text.as_bytes().windows(3).any(|w| w == b"%00");
         if encoded_nul(uri.path()) || uri.query().is_some_and(encoded_nul) {
@@ -70,13 +92,7 @@ impl Allowed {
                 "this Host is not one this server answers to (mcp.allowed_hosts)",
             ));
         }
-        let Some(origin) = request.headers().get(header::ORIGIN) else { return Ok(()) };
-        let not_allowed =
-            || refuse(StatusCode::FORBIDDEN, "requests from this Origin are not allowed (mcp.allowed_origins)");
-        let (scheme, host, port) = origin.to_str().ok().and_then(parse_origin).ok_or_else(not_allowed)?;
-        let matches =
-            |(s, h, p): &(String, String, Option<u16>)| *s == scheme && *h == host && p.is_none_or(|p| Some(p) == port);
-        if self.origins.iter().any(matches) { Ok(()) } else { Err(not_allowed()) }
+        Ok(())
     }
 }
 

@@ -40,6 +40,20 @@ pub struct IdpInput {
     pub group_acl: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub cimd_hosts: Vec<String>,
+    /// The issuer may be one another tenant uses too (a shared provider such as Google, where
+    /// each tenant's email domains tell its people apart). Only the deployment's operator may
+    /// say so.
+    #[serde(default)]
+    pub shared_issuer: bool,
+}
+
+/// Who changes a tenant's provider. The operator (the command line) is trusted with what spans
+/// tenants: the email domains that route sign-in, and an issuer several tenants share. A
+/// tenant's admin (the API) changes the rest, and grants no scope it does not hold itself.
+#[derive(Debug, Clone)]
+pub enum Changer {
+    Operator,
+    TenantAdmin { scopes: Vec<otc_auth::Scope> },
 }
 
 /// A tenant's identity provider as shown: never the secret, only whether there is one.
@@ -81,6 +95,8 @@ pub enum AdminError {
     NotFound(String),
     #[error("the email domain is already claimed by another organisation")]
     DomainTaken,
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Internal(#[from] IdentityError),
 }
@@ -112,7 +128,7 @@ impl Identity {
 
     /// Sets the tenant's identity provider, checked: the issuer an https URL (or an exempt
     /// host), domains lower-case names, scopes and group names valid.
-    pub async fn set_idp(&self, tenant: Uuid, input: IdpInput) -> Result<IdpView, AdminError> {
+    pub async fn set_idp(&self, tenant: Uuid, input: IdpInput, by: Changer) -> Result<IdpView, AdminError> {
         let issuer = input.issuer.trim_end_matches('/').to_string();
         let url = url::Url::parse(&issuer).map_err(|_| invalid("issuer", "must be an absolute URL"))?;
         self.outbound.check(&url).map_err(|e| invalid("issuer", e.to_string()))?;
@@ -160,9 +176,37 @@ impl Identity {
             }
         }
         let mut tx = self.store.begin(tenant).await?;
+        let current = tx.idp().await?;
+        if let Changer::TenantAdmin { scopes } = &by {
+            let mut held: Vec<String> = current.as_ref().map(|c| c.email_domains.clone()).unwrap_or_default();
+            let mut asked = domains.clone();
+            held.sort();
+            asked.sort();
+            if held != asked {
+                return Err(AdminError::Forbidden(
+                    "email domains route sign-in across organisations: the deployment's operator sets them (obsidian-tc idp set)"
+                        .into(),
+                ));
+            }
+            if input.shared_issuer {
+                return Err(AdminError::Forbidden("only the deployment's operator may share an issuer".into()));
+            }
+            let granted = input.default_scopes.iter().chain(input.group_scopes.values().flatten());
+            if let Some(beyond) = granted.into_iter().find(|s| !scopes.iter().any(|held| held.grants(s))) {
+                return Err(AdminError::Forbidden(format!("{beyond} is beyond this credential's own scopes")));
+            }
+        }
+        let others: Vec<Uuid> =
+            self.store.tenants_by_idp_issuer(&issuer).await?.into_iter().filter(|t| *t != tenant).collect();
+        if !others.is_empty() && !input.shared_issuer {
+            return Err(AdminError::Forbidden(
+                "another organisation signs in with this issuer; the operator may allow a shared one (--shared-issuer)"
+                    .into(),
+            ));
+        }
         let sealed_secret = match (&input.client_secret, input.keep_secret) {
             (Some(secret), _) if !secret.is_empty() => Some(self.sealer.seal(secret.as_bytes(), &secret_aad(tenant))),
-            (_, true) => tx.idp().await?.and_then(|old| old.sealed_secret),
+            (_, true) => current.and_then(|old| old.sealed_secret),
             _ => None,
         };
         let config = IdpConfig {

@@ -103,12 +103,22 @@ pub(crate) fn parse_scope(text: &str) -> Result<Vec<String>, String> {
     Ok(out.into_iter().collect())
 }
 
-/// The scopes `allowed` lets a person grant of those `asked` (all of `allowed` when nothing was
-/// asked).
+/// The scopes `allowed` lets a person grant of those `asked`. A client that asked for nothing
+/// gets what the person may grant short of administration (`*` becomes every other action's
+/// wildcard): administering a tenant is only ever granted when asked for by name.
 pub(crate) fn grantable(asked: Option<&[String]>, allowed: &[String]) -> Vec<String> {
     let allowed: Vec<Scope> = allowed.iter().filter_map(|s| s.parse().ok()).collect();
     match asked {
-        None => allowed.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>().into_iter().collect(),
+        None => allowed
+            .iter()
+            .flat_map(|s| match s.as_str() {
+                "*" => otc_auth::SCOPE_ACTIONS.iter().filter(|a| **a != "admin").map(|a| format!("{a}:*")).collect(),
+                other if other.starts_with("admin:") => vec![],
+                other => vec![other.to_string()],
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
         Some(asked) => asked.iter().filter(|a| allowed.iter().any(|s| s.grants(a))).cloned().collect(),
     }
 }
@@ -141,8 +151,14 @@ fn email_domain(email: &str) -> Option<String> {
 
 impl Identity {
     /// Checks an authorization request and starts its flow. `resources` are the resource URLs
-    /// this server serves (the first is the default).
-    pub async fn begin(&self, issuer: &str, req: AuthorizeRequest, resources: &[String]) -> Result<Flow, Refusal> {
+    /// this server serves (the first is the default). Answers the flow and the secret its
+    /// browser keeps (in a cookie) to continue it.
+    pub async fn begin(
+        &self,
+        issuer: &str,
+        req: AuthorizeRequest,
+        resources: &[String],
+    ) -> Result<(Flow, String), Refusal> {
         let client_id = req.client_id.as_deref().filter(|c| !c.is_empty()).ok_or_else(|| {
             Refusal::page("The request is incomplete", "The application did not say who it is (client_id is missing).")
         })?;
@@ -188,8 +204,10 @@ impl Identity {
         if req.state.as_ref().is_some_and(|s| s.len() > 2048) {
             return Err(to_client((&redirect_uri, None, issuer), "invalid_request", "state is longer than 2048 bytes"));
         }
+        let secret = flow::new_id();
         let flow = Flow {
             id: flow::new_id(),
+            browser_key: flow::browser_key(&secret),
             issuer: issuer.to_string(),
             client_id: client.client_id.clone(),
             client_name: client.client_name.clone(),
@@ -204,12 +222,20 @@ impl Identity {
             user: None,
         };
         flow::save(&self.kv, &flow, self.settings.flow_ttl).await?;
-        Ok(flow)
+        Ok((flow, secret))
     }
 
     /// The flow a page or form names, if it is still going.
     pub async fn flow(&self, id: &str) -> Result<Option<Flow>, IdentityError> {
         flow::load(&self.kv, id).await
+    }
+
+    /// The flow a page or form names, if it is still going and `secret` (the browser's cookie)
+    /// is the one of the browser that began it.
+    pub async fn flow_for_browser(&self, id: &str, secret: Option<&str>) -> Result<Option<Flow>, IdentityError> {
+        let Some(secret) = secret else { return Ok(None) };
+        let flow = self.flow(id).await?;
+        Ok(flow.filter(|f| f.browser_key == flow::browser_key(secret)))
     }
 
     /// Home-realm discovery: the tenant whose identity provider signs in `email`'s domain, or
@@ -436,6 +462,9 @@ mod tests {
         let asked = parse_scope("read:notes write:notes delete:notes offline_access").unwrap();
         assert_eq!(grantable(Some(&asked), &allowed), ["read:notes", "write:notes"]);
         assert_eq!(grantable(None, &allowed), ["read:*", "write:notes"]);
+        let everything = vec!["*".to_string(), "admin:acl".to_string()];
+        assert_eq!(grantable(None, &everything), ["bulk:*", "delete:*", "execute:*", "read:*", "write:*"]);
+        assert_eq!(grantable(Some(&["admin:acl".to_string()]), &everything), ["admin:acl"]);
         assert!(parse_scope("read:notes bogus").is_err());
     }
 

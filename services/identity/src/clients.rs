@@ -193,7 +193,13 @@ impl Identity {
 
     async fn fetch_document(&self, client_id: &str) -> Result<OAuthClient, OAuthError> {
         let url = url::Url::parse(client_id).map_err(|_| OAuthError::invalid_client("client_id is not a URL"))?;
+        // A host named by a DNS name gets one answer whether it resolved to a private address or
+        // not at all, so the answers map no one's internal names.
+        let named = matches!(url.host(), Some(url::Host::Domain(d)) if d != "localhost" && !d.ends_with(".localhost"));
         let doc = self.outbound.get_json(&url, MAX_DOCUMENT_BYTES).await.map_err(|e| match e {
+            FetchError::Private(_) | FetchError::Request(_) if named => {
+                OAuthError::invalid_client("the client metadata document could not be fetched from a public address")
+            }
             FetchError::Private(host) => OAuthError::invalid_client(format!(
                 "the client metadata document's host {host} is not a public address"
             )),

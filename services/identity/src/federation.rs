@@ -6,11 +6,12 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreJsonWebKey, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+    CoreAuthenticationFlow, CoreClient, CoreJsonWebKey, CoreJsonWebKeySet, CoreJwsSigningAlgorithm,
+    CoreProviderMetadata,
 };
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, JsonWebKey, Nonce, PkceCodeChallenge,
-    PkceCodeVerifier, RedirectUrl, Scope,
+    AuthorizationCode, ClientId, ClientSecret, CsrfToken, JsonWebKey, Nonce, PkceCodeChallenge, PkceCodeVerifier,
+    RedirectUrl, Scope,
 };
 use otc_store::IdpConfig;
 use serde_json::Value;
@@ -42,13 +43,35 @@ pub struct Vouched {
     pub groups: Option<Vec<String>>,
 }
 
+/// The largest discovery document or key set read from a provider.
+const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+/// How long a provider's discovery document and keys are used before they are read again.
+pub(crate) const DISCOVERY_TTL: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The provider's metadata and keys: read through [`crate::net::Outbound`] (every URL checked
+/// before it is requested, bodies capped), and kept a few minutes per issuer.
 async fn discover(identity: &Identity, idp: &IdpConfig) -> Result<CoreProviderMetadata, FederationError> {
+    if let Some(cached) = identity.discovered(&idp.issuer) {
+        return Ok(cached);
+    }
     let issuer_url = url::Url::parse(&idp.issuer).map_err(|_| FederationError::Config("issuer is not a URL".into()))?;
+    let document_url =
+        url::Url::parse(&format!("{}/.well-known/openid-configuration", idp.issuer.trim_end_matches('/')))
+            .map_err(|_| FederationError::Config("issuer is not a URL".into()))?;
     identity.outbound.check(&issuer_url).map_err(|e| FederationError::Config(format!("issuer: {e}")))?;
-    let issuer = IssuerUrl::new(idp.issuer.clone()).map_err(|e| FederationError::Config(e.to_string()))?;
-    let metadata = CoreProviderMetadata::discover_async(issuer, identity.outbound.client())
+    let document = identity
+        .outbound
+        .get_json(&document_url, MAX_DOCUMENT_BYTES)
         .await
-        .map_err(|e| FederationError::Unreachable(format!("{:?}", describe(&e))))?;
+        .map_err(|e| FederationError::Unreachable(format!("discovery: {e}")))?;
+    let metadata: CoreProviderMetadata = serde_json::from_value(document)
+        .map_err(|e| FederationError::Config(format!("the discovery document: {e}")))?;
+    if metadata.issuer().as_str().trim_end_matches('/') != idp.issuer.trim_end_matches('/') {
+        return Err(FederationError::Config(format!(
+            "the discovery document names issuer {}",
+            metadata.issuer().as_str()
+        )));
+    }
     // Discovery named the other endpoints; they are held to the same rule as the issuer.
     let mut endpoints = vec![metadata.authorization_endpoint().url().clone(), metadata.jwks_uri().url().clone()];
     if let Some(token) = metadata.token_endpoint() {
@@ -57,6 +80,15 @@ async fn discover(identity: &Identity, idp: &IdpConfig) -> Result<CoreProviderMe
     for url in &endpoints {
         identity.outbound.check(url).map_err(|e| FederationError::Config(format!("{url}: {e}")))?;
     }
+    let keys = identity
+        .outbound
+        .get_json(metadata.jwks_uri().url(), MAX_DOCUMENT_BYTES)
+        .await
+        .map_err(|e| FederationError::Unreachable(format!("the provider's keys: {e}")))?;
+    let keys: CoreJsonWebKeySet =
+        serde_json::from_value(keys).map_err(|e| FederationError::Config(format!("the provider's keys: {e}")))?;
+    let metadata = metadata.set_jwks(keys);
+    identity.remember_discovery(&idp.issuer, &metadata);
     Ok(metadata)
 }
 
@@ -157,11 +189,18 @@ fn payload(jwt: &str) -> Option<Value> {
     serde_json::from_slice(&B64.decode(part).ok()?).ok()
 }
 
+/// A group name worth keeping: short, no control characters (Postgres keeps no NUL).
+fn usable(group: &str) -> bool {
+    !group.is_empty() && group.len() <= 256 && !group.chars().any(char::is_control)
+}
+
 /// The groups a claim carries: a list of strings, or one string.
 pub(crate) fn groups(claims: &Value, claim: &str) -> Vec<String> {
     match claims.get(claim) {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).take(1000).collect(),
-        Some(Value::String(one)) => vec![one.clone()],
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(Value::as_str).filter(|g| usable(g)).map(str::to_string).take(1000).collect()
+        }
+        Some(Value::String(one)) if usable(one) => vec![one.clone()],
         _ => Vec::new(),
     }
 }

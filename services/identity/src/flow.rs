@@ -1,7 +1,8 @@
 //! An authorization in progress, from `/authorize` to the redirect back to the client: kept in
-//! Redis under an unguessable id for `flow_ttl`, so any gateway can take each step. The browser
-//! carries the id in a cookie as well as in the page, so a flow is only continued by the
-//! browser that began it.
+//! Redis under an unguessable id for `flow_ttl`, so any gateway can take each step. The id
+//! travels in pages and URLs (and as the `state` sent to the provider); the browser that began
+//! the flow also holds a secret of its own in a cookie, whose hash the flow keeps, so nobody who
+//! learns the id from a URL can continue the flow from another browser.
 
 use std::time::Duration;
 
@@ -15,6 +16,8 @@ use crate::IdentityError;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Flow {
     pub id: String,
+    /// SHA-256 (hex) of the secret in the cookie of the browser that began the flow.
+    pub browser_key: String,
     /// Our issuer as the client reached it.
     pub issuer: String,
     pub client_id: String,
@@ -56,6 +59,12 @@ pub(crate) fn new_id() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     hex::encode(bytes)
+}
+
+/// The hash a flow keeps of its browser's secret.
+pub(crate) fn browser_key(secret: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(secret.as_bytes()))
 }
 
 pub(crate) async fn save(kv: &Kv, flow: &Flow, ttl: Duration) -> Result<(), IdentityError> {

@@ -173,6 +173,10 @@ pub struct Identity {
     pub(crate) settings: IdentitySettings,
     pub(crate) keys: keys::KeyRing,
     pub(crate) outbound: net::Outbound,
+    /// Providers' discovery documents with their keys, by issuer, and when each was read.
+    discovery: std::sync::Mutex<
+        std::collections::HashMap<String, (std::time::Instant, openidconnect::core::CoreProviderMetadata)>,
+    >,
 }
 
 impl std::fmt::Debug for Identity {
@@ -203,7 +207,22 @@ impl Identity {
             sealer,
             settings,
             outbound,
+            discovery: Default::default(),
         }
+    }
+
+    pub(crate) fn discovered(&self, issuer: &str) -> Option<openidconnect::core::CoreProviderMetadata> {
+        let cache = self.discovery.lock().expect("discovery cache lock");
+        cache.get(issuer).filter(|(at, _)| at.elapsed() < federation::DISCOVERY_TTL).map(|(_, m)| m.clone())
+    }
+
+    pub(crate) fn remember_discovery(&self, issuer: &str, metadata: &openidconnect::core::CoreProviderMetadata) {
+        let mut cache = self.discovery.lock().expect("discovery cache lock");
+        // Tenants' providers are few; a full cache starts again rather than grow.
+        if cache.len() > 10_000 {
+            cache.clear();
+        }
+        cache.insert(issuer.to_string(), (std::time::Instant::now(), metadata.clone()));
     }
 
     /// RFC 8414 authorization-server metadata for `issuer` (also served as OpenID discovery,

@@ -49,12 +49,21 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let segments = v6.segments();
+            let first = segments[0];
+            // IPv4-compatible (::a.b.c.d, deprecated but routed by some stacks) judged as IPv4.
+            if segments[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                let [a, b] = segments[6].to_be_bytes();
+                let [c, d] = segments[7].to_be_bytes();
+                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (first & 0xfe00) == 0xfc00 // unique local
                 || (first & 0xffc0) == 0xfe80 // link local
+                || (first & 0xffc0) == 0xfec0 // site local (deprecated)
+                || first == 0x2002 // 6to4: embeds an IPv4 address
                 || first == 0x2001 && v6.segments()[1] == 0xdb8 // documentation
                 || first == 0x64 && v6.segments()[1] == 0xff9b) // NAT64 can reach anything
         }
@@ -116,6 +125,13 @@ impl Outbound {
         &self.client
     }
 
+    /// Whether the URL's host is exempt on some port (the resolver knows only names, so a name
+    /// exempt on one port must not be reached on another: [`Outbound::check`] refuses that).
+    fn exempt_host(&self, url: &url::Url) -> bool {
+        let host = url.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+        self.exempt.iter().any(|e| e.rsplit_once(':').is_some_and(|(h, _)| h == host))
+    }
+
     fn exempt(&self, url: &url::Url) -> bool {
         let host = url.host_str().unwrap_or("");
         let port = url.port_or_known_default().unwrap_or(0);
@@ -127,6 +143,9 @@ impl Outbound {
     /// host that is a name or a public address.
     pub fn check(&self, url: &url::Url) -> Result<(), FetchError> {
         let exempt = self.exempt(url);
+        if !exempt && self.exempt_host(url) {
+            return Err(FetchError::Private(format!("{} on this port", url.host_str().unwrap_or(""))));
+        }
         match url.scheme() {
             "https" => {}
             "http" if exempt => {}
@@ -213,6 +232,10 @@ mod tests {
             "100.64.0.1",
             "0.0.0.0",
             "::1",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "2002:a00:1::1",
+            "fec0::1",
             "fc00::1",
             "fe80::1",
             "::ffff:127.0.0.1",
@@ -240,7 +263,8 @@ mod tests {
         assert!(matches!(check("file:///etc/passwd"), Err(FetchError::BadUrl(_))));
         // The exempt pair, and only it.
         assert!(check("http://127.0.0.1:8080/client.json").is_ok());
-        assert!(matches!(check("http://127.0.0.1:8081/client.json"), Err(FetchError::BadUrl(_))));
+        assert!(matches!(check("http://127.0.0.1:8081/client.json"), Err(FetchError::Private(_))));
+        assert!(matches!(check("https://127.0.0.1:8081/client.json"), Err(FetchError::Private(_))));
         let any_port = Outbound::new(vec!["127.0.0.1:*".into()], Duration::from_secs(1));
         assert!(any_port.check(&url::Url::parse("http://127.0.0.1:8081/x").unwrap()).is_ok());
         assert!(any_port.check(&url::Url::parse("http://10.0.0.1:8081/x").unwrap()).is_err());

@@ -111,6 +111,20 @@ fn list(resources: Vec<Value>, total: i64, start: i64) -> Value {
            "itemsPerPage": resources.len(), "Resources": resources})
 }
 
+/// The core attributes by their canonical spelling: SCIM attribute names are case-insensitive
+/// (RFC 7643 §2.1), and directories do send `Active` or `username`.
+const CORE_ATTRIBUTES: [&str; 9] =
+    ["userName", "active", "externalId", "displayName", "name", "emails", "password", "members", "id"];
+
+fn canonical(name: &str) -> &str {
+    CORE_ATTRIBUTES.iter().find(|a| a.eq_ignore_ascii_case(name)).copied().unwrap_or(name)
+}
+
+/// A representation with its core attributes spelled canonically.
+fn canonical_keys(object: &Map<String, Value>) -> Map<String, Value> {
+    object.iter().map(|(k, v)| (canonical(k).to_string(), v.clone())).collect()
+}
+
 /// A boolean as directories send it: true, or "True" (Entra ID).
 fn boolean(value: &Value) -> Option<bool> {
     match value {
@@ -267,7 +281,7 @@ fn patch_user(user: &mut Map<String, Value>, op: &str, path: Option<&str>, value
             return Err(ScimError::invalid_value("a patch without path takes an object"));
         };
         for (k, v) in values {
-            patch_user(user, op, Some(&k), v)?;
+            patch_user(user, op, Some(canonical(&k)), v)?;
         }
         return Ok(());
     };
@@ -313,7 +327,10 @@ fn patch_user(user: &mut Map<String, Value>, op: &str, path: Option<&str>, value
         Some((h, s)) => (h, Some(s)),
         None => (path, None),
     };
-    let head = if head.eq_ignore_ascii_case("active") { "active" } else { head };
+    let head = canonical(head);
+    if op == "remove" && matches!(head, "active" | "userName") {
+        return Err(ScimError::invalid_value(format!("{head} cannot be removed")));
+    }
     match (op, sub) {
         ("remove", None) => {
             user.remove(head);
@@ -367,7 +384,7 @@ impl Identity {
     }
 
     pub async fn scim_create_user(&self, tenant: Uuid, base: &str, body: &Value) -> Result<Value, ScimError> {
-        let fields = user_fields(object(body)?)?;
+        let fields = user_fields(&canonical_keys(object(body)?))?;
         let mut tx = self.store.begin(tenant).await?;
         let user = tx
             .create_directory_user(&fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
@@ -385,7 +402,7 @@ impl Identity {
         body: &Value,
     ) -> Result<Value, ScimError> {
         let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
-        let fields = user_fields(object(body)?)?;
+        let fields = user_fields(&canonical_keys(object(body)?))?;
         let mut tx = self.store.begin(tenant).await?;
         let user = tx
             .update_directory_user(uuid, &fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
@@ -629,6 +646,13 @@ mod tests {
         patch_user(&mut user, "replace", Some("emails[type eq \"work\"].value"), json!("x@b.test")).unwrap();
         assert_eq!(user["emails"], json!([{"type": "work", "value": "x@b.test"}]));
         patch_user(&mut user, "replace", Some("name.familyName"), json!("B")).unwrap();
+        patch_user(&mut user, "replace", Some("Active"), json!(false)).unwrap();
+        assert_eq!(user["active"], false);
+        patch_user(&mut user, "replace", None, json!({"ACTIVE": true})).unwrap();
+        assert_eq!(user["active"], true);
+        assert!(patch_user(&mut user, "remove", Some("active"), Value::Null).is_err());
+        let created = canonical_keys(json!({"UserName": "x@y.test", "Active": false}).as_object().unwrap());
+        assert!(!user_fields(&created).unwrap().active);
         assert_eq!(user["name"], json!({"givenName": "A", "familyName": "B"}));
         patch_user(&mut user, "remove", Some("name.givenName"), Value::Null).unwrap();
         assert_eq!(user["name"], json!({"familyName": "B"}));

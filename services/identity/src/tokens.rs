@@ -25,6 +25,8 @@ pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
 pub const ID_JAG_TYP: &str = "oauth-id-jag+jwt";
 /// Clock skew allowed when checking an assertion's times.
 const LEEWAY_SECS: i64 = 30;
+/// The longest an identity assertion may be valid.
+const MAX_ASSERTION_SECS: i64 = 3600;
 
 /// The form fields of a token or revocation request.
 pub type Form = HashMap<String, String>;
@@ -46,6 +48,11 @@ impl Identity {
         match field(form, "grant_type") {
             Some("authorization_code") => self.redeem_code(issuer, &client.client_id, form).await,
             Some("refresh_token") => self.refresh(issuer, &client.client_id, form).await,
+            // An assertion is a bearer credential for the client it names: only a client that
+            // proves who it is (with its secret) may redeem one.
+            Some(JWT_BEARER) if client.secret_hash.is_none() => Err(OAuthError::unauthorized_client(
+                "the JWT-bearer grant is for confidential clients (register with a client secret)",
+            )),
             Some(JWT_BEARER) => self.redeem_assertion(issuer, resources, &client.client_id, form).await,
             Some(other) => Err(OAuthError::unsupported_grant_type(format!("grant_type {other} is not supported"))),
             None => Err(OAuthError::invalid_request("grant_type is required")),
@@ -120,6 +127,20 @@ impl Identity {
             }
             None => grant.scopes.clone(),
         };
+        // What the person may still grant: the provider's groups may have changed since.
+        let scopes = match tx.idp().await? {
+            Some(idp) => {
+                let (allowed, _) = map_groups(&idp, &tx.principal_idp_groups(grant.principal_id).await?);
+                grantable(Some(&scopes), &allowed)
+            }
+            None => scopes,
+        };
+        if scopes.is_empty() {
+            tx.revoke_grant(grant.id, "the person may no longer grant its scopes").await?;
+            tx.commit().await?;
+            self.tokens_changed(presented.tenant).await;
+            return Err(OAuthError::invalid_grant("the person may no longer grant what this grant holds"));
+        }
         let answer = self.mint(&mut tx, issuer, &grant, &scopes, true).await?;
         tx.commit().await?;
         Ok(answer)
@@ -220,7 +241,11 @@ impl Identity {
         // one that owns the asserted email's domain.
         let mut tenants = self.store.tenants_by_idp_issuer(asserted_issuer).await?;
         if tenants.len() > 1 {
-            let domain = claims["email"].as_str().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_ascii_lowercase());
+            let domain = claims["email"]
+                .as_str()
+                .filter(|e| e.len() <= 320 && !e.chars().any(char::is_control))
+                .and_then(|e| e.rsplit_once('@'))
+                .map(|(_, d)| d.to_ascii_lowercase());
             let owner = match domain {
                 Some(d) => self.store.tenant_by_email_domain(&d).await?,
                 None => None,
@@ -251,8 +276,16 @@ impl Identity {
         if exp + LEEWAY_SECS < now {
             return Err(bad("has expired"));
         }
+        // A short-lived credential: one valid for longer than this is refused, so its jti
+        // need not be remembered for long.
+        if exp > now + MAX_ASSERTION_SECS {
+            return Err(bad("is valid for longer than an hour"));
+        }
         if claims["iat"].as_i64().is_some_and(|iat| iat > now + LEEWAY_SECS) {
             return Err(bad("was issued in the future"));
+        }
+        if claims["nbf"].as_i64().is_some_and(|nbf| nbf > now + LEEWAY_SECS) {
+            return Err(bad("is not valid yet"));
         }
         let resource = match (claims["resource"].as_str(), field(form, "resource")) {
             (Some(asserted), asked) => {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Subcommand;
 use otc_config::Sources;
-use otc_identity::admin::{AdminError, IdpInput};
+use otc_identity::admin::{AdminError, Changer, IdpInput};
 
 use crate::app;
 
@@ -52,6 +52,10 @@ pub enum IdpCommand {
         /// listed: any public host); repeatable.
         #[arg(long = "cimd-host", value_name = "HOST")]
         cimd_hosts: Vec<String>,
+        /// Another tenant may use the same issuer (a shared provider such as Google); each
+        /// tenant's email domains then tell their people apart.
+        #[arg(long)]
+        shared_issuer: bool,
     },
     /// Remove the tenant's identity provider: its people can no longer sign in (their grants stay
     /// until revoked).
@@ -118,6 +122,7 @@ pub async fn run_idp(sources: Sources, command: IdpCommand) -> anyhow::Result<Ex
             group_scopes,
             group_acl,
             cimd_hosts,
+            shared_issuer,
         } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
             let client_secret = match client_secret_env {
@@ -137,8 +142,9 @@ pub async fn run_idp(sources: Sources, command: IdpCommand) -> anyhow::Result<Ex
                 group_scopes: pairs("group-scope", &group_scopes)?,
                 group_acl: pairs("group-acl", &group_acl)?,
                 cimd_hosts,
+                shared_issuer,
             };
-            let view = identity.set_idp(id, input).await.map_err(admin_error)?;
+            let view = identity.set_idp(id, input, Changer::Operator).await.map_err(admin_error)?;
             println!("{}", serde_json::to_string_pretty(&view)?);
         }
         IdpCommand::Remove { tenant } => {

@@ -113,9 +113,10 @@ impl TenantTx {
         Ok(self.directory_users(&DirectoryFilter::Id(id), 0, 1).await?.1.pop())
     }
 
-    /// Provisions a person. A user principal of that name the directory has not provisioned
-    /// (one who signed in first, or was made with `token create`) becomes this one; a name the
-    /// directory already holds answers [`StoreError::Conflict`].
+    /// Provisions a person. Someone who signed in before (a principal an identity provider
+    /// vouched for, not yet provisioned) whose name or email matches, case aside, becomes this
+    /// one; any other principal of that name (one made with `token create`) is never taken
+    /// over: that answers [`StoreError::Conflict`], as does a name the directory already holds.
     pub async fn create_directory_user(
         &mut self,
         user_name: &str,
@@ -123,24 +124,40 @@ impl TenantTx {
         active: bool,
         attributes: &Value,
     ) -> Result<DirectoryUser> {
-        let id = sqlx::query_scalar!(
-            r#"INSERT INTO principals (tenant_id, id, kind, name, email, directory, deactivated_at)
-               VALUES ($1, $2, 'user', $3, $4, $5, CASE WHEN $6 THEN NULL ELSE now() END)
-               ON CONFLICT (tenant_id, kind, name) DO UPDATE
-                  SET directory = EXCLUDED.directory, email = coalesce(EXCLUDED.email, principals.email),
-                      deactivated_at = EXCLUDED.deactivated_at
-                WHERE principals.directory IS NULL
+        let adopted = sqlx::query_scalar!(
+            r#"UPDATE principals
+                  SET directory = $3, email = coalesce($2, email),
+                      deactivated_at = CASE WHEN $4 THEN NULL ELSE coalesce(deactivated_at, now()) END
+                WHERE id = (SELECT id FROM principals
+                             WHERE kind = 'user' AND directory IS NULL AND external_subject IS NOT NULL
+                               AND (lower(name) = lower($1) OR lower(email) = lower($2))
+                             ORDER BY created_at LIMIT 1)
                RETURNING id"#,
-            self.tenant,
-            Uuid::now_v7(),
             user_name,
             email,
             attributes,
             active
         )
         .fetch_optional(&mut *self.tx)
-        .await?
-        .ok_or_else(|| StoreError::Conflict { constraint: "principals_tenant_id_kind_name_key".into() })?;
+        .await?;
+        let id = match adopted {
+            Some(id) => id,
+            None => sqlx::query_scalar!(
+                r#"INSERT INTO principals (tenant_id, id, kind, name, email, directory, deactivated_at)
+                   VALUES ($1, $2, 'user', $3, $4, $5, CASE WHEN $6 THEN NULL ELSE now() END)
+                   ON CONFLICT (tenant_id, kind, name) DO NOTHING
+                   RETURNING id"#,
+                self.tenant,
+                Uuid::now_v7(),
+                user_name,
+                email,
+                attributes,
+                active
+            )
+            .fetch_optional(&mut *self.tx)
+            .await?
+            .ok_or_else(|| StoreError::Conflict { constraint: "principals_tenant_id_kind_name_key".into() })?,
+        };
         if !active {
             self.revoke_principal_grants(id).await?;
         }

@@ -338,10 +338,11 @@ impl TenantTx {
         Ok(sqlx::query!("DELETE FROM tenant_idps").execute(&mut *self.tx).await?.rows_affected() > 0)
     }
 
-    /// The user principal the identity provider knows as `subject`, created on first sign-in;
-    /// its email (and, when the provider named them, its provider groups) follow the
-    /// provider's. A user principal of the same name that no provider claimed yet (made with
-    /// `token create`) is adopted.
+    /// The user principal the identity provider knows as `subject`. On first sign-in: the
+    /// person the tenant's directory provisioned with this name or email (case aside), else a
+    /// new principal; never a principal made otherwise (with `token create`), whose name a
+    /// provider's user could otherwise claim: a taken name gets the subject beside it. Its email
+    /// (and, when the provider named them, its provider groups) follow the provider's.
     pub async fn federated_principal(
         &mut self,
         subject: &str,
@@ -350,7 +351,7 @@ impl TenantTx {
         groups: Option<&[String]>,
     ) -> Result<FederatedPrincipal> {
         let found = sqlx::query!(
-            r#"UPDATE principals SET email = $2, idp_groups = coalesce($3, idp_groups)
+            r#"UPDATE principals SET email = coalesce($2, email), idp_groups = coalesce($3, idp_groups)
                 WHERE external_subject = $1 RETURNING id, (deactivated_at IS NULL) AS "active!", idp_groups"#,
             subject,
             email,
@@ -362,40 +363,52 @@ impl TenantTx {
             return Ok(FederatedPrincipal { id: row.id, active: row.active, idp_groups: row.idp_groups });
         }
         let groups = groups.unwrap_or_default();
-        let row = sqlx::query!(
-            r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email, idp_groups)
-               VALUES ($1, $2, 'user', $3, $4, $5, $6)
-               ON CONFLICT (tenant_id, kind, name) DO UPDATE
-                  SET external_subject = EXCLUDED.external_subject, email = EXCLUDED.email, idp_groups = EXCLUDED.idp_groups
-                WHERE principals.external_subject IS NULL
+        let provisioned = sqlx::query!(
+            r#"UPDATE principals
+                  SET external_subject = $1, email = coalesce($3, email), idp_groups = $4
+                WHERE id = (SELECT id FROM principals
+                             WHERE kind = 'user' AND directory IS NOT NULL AND external_subject IS NULL
+                               AND (lower(name) = lower($2) OR lower(email) = lower($3))
+                             ORDER BY created_at LIMIT 1)
                RETURNING id, (deactivated_at IS NULL) AS "active!""#,
-            self.tenant,
-            Uuid::now_v7(),
-            name,
             subject,
+            name,
             email,
             groups
         )
         .fetch_optional(&mut *self.tx)
         .await?;
-        if let Some(row) = row {
+        if let Some(row) = provisioned {
             return Ok(FederatedPrincipal { id: row.id, active: row.active, idp_groups: groups.to_vec() });
         }
-        // The name belongs to another subject: keep both apart by the subject.
-        let name: String = format!("{name} ({subject})").chars().take(200).collect();
-        let id = sqlx::query_scalar!(
-            r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email, idp_groups)
-               VALUES ($1, $2, 'user', $3, $4, $5, $6) RETURNING id"#,
-            self.tenant,
-            Uuid::now_v7(),
-            name,
-            subject,
-            email,
-            groups
-        )
-        .fetch_one(&mut *self.tx)
-        .await?;
-        Ok(FederatedPrincipal { id, active: true, idp_groups: groups.to_vec() })
+        for candidate in [name.to_string(), format!("{name} ({subject})")] {
+            let candidate: String = candidate.chars().take(200).collect();
+            let id = sqlx::query_scalar!(
+                r#"INSERT INTO principals (tenant_id, id, kind, name, external_subject, email, idp_groups)
+                   VALUES ($1, $2, 'user', $3, $4, $5, $6)
+                   ON CONFLICT (tenant_id, kind, name) DO NOTHING RETURNING id"#,
+                self.tenant,
+                Uuid::now_v7(),
+                candidate,
+                subject,
+                email,
+                groups
+            )
+            .fetch_optional(&mut *self.tx)
+            .await?;
+            if let Some(id) = id {
+                return Ok(FederatedPrincipal { id, active: true, idp_groups: groups.to_vec() });
+            }
+        }
+        Err(crate::StoreError::Conflict { constraint: "principals_tenant_id_kind_name_key".into() })
+    }
+
+    /// A principal's provider groups as last reported.
+    pub async fn principal_idp_groups(&mut self, principal: Uuid) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar!("SELECT idp_groups FROM principals WHERE id = $1", principal)
+            .fetch_optional(&mut *self.tx)
+            .await?
+            .unwrap_or_default())
     }
 
     pub async fn create_grant(&mut self, grant: NewGrant<'_>) -> Result<Grant> {

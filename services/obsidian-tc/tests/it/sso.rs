@@ -157,6 +157,7 @@ pub async fn world(tweak: impl FnOnce(&mut otc_config::Config)) -> World {
                 default_scopes: vec!["*".into()],
                 ..Default::default()
             },
+            otc_identity::admin::Changer::Operator,
         )
         .await
         .unwrap();
@@ -823,7 +824,22 @@ async fn a_sign_in_is_refused_for_another_tenants_provider_a_foreign_email_and_a
 async fn an_identity_assertion_from_the_tenants_provider_is_redeemed_once_for_its_audience_and_client() {
     let w = world(|_| {}).await;
     seed_acme(&w).await;
-    let client = register(&w.app, &redirect_uri(), json!({})).await;
+    let confidential = || async {
+        let answer: Value = w
+            .app
+            .http
+            .post(w.app.url("/oauth/register"))
+            .json(&json!({"client_name": "Agent", "redirect_uris": [redirect_uri()], "token_endpoint_auth_method": "client_secret_basic",
+                          "grant_types": [otc_identity::JWT_BEARER]}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (answer["client_id"].as_str().unwrap().to_string(), answer["client_secret"].as_str().unwrap().to_string())
+    };
+    let (client, secret) = confidential().await;
     let issuer = w.app.url("");
     let mcp = w.app.url("/mcp");
     let assertion = |overrides: Value| {
@@ -834,12 +850,21 @@ async fn an_identity_assertion_from_the_tenants_provider_is_redeemed_once_for_it
         }
         id_jag(&w.acme_idp, claims)
     };
-    let redeem = |jag: String, client: String| {
+    let redeem_as = |jag: String, client: String, secret: String| {
         let app = &w.app;
         async move {
-            token(app, &[("grant_type", otc_identity::JWT_BEARER), ("assertion", &jag), ("client_id", &client)]).await
+            let response = app
+                .http
+                .post(app.url("/oauth/token"))
+                .basic_auth(&client, Some(&secret))
+                .form(&[("grant_type", otc_identity::JWT_BEARER), ("assertion", &jag)])
+                .send()
+                .await
+                .unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
         }
     };
+    let redeem = |jag: String, client: String| redeem_as(jag, client, secret.clone());
     let jag = assertion(json!({"jti": "jti-1"})).await;
     let (status, answer) = redeem(jag.clone(), client.clone()).await;
     assert_eq!(status, 200, "{answer}");
@@ -875,9 +900,18 @@ async fn an_identity_assertion_from_the_tenants_provider_is_redeemed_once_for_it
     let (status, answer) = redeem(elsewhere, client.clone()).await;
     assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
     assert!(answer["error_description"].as_str().unwrap().contains("audience"), "{answer}");
-    let other_client = register(&w.app, &redirect_uri(), json!({})).await;
+    let (other_client, other_secret) = confidential().await;
     let theirs = assertion(json!({})).await;
-    let (status, answer) = redeem(theirs, other_client).await;
+    let (status, answer) = redeem_as(theirs, other_client, other_secret).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
+    // A public client may not redeem one at all: an assertion would be a bearer credential.
+    let public = register(&w.app, &redirect_uri(), json!({})).await;
+    let jag = assertion(json!({})).await;
+    let (status, answer) =
+        token(&w.app, &[("grant_type", otc_identity::JWT_BEARER), ("assertion", &jag), ("client_id", &public)]).await;
+    assert_eq!((status, answer["error"].as_str()), (400, Some("unauthorized_client")), "{answer}");
+    // Valid for more than an hour: refused.
+    let (status, answer) = redeem(assertion(json!({"exp_offset_seconds": 7200})).await, client.clone()).await;
     assert_eq!((status, answer["error"].as_str()), (400, Some("invalid_grant")), "{answer}");
     let expired = assertion(json!({"exp_offset_seconds": -120})).await;
     let (status, answer) = redeem(expired, client.clone()).await;
@@ -1192,16 +1226,26 @@ async fn an_admin_lists_and_revokes_grants_from_the_command_line_and_the_api() {
     assert_eq!(shown["idp"]["email_domains"], json!(["acme.test"]), "{shown}");
     assert_eq!(shown["idp"]["has_client_secret"], true);
     assert!(!shown.to_string().contains(CLIENT_SECRET));
-    let taken = w
-        .app
-        .http
-        .put(w.app.url("/v1/idp"))
-        .bearer_auth(&sso_admin)
-        .json(&json!({"issuer": w.acme_idp.issuer, "client_id": "x", "keep_secret": true, "email_domains": ["acme.test", "globex.test"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(taken.status(), 409, "a domain another tenant claimed");
+    // A tenant admin may not claim email domains (they route every organisation's sign-in), nor
+    // let people grant more than the admin holds, nor take another organisation's issuer.
+    for (body, why) in [
+        (
+            json!({"issuer": w.acme_idp.issuer, "client_id": "x", "keep_secret": true, "email_domains": ["acme.test", "globex.test"]}),
+            "domains",
+        ),
+        (
+            json!({"issuer": w.acme_idp.issuer, "client_id": "x", "keep_secret": true, "email_domains": ["acme.test"], "default_scopes": ["admin:*"]}),
+            "admin:*",
+        ),
+        (
+            json!({"issuer": w.globex_idp.issuer, "client_id": "x", "keep_secret": true, "email_domains": ["acme.test"]}),
+            "another organisation",
+        ),
+    ] {
+        let refused = w.app.http.put(w.app.url("/v1/idp")).bearer_auth(&sso_admin).json(&body).send().await.unwrap();
+        assert_eq!(refused.status(), 403, "{why}");
+        assert!(refused.text().await.unwrap().contains(why), "{why}");
+    }
     let _ = std::fs::remove_file(&config_file);
 }
 
@@ -1410,25 +1454,25 @@ async fn an_organisation_id_routes_sign_in_and_metadata_documents_are_fetched_wi
         let text = response.text().await.unwrap();
         assert!(text.contains(why), "{path}: {text}");
     }
-    // A tenant that lists the hosts it trusts refuses a document from any other.
-    let identity = identity(&w.app);
-    let mut current = identity.idp(w.acme.id).await.unwrap().unwrap();
-    current.cimd_hosts = vec!["clients.example".into()];
-    identity
-        .set_idp(
-            w.acme.id,
-            otc_identity::admin::IdpInput {
-                issuer: current.issuer.clone(),
-                client_id: current.client_id.clone(),
-                keep_secret: true,
-                email_domains: current.email_domains.clone(),
-                default_scopes: current.default_scopes.clone(),
-                cimd_hosts: current.cimd_hosts.clone(),
-                ..Default::default()
-            },
-        )
+    // A tenant that lists the hosts it trusts refuses a document from any other (set by its
+    // admin through the API).
+    let (sso_admin, _) = w.acme.token(&w.app.store, "admin:sso,read:*,write:notes", false, None).await;
+    let current: Value =
+        w.app.http.get(w.app.url("/v1/idp")).bearer_auth(&sso_admin).send().await.unwrap().json().await.unwrap();
+    let current = &current["idp"];
+    let set = w
+        .app
+        .http
+        .put(w.app.url("/v1/idp"))
+        .bearer_auth(&sso_admin)
+        .json(&json!({"issuer": current["issuer"], "client_id": current["client_id"], "keep_secret": true,
+                      "email_domains": current["email_domains"], "default_scopes": current["default_scopes"],
+                      "group_scopes": current["group_scopes"], "group_acl": current["group_acl"],
+                      "cimd_hosts": ["clients.example"]}))
+        .send()
         .await
         .unwrap();
+    assert_eq!(set.status(), 200, "{}", set.text().await.unwrap());
     let good = authorize_url(&w.app, &format!("{host}/good.json"), &redirect, &challenge, "read:notes", &mcp);
     let Ended::Client(params) =
         Browser::new().walk(&good, &redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await
@@ -1443,4 +1487,120 @@ async fn an_organisation_id_routes_sign_in_and_metadata_documents_are_fetched_wi
         panic!("no answer to the client")
     };
     assert!(params.contains_key("code"), "{params:?}");
+}
+
+#[tokio::test]
+async fn sign_in_and_the_directory_link_one_person_case_aside_and_take_over_no_other_principal() {
+    let w = world(|_| {}).await;
+    let (admin, _) = w.acme.token(&w.app.store, "admin:scim", false, None).await;
+    // The directory provisions alice first, spelled its own way.
+    let (status, user) =
+        scim(&w.app, &admin, Method::POST, "/Users", Some(json!({"userName": "Alice@ACME.test", "active": true})))
+            .await;
+    assert_eq!(status, 201, "{user}");
+    let provisioned = user["id"].as_str().unwrap().to_string();
+    // Her sign-in is that person, not a second one.
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let signed_in = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let claims = otc_auth::jwt::Unverified::parse(signed_in["access_token"].as_str().unwrap()).unwrap().claims;
+    assert_eq!(claims["sub"], provisioned.as_str());
+    // So deprovisioning her stops her token.
+    let (status, _) = scim(
+        &w.app,
+        &admin,
+        Method::PATCH,
+        &format!("/Users/{provisioned}"),
+        Some(json!({"Operations": [{"op": "replace", "value": {"active": false}}]})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        mcp_call(&w.app, "/mcp", signed_in["access_token"].as_str().unwrap(), "list_vaults", json!({})).await.0,
+        401
+    );
+    // A principal made with `token create` is neither adopted by the directory nor by a sign-in.
+    let mut tx = w.app.store.begin(w.globex.id).await.unwrap();
+    let operator = tx.ensure_principal(otc_store::PrincipalKind::User, "bob@globex.test").await.unwrap();
+    tx.commit().await.unwrap();
+    let (globex_admin, _) = w.globex.token(&w.app.store, "admin:scim", false, None).await;
+    let (status, answer) =
+        scim(&w.app, &globex_admin, Method::POST, "/Users", Some(json!({"userName": "bob@globex.test"}))).await;
+    assert_eq!((status, answer["scimType"].as_str()), (409, Some("uniqueness")), "{answer}");
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &w.app.url("/mcp"));
+    let Ended::Client(params) = Browser::new().walk(&url, &redirect, "bob@globex.test", ("bob", "pw-b"), "allow").await
+    else {
+        panic!("bob did not sign in")
+    };
+    let (status, answer) = token(
+        &w.app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &params["code"]),
+            ("redirect_uri", &redirect),
+            ("client_id", &client),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let claims = otc_auth::jwt::Unverified::parse(answer["access_token"].as_str().unwrap()).unwrap().claims;
+    assert_ne!(claims["sub"], operator.id.to_string(), "a sign-in took over an operator-made principal");
+}
+
+#[tokio::test]
+async fn a_refresh_grants_only_what_the_persons_groups_still_allow_and_a_foreign_host_is_not_answered() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let first = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    assert_eq!(first["scope"], "read:notes write:notes");
+    // The operator no longer lets eng write.
+    identity(&w.app)
+        .set_idp(
+            w.acme.id,
+            otc_identity::admin::IdpInput {
+                issuer: w.acme_idp.issuer.clone(),
+                client_id: "obsidian-tc-acme".into(),
+                keep_secret: true,
+                email_domains: vec!["acme.test".into()],
+                default_scopes: vec!["read:*".into()],
+                ..Default::default()
+            },
+            otc_identity::admin::Changer::Operator,
+        )
+        .await
+        .unwrap();
+    let (status, refreshed) = token(
+        &w.app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", first["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{refreshed}");
+    assert_eq!(refreshed["scope"], "read:notes", "write:notes is no longer hers to grant");
+    // The authorization server answers only to a Host this server serves.
+    let spoofed = w
+        .app
+        .http
+        .get(w.app.url("/.well-known/oauth-authorization-server"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(spoofed.status(), 403);
+    let spoofed = w
+        .app
+        .http
+        .post(w.app.url("/oauth/token"))
+        .header("host", "evil.example")
+        .form(&[("grant_type", "refresh_token"), ("client_id", client.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(spoofed.status(), 403);
 }
