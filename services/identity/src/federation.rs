@@ -231,8 +231,15 @@ pub(crate) async fn verify_assertion(
     {
         return Err(refused("the assertion must be signed with the provider's key"));
     }
-    let metadata = discover(identity, idp).await?;
     let kid = header["kid"].as_str();
+    let has_kid = |m: &CoreProviderMetadata| {
+        m.jwks().keys().iter().any(|k| kid.is_none() || k.key_id().map(|id| id.as_str()) == kid)
+    };
+    let mut metadata = discover(identity, idp).await?;
+    if !has_kid(&metadata) && identity.forget_discovery(&idp.issuer) {
+        // The provider may have rotated its keys since they were cached: read them once more.
+        metadata = discover(identity, idp).await?;
+    }
     let keys: Vec<&CoreJsonWebKey> =
         metadata.jwks().keys().iter().filter(|k| kid.is_none() || k.key_id().map(|id| id.as_str()) == kid).collect();
     if keys.is_empty() {

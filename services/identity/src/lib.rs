@@ -216,6 +216,16 @@ impl Identity {
         cache.get(issuer).filter(|(at, _)| at.elapsed() < federation::DISCOVERY_TTL).map(|(_, m)| m.clone())
     }
 
+    /// Drops a provider's cached discovery when it is older than a few seconds (so a flood of
+    /// assertions with unknown key ids reads the provider at most that often); whether it did.
+    pub(crate) fn forget_discovery(&self, issuer: &str) -> bool {
+        let mut cache = self.discovery.lock().expect("discovery cache lock");
+        match cache.get(issuer) {
+            Some((at, _)) if at.elapsed() > std::time::Duration::from_secs(10) => cache.remove(issuer).is_some(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn remember_discovery(&self, issuer: &str, metadata: &openidconnect::core::CoreProviderMetadata) {
         let mut cache = self.discovery.lock().expect("discovery cache lock");
         // Tenants' providers are few; a full cache starts again rather than grow.
