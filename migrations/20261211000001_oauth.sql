@@ -21,7 +21,10 @@ CREATE TABLE oauth_clients (
     -- The registration as the client sent it (or the document as fetched), for display.
     metadata                    jsonb NOT NULL,
     created_at                  timestamptz NOT NULL DEFAULT now(),
-    fetched_at                  timestamptz
+    fetched_at                  timestamptz,
+    -- When a token request last named it: registration is open to anyone, so clients no token
+    -- request named for a long while are deleted by the workers' sweep.
+    last_used_at                timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE TABLE oauth_signing_keys (

@@ -45,6 +45,7 @@ impl Identity {
         basic: Option<(String, String)>,
     ) -> Result<Value, OAuthError> {
         let client = self.authenticate_client(basic, field(form, "client_id"), field(form, "client_secret")).await?;
+        self.store.touch_oauth_client(&client.client_id).await?;
         match field(form, "grant_type") {
             Some("authorization_code") => self.redeem_code(issuer, &client.client_id, form).await,
             Some("refresh_token") => self.refresh(issuer, &client.client_id, form).await,

@@ -284,6 +284,7 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         gc_grace: chrono::Duration::hours(config.sync.gc_grace_hours),
         snapshots_per_path: config.sync.snapshots_per_path,
         reconcile: config.sync.reconcile.clone(),
+        oauth_client_retention: chrono::Duration::days(config.oauth.refresh_token_ttl_days.max(1) as i64),
     }
 }
 

@@ -137,6 +137,8 @@ pub struct WorkerSettings {
     pub snapshots_per_path: i64,
     /// Vaults in reconcile mode.
     pub reconcile: Vec<otc_config::ReconcileTarget>,
+    /// How long an OAuth client no token request names is kept (the refresh tokens' lifetime).
+    pub oauth_client_retention: chrono::Duration,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -145,6 +147,8 @@ pub struct SweepReport {
     pub tokens_purged: u64,
     /// Authorization codes and refresh tokens past their expiry, and identity-assertion ids.
     pub oauth_secrets_purged: u64,
+    /// OAuth clients no token request named for `oauth_client_retention`.
+    pub oauth_clients_purged: u64,
     pub audit_records_purged: u64,
     pub snapshots_pruned: u64,
     pub blobs_collected: u64,
@@ -167,6 +171,10 @@ pub async fn sweep_once(
     settings: &WorkerSettings,
 ) -> Result<SweepReport, otc_store::StoreError> {
     let mut report = SweepReport::default();
+    // Registration is open to anyone: clients no token request named for as long as a refresh
+    // token lives are gone (they register again).
+    report.oauth_clients_purged =
+        store.purge_unused_oauth_clients(Utc::now() - settings.oauth_client_retention).await?;
     for tenant in store.tenant_ids().await? {
         report.tenants += 1;
         match sweep_tenant(store, blobs, settings, tenant, &mut report).await {

@@ -207,6 +207,28 @@ impl Store {
         Ok(())
     }
 
+    /// Notes that a token request named this client (at most once an hour a client).
+    pub async fn touch_oauth_client(&self, client_id: &str) -> Result<()> {
+        let mut tx = self.begin_untenanted().await?;
+        sqlx::query!(
+            "UPDATE oauth_clients SET last_used_at = now() WHERE client_id = $1 AND last_used_at < now() - interval '1 hour'",
+            client_id
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes the clients no token request named since `before` (a metadata-document client
+    /// is fetched again when it comes back; a registered one registers again); returns how many.
+    pub async fn purge_unused_oauth_clients(&self, before: DateTime<Utc>) -> Result<u64> {
+        let mut tx = self.begin_untenanted().await?;
+        let done = sqlx::query!("DELETE FROM oauth_clients WHERE last_used_at < $1", before).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+
     /// The signing keys still published (not yet past `drop_at`), newest first.
     pub async fn signing_keys(&self) -> Result<Vec<SigningKeyRow>> {
         let mut tx = self.begin_untenanted().await?;

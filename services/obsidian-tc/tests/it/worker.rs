@@ -18,6 +18,7 @@ fn settings(retention: chrono::Duration) -> WorkerSettings {
         gc_grace: chrono::Duration::hours(24),
         snapshots_per_path: 10,
         reconcile: Vec::new(),
+        oauth_client_retention: retention,
     }
 }
 
@@ -90,17 +91,34 @@ async fn the_sweep_deletes_only_tokens_dead_longer_than_the_retention() {
     tx.store_refresh_token(&[3; 32], grant.id, Utc::now() + chrono::Duration::days(1)).await.unwrap();
     assert!(tx.record_assertion_jti("j", past).await.unwrap());
     tx.commit().await.unwrap();
+    // A registered OAuth client no token request has named since.
+    store
+        .put_oauth_client(&otc_store::OAuthClient {
+            client_id: "otcd_unused".into(),
+            kind: "dcr".into(),
+            client_name: None,
+            redirect_uris: vec!["https://c.example/cb".into()],
+            token_endpoint_auth_method: "none".into(),
+            secret_hash: None,
+            metadata: serde_json::json!({}),
+            created_at: Utc::now(),
+            fetched_at: None,
+        })
+        .await
+        .unwrap();
 
     // A long retention keeps them all (but the assertion id, dead at its own expiry).
     let blobs = blobs(&iso);
     let report = sweep_once(&store, &blobs, &settings(chrono::Duration::days(30))).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged, report.tenants_failed), (2, 0, 0));
-    assert_eq!(report.oauth_secrets_purged, 1);
+    assert_eq!((report.oauth_secrets_purged, report.oauth_clients_purged), (1, 0));
 
     tokio::time::sleep(Duration::from_millis(50)).await;
     let report = sweep_once(&store, &blobs, &settings(chrono::Duration::zero())).await.unwrap();
     assert_eq!((report.tenants, report.tokens_purged), (2, 2));
     assert_eq!(report.oauth_secrets_purged, 2, "the expired code and refresh token, not the live one");
+    assert_eq!(report.oauth_clients_purged, 1);
+    assert!(store.oauth_client("otcd_unused").await.unwrap().is_none());
     let mut tx = store.begin(a.id).await.unwrap();
     let left: Vec<_> = tx.list_tokens().await.unwrap().into_iter().map(|t| t.id).collect();
     tx.commit().await.unwrap();
