@@ -170,11 +170,10 @@ pub async fn sweep_once(
     blobs: &Blobs,
     settings: &WorkerSettings,
 ) -> Result<SweepReport, otc_store::StoreError> {
-    let mut report = SweepReport::default();
     // Registration is open to anyone: clients no token request named for as long as a refresh
     // token lives are gone (they register again).
-    report.oauth_clients_purged =
-        store.purge_unused_oauth_clients(Utc::now() - settings.oauth_client_retention).await?;
+    let oauth_clients_purged = store.purge_unused_oauth_clients(Utc::now() - settings.oauth_client_retention).await?;
+    let mut report = SweepReport { oauth_clients_purged, ..Default::default() };
     for tenant in store.tenant_ids().await? {
         report.tenants += 1;
         match sweep_tenant(store, blobs, settings, tenant, &mut report).await {
