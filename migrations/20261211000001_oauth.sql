@@ -212,3 +212,10 @@ ALTER TABLE directory_group_members ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON directory_group_members
     USING (tenant_id = otc_current_tenant()) WITH CHECK (tenant_id = otc_current_tenant());
 GRANT SELECT, INSERT, UPDATE, DELETE ON directory_groups, directory_group_members TO otc_app;
+
+-- A person's ACL groups come from an admin (`obsidian-tc acl groups`, /v1/principals/P/groups)
+-- and from their provider at sign-in; each replaces only its own.
+ALTER TABLE principal_groups
+    ADD COLUMN source text NOT NULL DEFAULT 'admin' CHECK (source IN ('admin', 'sign_in'));
+ALTER TABLE principal_groups DROP CONSTRAINT principal_groups_pkey;
+ALTER TABLE principal_groups ADD PRIMARY KEY (tenant_id, principal_id, source, group_name);

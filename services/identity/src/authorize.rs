@@ -341,7 +341,7 @@ impl Identity {
         }
         let (allowed, acl_groups) = map_groups(&idp, &person.idp_groups);
         if vouched.groups.is_some() {
-            tx.set_groups(principal, &acl_groups).await?;
+            tx.set_sign_in_groups(principal, &acl_groups).await?;
         }
         tx.commit().await?;
         // Group changes reach every gateway's cached checks of this person's tokens.

@@ -342,7 +342,7 @@ impl Identity {
             return Err(OAuthError::invalid_scope("the organisation grants this person none of the scopes asserted"));
         }
         if asserted_groups.is_some() {
-            tx.set_groups(person.id, &acl_groups).await?;
+            tx.set_sign_in_groups(person.id, &acl_groups).await?;
         }
         let client = self.client(client_id).await?;
         let grant = tx

@@ -178,28 +178,40 @@ impl TenantTx {
     /// The groups a principal belongs to, by name.
     pub async fn groups(&mut self, principal: Uuid) -> Result<Vec<String>> {
         Ok(sqlx::query_scalar!(
-            "SELECT group_name FROM principal_groups WHERE principal_id = $1 ORDER BY group_name",
+            "SELECT group_name FROM principal_groups WHERE principal_id = $1 AND source = 'admin' ORDER BY group_name",
             principal
         )
         .fetch_all(&mut *self.tx)
         .await?)
     }
 
-    /// Makes `groups` the principal's groups (adding and dropping as needed).
+    /// Makes `groups` the principal's groups an admin gave it (adding and dropping as needed).
     pub async fn set_groups(&mut self, principal: Uuid, groups: &[String]) -> Result<()> {
+        self.replace_groups(principal, "admin", groups).await
+    }
+
+    /// Makes `groups` the principal's groups from its provider, at a sign-in; the groups an admin
+    /// gave it stay.
+    pub async fn set_sign_in_groups(&mut self, principal: Uuid, groups: &[String]) -> Result<()> {
+        self.replace_groups(principal, "sign_in", groups).await
+    }
+
+    async fn replace_groups(&mut self, principal: Uuid, source: &str, groups: &[String]) -> Result<()> {
         sqlx::query!(
-            "DELETE FROM principal_groups WHERE principal_id = $1 AND NOT (group_name = ANY($2))",
+            "DELETE FROM principal_groups WHERE principal_id = $1 AND source = $2 AND NOT (group_name = ANY($3))",
             principal,
+            source,
             groups
         )
         .execute(&mut *self.tx)
         .await?;
         sqlx::query!(
-            r#"INSERT INTO principal_groups (tenant_id, principal_id, group_name)
-               SELECT $1, $2, g FROM unnest($3::text[]) AS g
+            r#"INSERT INTO principal_groups (tenant_id, principal_id, source, group_name)
+               SELECT $1, $2, $3, g FROM unnest($4::text[]) AS g
                ON CONFLICT DO NOTHING"#,
             self.tenant,
             principal,
+            source,
             groups
         )
         .execute(&mut *self.tx)
@@ -211,7 +223,8 @@ impl TenantTx {
     /// for it the rules of its most specific subject (its own; else its groups', any of which
     /// grants; else everyone's).
     pub async fn access(&mut self, principal: Uuid) -> Result<Access> {
-        // The groups an admin or a sign-in set, and those the tenant's directory (SCIM) names.
+        // The groups an admin gave, those the last sign-in brought, and those the tenant's
+        // directory (SCIM) names.
         let groups = sqlx::query_scalar!(
             r#"SELECT group_name AS "name!" FROM principal_groups WHERE principal_id = $1
                UNION

@@ -1556,6 +1556,16 @@ async fn a_refresh_grants_only_what_the_persons_groups_still_allow_and_a_foreign
     let client = register(&w.app, &redirect, json!({})).await;
     let first = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
     assert_eq!(first["scope"], "read:notes write:notes");
+    // An admin gives alice a group of their own; her next sign-in keeps it beside her provider's.
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    let alice = tx.find_principal("alice@acme.test").await.unwrap().unwrap().id;
+    tx.set_groups(alice, &["contractors".to_string()]).await.unwrap();
+    tx.commit().await.unwrap();
+    sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    assert_eq!(tx.access(alice).await.unwrap().groups, ["contractors", "engineering"]);
+    assert_eq!(tx.groups(alice).await.unwrap(), ["contractors"], "the admin's own list");
+    tx.commit().await.unwrap();
     // The operator no longer lets eng write.
     identity(&w.app)
         .set_idp(
