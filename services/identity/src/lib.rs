@@ -269,8 +269,4 @@ impl Identity {
         self.keys.signing_key(&self.store, &self.sealer).await?;
         Ok(json!({"keys": self.keys.public_keys(&self.store, None).await?}))
     }
-
-    pub fn sealer(&self) -> &Sealer {
-        &self.sealer
-    }
 }

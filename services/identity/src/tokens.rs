@@ -371,7 +371,7 @@ impl Identity {
             let grant = tx.refresh_token_grant(&presented.hash.0).await?;
             tx.commit().await?;
             (presented.tenant, grant)
-        } else if let Some(tenant) = self.access_token_tenant(token).await {
+        } else if let Some(tenant) = self.access_token_tenant_for(token, None).await {
             let mut tx = self.store.begin(tenant).await?;
             let grant = tx.access_token_grant(&TokenHash::of(token).0).await?;
             tx.commit().await?;
@@ -415,9 +415,5 @@ impl Identity {
             return None;
         }
         parsed.claims["tid"].as_str().and_then(|t| Uuid::try_parse(t).ok())
-    }
-
-    async fn access_token_tenant(&self, token: &str) -> Option<Uuid> {
-        self.access_token_tenant_for(token, None).await
     }
 }
