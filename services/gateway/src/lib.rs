@@ -224,14 +224,4 @@ pub async fn serve(
     }
 }
 
-/// An error with every cause in its chain, for logs (never for callers).
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub use otc_errors::error_chain;

@@ -155,14 +155,7 @@ impl From<otc_store::StoreError> for OAuthError {
 }
 
 pub(crate) fn log_internal(err: &(dyn std::error::Error + 'static)) {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    tracing::error!(error = %text, "authorization server");
+    tracing::error!(error = %otc_errors::error_chain(err), "authorization server");
 }
 
 /// The authorization server: shared by every request of a gateway.

@@ -207,14 +207,7 @@ pub fn describe(err: &(dyn std::error::Error + 'static)) -> FetchError {
         }
         source = e.source();
     }
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    FetchError::Request(text)
+    FetchError::Request(otc_errors::error_chain(err))
 }
 
 #[cfg(test)]

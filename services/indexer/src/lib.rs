@@ -62,14 +62,7 @@ pub enum IndexError {
 impl IndexError {
     /// The error with its causes, for logs and the dead-letter record.
     pub fn chain(&self) -> String {
-        let mut out = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            out.push_str(": ");
-            out.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        out
+        otc_errors::error_chain(self)
     }
 }
 

@@ -104,14 +104,7 @@ fn handle<'a, T: Tool>(ctx: &'a CallContext<'a>) -> BoxFuture<'a, Result<Value, 
 /// An unexpected failure inside a handler: the chain goes to the log, the caller gets
 /// `internal_error`.
 pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolError {
-    let mut chain = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        chain.push_str(": ");
-        chain.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    tracing::error!(tool, error = %chain, "tool failed");
+    tracing::error!(tool, error = %otc_errors::error_chain(err), "tool failed");
     ToolError::new(ErrorCode::InternalError)
 }
 

@@ -311,6 +311,18 @@ impl From<ErrorCode> for ToolError {
 }
 
 /// The catalogue as Markdown: the text of `docs/error-codes.md`.
+/// An error with every cause in its chain, for logs (never for callers).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 pub fn markdown() -> String {
     let mut out = String::from(
         "# Error codes\n\n\
