@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use otc_errors::{ErrorCode, ToolError};
 use otc_identity::admin::{AdminError, Changer, IdpInput};
-use otc_identity::scim::{self, ScimError};
+use otc_identity::scim::{self, Resource, ScimError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -94,16 +94,6 @@ fn scim_guard(state: &AppState, caller: &Caller) -> Result<std::sync::Arc<otc_id
     Ok(identity)
 }
 
-#[derive(Deserialize)]
-pub struct ListQuery {
-    filter: Option<String>,
-    #[serde(rename = "startIndex")]
-    start_index: Option<i64>,
-    count: Option<i64>,
-    #[serde(rename = "excludedAttributes")]
-    excluded_attributes: Option<String>,
-}
-
 macro_rules! guarded {
     ($state:expr, $caller:expr) => {
         match scim_guard(&$state, &$caller) {
@@ -111,6 +101,13 @@ macro_rules! guarded {
             Err(response) => return *response,
         }
     };
+}
+
+/// The resource an endpoint names (`Users`, `Groups`); another answers SCIM's 404.
+fn resource(name: &str) -> Result<Resource, Box<Response>> {
+    Resource::from_endpoint(name).ok_or_else(|| {
+        Box::new(scim_error(ScimError { status: 404, scim_type: None, detail: format!("no endpoint /{name}") }))
+    })
 }
 
 pub async fn service_provider_config(
@@ -131,167 +128,106 @@ pub async fn resource_types(
     scim_response(StatusCode::OK, scim::resource_types(&base(&state, &headers)))
 }
 
-pub async fn list_users(
+/// `GET /scim/v2/{Users|Groups}`.
+pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
     Extension(caller): Extension<Caller>,
-    Query(q): Query<ListQuery>,
+    Path(name): Path<String>,
+    Query(query): Query<scim::ListQuery>,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = identity
-        .scim_list_users(caller.tenant_id, &base(&state, &headers), q.filter.as_deref(), q.start_index, q.count)
-        .await;
-    scim_answer(result, StatusCode::OK)
+    let resource = match resource(&name) {
+        Ok(r) => r,
+        Err(response) => return *response,
+    };
+    scim_answer(identity.scim_list(caller.tenant_id, &base(&state, &headers), resource, &query).await, StatusCode::OK)
 }
 
-pub async fn create_user(
+/// `POST /scim/v2/{Users|Groups}`.
+pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
     Extension(caller): Extension<Caller>,
+    Path(name): Path<String>,
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_create_user(caller.tenant_id, &base(&state, &headers), &body).await,
-        Err(e) => Err(e),
+    let result = match (resource(&name), scim_body(&body)) {
+        (Err(response), _) => return *response,
+        (_, Err(e)) => Err(e),
+        (Ok(resource), Ok(body)) => {
+            identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, None, &body).await
+        }
     };
     scim_answer(result, StatusCode::CREATED)
 }
 
-pub async fn get_user(
+/// `GET /scim/v2/{Users|Groups}/{id}`.
+pub async fn get(
     State(state): State<AppState>,
     headers: HeaderMap,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path((name, id)): Path<(String, String)>,
 ) -> Response {
     let identity = guarded!(state, caller);
-    scim_answer(identity.scim_get_user(caller.tenant_id, &base(&state, &headers), &id).await, StatusCode::OK)
+    let resource = match resource(&name) {
+        Ok(r) => r,
+        Err(response) => return *response,
+    };
+    scim_answer(identity.scim_get(caller.tenant_id, &base(&state, &headers), resource, &id).await, StatusCode::OK)
 }
 
-pub async fn replace_user(
+/// `PUT /scim/v2/{Users|Groups}/{id}`.
+pub async fn replace(
     State(state): State<AppState>,
     headers: HeaderMap,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path((name, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_replace_user(caller.tenant_id, &base(&state, &headers), &id, &body).await,
-        Err(e) => Err(e),
+    let result = match (resource(&name), scim_body(&body)) {
+        (Err(response), _) => return *response,
+        (_, Err(e)) => Err(e),
+        (Ok(resource), Ok(body)) => {
+            identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, Some(&id), &body).await
+        }
     };
     scim_answer(result, StatusCode::OK)
 }
 
-pub async fn patch_user(
+/// `PATCH /scim/v2/{Users|Groups}/{id}`.
+pub async fn patch(
     State(state): State<AppState>,
     headers: HeaderMap,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path((name, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_patch_user(caller.tenant_id, &base(&state, &headers), &id, &body).await,
-        Err(e) => Err(e),
+    let result = match (resource(&name), scim_body(&body)) {
+        (Err(response), _) => return *response,
+        (_, Err(e)) => Err(e),
+        (Ok(resource), Ok(body)) => {
+            identity.scim_patch(caller.tenant_id, &base(&state, &headers), resource, &id, &body).await
+        }
     };
     scim_answer(result, StatusCode::OK)
 }
 
-pub async fn delete_user(
+/// `DELETE /scim/v2/{Users|Groups}/{id}`.
+pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path((name, id)): Path<(String, String)>,
 ) -> Response {
     let identity = guarded!(state, caller);
-    match identity.scim_delete_user(caller.tenant_id, &id).await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => scim_error(e),
-    }
-}
-
-pub async fn list_groups(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Extension(caller): Extension<Caller>,
-    Query(q): Query<ListQuery>,
-) -> Response {
-    let identity = guarded!(state, caller);
-    let with_members = !q.excluded_attributes.as_deref().is_some_and(|e| e.split(',').any(|a| a.trim() == "members"));
-    let result = identity
-        .scim_list_groups(
-            caller.tenant_id,
-            &base(&state, &headers),
-            q.filter.as_deref(),
-            q.start_index,
-            q.count,
-            with_members,
-        )
-        .await;
-    scim_answer(result, StatusCode::OK)
-}
-
-pub async fn create_group(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Extension(caller): Extension<Caller>,
-    body: Bytes,
-) -> Response {
-    let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_create_group(caller.tenant_id, &base(&state, &headers), &body).await,
-        Err(e) => Err(e),
+    let resource = match resource(&name) {
+        Ok(r) => r,
+        Err(response) => return *response,
     };
-    scim_answer(result, StatusCode::CREATED)
-}
-
-pub async fn get_group(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-) -> Response {
-    let identity = guarded!(state, caller);
-    scim_answer(identity.scim_get_group(caller.tenant_id, &base(&state, &headers), &id).await, StatusCode::OK)
-}
-
-pub async fn replace_group(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_replace_group(caller.tenant_id, &base(&state, &headers), &id, &body).await,
-        Err(e) => Err(e),
-    };
-    scim_answer(result, StatusCode::OK)
-}
-
-pub async fn patch_group(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let identity = guarded!(state, caller);
-    let result = match scim_body(&body) {
-        Ok(body) => identity.scim_patch_group(caller.tenant_id, &base(&state, &headers), &id, &body).await,
-        Err(e) => Err(e),
-    };
-    scim_answer(result, StatusCode::OK)
-}
-
-pub async fn delete_group(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-) -> Response {
-    let identity = guarded!(state, caller);
-    match identity.scim_delete_group(caller.tenant_id, &id).await {
+    match identity.scim_delete(caller.tenant_id, resource, &id).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => scim_error(e),
     }

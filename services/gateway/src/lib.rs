@@ -114,21 +114,10 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/idp", get(directory::idp).put(directory::set_idp).delete(directory::remove_idp))
         .route("/scim/v2/ServiceProviderConfig", get(directory::service_provider_config))
         .route("/scim/v2/ResourceTypes", get(directory::resource_types))
-        .route("/scim/v2/Users", get(directory::list_users).post(directory::create_user))
+        .route("/scim/v2/{resource}", get(directory::list).post(directory::create))
         .route(
-            "/scim/v2/Users/{id}",
-            get(directory::get_user)
-                .put(directory::replace_user)
-                .patch(directory::patch_user)
-                .delete(directory::delete_user),
-        )
-        .route("/scim/v2/Groups", get(directory::list_groups).post(directory::create_group))
-        .route(
-            "/scim/v2/Groups/{id}",
-            get(directory::get_group)
-                .put(directory::replace_group)
-                .patch(directory::patch_group)
-                .delete(directory::delete_group),
+            "/scim/v2/{resource}/{id}",
+            get(directory::get).put(directory::replace).patch(directory::patch).delete(directory::delete),
         )
         .route("/v1/vaults", get(sync::list_vaults))
         .route("/v1/vaults/{vault}/files", get(sync::list_files))

@@ -354,234 +354,256 @@ fn patch_user(user: &mut Map<String, Value>, op: &str, path: Option<&str>, value
     Ok(())
 }
 
+/// The two kinds of resource, as their endpoints name them (`/Users`, `/Groups`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    Users,
+    Groups,
+}
+
+impl Resource {
+    pub fn from_endpoint(name: &str) -> Option<Self> {
+        match name {
+            "Users" => Some(Resource::Users),
+            "Groups" => Some(Resource::Groups),
+            _ => None,
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Resource::Users => "user",
+            Resource::Groups => "group",
+        }
+    }
+
+    /// The attribute a filter finds a resource by, besides `id` and `externalId`.
+    fn name_attribute(self) -> &'static str {
+        match self {
+            Resource::Users => "userName",
+            Resource::Groups => "displayName",
+        }
+    }
+
+    fn id(self, id: &str) -> Result<Uuid, ScimError> {
+        Uuid::try_parse(id).map_err(|_| ScimError::not_found(self.noun(), id))
+    }
+}
+
+/// A listing's query: `filter`, `startIndex`, `count`, `excludedAttributes`.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct ListQuery {
+    pub filter: Option<String>,
+    #[serde(rename = "startIndex")]
+    pub start_index: Option<i64>,
+    pub count: Option<i64>,
+    #[serde(rename = "excludedAttributes")]
+    pub excluded_attributes: Option<String>,
+}
+
+/// A group's representation, checked: its name, external id and members.
+struct GroupFields {
+    name: String,
+    external_id: Option<String>,
+    members: Vec<Uuid>,
+}
+
+fn group_fields(body: &Value) -> Result<GroupFields, ScimError> {
+    let body = object(body)?;
+    Ok(GroupFields {
+        name: group_name(body.get("displayName"))?,
+        external_id: body.get("externalId").and_then(Value::as_str).map(str::to_string),
+        members: body.get("members").map(member_ids).transpose()?.unwrap_or_default(),
+    })
+}
+
 impl Identity {
-    async fn directory_changed(&self, tenant: Uuid) {
-        self.tokens_changed(tenant).await;
-    }
-
-    pub async fn scim_list_users(
+    pub async fn scim_list(
         &self,
         tenant: Uuid,
         base: &str,
-        filter: Option<&str>,
-        start_index: Option<i64>,
-        count: Option<i64>,
+        resource: Resource,
+        query: &ListQuery,
     ) -> Result<Value, ScimError> {
-        let filter = parse_filter(filter, "userName")?;
-        let (start, count) = page(start_index, count);
+        let filter = parse_filter(query.filter.as_deref(), resource.name_attribute())?;
+        let (start, count) = page(query.start_index, query.count);
         let mut tx = self.store.begin(tenant).await?;
-        let (total, users) = tx.directory_users(&filter, start - 1, count).await?;
+        let (total, resources) = match resource {
+            Resource::Users => {
+                let (total, users) = tx.directory_users(&filter, start - 1, count).await?;
+                (total, users.iter().map(|u| user_json(base, u)).collect())
+            }
+            Resource::Groups => {
+                let without_members =
+                    query.excluded_attributes.as_deref().is_some_and(|e| e.split(',').any(|a| a.trim() == "members"));
+                let (total, groups) = tx.directory_groups(&filter, start - 1, count).await?;
+                let groups = groups.iter().map(|g| {
+                    let mut out = group_json(base, g);
+                    if without_members {
+                        out.as_object_mut().map(|o| o.remove("members"));
+                    }
+                    out
+                });
+                (total, groups.collect())
+            }
+        };
         tx.commit().await?;
-        Ok(list(users.iter().map(|u| user_json(base, u)).collect(), total, start))
-    }
-
-    pub async fn scim_get_user(&self, tenant: Uuid, base: &str, id: &str) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
-        let mut tx = self.store.begin(tenant).await?;
-        let user = tx.directory_user(uuid).await?.ok_or_else(|| ScimError::not_found("user", id))?;
-        tx.commit().await?;
-        Ok(user_json(base, &user))
-    }
-
-    pub async fn scim_create_user(&self, tenant: Uuid, base: &str, body: &Value) -> Result<Value, ScimError> {
-        let fields = user_fields(&canonical_keys(object(body)?))?;
-        let mut tx = self.store.begin(tenant).await?;
-        let user = tx
-            .create_directory_user(&fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
-            .await?;
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(user_json(base, &user))
-    }
-
-    pub async fn scim_replace_user(
-        &self,
-        tenant: Uuid,
-        base: &str,
-        id: &str,
-        body: &Value,
-    ) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
-        let fields = user_fields(&canonical_keys(object(body)?))?;
-        let mut tx = self.store.begin(tenant).await?;
-        let user = tx
-            .update_directory_user(uuid, &fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
-            .await?
-            .ok_or_else(|| ScimError::not_found("user", id))?;
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(user_json(base, &user))
-    }
-
-    pub async fn scim_patch_user(&self, tenant: Uuid, base: &str, id: &str, body: &Value) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
-        let ops = operations(body)?;
-        let mut tx = self.store.begin(tenant).await?;
-        let user = tx.directory_user(uuid).await?.ok_or_else(|| ScimError::not_found("user", id))?;
-        let mut current = user_json(base, &user).as_object().cloned().unwrap_or_default();
-        for (op, path, value) in ops {
-            patch_user(&mut current, &op, path.as_deref(), value)?;
-        }
-        let fields = user_fields(&current)?;
-        let user = tx
-            .update_directory_user(uuid, &fields.user_name, fields.email.as_deref(), fields.active, &fields.attributes)
-            .await?
-            .ok_or_else(|| ScimError::not_found("user", id))?;
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(user_json(base, &user))
-    }
-
-    pub async fn scim_delete_user(&self, tenant: Uuid, id: &str) -> Result<(), ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("user", id))?;
-        let mut tx = self.store.begin(tenant).await?;
-        if !tx.delete_directory_user(uuid).await? {
-            return Err(ScimError::not_found("user", id));
-        }
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(())
-    }
-
-    pub async fn scim_list_groups(
-        &self,
-        tenant: Uuid,
-        base: &str,
-        filter: Option<&str>,
-        start_index: Option<i64>,
-        count: Option<i64>,
-        with_members: bool,
-    ) -> Result<Value, ScimError> {
-        let filter = parse_filter(filter, "displayName")?;
-        let (start, count) = page(start_index, count);
-        let mut tx = self.store.begin(tenant).await?;
-        let (total, groups) = tx.directory_groups(&filter, start - 1, count).await?;
-        tx.commit().await?;
-        let resources = groups
-            .iter()
-            .map(|g| {
-                let mut out = group_json(base, g);
-                if !with_members {
-                    out.as_object_mut().map(|o| o.remove("members"));
-                }
-                out
-            })
-            .collect();
         Ok(list(resources, total, start))
     }
 
-    pub async fn scim_get_group(&self, tenant: Uuid, base: &str, id: &str) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+    pub async fn scim_get(&self, tenant: Uuid, base: &str, resource: Resource, id: &str) -> Result<Value, ScimError> {
+        let uuid = resource.id(id)?;
         let mut tx = self.store.begin(tenant).await?;
-        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+        let found = match resource {
+            Resource::Users => tx.directory_user(uuid).await?.map(|u| user_json(base, &u)),
+            Resource::Groups => tx.directory_group(uuid).await?.map(|g| group_json(base, &g)),
+        };
         tx.commit().await?;
-        Ok(group_json(base, &group))
+        found.ok_or_else(|| ScimError::not_found(resource.noun(), id))
     }
 
-    pub async fn scim_create_group(&self, tenant: Uuid, base: &str, body: &Value) -> Result<Value, ScimError> {
-        let body = object(body)?;
-        let name = group_name(body.get("displayName"))?;
-        let members = body.get("members").map(member_ids).transpose()?.unwrap_or_default();
-        let mut tx = self.store.begin(tenant).await?;
-        let id = tx.create_directory_group(&name, body.get("externalId").and_then(Value::as_str)).await?;
-        tx.change_directory_members(id, Some(&members), &[], &[]).await?;
-        let group = tx.directory_group(id).await?.ok_or_else(|| ScimError::not_found("group", &id.to_string()))?;
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(group_json(base, &group))
-    }
-
-    pub async fn scim_replace_group(
+    /// POST (`id` None) or PUT: the whole representation.
+    pub async fn scim_put(
         &self,
         tenant: Uuid,
         base: &str,
+        resource: Resource,
+        id: Option<&str>,
+        body: &Value,
+    ) -> Result<Value, ScimError> {
+        let uuid = id.map(|id| resource.id(id)).transpose()?;
+        let missing = || ScimError::not_found(resource.noun(), id.unwrap_or(""));
+        let mut tx = self.store.begin(tenant).await?;
+        let answer = match resource {
+            Resource::Users => {
+                let f = user_fields(&canonical_keys(object(body)?))?;
+                let user = match uuid {
+                    None => tx.create_directory_user(&f.user_name, f.email.as_deref(), f.active, &f.attributes).await?,
+                    Some(uuid) => tx
+                        .update_directory_user(uuid, &f.user_name, f.email.as_deref(), f.active, &f.attributes)
+                        .await?
+                        .ok_or_else(missing)?,
+                };
+                user_json(base, &user)
+            }
+            Resource::Groups => {
+                let f = group_fields(body)?;
+                let uuid = match uuid {
+                    None => tx.create_directory_group(&f.name, f.external_id.as_deref()).await?,
+                    Some(uuid) if tx.update_directory_group(uuid, &f.name, f.external_id.as_deref()).await? => uuid,
+                    Some(_) => return Err(missing()),
+                };
+                tx.change_directory_members(uuid, Some(&f.members), &[], &[]).await?;
+                group_json(base, &tx.directory_group(uuid).await?.ok_or_else(missing)?)
+            }
+        };
+        tx.commit().await?;
+        self.tokens_changed(tenant).await;
+        Ok(answer)
+    }
+
+    pub async fn scim_patch(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        resource: Resource,
         id: &str,
         body: &Value,
     ) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
-        let body = object(body)?;
-        let name = group_name(body.get("displayName"))?;
-        let members = body.get("members").map(member_ids).transpose()?.unwrap_or_default();
-        let mut tx = self.store.begin(tenant).await?;
-        if !tx.update_directory_group(uuid, &name, body.get("externalId").and_then(Value::as_str)).await? {
-            return Err(ScimError::not_found("group", id));
-        }
-        tx.change_directory_members(uuid, Some(&members), &[], &[]).await?;
-        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
-        tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(group_json(base, &group))
-    }
-
-    pub async fn scim_patch_group(&self, tenant: Uuid, base: &str, id: &str, body: &Value) -> Result<Value, ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+        let uuid = resource.id(id)?;
         let ops = operations(body)?;
+        let missing = || ScimError::not_found(resource.noun(), id);
         let mut tx = self.store.begin(tenant).await?;
-        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
-        let (mut name, mut external) = (group.display_name.clone(), group.external_id.clone());
-        let (mut replace, mut add, mut remove): (Option<Vec<Uuid>>, Vec<Uuid>, Vec<Uuid>) = (None, vec![], vec![]);
-        for (op, path, value) in ops {
-            let path = path.unwrap_or_default();
-            let lower = path.to_ascii_lowercase();
-            match (op.as_str(), lower.as_str()) {
-                // Okta and Entra: {"op":"replace","value":{"displayName":..,"members":[..]}}
-                (_, "") => {
-                    let Value::Object(values) = value else {
-                        return Err(ScimError::invalid_value("a patch without path takes an object"));
-                    };
-                    if let Some(n) = values.get("displayName") {
-                        name = group_name(Some(n))?;
-                    }
-                    if let Some(e) = values.get("externalId") {
-                        external = e.as_str().map(str::to_string);
-                    }
-                    if let Some(m) = values.get("members") {
-                        let ids = member_ids(m)?;
-                        if op == "replace" { replace = Some(ids) } else { add.extend(ids) }
-                    }
+        let answer = match resource {
+            Resource::Users => {
+                let user = tx.directory_user(uuid).await?.ok_or_else(missing)?;
+                let mut current = user_json(base, &user).as_object().cloned().unwrap_or_default();
+                for (op, path, value) in ops {
+                    patch_user(&mut current, &op, path.as_deref(), value)?;
                 }
-                (_, "displayname") if op != "remove" => name = group_name(Some(&value))?,
-                (_, "externalid") => external = if op == "remove" { None } else { value.as_str().map(str::to_string) },
-                ("add", "members") => add.extend(member_ids(&value)?),
-                ("replace", "members") => replace = Some(member_ids(&value)?),
-                ("remove", "members") if value.is_null() => replace = Some(vec![]),
-                ("remove", "members") => remove.extend(member_ids(&value)?),
-                ("remove", p) if p.starts_with("members[") => {
-                    // members[value eq "id"]
-                    let id = path
-                        .split('"')
-                        .nth(1)
-                        .and_then(|v| Uuid::try_parse(v).ok())
-                        .ok_or_else(|| ScimError::new(400, Some("invalidPath"), path.clone()))?;
-                    remove.push(id);
-                }
-                _ => {
-                    return Err(ScimError::new(
-                        400,
-                        Some("invalidPath"),
-                        format!("{op} {path} is not supported on a group"),
-                    ));
-                }
+                let f = user_fields(&current)?;
+                let user = tx
+                    .update_directory_user(uuid, &f.user_name, f.email.as_deref(), f.active, &f.attributes)
+                    .await?
+                    .ok_or_else(missing)?;
+                user_json(base, &user)
             }
-        }
-        if name != group.display_name || external != group.external_id {
-            tx.update_directory_group(uuid, &name, external.as_deref()).await?;
-        }
-        tx.change_directory_members(uuid, replace.as_deref(), &add, &remove).await?;
-        let group = tx.directory_group(uuid).await?.ok_or_else(|| ScimError::not_found("group", id))?;
+            Resource::Groups => {
+                let group = tx.directory_group(uuid).await?.ok_or_else(missing)?;
+                let (mut name, mut external) = (group.display_name.clone(), group.external_id.clone());
+                let (mut replace, mut add, mut remove): (Option<Vec<Uuid>>, Vec<Uuid>, Vec<Uuid>) =
+                    (None, vec![], vec![]);
+                for (op, path, value) in ops {
+                    let path = path.unwrap_or_default();
+                    let lower = path.to_ascii_lowercase();
+                    match (op.as_str(), lower.as_str()) {
+                        // Okta and Entra: {"op":"replace","value":{"displayName":..,"members":[..]}}
+                        (_, "") => {
+                            let Value::Object(values) = value else {
+                                return Err(ScimError::invalid_value("a patch without path takes an object"));
+                            };
+                            if let Some(n) = values.get("displayName") {
+                                name = group_name(Some(n))?;
+                            }
+                            if let Some(e) = values.get("externalId") {
+                                external = e.as_str().map(str::to_string);
+                            }
+                            if let Some(m) = values.get("members") {
+                                let ids = member_ids(m)?;
+                                if op == "replace" { replace = Some(ids) } else { add.extend(ids) }
+                            }
+                        }
+                        (_, "displayname") if op != "remove" => name = group_name(Some(&value))?,
+                        (_, "externalid") => {
+                            external = if op == "remove" { None } else { value.as_str().map(str::to_string) }
+                        }
+                        ("add", "members") => add.extend(member_ids(&value)?),
+                        ("replace", "members") => replace = Some(member_ids(&value)?),
+                        ("remove", "members") if value.is_null() => replace = Some(vec![]),
+                        ("remove", "members") => remove.extend(member_ids(&value)?),
+                        ("remove", p) if p.starts_with("members[") => {
+                            // members[value eq "id"]
+                            let id = path
+                                .split('"')
+                                .nth(1)
+                                .and_then(|v| Uuid::try_parse(v).ok())
+                                .ok_or_else(|| ScimError::new(400, Some("invalidPath"), path.clone()))?;
+                            remove.push(id);
+                        }
+                        _ => {
+                            return Err(ScimError::new(
+                                400,
+                                Some("invalidPath"),
+                                format!("{op} {path} is not supported on a group"),
+                            ));
+                        }
+                    }
+                }
+                if name != group.display_name || external != group.external_id {
+                    tx.update_directory_group(uuid, &name, external.as_deref()).await?;
+                }
+                tx.change_directory_members(uuid, replace.as_deref(), &add, &remove).await?;
+                group_json(base, &tx.directory_group(uuid).await?.ok_or_else(missing)?)
+            }
+        };
         tx.commit().await?;
-        self.directory_changed(tenant).await;
-        Ok(group_json(base, &group))
+        self.tokens_changed(tenant).await;
+        Ok(answer)
     }
 
-    pub async fn scim_delete_group(&self, tenant: Uuid, id: &str) -> Result<(), ScimError> {
-        let uuid = Uuid::try_parse(id).map_err(|_| ScimError::not_found("group", id))?;
+    /// DELETE: a person is deprovisioned for good; a group goes, its members with it.
+    pub async fn scim_delete(&self, tenant: Uuid, resource: Resource, id: &str) -> Result<(), ScimError> {
+        let uuid = resource.id(id)?;
         let mut tx = self.store.begin(tenant).await?;
-        if !tx.delete_directory_group(uuid).await? {
-            return Err(ScimError::not_found("group", id));
+        let deleted = match resource {
+            Resource::Users => tx.delete_directory_user(uuid).await?,
+            Resource::Groups => tx.delete_directory_group(uuid).await?,
+        };
+        if !deleted {
+            return Err(ScimError::not_found(resource.noun(), id));
         }
         tx.commit().await?;
-        self.directory_changed(tenant).await;
+        self.tokens_changed(tenant).await;
         Ok(())
     }
 }

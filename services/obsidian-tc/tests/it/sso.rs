@@ -1330,6 +1330,8 @@ async fn malformed_requests_to_the_authorization_server_and_scim_are_refused_sma
         (Method::POST, "/Users".into(), Some(json!({"userName": "a@b.test", "active": "perhaps"}).to_string())),
         (Method::GET, format!("/Users?filter={huge}"), None),
         (Method::GET, "/Users?startIndex=-5&count=99999999".into(), None),
+        (Method::GET, "/Nope".into(), None),
+        (Method::DELETE, format!("/Nope/{}", uuid::Uuid::nil()), None),
         (
             Method::PATCH,
             format!("/Users/{}", uuid::Uuid::nil()),
