@@ -218,7 +218,7 @@ pub async fn authorize(
     };
     let client = flow.client_name.clone().unwrap_or_else(|| flow.client_id.clone());
     let mut response = match hint {
-        Some(email) => match identity.sign_in(&flow.id, &email).await {
+        Some(email) => match identity.sign_in(flow.clone(), &email).await {
             Ok(url) => redirect(url.as_str()),
             Err(Refusal::Retry { .. }) => redirect(&format!("{}?flow={}", paths::SIGN_IN, flow.id)),
             Err(r) => refusal(r, &client),
@@ -249,22 +249,34 @@ pub async fn sign_in_page(State(state): State<AppState>, headers: HeaderMap, Que
     }
 }
 
+/// A form our own pages posted: its fields and the flow it continues, when the post came from
+/// our origin and the browser that began the flow; otherwise the page that says to start again.
+async fn posted_flow(
+    state: &AppState,
+    identity: &Identity,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<(HashMap<String, String>, Flow), Box<Response>> {
+    let fields = form(body).map_err(|_| Box::new(other_browser()))?;
+    if !same_origin(headers, &issuer(state, headers)) {
+        return Err(Box::new(other_browser()));
+    }
+    let flow = browser_flow(identity, headers, fields.get("flow").map(String::as_str).unwrap_or("")).await?;
+    Ok((fields, flow))
+}
+
 /// `POST /oauth/signin`: the email's domain picks the tenant; off to its identity provider.
 pub async fn sign_in(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let identity = match identity(&state) {
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let Ok(fields) = form(&body) else { return other_browser() };
-    let flow = fields.get("flow").cloned().unwrap_or_default();
-    if !same_origin(&headers, &issuer(&state, &headers)) {
-        return other_browser();
-    }
-    let client = match browser_flow(&identity, &headers, &flow).await {
-        Ok(f) => f.client_name.unwrap_or(f.client_id),
+    let (fields, flow) = match posted_flow(&state, &identity, &headers, &body).await {
+        Ok(posted) => posted,
         Err(page) => return *page,
     };
-    match identity.sign_in(&flow, fields.get("email").map(String::as_str).unwrap_or("")).await {
+    let client = flow.client_name.clone().unwrap_or_else(|| flow.client_id.clone());
+    match identity.sign_in(flow, fields.get("email").map(String::as_str).unwrap_or("")).await {
         Ok(url) => redirect(url.as_str()),
         Err(r) => refusal(r, &client),
     }
@@ -283,11 +295,11 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let flow = q.state.unwrap_or_default();
-    if let Err(page) = browser_flow(&identity, &headers, &flow).await {
-        return *page;
-    }
-    match identity.callback(&flow, q.code.as_deref(), q.error.as_deref()).await {
+    let flow = match browser_flow(&identity, &headers, q.state.as_deref().unwrap_or("")).await {
+        Ok(flow) => flow,
+        Err(page) => return *page,
+    };
+    match identity.callback(flow, q.code.as_deref(), q.error.as_deref()).await {
         Ok(flow) => redirect(&format!("{}?flow={}", paths::CONSENT, flow.id)),
         Err(r) => refusal(r, ""),
     }
@@ -323,16 +335,12 @@ pub async fn consent(State(state): State<AppState>, headers: HeaderMap, body: By
         Ok(i) => i,
         Err(r) => return *r,
     };
-    let Ok(fields) = form(&body) else { return other_browser() };
-    let flow = fields.get("flow").cloned().unwrap_or_default();
-    if !same_origin(&headers, &issuer(&state, &headers)) {
-        return other_browser();
-    }
-    if let Err(page) = browser_flow(&identity, &headers, &flow).await {
-        return *page;
-    }
+    let (fields, flow) = match posted_flow(&state, &identity, &headers, &body).await {
+        Ok(posted) => posted,
+        Err(page) => return *page,
+    };
     let allow = fields.get("decision").map(String::as_str) == Some("allow");
-    match identity.consent(&flow, allow).await {
+    match identity.consent(flow, allow).await {
         Ok(url) => redirect(url.as_str()),
         Err(r) => refusal(r, ""),
     }

@@ -231,7 +231,8 @@ impl Identity {
     }
 
     /// The flow a page or form names, if it is still going and `secret` (the browser's cookie)
-    /// is the one of the browser that began it.
+    /// is the one of the browser that began it: what the steps after `/authorize` (sign_in,
+    /// callback, consent) take.
     pub async fn flow_for_browser(&self, id: &str, secret: Option<&str>) -> Result<Option<Flow>, IdentityError> {
         let Some(secret) = secret else { return Ok(None) };
         let flow = self.flow(id).await?;
@@ -242,8 +243,7 @@ impl Identity {
     /// the tenant `email` names by its id (slug) when it is not an address (the organisation's
     /// own sign-in, for people whose addresses are on a shared domain); then the URL that sends
     /// the person there.
-    pub async fn sign_in(&self, flow_id: &str, email: &str) -> Result<url::Url, Refusal> {
-        let mut flow = self.flow(flow_id).await?.ok_or_else(expired)?;
+    pub async fn sign_in(&self, mut flow: Flow, email: &str) -> Result<url::Url, Refusal> {
         let email = email.trim();
         let retry = |flow: &Flow, message: String| Refusal::Retry { flow: flow.id.clone(), message };
         if email.is_empty() || email.len() > 320 || email.chars().any(char::is_control) {
@@ -297,8 +297,7 @@ impl Identity {
     /// The provider sent the person back: the id token is checked, the person becomes (or is
     /// found as) a principal of the tenant with the groups the provider names, and the flow
     /// moves on to consent.
-    pub async fn callback(&self, flow_id: &str, code: Option<&str>, error: Option<&str>) -> Result<Flow, Refusal> {
-        let mut flow = self.flow(flow_id).await?.ok_or_else(expired)?;
+    pub async fn callback(&self, mut flow: Flow, code: Option<&str>, error: Option<&str>) -> Result<Flow, Refusal> {
         let (Some(tenant), Some(leg)) = (flow.tenant, flow.idp.clone()) else {
             return Err(Refusal::page("This sign-in has not started", "Start again from the application."));
         };
@@ -364,8 +363,7 @@ impl Identity {
 
     /// The person allowed (or refused) what the consent page listed: the code goes back to the
     /// client. A flow is consented once.
-    pub async fn consent(&self, flow_id: &str, allow: bool) -> Result<url::Url, Refusal> {
-        let flow = self.flow(flow_id).await?.ok_or_else(expired)?;
+    pub async fn consent(&self, flow: Flow, allow: bool) -> Result<url::Url, Refusal> {
         let (Some(tenant), Some(user)) = (flow.tenant, flow.user.clone()) else {
             return Err(Refusal::page("Sign in first", "This request has no signed-in person yet."));
         };
