@@ -420,3 +420,19 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// A grant of `read:notes` on an MCP endpoint from a person a provider vouched for (`subject`),
+/// made straight in the store: for tests of the rows that hang off grants.
+pub async fn stored_grant(tx: &mut otc_store::TenantTx, subject: &str) -> otc_store::Grant {
+    let person = tx.federated_principal(subject, &format!("{subject}@example.test"), None, None).await.unwrap();
+    tx.create_grant(otc_store::NewGrant {
+        principal_id: person.id,
+        client_id: "client",
+        client_name: None,
+        scopes: &["read:notes".to_string()],
+        resource: "https://x.example/mcp",
+        via: "authorization_code",
+    })
+    .await
+    .unwrap()
+}

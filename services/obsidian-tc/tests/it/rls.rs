@@ -93,21 +93,9 @@ async fn fill_oauth(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     })
     .await
     .unwrap();
-    let person =
-        tx.federated_principal("sub-1", "person@example.test", Some("person@example.test"), None).await.unwrap();
     let expires = chrono::Utc::now() + chrono::Duration::hours(1);
     for i in 0..k {
-        let grant = tx
-            .create_grant(otc_store::NewGrant {
-                principal_id: person.id,
-                client_id: "client",
-                client_name: None,
-                scopes: &["read:notes".to_string()],
-                resource: "https://x.example/mcp",
-                via: "authorization_code",
-            })
-            .await
-            .unwrap();
+        let grant = crate::harness::stored_grant(&mut tx, "sub-1").await;
         tx.store_code(&[i as u8 + 1; 32], grant.id, "https://c.example/cb", "challenge", expires).await.unwrap();
         tx.store_refresh_token(&[i as u8 + 101; 32], grant.id, expires).await.unwrap();
         let hash = otc_auth::TokenHash::of(&format!("access-{}-{i}", tenant.slug)).0;

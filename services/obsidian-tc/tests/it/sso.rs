@@ -366,9 +366,23 @@ pub async fn token(app: &TestApp, form: &[(&str, &str)]) -> (u16, Value) {
 
 /// Signs alice in (browser and code exchange) for `client`; returns the token answer.
 pub async fn sign_in_alice(w: &World, client: &str, redirect: &str, resource: &str) -> Value {
+    sign_in(w, client, redirect, "read:notes write:notes", resource, "alice@acme.test", ("alice", "pw-a")).await
+}
+
+/// Signs a person in (browser and code exchange) for `client`, asking for `scope` and
+/// `resource`; returns the token answer.
+pub async fn sign_in(
+    w: &World,
+    client: &str,
+    redirect: &str,
+    scope: &str,
+    resource: &str,
+    email: &str,
+    login: (&str, &str),
+) -> Value {
     let (verifier, challenge) = pkce();
-    let url = authorize_url(&w.app, client, redirect, &challenge, "read:notes write:notes", resource);
-    let ended = Browser::new().walk(&url, redirect, "alice@acme.test", ("alice", "pw-a"), "allow").await;
+    let url = authorize_url(&w.app, client, redirect, &challenge, scope, resource);
+    let ended = Browser::new().walk(&url, redirect, email, login, "allow").await;
     let Ended::Client(params) = ended else { panic!("{ended:?}") };
     let code = params.get("code").unwrap_or_else(|| panic!("{params:?}"));
     let (status, answer) = token(
@@ -950,25 +964,7 @@ async fn a_person_signed_in_through_one_tenants_provider_reaches_nothing_of_anot
     // bob signs in through globex's provider for the whole server (MCP and /v1), every scope.
     let redirect = redirect_uri();
     let client = register(&w.app, &redirect, json!({})).await;
-    let (verifier, challenge) = pkce();
-    let base = w.app.url("");
-    let url = authorize_url(&w.app, &client, &redirect, &challenge, "*", &base);
-    let Ended::Client(params) = Browser::new().walk(&url, &redirect, "bob@globex.test", ("bob", "pw-b"), "allow").await
-    else {
-        panic!("bob did not get a code")
-    };
-    let (status, answer) = token(
-        &w.app,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &params["code"]),
-            ("redirect_uri", &redirect),
-            ("client_id", &client),
-            ("code_verifier", &verifier),
-        ],
-    )
-    .await;
-    assert_eq!(status, 200, "{answer}");
+    let answer = sign_in(&w, &client, &redirect, "*", &w.app.url(""), "bob@globex.test", ("bob", "pw-b")).await;
     assert_eq!(answer["scope"], "*");
     let bob = answer["access_token"].as_str().unwrap();
     crate::isolation::reaches_nothing_of(&w.app, &secrets, bob).await;
@@ -1529,24 +1525,8 @@ async fn sign_in_and_the_directory_link_one_person_case_aside_and_take_over_no_o
     let (status, answer) =
         scim(&w.app, &globex_admin, Method::POST, "/Users", Some(json!({"userName": "bob@globex.test"}))).await;
     assert_eq!((status, answer["scimType"].as_str()), (409, Some("uniqueness")), "{answer}");
-    let (verifier, challenge) = pkce();
-    let url = authorize_url(&w.app, &client, &redirect, &challenge, "read:notes", &w.app.url("/mcp"));
-    let Ended::Client(params) = Browser::new().walk(&url, &redirect, "bob@globex.test", ("bob", "pw-b"), "allow").await
-    else {
-        panic!("bob did not sign in")
-    };
-    let (status, answer) = token(
-        &w.app,
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &params["code"]),
-            ("redirect_uri", &redirect),
-            ("client_id", &client),
-            ("code_verifier", &verifier),
-        ],
-    )
-    .await;
-    assert_eq!(status, 200, "{answer}");
+    let answer =
+        sign_in(&w, &client, &redirect, "read:notes", &w.app.url("/mcp"), "bob@globex.test", ("bob", "pw-b")).await;
     let claims = otc_auth::jwt::Unverified::parse(answer["access_token"].as_str().unwrap()).unwrap().claims;
     assert_ne!(claims["sub"], operator.id.to_string(), "a sign-in took over an operator-made principal");
 }

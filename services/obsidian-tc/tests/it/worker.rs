@@ -73,18 +73,7 @@ async fn the_sweep_deletes_only_tokens_dead_longer_than_the_retention() {
     tx.revoke_token(revoked).await.unwrap();
     // An authorization code and a refresh token past their expiry, a live refresh token, and an
     // assertion id past its assertion's expiry.
-    let person = tx.federated_principal("s", "p@b.test", None, None).await.unwrap();
-    let grant = tx
-        .create_grant(otc_store::NewGrant {
-            principal_id: person.id,
-            client_id: "c",
-            client_name: None,
-            scopes: &["read:notes".to_string()],
-            resource: "https://x.example/mcp",
-            via: "authorization_code",
-        })
-        .await
-        .unwrap();
+    let grant = crate::harness::stored_grant(&mut tx, "s").await;
     let past = Utc::now() - chrono::Duration::seconds(5);
     tx.store_code(&[1; 32], grant.id, "https://c.example/cb", "ch", past).await.unwrap();
     tx.store_refresh_token(&[2; 32], grant.id, past).await.unwrap();
