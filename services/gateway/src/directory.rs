@@ -110,6 +110,13 @@ fn resource(name: &str) -> Result<Resource, Box<Response>> {
     })
 }
 
+/// The resource an endpoint names and the request's body, or SCIM's answer to either being bad.
+fn resource_and_body(name: &str, body: &Bytes) -> Result<(Resource, Value), Box<Response>> {
+    let resource = resource(name)?;
+    let body = scim_body(body).map_err(|e| Box::new(scim_error(e)))?;
+    Ok((resource, body))
+}
+
 pub async fn service_provider_config(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -153,13 +160,11 @@ pub async fn create(
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match (resource(&name), scim_body(&body)) {
-        (Err(response), _) => return *response,
-        (_, Err(e)) => Err(e),
-        (Ok(resource), Ok(body)) => {
-            identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, None, &body).await
-        }
+    let (resource, body) = match resource_and_body(&name, &body) {
+        Ok(parsed) => parsed,
+        Err(response) => return *response,
     };
+    let result = identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, None, &body).await;
     scim_answer(result, StatusCode::CREATED)
 }
 
@@ -187,13 +192,11 @@ pub async fn replace(
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match (resource(&name), scim_body(&body)) {
-        (Err(response), _) => return *response,
-        (_, Err(e)) => Err(e),
-        (Ok(resource), Ok(body)) => {
-            identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, Some(&id), &body).await
-        }
+    let (resource, body) = match resource_and_body(&name, &body) {
+        Ok(parsed) => parsed,
+        Err(response) => return *response,
     };
+    let result = identity.scim_put(caller.tenant_id, &base(&state, &headers), resource, Some(&id), &body).await;
     scim_answer(result, StatusCode::OK)
 }
 
@@ -206,13 +209,11 @@ pub async fn patch(
     body: Bytes,
 ) -> Response {
     let identity = guarded!(state, caller);
-    let result = match (resource(&name), scim_body(&body)) {
-        (Err(response), _) => return *response,
-        (_, Err(e)) => Err(e),
-        (Ok(resource), Ok(body)) => {
-            identity.scim_patch(caller.tenant_id, &base(&state, &headers), resource, &id, &body).await
-        }
+    let (resource, body) = match resource_and_body(&name, &body) {
+        Ok(parsed) => parsed,
+        Err(response) => return *response,
     };
+    let result = identity.scim_patch(caller.tenant_id, &base(&state, &headers), resource, &id, &body).await;
     scim_answer(result, StatusCode::OK)
 }
 
