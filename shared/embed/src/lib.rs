@@ -1,0 +1,82 @@
+//! Text to vectors. One [`Embedder`] trait with two implementations: [`local::Local`], a
+//! sentence-embedding model run in-process with ONNX Runtime (loaded from a shared library at
+//! start, nothing downloaded), and [`http::OpenAi`], any OpenAI-compatible `/v1/embeddings`
+//! endpoint (batched, retried with back-off, limited per tenant, its usage counted).
+//!
+//! Every vector an embedder returns is unit length, so cosine similarity is a dot product and
+//! pgvector's cosine distance orders the same way.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+pub mod http;
+pub mod local;
+pub mod wordpiece;
+
+/// What embedding can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The model's files could not be loaded or are not what they should be.
+    #[error("embedding model: {0}")]
+    Model(String),
+    /// The model ran and failed.
+    #[error("embedding model run: {0}")]
+    Run(String),
+    /// The provider answered with an error that trying again will not mend (400, 401, 404...).
+    #[error("embedding provider refused the request ({status}): {message}")]
+    Refused { status: u16, message: String },
+    /// The provider failed or could not be reached, and went on failing through the retries.
+    #[error("embedding provider unavailable after {attempts} attempts: {message}")]
+    Unavailable { attempts: u32, message: String },
+    /// The provider answered something that is not a set of embeddings for the inputs.
+    #[error("embedding provider answered badly: {0}")]
+    BadAnswer(String),
+}
+
+/// What an embedding call cost, for the tenant's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Requests made to the provider, retries included (0 for the local model).
+    pub requests: u32,
+    /// Tokens the provider counted (the local model counts its own).
+    pub tokens: u64,
+}
+
+/// Vectors for a call's texts, in order, each of the model's dimension.
+#[derive(Debug, Clone, Default)]
+pub struct Embedded {
+    pub vectors: Vec<Vec<f32>>,
+    pub usage: Usage,
+}
+
+pub type EmbedFuture<'a> = Pin<Box<dyn Future<Output = Result<Embedded, EmbedError>> + Send + 'a>>;
+
+/// A model that turns texts into vectors.
+pub trait Embedder: Send + Sync {
+    /// The model's id, stored with every vector it made.
+    fn model(&self) -> &str;
+    /// The length of its vectors.
+    fn dims(&self) -> usize;
+    /// Vectors for `texts`, on behalf of `tenant` (whose concurrency limit and counters apply).
+    fn embed<'a>(&'a self, tenant: Uuid, texts: &'a [String]) -> EmbedFuture<'a>;
+}
+
+pub type SharedEmbedder = Arc<dyn Embedder>;
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 1e-12 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// The hash a chunk's embedding input is known by, so the same text is embedded once per
+/// tenant and model however many notes, copies or renames hold it.
+pub fn text_hash(text: &str) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).to_vec()
+}
