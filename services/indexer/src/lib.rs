@@ -26,6 +26,7 @@
 //! when the future that started it is dropped or at [`Indexer::shutdown`].
 
 pub mod commit;
+pub mod embedding;
 pub mod extract;
 pub mod fulltext;
 
@@ -90,6 +91,9 @@ pub struct IndexerSettings {
     /// How long a commit's answer waits for its inline indexing; past it the jobs are left in
     /// the outbox for the workers.
     pub inline_deadline: Duration,
+    /// Leave an `embed` job naming each batch's notes for the embedding workers (an
+    /// embedding provider is configured).
+    pub embed: bool,
 }
 
 impl Default for IndexerSettings {
@@ -104,6 +108,7 @@ impl Default for IndexerSettings {
             poll_interval: Duration::from_millis(500),
             max_indexed_bytes: extract::DEFAULT_MAX_INDEXED_BYTES,
             inline_deadline: Duration::from_millis(2_000),
+            embed: false,
         }
     }
 }
@@ -394,6 +399,10 @@ impl Indexer {
         };
         let put = started.elapsed();
         tx.replace_notes(vault, &records, id).await?;
+        if self.settings.embed && !records.is_empty() {
+            let paths: Vec<&str> = records.iter().map(|r| r.path.as_str()).collect();
+            tx.queue_embed_job(vault, &serde_json::json!({ "paths": paths })).await?;
+        }
         tracing::debug!(
             notes = records.len(),
             resolve_ms = resolved.as_millis() as u64,

@@ -9,9 +9,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use otc_blobs::Blobs;
-use otc_config::{Config, Loaded, Sources};
+use otc_config::{Config, EmbeddingProvider, Loaded, Sources};
+use otc_embed::Embeddings;
 use otc_gateway::auth_cache::AuthCache;
 use otc_gateway::{AppState, HttpLimits};
+use otc_indexer::embedding::{EmbedSettings, Embedding};
 use otc_indexer::{Indexer, IndexerSettings};
 use otc_kv::Kv;
 use otc_store::{Store, StoreOptions};
@@ -64,6 +66,10 @@ pub struct Deps {
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
     pub indexer: Indexer,
+    /// The configured embedding provider (none, the local model, an OpenAI-compatible API).
+    pub embeddings: Arc<Embeddings>,
+    /// The workers' embedding passes over the outbox's embed jobs.
+    pub embedding: Embedding,
 }
 
 /// The tool dispatcher over every registered tool, for this configuration.
@@ -82,6 +88,7 @@ pub fn dispatcher_with(
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         indexer: deps.indexer.clone(),
+        embeddings: deps.embeddings.clone(),
         acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
         vault_cache: Default::default(),
         files: otc_tools::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
@@ -122,7 +129,9 @@ impl Deps {
         let kv = connect_kv(config)?;
         let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5)).context("object store")?;
         let indexer = Indexer::new(store.clone(), blobs.clone(), indexer_settings(config));
-        Ok(Self { store, kv: Arc::new(kv), blobs, indexer })
+        let embeddings = embeddings(config)?;
+        let embedding = Embedding::new(store.clone(), blobs.clone(), embeddings.clone(), embed_settings(config));
+        Ok(Self { store, kv: Arc::new(kv), blobs, indexer, embeddings, embedding })
     }
 }
 
@@ -271,8 +280,64 @@ pub fn indexer_settings(config: &Config) -> IndexerSettings {
         rebuild_concurrency: config.worker.index_rebuild_concurrency.max(1),
         max_indexed_bytes: config.index.max_indexed_bytes.max(1),
         inline_deadline: Duration::from_millis(config.index.inline_deadline_ms),
+        embed: config.embeddings.provider != EmbeddingProvider::None,
         ..IndexerSettings::default()
     }
+}
+
+pub fn embed_settings(config: &Config) -> EmbedSettings {
+    EmbedSettings {
+        batch_chunks: config.embeddings.batch_chunks.max(1),
+        max_attempts: config.worker.index_max_attempts,
+        max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
+        poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
+        ..EmbedSettings::default()
+    }
+}
+
+/// The configured embedder. The local model loads now (a missing or broken model file stops
+/// the role with the file named); a provider over HTTP is not contacted until used.
+pub fn embeddings(config: &Config) -> anyhow::Result<Arc<Embeddings>> {
+    let e = &config.embeddings;
+    Ok(Arc::new(match e.provider {
+        EmbeddingProvider::None => Embeddings::none(),
+        EmbeddingProvider::Local => {
+            let path = |v: &Option<String>| std::path::PathBuf::from(v.clone().unwrap_or_default());
+            let files = otc_embed::local::LocalFiles {
+                library: path(&e.local_library),
+                model: path(&e.local_model),
+                tokenizer: path(&e.local_tokenizer),
+            };
+            let threads = match e.local_threads {
+                0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+                n => n,
+            };
+            let local = otc_embed::local::Local::load(&files, otc_embed::local::MINILM_MODEL, threads)
+                .context("embeddings.provider = \"local\"")?;
+            Embeddings::new(Arc::new(otc_embed::local::LocalEmbedder(Arc::new(local))), None)
+        }
+        EmbeddingProvider::Openai => {
+            let settings = otc_embed::http::OpenAiSettings {
+                base_url: e.base_url.clone(),
+                api_key: e.api_key.as_ref().map(|k| k.expose().to_string()),
+                model: e.model.clone(),
+                dims: e.dims,
+                send_dimensions: e.send_dimensions,
+                batch: e.batch,
+                tenant_concurrency: e.tenant_concurrency,
+                max_attempts: e.max_attempts,
+                timeout: Duration::from_millis(e.timeout_ms.max(1)),
+                backoff: Duration::from_millis(500),
+                max_backoff: Duration::from_secs(30),
+            };
+            let active = otc_embed::http::OpenAi::new(settings.clone()).context("embeddings")?;
+            let make: otc_embed::MakeEmbedder = Box::new(move |model, dims| {
+                let s = otc_embed::http::OpenAiSettings { model: model.to_string(), dims, ..settings.clone() };
+                Ok(Arc::new(otc_embed::http::OpenAi::new(s)?) as otc_embed::SharedEmbedder)
+            });
+            Embeddings::new(Arc::new(active), Some(make))
+        }
+    }))
 }
 
 pub fn worker_settings(config: &Config) -> WorkerSettings {
@@ -327,6 +392,7 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     let config = &loaded.config;
     Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config))
         .with_indexer(deps.indexer.clone())
+        .with_embedding(deps.embedding.clone())
         .run(shutdown_signal())
         .await;
     deps.store.close().await;

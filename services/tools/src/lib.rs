@@ -20,6 +20,7 @@ pub mod resources;
 pub mod restore;
 pub mod scanning;
 pub mod searching;
+pub mod semantic;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
@@ -140,6 +141,8 @@ pub struct Services {
     pub kv: Arc<Kv>,
     pub blobs: Blobs,
     pub indexer: otc_indexer::Indexer,
+    /// The embedding provider semantic search embeds its queries with.
+    pub embeddings: Arc<otc_embed::Embeddings>,
     /// The configured folder ACLs, compiled.
     pub acls: Arc<Vec<reading::VaultAcl>>,
     /// Vault lookups by name, shared by every call.

@@ -49,6 +49,7 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<links::get_backlinks::GetBacklinks>(),
         entry::<links::find_unresolved_links::FindUnresolvedLinks>(),
         entry::<links::find_orphans::FindOrphans>(),
+        entry::<links::suggest_links::SuggestLinks>(),
         entry::<links::rewrite_link::RewriteLink>(),
         entry::<search::search_regex::SearchRegex>(),
         entry::<search::search_jsonlogic::SearchJsonlogic>(),

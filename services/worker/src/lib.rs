@@ -229,17 +229,24 @@ pub struct Worker {
     /// This worker's identity in the lease.
     holder: String,
     indexer: Option<otc_indexer::Indexer>,
+    embedding: Option<otc_indexer::embedding::Embedding>,
 }
 
 impl Worker {
     pub fn new(store: Store, kv: Arc<Kv>, blobs: Blobs, settings: WorkerSettings) -> Self {
         let holder = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
-        Self { store, kv, blobs, settings, holder, indexer: None }
+        Self { store, kv, blobs, settings, holder, indexer: None, embedding: None }
     }
 
     /// Also runs `indexer` until shutdown.
     pub fn with_indexer(mut self, indexer: otc_indexer::Indexer) -> Self {
         self.indexer = Some(indexer);
+        self
+    }
+
+    /// Also runs the embedding passes until shutdown.
+    pub fn with_embedding(mut self, embedding: otc_indexer::embedding::Embedding) -> Self {
+        self.embedding = Some(embedding);
         self
     }
 
@@ -261,12 +268,24 @@ impl Worker {
                     .await
             })
         });
+        let embedding = self.embedding.clone().map(|embedding| {
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                embedding
+                    .run(async move {
+                        let _ = stopped.wait_for(|s| *s).await;
+                    })
+                    .await
+            })
+        });
         self.sweep_loop(shutdown).await;
         let _ = stop.send(true);
-        if let Some(task) = indexing
-            && let Err(e) = task.await
-        {
-            tracing::warn!(error = %e, "indexer task ended abnormally");
+        for (name, task) in [("indexer", indexing), ("embedding", embedding)] {
+            if let Some(task) = task
+                && let Err(e) = task.await
+            {
+                tracing::warn!(error = %e, task = name, "worker task ended abnormally");
+            }
         }
         tracing::info!("worker stopped");
     }

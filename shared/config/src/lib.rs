@@ -39,6 +39,7 @@ pub struct Config {
     pub audit: AuditConfig,
     pub oauth: OAuthConfig,
     pub quotas: QuotasConfig,
+    pub embeddings: EmbeddingsConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -257,6 +258,86 @@ pub struct IndexConfig {
 impl Default for IndexConfig {
     fn default() -> Self {
         Self { max_indexed_bytes: 4 * 1024 * 1024, inline_deadline_ms: 2_000 }
+    }
+}
+
+/// Which model embeds the notes' chunks for semantic search, where it runs, and how hybrid
+/// search weighs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingProvider {
+    /// No embeddings: semantic and hybrid search answer embedding_provider_error.
+    #[default]
+    None,
+    /// all-MiniLM-L6-v2 in-process (ONNX Runtime): `local_library`, `local_model`, `local_tokenizer`.
+    Local,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint: `base_url`, `api_key`, `model`, `dims`.
+    Openai,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingsConfig {
+    pub provider: EmbeddingProvider,
+    /// The provider's model id (openai), stored with every vector it makes. Changing it
+    /// re-embeds every vault in the background; search keeps the old vectors until then.
+    pub model: String,
+    /// The model's vector length (openai).
+    pub dims: usize,
+    /// Send `dimensions` with each request (for models that shorten their vectors on request).
+    pub send_dimensions: bool,
+    /// The API base, before `/embeddings` (openai).
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    /// Texts per provider request.
+    pub batch: usize,
+    /// Provider requests one tenant may have in flight (per worker).
+    pub tenant_concurrency: usize,
+    /// Attempts per provider request before the batch fails (and its jobs back off).
+    pub max_attempts: u32,
+    /// One provider request's time limit, in milliseconds.
+    pub timeout_ms: u64,
+    /// ONNX Runtime's shared library (local).
+    pub local_library: Option<String>,
+    /// The model file, .onnx (local).
+    pub local_model: Option<String>,
+    /// The model's tokenizer.json (local).
+    pub local_tokenizer: Option<String>,
+    /// ONNX Runtime threads (local; 0: every core).
+    pub local_threads: usize,
+    /// Chunks one embedding pass takes at most.
+    pub batch_chunks: usize,
+    /// Hybrid search: reciprocal rank fusion's k, and each ranking's weight.
+    pub rrf_k: f32,
+    pub text_weight: f32,
+    pub semantic_weight: f32,
+    /// Cached vectors unused for this many days are swept.
+    pub cache_retention_days: i64,
+}
+
+impl Default for EmbeddingsConfig {
+    fn default() -> Self {
+        Self {
+            provider: EmbeddingProvider::None,
+            model: "text-embedding-3-small".into(),
+            dims: 1536,
+            send_dimensions: false,
+            base_url: "https://api.openai.com/v1".into(),
+            api_key: None,
+            batch: 128,
+            tenant_concurrency: 2,
+            max_attempts: 4,
+            timeout_ms: 30_000,
+            local_library: None,
+            local_model: None,
+            local_tokenizer: None,
+            local_threads: 0,
+            batch_chunks: 256,
+            rrf_k: 60.0,
+            text_weight: 1.0,
+            semantic_weight: 1.0,
+            cache_retention_days: 30,
+        }
     }
 }
 
@@ -713,6 +794,45 @@ impl Config {
             && url::Url::parse(endpoint).is_err()
         {
             bad("telemetry.otlp_endpoint", "is not a valid URL".into());
+        }
+        let e = &self.embeddings;
+        match e.provider {
+            EmbeddingProvider::None => {}
+            EmbeddingProvider::Local => {
+                for (key, value) in [
+                    ("embeddings.local_library", &e.local_library),
+                    ("embeddings.local_model", &e.local_model),
+                    ("embeddings.local_tokenizer", &e.local_tokenizer),
+                ] {
+                    if value.as_deref().is_none_or(str::is_empty) {
+                        bad(
+                            key,
+                            "is required when embeddings.provider = \"local\" (scripts/models env prints them)".into(),
+                        );
+                    }
+                }
+            }
+            EmbeddingProvider::Openai => {
+                if url::Url::parse(&e.base_url).is_err() {
+                    bad("embeddings.base_url", "is not a valid URL".into());
+                }
+                if e.model.trim().is_empty() {
+                    bad("embeddings.model", "is required when embeddings.provider = \"openai\"".into());
+                }
+                if !(1..=16_000).contains(&e.dims) {
+                    bad("embeddings.dims", "must be between 1 and 16000".into());
+                }
+            }
+        }
+        if e.batch == 0 || e.batch_chunks == 0 || e.tenant_concurrency == 0 || e.max_attempts == 0 {
+            bad("embeddings", "batch, batch_chunks, tenant_concurrency and max_attempts must be at least 1".into());
+        }
+        if !(e.rrf_k > 0.0
+            && e.text_weight >= 0.0
+            && e.semantic_weight >= 0.0
+            && e.text_weight + e.semantic_weight > 0.0)
+        {
+            bad("embeddings", "rrf_k must be above 0 and the weights at least 0, not both 0".into());
         }
         if let Some(key) = &self.oauth.secret_key {
             use base64::Engine;

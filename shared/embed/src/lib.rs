@@ -80,3 +80,54 @@ pub fn text_hash(text: &str) -> Vec<u8> {
     use sha2::{Digest, Sha256};
     Sha256::digest(text.as_bytes()).to_vec()
 }
+
+/// Makes an embedder for another model of the configured provider (a vault's older set, still
+/// searched while the new one fills): the model id and its dimension.
+pub type MakeEmbedder = Box<dyn Fn(&str, usize) -> Result<SharedEmbedder, EmbedError> + Send + Sync>;
+
+/// The deployment's embedders: the configured one, and others of the same provider made on
+/// demand for the models a vault still holds.
+pub struct Embeddings {
+    active: Option<SharedEmbedder>,
+    make: Option<MakeEmbedder>,
+    made: std::sync::Mutex<std::collections::HashMap<String, SharedEmbedder>>,
+}
+
+impl Embeddings {
+    /// No provider: semantic search is unavailable and nothing is embedded.
+    pub fn none() -> Embeddings {
+        Embeddings { active: None, make: None, made: Default::default() }
+    }
+
+    pub fn new(active: SharedEmbedder, make: Option<MakeEmbedder>) -> Embeddings {
+        Embeddings { active: Some(active), make, made: Default::default() }
+    }
+
+    /// The configured embedder, which new vectors come from.
+    pub fn active(&self) -> Option<&SharedEmbedder> {
+        self.active.as_ref()
+    }
+
+    /// An embedder for `model` (of `dims`): the configured one, or one the provider can make.
+    pub fn for_model(&self, model: &str, dims: usize) -> Option<SharedEmbedder> {
+        let active = self.active.as_ref()?;
+        if active.model() == model && active.dims() == dims {
+            return Some(active.clone());
+        }
+        let make = self.make.as_ref()?;
+        let mut made = self.made.lock().expect("embedders");
+        if let Some(e) = made.get(model).filter(|e| e.dims() == dims) {
+            return Some(e.clone());
+        }
+        match make(model, dims) {
+            Ok(e) => {
+                made.insert(model.to_string(), e.clone());
+                Some(e)
+            }
+            Err(e) => {
+                tracing::warn!(model, error = %e, "cannot make an embedder for a vault's older model");
+                None
+            }
+        }
+    }
+}

@@ -409,7 +409,7 @@ impl TenantTx {
     }
 
     /// Removes paths from the index altogether: their file rows, notes, links, tags,
-    /// properties, tasks and chunks, and their place in the full-text segments.
+    /// properties, tasks, chunks and chunk vectors, and their place in the full-text segments.
     pub async fn drop_index_files(&mut self, vault: Uuid, paths: &[String]) -> Result<()> {
         if paths.is_empty() {
             return Ok(());
@@ -438,6 +438,7 @@ impl TenantTx {
                     properties AS (DELETE FROM note_properties WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
                     tasks AS (DELETE FROM note_tasks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
                     chunks AS (DELETE FROM chunks WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
+                    vectors AS (DELETE FROM chunk_vectors WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)),
                     gone AS (DELETE FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = ANY($3)
                              RETURNING fts_segment, path)
                SELECT fts_segment AS "segment!", path FROM gone WHERE fts_segment IS NOT NULL"#,

@@ -11,6 +11,7 @@
 mod acl;
 mod audit;
 mod directory;
+mod embeddings;
 mod error;
 mod files;
 mod fulltext;
@@ -39,6 +40,10 @@ use uuid::Uuid;
 pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use audit::{ActionMetrics, AuditFilter, AuditRecord};
 pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
+pub use embeddings::{
+    ChunkSpan, ChunkToEmbed, ChunkVector, EMBED_JOB, EmbeddingStatus, EmbeddingUsage, LinkNeighbour, VaultModel,
+    VectorFilter, VectorHit,
+};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,

@@ -53,9 +53,44 @@ pub struct VaultIndex {
     pub last_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebuilt_at: Option<String>,
-    /// Full-text search (Postgres) is always on; vectors come with the embedding work.
+    /// Full-text search is always on; vectors when an embedding provider is configured.
     pub fts_enabled: bool,
     pub vec_enabled: bool,
+    /// With vec_enabled: the vault's vectors and the embedding work's lag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<Embeddings>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Embeddings {
+    /// The model new vectors come from (the server's configuration).
+    pub model: String,
+    /// ready (every chunk has a vector), embedding (chunks waiting), or degraded (jobs
+    /// dead-lettered).
+    pub state: String,
+    /// The vector sets the vault holds: the configured model's, and an older one searched
+    /// until the new set is complete.
+    pub sets: Vec<VectorSet>,
+    pub chunks: i64,
+    /// Embed jobs waiting (including ones backing off after a failure), and the oldest's age.
+    pub queued_jobs: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oldest_queued_seconds: Option<i64>,
+    pub dead_jobs: i64,
+    /// What the last failure was, in kind only (embedding_provider, object_store, database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct VectorSet {
+    pub model: String,
+    pub dims: i32,
+    /// filling (being made) or complete.
+    pub state: String,
+    /// Chunks with a vector in this set, and chunks without one.
+    pub vectors: i64,
+    pub missing: i64,
 }
 
 impl Tool for GetIndexStatus {
@@ -68,8 +103,8 @@ impl Tool for GetIndexStatus {
             "get_index_status",
             "Index status",
             "Reports, per vault, how far the search and link index has got (its lag behind the latest change), \
-             what it holds (notes, links, unresolved links, tags, tasks, chunks) and any failures (queued and \
-             dead-lettered jobs with the last error).",
+             what it holds (notes, links, unresolved links, tags, tasks, chunks, vectors) and any failures (queued \
+             and dead-lettered jobs with the last error), for the index and for the embeddings.",
             Domain::Admin,
         )
     };
@@ -83,6 +118,45 @@ impl Tool for GetIndexStatus {
                 continue;
             }
             let s = tx.index_status(vault.id).await.map_err(|e| internal(name, &e))?;
+            let embeddings = match ctx.services().embeddings.active() {
+                Some(active) => {
+                    let e = tx.embedding_status(vault.id).await.map_err(|e| internal(name, &e))?;
+                    let sets: Vec<VectorSet> = e
+                        .models
+                        .iter()
+                        .zip(&e.vectors)
+                        .map(|(m, &vectors)| VectorSet {
+                            model: m.model.clone(),
+                            dims: m.dims,
+                            state: if m.complete { "complete" } else { "filling" }.into(),
+                            vectors,
+                            missing: (e.chunks - vectors).max(0),
+                        })
+                        .collect();
+                    let waiting =
+                        e.queued_jobs > 0 || sets.iter().all(|set| set.model != active.model() || set.missing > 0);
+                    Some(Embeddings {
+                        model: active.model().to_string(),
+                        state: if e.dead_jobs > 0 {
+                            "degraded"
+                        } else if waiting {
+                            "embedding"
+                        } else {
+                            "ready"
+                        }
+                        .into(),
+                        sets,
+                        chunks: e.chunks,
+                        queued_jobs: e.queued_jobs,
+                        oldest_queued_seconds: e
+                            .oldest_queued_at
+                            .map(|t| (chrono::Utc::now() - t).num_seconds().max(0)),
+                        dead_jobs: e.dead_jobs,
+                        last_error: e.last_error.as_deref().map(error_kind),
+                    })
+                }
+                None => None,
+            };
             let lag = (s.head_seq - s.indexed_seq).max(0);
             vaults.push(VaultIndex {
                 vault: vault.name,
@@ -114,7 +188,8 @@ impl Tool for GetIndexStatus {
                 last_error: s.last_error.as_deref().map(error_kind),
                 rebuilt_at: s.rebuilt_at.map(|t| t.to_rfc3339()),
                 fts_enabled: true,
-                vec_enabled: false,
+                vec_enabled: embeddings.is_some(),
+                embeddings,
             });
         }
         tx.commit().await.map_err(|e| internal(name, &e))?;
@@ -125,7 +200,9 @@ impl Tool for GetIndexStatus {
 /// The kind of an indexing failure, without its details (they can name notes the caller may
 /// not read).
 fn error_kind(chain: &str) -> String {
-    if chain.starts_with("reading ") {
+    if chain.starts_with("embedding with ") {
+        "embedding_provider: the provider failed or refused".into()
+    } else if chain.starts_with("reading ") {
         "object_store: a file could not be read".into()
     } else if chain.starts_with("index store") {
         "database".into()

@@ -5,3 +5,4 @@ pub mod find_unresolved_links;
 pub mod get_backlinks;
 pub mod get_outgoing_links;
 pub mod rewrite_link;
+pub mod suggest_links;

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{View, bounded, decode_cursor, encode_cursor};
 use crate::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
-use crate::tools::search::search_vault::{query_error, semantic_unavailable};
+use crate::semantic::{self, Near, VectorSet};
+use crate::tools::search::search_vault::query_error;
 use crate::{CallContext, Tool};
 
 pub struct SearchAndRead;
@@ -24,7 +25,7 @@ pub enum Mode {
     Note,
     /// The best-matching section of each note.
     Section,
-    /// Vector search (needs an embedding provider).
+    /// Whole notes ranked by meaning (needs an embedding provider).
     Semantic,
 }
 
@@ -37,7 +38,8 @@ pub struct Input {
     /// Notes to return, 1 to 20 (default 5).
     #[serde(default)]
     pub k: Option<u32>,
-    /// note (whole notes, default) or section (each note's best section).
+    /// note (whole notes, default), section (each note's best section) or semantic (whole
+    /// notes ranked by meaning).
     #[serde(default)]
     pub mode: Option<Mode>,
     /// Bytes each item may take at most (default: an equal share of the response budget).
@@ -127,9 +129,6 @@ impl Tool for SearchAndRead {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let mode = input.mode.unwrap_or_default();
-        if mode == Mode::Semantic {
-            return Err(semantic_unavailable("mode"));
-        }
         let k = bounded(input.k, DEFAULT_K, 1..=MAX_K, "k")?;
         if input.max_bytes_per_item == Some(0) {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "max_bytes_per_item must be positive")
@@ -140,42 +139,75 @@ impl Tool for SearchAndRead {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let position: Option<Position> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let view = View::open(ctx, name, &input.vault).await?;
-        let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
-        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
-        let hits = corpus.rank(&query);
-        let total = hits.len();
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
-        let page = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, k + 1);
+        // The ranking: (path, score, where its best chunk is), best first, one page and one more.
+        let (total, page, corpus): (usize, Vec<Ranked>, Option<Corpus>) = if mode == Mode::Semantic {
+            let set = VectorSet::open(ctx, name, &view, "mode").await?;
+            let vector = set.embed(ctx, name, &input.query).await?;
+            let near = set
+                .nearest_notes(ctx, name, &view, &vector, Near { prefix: "", skip: &[], notes: SEMANTIC_POOL })
+                .await?;
+            let total = near.len();
+            let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
+            let spans = semantic::spans(ctx, name, &view, &near).await?;
+            let page = near
+                .into_iter()
+                .map(|h| {
+                    let at = spans.get(&(h.path.clone(), h.ord)).map(|s| At::Span(s.start, s.end, h.ord as u32));
+                    Ranked { path: h.path, score: h.score, at }
+                })
+                .collect();
+            (total, page, None)
+        } else {
+            let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
+            let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+            let hits = corpus.rank(&query);
+            let total = hits.len();
+            let page = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, k + 1)
+                .into_iter()
+                .map(|h| Ranked {
+                    path: corpus.path(h.part, h.path).to_string(),
+                    score: h.score,
+                    at: Some(At::Doc(h.part, h.doc)),
+                })
+                .collect();
+            (total, page, Some(corpus))
+        };
         let more = page.len() > k;
         let page = &page[..page.len().min(k)];
         let budget = (ctx.services().config.governor.max_response_bytes as usize).saturating_sub(4_096);
         let share = (budget / k.max(1)).saturating_sub(512);
         let share = input.max_bytes_per_item.map_or(share, |m| (m as usize).min(share)).max(1);
-        let paths: Vec<String> = page.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
+        let paths: Vec<String> = page.iter().map(|h| h.path.clone()).collect();
         let notes = note_texts(ctx, name, view.vault.id, &paths).await?;
         let mut results = Vec::with_capacity(page.len());
-        for (i, ((h, path), note)) in page.iter().zip(paths).zip(notes).enumerate() {
+        for (i, (h, note)) in page.iter().zip(notes).enumerate() {
             let Some(note) = note else { continue };
             let text = note.text.as_str();
             let head = otc_parser::parse_head(text);
-            let (whole, front, section, chunk_id) = match mode {
-                Mode::Section => {
-                    let chunk = corpus.chunk(h.part, h.doc, text);
-                    let ord = corpus.segment(h.part).docs[h.doc as usize].ord;
-                    (chunk.to_string(), None, section_of(chunk), Some(ord))
+            // The best chunk's text and index in the note.
+            let best = match (&h.at, &corpus) {
+                (Some(At::Doc(part, doc)), Some(corpus)) => {
+                    Some((corpus.chunk(*part, *doc, text), corpus.segment(*part).docs[*doc as usize].ord))
                 }
-                _ => (
+                (Some(At::Span(start, end, ord)), _) => Some((slice(text, *start as usize, *end as usize), *ord)),
+                _ => None,
+            };
+            let (whole, front, section, chunk_id) = match (mode, best) {
+                (Mode::Section, Some((chunk, ord))) => (chunk.to_string(), None, section_of(chunk), Some(ord)),
+                (_, best) => (
                     text[head.body_start.min(text.len())..].to_string(),
                     (head.body_start > 0).then(|| slice(text, 0, head.body_start).to_string()),
-                    None,
-                    None,
+                    // Semantic: which section matched, besides the whole note.
+                    best.filter(|_| mode == Mode::Semantic).and_then(|(chunk, _)| section_of(chunk)),
+                    best.filter(|_| mode == Mode::Semantic).map(|(_, ord)| ord),
                 ),
             };
             let body = cut(&whole, share);
             let was_cut = body.len() < whole.len();
             results.push(Item {
-                path,
+                path: h.path.clone(),
                 rank: first_rank + i,
                 score: h.score,
                 body: body.to_string(),
@@ -190,15 +222,29 @@ impl Tool for SearchAndRead {
         let next_cursor = match (more, page.last()) {
             (true, Some(last)) => Some(encode_cursor(
                 name,
-                &Position {
-                    key: RankKey { s: last.score, p: corpus.path(last.part, last.path).to_string() },
-                    rank: first_rank + page.len(),
-                },
+                &Position { key: RankKey { s: last.score, p: last.path.clone() }, rank: first_rank + page.len() },
             )),
             _ => None,
         };
         Ok(Output { vault: view.vault.name.clone(), total_count: total, results, next_cursor })
     }
+}
+
+/// Notes a semantic search_and_read ranks, before paging.
+const SEMANTIC_POOL: usize = 200;
+
+/// A ranked note and where its best chunk is.
+struct Ranked {
+    path: String,
+    score: f32,
+    at: Option<At>,
+}
+
+enum At {
+    /// A full-text hit: part and document of the corpus.
+    Doc(usize, u32),
+    /// A vector hit: the chunk's byte range and index in the note.
+    Span(i32, i32, u32),
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
-use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of};
+use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
+use crate::semantic::{self, Near, VectorSet};
 use crate::{CallContext, Tool};
 
 pub struct SearchVault;
@@ -25,7 +26,7 @@ pub enum Mode {
     Text,
     /// Vector similarity (needs an embedding provider).
     Semantic,
-    /// Text and semantic fused (needs an embedding provider).
+    /// Text and semantic rankings fused (reciprocal rank fusion; needs an embedding provider).
     Hybrid,
 }
 
@@ -105,17 +106,6 @@ pub struct TermExplain {
     pub score: f32,
 }
 
-/// The error for a mode that needs embeddings.
-pub fn semantic_unavailable(field: &str) -> ToolError {
-    ToolError::with_message(
-        ErrorCode::EmbeddingProviderError,
-        "semantic search needs an embedding provider: set embeddings.provider in the server configuration; \
-         mode text works now",
-    )
-    .detail("field", field)
-    .detail("reason", "not_configured")
-}
-
 pub fn query_error(e: QueryError) -> ToolError {
     ToolError::with_message(ErrorCode::InvalidInput, e.to_string()).detail("field", "query")
 }
@@ -136,16 +126,17 @@ impl Tool for SearchVault {
             "search_vault",
             "Search the vault",
             "Ranked full-text search (BM25) over notes' sections, titles, aliases, tags and frontmatter: best note \
-             first, with a snippet. Case and accents do not matter.",
+             first, with a snippet. Case and accents do not matter. mode semantic searches by meaning, hybrid fuses \
+             both rankings (these need an embedding provider).",
             Domain::Search,
         )
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        match input.mode.unwrap_or_default() {
-            Mode::Text => {}
-            Mode::Semantic | Mode::Hybrid => return Err(semantic_unavailable("mode")),
+        let mode = input.mode.unwrap_or_default();
+        if mode != Mode::Text {
+            return by_meaning(ctx, input, mode).await;
         }
         let limit = hits_limit(input.limit)?;
         let query = Query::parse(&input.query).map_err(query_error)?;
@@ -211,4 +202,96 @@ impl Tool for SearchVault {
         );
         Ok(Output { vault: view.vault.name.clone(), mode: "text", total_count: total, hits, next_cursor })
     }
+}
+
+/// Candidates each ranking gives a semantic or hybrid search, before fusion and paging.
+const FUSION_POOL: usize = 200;
+
+/// search_vault in mode semantic (the vector ranking alone) or hybrid (BM25 and vector rankings
+/// fused by reciprocal rank, `embeddings.rrf_k` and the two weights): up to [`FUSION_POOL`]
+/// notes each, paged by fused score. A hit's snippet comes from its best BM25 chunk when it has
+/// one, else from its nearest chunk.
+async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<Output, ToolError> {
+    let name = SearchVault::SPEC.name;
+    let limit = hits_limit(input.limit)?;
+    // Hybrid's keyword half reads the query language; semantic embeds the words as written.
+    let query = Query::parse(&input.query).map_err(query_error)?;
+    if input.query.trim().is_empty() {
+        return Err(ToolError::with_message(ErrorCode::InvalidInput, "query is empty").detail("field", "query"));
+    }
+    let detailed =
+        format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+    let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+    let view = View::open(ctx, name, &input.vault).await?;
+    let prefix = view.folder_prefix(input.root.as_deref())?;
+    let set = VectorSet::open(ctx, name, &view, "mode").await?;
+    let vector = set.embed(ctx, name, &input.query).await?;
+    let near =
+        set.nearest_notes(ctx, name, &view, &vector, Near { prefix: &prefix, skip: &[], notes: FUSION_POOL }).await?;
+    let (corpus, text_hits) = if mode == Mode::Hybrid {
+        let root = (!prefix.is_empty()).then_some(prefix.as_str());
+        let scope = Scope { root, path_contains: &query.paths, tags: &query.tags };
+        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let hits = corpus.rank(&query);
+        let hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), None, FUSION_POOL);
+        (Some(corpus), hits)
+    } else {
+        (None, Vec::new())
+    };
+    let fused: Vec<(String, f32)> = match &corpus {
+        Some(corpus) => {
+            let settings = &ctx.services().config.embeddings;
+            let text: Vec<String> = text_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
+            let semantic: Vec<String> = near.iter().map(|h| h.path.clone()).collect();
+            semantic::fuse(&[(&text, settings.text_weight), (&semantic, settings.semantic_weight)], settings.rrf_k)
+        }
+        None => near.iter().map(|h| (h.path.clone(), h.score)).collect(),
+    };
+    let total = fused.len();
+    let after = key.as_ref().map(|k| (k.s, k.p.as_str()));
+    let page_hits = semantic::ranked_page(fused, |h| h.1, |h| h.0.as_str(), after, limit + 1);
+    let more = page_hits.len() > limit;
+    let page_hits = &page_hits[..page_hits.len().min(limit)];
+    let paths: Vec<String> = page_hits.iter().map(|(p, _)| p.clone()).collect();
+    let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+    let nearest: std::collections::HashMap<&str, &semantic::NoteHit> =
+        near.iter().map(|h| (h.path.as_str(), h)).collect();
+    let spans = semantic::spans(
+        ctx,
+        name,
+        &view,
+        &near.iter().filter(|h| paths.contains(&h.path)).cloned().collect::<Vec<_>>(),
+    )
+    .await?;
+    let by_text: std::collections::HashMap<&str, &otc_fts::search::Hit> = match &corpus {
+        Some(corpus) => text_hits.iter().map(|h| (corpus.path(h.part, h.path), h)).collect(),
+        None => Default::default(),
+    };
+    let items: Vec<Hit> = page_hits
+        .iter()
+        .zip(texts)
+        .map(|((path, score), text)| {
+            let text = text.as_ref().map_or("", |c| c.text.as_str());
+            let (chunk, start) = match (by_text.get(path.as_str()), &corpus) {
+                (Some(h), Some(corpus)) => {
+                    (corpus.chunk(h.part, h.doc, text), corpus.segment(h.part).docs[h.doc as usize].start as usize)
+                }
+                _ => match nearest.get(path.as_str()).and_then(|h| spans.get(&(h.path.clone(), h.ord))) {
+                    Some(span) => (slice(text, span.start as usize, span.end as usize), span.start as usize),
+                    None => ("", 0),
+                },
+            };
+            Hit {
+                snippet: snippet(chunk, &query.words, SNIPPET_BYTES),
+                line: detailed.then(|| line_col(text, start).0),
+                section: if detailed { section_of(chunk) } else { None },
+                explain: None,
+                score: *score,
+                path: path.clone(),
+            }
+        })
+        .collect();
+    let (hits, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
+    let mode = if mode == Mode::Hybrid { "hybrid" } else { "semantic" };
+    Ok(Output { vault: view.vault.name.clone(), mode, total_count: total, hits, next_cursor })
 }

@@ -54,9 +54,14 @@ pub struct Output {
     /// Full-text search is on (always, in Postgres).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fts_enabled: Option<bool>,
-    /// Semantic search vectors are written (not yet: the embedding work fills them).
+    /// Semantic search vectors are made (an embedding provider is configured). The workers
+    /// embed the rebuilt chunks after this answers (unchanged text from their cache);
+    /// get_index_status reports their progress, failures and lag.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vec_enabled: Option<bool>,
+    /// With vec_enabled: the model the vectors come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
     /// Detailed: every file of the vault (notes and attachments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<u64>,
@@ -101,7 +106,7 @@ impl Progress for TaskProgress {
     }
 }
 
-fn output(vault: &str, report: &RebuildReport, millis: u64, format: ResponseFormat) -> Output {
+fn output(vault: &str, report: &RebuildReport, millis: u64, format: ResponseFormat, model: Option<String>) -> Output {
     let detailed = format == ResponseFormat::Detailed;
     Output {
         status: "completed".into(),
@@ -111,7 +116,8 @@ fn output(vault: &str, report: &RebuildReport, millis: u64, format: ResponseForm
         unresolved_links: Some(report.unresolved),
         notes_frontmatter_failed: Some(report.frontmatter_failed.clone()),
         fts_enabled: Some(true),
-        vec_enabled: Some(false),
+        vec_enabled: Some(model.is_some()),
+        embedding_model: model,
         files: detailed.then_some(report.files),
         removed: detailed.then_some(report.removed),
         links: detailed.then_some(report.links),
@@ -154,6 +160,7 @@ impl Tool for IndexVault {
         let tenant = ctx.caller.tenant_id;
         let vault_name = vault.name.clone();
         let sink = ctx.progress.cloned();
+        let model = ctx.services().embeddings.active().map(|e| e.model().to_string());
         // One rebuild per vault at a time (two would replace the same rows at once). The lease
         // lapses by itself if the pod running the rebuild dies.
         let kv = ctx.services().kv.clone();
@@ -174,7 +181,8 @@ impl Tool for IndexVault {
             }
             match result {
                 Ok(report) => {
-                    let out = output(&vault_name, &report, started.elapsed().as_millis() as u64, format);
+                    let millis = started.elapsed().as_millis() as u64;
+                    let out = output(&vault_name, &report, millis, format, model);
                     serde_json::to_value(out).map_err(|e| crate::internal(name, &e))
                 }
                 Err(IndexError::Cancelled) => Err(ToolError::new(ErrorCode::Aborted)),

@@ -1,0 +1,419 @@
+//! The embedding work: turns the `embed` jobs the indexer leaves in the outbox into chunk
+//! vectors, on the workers, never on a request's path.
+//!
+//! A pass takes one vault's due jobs (`FOR UPDATE SKIP LOCKED`, so workers share a vault's
+//! jobs) and, for every model set the vault keeps (the configured model, and an older set
+//! still searched while the new one fills), finds the chunks of the jobs' notes that have no
+//! vector yet. Each chunk's input (the note's title, the chunk's heading path, its text) is
+//! known by its hash: the tenant's cache answers the ones embedded before (renames, copies,
+//! unchanged sections, restores), the embedder the rest. The vectors are stored under the
+//! vault's index lock, each only if its note is still the content that was read, so an edit
+//! racing the pass never leaves a stale vector (its own job embeds it again).
+//!
+//! A backfill job (`{"model": M, "after": P}`, written when a vault first gets model M) walks
+//! the vault's notes in path order, a batch per pass, and marks M's set complete at the end;
+//! completing a set retires every other set of the vault. A pass that fails leaves its jobs to
+//! back off and, after `max_attempts`, to the dead letters, with the error kept.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use otc_blobs::Blobs;
+use otc_embed::{Embeddings, SharedEmbedder, text_hash};
+use otc_store::{ChunkToEmbed, ChunkVector, ClaimedJob, Hash, Store, TenantTx};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::{IndexError, Result};
+
+/// How the embedding work runs.
+#[derive(Debug, Clone)]
+pub struct EmbedSettings {
+    /// Chunks one pass embeds at most (the rest of its jobs wait for the next pass).
+    pub batch_chunks: usize,
+    /// Notes a backfill pass takes.
+    pub backfill_notes: i64,
+    /// Attempts before a job is dead-lettered.
+    pub max_attempts: i32,
+    /// The longest back-off between attempts.
+    pub max_backoff: Duration,
+    /// How often an idle worker looks for work.
+    pub poll_interval: Duration,
+}
+
+impl Default for EmbedSettings {
+    fn default() -> Self {
+        Self {
+            batch_chunks: 256,
+            backfill_notes: 64,
+            max_attempts: 8,
+            max_backoff: Duration::from_secs(300),
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EmbedReport {
+    pub jobs_done: usize,
+    /// Chunks given a vector, by the model or from the cache.
+    pub chunks: usize,
+    pub embedded: usize,
+    pub cached: usize,
+}
+
+#[derive(Clone)]
+pub struct Embedding {
+    store: Store,
+    blobs: Blobs,
+    embeddings: Arc<Embeddings>,
+    settings: EmbedSettings,
+}
+
+/// What went wrong in a pass (logged, and kept on the jobs).
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedFailure {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("embedding with {model}")]
+    Embed {
+        model: String,
+        #[source]
+        source: otc_embed::EmbedError,
+    },
+}
+
+impl From<otc_store::StoreError> for EmbedFailure {
+    fn from(e: otc_store::StoreError) -> Self {
+        EmbedFailure::Index(e.into())
+    }
+}
+
+/// One chunk's work: where it is, and its input.
+struct Input {
+    chunk: ChunkToEmbed,
+    text: String,
+    hash: Vec<u8>,
+}
+
+impl Embedding {
+    pub fn new(store: Store, blobs: Blobs, embeddings: Arc<Embeddings>, settings: EmbedSettings) -> Self {
+        Self { store, blobs, embeddings, settings }
+    }
+
+    /// Passes until shutdown: every vault with due jobs, then a pause when there was nothing.
+    pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
+        if self.embeddings.active().is_none() {
+            return shutdown.await;
+        }
+        tokio::pin!(shutdown);
+        loop {
+            let busy = match self.run_once().await {
+                Ok(report) => report.jobs_done > 0 || report.chunks > 0,
+                Err(e) => {
+                    tracing::warn!(error = %otc_errors::error_chain(&e), "embedding pass failed");
+                    false
+                }
+            };
+            let pause = if busy { Duration::ZERO } else { self.settings.poll_interval };
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
+    /// One pass over every vault with embed jobs due.
+    pub async fn run_once(&self) -> Result<EmbedReport, EmbedFailure> {
+        let mut total = EmbedReport::default();
+        for tenant in self.store.tenants_with_due_jobs().await? {
+            let mut tx = self.store.begin(tenant).await?;
+            let vaults = tx.due_embed_vaults(100).await?;
+            tx.commit().await?;
+            for vault in vaults {
+                match self.vault_pass(tenant, vault).await {
+                    Ok(r) => {
+                        total.jobs_done += r.jobs_done;
+                        total.chunks += r.chunks;
+                        total.embedded += r.embedded;
+                        total.cached += r.cached;
+                    }
+                    Err(e) => {
+                        tracing::warn!(%tenant, %vault, error = %otc_errors::error_chain(&e), "embedding failed; will retry")
+                    }
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Embeds until the vault has no due jobs left (tests and the benchmark; the workers
+    /// interleave vaults instead).
+    pub async fn drain(&self, tenant: Uuid, vault: Uuid) -> Result<EmbedReport, EmbedFailure> {
+        let mut total = EmbedReport::default();
+        loop {
+            let r = self.vault_pass(tenant, vault).await?;
+            if r.jobs_done == 0 && r.chunks == 0 {
+                return Ok(total);
+            }
+            total.jobs_done += r.jobs_done;
+            total.chunks += r.chunks;
+            total.embedded += r.embedded;
+            total.cached += r.cached;
+        }
+    }
+
+    /// One pass over one vault's due jobs. A failure backs the claimed jobs off.
+    pub async fn vault_pass(&self, tenant: Uuid, vault: Uuid) -> Result<EmbedReport, EmbedFailure> {
+        let Some(active) = self.embeddings.active().cloned() else { return Ok(EmbedReport::default()) };
+        let mut tx = self.store.begin(tenant).await?;
+        let jobs = tx.claim_embed_jobs(vault, 32).await?;
+        if jobs.is_empty() {
+            tx.commit().await?;
+            return Ok(EmbedReport::default());
+        }
+        let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+        match self.work(&mut tx, tenant, vault, &active, &jobs).await {
+            Ok(report) => {
+                tx.commit().await?;
+                Ok(report)
+            }
+            Err(e) => {
+                drop(tx);
+                let chain = otc_errors::error_chain(&e);
+                let mut tx = self.store.begin(tenant).await?;
+                tx.retry_jobs(&ids, &chain, self.settings.max_attempts, self.settings.max_backoff.as_secs_f64())
+                    .await?;
+                tx.commit().await?;
+                Err(e)
+            }
+        }
+    }
+
+    async fn work(
+        &self,
+        tx: &mut TenantTx,
+        tenant: Uuid,
+        vault: Uuid,
+        active: &SharedEmbedder,
+        jobs: &[ClaimedJob],
+    ) -> Result<EmbedReport, EmbedFailure> {
+        let mut report = EmbedReport::default();
+        tx.start_vault_model(vault, active.model(), active.dims() as i32).await?;
+        // The sets this vault keeps, each with the embedder that can fill it.
+        let sets: Vec<(String, SharedEmbedder)> = tx
+            .vault_models(vault)
+            .await?
+            .into_iter()
+            .filter_map(|m| self.embeddings.for_model(&m.model, m.dims as usize).map(|e| (m.model, e)))
+            .collect();
+        let changed: Vec<String> = {
+            let mut seen = HashSet::new();
+            jobs.iter()
+                .filter_map(|j| j.payload.get("paths").and_then(|p| p.as_array()))
+                .flatten()
+                .filter_map(|p| p.as_str())
+                .filter(|p| seen.insert(p.to_string()))
+                .map(str::to_string)
+                .collect()
+        };
+        let mut budget = self.settings.batch_chunks;
+        let mut finished = Vec::new();
+        let mut all_done = true;
+        for (model, embedder) in &sets {
+            let (n, done) = self.fill(tx, tenant, vault, model, embedder, &changed, &mut budget, &mut report).await?;
+            report.chunks += n;
+            all_done &= done;
+        }
+        if all_done {
+            finished.extend(jobs.iter().filter(|j| j.payload.get("paths").is_some()).map(|j| j.id));
+        }
+        // Backfills: the next notes of their model, while the pass has room.
+        for job in jobs.iter().filter(|j| j.payload.get("model").is_some()) {
+            let model = job.payload["model"].as_str().unwrap_or_default().to_string();
+            let Some((_, embedder)) = sets.iter().find(|(m, _)| *m == model) else {
+                // The set was retired (another completed) or its model cannot be made: done.
+                finished.push(job.id);
+                continue;
+            };
+            if budget == 0 {
+                continue;
+            }
+            let after = job.payload.get("after").and_then(|a| a.as_str()).unwrap_or_default().to_string();
+            let paths = tx.note_paths_after(vault, &after, self.settings.backfill_notes).await?;
+            let (n, done) = self.fill(tx, tenant, vault, &model, embedder, &paths, &mut budget, &mut report).await?;
+            report.chunks += n;
+            if !done {
+                continue; // the same notes again next pass, the rest of their chunks
+            }
+            match paths.last() {
+                Some(last) if paths.len() as i64 == self.settings.backfill_notes => {
+                    tx.set_job_payload(job.id, &json!({ "model": model, "after": last })).await?;
+                }
+                _ => {
+                    tx.complete_vault_model(vault, &model).await?;
+                    finished.push(job.id);
+                    tracing::info!(%tenant, %vault, model, "embedding set complete");
+                }
+            }
+        }
+        tx.finish_jobs(&finished).await?;
+        report.jobs_done = finished.len();
+        Ok(report)
+    }
+
+    /// Gives `paths`' chunks a vector for `model`, at most `budget` of them. Returns how many
+    /// it stored and whether none was left for lack of budget.
+    #[allow(clippy::too_many_arguments)]
+    async fn fill(
+        &self,
+        tx: &mut TenantTx,
+        tenant: Uuid,
+        vault: Uuid,
+        model: &str,
+        embedder: &SharedEmbedder,
+        paths: &[String],
+        budget: &mut usize,
+        report: &mut EmbedReport,
+    ) -> Result<(usize, bool), EmbedFailure> {
+        if paths.is_empty() {
+            return Ok((0, true));
+        }
+        let mut chunks = tx.chunks_to_embed(vault, model, paths).await?;
+        let complete = chunks.len() <= *budget;
+        chunks.truncate(*budget);
+        *budget -= chunks.len();
+        if chunks.is_empty() {
+            return Ok((0, complete));
+        }
+        let inputs = self.inputs(tenant, chunks).await?;
+        let hashes: Vec<Vec<u8>> = inputs.iter().map(|i| i.hash.clone()).collect::<HashSet<_>>().into_iter().collect();
+        let mut known: HashMap<Vec<u8>, Vec<f32>> = tx.cached_vectors(model, &hashes).await?.into_iter().collect();
+        let cached = inputs.iter().filter(|i| known.contains_key(&i.hash)).count();
+        // Each distinct text the cache lacks, once.
+        let mut missing: Vec<&Input> = Vec::new();
+        let mut asked = HashSet::new();
+        for input in &inputs {
+            if !known.contains_key(&input.hash) && asked.insert(input.hash.clone()) {
+                missing.push(input);
+            }
+        }
+        let texts: Vec<String> = missing.iter().map(|i| i.text.clone()).collect();
+        let embedded = if texts.is_empty() {
+            otc_embed::Embedded::default()
+        } else {
+            embedder
+                .embed(tenant, &texts)
+                .await
+                .map_err(|source| EmbedFailure::Embed { model: model.to_string(), source })?
+        };
+        let fresh: Vec<(Vec<u8>, Vec<f32>)> =
+            missing.iter().map(|i| i.hash.clone()).zip(embedded.vectors.iter().cloned()).collect();
+        tx.cache_vectors(model, &fresh).await?;
+        known.extend(fresh);
+        let vectors: Vec<ChunkVector> = inputs
+            .iter()
+            .filter_map(|i| {
+                known.get(&i.hash).map(|v| ChunkVector {
+                    path: i.chunk.path.clone(),
+                    ord: i.chunk.ord,
+                    embedding: v.clone(),
+                })
+            })
+            .collect();
+        let blobs: Vec<(String, Hash)> = {
+            let mut seen = HashSet::new();
+            inputs.iter().filter(|i| seen.insert(&i.chunk.path)).map(|i| (i.chunk.path.clone(), i.chunk.blob)).collect()
+        };
+        // Stored under the index lock: no indexer replaces these notes' chunks meanwhile.
+        tx.share_index_lock(vault).await?;
+        let stored = tx.put_chunk_vectors(vault, model, embedder.dims() as i32, &vectors, &blobs).await?;
+        tx.record_embedding_usage(
+            model,
+            embedded.usage.requests as i64,
+            embedded.usage.tokens as i64,
+            texts.len() as i64,
+            cached as i64,
+        )
+        .await?;
+        report.embedded += texts.len();
+        report.cached += cached;
+        Ok((stored as usize, complete))
+    }
+
+    /// Reads the chunks' notes and makes each chunk's input: the note's title, the chunk's
+    /// heading path, then its text.
+    async fn inputs(&self, tenant: Uuid, chunks: Vec<ChunkToEmbed>) -> Result<Vec<Input>, EmbedFailure> {
+        let wanted: Vec<(String, Hash)> = {
+            let mut seen = HashSet::new();
+            chunks.iter().filter(|c| seen.insert(c.blob)).map(|c| (c.path.clone(), c.blob)).collect()
+        };
+        let blobs = self.blobs.clone();
+        let texts: HashMap<Hash, bytes::Bytes> = futures::stream::iter(wanted)
+            .map(move |(path, hash)| {
+                let blobs = blobs.clone();
+                async move {
+                    let bytes =
+                        blobs.get_blob(tenant, &hash).await.map_err(|source| IndexError::Blob { path, source })?;
+                    Ok::<_, IndexError>((hash, bytes))
+                }
+            })
+            .buffer_unordered(8)
+            .try_collect()
+            .await?;
+        Ok(chunks
+            .into_iter()
+            .map(|chunk| {
+                let note = texts.get(&chunk.blob).map(|b| String::from_utf8_lossy(b)).unwrap_or_default();
+                let body = slice(&note, chunk.start as usize, chunk.end as usize);
+                let text = input_text(&chunk.path, &chunk.heading_path, body);
+                let hash = text_hash(&text);
+                Input { chunk, text, hash }
+            })
+            .collect())
+    }
+}
+
+/// `text[start..end]`, moved inside the text and onto character boundaries.
+fn slice(text: &str, start: usize, end: usize) -> &str {
+    let mut start = start.min(text.len());
+    let mut end = end.clamp(start, text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    &text[start..end]
+}
+
+/// What a chunk is embedded as: the note's title and the chunk's heading path lead (a short
+/// chunk says little alone; the model reads the first 128 tokens or so), then the text.
+pub fn input_text(path: &str, heading_path: &str, body: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let title = name.strip_suffix(".md").unwrap_or(name);
+    let body = body.trim();
+    if heading_path.is_empty() { format!("{title}\n{body}") } else { format!("{title} > {heading_path}\n{body}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_lead_with_title_and_heading_path() {
+        assert_eq!(input_text("Projects/Apollo.md", "", " Launch plan. \n"), "Apollo\nLaunch plan.");
+        assert_eq!(input_text("a.md", "Goals > Q3", "## Q3\nShip it"), "a > Goals > Q3\n## Q3\nShip it");
+    }
+
+    #[test]
+    fn slices_stay_on_boundaries() {
+        let t = "héllo";
+        assert_eq!(slice(t, 2, 4), "é");
+        assert_eq!(slice(t, 0, 99), "héllo");
+        assert_eq!(slice(t, 9, 3), "");
+    }
+}

@@ -1,0 +1,217 @@
+//! What the semantic tools share (search_semantic, search_vault's semantic and hybrid modes,
+//! search_and_read's semantic mode, suggest_links): which of the vault's vector sets a search
+//! uses, the query's vector, the nearest notes under the caller's view, the chunks' text, and
+//! reciprocal rank fusion.
+//!
+//! A vault can hold two sets while a model change fills the new one; search uses the
+//! configured model's set once it is complete, else a complete older set whose model the
+//! provider can still embed queries with, else whatever the configured model has so far
+//! (`partial`). Every vector query runs with the caller's read ACL, the hidden folders, the
+//! Excluded files and the search's folder in its filter, so nothing hidden reaches a result.
+
+use std::collections::HashMap;
+
+use otc_embed::SharedEmbedder;
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::{ChunkSpan, VectorFilter};
+
+use crate::reading::View;
+use crate::{CallContext, internal};
+
+/// The error for a call that needs embeddings where no provider is configured.
+pub fn unavailable(field: &str) -> ToolError {
+    ToolError::with_message(
+        ErrorCode::EmbeddingProviderError,
+        "semantic search needs an embedding provider: set embeddings.provider in the server configuration; \
+         search_vault's text mode works now",
+    )
+    .detail("field", field)
+    .detail("reason", "not_configured")
+}
+
+/// The error for a provider that failed to embed a query (its cause goes to the log only).
+fn provider_failed(tool: &str, model: &str, err: &otc_embed::EmbedError) -> ToolError {
+    tracing::warn!(tool, model, error = %otc_errors::error_chain(err), "embedding a query failed");
+    ToolError::with_message(
+        ErrorCode::EmbeddingProviderError,
+        "the embedding provider could not embed the query; search_vault's text mode works now",
+    )
+    .detail("reason", "provider_failed")
+    .detail("model", model)
+}
+
+/// The vector set a search uses.
+pub struct VectorSet {
+    pub model: String,
+    /// False while the set is still filling (results may miss notes not embedded yet).
+    pub complete: bool,
+    embedder: SharedEmbedder,
+}
+
+impl VectorSet {
+    /// The set the caller's search of `view`'s vault uses.
+    pub async fn open(ctx: &CallContext<'_>, tool: &str, view: &View, field: &str) -> Result<VectorSet, ToolError> {
+        let embeddings = &ctx.services().embeddings;
+        let Some(active) = embeddings.active().cloned() else { return Err(unavailable(field)) };
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let sets = tx.vault_models(view.vault.id).await.map_err(|e| internal(tool, &e))?;
+        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        if sets.iter().any(|s| s.complete && s.model == active.model()) {
+            return Ok(VectorSet { model: active.model().to_string(), complete: true, embedder: active });
+        }
+        for set in sets.iter().filter(|s| s.complete) {
+            if let Some(embedder) = embeddings.for_model(&set.model, set.dims as usize) {
+                return Ok(VectorSet { model: set.model.clone(), complete: true, embedder });
+            }
+        }
+        Ok(VectorSet { model: active.model().to_string(), complete: false, embedder: active })
+    }
+
+    /// `text`'s vector in this set's space.
+    pub async fn embed(&self, ctx: &CallContext<'_>, tool: &str, text: &str) -> Result<Vec<f32>, ToolError> {
+        let texts = [text.to_string()];
+        let mut got = self
+            .embedder
+            .embed(ctx.caller.tenant_id, &texts)
+            .await
+            .map_err(|e| provider_failed(tool, &self.model, &e))?;
+        got.vectors.pop().ok_or_else(|| {
+            provider_failed(tool, &self.model, &otc_embed::EmbedError::BadAnswer("no vector for the query".into()))
+        })
+    }
+
+    /// The notes nearest `vector`, best chunk each, nearest first, as `near` bounds them: only
+    /// what the caller may read, less the Excluded files.
+    pub async fn nearest_notes(
+        &self,
+        ctx: &CallContext<'_>,
+        tool: &str,
+        view: &View,
+        vector: &[f32],
+        near: Near<'_>,
+    ) -> Result<Vec<NoteHit>, ToolError> {
+        let Near { prefix, skip, notes } = near;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
+        excluded.extend(skip.iter().cloned());
+        let filter = VectorFilter { prefix, visible: view.visible(), excluded: &excluded };
+        // Chunks, not notes, come back: ask for enough that `notes` distinct notes are likely.
+        let limit = (notes * 4 + 20).min(1_000) as i64;
+        let chunks = tx
+            .nearest_chunks(view.vault.id, &self.model, vector, &filter, limit)
+            .await
+            .map_err(|e| internal(tool, &e))?;
+        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        let mut best: Vec<NoteHit> = Vec::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        for c in chunks {
+            // Nearest first, so a note's first chunk is its best.
+            if seen.insert(c.path.clone(), ()).is_none() {
+                best.push(NoteHit { path: c.path, ord: c.ord, score: c.score });
+            }
+        }
+        best.truncate(notes);
+        Ok(best)
+    }
+}
+
+/// Which notes, and how many, a vector search returns.
+#[derive(Debug, Clone, Copy)]
+pub struct Near<'a> {
+    /// A folder prefix ("" for the whole vault).
+    pub prefix: &'a str,
+    /// Paths left out (the note a related-notes search starts from, and what it links to).
+    pub skip: &'a [String],
+    /// At most this many notes.
+    pub notes: usize,
+}
+
+/// A note a vector search found, by its best chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteHit {
+    pub path: String,
+    pub ord: i32,
+    /// Cosine similarity of the best chunk, -1 to 1.
+    pub score: f32,
+}
+
+/// Where the hits' best chunks sit (a chunk gone since the search is left out).
+pub async fn spans(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    hits: &[NoteHit],
+) -> Result<HashMap<(String, i32), ChunkSpan>, ToolError> {
+    let keys: Vec<(String, i32)> = hits.iter().map(|h| (h.path.clone(), h.ord)).collect();
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    Ok(spans.into_iter().map(|s| ((s.path.clone(), s.ord), s)).collect())
+}
+
+/// Reciprocal rank fusion: each ranking (best first) gives a note `weight / (k + rank)`
+/// (rank from 1); a note's score is the sum. Best first, ties by path.
+pub fn fuse(rankings: &[(&[String], f32)], k: f32) -> Vec<(String, f32)> {
+    let mut scores: HashMap<&str, f32> = HashMap::new();
+    for (ranking, weight) in rankings {
+        for (i, path) in ranking.iter().enumerate() {
+            *scores.entry(path.as_str()).or_default() += weight / (k + i as f32 + 1.0);
+        }
+    }
+    let mut out: Vec<(String, f32)> = scores.into_iter().map(|(p, s)| (p.to_string(), s)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+/// The page of owned ranked items after the keyset position `after` (score, then path): best
+/// first, at most `n` (what `otc_fts::search::top` does for borrowed hits).
+pub fn ranked_page<T>(
+    mut items: Vec<T>,
+    score: impl Fn(&T) -> f32,
+    path: impl for<'a> Fn(&'a T) -> &'a str,
+    after: Option<(f32, &str)>,
+    n: usize,
+) -> Vec<T> {
+    if let Some((s, p)) = after {
+        items.retain(|h| score(h) < s || (score(h) == s && path(h) > p));
+    }
+    items.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| path(a).cmp(path(b))));
+    items.truncate(n);
+    items
+}
+
+/// The mean of a note's chunk vectors, unit length (None for a note with none).
+pub fn centroid(vectors: &[Vec<f32>]) -> Option<Vec<f32>> {
+    let first = vectors.first()?;
+    let mut sum = vec![0f32; first.len()];
+    let dims = sum.len();
+    for v in vectors.iter().filter(|v| v.len() == dims) {
+        sum.iter_mut().zip(v).for_each(|(s, x)| *s += x);
+    }
+    otc_embed::normalize(&mut sum);
+    Some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_rewards_agreement() {
+        let text = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let semantic = vec!["b".to_string(), "d".to_string(), "a".to_string()];
+        let fused = fuse(&[(&text, 1.0), (&semantic, 1.0)], 60.0);
+        let order: Vec<&str> = fused.iter().map(|(p, _)| p.as_str()).collect();
+        // b is high in both, a in both but lower; d and c in one ranking each.
+        assert_eq!(order, ["b", "a", "d", "c"]);
+        let text_only = fuse(&[(&text, 1.0), (&semantic, 0.0)], 60.0);
+        assert_eq!(text_only[0].0, "a");
+    }
+
+    #[test]
+    fn centroid_is_unit_length() {
+        let c = centroid(&[vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
+        assert!((c[0] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6 && (c[0] - c[1]).abs() < 1e-6);
+        assert!(centroid(&[]).is_none());
+    }
+}

@@ -1,0 +1,162 @@
+use std::collections::HashMap;
+
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, fit, read_content};
+use crate::semantic::{self, Near, VectorSet};
+use crate::{CallContext, Tool, internal};
+
+/// Notes worth linking from a note: its semantic neighbours (when an embedding provider is
+/// configured) fused with its link-graph neighbourhood (notes linking to it, notes linking to
+/// the same targets), leaving out what it already links to.
+pub struct SuggestLinks;
+
+const DEFAULT_LIMIT: usize = 10;
+/// Candidates each ranking gives before fusion.
+const POOL: usize = 50;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note to find links for.
+    pub path: String,
+    /// Suggestions, 1 to 50 (default 10).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// concise ({path, score} per suggestion) or detailed (adds why each was suggested).
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    /// Legacy alias of response_format: terse is concise, full is detailed.
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub suggestions: Vec<Suggestion>,
+    /// True when semantic neighbours were left out (no embedding provider, or the note has no
+    /// vectors yet and could not be embedded): the suggestions come from links alone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub links_only: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Suggestion {
+    pub path: String,
+    /// Reciprocal-rank-fused score: higher is stronger.
+    pub score: f32,
+    /// Detailed: why (similarity to the note, whether it links here, link targets shared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links_here: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_targets: Option<i64>,
+}
+
+impl Tool for SuggestLinks {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "suggest_links",
+            "Suggest links for a note",
+            "Notes worth linking from a note it does not link yet: notes meaning much the same (with an embedding \
+             provider), notes that link to it, and notes linking to the same targets, best first.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let limit = bounded(input.limit, DEFAULT_LIMIT, 1..=50, "limit")?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let view = View::open(ctx, name, &input.vault).await?;
+        view.readable_path(&input.path)?;
+        if !input.path.ends_with(".md") {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "suggest_links takes a note (.md)")
+                .detail("field", "path"));
+        }
+        let content = read_content(ctx, name, &view, &input.path).await?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let linked = tx.link_targets(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+        let graph = tx
+            .link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let excluded_paths = {
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+            paths
+        };
+        let graph: Vec<_> = graph.into_iter().filter(|n| !excluded_paths.contains(&n.path)).collect();
+        let near = match Self::neighbours(ctx, &view, &input.path, &content.text, &linked).await {
+            Ok(near) => Some(near),
+            Err(e) if e.code == ErrorCode::EmbeddingProviderError => None,
+            Err(e) => return Err(e),
+        };
+        let graph_rank: Vec<String> = graph.iter().map(|n| n.path.clone()).collect();
+        let near_rank: Vec<String> = near.iter().flatten().map(|h| h.path.clone()).collect();
+        let k = ctx.services().config.embeddings.rrf_k;
+        let fused = semantic::fuse(&[(&graph_rank, 1.0), (&near_rank, 1.0)], k);
+        let similarity: HashMap<&str, f32> = near.iter().flatten().map(|h| (h.path.as_str(), h.score)).collect();
+        let graph_of: HashMap<&str, &otc_store::LinkNeighbour> = graph.iter().map(|n| (n.path.as_str(), n)).collect();
+        let suggestions: Vec<Suggestion> = fused
+            .into_iter()
+            .take(limit)
+            .map(|(path, score)| {
+                let g = graph_of.get(path.as_str());
+                Suggestion {
+                    similarity: if detailed { similarity.get(path.as_str()).copied() } else { None },
+                    links_here: detailed.then(|| g.is_some_and(|g| g.links_here)),
+                    shared_targets: detailed.then(|| g.map_or(0, |g| g.shared_targets)),
+                    score,
+                    path,
+                }
+            })
+            .collect();
+        let (suggestions, _) = fit(suggestions, PAGE_BUDGET_BYTES);
+        Ok(Output { vault: view.vault.name.clone(), path: input.path, suggestions, links_only: near.is_none() })
+    }
+}
+
+impl SuggestLinks {
+    /// The note's semantic neighbours, less itself and what it links to: by the mean of its
+    /// chunk vectors, or, before it has any, by its text embedded now.
+    async fn neighbours(
+        ctx: &CallContext<'_>,
+        view: &View,
+        path: &str,
+        text: &str,
+        linked: &[String],
+    ) -> Result<Vec<semantic::NoteHit>, ToolError> {
+        let name = Self::SPEC.name;
+        let set = VectorSet::open(ctx, name, view, "path").await?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let vectors = tx.note_vectors(view.vault.id, &set.model, path).await.map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let vector = match semantic::centroid(&vectors) {
+            Some(v) => v,
+            None => {
+                let body = crate::searching::slice(text, otc_parser::parse_head(text).body_start, text.len());
+                let input = otc_indexer::embedding::input_text(path, "", crate::searching::slice(body, 0, 2_000));
+                set.embed(ctx, name, &input).await?
+            }
+        };
+        let mut skip = linked.to_vec();
+        skip.push(path.to_string());
+        set.nearest_notes(ctx, name, view, &vector, Near { prefix: "", skip: &skip, notes: POOL }).await
+    }
+}
