@@ -41,6 +41,12 @@ pub struct EmbedSettings {
     pub max_backoff: Duration,
     /// How often an idle worker looks for work.
     pub poll_interval: Duration,
+    /// How often [`Embedding::maintain`] runs.
+    pub maintain_interval: Duration,
+    /// Dead jobs get another round this long after their last attempt.
+    pub revive_after: Duration,
+    /// Cached vectors unused this long are forgotten.
+    pub cache_retention: Duration,
 }
 
 impl Default for EmbedSettings {
@@ -51,6 +57,9 @@ impl Default for EmbedSettings {
             max_attempts: 8,
             max_backoff: Duration::from_secs(300),
             poll_interval: Duration::from_millis(500),
+            maintain_interval: Duration::from_secs(60),
+            revive_after: Duration::from_secs(15 * 60),
+            cache_retention: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }
@@ -92,6 +101,15 @@ impl From<otc_store::StoreError> for EmbedFailure {
     }
 }
 
+/// What [`Embedding::maintain`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MaintainReport {
+    /// Vaults that got a set for the configured model (each with its backfill job).
+    pub sets_started: u64,
+    pub jobs_revived: u64,
+    pub cache_purged: u64,
+}
+
 /// One chunk's work: where it is, and its input.
 struct Input {
     chunk: ChunkToEmbed,
@@ -110,7 +128,16 @@ impl Embedding {
             return shutdown.await;
         }
         tokio::pin!(shutdown);
+        let mut next_upkeep = tokio::time::Instant::now();
         loop {
+            if tokio::time::Instant::now() >= next_upkeep {
+                match self.maintain().await {
+                    Ok(report) if report != MaintainReport::default() => tracing::info!(?report, "embedding upkeep"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "embedding upkeep failed"),
+                }
+                next_upkeep = tokio::time::Instant::now() + self.settings.maintain_interval;
+            }
             let busy = match self.run_once().await {
                 Ok(report) => report.jobs_done > 0 || report.chunks > 0,
                 Err(e) => {
@@ -124,6 +151,29 @@ impl Embedding {
                 () = tokio::time::sleep(pause) => {}
             }
         }
+    }
+
+    /// Upkeep, per tenant: every vault without a set for the configured model gets one (a new
+    /// vault, a provider just configured, a model change; the backfill job fills it), dead
+    /// jobs past `revive_after` are given another round, and cached vectors unused past
+    /// `cache_retention` are forgotten. Every worker runs it; it is idempotent.
+    pub async fn maintain(&self) -> Result<MaintainReport, EmbedFailure> {
+        let mut report = MaintainReport::default();
+        let Some(active) = self.embeddings.active().cloned() else { return Ok(report) };
+        let now = chrono::Utc::now();
+        let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+        for tenant in self.store.tenant_ids().await? {
+            let mut tx = self.store.begin(tenant).await?;
+            for vault in tx.list_vaults().await? {
+                if tx.start_vault_model(vault.id, active.model(), active.dims() as i32).await? {
+                    report.sets_started += 1;
+                }
+            }
+            report.jobs_revived += tx.revive_embed_jobs(ago(self.settings.revive_after)).await?;
+            report.cache_purged += tx.purge_embedding_cache(ago(self.settings.cache_retention)).await?;
+            tx.commit().await?;
+        }
+        Ok(report)
     }
 
     /// One pass over every vault with embed jobs due.
@@ -234,6 +284,13 @@ impl Embedding {
         // Backfills: the next notes of their model, while the pass has room.
         for job in jobs.iter().filter(|j| j.payload.get("model").is_some()) {
             let model = job.payload["model"].as_str().unwrap_or_default().to_string();
+            if model != active.model() {
+                // The configuration moved on before this set was complete: it goes, so that it
+                // never retires the configured model's set.
+                tx.drop_vault_model(vault, &model).await?;
+                finished.push(job.id);
+                continue;
+            }
             let Some((_, embedder)) = sets.iter().find(|(m, _)| *m == model) else {
                 // The set was retired (another completed) or its model cannot be made: done.
                 finished.push(job.id);

@@ -399,9 +399,14 @@ impl Indexer {
         };
         let put = started.elapsed();
         tx.replace_notes(vault, &records, id).await?;
-        if self.settings.embed && !records.is_empty() {
-            let paths: Vec<&str> = records.iter().map(|r| r.path.as_str()).collect();
-            tx.queue_embed_job(vault, &serde_json::json!({ "paths": paths })).await?;
+        // The embedding workers' share: these notes, less those no search can return.
+        let embed: Vec<&str> = records
+            .iter()
+            .map(|r| r.path.as_str())
+            .filter(|p| !otc_vault::acl::Audience::Tools.hidden().iter().any(|h| p.starts_with(h)))
+            .collect();
+        if self.settings.embed && !embed.is_empty() {
+            tx.queue_embed_job(vault, &serde_json::json!({ "paths": embed })).await?;
         }
         tracing::debug!(
             notes = records.len(),

@@ -291,6 +291,7 @@ pub fn embed_settings(config: &Config) -> EmbedSettings {
         max_attempts: config.worker.index_max_attempts,
         max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
         poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
+        cache_retention: Duration::from_secs(config.embeddings.cache_retention_days.max(1) as u64 * 24 * 3600),
         ..EmbedSettings::default()
     }
 }

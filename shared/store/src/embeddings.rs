@@ -172,6 +172,21 @@ impl TenantTx {
         Ok(())
     }
 
+    /// Drops `model`'s set from the vault, vectors and all (a set no longer configured, whose
+    /// backfill must not retire the configured one).
+    pub async fn drop_vault_model(&mut self, vault: Uuid, model: &str) -> Result<()> {
+        sqlx::query!(
+            r#"WITH gone AS (DELETE FROM vault_embeddings WHERE tenant_id = $1 AND vault_id = $2 AND model = $3)
+               DELETE FROM chunk_vectors WHERE tenant_id = $1 AND vault_id = $2 AND model = $3"#,
+            self.tenant,
+            vault,
+            model
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
     pub async fn queue_embed_job(&mut self, vault: Uuid, payload: &Value) -> Result<i64> {
         let id = sqlx::query_scalar!(
             "INSERT INTO jobs (tenant_id, vault_id, kind, payload) VALUES ($1, $2, $3, $4) RETURNING id",
@@ -240,13 +255,14 @@ impl TenantTx {
         .await?)
     }
 
-    /// The chunks of `paths` with no vector for `model`.
+    /// The chunks of `paths` with no vector for `model`. Notes in the folders hidden from every
+    /// tool (`.trash/`, `.obsidian/`, `.git/`) are never embedded: no search can return them.
     pub async fn chunks_to_embed(&mut self, vault: Uuid, model: &str, paths: &[String]) -> Result<Vec<ChunkToEmbed>> {
         let rows = sqlx::query!(
             r#"SELECT c.path, c.ord, c.heading_path, c.start_offset, c.end_offset, f.blob_hash
                  FROM chunks c
                  JOIN index_files f ON f.tenant_id = c.tenant_id AND f.vault_id = c.vault_id AND f.path = c.path
-                WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.path = ANY($3)
+                WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.path = ANY($3) AND c.path !~ '^\.(obsidian|trash|git)/'
                   AND NOT EXISTS (SELECT 1 FROM chunk_vectors v
                                    WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.model = $4
                                      AND v.path = c.path AND v.ord = c.ord)
@@ -540,12 +556,14 @@ impl TenantTx {
             .collect())
     }
 
-    /// The vault's embedding state: its model sets with their vector counts, its chunks, and
+    /// The vault's embedding state: its model sets with their vector counts, its chunks (those
+    /// outside the hidden folders, which are never embedded), and
     /// its embed jobs (queued, dead, the oldest queued, the last error).
     pub async fn embedding_status(&mut self, vault: Uuid) -> Result<EmbeddingStatus> {
         let models = self.vault_models(vault).await?;
         let chunks = sqlx::query_scalar!(
-            r#"SELECT count(*) AS "n!" FROM chunks WHERE tenant_id = $1 AND vault_id = $2"#,
+            r#"SELECT count(*) AS "n!" FROM chunks
+                WHERE tenant_id = $1 AND vault_id = $2 AND path !~ '^\.(obsidian|trash|git)/'"#,
             self.tenant,
             vault
         )
@@ -586,6 +604,21 @@ impl TenantTx {
             oldest_queued_at: jobs.oldest,
             last_error: jobs.last_error,
         })
+    }
+
+    /// Gives dead embed jobs whose last attempt was before `before` another round of attempts
+    /// (the provider outage that killed them is likely over). Returns how many.
+    pub async fn revive_embed_jobs(&mut self, before: DateTime<Utc>) -> Result<u64> {
+        Ok(sqlx::query!(
+            r#"UPDATE jobs SET state = 'queued', attempts = 0, run_after = now()
+                WHERE tenant_id = $1 AND kind = $2 AND state = 'dead' AND run_after < $3"#,
+            self.tenant,
+            EMBED_JOB,
+            before
+        )
+        .execute(&mut *self.tx)
+        .await?
+        .rows_affected())
     }
 
     /// Forgets cached vectors unused since `before`. Returns how many went.

@@ -86,6 +86,10 @@ pub enum Table {
     OauthAssertionJtis,
     DirectoryGroups,
     DirectoryGroupMembers,
+    ChunkVectors,
+    EmbeddingCache,
+    VaultEmbeddings,
+    EmbeddingUsage,
 }
 
 impl Table {
@@ -100,7 +104,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 34] = [
+    pub const ALL: [Table; 38] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -135,6 +139,10 @@ impl Table {
         Table::OauthAssertionJtis,
         Table::DirectoryGroups,
         Table::DirectoryGroupMembers,
+        Table::ChunkVectors,
+        Table::EmbeddingCache,
+        Table::VaultEmbeddings,
+        Table::EmbeddingUsage,
     ];
 
     fn name(self) -> &'static str {
@@ -173,6 +181,10 @@ impl Table {
             Table::OauthAssertionJtis => "oauth_assertion_jtis",
             Table::DirectoryGroups => "directory_groups",
             Table::DirectoryGroupMembers => "directory_group_members",
+            Table::ChunkVectors => "chunk_vectors",
+            Table::EmbeddingCache => "embedding_cache",
+            Table::VaultEmbeddings => "vault_embeddings",
+            Table::EmbeddingUsage => "embedding_usage",
         }
     }
 }
@@ -348,6 +360,10 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::OauthAssertionJtis => "DELETE FROM oauth_assertion_jtis",
         Table::DirectoryGroups => "UPDATE directory_groups SET display_name = display_name",
         Table::DirectoryGroupMembers => "DELETE FROM directory_group_members",
+        Table::ChunkVectors => "UPDATE chunk_vectors SET ord = ord",
+        Table::EmbeddingCache => "UPDATE embedding_cache SET used_at = used_at",
+        Table::VaultEmbeddings => "UPDATE vault_embeddings SET state = state",
+        Table::EmbeddingUsage => "UPDATE embedding_usage SET tokens = tokens",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

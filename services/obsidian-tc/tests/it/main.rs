@@ -11,6 +11,7 @@ mod big_note;
 mod bulk;
 mod cli;
 mod conformance;
+mod embeddings;
 mod fulltext;
 mod fuzz;
 mod health;

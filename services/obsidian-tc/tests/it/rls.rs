@@ -35,10 +35,23 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
     //  note_tags, note_properties, note_tasks, chunks, acl_rules, principal_groups, audit_log,
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
-    //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members]
+    //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
+    //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage]
     for (tenant, expected) in [
-        (&a, [1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
-        (&b, [1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 3, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3]),
+        (
+            &a,
+            [
+                1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1,
+            ],
+        ),
+        (
+            &b,
+            [
+                1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3,
+            ],
+        ),
     ] {
         let mut tx = store.begin(tenant.id).await.unwrap();
         let mut seen = Vec::new();
@@ -214,6 +227,21 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
         })
         .collect();
     tx.replace_notes(tenant.vault_id, &notes, None).await.unwrap();
+    // Embeddings: a vector per chunk, k cached vectors, k model sets (each queues its backfill
+    // job) and k models' usage.
+    let vectors: Vec<otc_store::ChunkVector> = files
+        .iter()
+        .map(|f| otc_store::ChunkVector { path: f.path.clone(), ord: 0, embedding: vec![1.0, 0.0, 0.0] })
+        .collect();
+    let blobs: Vec<(String, otc_store::Hash)> = files.iter().map(|f| (f.path.clone(), f.hash)).collect();
+    let stored = tx.put_chunk_vectors(tenant.vault_id, "m", 3, &vectors, &blobs).await.unwrap();
+    assert_eq!(stored as usize, files.len());
+    let cached: Vec<(Vec<u8>, Vec<f32>)> = (0..k).map(|i| (vec![i as u8; 32], vec![0.0, 1.0, 0.0])).collect();
+    tx.cache_vectors("m", &cached).await.unwrap();
+    for i in 0..k {
+        tx.start_vault_model(tenant.vault_id, &format!("m{i}"), 3).await.unwrap();
+        tx.record_embedding_usage(&format!("m{i}"), 1, 10, 1, 0).await.unwrap();
+    }
     tx.commit().await.unwrap();
 }
 
