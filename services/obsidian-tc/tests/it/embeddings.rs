@@ -18,7 +18,7 @@ use crate::write::{err, ok};
 
 const V: &str = "Notes";
 
-fn local(c: &mut Config) {
+pub(crate) fn local(c: &mut Config) {
     let var = |name: &str| {
         Some(std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: scripts/test runs scripts/models")))
     };

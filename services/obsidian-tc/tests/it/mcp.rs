@@ -120,7 +120,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 60] = [
+const FLAT: [&str; 61] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -178,6 +178,7 @@ const FLAT: [&str; 60] = [
     "search_vault",
     "server_health",
     "snapshot_note",
+    "suggest_links",
     "update_frontmatter",
     "write_attachment",
     "write_note",
@@ -751,6 +752,8 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("search", json!({"vault": v, "query": "top part"})),
         ("search_vault", json!({"vault": v, "query": "top part", "explain": true, "response_format": "detailed"})),
         ("search_vault", json!({"vault": v, "query": "part", "limit": 1, "response_format": "concise"})),
+        ("suggest_links", json!({"vault": v, "path": "A.md", "response_format": "detailed"})),
+        ("suggest_links", json!({"vault": v, "path": "A.md", "limit": 1})),
         ("search_text", json!({"vault": v, "query": "Part", "response_format": "detailed"})),
         ("search_text", json!({"vault": v, "query": "text", "whole_word": true, "response_format": "concise"})),
         ("search_and_read", json!({"vault": v, "query": "part", "response_format": "detailed"})),

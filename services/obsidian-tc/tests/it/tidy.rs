@@ -1,5 +1,6 @@
 //! The architecture invariants that a scan of the source can check (ARCHITECTURE.md): SQL only in
-//! the store, rmcp only at the edge, one commit path.
+//! the store, rmcp only at the edge, one commit path, models and embedding providers only in the
+//! embed crate.
 
 use std::path::{Path, PathBuf};
 
@@ -70,4 +71,12 @@ fn only_the_identity_crate_talks_to_identity_providers_and_picks_outbound_addres
     // The guarded resolver is the one way to reach an address someone else chose.
     let found = offenders(&["services/identity/src/net.rs"], ".dns_resolver(");
     assert!(found.is_empty(), "another resolver: {found:?}");
+}
+
+#[test]
+fn only_the_embed_crate_runs_models_and_calls_embedding_providers() {
+    for needle in [" ort::", "(ort::", "/embeddings\""] {
+        let found = offenders(&["shared/embed/"], needle);
+        assert!(found.is_empty(), "{needle:?} outside shared/embed: {found:?}");
+    }
 }
