@@ -78,7 +78,25 @@ async fn check(sources: &Sources) -> Vec<Line> {
         lines.push(Line::Ok(format!("traces exported over OTLP/HTTP to {}", otc_telemetry::traces_url(endpoint))));
     }
     lines.push(oauth_line(config));
+    lines.push(embeddings_line(config, &deps));
     lines
+}
+
+/// Which embedder semantic search uses (the local model is loaded by now; a provider over HTTP
+/// is not called, since every call costs).
+fn embeddings_line(config: &Config, deps: &Deps) -> Line {
+    match deps.embeddings.active() {
+        None => Line::Ok("semantic search off: embeddings.provider is none (keyword search works)".into()),
+        Some(e) if config.embeddings.provider == otc_config::EmbeddingProvider::Local => {
+            Line::Ok(format!("embeddings: local model {} loaded ({} dimensions)", e.model(), e.dims()))
+        }
+        Some(e) => Line::Ok(format!(
+            "embeddings: {} ({} dimensions) at {} (not called by doctor)",
+            e.model(),
+            e.dims(),
+            otc_config::redact_url(&otc_config::Secret::new(config.embeddings.base_url.clone()))
+        )),
+    }
 }
 
 /// Whether clients can sign in (OAuth), and from where they are told to.

@@ -382,21 +382,21 @@ impl TenantTx {
         let dims = query.len() as i32;
         sqlx::query("SET LOCAL hnsw.iterative_scan = relaxed_order").execute(&mut *self.tx).await?;
         sqlx::query("SET LOCAL hnsw.ef_search = 100").execute(&mut *self.tx).await?;
-        // The cast's type must be written out for the planner to match the partial index.
+        // The cast's type and the dimension are written out, not bound: the planner matches a
+        // partial index's predicate only against constants (a generic plan would not use it).
         let typed = if INDEXED_DIMS.contains(&dims) { format!("vector({dims})") } else { "vector".to_string() };
         let sql = format!(
             r#"SELECT path, ord, 1 - (embedding::{typed} <=> $4::{typed}) AS score FROM chunk_vectors
-                WHERE tenant_id = $1 AND vault_id = $2 AND model = $3 AND dims = $5
-                  AND starts_with(path, $6) AND path !~ $7 AND ($8::text[] IS NULL OR path ~ ANY($8))
-                  AND path <> ALL($9)
-                ORDER BY embedding::{typed} <=> $4::{typed} LIMIT $10"#
+                WHERE tenant_id = $1 AND vault_id = $2 AND model = $3 AND dims = {dims}
+                  AND starts_with(path, $5) AND path !~ $6 AND ($7::text[] IS NULL OR path ~ ANY($7))
+                  AND path <> ALL($8)
+                ORDER BY embedding::{typed} <=> $4::{typed} LIMIT $9"#
         );
         let rows = sqlx::query(&sql)
             .bind(self.tenant)
             .bind(vault)
             .bind(model)
             .bind(Vector::from(query.to_vec()))
-            .bind(dims)
             .bind(filter.prefix)
             .bind(filter.visible.hidden)
             .bind(filter.visible.readable)
