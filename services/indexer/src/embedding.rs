@@ -220,11 +220,24 @@ impl Embedding {
     pub async fn vault_pass(&self, tenant: Uuid, vault: Uuid) -> Result<EmbedReport, EmbedFailure> {
         let Some(active) = self.embeddings.active().cloned() else { return Ok(EmbedReport::default()) };
         let mut tx = self.store.begin(tenant).await?;
-        let jobs = tx.claim_embed_jobs(vault, 32).await?;
+        let mut jobs = tx.claim_embed_jobs(vault, 32).await?;
         if jobs.is_empty() {
             tx.commit().await?;
             return Ok(EmbedReport::default());
         }
+        // Many small jobs (one note each, from the write tools) go together; large ones (an
+        // import's batches of hundreds) one pass at a time, so a pass reads no more notes than
+        // it can embed. The rest stay locked until the pass ends, untouched, for the next one.
+        let mut notes = 0;
+        let keep = jobs
+            .iter()
+            .take_while(|j| {
+                let first = notes == 0;
+                notes += j.payload.get("paths").and_then(|p| p.as_array()).map_or(1, Vec::len);
+                first || notes <= self.settings.batch_chunks
+            })
+            .count();
+        jobs.truncate(keep);
         let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
         match self.work(&mut tx, tenant, vault, &active, &jobs).await {
             Ok(report) => {
@@ -339,7 +352,8 @@ impl Embedding {
         if paths.is_empty() {
             return Ok((0, true));
         }
-        let mut chunks = tx.chunks_to_embed(vault, model, paths).await?;
+        // One more than the budget says whether any would be left.
+        let mut chunks = tx.chunks_to_embed(vault, model, paths, *budget as i64 + 1).await?;
         let complete = chunks.len() <= *budget;
         chunks.truncate(*budget);
         *budget -= chunks.len();

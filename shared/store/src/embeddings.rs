@@ -255,22 +255,32 @@ impl TenantTx {
         .await?)
     }
 
-    /// The chunks of `paths` with no vector for `model`. Notes in the folders hidden from every
-    /// tool (`.trash/`, `.obsidian/`, `.git/`) are never embedded: no search can return them.
-    pub async fn chunks_to_embed(&mut self, vault: Uuid, model: &str, paths: &[String]) -> Result<Vec<ChunkToEmbed>> {
+    /// Up to `limit` chunks of `paths` with no vector for `model`, in path order. Notes in the
+    /// folders hidden from every tool (`.trash/`, `.obsidian/`, `.git/`) are never embedded: no
+    /// search can return them. Each path is looked up by the chunks' key (a join over the
+    /// unnested list, not `= ANY`, which Postgres tests row by row against the whole list).
+    pub async fn chunks_to_embed(
+        &mut self,
+        vault: Uuid,
+        model: &str,
+        paths: &[String],
+        limit: i64,
+    ) -> Result<Vec<ChunkToEmbed>> {
         let rows = sqlx::query!(
             r#"SELECT c.path, c.ord, c.heading_path, c.start_offset, c.end_offset, f.blob_hash
-                 FROM chunks c
-                 JOIN index_files f ON f.tenant_id = c.tenant_id AND f.vault_id = c.vault_id AND f.path = c.path
-                WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.path = ANY($3) AND c.path !~ '^\.(obsidian|trash|git)/'
+                 FROM (SELECT DISTINCT p FROM UNNEST($3::text[]) AS u(p)) AS want
+                 JOIN chunks c ON c.tenant_id = $1 AND c.vault_id = $2 AND c.path = want.p
+                 JOIN index_files f ON f.tenant_id = $1 AND f.vault_id = $2 AND f.path = c.path
+                WHERE c.path !~ '^\.(obsidian|trash|git)/'
                   AND NOT EXISTS (SELECT 1 FROM chunk_vectors v
                                    WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.model = $4
                                      AND v.path = c.path AND v.ord = c.ord)
-                ORDER BY c.path, c.ord"#,
+                ORDER BY c.path, c.ord LIMIT $5"#,
             self.tenant,
             vault,
             paths,
-            model
+            model,
+            limit
         )
         .fetch_all(&mut *self.tx)
         .await?;
