@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Embeddings on the local model (scripts/models), in two stages (STAGES, default "lag search"):
+# Embeddings on the local model (scripts/models), in three stages (STAGES, default "lag search
+# recall"):
 #
 #   lag     imports VAULT_DIR into a fresh database with a gateway and a worker running, and
 #           reports the worker's lag from the import's last commit to the last chunk's vector
@@ -9,7 +10,7 @@
 #           around the real vectors of the first: each a real vector plus noise, unit length, so
 #           the data clusters like real text), then reports search_semantic and hybrid
 #           search_vault p50/p95 on it, one call at a time, and HNSW recall@10 against exact
-#           search under the tenant and vault filter for RECALL_QUERIES query vectors.
+#           search under the tenant and vault filter (recall) for RECALL_QUERIES query vectors.
 #
 #   cargo build --release -p obsidian-tc -p otc-loadtests
 #   python3 loadtests/scale_vault.py corpus/starter-vault /tmp/v10k --notes 10000 --attachments skip
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vault_dir=${1:?usage: embed-bench.sh VAULT_DIR}
-stages=${STAGES:-lag search}
+stages=${STAGES:-lag search recall}
 target=${CARGO_TARGET_DIR:-target}/release
 bin=$target/obsidian-tc
 duration=${DURATION:-10}
@@ -85,13 +86,16 @@ if [[ " $stages " == *" search "* ]]; then
   large_dir=${SEARCH_VAULT_DIR:?SEARCH_VAULT_DIR names the large vault}
   large="(SELECT id FROM vaults WHERE name = 'large')"
   if [ "$(sql "SELECT count(*) FROM notes WHERE vault_id = $large")" = 0 ]; then
-    # Imported with embeddings off (no jobs); its vectors are made below.
+    # Imported with embeddings off (no jobs); its vectors are made below (the noise is drawn
+    # per chunk: the subquery refers to the chunk, so it runs for each).
     OTC__EMBEDDINGS__PROVIDER=none "$bin" serve & pids+=($!)
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
     start=$(date +%s.%N)
     OTC_URL=http://127.0.0.1:$port OTC_TOKEN=$token "$bin" vault import "$large_dir" --vault large --quiet
     echo "large vault import: $(echo "$(date +%s.%N) - $start" | bc) s"
     stop_roles
+  fi
+  if [ "$(sql "SELECT count(*) FROM chunk_vectors WHERE vault_id = $large")" = 0 ]; then
     start=$(date +%s.%N)
     model=$(sql "SELECT model FROM vault_embeddings WHERE vault_id = (SELECT id FROM vaults WHERE name = 'small')")
     sql "DELETE FROM chunk_vectors WHERE vault_id = $large; DELETE FROM vault_embeddings WHERE vault_id = $large"
@@ -101,8 +105,8 @@ if [[ " $stages " == *" search "* ]]; then
               n AS (SELECT count(*) AS n FROM centres)
          INSERT INTO chunk_vectors (tenant_id, vault_id, model, path, ord, dims, embedding)
          SELECT c.tenant_id, c.vault_id, '$model', c.path, c.ord, 384,
-                l2_normalize(ce.embedding + (SELECT array_agg((random() - 0.5) * 0.08 + c.ord * 0)::vector(384)
-                                               FROM generate_series(1, 384)))
+                l2_normalize(ce.embedding + (SELECT array_agg((random() - 0.5) * 0.08 + 0 * g + 0 * c.ord)::vector(384)
+                                               FROM generate_series(1, 384) AS g))
            FROM chunks c CROSS JOIN n
            JOIN centres ce ON ce.i = abs(hashtext(c.path || c.ord::text)) % n.n
           WHERE c.vault_id = $large AND c.path !~ '^\.(obsidian|trash|git)/'"
@@ -131,27 +135,33 @@ print("   hits", len(s.get("hits", [])), "first", (s.get("hits") or [{}])[0].get
   q search_vault '{"vault":"large","query":"project dashboard tasks","mode":"hybrid"}'
   q search_vault '{"vault":"large","query":"vertical hydroponics"}'
   stop_roles
+fi
+
+if [[ " $stages " == *" recall "* ]]; then
 
   # Recall@10 of the HNSW index (iterative scan, tenant + vault + model filter) against exact
   # search, for query vectors near the large vault's own (a chunk's vector plus noise).
   n=${RECALL_QUERIES:-50}
-  python3 - "$psql" "$db" "$n" <<'EOF'
+  # EF_SEARCH: the candidate list (the tools use 100).
+  # RECALL_VAULT: the vault queried (large, default, or small: the real vectors alone).
+  python3 - "$psql" "$db" "$n" "${EF_SEARCH:-100}" "${RECALL_VAULT:-large}" <<'EOF'
 import subprocess, sys
-psql, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+psql, db, n, ef, vault = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 def q(sql):
-    return subprocess.run([psql, db, "-qAtX", "-c", sql], check=True, capture_output=True, text=True).stdout.split()
-queries = q(f"""SELECT v.ord || ':' || v.path FROM chunk_vectors v JOIN vaults ON vaults.id = v.vault_id AND vaults.name = 'large'
+    return subprocess.run([psql, db, "-qAtX", "-c", sql], check=True, capture_output=True, text=True).stdout.splitlines()
+queries = q(f"""SELECT v.ord || ':' || v.path FROM chunk_vectors v JOIN vaults ON vaults.id = v.vault_id AND vaults.name = '{vault}'
                ORDER BY random() LIMIT {n}""")
-filt = """tenant_id = (SELECT tenant_id FROM vaults WHERE name = 'large') AND vault_id = (SELECT id FROM vaults WHERE name = 'large')
+filt = f"""tenant_id = (SELECT tenant_id FROM vaults WHERE name = '{vault}') AND vault_id = (SELECT id FROM vaults WHERE name = '{vault}')
           AND model = (SELECT model FROM vault_embeddings LIMIT 1) AND dims = 384"""
 total = 0.0
 for item in queries:
     ord_, path = item.split(":", 1)
     path = path.replace("'", "''")
     qv = f"""(SELECT l2_normalize(embedding + (SELECT array_agg((random() - 0.5) * 0.08)::vector(384) FROM generate_series(1, 384)))
-              FROM chunk_vectors WHERE path = '{path}' AND ord = {ord_} LIMIT 1)"""
+              FROM chunk_vectors WHERE vault_id = (SELECT id FROM vaults WHERE name = '{vault}')
+                AND path = '{path}' AND ord = {ord_})"""
     sql = f"""CREATE TEMP TABLE qv AS SELECT {qv}::vector(384) AS v;
-      SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100;
+      SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {ef};
       SELECT 'A', path || '#' || ord FROM (SELECT path, ord FROM chunk_vectors WHERE {filt}
         ORDER BY embedding::vector(384) <=> (SELECT v FROM qv) LIMIT 10) a;
       SET enable_indexscan = off; SET enable_bitmapscan = off;
@@ -161,6 +171,6 @@ for item in queries:
     approx = {l[2:] for l in out if l.startswith("A ")}
     exact = {l[2:] for l in out if l.startswith("E ")}
     total += len(approx & exact) / max(len(exact), 1)
-print(f"HNSW recall@10 against exact search, tenant + vault filter, {len(queries)} queries: {total / max(len(queries), 1):.3f}")
+print(f"HNSW recall@10 (ef_search {ef}) against exact search, tenant + vault filter, vault {vault}, {len(queries)} queries: {total / max(len(queries), 1):.3f}")
 EOF
 fi

@@ -43,7 +43,7 @@ pub struct Input {
     /// Only notes under this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Add each hit's score breakdown (BM25 per term).
+    /// Add each hit's score breakdown (BM25 per term; mode text).
     #[serde(default)]
     pub explain: bool,
     /// Hits per page, 1 to 100 (default 25).
