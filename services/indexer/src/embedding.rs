@@ -110,6 +110,57 @@ pub struct MaintainReport {
     pub cache_purged: u64,
 }
 
+/// Vectors made for one model in a pass, waiting to be stored.
+struct Filled {
+    model: String,
+    dims: i32,
+    vectors: Vec<ChunkVector>,
+    blobs: Vec<(String, Hash)>,
+    /// What the cache gets (new vectors) or marks used (its hits).
+    cache: Vec<(Vec<u8>, Vec<f32>)>,
+    usage: otc_embed::Usage,
+    embedded: usize,
+    cached: usize,
+}
+
+/// Vectors for `texts` (each input's text): all in one call, or, when the provider refuses
+/// the call (one text too long for it, say), one text at a time, a refused text left without
+/// a vector (and logged) so that it does not hold up the rest of the vault.
+async fn embed_each_or_skip(
+    embedder: &dyn otc_embed::Embedder,
+    tenant: Uuid,
+    texts: &[String],
+    inputs: &[&Input],
+) -> Result<(Vec<Option<Vec<f32>>>, otc_embed::Usage), otc_embed::EmbedError> {
+    if texts.is_empty() {
+        return Ok((Vec::new(), otc_embed::Usage::default()));
+    }
+    match embedder.embed(tenant, texts).await {
+        Ok(e) => Ok((e.vectors.into_iter().map(Some).collect(), e.usage)),
+        Err(otc_embed::EmbedError::Refused { .. }) if texts.len() > 1 => {
+            let mut out = Vec::with_capacity(texts.len());
+            let mut usage = otc_embed::Usage::default();
+            for (text, input) in texts.iter().zip(inputs) {
+                match embedder.embed(tenant, std::slice::from_ref(text)).await {
+                    Ok(mut e) => {
+                        usage.requests += e.usage.requests;
+                        usage.tokens += e.usage.tokens;
+                        out.push(e.vectors.pop());
+                    }
+                    Err(e @ otc_embed::EmbedError::Refused { .. }) => {
+                        tracing::warn!(%tenant, path = %input.chunk.path, ord = input.chunk.ord, error = %e,
+                            "the embedding provider refused a chunk; it stays without a vector");
+                        out.push(None);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok((out, usage))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// One chunk's work: where it is, and its input.
 struct Input {
     chunk: ChunkToEmbed,
@@ -286,9 +337,10 @@ impl Embedding {
         let mut budget = self.settings.batch_chunks;
         let mut finished = Vec::new();
         let mut all_done = true;
+        let mut made = Vec::new();
         for (model, embedder) in &sets {
-            let (n, done) = self.fill(tx, tenant, vault, model, embedder, &changed, &mut budget, &mut report).await?;
-            report.chunks += n;
+            let (filled, done) = self.fill(tx, tenant, vault, model, embedder, &changed, &mut budget).await?;
+            made.extend(filled);
             all_done &= done;
         }
         if all_done {
@@ -314,8 +366,8 @@ impl Embedding {
             }
             let after = job.payload.get("after").and_then(|a| a.as_str()).unwrap_or_default().to_string();
             let paths = tx.note_paths_after(vault, &after, self.settings.backfill_notes).await?;
-            let (n, done) = self.fill(tx, tenant, vault, &model, embedder, &paths, &mut budget, &mut report).await?;
-            report.chunks += n;
+            let (filled, done) = self.fill(tx, tenant, vault, &model, embedder, &paths, &mut budget).await?;
+            made.extend(filled);
             if !done {
                 continue; // the same notes again next pass, the rest of their chunks
             }
@@ -330,13 +382,33 @@ impl Embedding {
                 }
             }
         }
+        // Every model call is done: now, briefly, under the vault's index lock (exclusive, so no
+        // indexer or rebuild batch changes a chunk between the check and the write), store.
+        if !made.is_empty() {
+            tx.lock_index(vault, true).await?;
+        }
+        for f in made {
+            tx.cache_vectors(&f.model, &f.cache).await?;
+            report.chunks += tx.put_chunk_vectors(vault, &f.model, f.dims, &f.vectors, &f.blobs).await? as usize;
+            tx.record_embedding_usage(
+                &f.model,
+                f.usage.requests as i64,
+                f.usage.tokens as i64,
+                f.embedded as i64,
+                f.cached as i64,
+            )
+            .await?;
+            report.embedded += f.embedded;
+            report.cached += f.cached;
+        }
         tx.finish_jobs(&finished).await?;
         report.jobs_done = finished.len();
         Ok(report)
     }
 
-    /// Gives `paths`' chunks a vector for `model`, at most `budget` of them. Returns how many
-    /// it stored and whether none was left for lack of budget.
+    /// Makes the vectors of `paths`' chunks that have none for `model`, at most `budget` of
+    /// them (from the cache, else the embedder), without storing them. Returns them, if any,
+    /// and whether none was left for lack of budget.
     #[allow(clippy::too_many_arguments)]
     async fn fill(
         &self,
@@ -347,10 +419,9 @@ impl Embedding {
         embedder: &SharedEmbedder,
         paths: &[String],
         budget: &mut usize,
-        report: &mut EmbedReport,
-    ) -> Result<(usize, bool), EmbedFailure> {
+    ) -> Result<(Option<Filled>, bool), EmbedFailure> {
         if paths.is_empty() {
-            return Ok((0, true));
+            return Ok((None, true));
         }
         // One more than the budget says whether any would be left.
         let mut chunks = tx.chunks_to_embed(vault, model, paths, *budget as i64 + 1).await?;
@@ -358,7 +429,7 @@ impl Embedding {
         chunks.truncate(*budget);
         *budget -= chunks.len();
         if chunks.is_empty() {
-            return Ok((0, complete));
+            return Ok((None, complete));
         }
         let inputs = self.inputs(tenant, chunks).await?;
         let hashes: Vec<Vec<u8>> = inputs.iter().map(|i| i.hash.clone()).collect::<HashSet<_>>().into_iter().collect();
@@ -373,24 +444,25 @@ impl Embedding {
             }
         }
         let texts: Vec<String> = missing.iter().map(|i| i.text.clone()).collect();
-        let embedded = if texts.is_empty() {
-            otc_embed::Embedded::default()
-        } else {
-            embedder
-                .embed(tenant, &texts)
-                .await
-                .map_err(|source| EmbedFailure::Embed { model: model.to_string(), source })?
-        };
-        let fresh: Vec<(Vec<u8>, Vec<f32>)> =
-            missing.iter().map(|i| i.hash.clone()).zip(embedded.vectors.iter().cloned()).collect();
-        tx.cache_vectors(model, &fresh).await?;
-        known.extend(fresh);
+        let (vectors, usage) = embed_each_or_skip(embedder.as_ref(), tenant, &texts, &missing)
+            .await
+            .map_err(|source| EmbedFailure::Embed { model: model.to_string(), source })?;
+        // The cache gets what was embedded now, and marks what it answered as used.
+        let mut cache: Vec<(Vec<u8>, Vec<f32>)> = known.iter().map(|(h, v)| (h.clone(), v.clone())).collect();
+        for (input, vector) in missing.iter().zip(vectors) {
+            if let Some(v) = vector {
+                cache.push((input.hash.clone(), v.clone()));
+                known.insert(input.hash.clone(), v);
+            }
+        }
         let vectors: Vec<ChunkVector> = inputs
             .iter()
             .filter_map(|i| {
                 known.get(&i.hash).map(|v| ChunkVector {
                     path: i.chunk.path.clone(),
                     ord: i.chunk.ord,
+                    start: i.chunk.start,
+                    end: i.chunk.end,
                     embedding: v.clone(),
                 })
             })
@@ -399,20 +471,17 @@ impl Embedding {
             let mut seen = HashSet::new();
             inputs.iter().filter(|i| seen.insert(&i.chunk.path)).map(|i| (i.chunk.path.clone(), i.chunk.blob)).collect()
         };
-        // Stored under the index lock: no indexer replaces these notes' chunks meanwhile.
-        tx.share_index_lock(vault).await?;
-        let stored = tx.put_chunk_vectors(vault, model, embedder.dims() as i32, &vectors, &blobs).await?;
-        tx.record_embedding_usage(
-            model,
-            embedded.usage.requests as i64,
-            embedded.usage.tokens as i64,
-            texts.len() as i64,
-            cached as i64,
-        )
-        .await?;
-        report.embedded += texts.len();
-        report.cached += cached;
-        Ok((stored as usize, complete))
+        let filled = Filled {
+            model: model.to_string(),
+            dims: embedder.dims() as i32,
+            vectors,
+            blobs,
+            cache,
+            usage,
+            embedded: texts.len(),
+            cached,
+        };
+        Ok((Some(filled), complete))
     }
 
     /// Reads the chunks' notes and makes each chunk's input: the note's title, the chunk's

@@ -333,7 +333,8 @@ pub fn embeddings(config: &Config) -> anyhow::Result<Arc<Embeddings>> {
             };
             let active = otc_embed::http::OpenAi::new(settings.clone()).context("embeddings")?;
             let make: otc_embed::MakeEmbedder = Box::new(move |model, dims| {
-                let s = otc_embed::http::OpenAiSettings { model: model.to_string(), dims, ..settings.clone() };
+                let model = otc_embed::http::model_name(model).to_string();
+                let s = otc_embed::http::OpenAiSettings { model, dims, ..settings.clone() };
                 Ok(Arc::new(otc_embed::http::OpenAi::new(s)?) as otc_embed::SharedEmbedder)
             });
             Embeddings::new(Arc::new(active), Some(make))

@@ -9,7 +9,7 @@
 //! (`partial`). Every vector query runs with the caller's read ACL, the hidden folders, the
 //! Excluded files and the search's folder in its filter, so nothing hidden reaches a result.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use otc_embed::SharedEmbedder;
 use otc_errors::{ErrorCode, ToolError};
@@ -43,8 +43,9 @@ fn provider_failed(tool: &str, model: &str, err: &otc_embed::EmbedError) -> Tool
 /// The vector set a search uses.
 pub struct VectorSet {
     pub model: String,
-    /// False while the set is still filling (results may miss notes not embedded yet).
-    pub complete: bool,
+    /// True while the set is still filling, or changed notes wait for their vectors: results
+    /// may miss what is not embedded yet.
+    pub partial: bool,
     embedder: SharedEmbedder,
 }
 
@@ -55,16 +56,17 @@ impl VectorSet {
         let Some(active) = embeddings.active().cloned() else { return Err(unavailable(field)) };
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
         let sets = tx.vault_models(view.vault.id).await.map_err(|e| internal(tool, &e))?;
+        let pending = tx.embedding_pending(view.vault.id).await.map_err(|e| internal(tool, &e))?;
         tx.commit().await.map_err(|e| internal(tool, &e))?;
         if sets.iter().any(|s| s.complete && s.model == active.model()) {
-            return Ok(VectorSet { model: active.model().to_string(), complete: true, embedder: active });
+            return Ok(VectorSet { model: active.model().to_string(), partial: pending, embedder: active });
         }
         for set in sets.iter().filter(|s| s.complete) {
             if let Some(embedder) = embeddings.for_model(&set.model, set.dims as usize) {
-                return Ok(VectorSet { model: set.model.clone(), complete: true, embedder });
+                return Ok(VectorSet { model: set.model.clone(), partial: pending, embedder });
             }
         }
-        Ok(VectorSet { model: active.model().to_string(), complete: false, embedder: active })
+        Ok(VectorSet { model: active.model().to_string(), partial: true, embedder: active })
     }
 
     /// `text`'s vector in this set's space.
@@ -92,9 +94,7 @@ impl VectorSet {
     ) -> Result<Vec<NoteHit>, ToolError> {
         let Near { prefix, skip, notes } = near;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-        let mut excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
-        excluded.extend(skip.iter().cloned());
-        let filter = VectorFilter { prefix, visible: view.visible(), excluded: &excluded };
+        let filter = VectorFilter { prefix, visible: view.visible(), skip };
         // Chunks, not notes, come back: ask for enough that `notes` distinct notes are likely.
         let limit = (notes * 4 + 20).min(1_000) as i64;
         let chunks = tx
@@ -103,10 +103,10 @@ impl VectorSet {
             .map_err(|e| internal(tool, &e))?;
         tx.commit().await.map_err(|e| internal(tool, &e))?;
         let mut best: Vec<NoteHit> = Vec::new();
-        let mut seen: HashMap<String, ()> = HashMap::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for c in chunks {
             // Nearest first, so a note's first chunk is its best.
-            if seen.insert(c.path.clone(), ()).is_none() {
+            if seen.insert(c.path.clone()) {
                 best.push(NoteHit { path: c.path, ord: c.ord, score: c.score });
             }
         }
@@ -124,6 +124,57 @@ pub struct Near<'a> {
     pub skip: &'a [String],
     /// At most this many notes.
     pub notes: usize,
+}
+
+/// What of a search_vault query a vector search embeds: its words and phrases as written,
+/// without the operators (`path:`, `tag:`, `-exclusions`), which filter instead.
+pub fn meaning_of(query: &str) -> String {
+    let mut out = Vec::new();
+    let mut quoted_excluded = false;
+    for word in query.split_whitespace() {
+        if quoted_excluded {
+            quoted_excluded = !word.ends_with('"');
+            continue;
+        }
+        let lower = word.to_lowercase();
+        if lower.starts_with("path:") || lower.starts_with("tag:") {
+            continue;
+        }
+        if let Some(rest) = word.strip_prefix('-') {
+            quoted_excluded = rest.starts_with('"') && !(rest.len() > 1 && rest.ends_with('"'));
+            continue;
+        }
+        out.push(word.trim_matches('"'));
+    }
+    out.join(" ")
+}
+
+/// `hits` less the notes outside the query's `path:` and `tag:` filters, as search_vault's
+/// text mode applies them (`-exclusions` are words, which a vector search does not match).
+pub async fn in_scope(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    hits: Vec<NoteHit>,
+    query: &otc_fts::Query,
+) -> Result<Vec<NoteHit>, ToolError> {
+    let mut hits: Vec<NoteHit> = hits
+        .into_iter()
+        .filter(|h| {
+            let lower = h.path.to_lowercase();
+            query.paths.is_empty() || query.paths.iter().any(|c| lower.contains(c.as_str()))
+        })
+        .collect();
+    if !query.tags.is_empty() {
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        for tag in &query.tags {
+            let tagged: HashSet<String> =
+                tx.paths_tagged(view.vault.id, tag).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
+            hits.retain(|h| tagged.contains(&h.path));
+        }
+        tx.commit().await.map_err(|e| internal(tool, &e))?;
+    }
+    Ok(hits)
 }
 
 /// A note a vector search found, by its best chunk.
@@ -206,6 +257,13 @@ mod tests {
         assert_eq!(order, ["b", "a", "d", "c"]);
         let text_only = fuse(&[(&text, 1.0), (&semantic, 0.0)], 60.0);
         assert_eq!(text_only[0].0, "a");
+    }
+
+    #[test]
+    fn the_meaning_leaves_the_operators_out() {
+        assert_eq!(meaning_of("budget path:work tag:#q3 -draft"), "budget");
+        assert_eq!(meaning_of("\"launch plan\" -\"old plan\" dates"), "launch plan dates");
+        assert_eq!(meaning_of("Tag:x"), "");
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct OpenAiSettings {
 
 pub struct OpenAi {
     settings: OpenAiSettings,
+    /// The id its vectors carry: the model and the dimension (`text-embedding-3-small@512`),
+    /// since one model can answer in several dimensions and their vectors do not mix.
+    id: String,
     client: reqwest::Client,
     tenants: Mutex<HashMap<Uuid, Arc<Semaphore>>>,
 }
@@ -78,7 +81,8 @@ impl OpenAi {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| EmbedError::Model(format!("HTTP client: {e}")))?;
-        Ok(OpenAi { settings, client, tenants: Mutex::default() })
+        let id = model_id(&settings.model, settings.dims);
+        Ok(OpenAi { settings, client, id, tenants: Mutex::default() })
     }
 
     fn permits(&self, tenant: Uuid) -> Arc<Semaphore> {
@@ -138,8 +142,7 @@ impl OpenAi {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(Duration::from_secs_f64);
+                .and_then(|s| Duration::try_from_secs_f64(s).ok());
             let text = response.text().await.unwrap_or_default();
             let message = provider_message(&text);
             return Err(if status.as_u16() == 429 || status.is_server_error() {
@@ -179,6 +182,16 @@ impl OpenAi {
     }
 }
 
+/// The id vectors of `model` at `dims` carry.
+pub fn model_id(model: &str, dims: usize) -> String {
+    format!("{model}@{dims}")
+}
+
+/// The provider's model name in an id [`model_id`] made.
+pub fn model_name(id: &str) -> &str {
+    id.rsplit_once('@').map_or(id, |(name, _)| name)
+}
+
 /// The provider's own error message (OpenAI's `{"error": {"message": ...}}`), else the start
 /// of its answer.
 fn provider_message(text: &str) -> String {
@@ -191,7 +204,7 @@ fn provider_message(text: &str) -> String {
 
 impl Embedder for OpenAi {
     fn model(&self) -> &str {
-        &self.settings.model
+        &self.id
     }
 
     fn dims(&self) -> usize {

@@ -82,7 +82,7 @@ pub fn text_hash(text: &str) -> Vec<u8> {
 }
 
 /// Makes an embedder for another model of the configured provider (a vault's older set, still
-/// searched while the new one fills): the model id and its dimension.
+/// searched while the new one fills): the model id (as the set stores it) and its dimension.
 pub type MakeEmbedder = Box<dyn Fn(&str, usize) -> Result<SharedEmbedder, EmbedError> + Send + Sync>;
 
 /// The deployment's embedders: the configured one, and others of the same provider made on

@@ -41,11 +41,13 @@ pub struct ChunkToEmbed {
     pub blob: Hash,
 }
 
-/// A vector to store for a chunk.
+/// A vector to store for a chunk, with the span it was made from.
 #[derive(Debug, Clone)]
 pub struct ChunkVector {
     pub path: String,
     pub ord: i32,
+    pub start: i32,
+    pub end: i32,
     pub embedding: Vec<f32>,
 }
 
@@ -64,8 +66,9 @@ pub struct VectorFilter<'a> {
     pub prefix: &'a str,
     /// What the caller may see: the hidden folders and the read ACL.
     pub visible: Visible<'a>,
-    /// Paths left out (Excluded files, the note a related-notes search starts from).
-    pub excluded: &'a [String],
+    /// Paths left out besides the Excluded files (which the query leaves out itself): the note
+    /// a related-notes search starts from and what it links to.
+    pub skip: &'a [String],
 }
 
 /// Where a chunk sits in its note.
@@ -234,6 +237,18 @@ impl TenantTx {
             .collect())
     }
 
+    /// Whether the vault has embed jobs queued (chunks changed and not embedded yet).
+    pub async fn embedding_pending(&mut self, vault: Uuid) -> Result<bool> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM jobs WHERE tenant_id = $1 AND vault_id = $2 AND kind = $3 AND state = 'queued') AS "p!""#,
+            self.tenant,
+            vault,
+            EMBED_JOB
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
     /// Moves a backfill job on to the notes after `after`.
     pub async fn set_job_payload(&mut self, id: i64, payload: &Value) -> Result<()> {
         sqlx::query!("UPDATE jobs SET payload = $3 WHERE tenant_id = $1 AND id = $2", self.tenant, id, payload)
@@ -297,12 +312,11 @@ impl TenantTx {
             .collect())
     }
 
-    /// Vectors the cache holds for these text hashes (marking them used), by hash.
+    /// Vectors the cache holds for these text hashes, by hash (read without locking: two
+    /// workers of a tenant may read the same rows; [`Self::cache_vectors`] marks them used).
     pub async fn cached_vectors(&mut self, model: &str, hashes: &[Vec<u8>]) -> Result<Vec<(Vec<u8>, Vec<f32>)>> {
         let rows = sqlx::query(
-            r#"UPDATE embedding_cache SET used_at = now()
-                WHERE tenant_id = $1 AND model = $2 AND text_hash = ANY($3)
-                RETURNING text_hash, embedding"#,
+            "SELECT text_hash, embedding FROM embedding_cache WHERE tenant_id = $1 AND model = $2 AND text_hash = ANY($3)",
         )
         .bind(self.tenant)
         .bind(model)
@@ -312,16 +326,21 @@ impl TenantTx {
         rows.into_iter().map(|r| Ok((r.try_get::<Vec<u8>, _>(0)?, r.try_get::<Vector, _>(1)?.to_vec()))).collect()
     }
 
-    /// Keeps vectors in the cache by the hash of their text.
+    /// Keeps vectors in the cache by the hash of their text (marking a row used when it is
+    /// there already). Rows are written in hash order, so two workers writing overlapping sets
+    /// wait for each other instead of deadlocking.
     pub async fn cache_vectors(&mut self, model: &str, entries: &[(Vec<u8>, Vec<f32>)]) -> Result<()> {
         if entries.is_empty() {
             return Ok(());
         }
-        let hashes: Vec<Vec<u8>> = entries.iter().map(|(h, _)| h.clone()).collect();
-        let vectors: Vec<Vector> = entries.iter().map(|(_, v)| Vector::from(v.clone())).collect();
+        let mut sorted: Vec<&(Vec<u8>, Vec<f32>)> = entries.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        sorted.dedup_by(|a, b| a.0 == b.0);
+        let hashes: Vec<Vec<u8>> = sorted.iter().map(|(h, _)| h.clone()).collect();
+        let vectors: Vec<Vector> = sorted.iter().map(|(_, v)| Vector::from(v.clone())).collect();
         sqlx::query(
             r#"INSERT INTO embedding_cache (tenant_id, model, text_hash, embedding)
-               SELECT $1, $2, h, e FROM UNNEST($3::bytea[], $4::vector[]) AS u(h, e)
+               SELECT $1, $2, h, e FROM UNNEST($3::bytea[], $4::vector[]) WITH ORDINALITY AS u(h, e, i) ORDER BY i
                ON CONFLICT (tenant_id, model, text_hash) DO UPDATE SET embedding = EXCLUDED.embedding, used_at = now()"#,
         )
         .bind(self.tenant)
@@ -334,8 +353,10 @@ impl TenantTx {
     }
 
     /// Stores chunk vectors for `model`, each only while its note is still the content
-    /// `blobs` names (a note changed since it was read is embedded again by its own job). The
-    /// caller holds the vault's index lock, so no indexer changes the chunks meanwhile.
+    /// `blobs` names and its chunk still has the span it was made from (a note changed or
+    /// re-chunked since it was read is embedded again by its own job). The caller holds the
+    /// vault's index lock exclusively, so no indexer, rebuild batch included, changes the
+    /// chunks meanwhile.
     /// Returns how many it stored.
     pub async fn put_chunk_vectors(
         &mut self,
@@ -350,6 +371,8 @@ impl TenantTx {
         }
         let paths: Vec<String> = vectors.iter().map(|v| v.path.clone()).collect();
         let ords: Vec<i32> = vectors.iter().map(|v| v.ord).collect();
+        let starts: Vec<i32> = vectors.iter().map(|v| v.start).collect();
+        let ends: Vec<i32> = vectors.iter().map(|v| v.end).collect();
         let embeddings: Vec<Vector> = vectors.iter().map(|v| Vector::from(v.embedding.clone())).collect();
         let blob_paths: Vec<String> = blobs.iter().map(|(p, _)| p.clone()).collect();
         let blob_hashes: Vec<Vec<u8>> = blobs.iter().map(|(_, h)| h.to_vec()).collect();
@@ -359,9 +382,10 @@ impl TenantTx {
                      JOIN index_files f ON f.tenant_id = $1 AND f.vault_id = $2 AND f.path = b.path AND f.blob_hash = b.hash)
                INSERT INTO chunk_vectors (tenant_id, vault_id, model, path, ord, dims, embedding)
                SELECT $1, $2, $3, u.path, u.ord, $4, u.e
-                 FROM UNNEST($7::text[], $8::int[], $9::vector[]) AS u(path, ord, e)
+                 FROM UNNEST($7::text[], $8::int[], $9::vector[], $10::int[], $11::int[]) AS u(path, ord, e, s, t)
                 WHERE u.path IN (SELECT path FROM current)
-                  AND EXISTS (SELECT 1 FROM chunks c WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.path = u.path AND c.ord = u.ord)
+                  AND EXISTS (SELECT 1 FROM chunks c WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.path = u.path
+                                 AND c.ord = u.ord AND c.start_offset = u.s AND c.end_offset = u.t)
                ON CONFLICT (tenant_id, vault_id, model, path, ord) DO UPDATE SET embedding = EXCLUDED.embedding, dims = EXCLUDED.dims"#,
         )
         .bind(self.tenant)
@@ -373,6 +397,8 @@ impl TenantTx {
         .bind(&paths)
         .bind(&ords)
         .bind(&embeddings)
+        .bind(&starts)
+        .bind(&ends)
         .execute(&mut *self.tx)
         .await?;
         Ok(done.rows_affected())
@@ -392,6 +418,10 @@ impl TenantTx {
         let dims = query.len() as i32;
         sqlx::query("SET LOCAL hnsw.iterative_scan = relaxed_order").execute(&mut *self.tx).await?;
         sqlx::query("SET LOCAL hnsw.ef_search = 100").execute(&mut *self.tx).await?;
+        // The index is shared by every vault of every tenant: a small vault's rows are few among
+        // many, so the scan may pass over more than pgvector's default 20,000 before it has
+        // enough.
+        sqlx::query("SET LOCAL hnsw.max_scan_tuples = 100000").execute(&mut *self.tx).await?;
         // The cast's type and the dimension are written out, not bound: the planner matches a
         // partial index's predicate only against constants (a generic plan would not use it).
         let typed = if INDEXED_DIMS.contains(&dims) { format!("vector({dims})") } else { "vector".to_string() };
@@ -400,6 +430,8 @@ impl TenantTx {
                 WHERE tenant_id = $1 AND vault_id = $2 AND model = $3 AND dims = {dims}
                   AND starts_with(path, $5) AND path !~ $6 AND ($7::text[] IS NULL OR path ~ ANY($7))
                   AND path <> ALL($8)
+                  AND NOT EXISTS (SELECT 1 FROM index_files f WHERE f.tenant_id = $1 AND f.vault_id = $2
+                                     AND f.path = chunk_vectors.path AND f.excluded)
                 ORDER BY embedding::{typed} <=> $4::{typed} LIMIT $9"#
         );
         let rows = sqlx::query(&sql)
@@ -410,13 +442,17 @@ impl TenantTx {
             .bind(filter.prefix)
             .bind(filter.visible.hidden)
             .bind(filter.visible.readable)
-            .bind(filter.excluded)
+            .bind(filter.skip)
             .bind(limit)
             .fetch_all(&mut *self.tx)
             .await?;
-        rows.into_iter()
+        // The iterative scan returns rows only roughly in order (relaxed_order): sort them.
+        let mut hits = rows
+            .into_iter()
             .map(|r| Ok(VectorHit { path: r.try_get(0)?, ord: r.try_get(1)?, score: r.try_get::<f64, _>(2)? as f32 }))
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.path.cmp(&b.path)).then(a.ord.cmp(&b.ord)));
+        Ok(hits)
     }
 
     /// Where these chunks (path, ord) sit, in no particular order; a chunk gone since is left
@@ -464,7 +500,8 @@ impl TenantTx {
 
     /// Notes the link graph puts near `path` that it does not link to yet, among those
     /// `visible` shows: notes linking to it, and notes linking to the same targets it does
-    /// (most shared first). At most `limit`.
+    /// (most shared first; only targets `visible` shows count, so nothing depends on a note the
+    /// caller cannot see). At most `limit`.
     pub async fn link_neighbours(
         &mut self,
         vault: Uuid,
@@ -474,7 +511,8 @@ impl TenantTx {
     ) -> Result<Vec<LinkNeighbour>> {
         let rows = sqlx::query!(
             r#"WITH mine AS (SELECT DISTINCT resolved_path AS p FROM links
-                              WHERE tenant_id = $1 AND vault_id = $2 AND source_path = $3 AND resolved_path IS NOT NULL),
+                              WHERE tenant_id = $1 AND vault_id = $2 AND source_path = $3 AND resolved_path IS NOT NULL
+                                AND resolved_path !~ $4 AND ($5::text[] IS NULL OR resolved_path ~ ANY($5))),
                     shared AS (SELECT l.source_path AS p, count(DISTINCT l.resolved_path) AS n
                                  FROM links l JOIN mine ON l.resolved_path = mine.p
                                 WHERE l.tenant_id = $1 AND l.vault_id = $2 AND l.source_path <> $3 GROUP BY 1),

@@ -170,6 +170,16 @@ async fn the_local_model_embeds_off_the_request_path_and_search_finds_by_meaning
     assert_eq!(out["mode"], "hybrid");
     assert_eq!(paths(&out["hits"])[0], "Pets/Dog.md", "{out}");
     assert!(out["hits"][0]["snippet"].as_str().unwrap().contains("**leash**"), "the BM25 chunk's snippet: {out}");
+    // The query language's filters hold in both halves; the operators are not embedded.
+    let out =
+        ok(&app, &token, "search_vault", json!({"vault": V, "query": "money costs path:travel", "mode": "hybrid"}))
+            .await;
+    assert_eq!(paths(&out["hits"]), ["Travel/Japan.md"], "{out}");
+    let out =
+        ok(&app, &token, "search_vault", json!({"vault": V, "query": "money tag:nowhere", "mode": "semantic"})).await;
+    assert!(out["hits"].as_array().unwrap().is_empty(), "{out}");
+    let e = err(&app, &token, "search_vault", json!({"vault": V, "query": "tag:x -y", "mode": "semantic"})).await;
+    assert_eq!(e["code"], "invalid_input", "{e}");
     // Paging through the fused ranking covers every note once.
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
@@ -371,7 +381,11 @@ async fn a_model_change_re_embeds_in_the_background_and_a_failing_provider_recov
     .await;
     drain(&app, &tenant).await;
     let out = ok(&app, &token, "search_semantic", json!({"vault": V, "query": "robins nest", "k": 1})).await;
-    assert_eq!((paths(&out["hits"]), out["model"].clone()), (vec!["Birds.md".to_string()], json!("fake-a")), "{out}");
+    assert_eq!(
+        (paths(&out["hits"]), out["model"].clone()),
+        (vec!["Birds.md".to_string()], json!("fake-a@16")),
+        "{out}"
+    );
 
     // The configuration moves to fake-b (another dimension): a second deployment of the same
     // data, as after a rolling update.
@@ -387,16 +401,16 @@ async fn a_model_change_re_embeds_in_the_background_and_a_failing_provider_recov
     fake.models.lock().unwrap().clear();
     let out =
         call_on(&app, &base, &token, "search_semantic", json!({"vault": V, "query": "sailing race", "k": 1})).await;
-    assert_eq!(out["structuredContent"]["model"], "fake-a", "{out}");
+    assert_eq!(out["structuredContent"]["model"], "fake-a@16", "{out}");
     assert_eq!(paths(&out["structuredContent"]["hits"]), ["Boats.md"], "{out}");
     assert_eq!(*fake.models.lock().unwrap(), ["fake-a"]);
     let report = deps.embedding.drain(tenant.id, tenant.vault_id).await.unwrap();
     assert!(report.embedded >= 2, "{report:?}");
     let sets = vectors(&app, &tenant).await;
-    assert_eq!(sets, [("fake-b".to_string(), 2, true)], "fake-a's set is retired once fake-b's is complete");
+    assert_eq!(sets, [("fake-b@24".to_string(), 2, true)], "fake-a's set is retired once fake-b's is complete");
     let out =
         call_on(&app, &base, &token, "search_semantic", json!({"vault": V, "query": "sailing race", "k": 1})).await;
-    assert_eq!(out["structuredContent"]["model"], "fake-b", "{out}");
+    assert_eq!(out["structuredContent"]["model"], "fake-b@24", "{out}");
     assert_eq!(paths(&out["structuredContent"]["hits"]), ["Boats.md"]);
 
     // The provider fails: the jobs back off, then go to the dead letters with the error, and
@@ -439,20 +453,36 @@ async fn a_model_change_re_embeds_in_the_background_and_a_failing_provider_recov
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let usage = tx.embedding_usage(chrono::Utc::now().date_naive() - chrono::Duration::days(1)).await.unwrap();
     tx.commit().await.unwrap();
-    let b = usage.iter().find(|u| u.model == "fake-b").expect("fake-b's usage");
+    let b = usage.iter().find(|u| u.model == "fake-b@24").expect("fake-b's usage");
     assert!(b.requests >= 2 && b.tokens >= 10 && b.embedded >= 3, "{usage:?}");
     gateway.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn without_a_provider_semantic_modes_say_so_and_links_still_suggest() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(|c| {
+        c.acl.push(otc_config::AclEntry {
+            tenant: Some("acme".into()),
+            vault: V.into(),
+            read_paths: Some(vec!["*.md".into()]),
+            write_paths: None,
+            delete_paths: None,
+        });
+    })
+    .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     app.seed(
         &token,
         V,
-        &[("A.md", Some("links [[C]]")), ("B.md", Some("also [[C]] and [[A]]")), ("C.md", Some("target"))],
+        &[
+            ("A.md", Some("links [[C]] and [[H]]")),
+            ("B.md", Some("also [[C]] and [[A]]")),
+            ("C.md", Some("target")),
+            // D shares only a hidden target with A: suggesting it would say the hidden note exists.
+            ("D.md", Some("only [[H]]")),
+            ("Hidden/H.md", Some("hidden")),
+        ],
     )
     .await;
     let e = err(&app, &token, "search_semantic", json!({"vault": V, "query": "x"})).await;

@@ -231,7 +231,16 @@ async fn fill_storage(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     // job) and k models' usage.
     let vectors: Vec<otc_store::ChunkVector> = files
         .iter()
-        .map(|f| otc_store::ChunkVector { path: f.path.clone(), ord: 0, embedding: vec![1.0, 0.0, 0.0] })
+        .map(|f| {
+            let chunk = &notes.iter().find(|n| n.path == f.path).unwrap().chunks[0];
+            otc_store::ChunkVector {
+                path: f.path.clone(),
+                ord: 0,
+                start: chunk.start,
+                end: chunk.end,
+                embedding: vec![1.0, 0.0, 0.0],
+            }
+        })
         .collect();
     let blobs: Vec<(String, otc_store::Hash)> = files.iter().map(|f| (f.path.clone(), f.hash)).collect();
     let stored = tx.put_chunk_vectors(tenant.vault_id, "m", 3, &vectors, &blobs).await.unwrap();

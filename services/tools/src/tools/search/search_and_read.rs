@@ -143,11 +143,20 @@ impl Tool for SearchAndRead {
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
         // The ranking: (path, score, where its best chunk is), best first, one page and one more.
         let (total, page, corpus): (usize, Vec<Ranked>, Option<Corpus>) = if mode == Mode::Semantic {
+            let meaning = semantic::meaning_of(&input.query);
+            if meaning.trim().is_empty() {
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    "query has no words to search by meaning",
+                )
+                .detail("field", "query"));
+            }
             let set = VectorSet::open(ctx, name, &view, "mode").await?;
-            let vector = set.embed(ctx, name, &input.query).await?;
+            let vector = set.embed(ctx, name, &meaning).await?;
             let near = set
                 .nearest_notes(ctx, name, &view, &vector, Near { prefix: "", skip: &[], notes: SEMANTIC_POOL })
                 .await?;
+            let near = semantic::in_scope(ctx, name, &view, near, &query).await?;
             let total = near.len();
             let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
             let spans = semantic::spans(ctx, name, &view, &near).await?;

@@ -134,6 +134,6 @@ impl Tool for SearchSemantic {
             })
             .collect();
         let (hits, _) = fit(hits, PAGE_BUDGET_BYTES);
-        Ok(Output { vault: view.vault.name.clone(), model: set.model.clone(), partial: !set.complete, hits })
+        Ok(Output { vault: view.vault.name.clone(), model: set.model.clone(), partial: set.partial, hits })
     }
 }
