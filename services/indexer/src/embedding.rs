@@ -6,9 +6,11 @@
 //! still searched while the new one fills), finds the chunks of the jobs' notes that have no
 //! vector yet. Each chunk's input (the note's title, the chunk's heading path, its text) is
 //! known by its hash: the tenant's cache answers the ones embedded before (renames, copies,
-//! unchanged sections, restores), the embedder the rest. The vectors are stored under the
-//! vault's index lock, each only if its note is still the content that was read, so an edit
-//! racing the pass never leaves a stale vector (its own job embeds it again).
+//! unchanged sections, restores), the embedder the rest. Once every model call is done, the
+//! vectors are stored together under the vault's index lock (exclusive, briefly), each only if
+//! its note is still the content that was read and its chunk still has the span it was made
+//! from, so an edit or a rebuild racing the pass never leaves a stale vector (the change's own
+//! job embeds it again). A text the provider refuses is skipped, not the pass.
 //!
 //! A backfill job (`{"model": M, "after": P}`, written when a vault first gets model M) walks
 //! the vault's notes in path order, a batch per pass, and marks M's set complete at the end;
