@@ -24,7 +24,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use otc_blobs::Blobs;
 use otc_embed::{Embeddings, SharedEmbedder, text_hash};
-use otc_store::{ChunkToEmbed, ChunkVector, ClaimedJob, Hash, Store, TenantTx};
+use otc_store::{ChunkToEmbed, ChunkVector, ClaimedJob, EMBED_JOB, Hash, Store, TenantTx};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -234,7 +234,7 @@ impl Embedding {
         let mut total = EmbedReport::default();
         for tenant in self.store.tenants_with_due_jobs().await? {
             let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.due_embed_vaults(100).await?;
+            let vaults = tx.due_job_vaults(EMBED_JOB, 100).await?;
             tx.commit().await?;
             for vault in vaults {
                 match self.vault_pass(tenant, vault).await {
@@ -273,7 +273,7 @@ impl Embedding {
     pub async fn vault_pass(&self, tenant: Uuid, vault: Uuid) -> Result<EmbedReport, EmbedFailure> {
         let Some(active) = self.embeddings.active().cloned() else { return Ok(EmbedReport::default()) };
         let mut tx = self.store.begin(tenant).await?;
-        let mut jobs = tx.claim_embed_jobs(vault, 32).await?;
+        let mut jobs = tx.claim_jobs(vault, EMBED_JOB, 32).await?;
         if jobs.is_empty() {
             tx.commit().await?;
             return Ok(EmbedReport::default());

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use otc_blobs::Blobs;
-use otc_store::{FileEntry, FileKind, Hash, IndexFile, NoteRecord, Store, StoredLink, TenantTx};
+use otc_store::{FileEntry, FileKind, Hash, INDEX_JOB, IndexFile, NoteRecord, Store, StoredLink, TenantTx};
 use otc_vault::excluded::{APP_CONFIG, Excluded};
 use otc_vault::links::{Resolver, affected_link_keys, lookup_keys, name_key};
 use uuid::Uuid;
@@ -244,7 +244,7 @@ impl Indexer {
         let mut handled = 0;
         for tenant in self.store.tenants_with_due_jobs().await? {
             let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.due_index_vaults(100).await?;
+            let vaults = tx.due_job_vaults(INDEX_JOB, 100).await?;
             tx.commit().await?;
             for vault in vaults {
                 match self.batch(tenant, vault, false).await {
@@ -275,7 +275,7 @@ impl Indexer {
         if tx.lock_index(vault, wait).await?.is_none() {
             return Ok(None);
         }
-        let mut jobs = tx.claim_index_jobs(vault, self.settings.batch_jobs).await?;
+        let mut jobs = tx.claim_jobs(vault, INDEX_JOB, self.settings.batch_jobs).await?;
         // A job that failed before runs alone, so one bad path cannot hold others back.
         if let Some(pos) = jobs.iter().position(|j| j.attempts > 0) {
             jobs = vec![jobs.swap_remove(pos)];

@@ -8,7 +8,6 @@ use serde_json::Value;
 use sqlx::Row;
 use uuid::Uuid;
 
-use crate::index::ClaimedJob;
 use crate::{Hash, Result, TenantTx, Visible};
 
 /// The job kind the indexer writes for the embedding workers: `{"paths": [...]}` (notes whose
@@ -201,40 +200,6 @@ impl TenantTx {
         .fetch_one(&mut *self.tx)
         .await?;
         Ok(id)
-    }
-
-    /// Vaults with embed jobs due, oldest work first.
-    pub async fn due_embed_vaults(&mut self, limit: i64) -> Result<Vec<Uuid>> {
-        Ok(sqlx::query_scalar!(
-            r#"SELECT vault_id AS "vault_id!" FROM jobs
-                WHERE tenant_id = $1 AND state = 'queued' AND kind = $2 AND run_after <= now() AND vault_id IS NOT NULL
-                GROUP BY vault_id ORDER BY min(id) LIMIT $3"#,
-            self.tenant,
-            EMBED_JOB,
-            limit
-        )
-        .fetch_all(&mut *self.tx)
-        .await?)
-    }
-
-    /// Locks up to `limit` due embed jobs of the vault, oldest first, skipping those another
-    /// worker holds.
-    pub async fn claim_embed_jobs(&mut self, vault: Uuid, limit: i64) -> Result<Vec<ClaimedJob>> {
-        let rows = sqlx::query!(
-            r#"SELECT id, payload, seq, attempts FROM jobs
-                WHERE tenant_id = $1 AND vault_id = $2 AND state = 'queued' AND kind = $3 AND run_after <= now()
-                ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED"#,
-            self.tenant,
-            vault,
-            EMBED_JOB,
-            limit
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| ClaimedJob { id: r.id, payload: r.payload, seq: r.seq, attempts: r.attempts })
-            .collect())
     }
 
     /// Whether the vault has embed jobs queued (chunks changed and not embedded yet).

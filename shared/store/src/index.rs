@@ -208,14 +208,14 @@ impl TenantTx {
         Ok(())
     }
 
-    /// Vaults with index jobs due, oldest work first.
-    pub async fn due_index_vaults(&mut self, limit: i64) -> Result<Vec<Uuid>> {
+    /// Vaults with jobs of `kind` due, oldest work first.
+    pub async fn due_job_vaults(&mut self, kind: &str, limit: i64) -> Result<Vec<Uuid>> {
         let rows = sqlx::query_scalar!(
             r#"SELECT vault_id AS "vault_id!" FROM jobs
                 WHERE tenant_id = $1 AND state = 'queued' AND kind = $2 AND run_after <= now() AND vault_id IS NOT NULL
                 GROUP BY vault_id ORDER BY min(id) LIMIT $3"#,
             self.tenant,
-            INDEX_JOB,
+            kind,
             limit
         )
         .fetch_all(&mut *self.tx)
@@ -223,11 +223,11 @@ impl TenantTx {
         Ok(rows)
     }
 
-    /// Locks up to `limit` due index jobs of the vault, oldest first, skipping any another
+    /// Locks up to `limit` due jobs of `kind` of the vault, oldest first, skipping any another
     /// transaction holds. "Due" is judged by the clock now, not by `now()` (the transaction's
     /// start): a batch that waited for the index lock must see the jobs committed while it
     /// waited, or each waiting committer indexes its own job alone.
-    pub async fn claim_index_jobs(&mut self, vault: Uuid, limit: i64) -> Result<Vec<ClaimedJob>> {
+    pub async fn claim_jobs(&mut self, vault: Uuid, kind: &str, limit: i64) -> Result<Vec<ClaimedJob>> {
         let rows = sqlx::query!(
             r#"SELECT id, payload, seq, attempts FROM jobs
                 WHERE tenant_id = $1 AND vault_id = $2 AND state = 'queued' AND kind = $3
@@ -235,7 +235,7 @@ impl TenantTx {
                 ORDER BY id LIMIT $4 FOR UPDATE SKIP LOCKED"#,
             self.tenant,
             vault,
-            INDEX_JOB,
+            kind,
             limit
         )
         .fetch_all(&mut *self.tx)
