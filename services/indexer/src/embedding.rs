@@ -76,6 +76,15 @@ pub struct EmbedReport {
     pub cached: usize,
 }
 
+impl EmbedReport {
+    fn add(&mut self, other: EmbedReport) {
+        self.jobs_done += other.jobs_done;
+        self.chunks += other.chunks;
+        self.embedded += other.embedded;
+        self.cached += other.cached;
+    }
+}
+
 #[derive(Clone)]
 pub struct Embedding {
     store: Store,
@@ -238,12 +247,7 @@ impl Embedding {
             tx.commit().await?;
             for vault in vaults {
                 match self.vault_pass(tenant, vault).await {
-                    Ok(r) => {
-                        total.jobs_done += r.jobs_done;
-                        total.chunks += r.chunks;
-                        total.embedded += r.embedded;
-                        total.cached += r.cached;
-                    }
+                    Ok(r) => total.add(r),
                     Err(e) => {
                         tracing::warn!(%tenant, %vault, error = %otc_errors::error_chain(&e), "embedding failed; will retry")
                     }
@@ -262,10 +266,7 @@ impl Embedding {
             if r.jobs_done == 0 && r.chunks == 0 {
                 return Ok(total);
             }
-            total.jobs_done += r.jobs_done;
-            total.chunks += r.chunks;
-            total.embedded += r.embedded;
-            total.cached += r.cached;
+            total.add(r);
         }
     }
 

@@ -127,8 +127,9 @@ pub struct Near<'a> {
 }
 
 /// What of a search_vault query a vector search embeds: its words and phrases as written,
-/// without the operators (`path:`, `tag:`, `-exclusions`), which filter instead.
-pub fn meaning_of(query: &str) -> String {
+/// without the operators (`path:`, `tag:`, `-exclusions`), which filter instead. A query with
+/// no words left answers invalid_input.
+pub fn meaning_of(query: &str) -> Result<String, ToolError> {
     let mut out = Vec::new();
     let mut quoted_excluded = false;
     for word in query.split_whitespace() {
@@ -146,12 +147,34 @@ pub fn meaning_of(query: &str) -> String {
         }
         out.push(word.trim_matches('"'));
     }
-    out.join(" ")
+    let meaning = out.join(" ");
+    if meaning.trim().is_empty() {
+        return Err(ToolError::with_message(ErrorCode::InvalidInput, "query has no words to search by meaning")
+            .detail("field", "query"));
+    }
+    Ok(meaning)
+}
+
+/// The notes nearest a search_vault query's `meaning` (from [`meaning_of`]) within `near`
+/// and the query's `path:` and `tag:` filters: the vector half of search_vault's semantic and
+/// hybrid modes and of search_and_read's semantic mode.
+pub async fn nearest_to_query(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    meaning: &str,
+    query: &otc_fts::Query,
+    near: Near<'_>,
+) -> Result<Vec<NoteHit>, ToolError> {
+    let set = VectorSet::open(ctx, tool, view, "mode").await?;
+    let vector = set.embed(ctx, tool, meaning).await?;
+    let hits = set.nearest_notes(ctx, tool, view, &vector, near).await?;
+    in_scope(ctx, tool, view, hits, query).await
 }
 
 /// `hits` less the notes outside the query's `path:` and `tag:` filters, as search_vault's
 /// text mode applies them (`-exclusions` are words, which a vector search does not match).
-pub async fn in_scope(
+async fn in_scope(
     ctx: &CallContext<'_>,
     tool: &str,
     view: &View,
@@ -261,9 +284,9 @@ mod tests {
 
     #[test]
     fn the_meaning_leaves_the_operators_out() {
-        assert_eq!(meaning_of("budget path:work tag:#q3 -draft"), "budget");
-        assert_eq!(meaning_of("\"launch plan\" -\"old plan\" dates"), "launch plan dates");
-        assert_eq!(meaning_of("Tag:x"), "");
+        assert_eq!(meaning_of("budget path:work tag:#q3 -draft").unwrap(), "budget");
+        assert_eq!(meaning_of("\"launch plan\" -\"old plan\" dates").unwrap(), "launch plan dates");
+        assert_eq!(meaning_of("Tag:x").unwrap_err().code, ErrorCode::InvalidInput);
     }
 
     #[test]

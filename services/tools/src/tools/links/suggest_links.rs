@@ -94,13 +94,8 @@ impl Tool for SuggestLinks {
             .link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64)
             .await
             .map_err(|e| internal(name, &e))?;
+        let excluded_paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
-        let excluded_paths = {
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
-            paths
-        };
         let graph: Vec<_> = graph.into_iter().filter(|n| !excluded_paths.contains(&n.path)).collect();
         let near = match Self::neighbours(ctx, &view, &input.path, &content.text, &linked).await {
             Ok(near) => Some(near),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{View, bounded, decode_cursor, encode_cursor};
 use crate::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
-use crate::semantic::{self, Near, VectorSet};
+use crate::semantic::{self, Near};
 use crate::tools::search::search_vault::query_error;
 use crate::{CallContext, Tool};
 
@@ -143,20 +143,9 @@ impl Tool for SearchAndRead {
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
         // The ranking: (path, score, where its best chunk is), best first, one page and one more.
         let (total, page, corpus): (usize, Vec<Ranked>, Option<Corpus>) = if mode == Mode::Semantic {
-            let meaning = semantic::meaning_of(&input.query);
-            if meaning.trim().is_empty() {
-                return Err(ToolError::with_message(
-                    ErrorCode::InvalidInput,
-                    "query has no words to search by meaning",
-                )
-                .detail("field", "query"));
-            }
-            let set = VectorSet::open(ctx, name, &view, "mode").await?;
-            let vector = set.embed(ctx, name, &meaning).await?;
-            let near = set
-                .nearest_notes(ctx, name, &view, &vector, Near { prefix: "", skip: &[], notes: SEMANTIC_POOL })
-                .await?;
-            let near = semantic::in_scope(ctx, name, &view, near, &query).await?;
+            let meaning = semantic::meaning_of(&input.query)?;
+            let pool = Near { prefix: "", skip: &[], notes: SEMANTIC_POOL };
+            let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, pool).await?;
             let total = near.len();
             let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
             let spans = semantic::spans(ctx, name, &view, &near).await?;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
 use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
-use crate::semantic::{self, Near, VectorSet};
+use crate::semantic::{self, Near};
 use crate::{CallContext, Tool};
 
 pub struct SearchVault;
@@ -216,21 +216,14 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let limit = hits_limit(input.limit)?;
     // Hybrid's keyword half reads the query language; semantic embeds the words as written.
     let query = Query::parse(&input.query).map_err(query_error)?;
-    let meaning = semantic::meaning_of(&input.query);
-    if meaning.trim().is_empty() {
-        return Err(ToolError::with_message(ErrorCode::InvalidInput, "query has no words to search by meaning")
-            .detail("field", "query"));
-    }
+    let meaning = semantic::meaning_of(&input.query)?;
     let detailed =
         format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
     let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
     let view = View::open(ctx, name, &input.vault).await?;
     let prefix = view.folder_prefix(input.root.as_deref())?;
-    let set = VectorSet::open(ctx, name, &view, "mode").await?;
-    let vector = set.embed(ctx, name, &meaning).await?;
-    let near =
-        set.nearest_notes(ctx, name, &view, &vector, Near { prefix: &prefix, skip: &[], notes: FUSION_POOL }).await?;
-    let near = semantic::in_scope(ctx, name, &view, near, &query).await?;
+    let near = Near { prefix: &prefix, skip: &[], notes: FUSION_POOL };
+    let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, near).await?;
     let (corpus, text_hits) = if mode == Mode::Hybrid {
         let root = (!prefix.is_empty()).then_some(prefix.as_str());
         let scope = Scope { root, path_contains: &query.paths, tags: &query.tags };
