@@ -23,9 +23,25 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
             origin.insert(name, value.clone());
         }
     }
+    let method = match request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        None => "none",
+        Some(h) if h.split_once(' ').is_some_and(|(_, t)| t.trim().starts_with("otc_")) => "token",
+        Some(_) => "oauth",
+    };
     let mut response = match authenticate(&state, request).await {
-        Ok(request) => next.run(request).await,
-        Err(refused) => refused.into_response(),
+        Ok(request) => {
+            otc_telemetry::metrics().auth(method, "ok");
+            next.run(request).await
+        }
+        Err(refused) => {
+            let outcome = match (method, refused.status.is_server_error()) {
+                (_, true) => "error",
+                ("none", _) => "missing",
+                _ => "refused",
+            };
+            otc_telemetry::metrics().auth(method, outcome);
+            refused.into_response()
+        }
     };
     if let Some(challenge) = response.headers().get(header::WWW_AUTHENTICATE) {
         let metadata = crate::oauth::metadata_url(&state.oauth, &origin, uri.path());

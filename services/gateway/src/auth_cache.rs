@@ -52,6 +52,15 @@ pub enum Tag {
 }
 
 impl AuthCache {
+    /// Checks held now.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// A cache trusting a check for at most `ttl` (zero turns it off).
     pub fn new(ttl: Duration) -> Self {
         Self(GenerationCache::new(ttl, MAX_ENTRIES))

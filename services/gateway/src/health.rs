@@ -7,7 +7,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 
-use crate::{AppState, error_chain};
+use otc_blobs::Blobs;
+use otc_kv::Kv;
+use otc_store::Store;
+
+use crate::{AdminState, AppState, error_chain};
 
 /// Liveness: the process is up and serving.
 pub async fn healthz() -> &'static str {
@@ -26,11 +30,26 @@ pub struct Readiness {
 
 /// Readiness: Postgres, Redis and the object store each answer. 503 names any that does not.
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
-    let limit = state.check_timeout;
+    readiness(&state.store, &state.kv, &state.blobs, state.check_timeout).await
+}
+
+/// [`readyz`] on the operators' listener.
+pub async fn admin_readyz(State(state): State<AdminState>) -> (StatusCode, Json<Readiness>) {
+    readiness(&state.store, &state.kv, &state.blobs, state.check_timeout).await
+}
+
+/// Every metric, as Prometheus text.
+pub async fn metrics(State(state): State<AdminState>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    (state.before_scrape)();
+    let text = otc_telemetry::metrics().prometheus_text();
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
+}
+
+async fn readiness(store: &Store, kv: &Kv, blobs: &Blobs, limit: Duration) -> (StatusCode, Json<Readiness>) {
     let (postgres, redis, objects) = tokio::join!(
-        check("postgres", limit, state.store.ping()),
-        check("redis", limit, state.kv.ping()),
-        check("object_store", limit, state.blobs.check()),
+        check("postgres", limit, store.ping()),
+        check("redis", limit, kv.ping()),
+        check("object_store", limit, blobs.check()),
     );
     let mut checks = BTreeMap::new();
     let mut failed = Vec::new();

@@ -14,6 +14,7 @@ mod error;
 mod health;
 pub mod mcp;
 pub mod oauth;
+mod observe;
 mod origin;
 mod pages;
 mod rate_limit;
@@ -35,8 +36,6 @@ use otc_store::Store;
 use otc_tools::Dispatcher;
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 pub use auth::Caller;
 pub use error::ApiError;
@@ -167,11 +166,28 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .merge(authenticated)
         .layer(axum::middleware::map_response(error::json_errors))
         // Request spans at INFO so the default filter keeps them for trace export.
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
-                .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
-        )
+        .layer(axum::middleware::from_fn(observe::requests))
+        .with_state(state)
+}
+
+/// What the operators' listener checks and reports.
+#[derive(Clone)]
+pub struct AdminState {
+    pub store: Store,
+    pub kv: Arc<Kv>,
+    pub blobs: Blobs,
+    /// Upper bound for each dependency check in `/readyz`.
+    pub check_timeout: Duration,
+    /// Runs before each scrape, to record gauges read from the process (pools, caches).
+    pub before_scrape: Arc<dyn Fn() + Send + Sync>,
+}
+
+/// The operators' listener (`server.admin_listen`): `/healthz`, `/readyz` and `/metrics`.
+pub fn admin_router(state: AdminState) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::admin_readyz))
+        .route("/metrics", get(health::metrics))
         .with_state(state)
 }
 

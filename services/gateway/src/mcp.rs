@@ -3,6 +3,7 @@
 //! caller; the wire types are built here and nowhere else.
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
@@ -233,7 +234,7 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let caller = self.caller(&ctx)?;
-        match self.dispatcher.read_resource(&caller, &request.uri).await {
+        match self.dispatcher.read_resource(&caller, &request.uri).instrument(request_span(&ctx)).await {
             Ok(read) => Ok(resource_text(read).into()),
             Err(err) => {
                 tracing::info!(code = %err.code, "resource read refused");
@@ -255,6 +256,7 @@ impl ServerHandler for McpServer {
         let outcome = self
             .dispatcher
             .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments, hooks)
+            .instrument(request_span(&ctx))
             .await;
         // Every notification the call made goes out before its result. A task still running
         // past its budget keeps a sink of its own, so the wait is bounded.
@@ -271,6 +273,14 @@ impl ServerHandler for McpServer {
         }
         .into())
     }
+}
+
+/// The HTTP request's span (the current one over stdio, which has none).
+fn request_span(ctx: &RequestContext<RoleServer>) -> tracing::Span {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::observe::RequestSpan>())
+        .map_or_else(tracing::Span::current, |s| s.0.clone())
 }
 
 /// Progress notifications for a call whose request carried a progress token: reports are

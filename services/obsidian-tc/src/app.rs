@@ -175,11 +175,63 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
-/// A gateway running in this process.
+/// A gateway (or admin listener) running in this process.
 pub struct Running {
     pub addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Records the gauges read from this gateway's caches; run before each scrape.
+    pub scrape: ScrapeHook,
+}
+
+/// Records gauges read from a role's own parts (pools, caches) just before a scrape.
+pub type ScrapeHook = Arc<dyn Fn() + Send + Sync>;
+
+/// The Postgres pool's gauges.
+pub fn pool_gauges(store: &Store) {
+    use otc_telemetry::metrics::KeyValue;
+    let m = otc_telemetry::metrics();
+    let (open, idle, max) = store.pool_stats();
+    m.db_pool.record(idle as i64, &[KeyValue::new("state", "idle")]);
+    m.db_pool.record(i64::from(open).saturating_sub(idle as i64).max(0), &[KeyValue::new("state", "in_use")]);
+    m.db_pool_max.record(i64::from(max), &[]);
+}
+
+/// The operators' listener (`server.admin_listen`: `/healthz`, `/readyz`, `/metrics`), when
+/// configured. `scrape` runs before each scrape, after the pool's gauges are read.
+pub async fn start_admin(
+    config: &Config,
+    deps: &Deps,
+    scrape: ScrapeHook,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Option<Running>> {
+    let Some(listen) = config.server.admin_listen else { return Ok(None) };
+    let listener =
+        TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen} (server.admin_listen)"))?;
+    let addr = listener.local_addr()?;
+    let store = deps.store.clone();
+    let hook = scrape.clone();
+    let router = otc_gateway::admin_router(otc_gateway::AdminState {
+        store: deps.store.clone(),
+        kv: deps.kv.clone(),
+        blobs: deps.blobs.clone(),
+        check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
+        before_scrape: Arc::new(move || {
+            pool_gauges(&store);
+            hook();
+        }),
+    });
+    let (stop, mut stopped) = watch::channel(false);
+    let until = async move {
+        tokio::select! {
+            () = shutdown => {}
+            _ = stopped.wait_for(|s| *s) => {}
+        }
+    };
+    // Probes and scrapes are short: a second is grace enough.
+    let task = tokio::spawn(otc_gateway::serve(listener, router, until, Duration::from_secs(1)));
+    tracing::info!(%addr, "admin listener (health, metrics) on http://{addr}");
+    Ok(Some(Running { addr, stop, task, scrape }))
 }
 
 impl Running {
@@ -220,13 +272,25 @@ pub async fn start_gateway_with(
         .with_context(|| format!("cannot listen on {}", config.server.listen))?;
     let addr = listener.local_addr()?;
     let audit = dispatcher.services.audit.clone();
+    let auth_cache = Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms)));
+    let scrape: ScrapeHook = {
+        let (auth_cache, dispatcher) = (auth_cache.clone(), dispatcher.clone());
+        Arc::new(move || {
+            use otc_telemetry::metrics::KeyValue;
+            let m = otc_telemetry::metrics();
+            let (segments, _) = dispatcher.services.segments.usage();
+            m.cache_entries.record(auth_cache.len() as i64, &[KeyValue::new("cache", "auth")]);
+            m.cache_entries.record(dispatcher.services.files.len() as i64, &[KeyValue::new("cache", "files")]);
+            m.cache_entries.record(segments as i64, &[KeyValue::new("cache", "search_segments")]);
+        })
+    };
     let state = AppState::new(otc_gateway::AppParts {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         dispatcher,
-        auth_cache: Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms))),
+        auth_cache,
         mcp: otc_gateway::mcp::McpHttpSettings {
             allowed_hosts: config.mcp.allowed_hosts.clone(),
             allowed_origins: config.mcp.allowed_origins.clone(),
@@ -267,7 +331,7 @@ pub async fn start_gateway_with(
         served
     });
     tracing::info!(%addr, "listening on http://{addr}");
-    Ok(Running { addr, stop, task })
+    Ok(Running { addr, stop, task, scrape })
 }
 
 pub fn indexer_settings(config: &Config) -> IndexerSettings {
@@ -376,10 +440,16 @@ async fn start_role(sources: &Sources) -> anyhow::Result<(Loaded, otc_telemetry:
 
 /// `obsidian-tc serve`
 pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
+    let signal = shutdown_signal();
     let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
-    let running = start_gateway(config, &deps, shutdown_signal()).await?;
+    otc_telemetry::metrics().started("gateway");
+    let running = start_gateway(config, &deps, signal).await?;
+    let admin = start_admin(config, &deps, running.scrape.clone(), std::future::pending()).await?;
     running.wait().await.context("gateway")?;
+    if let Some(admin) = admin {
+        admin.stop().await.context("admin listener")?;
+    }
     // Parsing still running on the blocking pool would hold the runtime's shutdown.
     deps.indexer.shutdown();
     deps.store.close().await;
@@ -390,16 +460,36 @@ pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
 
 /// `obsidian-tc worker`
 pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
+    let signal = shutdown_signal();
     let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
+    otc_telemetry::metrics().started("worker");
+    let admin = start_admin(config, &deps, Arc::new(|| {}), std::future::pending()).await?;
+    let (stop, stopped) = watch::channel(false);
+    let outbox =
+        tokio::spawn(otc_worker::outbox_metrics::run(deps.store.clone(), OUTBOX_METRICS_EVERY, until(stopped)));
     Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config))
         .with_indexer(deps.indexer.clone())
         .with_embedding(deps.embedding.clone())
-        .run(shutdown_signal())
+        .run(signal)
         .await;
+    let _ = stop.send(true);
+    let _ = outbox.await;
+    if let Some(admin) = admin {
+        admin.stop().await.context("admin listener")?;
+    }
+    deps.indexer.shutdown();
     deps.store.close().await;
     telemetry.shutdown();
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often a worker reads the outbox into the metrics.
+pub const OUTBOX_METRICS_EVERY: Duration = Duration::from_secs(15);
+
+/// Resolves once `stopped` says true (or its sender is gone).
+pub async fn until(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
 }
 
 /// The caller a token speaks for, or an error saying the token is not live.

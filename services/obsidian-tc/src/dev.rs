@@ -49,6 +49,9 @@ pub fn vault_name_for(dir: &Path) -> String {
 }
 
 pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
+    // Installed first: a SIGTERM while the process is still starting (migrations, the import)
+    // is a stop like any other, not a death by the signal's default action.
+    let signal = app::shutdown_signal();
     let vault_dir = args.vault.canonicalize().with_context(|| format!("vault folder {}", args.vault.display()))?;
     anyhow::ensure!(vault_dir.is_dir(), "{} is not a folder", vault_dir.display());
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("data folder {}", args.data_dir.display()))?;
@@ -81,7 +84,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     };
     let signal_stop = stop.clone();
     tokio::spawn(async move {
-        app::shutdown_signal().await;
+        signal.await;
         let _ = signal_stop.send(true);
     });
 
@@ -97,12 +100,33 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         gateway_config.server.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     }
     let running = app::start_gateway(&gateway_config, &deps, until_stopped(stopped.clone())).await?;
+    otc_telemetry::metrics().started("dev");
+    let admin = app::start_admin(&config, &deps, running.scrape.clone(), until_stopped(stopped.clone())).await?;
+    let outbox = tokio::spawn(otc_worker::outbox_metrics::run(
+        deps.store.clone(),
+        app::OUTBOX_METRICS_EVERY,
+        until_stopped(stopped.clone()),
+    ));
 
     // The folder is imported on start, then mirrored both ways: the agent's edits appear in
     // the folder (where Obsidian shows them), and edits made in Obsidian reach the vault.
     let remote = sync::Remote { url: format!("http://{}", running.addr), token: token.clone() };
     let client = sync::Client::new(&remote, &vault_name)?;
-    let first = sync::sync_once(&client, &vault_dir).await.context("importing the vault folder")?;
+    // A stop during the import cancels it: what was committed stays, the rest comes with the
+    // next start's import.
+    let first = tokio::select! {
+        first = sync::sync_once(&client, &vault_dir) => Some(first),
+        () = until_stopped(stopped.clone()) => None,
+    };
+    let first = match first {
+        Some(Ok(first)) => first,
+        Some(Err(_)) | None if *stopped.borrow() => {
+            eprintln!("obsidian-tc dev: stopped during the folder import; the next start carries on");
+            return finish(running, admin, vec![worker, outbox], deps, telemetry, &stop).await;
+        }
+        Some(Err(e)) => return Err(e).context("importing the vault folder"),
+        None => unreachable!("the import ends only by finishing or by the stop"),
+    };
     if first.failed.is_empty() {
         eprintln!(
             "obsidian-tc dev: vault folder imported ({} file(s) sent, {} received); mirroring changes both ways",
@@ -120,8 +144,11 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     }
     let mirror_dir = vault_dir.clone();
     let mirror_stop = until_stopped(stopped.clone());
-    let mirror =
-        tokio::spawn(async move { sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await });
+    let mirror = tokio::spawn(async move {
+        if let Err(e) = sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await {
+            tracing::warn!(error = %crate::chain(&e), "the folder mirror stopped");
+        }
+    });
 
     if args.stdio {
         // Standard output belongs to MCP: nothing else may be printed there.
@@ -133,10 +160,28 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_client_config(&running.addr.to_string(), &token, &vault_name, &vault_dir);
     }
+    finish(running, admin, vec![worker, outbox, mirror], deps, telemetry, &stop).await
+}
+
+/// Waits for the gateway to drain, stops the other roles and waits for them, then closes
+/// the connections: how every stop of `dev` ends.
+async fn finish(
+    running: app::Running,
+    admin: Option<app::Running>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    deps: Deps,
+    telemetry: otc_telemetry::Telemetry,
+    stop: &tokio::sync::watch::Sender<bool>,
+) -> anyhow::Result<ExitCode> {
     running.wait().await.context("gateway")?;
     let _ = stop.send(true);
-    let _ = mirror.await;
-    let _ = worker.await;
+    if let Some(admin) = admin {
+        admin.stop().await.context("admin listener")?;
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    deps.indexer.shutdown();
     deps.store.close().await;
     telemetry.shutdown();
     Ok(ExitCode::SUCCESS)

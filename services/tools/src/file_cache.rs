@@ -26,6 +26,15 @@ const MAX_ENTRIES: usize = 100_000;
 pub struct FileCache(GenerationCache<(Uuid, Uuid, String), Option<FileEntry>>);
 
 impl FileCache {
+    /// Rows held now.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// A cache trusting a row for at most `max_age` (zero turns it off).
     pub fn new(max_age: Duration) -> Self {
         Self(GenerationCache::new(max_age, MAX_ENTRIES))

@@ -45,6 +45,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 pub use format::{ResponseFormat, Verbosity};
 
@@ -384,14 +385,34 @@ impl Dispatcher {
         let started = Instant::now();
         let trail = &self.services.audit;
         let named = if trail.is_on() { args.as_ref().map(audit::named) } else { None };
-        let outcome = match args.as_ref().and_then(nul_field) {
-            Some(field) => {
-                Err(ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
-                    .echo("field", &field))
+        // A metric label is a registered name, never whatever a caller sent.
+        let label = if self.registry.get(name).is_some() || Domain::parse(name).is_some() { name } else { "unknown" };
+        let span = tracing::info_span!(
+            "tool_call",
+            otel.name = %format!("tools/call {label}"),
+            tool = label,
+            tenant = %caller.tenant_id,
+            vault = args.as_ref().and_then(|a| a.get("vault")).and_then(|v| v.as_str()).unwrap_or(""),
+            outcome = tracing::field::Empty,
+        );
+        let metrics = otc_telemetry::metrics();
+        let in_flight = InFlight::start(metrics);
+        let outcome = async {
+            match args.as_ref().and_then(nul_field) {
+                Some(field) => {
+                    Err(ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
+                        .echo("field", &field))
+                }
+                None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
             }
-            None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
-        };
+        }
+        .instrument(span.clone())
+        .await;
+        drop(in_flight);
         let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
+        let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
+        span.record("outcome", code);
+        metrics.tool_call(label, code, started.elapsed().as_secs_f64());
         let (vault, paths) = named.unwrap_or_default();
         let call = audit::Call {
             surface: audit::surface_label(surface),
@@ -399,7 +420,7 @@ impl Dispatcher {
             client: client_name,
             vault,
             paths,
-            outcome: outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok"),
+            outcome: code,
         };
         trail.record_call(caller, call, started);
         outcome
@@ -664,6 +685,23 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
     match found {
         Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
         _ => Err(not_found()),
+    }
+}
+
+/// One call counted in `otc_tool_calls_in_flight` until dropped (a call the client abandoned
+/// included).
+struct InFlight(&'static otc_telemetry::metrics::Metrics);
+
+impl InFlight {
+    fn start(metrics: &'static otc_telemetry::metrics::Metrics) -> Self {
+        metrics.tool_in_flight.add(1, &[]);
+        Self(metrics)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.tool_in_flight.add(-1, &[]);
     }
 }
 

@@ -162,6 +162,14 @@ impl RateLimiter {
     /// Spends one `class` call from `caller`'s budget: throttled (with how long to wait in
     /// details) when it is spent.
     pub async fn spend(&self, caller: &Caller, class: &'static str) -> Result<Spent, ToolError> {
+        let spent = self.decide(caller, class).await;
+        if self.config.enabled {
+            otc_telemetry::metrics().rate_limit(class, spent.is_err());
+        }
+        spent
+    }
+
+    async fn decide(&self, caller: &Caller, class: &'static str) -> Result<Spent, ToolError> {
         let tier = self.tier(caller, class);
         if !self.config.enabled {
             return Ok(Spent { class, tier, decision: None });

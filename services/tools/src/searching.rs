@@ -49,6 +49,12 @@ impl SegmentCache {
         Self { inner: Mutex::default(), cap }
     }
 
+    /// Decoded segments held now, and their bytes.
+    pub fn usage(&self) -> (usize, usize) {
+        let inner = self.inner.lock().expect("segment cache");
+        (inner.segments.len(), inner.bytes)
+    }
+
     fn get(&self, tenant: Uuid, id: i64) -> Option<Arc<Segment>> {
         let mut inner = self.inner.lock().expect("segment cache");
         inner.tick += 1;

@@ -14,6 +14,8 @@ use otc_blobs::Blobs;
 use otc_kv::Kv;
 use otc_store::Store;
 
+pub mod outbox_metrics;
+
 /// The lease that elects the one worker doing periodic work.
 pub const SWEEP_LEASE: &str = "worker:sweep";
 
@@ -292,8 +294,11 @@ impl Worker {
 
     async fn sweep_loop(&self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
-        // Renew well before the lease can lapse; sweep no more often than configured.
-        let tick = (self.settings.lease_ttl / 3).min(self.settings.sweep_interval);
+        // The leader renews well before the lease can lapse; a standby asks more often, so a
+        // lease left by a killed leader is taken within a tenth of its period of lapsing. Sweep
+        // no more often than configured.
+        let renew_every = (self.settings.lease_ttl / 3).min(self.settings.sweep_interval);
+        let standby_every = (self.settings.lease_ttl / 10).min(self.settings.sweep_interval);
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
         tracing::info!(holder = %self.holder, "worker started");
@@ -310,6 +315,7 @@ impl Worker {
                     false
                 }
             };
+            otc_telemetry::metrics().worker_leader.record(i64::from(leader), &[]);
             if leader && tokio::time::Instant::now() >= next_sweep {
                 match sweep_once(&self.store, &self.blobs, &self.settings).await {
                     Ok(report) => tracing::info!(?report, "sweep done"),
@@ -323,6 +329,7 @@ impl Worker {
                 }
                 next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }
+            let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
                 () = &mut shutdown => break,
                 () = tokio::time::sleep(tick) => {}
@@ -331,6 +338,7 @@ impl Worker {
         if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
         }
+        otc_telemetry::metrics().worker_leader.record(0, &[]);
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {

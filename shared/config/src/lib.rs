@@ -78,6 +78,10 @@ pub struct ServerConfig {
     /// every time). Revocations reach every gateway at once over Redis; while a gateway is cut
     /// off from Redis it keeps nothing.
     pub auth_cache_ttl_ms: u64,
+    /// The operators' listener: `/healthz`, `/readyz` and `/metrics` (Prometheus text), apart
+    /// from the public one so metrics never leave the cluster through the Ingress. The worker
+    /// serves its probes here. Off when unset.
+    pub admin_listen: Option<SocketAddr>,
 }
 
 impl Default for ServerConfig {
@@ -88,6 +92,7 @@ impl Default for ServerConfig {
             shutdown_grace_secs: 30,
             readiness_timeout_ms: 2000,
             auth_cache_ttl_ms: 10_000,
+            admin_listen: None,
         }
     }
 }
@@ -186,9 +191,12 @@ pub struct TelemetryConfig {
     /// `tracing` filter directives, e.g. `info,otc_gateway=debug`. `RUST_LOG` wins when set.
     pub log_filter: String,
     pub log_format: LogFormat,
-    /// OTLP/HTTP endpoint (e.g. `http://collector:4318`); traces are exported only when set.
+    /// OTLP/HTTP endpoint (e.g. `http://collector:4318`); traces and metrics are exported only
+    /// when set.
     pub otlp_endpoint: Option<String>,
     pub service_name: String,
+    /// How often metrics are pushed to the OTLP endpoint (when one is set).
+    pub otlp_metrics_interval_ms: u64,
 }
 
 impl Default for TelemetryConfig {
@@ -198,6 +206,7 @@ impl Default for TelemetryConfig {
             log_format: LogFormat::Text,
             otlp_endpoint: None,
             service_name: "obsidian-tc".into(),
+            otlp_metrics_interval_ms: 60_000,
         }
     }
 }

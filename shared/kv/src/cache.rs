@@ -33,6 +33,15 @@ impl<K: Eq + Hash, V: Clone> GenerationCache<K, V> {
         !self.max_age.is_zero()
     }
 
+    /// Entries held now (some may be stale), for the metrics.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<K, Tagged<V>>> {
         // Entries are replaced whole, so a panicking holder leaves nothing half-written.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)

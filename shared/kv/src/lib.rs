@@ -79,6 +79,7 @@ impl Kv {
     }
 
     /// Round trip to the server.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis ping", otel.kind = "client", db.system = "redis"))]
     pub async fn ping(&self) -> Result<()> {
         let mut conn = self.conn().await?;
         let _: String = redis::cmd("PING").query_async(&mut conn).await.map_err(classify)?;
@@ -86,12 +87,14 @@ impl Kv {
     }
 
     /// Takes the lease `name` for `holder` if nobody holds it. True when `holder` now holds it.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis try_acquire_lease", otel.kind = "client", db.system = "redis"))]
     pub async fn try_acquire_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
         self.create_record(&format!("lease:{name}"), holder, ttl).await
     }
 
     /// Extends the lease if `holder` still holds it. False means it was lost (expired and
     /// possibly taken by another holder): the caller must stop the work it guards.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis renew_lease", otel.kind = "client", db.system = "redis"))]
     pub async fn renew_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
         let script = Script::new(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then \
@@ -110,6 +113,7 @@ impl Kv {
     }
 
     /// Gives the lease up if `holder` holds it.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis release_lease", otel.kind = "client", db.system = "redis"))]
     pub async fn release_lease(&self, name: &str, holder: &str) -> Result<()> {
         let script = Script::new(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
@@ -125,6 +129,7 @@ impl Kv {
     }
 
     /// Who holds the lease `name` now, if anyone.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis lease_holder", otel.kind = "client", db.system = "redis"))]
     pub async fn lease_holder(&self, name: &str) -> Result<Option<String>> {
         let mut conn = self.conn().await?;
         conn.get(self.key(&format!("lease:{name}"))).await.map_err(classify)
@@ -133,6 +138,7 @@ impl Kv {
 
 impl Kv {
     /// Stores `value` (JSON text) at `name` for `ttl`.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis put_record", otel.kind = "client", db.system = "redis"))]
     pub async fn put_record(&self, name: &str, value: &str, ttl: Duration) -> Result<()> {
         let mut conn = self.conn().await?;
         let _: () = conn.pset_ex(self.key(name), value, ttl.as_millis() as u64).await.map_err(classify)?;
@@ -140,12 +146,14 @@ impl Kv {
     }
 
     /// The record at `name`, if it exists and has not expired.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis get_record", otel.kind = "client", db.system = "redis"))]
     pub async fn get_record(&self, name: &str) -> Result<Option<String>> {
         let mut conn = self.conn().await?;
         conn.get(self.key(name)).await.map_err(classify)
     }
 
     /// Stores `value` at `name` for `ttl` only if no record is there. True when it was stored.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis create_record", otel.kind = "client", db.system = "redis"))]
     pub async fn create_record(&self, name: &str, value: &str, ttl: Duration) -> Result<bool> {
         let mut conn = self.conn().await?;
         let set: Option<String> = redis::cmd("SET")
@@ -161,6 +169,7 @@ impl Kv {
     }
 
     /// Deletes the record at `name` only if it still reads `expected`. True when deleted.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis delete_record_if", otel.kind = "client", db.system = "redis"))]
     pub async fn delete_record_if(&self, name: &str, expected: &str) -> Result<bool> {
         let script = Script::new(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
@@ -172,6 +181,7 @@ impl Kv {
 
     /// Replaces the record at `name` only if it still reads `expected` (compare-and-set,
     /// keeping its time to live). False when it changed or vanished meanwhile.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis swap_record", otel.kind = "client", db.system = "redis"))]
     pub async fn swap_record(&self, name: &str, expected: &str, value: &str) -> Result<bool> {
         let script = Script::new(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then \
@@ -245,12 +255,14 @@ impl Kv {
     /// Spends one call of the budget `name` (`per_minute` calls a minute, up to `burst` at
     /// once). Within [`GENERATION_WAIT`], and refused at once for a second after Redis was
     /// found unreachable, like a cache's generation read: the caller applies its policy.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis rate_check", otel.kind = "client", db.system = "redis"))]
     pub async fn rate_check(&self, name: &str, per_minute: u32, burst: u32) -> Result<RateDecision> {
         self.rate_spend(name, per_minute, burst, 0, true).await
     }
 
     /// Records `spent` calls already allowed elsewhere (a gateway's local decisions) against the
     /// budget `name` and, when `ask`, decides one more.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis rate_spend", otel.kind = "client", db.system = "redis"))]
     pub async fn rate_spend(
         &self,
         name: &str,
@@ -331,6 +343,7 @@ impl Kv {
     /// `max_uploads` uploads and `max_bytes` bytes in flight, every gateway counted; the slot
     /// lapses after `lease` unless renewed ([`Kv::renew_upload_slot`]) or given back
     /// ([`Kv::release_upload_slot`]).
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis take_upload_slot", otel.kind = "client", db.system = "redis"))]
     pub async fn take_upload_slot(
         &self,
         tenant: uuid::Uuid,
@@ -356,6 +369,7 @@ impl Kv {
 
     /// Moves the end of upload `id`'s lease to `lease` from now (Redis's now, as the lease was
     /// taken).
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis renew_upload_slot", otel.kind = "client", db.system = "redis"))]
     pub async fn renew_upload_slot(
         &self,
         tenant: uuid::Uuid,
@@ -380,6 +394,7 @@ impl Kv {
     }
 
     /// Gives upload `id`'s slot back.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis release_upload_slot", otel.kind = "client", db.system = "redis"))]
     pub async fn release_upload_slot(&self, tenant: uuid::Uuid, id: uuid::Uuid, bytes: u64) -> Result<()> {
         let mut conn = self.conn().await?;
         let _: i64 = conn.zrem(self.uploads_key(tenant), upload_member(id, bytes)).await.map_err(classify)?;
@@ -423,6 +438,7 @@ pub const BUMP_WAIT: Duration = Duration::from_secs(1);
 impl Kv {
     /// The current value of `generation`, creating it when missing. For keys whose existence
     /// the caller has already established is legitimate (a vault the caller reached).
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis generation", otel.kind = "client", db.system = "redis"))]
     pub async fn generation(&self, generation: Generation) -> Result<i64> {
         self.fail_fast(self.read_generation(generation, true)).await?.ok_or_else(|| {
             KvError::Command(redis::RedisError::from((redis::ErrorKind::TypeError, "generation vanished")))
@@ -432,6 +448,7 @@ impl Kv {
     /// The current value of `generation`, or None when it does not exist yet (nothing is
     /// created: callers that have not yet checked who is asking use this, so a stranger's
     /// request leaves nothing behind in Redis).
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis existing_generation", otel.kind = "client", db.system = "redis"))]
     pub async fn existing_generation(&self, generation: Generation) -> Result<Option<i64>> {
         self.fail_fast(self.read_generation(generation, false)).await
     }
@@ -476,6 +493,7 @@ impl Kv {
     }
 
     /// Moves `generation` on (to a new random value); gives up after [`BUMP_WAIT`].
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis bump_generation", otel.kind = "client", db.system = "redis"))]
     pub async fn bump_generation(&self, generation: Generation) -> Result<()> {
         let bump = async {
             let mut conn = self.conn().await?;

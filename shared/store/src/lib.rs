@@ -62,7 +62,7 @@ pub use principals::{Principal, PrincipalKind};
 pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
-pub use tenants::Tenant;
+pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
@@ -166,8 +166,16 @@ impl Store {
             "BEGIN; SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
             tenant.hyphenated()
         );
+        // The transaction's span: a child of the tool call or request that opened it, open
+        // until the transaction ends (committed, rolled back or dropped).
+        let span = tracing::info_span!(
+            "db.transaction",
+            otel.kind = "client",
+            db.system = "postgresql",
+            tenant = %tenant,
+        );
         let tx = self.pool.begin_with(begin).await?;
-        Ok(TenantTx { tx, tenant, defaults: self.defaults })
+        Ok(TenantTx { tx, tenant, defaults: self.defaults, _span: span })
     }
 
     /// A transaction as `otc_app` with no tenant set: it sees no tenant's rows and can only
@@ -182,6 +190,11 @@ impl Store {
         &self.pool
     }
 
+    /// The pool's connections: (open, idle, the most it opens).
+    pub fn pool_stats(&self) -> (u32, usize, u32) {
+        (self.pool.size(), self.pool.num_idle(), self.pool.options().get_max_connections())
+    }
+
     /// Closes every connection; used on shutdown.
     pub async fn close(&self) {
         self.pool.close().await;
@@ -194,6 +207,7 @@ pub struct TenantTx {
     tenant: Uuid,
     /// The deployment's quotas, for a tenant that set none.
     defaults: Quotas,
+    _span: tracing::Span,
 }
 
 impl TenantTx {

@@ -11,6 +11,26 @@ pub struct Tenant {
     pub created_at: DateTime<Utc>,
 }
 
+/// One tenant's outbox jobs of one kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxStats {
+    /// The tenant's slug.
+    pub tenant: String,
+    pub kind: String,
+    pub queued: i64,
+    pub dead: i64,
+    pub oldest_queued: Option<DateTime<Utc>>,
+}
+
+/// A tenant's outbox jobs of one kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlog {
+    pub kind: String,
+    pub queued: i64,
+    pub dead: i64,
+    pub oldest_queued: Option<DateTime<Utc>>,
+}
+
 impl Store {
     /// Creates a tenant. The insert itself runs in the new tenant's own context, so the
     /// row-level-security check applies to it like to every other write.
@@ -56,6 +76,20 @@ impl Store {
         Ok(ids)
     }
 
+    /// Every tenant's outbox work by kind, counts only (the workers' metrics).
+    pub async fn outbox_stats(&self) -> Result<Vec<OutboxStats>> {
+        let mut tx = self.begin_untenanted().await?;
+        let rows = sqlx::query_as!(
+            OutboxStats,
+            r#"SELECT tenant AS "tenant!", kind AS "kind!", queued AS "queued!", dead AS "dead!", oldest_queued
+                 FROM otc_outbox_stats()"#
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(rows)
+    }
+
     /// A tenant named by its slug or its id.
     pub async fn resolve_tenant(&self, slug_or_id: &str) -> Result<Uuid> {
         if let Ok(id) = Uuid::try_parse(slug_or_id) {
@@ -69,6 +103,22 @@ impl Store {
 }
 
 impl crate::TenantTx {
+    /// This tenant's outbox work by kind (`index`, `embed`), counts only.
+    pub async fn outbox_backlog(&mut self) -> Result<Vec<Backlog>> {
+        Ok(sqlx::query_as!(
+            Backlog,
+            r#"SELECT kind AS "kind!",
+                      count(*) FILTER (WHERE state = 'queued') AS "queued!",
+                      count(*) FILTER (WHERE state = 'dead') AS "dead!",
+                      min(created_at) FILTER (WHERE state = 'queued') AS oldest_queued
+                 FROM jobs WHERE tenant_id = $1 AND state IN ('queued', 'dead')
+                GROUP BY kind ORDER BY kind"#,
+            self.tenant
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
     /// The transaction's own tenant.
     pub async fn tenant(&mut self) -> Result<Option<Tenant>> {
         Ok(sqlx::query_as!(Tenant, "SELECT id, slug, name, created_at FROM tenants")

@@ -1,5 +1,12 @@
-//! Logging and tracing: `tracing` to stderr as text or JSON, and OpenTelemetry traces over
-//! OTLP/HTTP when an endpoint is configured (off otherwise).
+//! Logging, tracing and metrics: `tracing` to stderr as text or JSON; OpenTelemetry traces and
+//! metrics over OTLP/HTTP when an endpoint is configured (off otherwise); metrics as Prometheus
+//! text on demand ([`metrics`]); the request span that carries a caller's W3C trace context.
+
+pub mod metrics;
+mod request;
+
+pub use metrics::metrics;
+pub use request::{RequestIds, request_span};
 
 use std::io::IsTerminal;
 
@@ -18,6 +25,8 @@ pub enum TelemetryError {
     Filter { filter: String, message: String },
     #[error("cannot build the OTLP exporter for {endpoint}")]
     Exporter { endpoint: String, source: opentelemetry_otlp::ExporterBuildError },
+    #[error("the metrics were made before telemetry was initialised")]
+    MetricsStarted,
     #[error("a global tracing subscriber is already set")]
     AlreadySet,
 }
@@ -34,10 +43,11 @@ impl Telemetry {
     }
 
     fn flush(&mut self) {
-        if let Some(provider) = self.provider.take()
-            && let Err(e) = provider.shutdown()
-        {
-            eprintln!("obsidian-tc: flushing traces failed: {e}");
+        if let Some(provider) = self.provider.take() {
+            if let Err(e) = provider.shutdown() {
+                tracing::warn!(error = %e, "flushing traces failed");
+            }
+            metrics().shutdown();
         }
     }
 }
@@ -50,13 +60,28 @@ impl Drop for Telemetry {
 
 /// The OTLP/HTTP traces URL for a collector endpoint (`http://host:4318` → `…/v1/traces`).
 pub fn traces_url(endpoint: &str) -> String {
-    let base = endpoint.trim_end_matches('/');
-    if base.ends_with("/v1/traces") { base.to_string() } else { format!("{base}/v1/traces") }
+    signal_url(endpoint, "traces")
+}
+
+/// The OTLP/HTTP URL of one signal (`traces`, `metrics`) under a collector endpoint. An
+/// endpoint that already names a signal's path is taken as the collector's base.
+fn signal_url(endpoint: &str, signal: &str) -> String {
+    let mut base = endpoint.trim_end_matches('/');
+    for known in ["/v1/traces", "/v1/metrics"] {
+        base = base.strip_suffix(known).unwrap_or(base);
+    }
+    format!("{base}/v1/{signal}")
+}
+
+/// The MCP library logs whole messages (note content, arguments) at debug and trace: it stays at
+/// info unless the filter names it, so no general `debug` or `trace` filter puts notes in a log.
+pub fn quiet_message_logs(filter: &str) -> String {
+    if filter.contains("rmcp") { filter.to_string() } else { format!("{filter},rmcp=info") }
 }
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `config.log_filter`.
 pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
-    let filter_text = std::env::var("RUST_LOG").unwrap_or_else(|_| config.log_filter.clone());
+    let filter_text = quiet_message_logs(&std::env::var("RUST_LOG").unwrap_or_else(|_| config.log_filter.clone()));
     let filter = EnvFilter::try_new(&filter_text)
         .map_err(|e| TelemetryError::Filter { filter: filter_text.clone(), message: e.to_string() })?;
 
@@ -65,7 +90,14 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
             .with_ansi(std::io::stderr().is_terminal())
             .with_writer(std::io::stderr)
             .boxed(),
-        LogFormat::Json => tracing_subscriber::fmt::layer().json().with_writer(std::io::stderr).boxed(),
+        // One object a line; the enclosing spans' fields (the request's request_id and
+        // trace_id, the tool call's tenant and tool) ride along in `spans`.
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(false)
+            .with_span_list(true)
+            .with_writer(std::io::stderr)
+            .boxed(),
     };
 
     let mut provider = None;
@@ -83,6 +115,16 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
                 .build();
             let tracer = built.tracer("obsidian-tc");
             provider = Some(built);
+            let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .with_protocol(Protocol::HttpBinary)
+                .with_endpoint(signal_url(endpoint, "metrics"))
+                .build()
+                .map_err(|source| TelemetryError::Exporter { endpoint: endpoint.clone(), source })?;
+            let interval = std::time::Duration::from_millis(config.otlp_metrics_interval_ms.max(100));
+            if !metrics::install(Some((metric_exporter, interval)), &config.service_name) {
+                return Err(TelemetryError::MetricsStarted);
+            }
             Some(tracing_opentelemetry::layer().with_tracer(tracer))
         }
         None => None,

@@ -253,6 +253,8 @@ pub fn stderr(out: &Output) -> String {
 pub struct Child {
     pub child: std::process::Child,
     pub addr: Option<SocketAddr>,
+    /// The admin listener (`server.admin_listen`), once it logged its address.
+    pub admin: std::sync::Arc<std::sync::Mutex<Option<SocketAddr>>>,
     /// Every stderr line so far (the log).
     pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -275,11 +277,25 @@ impl Child {
         let (tx, rx) = std::sync::mpsc::channel();
         let stderr = child.stderr.take().unwrap();
         let sink = log.clone();
+        let admin = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let admin_sink = admin.clone();
         std::thread::spawn(move || {
+            // Text or JSON log lines: the address is what follows the marker, up to the first
+            // character an address cannot have.
+            let after = |line: &str, marker: &str| {
+                line.find(marker).map(|at| {
+                    let rest = &line[at + marker.len()..];
+                    let end =
+                        rest.find(|c: char| !(c.is_ascii_alphanumeric() || ".:[]".contains(c))).unwrap_or(rest.len());
+                    rest[..end].to_string()
+                })
+            };
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("listening on http://") {
-                    let addr = line[at + "listening on http://".len()..].split_whitespace().next().unwrap().to_string();
+                if let Some(addr) = after(&line, "listening on http://") {
                     let _ = tx.send(addr);
+                }
+                if let Some(addr) = after(&line, "admin listener (health, metrics) on http://") {
+                    *admin_sink.lock().unwrap() = addr.parse().ok();
                 }
                 sink.lock().unwrap().push(line);
             }
@@ -290,7 +306,19 @@ impl Child {
                 .unwrap_or_else(|_| panic!("no 'listening on' line; log so far:\n{}", log.lock().unwrap().join("\n")));
             addr.parse().expect("address in log")
         });
-        Self { child, addr, log }
+        Self { child, addr, admin, log }
+    }
+
+    /// The admin listener's URL for `path`, waiting up to 30 s for its address in the log.
+    pub fn admin_url(&self, path: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(addr) = *self.admin.lock().unwrap() {
+                return format!("http://{addr}{path}");
+            }
+            assert!(std::time::Instant::now() < deadline, "no admin listener in the log:\n{}", self.log_text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     pub fn url(&self, path: &str) -> String {

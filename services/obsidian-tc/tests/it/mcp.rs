@@ -941,62 +941,23 @@ async fn two_gateways_serve_one_clients_calls_round_robin() {
     let a = Child::start(iso.env(), &["serve"], true);
     let b = Child::start(iso.env(), &["serve"], true);
     let upstreams = vec![a.addr.unwrap(), b.addr.unwrap()];
-    let (proxy, counts) = round_robin_proxy(upstreams).await;
+    let proxy = otc_loadtests::proxy::Proxy::start("127.0.0.1:0".parse().unwrap(), upstreams).await.unwrap();
     let mut steps = vec![json!({"op": "list_tools"})];
     for _ in 0..5 {
         steps.push(json!({"op": "call", "name": "server_health", "args": {}}));
         steps.push(json!({"op": "call", "name": "find_capability", "args": {"query": "configuration"}}));
     }
-    let out =
-        python_session(Transport::Http { url: format!("http://{proxy}/mcp"), token: &token }, Value::Array(steps))
-            .await;
+    let out = python_session(
+        Transport::Http { url: format!("http://{}/mcp", proxy.addr), token: &token },
+        Value::Array(steps),
+    )
+    .await;
     for result in out["results"].as_array().unwrap().iter().skip(1) {
         assert_eq!(result["isError"], false, "{result}");
     }
-    let counts: Vec<usize> = counts.iter().map(|c| c.load(std::sync::atomic::Ordering::SeqCst)).collect();
+    let counts = proxy.answered();
     assert!(counts.iter().all(|c| *c >= 5), "both gateways answered: {counts:?}");
     drop((a, b));
-}
-
-/// A loopback HTTP proxy sending each request to the next upstream in turn.
-async fn round_robin_proxy(
-    upstreams: Vec<std::net::SocketAddr>,
-) -> (std::net::SocketAddr, std::sync::Arc<Vec<std::sync::atomic::AtomicUsize>>) {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let counts: Arc<Vec<AtomicUsize>> = Arc::new(upstreams.iter().map(|_| AtomicUsize::new(0)).collect());
-    let next = Arc::new(AtomicUsize::new(0));
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
-    let state = (upstreams, counts.clone(), next, client);
-    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-        let (upstreams, counts, next, client) = state.clone();
-        async move {
-            let turn = next.fetch_add(1, Ordering::SeqCst) % upstreams.len();
-            counts[turn].fetch_add(1, Ordering::SeqCst);
-            let (parts, body) = request.into_parts();
-            let body = axum::body::to_bytes(body, 16 << 20).await.unwrap();
-            let url =
-                format!("http://{}{}", upstreams[turn], parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
-            let mut forward = client.request(parts.method.clone(), url).body(body);
-            for (k, v) in parts.headers.iter() {
-                if k != "host" && k != "content-length" {
-                    forward = forward.header(k, v);
-                }
-            }
-            let response = forward.send().await.unwrap();
-            let mut builder = axum::http::Response::builder().status(response.status());
-            for (k, v) in response.headers() {
-                if k != "content-length" && k != "transfer-encoding" {
-                    builder = builder.header(k, v);
-                }
-            }
-            builder.body(axum::body::Body::from(response.bytes().await.unwrap())).unwrap()
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, counts)
 }
 
 /// `explain_auto_mode` writes one `obsidian-tc toolFacade.explain {...}` JSON line to stderr per

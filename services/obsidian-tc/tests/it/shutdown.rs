@@ -1,10 +1,14 @@
-//! SIGTERM: stop accepting, drain in-flight requests, exit 0. Secrets stay out of the log.
+//! SIGTERM: stop accepting, drain in-flight requests, exit 0 (every role, dev mid-import too).
+//! Secrets and note content stay out of the log.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::harness::{Child, Isolation};
+use serde_json::json;
+
+use crate::harness::{Child, Isolation, Tenant};
+use crate::telemetry::{call, tempfile_dir};
 
 #[tokio::test]
 async fn sigterm_drains_the_request_in_flight_then_exits_zero() {
@@ -50,18 +54,66 @@ async fn the_log_never_contains_secrets() {
     env.push(("RUST_LOG".into(), "trace".into()));
     let password = url_password(&iso.database_url);
     let s3_secret = env.iter().find(|(k, _)| k == "OTC__OBJECT_STORE__SECRET_ACCESS_KEY").unwrap().1.clone();
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
     let mut server = Child::start(env, &["serve"], true);
     let client = reqwest::Client::new();
     assert!(client.get(server.url("/readyz")).send().await.unwrap().status().is_success());
+    // A full run: a write, reads, a search, a failed call, a refused token.
+    let base = server.url("");
+    let content = "quarterly figures: 4711 widgets";
+    let wrote =
+        call(&client, &base, &token, &[], "write_note", json!({"vault": "Notes", "path": "q.md", "content": content}))
+            .await;
+    assert_eq!(wrote["result"]["isError"], false, "{wrote}");
+    call(&client, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "q.md"})).await;
+    call(&client, &base, &token, &[], "search_vault", json!({"vault": "Notes", "query": "widgets"})).await;
+    call(&client, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "missing.md"})).await;
+    let refused = client.get(server.url("/v1/whoami")).bearer_auth(format!("{token}x")).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
     server.signal("TERM");
     assert_eq!(server.wait(Duration::from_secs(20)).code(), Some(0));
     let log = server.log_text();
     assert!(!log.is_empty());
     assert!(!log.contains(&password), "database password in the log");
     assert!(!log.contains(&s3_secret), "S3 secret in the log");
+    let secret = token.rsplit_once('_').unwrap().1;
+    assert!(!log.contains(secret), "a token in the log");
+    let leaks: Vec<&str> = log.lines().filter(|l| l.contains("4711 widgets")).collect();
+    assert!(leaks.is_empty(), "note content in the log: {leaks:#?}");
 }
 
 fn url_password(url: &str) -> String {
     let userinfo = url.split("://").nth(1).unwrap().split('@').next().unwrap();
     userinfo.split(':').nth(1).expect("the test database URL has a password").to_string()
+}
+
+/// `dev` stopped by SIGTERM in the middle of its first import of a big folder: it cancels the
+/// import, drains and leaves with status 0; the next start carries the import on.
+#[tokio::test]
+async fn dev_stopped_during_its_first_import_exits_zero() {
+    let iso = Isolation::new().await;
+    let dir = tempfile_dir("dev-import");
+    let vault = dir.join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    for i in 0..3000 {
+        std::fs::write(vault.join(format!("note {i}.md")), format!("# Note {i}\n\n[[note {}]]\n", (i + 1) % 3000))
+            .unwrap();
+    }
+    let mut env = iso.env();
+    env.push(("OTC__OBJECT_STORE__KIND".into(), "local".into()));
+    env.push(("OTC__OBJECT_STORE__PATH".into(), dir.join("objects").display().to_string()));
+    let data = dir.join("data");
+    let args =
+        ["dev", "--vault", vault.to_str().unwrap(), "--data-dir", data.to_str().unwrap(), "--listen", "127.0.0.1:0"];
+    let mut dev = Child::start(env, &args, true);
+    // The import has begun once the gateway is up; stop it well before 3000 notes are in.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    dev.signal("TERM");
+    let status = dev.wait(Duration::from_secs(60));
+    let log = dev.log_text();
+    assert!(status.success(), "exit {status:?}:\n{log}");
+    assert!(!log.contains("vault folder imported"), "the import had already finished; make the folder bigger:\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -80,3 +80,11 @@ fn only_the_embed_crate_runs_models_and_calls_embedding_providers() {
         assert!(found.is_empty(), "{needle:?} outside shared/embed: {found:?}");
     }
 }
+
+#[test]
+fn only_the_telemetry_crate_knows_opentelemetry() {
+    for needle in ["opentelemetry::", "opentelemetry_sdk::", "opentelemetry_otlp::", "tracing_opentelemetry::"] {
+        let found = offenders(&["shared/telemetry/"], needle);
+        assert!(found.is_empty(), "{needle:?} outside shared/telemetry: {found:?}");
+    }
+}

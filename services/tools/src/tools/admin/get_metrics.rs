@@ -31,6 +31,8 @@ pub struct Output {
     pub totals: Totals,
     /// Per tool (or /v1 route), busiest first: calls, errors, throttled calls, latency in ms.
     pub actions: Vec<Action>,
+    /// Index and embedding jobs waiting now: queued, dead, and the lag in seconds.
+    pub backlog: Vec<super::server_health::BacklogReport>,
 }
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
@@ -78,7 +80,7 @@ impl Tool for GetMetrics {
             "get_metrics",
             "Get call metrics",
             "Your tenant's calls over a recent window, from the audit trail: per tool and /v1 route the call count, \
-             errors, throttled calls and latency percentiles.",
+             errors, throttled calls and latency percentiles; and the index and embedding backlog now.",
             Domain::Admin,
         )
     };
@@ -111,6 +113,7 @@ impl Tool for GetMetrics {
             vault,
             totals,
             actions: rows.into_iter().map(Action::from).collect(),
+            backlog: super::server_health::backlog(ctx).await,
         })
     }
 }

@@ -26,6 +26,53 @@ pub struct Output {
     pub tool_facade: FacadeReport,
     pub tools: ToolCounts,
     pub rate_limits: RateLimitReport,
+    /// Your tenant's background work: index and embedding jobs queued, dead, and the age of
+    /// the oldest queued one (the lag).
+    pub backlog: Vec<BacklogReport>,
+    /// This gateway's Postgres pool.
+    pub database_pool: PoolReport,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BacklogReport {
+    /// index or embed.
+    pub kind: String,
+    pub queued: i64,
+    pub dead: i64,
+    pub lag_seconds: f64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PoolReport {
+    pub open: u32,
+    pub idle: usize,
+    pub max: u32,
+}
+
+/// The tenant's backlog, or an empty list (logged) when Postgres cannot say.
+pub async fn backlog(ctx: &CallContext<'_>) -> Vec<BacklogReport> {
+    let read = async {
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await?;
+        let rows = tx.outbox_backlog().await?;
+        tx.commit().await?;
+        Ok::<_, otc_store::StoreError>(rows)
+    };
+    let now = chrono::Utc::now();
+    match read.await {
+        Ok(rows) => rows
+            .into_iter()
+            .map(|b| BacklogReport {
+                kind: b.kind,
+                queued: b.queued,
+                dead: b.dead,
+                lag_seconds: b.oldest_queued.map_or(0.0, |t| (now - t).num_milliseconds().max(0) as f64 / 1000.0),
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %otc_errors::error_chain(&e), "server_health: cannot read the backlog");
+            Vec::new()
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -111,7 +158,7 @@ impl Tool for ServerHealth {
             "server_health",
             "Server health",
             "Reports whether the server and its subsystems (database, cache, object store) are healthy, its version and uptime, \
-             and how the tool surface and your rate limits are configured.",
+             how the tool surface and your rate limits are configured, and your indexing and embedding backlog.",
             Domain::Admin,
         )
     };
@@ -125,6 +172,8 @@ impl Tool for ServerHealth {
             probe(limit, services.blobs.check()),
         );
         let healthy = [&postgres, &redis, &objects].iter().all(|s| s.status == "ok");
+        let backlog = if postgres.status == "ok" { backlog(ctx).await } else { Vec::new() };
+        let (open, idle, max) = services.store.pool_stats();
         let settings = ctx.settings();
         let (listing, explanation) = facade::resolve(settings, ctx.surface, ctx.client_name);
         let advertised = ctx.dispatcher.list_tools(ctx.caller, ctx.surface, ctx.client_name).len();
@@ -167,6 +216,8 @@ impl Tool for ServerHealth {
             },
             tools: ToolCounts { registered: ctx.registry().len(), advertised, hidden_by_profile: hidden },
             rate_limits,
+            backlog,
+            database_pool: PoolReport { open, idle, max },
         })
     }
 }

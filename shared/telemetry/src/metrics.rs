@@ -1,0 +1,377 @@
+//! Metrics: one set of OpenTelemetry instruments per process, read two ways: on demand as
+//! Prometheus text (`/metrics` on the admin listener) and, when an OTLP endpoint is
+//! configured, pushed over OTLP/HTTP on an interval.
+//!
+//! Label values are bounded: tools are the registered names (anything else is `unknown`),
+//! outcomes are `ok` or one of the catalogue's error codes, and per-tenant gauges keep the
+//! tenants with the most work and sum the rest under `other`.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+pub use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter, MeterProvider as _, UpDownCounter};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::reader::MetricReader;
+use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality};
+
+/// Seconds; a tool call is usually well under 50 ms, a bulk one can take minutes.
+const DURATION_BUCKETS: [f64; 14] =
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+
+/// How many tenants the per-tenant gauges name; the rest are summed under `other`.
+pub const TENANT_LABELS: usize = 20;
+
+/// The process's instruments.
+pub struct Metrics {
+    provider: SdkMeterProvider,
+    reader: SharedReader,
+    /// `otc_tool_calls_total{tool, outcome}`
+    pub tool_calls: Counter<u64>,
+    /// `otc_tool_call_duration_seconds{tool}`
+    pub tool_duration: Histogram<f64>,
+    /// `otc_tool_calls_in_flight`: the gateways' custom autoscaling metric.
+    pub tool_in_flight: UpDownCounter<i64>,
+    /// `otc_auth_decisions_total{method, outcome}`
+    pub auth_decisions: Counter<u64>,
+    /// `otc_rate_limit_decisions_total{scope, outcome}`
+    pub rate_limit_decisions: Counter<u64>,
+    /// `otc_http_requests_total{status}` by status class (`2xx` …).
+    pub http_requests: Counter<u64>,
+    /// `otc_db_pool_connections{state}` (`idle`, `in_use`)
+    pub db_pool: Gauge<i64>,
+    /// `otc_db_pool_max_connections`
+    pub db_pool_max: Gauge<i64>,
+    /// `otc_cache_entries{cache}`
+    pub cache_entries: Gauge<i64>,
+    /// `otc_outbox_depth{tenant, kind}`: queued jobs.
+    pub outbox_depth: Gauge<i64>,
+    /// `otc_outbox_dead_letters{tenant, kind}`
+    pub outbox_dead: Gauge<i64>,
+    /// `otc_index_lag_seconds{tenant}`: age of the oldest queued index job.
+    pub index_lag: Gauge<f64>,
+    /// `otc_embedding_lag_seconds{tenant}`: age of the oldest queued embed job.
+    pub embedding_lag: Gauge<f64>,
+    /// `otc_worker_leader`: 1 on the worker holding the sweep lease.
+    pub worker_leader: Gauge<i64>,
+    /// `otc_build_info{version, role}`: always 1.
+    pub build_info: Gauge<i64>,
+}
+
+static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+/// The process's instruments (made on first use, without an OTLP exporter unless
+/// [`crate::init`] configured one first).
+pub fn metrics() -> &'static Metrics {
+    METRICS.get_or_init(|| Metrics::new(None, "obsidian-tc"))
+}
+
+/// Makes the instruments with an OTLP push exporter beside the Prometheus reader. Returns false
+/// when the instruments already existed (the exporter is then dropped).
+pub(crate) fn install(otlp: Option<(opentelemetry_otlp::MetricExporter, Duration)>, service: &str) -> bool {
+    let mut installed = false;
+    METRICS.get_or_init(|| {
+        installed = true;
+        Metrics::new(otlp, service)
+    });
+    installed
+}
+
+/// The manual reader, shared between the provider (which owns a reader) and the scrape.
+#[derive(Clone, Debug)]
+struct SharedReader(Arc<ManualReader>);
+
+impl MetricReader for SharedReader {
+    fn register_pipeline(&self, pipeline: std::sync::Weak<Pipeline>) {
+        self.0.register_pipeline(pipeline)
+    }
+    fn collect(&self, rm: &mut ResourceMetrics) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.0.collect(rm)
+    }
+    fn force_flush(&self) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.0.force_flush()
+    }
+    fn shutdown_with_timeout(&self, timeout: Duration) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.0.shutdown_with_timeout(timeout)
+    }
+    fn temporality(&self, kind: InstrumentKind) -> Temporality {
+        self.0.temporality(kind)
+    }
+}
+
+impl Metrics {
+    fn new(otlp: Option<(opentelemetry_otlp::MetricExporter, Duration)>, service: &str) -> Self {
+        let reader = SharedReader(Arc::new(ManualReader::builder().build()));
+        let mut builder = SdkMeterProvider::builder()
+            .with_resource(Resource::builder().with_service_name(service.to_string()).build())
+            .with_reader(reader.clone());
+        if let Some((exporter, interval)) = otlp {
+            let periodic =
+                opentelemetry_sdk::metrics::PeriodicReader::builder(exporter).with_interval(interval).build();
+            builder = builder.with_reader(periodic);
+        }
+        let provider = builder.build();
+        let meter: Meter = provider.meter("obsidian-tc");
+        Self {
+            tool_calls: meter.u64_counter("otc_tool_calls_total").with_description("Tool calls by outcome").build(),
+            tool_duration: meter
+                .f64_histogram("otc_tool_call_duration_seconds")
+                .with_description("Tool call duration in seconds")
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build(),
+            tool_in_flight: meter
+                .i64_up_down_counter("otc_tool_calls_in_flight")
+                .with_description("Tool calls running now")
+                .build(),
+            auth_decisions: meter
+                .u64_counter("otc_auth_decisions_total")
+                .with_description("Authentication decisions by method and outcome")
+                .build(),
+            rate_limit_decisions: meter
+                .u64_counter("otc_rate_limit_decisions_total")
+                .with_description("Rate-limit decisions by scope and outcome")
+                .build(),
+            http_requests: meter
+                .u64_counter("otc_http_requests_total")
+                .with_description("HTTP responses by status class")
+                .build(),
+            db_pool: meter.i64_gauge("otc_db_pool_connections").with_description("Postgres pool connections").build(),
+            db_pool_max: meter
+                .i64_gauge("otc_db_pool_max_connections")
+                .with_description("Postgres pool size limit")
+                .build(),
+            cache_entries: meter
+                .i64_gauge("otc_cache_entries")
+                .with_description("Entries in in-process caches")
+                .build(),
+            outbox_depth: meter.i64_gauge("otc_outbox_depth").with_description("Queued outbox jobs").build(),
+            outbox_dead: meter
+                .i64_gauge("otc_outbox_dead_letters")
+                .with_description("Outbox jobs that ran out of attempts")
+                .build(),
+            index_lag: meter
+                .f64_gauge("otc_index_lag_seconds")
+                .with_description("Age of the oldest queued index job")
+                .build(),
+            embedding_lag: meter
+                .f64_gauge("otc_embedding_lag_seconds")
+                .with_description("Age of the oldest queued embedding job")
+                .build(),
+            worker_leader: meter
+                .i64_gauge("otc_worker_leader")
+                .with_description("1 on the worker holding the sweep lease")
+                .build(),
+            build_info: meter.i64_gauge("otc_build_info").with_description("The running build").build(),
+            provider,
+            reader,
+        }
+    }
+
+    /// Records one finished tool call.
+    pub fn tool_call(&self, tool: &str, outcome: &str, seconds: f64) {
+        self.tool_calls
+            .add(1, &[KeyValue::new("tool", tool.to_string()), KeyValue::new("outcome", outcome.to_string())]);
+        self.tool_duration.record(seconds, &[KeyValue::new("tool", tool.to_string())]);
+    }
+
+    /// Records an authentication decision (`method`: token, oauth, none; `outcome`: ok or why not).
+    pub fn auth(&self, method: &'static str, outcome: &'static str) {
+        self.auth_decisions.add(1, &[KeyValue::new("method", method), KeyValue::new("outcome", outcome)]);
+    }
+
+    /// Records a rate-limit decision (`outcome`: allowed or limited).
+    pub fn rate_limit(&self, scope: &str, limited: bool) {
+        let outcome = if limited { "limited" } else { "allowed" };
+        self.rate_limit_decisions
+            .add(1, &[KeyValue::new("scope", scope.to_string()), KeyValue::new("outcome", outcome)]);
+    }
+
+    /// Records one HTTP response by its status class.
+    pub fn http_response(&self, status: u16) {
+        const CLASSES: [&str; 6] = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"];
+        let class = CLASSES.get((status / 100) as usize).copied().unwrap_or("other");
+        self.http_requests.add(1, &[KeyValue::new("status", class)]);
+    }
+
+    /// Says which build and role this process is.
+    pub fn started(&self, role: &'static str) {
+        self.build_info.record(1, &[KeyValue::new("version", env!("CARGO_PKG_VERSION")), KeyValue::new("role", role)]);
+    }
+
+    /// Every metric as Prometheus text exposition format (version 0.0.4).
+    pub fn prometheus_text(&self) -> String {
+        let mut rm = ResourceMetrics::default();
+        if let Err(e) = self.reader.collect(&mut rm) {
+            tracing::warn!(error = %e, "collecting metrics failed");
+            return String::new();
+        }
+        let mut out = String::with_capacity(16 * 1024);
+        for scope in rm.scope_metrics() {
+            for metric in scope.metrics() {
+                write_metric(&mut out, metric.name(), metric.description(), metric.data());
+            }
+        }
+        out
+    }
+
+    /// Pushes what is pending to the OTLP exporter (if any) and stops it.
+    pub(crate) fn shutdown(&self) {
+        if let Err(e) = self.provider.shutdown() {
+            // Without an OTLP reader there is nothing to flush; the manual reader's own
+            // shutdown never fails.
+            tracing::debug!(error = %e, "stopping the metrics provider");
+        }
+    }
+}
+
+/// One series line's labels in name order (`le` last), escaped as the exposition format asks.
+fn labels<'a>(pairs: impl Iterator<Item = &'a KeyValue>, extra: Option<(&str, &str)>) -> String {
+    let mut pairs: Vec<&KeyValue> = pairs.collect();
+    pairs.sort_by(|a, b| a.key.as_str().cmp(b.key.as_str()));
+    let mut parts: Vec<String> =
+        pairs.into_iter().map(|kv| format!("{}=\"{}\"", kv.key.as_str(), escape(&kv.value.as_str()))).collect();
+    if let Some((k, v)) = extra {
+        parts.push(format!("{k}=\"{}\"", escape(v)));
+    }
+    if parts.is_empty() { String::new() } else { format!("{{{}}}", parts.join(",")) }
+}
+
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+trait Number: Copy {
+    fn text(self) -> String;
+}
+impl Number for f64 {
+    fn text(self) -> String {
+        if self.is_nan() {
+            "NaN".into()
+        } else if self.is_infinite() {
+            if self > 0.0 { "+Inf".into() } else { "-Inf".into() }
+        } else {
+            format!("{self}")
+        }
+    }
+}
+impl Number for u64 {
+    fn text(self) -> String {
+        self.to_string()
+    }
+}
+impl Number for i64 {
+    fn text(self) -> String {
+        self.to_string()
+    }
+}
+
+fn write_metric(out: &mut String, name: &str, help: &str, data: &AggregatedMetrics) {
+    match data {
+        AggregatedMetrics::F64(d) => write_data(out, name, help, d),
+        AggregatedMetrics::U64(d) => write_data(out, name, help, d),
+        AggregatedMetrics::I64(d) => write_data(out, name, help, d),
+    }
+}
+
+fn write_data<T: Number>(out: &mut String, name: &str, help: &str, data: &MetricData<T>) {
+    let head = |out: &mut String, kind: &str| {
+        let _ = writeln!(out, "# HELP {name} {}", help.replace('\\', "\\\\").replace('\n', "\\n"));
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+    };
+    match data {
+        MetricData::Gauge(g) => {
+            head(out, "gauge");
+            for p in g.data_points() {
+                let _ = writeln!(out, "{name}{} {}", labels(p.attributes(), None), p.value().text());
+            }
+        }
+        MetricData::Sum(s) => {
+            // An up-down counter is a gauge to Prometheus.
+            head(out, if s.is_monotonic() { "counter" } else { "gauge" });
+            for p in s.data_points() {
+                let _ = writeln!(out, "{name}{} {}", labels(p.attributes(), None), p.value().text());
+            }
+        }
+        MetricData::Histogram(h) => {
+            head(out, "histogram");
+            for p in h.data_points() {
+                let mut cumulative = 0u64;
+                let bounds: Vec<f64> = p.bounds().collect();
+                for (i, count) in p.bucket_counts().enumerate() {
+                    cumulative += count;
+                    let le = bounds.get(i).map_or_else(|| "+Inf".to_string(), |b| b.text());
+                    let _ = writeln!(out, "{name}_bucket{} {cumulative}", labels(p.attributes(), Some(("le", &le))));
+                }
+                let _ = writeln!(out, "{name}_sum{} {}", labels(p.attributes(), None), p.sum().text());
+                let _ = writeln!(out, "{name}_count{} {}", labels(p.attributes(), None), p.count());
+            }
+        }
+        MetricData::ExponentialHistogram(_) => {}
+    }
+}
+
+/// Per-tenant values cut to the [`TENANT_LABELS`] largest (by `weight`), the rest summed into
+/// one `other` entry.
+pub fn top_tenants<T: Clone>(
+    mut rows: Vec<(String, T)>,
+    weight: impl Fn(&T) -> f64,
+    merge: impl Fn(&mut T, &T),
+) -> Vec<(String, T)> {
+    rows.sort_by(|a, b| weight(&b.1).total_cmp(&weight(&a.1)).then_with(|| a.0.cmp(&b.0)));
+    if rows.len() <= TENANT_LABELS {
+        return rows;
+    }
+    let rest = rows.split_off(TENANT_LABELS);
+    let mut other = rest[0].1.clone();
+    for (_, value) in &rest[1..] {
+        merge(&mut other, value);
+    }
+    rows.push(("other".to_string(), other));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_gauges_and_cumulative_histograms() {
+        let m = Metrics::new(None, "test");
+        m.tool_call("read_note", "ok", 0.003);
+        m.tool_call("read_note", "ok", 0.2);
+        m.tool_call("read_note", "not_found", 0.004);
+        m.tool_in_flight.add(2, &[]);
+        m.http_response(503);
+        m.rate_limit("write", true);
+        let text = m.prometheus_text();
+        assert!(text.contains("# TYPE otc_tool_calls_total counter"), "{text}");
+        assert!(text.contains(r#"otc_tool_calls_total{outcome="ok",tool="read_note"} 2"#), "{text}");
+        assert!(text.contains(r#"otc_tool_calls_total{outcome="not_found",tool="read_note"} 1"#), "{text}");
+        assert!(text.contains("# TYPE otc_tool_call_duration_seconds histogram"), "{text}");
+        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="0.0025"} 0"#), "{text}");
+        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="0.005"} 2"#), "{text}");
+        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="+Inf"} 3"#), "{text}");
+        assert!(text.contains(r#"otc_tool_call_duration_seconds_count{tool="read_note"} 3"#), "{text}");
+        assert!(text.contains("# TYPE otc_tool_calls_in_flight gauge"), "{text}");
+        assert!(text.contains("otc_tool_calls_in_flight 2"), "{text}");
+        assert!(text.contains(r#"otc_http_requests_total{status="5xx"} 1"#), "{text}");
+        assert!(text.contains(r#"otc_rate_limit_decisions_total{outcome="limited",scope="write"} 1"#), "{text}");
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let kv = [KeyValue::new("tenant", "a\"b\\c\nd")];
+        assert_eq!(labels(kv.iter(), None), r#"{tenant="a\"b\\c\nd"}"#);
+    }
+
+    #[test]
+    fn tenants_beyond_the_limit_are_summed_as_other() {
+        let rows: Vec<(String, i64)> = (0..25).map(|i| (format!("t{i:02}"), i)).collect();
+        let kept = top_tenants(rows, |v| *v as f64, |a, b| *a += *b);
+        assert_eq!(kept.len(), TENANT_LABELS + 1);
+        assert_eq!(kept[0], ("t24".to_string(), 24));
+        assert_eq!(kept.last().unwrap(), &("other".to_string(), 1 + 2 + 3 + 4));
+    }
+}
