@@ -418,9 +418,12 @@ def policy(docs, values, label, quiet=False):
                 continue
             grace = cfg.get("server", {}).get("shutdown_grace_secs", DEFAULT_SHUTDOWN_GRACE)
             total = spec.get("terminationGracePeriodSeconds", 30)
-            if not total > int(cmd[1]) + grace:
-                problems.append(f"{kn(d)}: terminationGracePeriodSeconds {total} is not more than preStop {cmd[1]} + shutdown_grace_secs {grace}")
-    checks.report(name("shutdown: gateway terminationGracePeriodSeconds > preStop sleep + server.shutdown_grace_secs"), problems)
+            # After the drain: audit flush (5 s), admin listener (1 s), trace and metric flushes
+            # (2 s each).
+            after_drain = 10
+            if not total > int(cmd[1]) + grace + after_drain:
+                problems.append(f"{kn(d)}: terminationGracePeriodSeconds {total} is not more than preStop {cmd[1]} + shutdown_grace_secs {grace} + {after_drain} s of flushes")
+    checks.report(name("shutdown: gateway terminationGracePeriodSeconds > preStop sleep + server.shutdown_grace_secs + flushes"), problems)
 
     # The migration hook.
     problems = []

@@ -39,8 +39,7 @@ pub async fn admin_readyz(State(state): State<AdminState>) -> (StatusCode, Json<
 }
 
 /// Every metric, as Prometheus text.
-pub async fn metrics(State(state): State<AdminState>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
-    (state.before_scrape)();
+pub async fn metrics() -> ([(axum::http::HeaderName, &'static str); 1], String) {
     let text = otc_telemetry::metrics().prometheus_text();
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
 }

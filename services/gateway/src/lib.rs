@@ -178,8 +178,6 @@ pub struct AdminState {
     pub blobs: Blobs,
     /// Upper bound for each dependency check in `/readyz`.
     pub check_timeout: Duration,
-    /// Runs before each scrape, to record gauges read from the process (pools, caches).
-    pub before_scrape: Arc<dyn Fn() + Send + Sync>,
 }
 
 /// The operators' listener (`server.admin_listen`): `/healthz`, `/readyz` and `/metrics`.

@@ -1,7 +1,7 @@
 //! Every request's span (request and trace ids, the caller's W3C trace context), its status
 //! counted in the metrics, and its request id echoed back as `x-request-id`.
 
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
@@ -13,7 +13,9 @@ use tracing::Instrument;
 pub struct RequestSpan(pub tracing::Span);
 
 pub async fn requests(mut request: Request, next: Next) -> Response {
-    let (span, ids) = otc_telemetry::request_span(request.headers(), request.method(), request.uri().path());
+    // Named by its route, never by the raw path a caller (or a scanner) chose.
+    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |m| m.as_str());
+    let (span, ids) = otc_telemetry::request_span(request.headers(), request.method(), route, request.uri().path());
     request.extensions_mut().insert(RequestSpan(span.clone()));
     let mut response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();

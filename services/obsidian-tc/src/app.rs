@@ -180,46 +180,33 @@ pub struct Running {
     pub addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
-    /// Records the gauges read from this gateway's caches; run before each scrape.
-    pub scrape: ScrapeHook,
+    /// This gateway's pool and caches in the metrics, while it runs.
+    _probe: Option<otc_telemetry::metrics::Probe>,
 }
 
-/// Records gauges read from a role's own parts (pools, caches) just before a scrape.
-pub type ScrapeHook = Arc<dyn Fn() + Send + Sync>;
-
-/// The Postgres pool's gauges.
-pub fn pool_gauges(store: &Store) {
-    use otc_telemetry::metrics::KeyValue;
-    let m = otc_telemetry::metrics();
+/// The Postgres pool's gauges in a metrics sample.
+pub fn sample_pool(store: &Store, sample: &mut otc_telemetry::metrics::Sample) {
     let (open, idle, max) = store.pool_stats();
-    m.db_pool.record(idle as i64, &[KeyValue::new("state", "idle")]);
-    m.db_pool.record(i64::from(open).saturating_sub(idle as i64).max(0), &[KeyValue::new("state", "in_use")]);
-    m.db_pool_max.record(i64::from(max), &[]);
+    let idle = idle as i64;
+    sample.pool = Some((idle, (i64::from(open) - idle).max(0), i64::from(max)));
 }
 
 /// The operators' listener (`server.admin_listen`: `/healthz`, `/readyz`, `/metrics`), when
-/// configured. `scrape` runs before each scrape, after the pool's gauges are read.
+/// configured.
 pub async fn start_admin(
     config: &Config,
     deps: &Deps,
-    scrape: ScrapeHook,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Option<Running>> {
     let Some(listen) = config.server.admin_listen else { return Ok(None) };
     let listener =
         TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen} (server.admin_listen)"))?;
     let addr = listener.local_addr()?;
-    let store = deps.store.clone();
-    let hook = scrape.clone();
     let router = otc_gateway::admin_router(otc_gateway::AdminState {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
-        before_scrape: Arc::new(move || {
-            pool_gauges(&store);
-            hook();
-        }),
     });
     let (stop, mut stopped) = watch::channel(false);
     let until = async move {
@@ -231,7 +218,7 @@ pub async fn start_admin(
     // Probes and scrapes are short: a second is grace enough.
     let task = tokio::spawn(otc_gateway::serve(listener, router, until, Duration::from_secs(1)));
     tracing::info!(%addr, "admin listener (health, metrics) on http://{addr}");
-    Ok(Some(Running { addr, stop, task, scrape }))
+    Ok(Some(Running { addr, stop, task, _probe: None }))
 }
 
 impl Running {
@@ -247,11 +234,11 @@ impl Running {
     }
 }
 
+/// How long a stopping role waits for its audit records to be written.
+pub const AUDIT_FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
 /// Binds `config.server.listen` and serves the gateway on it until `shutdown` resolves or
 /// [`Running::stop`] is called.
-/// How long a stopping role waits for its audit records to be written.
-const AUDIT_FLUSH_LIMIT: Duration = Duration::from_secs(5);
-
 pub async fn start_gateway(
     config: &Config,
     deps: &Deps,
@@ -273,15 +260,14 @@ pub async fn start_gateway_with(
     let addr = listener.local_addr()?;
     let audit = dispatcher.services.audit.clone();
     let auth_cache = Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms)));
-    let scrape: ScrapeHook = {
-        let (auth_cache, dispatcher) = (auth_cache.clone(), dispatcher.clone());
-        Arc::new(move || {
-            use otc_telemetry::metrics::KeyValue;
-            let m = otc_telemetry::metrics();
+    let probe = {
+        let (auth_cache, dispatcher, store) = (auth_cache.clone(), dispatcher.clone(), deps.store.clone());
+        otc_telemetry::metrics().probe(move |sample| {
+            sample_pool(&store, sample);
             let (segments, _) = dispatcher.services.segments.usage();
-            m.cache_entries.record(auth_cache.len() as i64, &[KeyValue::new("cache", "auth")]);
-            m.cache_entries.record(dispatcher.services.files.len() as i64, &[KeyValue::new("cache", "files")]);
-            m.cache_entries.record(segments as i64, &[KeyValue::new("cache", "search_segments")]);
+            sample.caches.push(("auth", auth_cache.len() as i64));
+            sample.caches.push(("files", dispatcher.services.files.len() as i64));
+            sample.caches.push(("search_segments", segments as i64));
         })
     };
     let state = AppState::new(otc_gateway::AppParts {
@@ -331,7 +317,7 @@ pub async fn start_gateway_with(
         served
     });
     tracing::info!(%addr, "listening on http://{addr}");
-    Ok(Running { addr, stop, task, scrape })
+    Ok(Running { addr, stop, task, _probe: Some(probe) })
 }
 
 pub fn indexer_settings(config: &Config) -> IndexerSettings {
@@ -445,7 +431,7 @@ pub async fn serve(sources: Sources) -> anyhow::Result<ExitCode> {
     let config = &loaded.config;
     otc_telemetry::metrics().started("gateway");
     let running = start_gateway(config, &deps, signal).await?;
-    let admin = start_admin(config, &deps, running.scrape.clone(), std::future::pending()).await?;
+    let admin = start_admin(config, &deps, std::future::pending()).await?;
     running.wait().await.context("gateway")?;
     if let Some(admin) = admin {
         admin.stop().await.context("admin listener")?;
@@ -464,7 +450,9 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     let (loaded, telemetry, deps) = start_role(&sources).await?;
     let config = &loaded.config;
     otc_telemetry::metrics().started("worker");
-    let admin = start_admin(config, &deps, Arc::new(|| {}), std::future::pending()).await?;
+    let store = deps.store.clone();
+    let _pool = otc_telemetry::metrics().probe(move |sample| sample_pool(&store, sample));
+    let admin = start_admin(config, &deps, std::future::pending()).await?;
     let (stop, stopped) = watch::channel(false);
     let outbox =
         tokio::spawn(otc_worker::outbox_metrics::run(deps.store.clone(), OUTBOX_METRICS_EVERY, until(stopped)));

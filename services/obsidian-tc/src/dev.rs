@@ -101,7 +101,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     }
     let running = app::start_gateway(&gateway_config, &deps, until_stopped(stopped.clone())).await?;
     otc_telemetry::metrics().started("dev");
-    let admin = app::start_admin(&config, &deps, running.scrape.clone(), until_stopped(stopped.clone())).await?;
+    let admin = app::start_admin(&config, &deps, until_stopped(stopped.clone())).await?;
     let outbox = tokio::spawn(otc_worker::outbox_metrics::run(
         deps.store.clone(),
         app::OUTBOX_METRICS_EVERY,
@@ -154,7 +154,16 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         // Standard output belongs to MCP: nothing else may be printed there.
         eprintln!("obsidian-tc dev: serving vault {vault_name:?} over stdio (tenant {DEV_TENANT})");
         let caller = app::authenticate(&deps.store, &token).await?;
-        let served = app::serve_stdio(app::dispatcher(&config, &deps)?, caller).await;
+        // The session ends when stdin closes, or at SIGTERM like every other role.
+        let dispatcher = app::dispatcher(&config, &deps)?;
+        let audit = dispatcher.services.audit.clone();
+        let served = tokio::select! {
+            served = app::serve_stdio(dispatcher, caller) => served,
+            () = until_stopped(stopped.clone()) => {
+                audit.flush(app::AUDIT_FLUSH_LIMIT).await;
+                Ok(())
+            }
+        };
         let _ = stop.send(true);
         served?;
     } else {

@@ -386,18 +386,26 @@ impl Dispatcher {
         let trail = &self.services.audit;
         let named = if trail.is_on() { args.as_ref().map(audit::named) } else { None };
         // A metric label is a registered name, never whatever a caller sent.
-        let label = if self.registry.get(name).is_some() || Domain::parse(name).is_some() { name } else { "unknown" };
+        let label = match (self.registry.get(name), Domain::parse(name)) {
+            (Some(tool), _) => tool.name(),
+            (None, Some(domain)) => domain.as_str(),
+            (None, None) => "unknown",
+        };
+        let vault = args.as_ref().and_then(|a| a.get("vault")).and_then(|v| v.as_str()).unwrap_or("");
         let span = tracing::info_span!(
             "tool_call",
-            otel.name = %format!("tools/call {label}"),
+            otel.name = label,
             tool = label,
             tenant = %caller.tenant_id,
-            vault = args.as_ref().and_then(|a| a.get("vault")).and_then(|v| v.as_str()).unwrap_or(""),
+            vault = truncated(vault, 128),
             outcome = tracing::field::Empty,
         );
+        // A call another call makes (a domain meta-tool's action, call_capability's target) is
+        // a span of its own but counts once, as the call the client made.
+        let outermost = CALL_NESTED.try_with(|_| ()).is_err();
         let metrics = otc_telemetry::metrics();
-        let in_flight = InFlight::start(metrics);
-        let outcome = async {
+        let in_flight = outermost.then(|| InFlight::start(metrics));
+        let run = async {
             match args.as_ref().and_then(nul_field) {
                 Some(field) => {
                     Err(ToolError::with_message(ErrorCode::InvalidInput, "arguments may not contain NUL characters")
@@ -406,13 +414,15 @@ impl Dispatcher {
                 None => self.call_unhinted(caller, surface, client_name, name, args, hooks).await,
             }
         }
-        .instrument(span.clone())
-        .await;
+        .instrument(span.clone());
+        let outcome = if outermost { CALL_NESTED.scope((), run).await } else { run.await };
         drop(in_flight);
         let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
         span.record("outcome", code);
-        metrics.tool_call(label, code, started.elapsed().as_secs_f64());
+        if outermost {
+            metrics.tool_call(label, code, started.elapsed().as_secs_f64());
+        }
         let (vault, paths) = named.unwrap_or_default();
         let call = audit::Call {
             surface: audit::surface_label(surface),
@@ -686,6 +696,24 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
         Some(vault) if ctx.caller.vault_id.is_none_or(|bound| bound == vault.id) => Ok(vault),
         _ => Err(not_found()),
     }
+}
+
+tokio::task_local! {
+    /// Set while a client's call runs: the calls it makes through [`Dispatcher::call`] are
+    /// nested ones.
+    static CALL_NESTED: ();
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// One call counted in `otc_tool_calls_in_flight` until dropped (a call the client abandoned

@@ -1,94 +1,65 @@
 //! The outbox in the metrics: each tenant's queued and dead jobs by kind and the age of its
-//! oldest queued index and embed job, read every interval. Tenants are capped at
-//! [`otc_telemetry::metrics::TENANT_LABELS`] (the most work first; the rest as `other`), and a
-//! tenant whose work is gone reads 0 once before its series is left alone.
+//! oldest queued job, read every interval. The gauges name at most
+//! [`otc_telemetry::metrics::TENANT_LABELS`] tenants (the most work first) and sum the rest
+//! under [`otc_telemetry::metrics::OTHER_TENANTS`]; each collection reports the latest reading
+//! only, so a tenant that drops out of it is gone from the metrics.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
 use chrono::Utc;
 use otc_store::{OutboxStats, Store};
-use otc_telemetry::metrics::KeyValue;
-
-/// What one tenant's gauges read.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TenantOutbox {
-    /// Queued and dead jobs by kind.
-    pub queued: HashMap<String, i64>,
-    pub dead: HashMap<String, i64>,
-    /// Seconds since the oldest queued job of each kind was made.
-    pub lag: HashMap<String, f64>,
-}
-
-impl TenantOutbox {
-    fn weight(&self) -> f64 {
-        self.queued.values().sum::<i64>() as f64 + self.dead.values().sum::<i64>() as f64
-    }
-
-    fn merge(&mut self, other: &TenantOutbox) {
-        for (k, v) in &other.queued {
-            *self.queued.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &other.dead {
-            *self.dead.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &other.lag {
-            let lag = self.lag.entry(k.clone()).or_default();
-            *lag = lag.max(*v);
-        }
-    }
-}
-
-/// The rows by tenant, cut to the labelled tenants.
-pub fn by_tenant(rows: Vec<OutboxStats>, now: chrono::DateTime<Utc>) -> Vec<(String, TenantOutbox)> {
-    let mut tenants: HashMap<String, TenantOutbox> = HashMap::new();
-    for row in rows {
-        let t = tenants.entry(row.tenant).or_default();
-        t.queued.insert(row.kind.clone(), row.queued);
-        t.dead.insert(row.kind.clone(), row.dead);
-        if let Some(oldest) = row.oldest_queued {
-            t.lag.insert(row.kind, (now - oldest).num_milliseconds().max(0) as f64 / 1000.0);
-        }
-    }
-    otc_telemetry::metrics::top_tenants(tenants.into_iter().collect(), TenantOutbox::weight, TenantOutbox::merge)
-}
+use otc_telemetry::metrics::TenantWork;
 
 const KINDS: [&str; 2] = ["index", "embed"];
 
-/// Records one reading; `shown` is the tenants the last one recorded, which read 0 now if gone.
-pub fn record(tenants: &[(String, TenantOutbox)], shown: &mut HashSet<String>) {
-    let m = otc_telemetry::metrics();
-    let now: HashSet<String> = tenants.iter().map(|(t, _)| t.clone()).collect();
-    let gone = shown.difference(&now).cloned().map(|t| (t, TenantOutbox::default()));
-    for (tenant, outbox) in tenants.iter().cloned().chain(gone) {
-        for kind in KINDS {
-            let labels = [KeyValue::new("tenant", tenant.clone()), KeyValue::new("kind", kind)];
-            m.outbox_depth.record(outbox.queued.get(kind).copied().unwrap_or(0), &labels);
-            m.outbox_dead.record(outbox.dead.get(kind).copied().unwrap_or(0), &labels);
-        }
-        let lag = |kind: &str| outbox.lag.get(kind).copied().unwrap_or(0.0);
-        let tenant_label = [KeyValue::new("tenant", tenant.clone())];
-        m.index_lag.record(lag("index"), &tenant_label);
-        m.embedding_lag.record(lag("embed"), &tenant_label);
+/// One tenant's work of each kind: (queued, dead, lag in seconds).
+type Kinds = [(i64, i64, f64); KINDS.len()];
+
+/// The rows as gauge lines, cut to the labelled tenants.
+pub fn tenant_work(rows: Vec<OutboxStats>, now: chrono::DateTime<Utc>) -> Vec<TenantWork> {
+    let mut tenants: HashMap<String, Kinds> = HashMap::new();
+    for row in rows {
+        let Some(k) = KINDS.iter().position(|kind| *kind == row.kind) else { continue };
+        let lag = row.oldest_queued.map_or(0.0, |oldest| (now - oldest).num_milliseconds().max(0) as f64 / 1000.0);
+        tenants.entry(row.tenant).or_default()[k] = (row.queued, row.dead, lag);
     }
-    *shown = now;
+    let weight = |kinds: &Kinds| kinds.iter().map(|(q, d, _)| q + d).sum::<i64>() as f64;
+    let merge = |into: &mut Kinds, from: &Kinds| {
+        for (a, b) in into.iter_mut().zip(from) {
+            *a = (a.0 + b.0, a.1 + b.1, a.2.max(b.2));
+        }
+    };
+    let kept = otc_telemetry::metrics::top_tenants(tenants.into_iter().collect(), weight, merge);
+    let mut work = Vec::with_capacity(kept.len() * KINDS.len());
+    for (tenant, kinds) in kept {
+        for (kind, (queued, dead, lag_seconds)) in KINDS.into_iter().zip(kinds) {
+            work.push(TenantWork { tenant: tenant.clone(), kind, queued, dead, lag_seconds });
+        }
+    }
+    work
 }
 
-/// Reads and records every `every` until `shutdown` resolves.
+/// Reads the outbox into the metrics every `every` until `shutdown` resolves. A failed read
+/// empties the reading (stale numbers would hide lag) and is logged.
 pub async fn run(store: Store, every: Duration, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
-    let mut shown = HashSet::new();
+    let metrics = otc_telemetry::metrics();
     loop {
         match store.outbox_stats().await {
-            Ok(rows) => record(&by_tenant(rows, Utc::now()), &mut shown),
-            Err(e) => tracing::debug!(error = %e, "could not read the outbox for the metrics"),
+            Ok(rows) => metrics.set_outbox(tenant_work(rows, Utc::now())),
+            Err(e) => {
+                tracing::warn!(error = %otc_errors::error_chain(&e), "cannot read the outbox for the metrics");
+                metrics.set_outbox(Vec::new());
+            }
         }
         tokio::select! {
             () = &mut shutdown => break,
             () = tokio::time::sleep(every) => {}
         }
     }
+    metrics.set_outbox(Vec::new());
 }
 
 #[cfg(test)]
@@ -96,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lag_is_the_oldest_queued_job_and_other_sums_the_rest() {
+    fn lag_is_the_oldest_queued_job_and_the_rest_are_summed() {
         let now = Utc::now();
         let row = |tenant: &str, kind: &str, queued, dead, age: Option<i64>| OutboxStats {
             tenant: tenant.into(),
@@ -108,16 +79,17 @@ mod tests {
         let mut rows = vec![row("acme", "index", 3, 0, Some(12)), row("acme", "embed", 5, 1, Some(40))];
         for i in 0..otc_telemetry::metrics::TENANT_LABELS + 2 {
             rows.push(row(&format!("small{i:02}"), "index", 1, 0, Some(i as i64)));
+            rows.push(row(&format!("small{i:02}"), "embed", 0, 0, None));
         }
-        let tenants = by_tenant(rows, now);
-        assert_eq!(tenants.len(), otc_telemetry::metrics::TENANT_LABELS + 1);
-        let (name, acme) = &tenants[0];
-        assert_eq!(name, "acme");
-        assert_eq!(acme.queued["embed"], 5);
-        assert_eq!(acme.dead["embed"], 1);
-        assert_eq!(acme.lag["index"], 12.0);
-        let (other, rest) = tenants.last().unwrap();
-        assert_eq!(other, "other");
-        assert_eq!(rest.queued["index"], 3);
+        let work = tenant_work(rows, now);
+        assert_eq!(work.len(), (otc_telemetry::metrics::TENANT_LABELS + 1) * 2);
+        let find =
+            |tenant: &str, kind: &str| work.iter().find(|w| w.tenant == tenant && w.kind == kind).unwrap().clone();
+        let acme = find("acme", "embed");
+        assert_eq!((acme.queued, acme.dead, acme.lag_seconds), (5, 1, 40.0));
+        assert_eq!(find("acme", "index").lag_seconds, 12.0);
+        let other = find(otc_telemetry::metrics::OTHER_TENANTS, "index");
+        assert_eq!(other.queued, 3, "three small tenants beyond the named ones");
+        assert_eq!(find(otc_telemetry::metrics::OTHER_TENANTS, "embed").lag_seconds, 0.0);
     }
 }

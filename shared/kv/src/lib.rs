@@ -128,6 +128,14 @@ impl Kv {
         Ok(())
     }
 
+    /// How long the lease `name` has left, if anyone holds it.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis lease_remaining", otel.kind = "client", db.system = "redis"))]
+    pub async fn lease_remaining(&self, name: &str) -> Result<Option<Duration>> {
+        let mut conn = self.conn().await?;
+        let millis: i64 = conn.pttl(self.key(&format!("lease:{name}"))).await.map_err(classify)?;
+        Ok((millis >= 0).then(|| Duration::from_millis(millis as u64)))
+    }
+
     /// Who holds the lease `name` now, if anyone.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis lease_holder", otel.kind = "client", db.system = "redis"))]
     pub async fn lease_holder(&self, name: &str) -> Result<Option<String>> {
@@ -255,7 +263,6 @@ impl Kv {
     /// Spends one call of the budget `name` (`per_minute` calls a minute, up to `burst` at
     /// once). Within [`GENERATION_WAIT`], and refused at once for a second after Redis was
     /// found unreachable, like a cache's generation read: the caller applies its policy.
-    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis rate_check", otel.kind = "client", db.system = "redis"))]
     pub async fn rate_check(&self, name: &str, per_minute: u32, burst: u32) -> Result<RateDecision> {
         self.rate_spend(name, per_minute, burst, 0, true).await
     }

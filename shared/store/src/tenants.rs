@@ -103,8 +103,9 @@ impl Store {
 }
 
 impl crate::TenantTx {
-    /// This tenant's outbox work by kind (`index`, `embed`), counts only.
-    pub async fn outbox_backlog(&mut self) -> Result<Vec<Backlog>> {
+    /// This tenant's outbox work by kind (`index`, `embed`), counts only; of one vault's jobs
+    /// when `vault` is given.
+    pub async fn outbox_backlog(&mut self, vault: Option<uuid::Uuid>) -> Result<Vec<Backlog>> {
         Ok(sqlx::query_as!(
             Backlog,
             r#"SELECT kind AS "kind!",
@@ -112,8 +113,10 @@ impl crate::TenantTx {
                       count(*) FILTER (WHERE state = 'dead') AS "dead!",
                       min(created_at) FILTER (WHERE state = 'queued') AS oldest_queued
                  FROM jobs WHERE tenant_id = $1 AND state IN ('queued', 'dead')
+                  AND ($2::uuid IS NULL OR vault_id = $2)
                 GROUP BY kind ORDER BY kind"#,
-            self.tenant
+            self.tenant,
+            vault
         )
         .fetch_all(&mut *self.tx)
         .await?)

@@ -31,6 +31,10 @@ pub enum TelemetryError {
     AlreadySet,
 }
 
+/// How long a stopping process waits for each exporter (traces, metrics): within the chart's
+/// termination grace margin.
+const FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Keeps the exporter alive; dropping it (or calling [`Telemetry::shutdown`]) flushes spans.
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
@@ -44,10 +48,10 @@ impl Telemetry {
 
     fn flush(&mut self) {
         if let Some(provider) = self.provider.take() {
-            if let Err(e) = provider.shutdown() {
+            if let Err(e) = provider.shutdown_with_timeout(FLUSH_LIMIT) {
                 tracing::warn!(error = %e, "flushing traces failed");
             }
-            metrics().shutdown();
+            metrics().shutdown(FLUSH_LIMIT);
         }
     }
 }

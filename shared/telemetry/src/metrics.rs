@@ -3,15 +3,20 @@
 //! configured, pushed over OTLP/HTTP on an interval.
 //!
 //! Label values are bounded: tools are the registered names (anything else is `unknown`),
-//! outcomes are `ok` or one of the catalogue's error codes, and per-tenant gauges keep the
-//! tenants with the most work and sum the rest under `other`.
+//! outcomes are `ok` or one of the catalogue's error codes, and per-tenant gauges name the
+//! tenants with the most work and sum the rest under `_other` (no slug starts with `_`).
+//!
+//! Gauges of state (the pool, caches, each tenant's outbox) are observed at each collection,
+//! by either reader, from [`Probe`]s and the latest outbox reading: a series that is no longer
+//! observed is gone from the next collection rather than kept at its last value.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 pub use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Gauge, Histogram, Meter, MeterProvider as _, UpDownCounter};
+use opentelemetry::metrics::{AsyncInstrument, Counter, Gauge, Histogram, Meter, MeterProvider as _, UpDownCounter};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::reader::MetricReader;
@@ -21,8 +26,73 @@ use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, SdkMete
 const DURATION_BUCKETS: [f64; 14] =
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 
-/// How many tenants the per-tenant gauges name; the rest are summed under `other`.
+/// How many tenants the per-tenant gauges name; the rest are summed under [`OTHER_TENANTS`].
 pub const TENANT_LABELS: usize = 20;
+
+/// The tenant label of the sum of the tenants not named (a slug cannot start with `_`).
+pub const OTHER_TENANTS: &str = "_other";
+
+/// What a [`Probe`] reports at each collection.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Sample {
+    /// A Postgres pool: (idle, in use, most it opens).
+    pub pool: Option<(i64, i64, i64)>,
+    /// In-process caches: (name, entries).
+    pub caches: Vec<(&'static str, i64)>,
+}
+
+/// One tenant's outbox work of one kind, as last read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantWork {
+    pub tenant: String,
+    /// `index` or `embed`.
+    pub kind: &'static str,
+    pub queued: i64,
+    pub dead: i64,
+    /// Seconds since the oldest queued job was made (0 with none).
+    pub lag_seconds: f64,
+}
+
+type ProbeFn = Arc<dyn Fn(&mut Sample) + Send + Sync>;
+
+/// The state gauges read at collection time.
+#[derive(Default)]
+struct Observed {
+    probes: Mutex<Vec<(u64, ProbeFn)>>,
+    next_probe: AtomicU64,
+    outbox: Mutex<Vec<TenantWork>>,
+}
+
+impl Observed {
+    fn sample(&self) -> Vec<Sample> {
+        let probes: Vec<ProbeFn> =
+            self.probes.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(_, p)| p.clone()).collect();
+        probes
+            .iter()
+            .map(|probe| {
+                let mut sample = Sample::default();
+                probe(&mut sample);
+                sample
+            })
+            .collect()
+    }
+
+    fn outbox(&self) -> Vec<TenantWork> {
+        self.outbox.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// A registered source of state gauges; dropping it unregisters it.
+pub struct Probe {
+    id: u64,
+    observed: Arc<Observed>,
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.observed.probes.lock().unwrap_or_else(PoisonError::into_inner).retain(|(id, _)| *id != self.id);
+    }
+}
 
 /// The process's instruments.
 pub struct Metrics {
@@ -40,20 +110,11 @@ pub struct Metrics {
     pub rate_limit_decisions: Counter<u64>,
     /// `otc_http_requests_total{status}` by status class (`2xx` …).
     pub http_requests: Counter<u64>,
-    /// `otc_db_pool_connections{state}` (`idle`, `in_use`)
-    pub db_pool: Gauge<i64>,
-    /// `otc_db_pool_max_connections`
-    pub db_pool_max: Gauge<i64>,
-    /// `otc_cache_entries{cache}`
-    pub cache_entries: Gauge<i64>,
-    /// `otc_outbox_depth{tenant, kind}`: queued jobs.
-    pub outbox_depth: Gauge<i64>,
-    /// `otc_outbox_dead_letters{tenant, kind}`
-    pub outbox_dead: Gauge<i64>,
-    /// `otc_index_lag_seconds{tenant}`: age of the oldest queued index job.
-    pub index_lag: Gauge<f64>,
-    /// `otc_embedding_lag_seconds{tenant}`: age of the oldest queued embed job.
-    pub embedding_lag: Gauge<f64>,
+    // Observed at collection: `otc_db_pool_connections{state}` (`idle`, `in_use`),
+    // `otc_db_pool_max_connections`, `otc_cache_entries{cache}`, `otc_outbox_depth{tenant,kind}`,
+    // `otc_outbox_dead_letters{tenant,kind}`, `otc_index_lag_seconds{tenant}`,
+    // `otc_embedding_lag_seconds{tenant}`.
+    observed: Arc<Observed>,
     /// `otc_worker_leader`: 1 on the worker holding the sweep lease.
     pub worker_leader: Gauge<i64>,
     /// `otc_build_info{version, role}`: always 1.
@@ -114,7 +175,10 @@ impl Metrics {
         }
         let provider = builder.build();
         let meter: Meter = provider.meter("obsidian-tc");
+        let observed = Arc::new(Observed::default());
+        register_observed(&meter, &observed);
         Self {
+            observed,
             tool_calls: meter.u64_counter("otc_tool_calls_total").with_description("Tool calls by outcome").build(),
             tool_duration: meter
                 .f64_histogram("otc_tool_call_duration_seconds")
@@ -137,28 +201,6 @@ impl Metrics {
                 .u64_counter("otc_http_requests_total")
                 .with_description("HTTP responses by status class")
                 .build(),
-            db_pool: meter.i64_gauge("otc_db_pool_connections").with_description("Postgres pool connections").build(),
-            db_pool_max: meter
-                .i64_gauge("otc_db_pool_max_connections")
-                .with_description("Postgres pool size limit")
-                .build(),
-            cache_entries: meter
-                .i64_gauge("otc_cache_entries")
-                .with_description("Entries in in-process caches")
-                .build(),
-            outbox_depth: meter.i64_gauge("otc_outbox_depth").with_description("Queued outbox jobs").build(),
-            outbox_dead: meter
-                .i64_gauge("otc_outbox_dead_letters")
-                .with_description("Outbox jobs that ran out of attempts")
-                .build(),
-            index_lag: meter
-                .f64_gauge("otc_index_lag_seconds")
-                .with_description("Age of the oldest queued index job")
-                .build(),
-            embedding_lag: meter
-                .f64_gauge("otc_embedding_lag_seconds")
-                .with_description("Age of the oldest queued embedding job")
-                .build(),
             worker_leader: meter
                 .i64_gauge("otc_worker_leader")
                 .with_description("1 on the worker holding the sweep lease")
@@ -169,11 +211,24 @@ impl Metrics {
         }
     }
 
-    /// Records one finished tool call.
-    pub fn tool_call(&self, tool: &str, outcome: &str, seconds: f64) {
-        self.tool_calls
-            .add(1, &[KeyValue::new("tool", tool.to_string()), KeyValue::new("outcome", outcome.to_string())]);
-        self.tool_duration.record(seconds, &[KeyValue::new("tool", tool.to_string())]);
+    /// Records one finished tool call (`tool` a registered name, `outcome` ok or a code).
+    pub fn tool_call(&self, tool: &'static str, outcome: &'static str, seconds: f64) {
+        self.tool_calls.add(1, &[KeyValue::new("tool", tool), KeyValue::new("outcome", outcome)]);
+        self.tool_duration.record(seconds, &[KeyValue::new("tool", tool)]);
+    }
+
+    /// Registers a source of state gauges (a pool, caches), read at each collection until the
+    /// returned [`Probe`] is dropped.
+    pub fn probe(&self, probe: impl Fn(&mut Sample) + Send + Sync + 'static) -> Probe {
+        let id = self.observed.next_probe.fetch_add(1, Ordering::Relaxed);
+        self.observed.probes.lock().unwrap_or_else(PoisonError::into_inner).push((id, Arc::new(probe)));
+        Probe { id, observed: self.observed.clone() }
+    }
+
+    /// The outbox as last read (at most [`TENANT_LABELS`] tenants and [`OTHER_TENANTS`]): what
+    /// the per-tenant gauges report from now on. An empty reading reports none.
+    pub fn set_outbox(&self, work: Vec<TenantWork>) {
+        *self.observed.outbox.lock().unwrap_or_else(PoisonError::into_inner) = work;
     }
 
     /// Records an authentication decision (`method`: token, oauth, none; `outcome`: ok or why not).
@@ -182,10 +237,9 @@ impl Metrics {
     }
 
     /// Records a rate-limit decision (`outcome`: allowed or limited).
-    pub fn rate_limit(&self, scope: &str, limited: bool) {
+    pub fn rate_limit(&self, scope: &'static str, limited: bool) {
         let outcome = if limited { "limited" } else { "allowed" };
-        self.rate_limit_decisions
-            .add(1, &[KeyValue::new("scope", scope.to_string()), KeyValue::new("outcome", outcome)]);
+        self.rate_limit_decisions.add(1, &[KeyValue::new("scope", scope), KeyValue::new("outcome", outcome)]);
     }
 
     /// Records one HTTP response by its status class.
@@ -195,9 +249,11 @@ impl Metrics {
         self.http_requests.add(1, &[KeyValue::new("status", class)]);
     }
 
-    /// Says which build and role this process is.
+    /// Says which build and role this process is; the in-flight gauge reads 0 from now on
+    /// (an autoscaler reads a pod without the series as busy).
     pub fn started(&self, role: &'static str) {
         self.build_info.record(1, &[KeyValue::new("version", env!("CARGO_PKG_VERSION")), KeyValue::new("role", role)]);
+        self.tool_in_flight.add(0, &[]);
     }
 
     /// Every metric as Prometheus text exposition format (version 0.0.4).
@@ -216,14 +272,81 @@ impl Metrics {
         out
     }
 
-    /// Pushes what is pending to the OTLP exporter (if any) and stops it.
-    pub(crate) fn shutdown(&self) {
-        if let Err(e) = self.provider.shutdown() {
+    /// Pushes what is pending to the OTLP exporter (if any) and stops it, waiting at most
+    /// `limit`.
+    pub(crate) fn shutdown(&self, limit: Duration) {
+        if let Err(e) = self.provider.shutdown_with_timeout(limit) {
             // Without an OTLP reader there is nothing to flush; the manual reader's own
             // shutdown never fails.
             tracing::debug!(error = %e, "stopping the metrics provider");
         }
     }
+}
+
+/// The observable gauges: each collection asks the probes and reads the latest outbox.
+fn register_observed(meter: &Meter, observed: &Arc<Observed>) {
+    let o = observed.clone();
+    meter
+        .i64_observable_gauge("otc_db_pool_connections")
+        .with_description("Postgres pool connections")
+        .with_callback(move |gauge| {
+            for (idle, in_use, _) in o.sample().into_iter().filter_map(|s| s.pool) {
+                gauge.observe(idle, &[KeyValue::new("state", "idle")]);
+                gauge.observe(in_use, &[KeyValue::new("state", "in_use")]);
+            }
+        })
+        .build();
+    let o = observed.clone();
+    meter
+        .i64_observable_gauge("otc_db_pool_max_connections")
+        .with_description("Postgres pool size limit")
+        .with_callback(move |gauge| {
+            for (_, _, max) in o.sample().into_iter().filter_map(|s| s.pool) {
+                gauge.observe(max, &[]);
+            }
+        })
+        .build();
+    let o = observed.clone();
+    meter
+        .i64_observable_gauge("otc_cache_entries")
+        .with_description("Entries in in-process caches")
+        .with_callback(move |gauge| {
+            for (cache, entries) in o.sample().into_iter().flat_map(|s| s.caches) {
+                gauge.observe(entries, &[KeyValue::new("cache", cache)]);
+            }
+        })
+        .build();
+    let per_kind = |name: &'static str, help: &'static str, value: fn(&TenantWork) -> i64| {
+        let o = observed.clone();
+        meter
+            .i64_observable_gauge(name)
+            .with_description(help)
+            .with_callback(move |gauge: &dyn AsyncInstrument<i64>| {
+                for w in o.outbox() {
+                    gauge.observe(
+                        value(&w),
+                        &[KeyValue::new("tenant", w.tenant.clone()), KeyValue::new("kind", w.kind)],
+                    );
+                }
+            })
+            .build();
+    };
+    per_kind("otc_outbox_depth", "Queued outbox jobs", |w| w.queued);
+    per_kind("otc_outbox_dead_letters", "Outbox jobs that ran out of attempts", |w| w.dead);
+    let lag = |name: &'static str, help: &'static str, kind: &'static str| {
+        let o = observed.clone();
+        meter
+            .f64_observable_gauge(name)
+            .with_description(help)
+            .with_callback(move |gauge: &dyn AsyncInstrument<f64>| {
+                for w in o.outbox().into_iter().filter(|w| w.kind == kind) {
+                    gauge.observe(w.lag_seconds, &[KeyValue::new("tenant", w.tenant)]);
+                }
+            })
+            .build();
+    };
+    lag("otc_index_lag_seconds", "Age of the oldest queued index job", "index");
+    lag("otc_embedding_lag_seconds", "Age of the oldest queued embedding job", "embed");
 }
 
 /// One series line's labels in name order (`le` last), escaped as the exposition format asks.
@@ -313,7 +436,7 @@ fn write_data<T: Number>(out: &mut String, name: &str, help: &str, data: &Metric
 }
 
 /// Per-tenant values cut to the [`TENANT_LABELS`] largest (by `weight`), the rest summed into
-/// one `other` entry.
+/// one [`OTHER_TENANTS`] entry.
 pub fn top_tenants<T: Clone>(
     mut rows: Vec<(String, T)>,
     weight: impl Fn(&T) -> f64,
@@ -328,7 +451,7 @@ pub fn top_tenants<T: Clone>(
     for (_, value) in &rest[1..] {
         merge(&mut other, value);
     }
-    rows.push(("other".to_string(), other));
+    rows.push((OTHER_TENANTS.to_string(), other));
     rows
 }
 
@@ -361,6 +484,28 @@ mod tests {
     }
 
     #[test]
+    fn state_gauges_follow_their_probes_and_the_latest_outbox_reading() {
+        let m = Metrics::new(None, "test");
+        let probe = m.probe(|s| {
+            s.pool = Some((3, 2, 16));
+            s.caches.push(("auth", 7));
+        });
+        m.set_outbox(vec![TenantWork { tenant: "acme".into(), kind: "index", queued: 4, dead: 1, lag_seconds: 2.5 }]);
+        let text = m.prometheus_text();
+        assert!(text.contains(r#"otc_db_pool_connections{state="in_use"} 2"#), "{text}");
+        assert!(text.contains("otc_db_pool_max_connections 16"), "{text}");
+        assert!(text.contains(r#"otc_cache_entries{cache="auth"} 7"#), "{text}");
+        assert!(text.contains(r#"otc_outbox_depth{kind="index",tenant="acme"} 4"#), "{text}");
+        assert!(text.contains(r#"otc_index_lag_seconds{tenant="acme"} 2.5"#), "{text}");
+        // Gone from the next collection: the probe dropped, the tenant's work done.
+        drop(probe);
+        m.set_outbox(Vec::new());
+        let text = m.prometheus_text();
+        assert!(!text.contains("otc_db_pool_connections{"), "{text}");
+        assert!(!text.contains("acme"), "{text}");
+    }
+
+    #[test]
     fn label_values_are_escaped() {
         let kv = [KeyValue::new("tenant", "a\"b\\c\nd")];
         assert_eq!(labels(kv.iter(), None), r#"{tenant="a\"b\\c\nd"}"#);
@@ -372,6 +517,6 @@ mod tests {
         let kept = top_tenants(rows, |v| *v as f64, |a, b| *a += *b);
         assert_eq!(kept.len(), TENANT_LABELS + 1);
         assert_eq!(kept[0], ("t24".to_string(), 24));
-        assert_eq!(kept.last().unwrap(), &("other".to_string(), 1 + 2 + 3 + 4));
+        assert_eq!(kept.last().unwrap(), &(OTHER_TENANTS.to_string(), 1 + 2 + 3 + 4));
     }
 }

@@ -33,9 +33,15 @@ fn plain_request_id(value: &str) -> bool {
     (1..=128).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
 }
 
-/// The `request` span for a request with these headers, and its ids (also recorded on the
-/// span as `request_id` and `trace_id`, so every log line inside carries them).
-pub fn request_span(headers: &http::HeaderMap, method: &http::Method, path: &str) -> (tracing::Span, RequestIds) {
+/// The `request` span for a request with these headers to `route` (the matched route's
+/// pattern, which names the span) at `path`, and its ids (also recorded on the span as
+/// `request_id` and `trace_id`, so every log line inside carries them).
+pub fn request_span(
+    headers: &http::HeaderMap,
+    method: &http::Method,
+    route: &str,
+    path: &str,
+) -> (tracing::Span, RequestIds) {
     let request_id = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
@@ -43,10 +49,11 @@ pub fn request_span(headers: &http::HeaderMap, method: &http::Method, path: &str
         .map_or_else(|| uuid_like(RandomIdGenerator::default().new_trace_id()), str::to_string);
     let span = tracing::info_span!(
         "request",
-        otel.name = %format!("{method} {path}"),
+        otel.name = %format_args!("{method} {route}"),
         otel.kind = "server",
         http.request.method = %method,
-        url.path = %path,
+        http.route = route,
+        url.path = %shortened(path),
         request_id = %request_id,
         trace_id = tracing::field::Empty,
     );
@@ -70,6 +77,15 @@ pub fn request_span(headers: &http::HeaderMap, method: &http::Method, path: &str
     (span, RequestIds { request_id, trace_id })
 }
 
+/// At most 256 bytes of a path, cut at a character boundary.
+fn shortened(path: &str) -> &str {
+    let mut end = path.len().min(256);
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    &path[..end]
+}
+
 fn uuid_like(id: TraceId) -> String {
     let hex = format!("{id:032x}");
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
@@ -84,7 +100,7 @@ mod tests {
         let mut headers = http::HeaderMap::new();
         headers.insert("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().unwrap());
         headers.insert("x-request-id", "abc def\u{7f}".parse().unwrap_or(http::HeaderValue::from_static("abc def")));
-        let (_span, ids) = request_span(&headers, &http::Method::POST, "/mcp");
+        let (_span, ids) = request_span(&headers, &http::Method::POST, "/mcp", "/mcp");
         assert_eq!(ids.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_ne!(ids.request_id, "abc def");
         assert_eq!(ids.request_id.len(), 36);
@@ -92,7 +108,7 @@ mod tests {
         let mut headers = http::HeaderMap::new();
         headers.insert("traceparent", "garbage".parse().unwrap());
         headers.insert("x-request-id", "req-42".parse().unwrap());
-        let (_span, ids) = request_span(&headers, &http::Method::GET, "/readyz");
+        let (_span, ids) = request_span(&headers, &http::Method::GET, "/readyz", "/readyz");
         assert_eq!(ids.request_id, "req-42");
         assert_eq!(ids.trace_id.len(), 32);
         assert_ne!(ids.trace_id, "00000000000000000000000000000000");

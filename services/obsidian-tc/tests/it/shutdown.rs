@@ -107,13 +107,39 @@ async fn dev_stopped_during_its_first_import_exits_zero() {
     let data = dir.join("data");
     let args =
         ["dev", "--vault", vault.to_str().unwrap(), "--data-dir", data.to_str().unwrap(), "--listen", "127.0.0.1:0"];
-    let mut dev = Child::start(env, &args, true);
-    // The import has begun once the gateway is up; stop it well before 3000 notes are in.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut dev = Child::start(env.clone(), &args, true);
+    // Stop it once the import is under way: its first contents are in the object store.
+    let objects = dir.join("objects");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while walk_count(&objects) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the import never began:\n{}", dev.log_text());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     dev.signal("TERM");
     let status = dev.wait(Duration::from_secs(60));
     let log = dev.log_text();
     assert!(status.success(), "exit {status:?}:\n{log}");
     assert!(!log.contains("vault folder imported"), "the import had already finished; make the folder bigger:\n{log}");
+
+    // The next start carries the import on to the end.
+    let mut dev = Child::start(env, &args, true);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !dev.log_text().contains("vault folder imported") {
+        assert!(std::time::Instant::now() < deadline, "the second import did not finish:\n{}", dev.log_text());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let store = iso.store();
+    let tenant = store.tenant_id_by_slug("local").await.unwrap().expect("the dev tenant");
+    let mut tx = store.begin(tenant).await.unwrap();
+    assert_eq!(tx.usage().await.unwrap().notes, 3000);
+    tx.commit().await.unwrap();
+    dev.signal("TERM");
+    assert!(dev.wait(Duration::from_secs(60)).success(), "{}", dev.log_text());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files under `dir`, at any depth (0 when it does not exist).
+fn walk_count(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.flatten().map(|e| if e.file_type().is_ok_and(|t| t.is_dir()) { walk_count(&e.path()) } else { 1 }).sum()
 }

@@ -172,7 +172,11 @@ async fn a_call_arrives_as_one_whole_trace_in_the_callers_context_and_logs_carry
         let spans: Vec<Span> =
             received.spans.lock().unwrap().iter().filter(|s| hex::encode(&s.trace_id) == trace_id).cloned().collect();
         let has = |name: &str| spans.iter().any(|s| s.name.starts_with(name));
-        (has("tools/call append_note") && has("db.transaction") && has("redis")).then_some(spans)
+        // Every span of the request is in: the root and each parent named by a child.
+        let ids: HashSet<Vec<u8>> = spans.iter().map(|s| s.span_id.clone()).collect();
+        let whole =
+            spans.iter().all(|s| hex::encode(&s.parent_span_id) == parent_id || ids.contains(&s.parent_span_id));
+        (has("POST /mcp") && has("append_note") && has("db.transaction") && has("redis") && whole).then_some(spans)
     })
     .await;
     let ids: HashSet<String> = spans.iter().map(|s| hex::encode(&s.span_id)).collect();
@@ -184,7 +188,7 @@ async fn a_call_arrives_as_one_whole_trace_in_the_callers_context_and_logs_carry
     let root = spans.iter().find(|s| hex::encode(&s.parent_span_id) == parent_id).expect("the request span");
     assert_eq!(root.name, "POST /mcp");
     assert_eq!(attribute(root, "request_id").as_deref(), Some("req-observe-1"));
-    let tool = spans.iter().find(|s| s.name == "tools/call append_note").unwrap();
+    let tool = spans.iter().find(|s| s.name == "append_note").unwrap();
     assert_eq!(attribute(tool, "tool").as_deref(), Some("append_note"));
     assert_eq!(attribute(tool, "tenant"), Some(tenant.id.to_string()));
     assert_eq!(attribute(tool, "vault").as_deref(), Some("Notes"));
@@ -268,7 +272,6 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
     let (gateway_admin, worker_admin) = (gateway.admin_url(""), worker.admin_url(""));
 
     let dir = tempfile_dir("prometheus");
-    let port = closed_port();
     let rules = repo_file("docs/alerts/obsidian-tc.rules.yml");
     let config = format!(
         "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
@@ -281,16 +284,9 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
         w = worker_admin.trim_start_matches("http://"),
     );
     std::fs::write(dir.join("prometheus.yml"), config).unwrap();
-    let mut prometheus = std::process::Command::new(prometheus_bin())
-        .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start prometheus");
-    let prom = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
+    let prometheus = Prometheus::start(&http, &dir).await;
+    let prom = prometheus.url.clone();
 
     // Traffic: calls that succeed and fail, and a refused token.
     let base = gateway.url("");
@@ -306,11 +302,6 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
     let refused = http.post(format!("{base}/mcp")).bearer_auth("otc_bogus").send().await.unwrap();
     assert_eq!(refused.status(), 401);
 
-    poll("prometheus ready", Duration::from_secs(30), async || {
-        let ready = http.get(format!("{prom}/-/ready")).send().await.ok()?;
-        ready.status().is_success().then_some(())
-    })
-    .await;
     // Both targets up, and the series back from Prometheus's own store.
     type Check = Box<dyn Fn(&[Value]) -> bool>;
     let expectations: Vec<(&str, Check)> = vec![
@@ -371,13 +362,68 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
     let firing: Vec<&Value> = all_rules.iter().filter(|r| r["state"] == "firing").collect();
     assert!(firing.is_empty(), "alerts firing on a healthy deployment: {firing:?}");
 
-    let _ = prometheus.kill();
-    let _ = prometheus.wait();
+    drop(prometheus);
     for child in [&mut gateway, &mut worker] {
         child.signal("TERM");
         assert!(child.wait(Duration::from_secs(30)).success(), "{}", child.log_text());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A Prometheus server on loopback, killed when dropped; its log is in `dir`.
+struct Prometheus {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Prometheus {
+    /// Starts on a free port (another, if a parallel test took the one picked first) with
+    /// `dir/prometheus.yml`, and waits until it is ready.
+    async fn start(http: &reqwest::Client, dir: &std::path::Path) -> Self {
+        for attempt in 0..3 {
+            let port = closed_port();
+            let log = dir.join(format!("prometheus-{attempt}.log"));
+            let child = std::process::Command::new(prometheus_bin())
+                .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+                .arg(format!("--storage.tsdb.path={}", dir.join(format!("data-{attempt}")).display()))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("start prometheus");
+            let mut server = Self { child, url: format!("http://127.0.0.1:{port}"), log };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if server.child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if let Ok(ready) = http.get(format!("{}/-/ready", server.url)).send().await
+                    && ready.status().is_success()
+                {
+                    return server;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            eprintln!("prometheus did not come up:\n{}", server.log_text());
+            let _ = server.child.kill();
+        }
+        panic!("prometheus did not start in three tries");
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("prometheus log:\n{}", self.log_text());
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 pub(crate) fn tempfile_dir(name: &str) -> PathBuf {

@@ -26,11 +26,9 @@ pub struct Output {
     pub tool_facade: FacadeReport,
     pub tools: ToolCounts,
     pub rate_limits: RateLimitReport,
-    /// Your tenant's background work: index and embedding jobs queued, dead, and the age of
-    /// the oldest queued one (the lag).
+    /// Your tenant's background work (your vault's, for a token bound to one): index and
+    /// embedding jobs queued, dead, and the age of the oldest queued one (the lag).
     pub backlog: Vec<BacklogReport>,
-    /// This gateway's Postgres pool.
-    pub database_pool: PoolReport,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -42,18 +40,12 @@ pub struct BacklogReport {
     pub lag_seconds: f64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PoolReport {
-    pub open: u32,
-    pub idle: usize,
-    pub max: u32,
-}
-
-/// The tenant's backlog, or an empty list (logged) when Postgres cannot say.
+/// The caller's backlog (its tenant's, or its bound vault's), or an empty list (logged) when
+/// Postgres cannot say.
 pub async fn backlog(ctx: &CallContext<'_>) -> Vec<BacklogReport> {
     let read = async {
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await?;
-        let rows = tx.outbox_backlog().await?;
+        let rows = tx.outbox_backlog(ctx.caller.vault_id).await?;
         tx.commit().await?;
         Ok::<_, otc_store::StoreError>(rows)
     };
@@ -173,7 +165,6 @@ impl Tool for ServerHealth {
         );
         let healthy = [&postgres, &redis, &objects].iter().all(|s| s.status == "ok");
         let backlog = if postgres.status == "ok" { backlog(ctx).await } else { Vec::new() };
-        let (open, idle, max) = services.store.pool_stats();
         let settings = ctx.settings();
         let (listing, explanation) = facade::resolve(settings, ctx.surface, ctx.client_name);
         let advertised = ctx.dispatcher.list_tools(ctx.caller, ctx.surface, ctx.client_name).len();
@@ -217,7 +208,6 @@ impl Tool for ServerHealth {
             tools: ToolCounts { registered: ctx.registry().len(), advertised, hidden_by_profile: hidden },
             rate_limits,
             backlog,
-            database_pool: PoolReport { open, idle, max },
         })
     }
 }
