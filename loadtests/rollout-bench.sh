@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vault_dir=${1:-corpus/starter-vault}
-note=${2:-Welcome.md}
+note=${2:-Dashboard.md}
 stages=${STAGES:-read mix failover lease}
 target=${CARGO_TARGET_DIR:-target}/release
 bin=$target/obsidian-tc
@@ -62,10 +62,10 @@ read_bodies() {
   python3 -c 'import json,sys
 print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_note","arguments":{"vault":"bench","path":sys.argv[1],"response_format":"concise"}}}))' "$note" > "$bodies"
 }
-mix_bodies() { # four reads to one new 1 KB note
+mix_bodies() { # four reads to one new 1 KB note (new paths on every call of this)
   python3 -c 'import json,sys,time
 text = "# Bench\n" + ("Some text and a [[Welcome]] link. " * 30) + "\n"
-run = int(time.time())
+run = time.time_ns()
 for i in range(200000):
     if i % 5 == 4:
         name, args = "write_note", {"vault": "bench", "path": f"bench-mix/{run}/{i}.md", "content": text, "response_format": "concise"}
@@ -73,30 +73,30 @@ for i in range(200000):
         name, args = "read_note", {"vault": "bench", "path": sys.argv[1], "response_format": "concise"}
     print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":args}}))' "$note" > "$bodies"
 }
-write_bodies() {
+write_bodies() { # new notes (new paths on every call of this)
   python3 -c 'import json,time
-run = int(time.time())
+run = time.time_ns()
 for i in range(200000):
     print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_note","arguments":{"vault":"bench","path":f"bench-failover/{run}/{i}.md","content":"failover\n","response_format":"concise"}}}))' > "$bodies"
 }
 
 for stage in read mix; do
   [[ " $stages " == *" $stage "* ]] || continue
-  "${stage}_bodies"
   for gateways in "8101" "8101 8102"; do
     # shellcheck disable=SC2086
     proxy $gateways
     for c in 16 64; do
+      "${stage}_bodies"
       echo "== $stage, $(wc -w <<<"$gateways") gateway(s), $c concurrent"
-      load "$c"
+      load "$c" || true
     done
   done
 done
 
 if [[ " $stages " == *" failover "* ]]; then
-  write_bodies
   proxy 8101 8102
   for signal in KILL TERM; do
+    write_bodies
     echo "== writes at 16 concurrent through two gateways; SIG$signal to the one on 8102 3 s in"
     (sleep 5; kill "-$signal" "${gateway_pid[8102]}") & killer=$!
     load 16 8 || true

@@ -51,6 +51,8 @@ struct Args {
 struct Tally {
     latencies_us: Vec<u64>,
     errors: u64,
+    /// What the first failed request answered (warm-up included), for the report.
+    first_failure: Option<String>,
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -125,16 +127,23 @@ async fn main() -> anyhow::Result<()> {
                 }
                 request = request.headers(headers.clone());
                 let began = Instant::now();
-                let ok = match request.send().await {
+                let failure = match request.send().await {
                     Ok(response) => {
                         let status = response.status();
                         match response.bytes().await {
-                            Ok(body) => status.is_success() && !failed_rpc(&body),
-                            Err(_) => false,
+                            Ok(body) if status.is_success() && !failed_rpc(&body) => None,
+                            Ok(body) => {
+                                Some(format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(400)])))
+                            }
+                            Err(e) => Some(format!("{status}: reading the body: {e}")),
                         }
                     }
-                    Err(_) => false,
+                    Err(e) => Some(format!("request: {e}")),
                 };
+                let ok = failure.is_none();
+                if tally.first_failure.is_none() {
+                    tally.first_failure = failure;
+                }
                 let took = began.elapsed();
                 if began >= measure_from {
                     if ok {
@@ -152,6 +161,9 @@ async fn main() -> anyhow::Result<()> {
         let tally = worker.await?;
         all.latencies_us.extend(tally.latencies_us);
         all.errors += tally.errors;
+        if all.first_failure.is_none() {
+            all.first_failure = tally.first_failure;
+        }
     }
     let measured = Instant::now().min(stop_at).saturating_duration_since(measure_from).as_secs_f64();
     all.latencies_us.sort_unstable();
@@ -169,6 +181,9 @@ async fn main() -> anyhow::Result<()> {
         percentile(&all.latencies_us, 99.0),
         percentile(&all.latencies_us, 100.0)
     );
+    if let Some(first) = &all.first_failure {
+        println!("first failure {first}");
+    }
     if all.errors > 0 {
         bail!("{} requests failed", all.errors);
     }

@@ -202,7 +202,8 @@ pub struct TelemetryConfig {
 impl Default for TelemetryConfig {
     fn default() -> Self {
         Self {
-            log_filter: "info,sqlx=warn".into(),
+            // The MCP library logs every stateless request's session at info.
+            log_filter: "info,sqlx=warn,rmcp=warn".into(),
             log_format: LogFormat::Text,
             otlp_endpoint: None,
             service_name: "obsidian-tc".into(),

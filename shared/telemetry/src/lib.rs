@@ -77,10 +77,27 @@ fn signal_url(endpoint: &str, signal: &str) -> String {
     format!("{base}/v1/{signal}")
 }
 
-/// The MCP library logs whole messages (note content, arguments) at debug and trace: it stays at
-/// info unless the filter names it, so no general `debug` or `trace` filter puts notes in a log.
+/// The MCP library logs whole messages (note content, arguments) at debug and trace: a filter
+/// that turns on debug or trace everywhere keeps it at info unless the filter names it, so no
+/// general `debug` or `trace` filter puts notes in a log.
 pub fn quiet_message_logs(filter: &str) -> String {
-    if filter.contains("rmcp") { filter.to_string() } else { format!("{filter},rmcp=info") }
+    let everywhere_verbose = filter
+        .split(',')
+        .map(str::trim)
+        .any(|d| !d.contains('=') && (d.eq_ignore_ascii_case("debug") || d.eq_ignore_ascii_case("trace")));
+    if everywhere_verbose && !filter.contains("rmcp") { format!("{filter},rmcp=info") } else { filter.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_verbose_filter_keeps_the_mcp_library_at_info_and_others_are_left_alone() {
+        use super::quiet_message_logs as q;
+        assert_eq!(q("trace"), "trace,rmcp=info");
+        assert_eq!(q("info,otc_gateway=debug"), "info,otc_gateway=debug");
+        assert_eq!(q("warn"), "warn");
+        assert_eq!(q("debug,rmcp=trace"), "debug,rmcp=trace");
+    }
 }
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `config.log_filter`.
