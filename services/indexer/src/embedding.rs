@@ -522,15 +522,9 @@ impl Embedding {
 
 /// `text[start..end]`, moved inside the text and onto character boundaries.
 fn slice(text: &str, start: usize, end: usize) -> &str {
-    let mut start = start.min(text.len());
-    let mut end = end.clamp(start, text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    while !text.is_char_boundary(end) {
-        end += 1;
-    }
-    &text[start..end]
+    let start = start.min(text.len());
+    let end = text.ceil_char_boundary(end.clamp(start, text.len()));
+    &text[text.floor_char_boundary(start)..end]
 }
 
 /// What a chunk is embedded as: the note's title and the chunk's heading path lead (a short

@@ -246,14 +246,7 @@ fn chunks_of(text: &str, note: &Note, lines: &Lines<'_>, steps: &mut Steps<'_>) 
 
 /// `text`'s first `max` bytes at most, cut on a character boundary.
 fn clip(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &text[..cut]
+    &text[..text.floor_char_boundary(max)]
 }
 
 /// Where the chunk starting at `start` ends: `end` when the rest fits, else the last
@@ -262,10 +255,7 @@ fn cut_point(text: &str, start: usize, end: usize) -> usize {
     if end - start <= MAX_CHUNK_BYTES {
         return end;
     }
-    let mut limit = start + MAX_CHUNK_BYTES;
-    while !text.is_char_boundary(limit) {
-        limit -= 1;
-    }
+    let limit = text.floor_char_boundary(start + MAX_CHUNK_BYTES);
     let window = &text[start..limit];
     let half = MAX_CHUNK_BYTES / 2;
     if let Some(at) = window.rfind("\n\n").filter(|at| *at >= half) {

@@ -208,13 +208,7 @@ pub async fn start_admin(
         blobs: deps.blobs.clone(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
     });
-    let (stop, mut stopped) = watch::channel(false);
-    let until = async move {
-        tokio::select! {
-            () = shutdown => {}
-            _ = stopped.wait_for(|s| *s) => {}
-        }
-    };
+    let (stop, until) = stoppable(shutdown);
     // Probes and scrapes are short: a second is grace enough.
     let task = tokio::spawn(otc_gateway::serve(listener, router, until, Duration::from_secs(1)));
     tracing::info!(%addr, "admin listener (health, metrics) on http://{addr}");
@@ -300,13 +294,7 @@ pub async fn start_gateway_with(
             per_ip_burst: config.rate_limits.per_ip_burst,
         },
     );
-    let (stop, mut stopped) = watch::channel(false);
-    let until = async move {
-        tokio::select! {
-            () = shutdown => {}
-            _ = stopped.wait_for(|s| *s) => {}
-        }
-    };
+    let (stop, until) = stoppable(shutdown);
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
     let task = tokio::spawn(async move {
         let served = otc_gateway::serve(listener, router, until, grace).await;
@@ -478,6 +466,20 @@ pub const OUTBOX_METRICS_EVERY: Duration = Duration::from_secs(15);
 /// Resolves once `stopped` says true (or its sender is gone).
 pub async fn until(mut stopped: watch::Receiver<bool>) {
     let _ = stopped.wait_for(|s| *s).await;
+}
+
+/// `shutdown`, or a stop sent on the returned sender ([`Running::stop`]), whichever comes first.
+fn stoppable(
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (watch::Sender<bool>, impl Future<Output = ()> + Send + 'static) {
+    let (stop, stopped) = watch::channel(false);
+    let either = async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = until(stopped) => {}
+        }
+    };
+    (stop, either)
 }
 
 /// The caller a token speaks for, or an error saying the token is not live.

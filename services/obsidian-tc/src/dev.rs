@@ -79,9 +79,6 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
 
     // One stop signal for every role: Ctrl-C/SIGTERM, or stdin closing in --stdio mode.
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
     let signal_stop = stop.clone();
     tokio::spawn(async move {
         signal.await;
@@ -91,7 +88,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     let worker = Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), app::worker_settings(&config))
         .with_indexer(deps.indexer.clone())
         .with_embedding(deps.embedding.clone());
-    let worker = tokio::spawn(worker.run(until_stopped(stopped.clone())));
+    let worker = tokio::spawn(worker.run(app::until(stopped.clone())));
 
     // With --stdio the HTTP listener is internal (an ephemeral loopback port): it serves only
     // the folder mirror below.
@@ -99,13 +96,13 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     if args.stdio {
         gateway_config.server.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     }
-    let running = app::start_gateway(&gateway_config, &deps, until_stopped(stopped.clone())).await?;
+    let running = app::start_gateway(&gateway_config, &deps, app::until(stopped.clone())).await?;
     otc_telemetry::metrics().started("dev");
-    let admin = app::start_admin(&config, &deps, until_stopped(stopped.clone())).await?;
+    let admin = app::start_admin(&config, &deps, app::until(stopped.clone())).await?;
     let outbox = tokio::spawn(otc_worker::outbox_metrics::run(
         deps.store.clone(),
         app::OUTBOX_METRICS_EVERY,
-        until_stopped(stopped.clone()),
+        app::until(stopped.clone()),
     ));
 
     // The folder is imported on start, then mirrored both ways: the agent's edits appear in
@@ -116,7 +113,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     // next start's import.
     let first = tokio::select! {
         first = sync::sync_once(&client, &vault_dir) => Some(first),
-        () = until_stopped(stopped.clone()) => None,
+        () = app::until(stopped.clone()) => None,
     };
     let first = match first {
         Some(Ok(first)) => first,
@@ -143,7 +140,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mirror_dir = vault_dir.clone();
-    let mirror_stop = until_stopped(stopped.clone());
+    let mirror_stop = app::until(stopped.clone());
     let mirror = tokio::spawn(async move {
         if let Err(e) = sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await {
             tracing::warn!(error = %crate::chain(&e), "the folder mirror stopped");
@@ -159,7 +156,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         let audit = dispatcher.services.audit.clone();
         let served = tokio::select! {
             served = app::serve_stdio(dispatcher, caller) => served,
-            () = until_stopped(stopped.clone()) => {
+            () = app::until(stopped.clone()) => {
                 audit.flush(app::AUDIT_FLUSH_LIMIT).await;
                 Ok(())
             }

@@ -120,11 +120,7 @@ impl Audit {
 /// Text for a record: cut to [`MAX_PATH_BYTES`] at a character boundary, NUL (which Postgres
 /// text cannot hold) shown as U+FFFD.
 pub fn cut_path(path: &str) -> String {
-    let mut end = path.len().min(MAX_PATH_BYTES);
-    while !path.is_char_boundary(end) {
-        end -= 1;
-    }
-    path[..end].replace('\0', "\u{FFFD}")
+    path[..path.floor_char_boundary(MAX_PATH_BYTES)].replace('\0', "\u{FFFD}")
 }
 
 /// How a record names the MCP surface a call came through.

@@ -397,7 +397,7 @@ impl Dispatcher {
             otel.name = label,
             tool = label,
             tenant = %caller.tenant_id,
-            vault = truncated(vault, 128),
+            vault = &vault[..vault.floor_char_boundary(128)],
             outcome = tracing::field::Empty,
         );
         // A call another call makes (a domain meta-tool's action, call_capability's target) is
@@ -702,18 +702,6 @@ tokio::task_local! {
     /// Set while a client's call runs: the calls it makes through [`Dispatcher::call`] are
     /// nested ones.
     static CALL_NESTED: ();
-}
-
-/// `text` cut to at most `max` bytes, at a character boundary.
-fn truncated(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// One call counted in `otc_tool_calls_in_flight` until dropped (a call the client abandoned

@@ -251,14 +251,7 @@ pub async fn note_texts(
 /// `text[start..end]` with both ends moved down to char boundaries and clamped (the text may
 /// have changed since the offsets were indexed).
 pub fn slice(text: &str, start: usize, end: usize) -> &str {
-    let floor = |mut i: usize| {
-        i = i.min(text.len());
-        while !text.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    };
-    let (s, e) = (floor(start), floor(end));
+    let (s, e) = (text.floor_char_boundary(start), text.floor_char_boundary(end));
     &text[s..e.max(s)]
 }
 

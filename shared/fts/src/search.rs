@@ -497,7 +497,7 @@ pub fn snippet(text: &str, words: &[String], width: usize) -> String {
     let hits: Vec<(usize, usize)> =
         tokens.iter().filter(|t| words.contains(&t.text)).map(|t| (t.start, t.end)).collect();
     let (from, to) = match hits.first() {
-        None => (0, floor(text, width.min(text.len()))),
+        None => (0, text.floor_char_boundary(width)),
         Some(_) => {
             // The window starting at a hit that covers the most hits.
             let mut best = (0usize, 0usize);
@@ -509,14 +509,14 @@ pub fn snippet(text: &str, words: &[String], width: usize) -> String {
             }
             let start = hits[best.0].0;
             let lead = width / 4;
-            let from = floor(text, start.saturating_sub(lead));
+            let from = text.floor_char_boundary(start.saturating_sub(lead));
             // Start at a word boundary when the cut is inside one.
             let from = text[from..start]
                 .char_indices()
                 .find(|(_, c)| c.is_whitespace())
                 .map_or(from, |(i, c)| from + i + c.len_utf8())
                 .min(start);
-            (from, floor(text, (from + width).min(text.len())))
+            (from, text.floor_char_boundary(from + width))
         }
     };
     let mut out = String::new();
@@ -536,13 +536,6 @@ pub fn snippet(text: &str, words: &[String], width: usize) -> String {
         out.push('…');
     }
     out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn floor(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -94,11 +94,7 @@ pub fn fold_into(word: &str, out: &mut String) {
         }
     }
     if out.len() > MAX_TOKEN_BYTES {
-        let mut cut = MAX_TOKEN_BYTES;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
+        out.truncate(out.floor_char_boundary(MAX_TOKEN_BYTES));
     }
 }
 

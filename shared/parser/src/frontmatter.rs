@@ -266,10 +266,7 @@ impl Walker<'_, '_> {
     fn collect(&mut self, value: &str, mark: Marker) {
         let property = self.top_key();
         // The links appear verbatim in the source from the scalar's start.
-        let mut from = mark.index().min(self.yaml.len());
-        while !self.yaml.is_char_boundary(from) {
-            from -= 1;
-        }
+        let mut from = self.yaml.floor_char_boundary(mark.index());
         let yaml = self.yaml;
         let candidates = self.candidates.get_or_insert_with(|| Candidates::new(yaml));
         let mut rest = value;

@@ -88,18 +88,6 @@ pub fn quiet_message_logs(filter: &str) -> String {
     if everywhere_verbose && !filter.contains("rmcp") { format!("{filter},rmcp=info") } else { filter.to_string() }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_verbose_filter_keeps_the_mcp_library_at_info_and_others_are_left_alone() {
-        use super::quiet_message_logs as q;
-        assert_eq!(q("trace"), "trace,rmcp=info");
-        assert_eq!(q("info,otc_gateway=debug"), "info,otc_gateway=debug");
-        assert_eq!(q("warn"), "warn");
-        assert_eq!(q("debug,rmcp=trace"), "debug,rmcp=trace");
-    }
-}
-
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `config.log_filter`.
 pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
     let filter_text = quiet_message_logs(&std::env::var("RUST_LOG").unwrap_or_else(|_| config.log_filter.clone()));
@@ -158,4 +146,16 @@ pub fn init(config: &TelemetryConfig) -> Result<Telemetry, TelemetryError> {
         .try_init()
         .map_err(|_| TelemetryError::AlreadySet)?;
     Ok(Telemetry { provider })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_verbose_filter_keeps_the_mcp_library_at_info_and_others_are_left_alone() {
+        use super::quiet_message_logs as q;
+        assert_eq!(q("trace"), "trace,rmcp=info");
+        assert_eq!(q("info,otc_gateway=debug"), "info,otc_gateway=debug");
+        assert_eq!(q("warn"), "warn");
+        assert_eq!(q("debug,rmcp=trace"), "debug,rmcp=trace");
+    }
 }

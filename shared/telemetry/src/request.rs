@@ -53,7 +53,7 @@ pub fn request_span(
         otel.kind = "server",
         http.request.method = %method,
         http.route = route,
-        url.path = %shortened(path),
+        url.path = %&path[..path.floor_char_boundary(256)],
         request_id = %request_id,
         trace_id = tracing::field::Empty,
     );
@@ -75,15 +75,6 @@ pub fn request_span(
     let trace_id = format!("{trace_id:032x}");
     span.record("trace_id", trace_id.as_str());
     (span, RequestIds { request_id, trace_id })
-}
-
-/// At most 256 bytes of a path, cut at a character boundary.
-fn shortened(path: &str) -> &str {
-    let mut end = path.len().min(256);
-    while !path.is_char_boundary(end) {
-        end -= 1;
-    }
-    &path[..end]
 }
 
 fn uuid_like(id: TraceId) -> String {

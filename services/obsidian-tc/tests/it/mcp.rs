@@ -64,9 +64,13 @@ pub(crate) async fn call(app: &TestApp, path: &str, token: &str, name: &str, arg
 /// A tool call on the gateway at `base` (`http://host:port`: one of several of the same
 /// deployment): its result.
 pub(crate) async fn call_on(app: &TestApp, base: &str, token: &str, tool: &str, args: Value) -> Value {
+    call_at(&app.http, base, token, tool, args).await["result"].clone()
+}
+
+/// A tool call on the gateway (or proxy) at `base`: the whole JSON-RPC answer.
+pub(crate) async fn call_at(http: &reqwest::Client, base: &str, token: &str, tool: &str, args: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}});
-    let response = app
-        .http
+    let response = http
         .post(format!("{base}/mcp"))
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
@@ -74,7 +78,7 @@ pub(crate) async fn call_on(app: &TestApp, base: &str, token: &str, tool: &str, 
         .send()
         .await
         .unwrap();
-    response.json::<Value>().await.unwrap()["result"].clone()
+    response.json::<Value>().await.unwrap()
 }
 
 /// The structured error of a failed call.

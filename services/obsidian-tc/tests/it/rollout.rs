@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::harness::{Child, Isolation, Tenant, cli_with_env, stderr, stdout};
+use crate::mcp::call_at;
 use crate::mcp::error_of;
-use crate::telemetry::{call, tempfile_dir};
+use crate::sync::temp_dir;
 
 fn helm() -> String {
     std::env::var("OTC_TEST_HELM")
@@ -173,7 +174,7 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
         .into_iter()
         .filter(|(k, _)| !k.starts_with("OTC__RATE_LIMITS__") && k != "OTC__SERVER__LISTEN")
         .collect();
-    let root = tempfile_dir("rollout");
+    let root = temp_dir("rollout");
 
     // The pre-install hook first.
     let job = find(&docs, "Job", None);
@@ -207,18 +208,17 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
     // A write on one gateway is read on the other at once; through the proxy, each call goes
     // to the next gateway.
     let wrote =
-        call(&http, &a, &token, &[], "write_note", json!({"vault": "Notes", "path": "x.md", "content": "from a"}))
-            .await;
+        call_at(&http, &a, &token, "write_note", json!({"vault": "Notes", "path": "x.md", "content": "from a"})).await;
     assert!(ok(&wrote), "{wrote}");
-    let read = call(&http, &b, &token, &[], "read_note", json!({"vault": "Notes", "path": "x.md"})).await;
+    let read = call_at(&http, &b, &token, "read_note", json!({"vault": "Notes", "path": "x.md"})).await;
     assert_eq!(read["result"]["structuredContent"]["content"], "from a", "{read}");
     for i in 0..6 {
         let (path, content) = (format!("x{i}.md"), format!("version {i}"));
         let wrote =
-            call(&http, &lb, &token, &[], "write_note", json!({"vault": "Notes", "path": path, "content": content}))
+            call_at(&http, &lb, &token, "write_note", json!({"vault": "Notes", "path": path, "content": content}))
                 .await;
         assert!(ok(&wrote), "{wrote}");
-        let read = call(&http, &lb, &token, &[], "read_note", json!({"vault": "Notes", "path": path})).await;
+        let read = call_at(&http, &lb, &token, "read_note", json!({"vault": "Notes", "path": path})).await;
         assert_eq!(read["result"]["structuredContent"]["content"], content.as_str(), "{read}");
     }
     let answered = proxy.answered();
@@ -228,7 +228,7 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
     let mut allowed = 0;
     for _ in 0..14 {
         let out =
-            call(&http, &lb, &token, &[], "delete_note", json!({"vault": "Notes", "path": "nothing-here.md"})).await;
+            call_at(&http, &lb, &token, "delete_note", json!({"vault": "Notes", "path": "nothing-here.md"})).await;
         let code = error_of(&out["result"])["code"].as_str().unwrap().to_string();
         if code != "throttled" {
             allowed += 1;
@@ -239,15 +239,15 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
     // A task started through one gateway is read and cancelled through the other.
     for i in 0..120 {
         let note = json!({"vault": "Notes", "path": format!("bulk/n{i}.md"), "content": format!("# {i}\n[[n{}]]", (i + 1) % 120)});
-        let wrote = call(&http, &lb, &token, &[], "write_note", note).await;
+        let wrote = call_at(&http, &lb, &token, "write_note", note).await;
         assert!(ok(&wrote), "{wrote}");
     }
-    let handle = call(&http, &a, &token, &[], "index_vault", json!({"vault": "Notes"})).await;
+    let handle = call_at(&http, &a, &token, "index_vault", json!({"vault": "Notes"})).await;
     let task_id =
         handle["result"]["structuredContent"]["task_id"].as_str().unwrap_or_else(|| panic!("{handle}")).to_string();
-    let status = call(&http, &b, &token, &[], "get_task_status", json!({"task_id": task_id})).await;
+    let status = call_at(&http, &b, &token, "get_task_status", json!({"task_id": task_id})).await;
     assert_eq!(status["result"]["structuredContent"]["tool"], "index_vault", "{status}");
-    let cancelled = call(&http, &b, &token, &[], "cancel_task", json!({"task_id": task_id})).await;
+    let cancelled = call_at(&http, &b, &token, "cancel_task", json!({"task_id": task_id})).await;
     assert!(ok(&cancelled), "{cancelled}");
     let end = poll_task(&http, &a, &token, &task_id).await;
     assert_eq!(end["status"], "cancelled", "{end}");
@@ -328,7 +328,7 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
     );
     assert!(acknowledged.len() > acknowledged_at_kill, "the surviving gateway kept acknowledging writes");
     for (path, content) in &acknowledged {
-        let read = call(&http, &b, &token, &[], "read_note", json!({"vault": "Notes", "path": path})).await;
+        let read = call_at(&http, &b, &token, "read_note", json!({"vault": "Notes", "path": path})).await;
         assert_eq!(
             read["result"]["structuredContent"]["content"],
             content.as_str(),
@@ -347,7 +347,7 @@ async fn the_rendered_release_runs_as_two_gateways_and_two_workers_behind_a_prox
 async fn poll_task(http: &reqwest::Client, base: &str, token: &str, task_id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let status = call(http, base, token, &[], "get_task_status", json!({"task_id": task_id})).await;
+        let status = call_at(http, base, token, "get_task_status", json!({"task_id": task_id})).await;
         let s = status["result"]["structuredContent"].clone();
         if s["status"] != "working" {
             return s;

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{Child, Isolation, Tenant};
-use crate::telemetry::{call, tempfile_dir};
+use crate::mcp::call_at;
+use crate::sync::temp_dir;
 
 #[tokio::test]
 async fn sigterm_drains_the_request_in_flight_then_exits_zero() {
@@ -64,12 +65,12 @@ async fn the_log_never_contains_secrets() {
     let base = server.url("");
     let content = "quarterly figures: 4711 widgets";
     let wrote =
-        call(&client, &base, &token, &[], "write_note", json!({"vault": "Notes", "path": "q.md", "content": content}))
+        call_at(&client, &base, &token, "write_note", json!({"vault": "Notes", "path": "q.md", "content": content}))
             .await;
     assert_eq!(wrote["result"]["isError"], false, "{wrote}");
-    call(&client, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "q.md"})).await;
-    call(&client, &base, &token, &[], "search_vault", json!({"vault": "Notes", "query": "widgets"})).await;
-    call(&client, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "missing.md"})).await;
+    call_at(&client, &base, &token, "read_note", json!({"vault": "Notes", "path": "q.md"})).await;
+    call_at(&client, &base, &token, "search_vault", json!({"vault": "Notes", "query": "widgets"})).await;
+    call_at(&client, &base, &token, "read_note", json!({"vault": "Notes", "path": "missing.md"})).await;
     let refused = client.get(server.url("/v1/whoami")).bearer_auth(format!("{token}x")).send().await.unwrap();
     assert_eq!(refused.status(), 401);
     server.signal("TERM");
@@ -94,7 +95,7 @@ fn url_password(url: &str) -> String {
 #[tokio::test]
 async fn dev_stopped_during_its_first_import_exits_zero() {
     let iso = Isolation::new().await;
-    let dir = tempfile_dir("dev-import");
+    let dir = temp_dir("dev-import");
     let vault = dir.join("vault");
     std::fs::create_dir_all(&vault).unwrap();
     for i in 0..3000 {

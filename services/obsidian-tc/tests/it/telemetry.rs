@@ -16,6 +16,8 @@ use prost::Message;
 use serde_json::{Value, json};
 
 use crate::harness::{Child, Isolation, Tenant, closed_port};
+use crate::mcp::call_at;
+use crate::sync::temp_dir;
 
 /// What an OTLP/HTTP receiver on loopback was sent.
 #[derive(Default)]
@@ -70,26 +72,6 @@ fn attribute(span: &Span, key: &str) -> Option<String> {
     })
 }
 
-/// One tools/call over HTTP with extra headers; the JSON-RPC answer.
-pub(crate) async fn call(
-    http: &reqwest::Client,
-    base: &str,
-    token: &str,
-    headers: &[(&str, &str)],
-    tool: &str,
-    args: Value,
-) -> Value {
-    let mut request = http
-        .post(format!("{base}/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}));
-    for (k, v) in headers {
-        request = request.header(*k, *v);
-    }
-    request.send().await.unwrap().json().await.unwrap()
-}
-
 fn repo_file(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
 }
@@ -136,11 +118,10 @@ async fn a_call_arrives_as_one_whole_trace_in_the_callers_context_and_logs_carry
     let http = reqwest::Client::new();
     let base = gateway.url("");
     let secret_text = "the launch code is 7-alpha-tango";
-    let wrote = call(
+    let wrote = call_at(
         &http,
         &base,
         &token,
-        &[],
         "write_note",
         json!({"vault": "Notes", "path": "plan.md", "content": secret_text}),
     )
@@ -271,7 +252,7 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
     let mut worker = Child::start(role_env(&iso, &[("OTC__WORKER__LEASE_TTL_SECS", "3")]), &["worker"], false);
     let (gateway_admin, worker_admin) = (gateway.admin_url(""), worker.admin_url(""));
 
-    let dir = tempfile_dir("prometheus");
+    let dir = temp_dir("prometheus");
     let rules = repo_file("docs/alerts/obsidian-tc.rules.yml");
     let config = format!(
         "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
@@ -291,13 +272,13 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
     // Traffic: calls that succeed and fail, and a refused token.
     let base = gateway.url("");
     let wrote =
-        call(&http, &base, &token, &[], "write_note", json!({"vault": "Notes", "path": "a.md", "content": "hello"}))
+        call_at(&http, &base, &token, "write_note", json!({"vault": "Notes", "path": "a.md", "content": "hello"}))
             .await;
     assert_eq!(wrote["result"]["isError"], false, "{wrote}");
     for _ in 0..3 {
-        call(&http, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "a.md"})).await;
+        call_at(&http, &base, &token, "read_note", json!({"vault": "Notes", "path": "a.md"})).await;
     }
-    let missing = call(&http, &base, &token, &[], "read_note", json!({"vault": "Notes", "path": "nope.md"})).await;
+    let missing = call_at(&http, &base, &token, "read_note", json!({"vault": "Notes", "path": "nope.md"})).await;
     assert_eq!(missing["result"]["isError"], true, "{missing}");
     let refused = http.post(format!("{base}/mcp")).bearer_auth("otc_bogus").send().await.unwrap();
     assert_eq!(refused.status(), 401);
@@ -424,10 +405,4 @@ impl Drop for Prometheus {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-pub(crate) fn tempfile_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("otc-{name}-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
