@@ -28,8 +28,9 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
         Some(h) if h.split_once(' ').is_some_and(|(_, t)| t.trim().starts_with("otc_")) => "token",
         Some(_) => "oauth",
     };
-    let mut response = match authenticate(&state, request).await {
-        Ok(request) => {
+    let mut request = request;
+    let mut response = match authenticate(&state, &mut request).await {
+        Ok(()) => {
             otc_telemetry::metrics().auth(method, "ok");
             next.run(request).await
         }
@@ -40,7 +41,7 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
                 _ => "refused",
             };
             otc_telemetry::metrics().auth(method, outcome);
-            refused.into_response()
+            crate::error::refuse(request.into_body(), refused.into_response()).await
         }
     };
     if let Some(challenge) = response.headers().get(header::WWW_AUTHENTICATE) {
@@ -51,7 +52,7 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
     response
 }
 
-async fn authenticate(state: &AppState, mut request: Request) -> Result<Request, ApiError> {
+async fn authenticate(state: &AppState, request: &mut Request) -> Result<(), ApiError> {
     let header = request.headers().get(header::AUTHORIZATION).ok_or_else(ApiError::missing_token)?;
     let header = header.to_str().map_err(|_| ApiError::invalid_token())?;
     let (scheme, token) = header.split_once(' ').ok_or_else(ApiError::invalid_token)?;
@@ -101,5 +102,5 @@ async fn authenticate(state: &AppState, mut request: Request) -> Result<Request,
         }
     }
     request.extensions_mut().insert(caller);
-    Ok(request)
+    Ok(())
 }

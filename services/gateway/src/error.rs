@@ -169,6 +169,23 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// How much of a refused request's body is read before answering, and for how long.
+const DRAIN_LIMIT: usize = 64 * 1024;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Answers a request refused before its body was read (no credential, a throttled caller, a
+/// foreign Origin). The body is read first, up to a small limit and time, so the connection can
+/// carry the client's next request (an MCP client retries with a token at once, on the same
+/// connection); a body past those limits ends the connection, and the answer says so with
+/// `Connection: close` instead of the server hanging up on a request the client already sent.
+pub async fn refuse(body: axum::body::Body, mut response: Response) -> Response {
+    let drained = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_LIMIT)).await;
+    if !matches!(drained, Ok(Ok(_))) {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
 /// A JSON body the handler could not take: overflow (413) past the body limit, else a
 /// validation error naming what was wrong with it.
 pub fn body_rejection(what: &str, rejection: axum::extract::rejection::JsonRejection) -> ApiError {

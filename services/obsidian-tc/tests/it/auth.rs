@@ -214,3 +214,77 @@ async fn a_strangers_token_leaves_nothing_in_redis() {
     assert_eq!(kv.existing_generation(tokens).await.unwrap(), None, "no key for a tenant nobody proved");
     app.stop().await;
 }
+
+/// One HTTP/1.1 answer read off a kept-alive connection: its head and body, by Content-Length.
+async fn read_answer(tcp: &mut tokio::net::TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = tcp.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the server hung up before answering: {}", String::from_utf8_lossy(&buf));
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|v| v.trim().parse().unwrap())
+        .expect("a Content-Length");
+    while buf.len() < head_end + length {
+        let n = tcp.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the server hung up mid-answer");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    (head, String::from_utf8_lossy(&buf[head_end..head_end + length]).into_owned())
+}
+
+/// An MCP client's first request has no token; it reads the 401's challenge and sends the next
+/// request at once on the same connection. That works however the refused request's body
+/// arrived (here a beat after its head), and a body too big to read first ends the connection
+/// with `Connection: close` said, never a hang-up the client cannot tell from a crash.
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable_or_says_it_closes() {
+    use tokio::io::AsyncWriteExt;
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let mut tcp = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    for _ in 0..3 {
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tcp.flush().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        tcp.write_all(body.as_bytes()).await.unwrap();
+        let (head, answer) = read_answer(&mut tcp).await;
+        assert!(head.starts_with("http/1.1 401"), "{head}");
+        assert!(!head.contains("connection: close"), "{head}");
+        assert!(answer.contains("unauthorized"), "{answer}");
+    }
+    // The same connection then carries the authenticated request.
+    let request = format!("GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let (head, answer) = read_answer(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(answer.contains("acme"), "{answer}");
+
+    // A refused request whose body is more than the server reads first: the answer says the
+    // connection ends.
+    let mut tcp = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let big = 200_000;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {big}\r\n\r\n"
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let (head, _) = read_answer(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 401"), "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+    app.stop().await;
+}
