@@ -11,6 +11,7 @@ pub mod citations;
 pub mod confirmation;
 pub mod file_cache;
 pub mod format;
+pub mod graphing;
 pub mod idempotency;
 pub mod links_out;
 pub mod moving;

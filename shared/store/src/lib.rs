@@ -15,6 +15,7 @@ mod embeddings;
 mod error;
 mod files;
 mod fulltext;
+mod graph;
 mod history;
 mod index;
 mod keys;
@@ -50,6 +51,7 @@ pub use files::{
     PROVENANCE_FIELD_CHARS, Provenance, ReconcileEntry, Stale, record_hash,
 };
 pub use fulltext::SegmentRef;
+pub use graph::{LinkCounts, LinkEdges, NoteFacts};
 pub use history::{PastFile, Snapshot};
 pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,

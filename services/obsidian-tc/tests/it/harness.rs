@@ -125,6 +125,17 @@ impl TestApp {
     /// returns) rather than the API: content an operator put there, which the token's own
     /// requests may not be allowed to write (a path its ACL hides, `.trash/`).
     pub async fn seed(&self, token: &str, vault: &str, changes: &[(&str, Option<&str>)]) {
+        self.seed_at(token, vault, changes, chrono::Utc::now()).await
+    }
+
+    /// [`TestApp::seed`] with every written file's modification time set to `mtime`.
+    pub async fn seed_at(
+        &self,
+        token: &str,
+        vault: &str,
+        changes: &[(&str, Option<&str>)],
+        mtime: chrono::DateTime<chrono::Utc>,
+    ) {
         let tenant = token.parse::<otc_auth::PresentedToken>().expect("a token").tenant;
         let mut tx = self.deps.store.begin(tenant).await.unwrap();
         let vault = tx.vault_by_name(vault).await.unwrap().expect("the vault");
@@ -136,7 +147,7 @@ impl TestApp {
                     let size = text.len() as i64;
                     tx.record_blob(&hash, size).await.unwrap();
                     self.deps.blobs.put_blob(tenant, &hash, text.to_string().into_bytes().into()).await.unwrap();
-                    Action::Put { hash, size, mtime: chrono::Utc::now() }
+                    Action::Put { hash, size, mtime }
                 }
                 None => Action::Delete,
             };

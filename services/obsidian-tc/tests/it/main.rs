@@ -15,6 +15,7 @@ mod conformance;
 mod embeddings;
 mod fulltext;
 mod fuzz;
+mod graph;
 mod health;
 mod index;
 mod isolation;

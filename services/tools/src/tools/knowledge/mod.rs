@@ -1,3 +1,4 @@
 //! The knowledge domain's tools (`Domain::Knowledge`), one file each.
 
 pub mod audit_provenance;
+pub mod note_quality_report;

@@ -1,0 +1,74 @@
+//! The graph tools' common ground: the link graph one caller may see, loaded from the index,
+//! and the CPU-bound measures run off the async workers.
+//!
+//! A node is a note the caller may read that is not in Obsidian's Excluded files (an excluded
+//! note stays a link target elsewhere, but gets no graph edge); an edge joins two such notes
+//! that link, by a body link, an embed or a property link alike.
+
+use otc_errors::{ErrorCode, ToolError};
+use otc_graph::{Graph, Node};
+
+use crate::reading::{View, not_found};
+use crate::{CallContext, internal};
+
+/// The caller's link graph of a vault.
+pub struct LinkGraph {
+    pub graph: Graph,
+    /// Readable notes left out as Excluded files.
+    pub excluded: std::collections::HashSet<String>,
+    /// Per node that holds links: how many, and how many lead to no note the caller can read.
+    pub counts: Vec<otc_store::LinkCounts>,
+}
+
+impl LinkGraph {
+    /// Links the nodes hold, of every kind, and how many of them lead nowhere readable.
+    pub fn link_totals(&self) -> (u64, u64) {
+        self.counts.iter().fold((0, 0), |(l, u), c| (l + u64::from(c.links), u + u64::from(c.unresolved)))
+    }
+}
+
+impl LinkGraph {
+    /// The node of a path argument: a readable note in the graph; a missing or unreadable
+    /// note is note_not_found, an excluded one invalid_input.
+    pub fn node(&self, view: &View, path: &str, field: &str) -> Result<Node, ToolError> {
+        view.readable_path(path).map_err(|e| e.detail("field", field))?;
+        let found = self.graph.node(path).or_else(|| {
+            (!path.to_ascii_lowercase().ends_with(".md")).then(|| self.graph.node(&format!("{path}.md"))).flatten()
+        });
+        if let Some(node) = found {
+            return Ok(node);
+        }
+        if self.excluded.contains(path) || self.excluded.contains(&format!("{path}.md")) {
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("{field} is in the vault's Excluded files, which the link graph leaves out"),
+            )
+            .detail("field", field)
+            .detail("reason", "excluded"));
+        }
+        Err(not_found(path).detail("field", field))
+    }
+}
+
+/// Loads the caller's link graph of the vault.
+pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGraph, ToolError> {
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let rows = tx.link_graph(view.vault.id, view.readable()).await.map_err(|e| internal(tool, &e))?;
+    let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    compute(tool, move || {
+        let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
+        let notes = rows.notes.into_iter().filter(|p| !excluded.contains(p));
+        let graph = Graph::new(notes, rows.edges);
+        let excluded = excluded.into_iter().filter(|p| graph.node(p).is_none()).collect();
+        let counts = rows.counts.into_iter().filter(|c| graph.node(&c.path).is_some()).collect();
+        LinkGraph { graph, excluded, counts }
+    })
+    .await
+}
+
+/// Runs a graph computation on the blocking pool, so a large vault's walk never holds up
+/// other requests on the async workers.
+pub async fn compute<T: Send + 'static>(tool: &str, f: impl FnOnce() -> T + Send + 'static) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| internal(tool, &e))
+}

@@ -1,0 +1,123 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::graphing::{self, compute};
+use crate::reading::{View, bounded};
+use crate::{CallContext, Tool};
+
+pub struct GraphCentrality;
+
+/// Edge visits betweenness may spend before it samples its sources (about a second).
+const BETWEENNESS_BUDGET: usize = 100_000_000;
+/// The sample's seed, so a sampled ranking is the same on every call.
+const BETWEENNESS_SEED: u64 = 0x006f_7463;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// PageRank (damping 0.85): importance passed along links.
+    #[default]
+    Pagerank,
+    /// The share of shortest link paths between other notes that pass through the note.
+    Betweenness,
+    /// Links in plus links out (distinct notes).
+    Degree,
+    InDegree,
+    OutDegree,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// pagerank (default), betweenness, degree, in_degree or out_degree.
+    #[serde(default)]
+    pub metric: Option<Metric>,
+    /// Only notes that at least this many notes link to (default 0).
+    #[serde(default)]
+    pub min_incoming_links: Option<u32>,
+    /// Notes to return, 1 to 200 (default 20).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub metric: Metric,
+    /// Highest first; ties in path order.
+    pub notes: Vec<Ranked>,
+    /// Notes and linking pairs in the graph you can see.
+    pub graph_notes: usize,
+    pub graph_edges: usize,
+    /// Betweenness on a large vault walks a fixed sample of sources and scales up: how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_sources: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Ranked {
+    pub path: String,
+    pub score: f64,
+    /// Notes linking to it, and notes it links to.
+    pub incoming: usize,
+    pub outgoing: usize,
+}
+
+impl Tool for GraphCentrality {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        core: false,
+        response_format: Format::Fixed { why: "the ranked rows are the payload" },
+        ..ToolSpec::base(
+            "graph_centrality",
+            "Central notes",
+            "Ranks notes by PageRank, betweenness or degree in the link graph of the notes you can read.",
+            Domain::Links,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let limit = bounded(input.limit, 20, 1..=200, "limit")?;
+        let min_in = input.min_incoming_links.unwrap_or(0) as usize;
+        let metric = input.metric.unwrap_or_default();
+        let loaded = graphing::load(ctx, name, &view).await?;
+        let (notes, graph_notes, graph_edges, sampled_sources) = compute(name, move || {
+            let g = &loaded.graph;
+            let n = g.len();
+            let mut sampled = None;
+            let scores: Vec<f64> = match metric {
+                Metric::Pagerank => otc_graph::pagerank(g, 0.85, 1e-6, 100).0,
+                Metric::Betweenness => {
+                    let b = otc_graph::betweenness(g, BETWEENNESS_BUDGET, BETWEENNESS_SEED);
+                    sampled = (!b.exact).then_some(b.sources);
+                    b.scores
+                }
+                Metric::Degree => (0..n as u32).map(|v| (g.incoming(v).len() + g.outgoing(v).len()) as f64).collect(),
+                Metric::InDegree => (0..n as u32).map(|v| g.incoming(v).len() as f64).collect(),
+                Metric::OutDegree => (0..n as u32).map(|v| g.outgoing(v).len() as f64).collect(),
+            };
+            let mut order: Vec<u32> = (0..n as u32).filter(|&v| g.incoming(v).len() >= min_in).collect();
+            order.sort_by(|&a, &b| scores[b as usize].total_cmp(&scores[a as usize]).then(a.cmp(&b)));
+            let notes: Vec<Ranked> = order
+                .into_iter()
+                .take(limit)
+                .map(|v| Ranked {
+                    path: g.name(v).to_string(),
+                    score: scores[v as usize],
+                    incoming: g.incoming(v).len(),
+                    outgoing: g.outgoing(v).len(),
+                })
+                .collect();
+            (notes, n, g.edge_count(), sampled)
+        })
+        .await?;
+        Ok(Output { vault: view.vault.name.clone(), metric, notes, graph_notes, graph_edges, sampled_sources })
+    }
+}
