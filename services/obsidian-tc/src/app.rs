@@ -93,6 +93,7 @@ pub fn dispatcher_with(
         vault_cache: Default::default(),
         files: otc_tools::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
         segments: otc_tools::searching::SegmentCache::new(otc_tools::searching::DEFAULT_CACHE_BYTES),
+        graphs: otc_tools::graphing::GraphCache::new(config.tools.file_cache_ms > 0),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),

@@ -5,8 +5,12 @@
 //! note stays a link target elsewhere, but gets no graph edge); an edge joins two such notes
 //! that link, by a body link, an embed or a property link alike.
 
+use std::sync::Arc;
+
 use otc_errors::{ErrorCode, ToolError};
 use otc_graph::{Graph, Node};
+use otc_kv::{Generation, GenerationCache};
+use uuid::Uuid;
 
 use crate::reading::{View, not_found};
 use crate::{CallContext, internal};
@@ -50,8 +54,53 @@ impl LinkGraph {
     }
 }
 
-/// Loads the caller's link graph of the vault.
-pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGraph, ToolError> {
+/// Graphs kept at most; each is a vault's whole graph as one ACL sees it.
+const CACHED_GRAPHS: usize = 4;
+/// How long a cached graph counts at most, even while the vault's write generation holds (an
+/// index rebuilt without a commit shows after this).
+const CACHED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Link graphs this gateway loaded, by tenant, vault and read ACL, valid while the vault's
+/// write generation (moved on by every commit) holds: an agent's run of graph calls on an
+/// unchanged vault loads it once.
+pub struct GraphCache(GenerationCache<GraphKey, Arc<LinkGraph>>);
+
+/// A cached graph's tenant, vault and read ACL (as the store's expressions; None: any path).
+type GraphKey = (Uuid, Uuid, Option<Vec<String>>);
+
+impl GraphCache {
+    /// A cache (off when `enabled` is false).
+    pub fn new(enabled: bool) -> Self {
+        let age = if enabled { CACHED_FOR } else { std::time::Duration::ZERO };
+        Self(GenerationCache::new(age, CACHED_GRAPHS))
+    }
+}
+
+/// The caller's link graph of the vault: from this gateway's cache while the vault is
+/// unchanged, else loaded.
+pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Arc<LinkGraph>, ToolError> {
+    let services = ctx.services();
+    let cache = &services.graphs.0;
+    let key = (ctx.caller.tenant_id, view.vault.id, view.readable().map(<[String]>::to_vec));
+    // Read before the graph is, so a commit in between makes the entry stale, never wrong.
+    let generation = match cache.enabled() {
+        true => services.kv.generation(Generation::Vault(view.vault.id)).await.ok(),
+        false => None,
+    };
+    if let Some(generation) = generation
+        && let Some(graph) = cache.get(&key, generation)
+    {
+        return Ok(graph);
+    }
+    let graph = Arc::new(read(ctx, tool, view).await?);
+    if let Some(generation) = generation {
+        cache.put(key, generation, graph.clone());
+    }
+    Ok(graph)
+}
+
+/// Reads the caller's link graph of the vault from the index.
+async fn read(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGraph, ToolError> {
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     let rows = tx.link_graph(view.vault.id, view.readable()).await.map_err(|e| internal(tool, &e))?;
     let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;

@@ -25,6 +25,8 @@ pub mod semantic;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
+pub mod wiki;
+pub mod wiki_schema;
 pub mod writing;
 
 use std::collections::HashMap;
@@ -153,6 +155,8 @@ pub struct Services {
     pub files: file_cache::FileCache,
     /// Full-text segments decoded for searching (they never change once written).
     pub segments: searching::SegmentCache,
+    /// Link graphs loaded recently, valid while their vault's write generation holds.
+    pub graphs: graphing::GraphCache,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Upper bound for each dependency check (server_health).

@@ -16,6 +16,8 @@ use otc_edit::rewrite::{Moved, plan_note};
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::{Action, Change, Expect, FileEntry};
 use otc_vault::links::{Resolver, affected_link_keys, lookup_keys};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::reading::View;
 use crate::writing;
@@ -52,11 +54,36 @@ pub struct Plan {
     names: BTreeSet<String>,
     /// The content hash each move's destination will hold (filled by [`materialize`]).
     pub dest_hash: HashMap<String, otc_store::Hash>,
+    /// Raw-source notes that link what moves: never rewritten (spec: "Renames leave raw notes
+    /// alone"); the readable ones by path, the others counted.
+    immutable: Vec<String>,
+    immutable_hidden: usize,
+}
+
+// What a move's answer says of the raw-source notes it left alone (a plain comment: a doc
+// comment would become the description of every output it is flattened into).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ImmutableSkipped {
+    /// Notes in the wiki's raw sources folder that you can read and that link what moved: left
+    /// as they were, so their links now point at the old name.
+    pub immutable_not_updated: Vec<String>,
+    /// How many such notes you cannot read.
+    pub immutable_not_updated_hidden: usize,
+    pub immutable_warning: &'static str,
 }
 
 impl Plan {
     pub fn links(&self) -> usize {
         self.rewritten.values().sum()
+    }
+
+    /// The raw-source notes left alone, when there were any.
+    pub fn immutable_skipped(&self) -> Option<ImmutableSkipped> {
+        (!self.immutable.is_empty() || self.immutable_hidden > 0).then(|| ImmutableSkipped {
+            immutable_not_updated: self.immutable.clone(),
+            immutable_not_updated_hidden: self.immutable_hidden,
+            immutable_warning: "raw sources are immutable: their links to the moved name were not rewritten;                                 repoint them outside the server",
+        })
     }
 }
 
@@ -159,6 +186,16 @@ pub async fn plan(
         } else {
             Ok(None)
         };
+        // A raw source's links are never rewritten (so one that could not be is no refusal).
+        let raw = !from_set.contains(path.as_str()) && view.acl().immutable_folder(path).is_some();
+        if raw && !matches!(rewrite, Ok(None)) {
+            if view.can_read(path) {
+                plan.immutable.push(path.clone());
+            } else {
+                plan.immutable_hidden += 1;
+            }
+            continue;
+        }
         match rewrite {
             Ok(None) => {}
             Ok(Some(rewrite)) => {

@@ -43,6 +43,8 @@ pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String
 pub struct View {
     pub vault: Vault,
     acl: Acl,
+    /// The vault's wiki and raw folders, when it has a wiki.
+    wiki: Option<otc_config::WikiFolders>,
     /// The read ACL as Postgres regular expressions (None: unrestricted), made the first time a
     /// query asks (the read tools that look one note up never do).
     read_regex: std::sync::OnceLock<Option<Vec<String>>>,
@@ -82,6 +84,27 @@ where
     Ok(None)
 }
 
+/// The wiki folders configured for the caller's vault `vault` (the tenant's slug read only when
+/// an entry names a tenant other than by id).
+async fn wiki_folders(
+    services: &Services,
+    caller: &Caller,
+    vault: &str,
+) -> Result<Option<otc_config::WikiFolders>, StoreError> {
+    let wiki = &services.config.wiki;
+    let id = caller.tenant_id.to_string();
+    let by_slug = wiki.vaults.iter().any(|v| v.vault == vault && v.tenant.as_deref().is_some_and(|t| t != id));
+    let slug = if by_slug {
+        let mut tx = services.store.begin(caller.tenant_id).await?;
+        let tenant = tx.tenant().await?;
+        tx.commit().await?;
+        tenant.map(|t| t.slug)
+    } else {
+        None
+    };
+    Ok(wiki.folders(&id, slug.as_deref(), vault))
+}
+
 /// The default page of a list tool (spec: "Result size and paging").
 pub const DEFAULT_PAGE: usize = 100;
 /// Pages stay under 20 KB of JSON by holding fewer items: the items get this much, the rest is
@@ -101,7 +124,8 @@ impl View {
             Ok(tenant.map(|t| t.slug))
         };
         let entry = acl_entry(&services.acls, ctx.caller, &vault.name, slug).await.map_err(|e| internal(tool, &e))?;
-        Ok(View::with(ctx.caller, vault, entry, Audience::Tools))
+        let wiki = wiki_folders(services, ctx.caller, &vault.name).await.map_err(|e| internal(tool, &e))?;
+        Ok(View::with(ctx.caller, vault, entry, Audience::Tools, wiki))
     }
 
     /// `vault`, which the caller may reach (the caller checked that), as `audience` shows it
@@ -116,13 +140,33 @@ impl View {
     ) -> Result<View, StoreError> {
         let slug = move || async move { Ok(tx.tenant().await?.map(|t| t.slug)) };
         let entry = acl_entry(&services.acls, caller, &vault.name, slug).await?;
-        Ok(View::with(caller, vault, entry, audience))
+        // A person's sync client adds raw sources: the folder is immutable to the tools only.
+        let wiki = match audience {
+            Audience::Tools => wiki_folders(services, caller, &vault.name).await?,
+            Audience::Sync => None,
+        };
+        Ok(View::with(caller, vault, entry, audience, wiki))
     }
 
-    fn with(caller: &Caller, vault: Vault, entry: Option<&VaultAcl>, audience: Audience) -> View {
+    fn with(
+        caller: &Caller,
+        vault: Vault,
+        entry: Option<&VaultAcl>,
+        audience: Audience,
+        wiki: Option<otc_config::WikiFolders>,
+    ) -> View {
         let tenant = caller.access.rules.iter().filter(|r| r.vault_id == vault.id).map(|r| r.rule.clone()).collect();
-        let acl = Acl::open().with_layer(entry.map(|e| vec![e.rule.clone()]).unwrap_or_default()).with_layer(tenant);
-        View { vault, read_regex: std::sync::OnceLock::new(), acl: acl.for_audience(audience) }
+        let mut acl =
+            Acl::open().with_layer(entry.map(|e| vec![e.rule.clone()]).unwrap_or_default()).with_layer(tenant);
+        if let Some(raw) = wiki.as_ref().and_then(|w| w.raw.as_deref()) {
+            acl = acl.with_immutable(raw);
+        }
+        View { vault, read_regex: std::sync::OnceLock::new(), acl: acl.for_audience(audience), wiki }
+    }
+
+    /// The vault's wiki and raw folders, when it has a wiki.
+    pub fn wiki(&self) -> Option<&otc_config::WikiFolders> {
+        self.wiki.as_ref()
     }
 
     /// What the caller may see, for the store's queries: the audience's hidden folders and the

@@ -46,11 +46,18 @@ pub fn check_delete(view: &View, path: &str, field: &str) -> Result<(), ToolErro
 /// acl_denied for `op` on `path`, naming the layer that refused it (the deployment's floor or
 /// the tenant's rules); inspect_acl names the rules.
 fn denied(view: &View, op: Op, path: &str, field: &str, message: &str) -> ToolError {
+    let verdict = view.acl().explain(op, path);
+    let message = match verdict {
+        Verdict::Immutable(_) => "the wiki's raw sources folder is immutable: no tool writes, moves or deletes in it",
+        _ => message,
+    };
     let mut err = ToolError::with_message(ErrorCode::AclDenied, message)
         .detail("field", field.to_string())
         .detail("operation", op.as_str());
-    if let Verdict::Denied(layer, _) = view.acl().explain(op, path) {
-        err = err.detail("layer", layer.as_str());
+    match verdict {
+        Verdict::Denied(layer, _) => err = err.detail("layer", layer.as_str()),
+        Verdict::Immutable(_) => err = err.detail("reason", "immutable_raw_folder"),
+        _ => {}
     }
     err
 }

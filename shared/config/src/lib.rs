@@ -40,6 +40,7 @@ pub struct Config {
     pub oauth: OAuthConfig,
     pub quotas: QuotasConfig,
     pub embeddings: EmbeddingsConfig,
+    pub wiki: WikiConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -326,6 +327,99 @@ pub struct EmbeddingsConfig {
     pub semantic_weight: f32,
     /// Cached vectors unused for this many days are swept.
     pub cache_retention_days: i64,
+}
+
+/// The wiki workflow: where a vault's wiki pages live and where its raw sources do (spec:
+/// "Wiki workflow", "Ingesting a raw source"). `folder` and `raw_folder` are every vault's
+/// unless a `[[wiki.vaults]]` entry for it says otherwise.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WikiConfig {
+    /// The wiki folder (e.g. "wiki"); unset: no vault has a wiki.
+    pub folder: Option<String>,
+    /// The raw sources' folder, which no tool may change; unset: `raw` beside the wiki folder
+    /// (wiki gives raw, notes/wiki gives notes/raw).
+    pub raw_folder: Option<String>,
+    pub vaults: Vec<WikiVault>,
+}
+
+/// One vault's wiki folders, over `[wiki]`'s.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WikiVault {
+    /// Tenant slug or id; left out, every tenant's vault of that name.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    pub vault: String,
+    #[serde(default)]
+    pub folder: Option<String>,
+    #[serde(default)]
+    pub raw_folder: Option<String>,
+}
+
+/// A vault's wiki folders, as configured and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WikiFolders {
+    /// "wiki" (no slashes at either end).
+    pub folder: String,
+    /// None when the default would be the wiki folder itself.
+    pub raw: Option<String>,
+}
+
+impl WikiConfig {
+    /// The wiki folders of `vault` in the tenant `tenant_id` (slug `slug`): its own entry's,
+    /// else the deployment's; None without a wiki folder.
+    pub fn folders(&self, tenant_id: &str, slug: Option<&str>, vault: &str) -> Option<WikiFolders> {
+        let own = self
+            .vaults
+            .iter()
+            .find(|v| v.vault == vault && v.tenant.as_deref().is_none_or(|t| t == tenant_id || Some(t) == slug));
+        let folder = own.and_then(|v| v.folder.clone()).or_else(|| self.folder.clone())?;
+        let raw = own.and_then(|v| v.raw_folder.clone()).or_else(|| self.raw_folder.clone());
+        WikiFolders::new(&folder, raw.as_deref()).ok()
+    }
+}
+
+impl WikiFolders {
+    /// Checks the folders (spec: a plain relative path; never `.`, `/`, empty, absolute or
+    /// `..`; no segment ending in a space or dot, which Windows strips; the raw folder never
+    /// the wiki folder, inside it or around it) and fills in the default raw folder.
+    pub fn new(folder: &str, raw: Option<&str>) -> Result<WikiFolders, String> {
+        let folder = plain_folder(folder).map_err(|e| format!("folder {e}"))?;
+        let raw = match raw {
+            Some(r) => Some(plain_folder(r).map_err(|e| format!("raw_folder {e}"))?),
+            None => {
+                let default = match folder.rsplit_once('/') {
+                    Some((parent, _)) => format!("{parent}/raw"),
+                    None => "raw".to_string(),
+                };
+                (default != folder).then_some(default)
+            }
+        };
+        if let Some(r) = &raw {
+            let inside = |a: &str, b: &str| a.starts_with(&format!("{b}/"));
+            if r.eq_ignore_ascii_case(&folder) || inside(r, &folder) || inside(&folder, r) {
+                return Err("raw_folder must not be the wiki folder, inside it or contain it".into());
+            }
+        }
+        Ok(WikiFolders { folder, raw })
+    }
+}
+
+fn plain_folder(path: &str) -> Result<String, String> {
+    let p = path.trim_end_matches('/');
+    if p.is_empty() || p == "." || p.starts_with('/') || p.contains('\\') || p.contains(':') {
+        return Err(format!("{path:?} must be a plain relative folder"));
+    }
+    for segment in p.split('/') {
+        if segment.is_empty() || segment == "." || segment == ".." {
+            return Err(format!("{path:?} must be a plain relative folder"));
+        }
+        if segment.ends_with(' ') || segment.ends_with('.') {
+            return Err(format!("{path:?} has a segment ending in a space or dot"));
+        }
+    }
+    Ok(p.to_string())
 }
 
 impl Default for EmbeddingsConfig {
@@ -868,6 +962,24 @@ impl Config {
         for origin in &self.mcp.allowed_origins {
             if !origin.contains("://") {
                 bad("mcp.allowed_origins", format!("{origin:?} needs a scheme, e.g. https://{origin}"));
+            }
+        }
+        let wiki = &self.wiki;
+        if let Some(folder) = &wiki.folder
+            && let Err(e) = WikiFolders::new(folder, wiki.raw_folder.as_deref())
+        {
+            bad("wiki", e);
+        }
+        for v in &wiki.vaults {
+            let folder = v.folder.as_ref().or(wiki.folder.as_ref());
+            match folder {
+                Some(folder) => {
+                    if let Err(e) = WikiFolders::new(folder, v.raw_folder.as_deref().or(wiki.raw_folder.as_deref())) {
+                        bad("wiki.vaults", format!("{}: {e}", v.vault));
+                    }
+                }
+                None if v.raw_folder.is_some() => bad("wiki.vaults", format!("{}: raw_folder needs a folder", v.vault)),
+                None => {}
             }
         }
         for (i, entry) in self.acl.iter().enumerate() {

@@ -44,22 +44,26 @@ impl TenantTx {
     /// Obsidian would without that note, so the graph a caller sees is the one it would have
     /// if the hidden notes did not exist.
     pub async fn link_graph(&mut self, vault: Uuid, readable: Option<&[String]>) -> Result<LinkEdges> {
-        let notes = sqlx::query_scalar!(
+        let mut notes = sqlx::query_scalar!(
             r#"SELECT path FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR path ~ ANY($3))
-                ORDER BY path"#,
+                  AND path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR path ~ ANY($3))"#,
             self.tenant,
             vault,
             readable
         )
         .fetch_all(&mut *self.tx)
         .await?;
+        notes.sort_unstable();
+        // One pass over the readable notes' links, per (source, where it leads): the edges, the
+        // counts, and which lead to a note the caller cannot read.
         let rows = sqlx::query!(
-            r#"SELECT source_path, resolved_path AS "target!", count(*)::int AS "links!" FROM links
-                WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path IS NOT NULL AND resolved_path <> source_path
+            r#"SELECT source_path, resolved_path, count(*)::int AS "links!",
+                      COALESCE(resolved_path !~ '^\.(obsidian|trash|git)/'
+                               AND ($3::text[] IS NULL OR resolved_path ~ ANY($3)), false) AS "visible!"
+                 FROM links
+                WHERE tenant_id = $1 AND vault_id = $2
                   AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
-                  AND resolved_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR resolved_path ~ ANY($3))
                 GROUP BY source_path, resolved_path"#,
             self.tenant,
             vault,
@@ -67,48 +71,48 @@ impl TenantTx {
         )
         .fetch_all(&mut *self.tx)
         .await?;
-        let mut edges: Vec<(String, String, u32)> =
-            rows.into_iter().map(|r| (r.source_path, r.target, r.links.max(1) as u32)).collect();
-        let shadowed = sqlx::query!(
-            r#"SELECT source_path, target FROM links
-                WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path IS NOT NULL
-                  AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($3::text[] IS NOT NULL AND NOT resolved_path ~ ANY($3)))
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))"#,
-            self.tenant,
-            vault,
-            readable
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        let counts = sqlx::query!(
-            r#"SELECT source_path, count(*) FILTER (WHERE resolved_path IS NULL) AS "unresolved!", count(*) AS "links!"
-                 FROM links
-                WHERE tenant_id = $1 AND vault_id = $2
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
-                GROUP BY source_path"#,
-            self.tenant,
-            vault,
-            readable
-        )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        let mut counts: std::collections::BTreeMap<String, LinkCounts> = counts
-            .into_iter()
-            .map(|r| {
-                let c =
-                    LinkCounts { path: r.source_path.clone(), links: r.links as u32, unresolved: r.unresolved as u32 };
-                (r.source_path, c)
-            })
-            .collect();
-        let asked: Vec<(&str, &str)> = shadowed.iter().map(|l| (l.target.as_str(), l.source_path.as_str())).collect();
-        let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
-        for ((_, source), to) in asked.iter().zip(resolved) {
-            match to {
-                Some(to) if to != *source => edges.push((source.to_string(), to, 1)),
-                Some(_) => {}
-                None => {
-                    if let Some(c) = counts.get_mut(*source) {
-                        c.unresolved += 1;
+        let mut edges: Vec<(String, String, u32)> = Vec::with_capacity(rows.len());
+        let mut counts: std::collections::BTreeMap<String, LinkCounts> = std::collections::BTreeMap::new();
+        let mut any_hidden = false;
+        for r in rows {
+            let n = r.links.max(1) as u32;
+            let c = counts.entry(r.source_path.clone()).or_insert_with(|| LinkCounts {
+                path: r.source_path.clone(),
+                links: 0,
+                unresolved: 0,
+            });
+            c.links += n;
+            match r.resolved_path {
+                None => c.unresolved += n,
+                Some(to) if to == r.source_path => {}
+                Some(to) if r.visible => edges.push((r.source_path, to, n)),
+                // Resolved again below, among what the caller can read.
+                Some(_) => any_hidden = true,
+            }
+        }
+        if any_hidden {
+            let shadowed = sqlx::query!(
+                r#"SELECT source_path, target FROM links
+                    WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path IS NOT NULL
+                      AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($3::text[] IS NOT NULL AND NOT resolved_path ~ ANY($3)))
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))"#,
+                self.tenant,
+                vault,
+                readable
+            )
+            .fetch_all(&mut *self.tx)
+            .await?;
+            let asked: Vec<(&str, &str)> =
+                shadowed.iter().map(|l| (l.target.as_str(), l.source_path.as_str())).collect();
+            let resolved = self.resolve_among_readable(vault, readable, &asked).await?;
+            for ((_, source), to) in asked.iter().zip(resolved) {
+                match to {
+                    Some(to) if to != *source => edges.push((source.to_string(), to, 1)),
+                    Some(_) => {}
+                    None => {
+                        if let Some(c) = counts.get_mut(*source) {
+                            c.unresolved += 1;
+                        }
                     }
                 }
             }

@@ -20,6 +20,7 @@ mod history;
 mod index;
 mod keys;
 mod oauth;
+mod pages;
 mod principals;
 mod quotas;
 mod rate_limits;
@@ -60,6 +61,7 @@ pub use index::{
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };
+pub use pages::{LinkTextMatch, NameMatch};
 pub use principals::{Principal, PrincipalKind};
 pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;

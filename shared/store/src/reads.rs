@@ -307,7 +307,7 @@ impl TenantTx {
 
     /// Where each (target, source) link resolves among the files the caller can read, as if
     /// the others were absent (Obsidian's rule over fewer files).
-    pub(crate) async fn resolve_among_readable(
+    pub async fn resolve_among_readable(
         &mut self,
         vault: Uuid,
         readable: Option<&[String]>,

@@ -186,6 +186,8 @@ pub enum Verdict<'a> {
     Allowed(Vec<&'a Rule>),
     /// This layer's rules all refuse it (the rules listed).
     Denied(Layer, Vec<&'a Rule>),
+    /// A change inside a folder no tool may change (a wiki's raw sources), whatever the rules.
+    Immutable(&'a str),
 }
 
 impl Verdict<'_> {
@@ -199,6 +201,8 @@ impl Verdict<'_> {
 pub struct Acl {
     layers: Vec<Vec<Rule>>,
     audience: Audience,
+    /// Folders nothing may be written, created, moved or deleted in (compared case-blind).
+    immutable: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -269,6 +273,22 @@ impl Acl {
         self
     }
 
+    /// This ACL with `folder` (and everything in it) closed to writes and deletes for every
+    /// caller, whatever the rules say.
+    pub fn with_immutable(mut self, folder: &str) -> Self {
+        self.immutable.push(folder.trim_matches('/').to_lowercase());
+        self
+    }
+
+    /// The immutable folder `path` is in or is, if any.
+    pub fn immutable_folder(&self, path: &str) -> Option<&str> {
+        let lower = path.to_lowercase();
+        self.immutable
+            .iter()
+            .find(|f| lower == **f || lower.strip_prefix(f.as_str()).is_some_and(|rest| rest.starts_with('/')))
+            .map(String::as_str)
+    }
+
     /// The same lists, read by `audience`.
     pub fn for_audience(mut self, audience: Audience) -> Self {
         self.audience = audience;
@@ -286,6 +306,7 @@ impl Acl {
 
     pub fn allows(&self, op: Op, path: &str) -> bool {
         !self.audience.hidden().iter().any(|h| path.starts_with(h))
+            && (op == Op::Read || self.immutable_folder(path).is_none())
             && self.layers.iter().all(|rules| rules.iter().any(|r| r.allows(op, path)))
     }
 
@@ -305,6 +326,11 @@ impl Acl {
     pub fn explain(&self, op: Op, path: &str) -> Verdict<'_> {
         if let Some(h) = self.audience.hidden().iter().find(|h| path.starts_with(*h)) {
             return Verdict::Hidden(h);
+        }
+        if op != Op::Read
+            && let Some(folder) = self.immutable_folder(path)
+        {
+            return Verdict::Immutable(folder);
         }
         let mut by = Vec::new();
         for rules in &self.layers {

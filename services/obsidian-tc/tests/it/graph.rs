@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Tenant, TestApp, client_env};
+use crate::harness::{Tenant, TestApp, cli, client_env, stderr, stdout};
 use crate::mcp::{call, error_of};
 use crate::sync::{corpus, remote_env, run_ok};
 
@@ -276,6 +276,11 @@ async fn a_note_the_caller_cannot_read_or_an_excluded_one_is_not_a_node() {
     assert_eq!(paths, BTreeSet::from(["Open/a.md", "Open/b.md", "Open/c.md"]));
     let a = ranked["notes"].as_array().unwrap().iter().find(|r| r["path"] == "Open/a.md").unwrap();
     assert_eq!(a["incoming"], 1, "the excluded note's link is not an edge: {ranked}");
+    // The gateway keeps the graph while the vault is unchanged; a commit shows at once.
+    app.seed(&token, "Notes", &[("Open/b.md", Some("b links [[a]]\n"))]).await;
+    let ranked = tool(&app, &token, "graph_centrality", json!({"vault": v, "metric": "in_degree"})).await;
+    let a = ranked["notes"].as_array().unwrap().iter().find(|r| r["path"] == "Open/a.md").unwrap();
+    assert_eq!(a["incoming"], 2, "the new link counts: {ranked}");
 
     // Bad arguments are invalid_input naming the field; another tenant finds no vault.
     for (tool_name, args, field) in [
@@ -371,5 +376,100 @@ async fn the_quality_report_flags_each_kind_of_note_and_concise_keeps_path_and_f
     assert_eq!(only.len(), 1);
     assert_eq!(only[0].as_object().unwrap().keys().collect::<Vec<_>>(), ["flags", "path"], "{concise}");
     assert!(concise.get("skipped").is_none(), "contradiction was not asked for: {concise}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn prune_hub_links_previews_then_removes_dangling_and_repeated_links_only() {
+    let app = TestApp::spawn_with(|c| {
+        c.acl.push(otc_config::AclEntry {
+            tenant: Some("acme".into()),
+            vault: "Notes".into(),
+            read_paths: Some(vec!["Open/**".into()]),
+            write_paths: None,
+            delete_paths: None,
+        });
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let hub = "---\nrelated:\n  - \"[[Gone two]]\"\n  - \"[[A]]\"\n---\n# Hub\n- [[A]]\n- [[Gone]]\n- [[A]]\n- [[B#Part]]\n- [[B]]\n\
+               Read [[Missing|the old page]] and [[Secret]] twice: [[Secret]].\n![[nothing.png]]\n";
+    app.seed(
+        &token,
+        "Notes",
+        &[
+            ("Open/Hub.md", Some(hub)),
+            ("Open/A.md", Some("a\n")),
+            ("Open/B.md", Some("# Part\nb\n")),
+            ("Closed/Secret.md", Some("hidden\n")),
+        ],
+    )
+    .await;
+    let v = json!("Notes");
+    let preview = tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert_eq!(preview["dry_run"], true, "a dry run unless asked: {preview}");
+    let removed: Vec<(String, String, String)> = preview["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["link"].as_str().unwrap().into(),
+                r["reason"].as_str().unwrap().into(),
+                r["action"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("[[Gone two]]", "unresolved", "line_removed"),
+        ("[[Gone]]", "unresolved", "line_removed"),
+        ("[[A]]", "duplicate", "line_removed"),
+        ("[[Missing|the old page]]", "unresolved", "unlinked"),
+        ("![[nothing.png]]", "unresolved", "line_removed"),
+    ]
+    .iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(
+        removed, want,
+        "the property link to A is not the body's repeat; a link to a note the caller \
+                               cannot read is never judged: {preview}"
+    );
+    let read = tool(&app, &token, "read_note", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert_eq!(read["content"], hub, "a dry run writes nothing");
+
+    // The real run needs a person's confirmation, and the preview's prev_hash pins the text.
+    let real = json!({"vault": v, "path": "Open/Hub.md", "dry_run": false, "prev_hash": preview["prev_hash"]});
+    let r = call(&app, "/mcp", &token, "prune_hub_links", real.clone()).await;
+    let err = error_of(&r);
+    assert_eq!(err["code"], "elicit_required", "{r}");
+    let command = err["details"]["command"].as_str().unwrap().to_string();
+    let args: Vec<&str> = command.strip_prefix("obsidian-tc ").unwrap().split(' ').collect();
+    let out = cli(&app.iso, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut confirmed = real.clone();
+    confirmed["elicit_token"] = json!(stdout(&out).trim());
+    let done = tool(&app, &token, "prune_hub_links", confirmed).await;
+    assert_eq!(done["removed_count"], 5, "{done}");
+    let after = tool(&app, &token, "read_note", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert_eq!(
+        after["content"],
+        "---\nrelated:\n  - \"[[A]]\"\n---\n# Hub\n- [[A]]\n- [[B#Part]]\n- [[B]]\nRead the old page and [[Secret]] twice: [[Secret]].\n",
+        "{after}"
+    );
+    assert_eq!(done["content_hash"], after["content_hash"]);
+    // The old text is a snapshot restore_note can bring back.
+    let snaps = tool(&app, &token, "list_snapshots", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert!(!snaps["snapshots"].as_array().unwrap().is_empty(), "{snaps}");
+    // A stale prev_hash writes nothing.
+    let stale = call(&app, "/mcp", &token, "prune_hub_links", real).await;
+    assert_eq!(error_of(&stale)["code"], "concurrent_modification", "{stale}");
+    // Nothing left to prune: a real run is a no-op needing no confirmation.
+    let again =
+        tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Open/Hub.md", "dry_run": false})).await;
+    assert_eq!(again["removed_count"], 0, "{again}");
+    let r = call(&app, "/mcp", &token, "prune_hub_links", json!({"vault": v, "path": "Closed/Secret.md"})).await;
+    assert_eq!(error_of(&r)["code"], "note_not_found", "{r}");
     app.stop().await;
 }

@@ -37,5 +37,6 @@ mod sync;
 mod sync_acl;
 mod telemetry;
 mod tidy;
+mod wiki;
 mod worker;
 mod write;

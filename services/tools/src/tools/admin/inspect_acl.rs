@@ -41,7 +41,8 @@ pub struct Output {
     pub path: String,
     pub op: Op,
     pub principal: PrincipalOut,
-    /// hidden_folder, unrestricted, allowed_by_rules, denied_by_rules or missing_scope.
+    /// hidden_folder, unrestricted, allowed_by_rules, denied_by_rules, immutable_folder (a
+    /// wiki's raw sources) or missing_scope.
     pub decided_by: &'static str,
     /// The deciding rules: for an allowed path the one of each layer that grants it; for a
     /// denied one every rule of the layer that refuses it.
@@ -142,6 +143,9 @@ impl Tool for InspectAcl {
                         .join(" and ")
                 ),
             ),
+            Verdict::Immutable(folder) => {
+                ("immutable_folder", vec![], format!("{folder} holds the wiki's raw sources, which no tool may change"))
+            }
             Verdict::Denied(layer, rules) => (
                 "denied_by_rules",
                 rules.iter().map(|r| RuleOut::of(r)).collect(),

@@ -39,6 +39,8 @@ pub struct Output {
     pub trashed_dest_to: Option<String>,
     pub content_hash: String,
     pub references_updated: Updated,
+    #[serde(flatten)]
+    pub immutable: Option<crate::moving::ImmutableSkipped>,
 }
 
 impl Tool for MoveAttachment {
@@ -76,6 +78,7 @@ impl Tool for MoveAttachment {
             trashed_dest_to: plan.trashed.get(&input.to).cloned(),
             content_hash: hex::encode(plan.dest_hash[&input.to]),
             references_updated: Updated { notes: plan.rewritten.len(), links: plan.links() },
+            immutable: plan.immutable_skipped(),
         })
     }
 }

@@ -55,6 +55,8 @@ pub struct Output {
     /// Dry run: each note's link changes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<NoteLinks>>,
+    #[serde(flatten)]
+    pub immutable: Option<crate::moving::ImmutableSkipped>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -147,6 +149,7 @@ impl Tool for BulkMoveNotes {
         Ok(Output {
             vault: view.vault.name.clone(),
             dry_run: dry,
+            immutable: plan.immutable_skipped(),
             moves: specs
                 .iter()
                 .map(|s| MoveRow {

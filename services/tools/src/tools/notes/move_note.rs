@@ -46,6 +46,8 @@ pub struct Output {
     /// The moved note's hash (its own relative links may have been rewritten).
     pub content_hash: String,
     pub backlinks_updated: Updated,
+    #[serde(flatten)]
+    pub immutable: Option<crate::moving::ImmutableSkipped>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -125,6 +127,7 @@ impl Tool for MoveNote {
             trashed_dest_to: plan.trashed.get(&input.to).cloned(),
             content_hash: hex::encode(plan.dest_hash[&input.to]),
             backlinks_updated: Updated { notes, links },
+            immutable: plan.immutable_skipped(),
         })
     }
 }

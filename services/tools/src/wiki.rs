@@ -1,0 +1,266 @@
+//! The wiki workflow's common ground (spec: "Wiki checks", "Wiki workflow"): where a vault's
+//! wiki and raw sources are, which pages the server generates, and the duplicate check that
+//! find_existing_page and draft_wiki_page share.
+//!
+//! Identity evidence (a path, file name, alias, wikidata QID, title property or first H1
+//! naming the topic) can make a verdict; soft evidence (other notes' link text, semantic
+//! nearness) only ever makes it ambiguous. Raw sources and the generated pages are never
+//! candidates; a note in Obsidian's Excluded files is identity evidence (its name is taken) but
+//! never a semantic match.
+
+use std::collections::BTreeMap;
+
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::reading::View;
+use crate::semantic::{Near, VectorSet};
+use crate::{CallContext, internal};
+
+/// The pages the server writes in the wiki folder.
+pub const GENERATED: [&str; 2] = ["index.md", "log.md"];
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Candidate {
+    pub path: String,
+    /// Whether any of its evidence is identity evidence.
+    pub identity: bool,
+    pub evidence: Vec<Evidence>,
+    /// Best chunk's cosine similarity to the topic, when it is a semantic candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+    /// In Obsidian's Excluded files: its name is taken, but it is not a page to extend.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub excluded: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Evidence {
+    /// path, file_name, alias, wikidata, title, h1 (identity); link_text, semantic (soft).
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Wanted {
+    /// Notes linking the topic's text to nothing.
+    pub count: usize,
+    /// The first ten of them.
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Skipped {
+    pub check: &'static str,
+    pub reason: String,
+}
+
+/// The duplicate check's answer.
+pub struct Found {
+    pub verdict: &'static str,
+    pub candidates: Vec<Candidate>,
+    pub wanted_by: Option<Wanted>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Found {
+    pub fn suggested_action(&self) -> &'static str {
+        match self.verdict {
+            "exists" => "link to or extend the existing page",
+            "ambiguous" => "read the candidates, then decide",
+            _ => "create the page",
+        }
+    }
+
+    /// The one page the verdict names, when it is exists.
+    pub fn existing(&self) -> Option<&Candidate> {
+        (self.verdict == "exists").then(|| self.candidates.iter().find(|c| c.identity)).flatten()
+    }
+}
+
+/// How names are compared: lower-cased, runs of spaces, hyphens and underscores as one space,
+/// trimmed (the store's `otc_name_norm`).
+pub fn normalize(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut gap = false;
+    for c in lower.chars() {
+        if c.is_whitespace() || c == '-' || c == '_' {
+            gap = true;
+        } else {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A wikidata QID in the topic ("Q42", "Douglas Adams (Q42)").
+pub fn qid(topic: &str) -> Option<String> {
+    topic
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| {
+            w.len() > 1 && w.starts_with('Q') && w[1..].chars().all(|c| c.is_ascii_digit()) && !w[1..].starts_with('0')
+        })
+        .map(str::to_string)
+}
+
+/// Whether `path` is in the vault's raw sources folder.
+pub fn is_raw(view: &View, path: &str) -> bool {
+    let Some(raw) = view.wiki().and_then(|w| w.raw.as_deref()) else { return false };
+    let lower = path.to_lowercase();
+    let raw = raw.to_lowercase();
+    lower.strip_prefix(&raw).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether `path` is one of the pages the server generates in the wiki folder.
+pub fn is_generated(view: &View, path: &str) -> bool {
+    let Some(wiki) = view.wiki() else { return false };
+    GENERATED.iter().any(|g| path == format!("{}/{g}", wiki.folder))
+}
+
+/// A min_similarity argument: -1 to 1.
+pub fn min_similarity(value: Option<f32>, default: f32) -> Result<f32, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(v) if (-1.0..=1.0).contains(&v) => Ok(v),
+        Some(_) => Err(ToolError::with_message(ErrorCode::InvalidInput, "min_similarity must be between -1 and 1")
+            .detail("field", "min_similarity")),
+    }
+}
+
+/// The duplicate check for `topic` among the readable notes under `prefix`.
+pub async fn find(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    topic: &str,
+    prefix: &str,
+    min_similarity: f32,
+    judge: bool,
+) -> Result<Found, ToolError> {
+    let norm = normalize(topic);
+    if norm.is_empty() {
+        return Err(ToolError::with_message(ErrorCode::InvalidInput, "topic is empty").detail("field", "topic"));
+    }
+    let qid = qid(topic);
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let named = tx
+        .notes_named(view.vault.id, view.readable(), prefix, &norm, qid.as_deref())
+        .await
+        .map_err(|e| internal(tool, &e))?;
+    let linked = tx.links_with_text(view.vault.id, view.readable(), &norm).await.map_err(|e| internal(tool, &e))?;
+    let excluded: std::collections::HashSet<String> =
+        tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let counts = |p: &str| !is_raw(view, p) && !is_generated(view, p);
+    let mut by_path: BTreeMap<String, Candidate> = BTreeMap::new();
+    for m in named.iter().filter(|m| counts(&m.path)) {
+        let c = candidate(&mut by_path, &m.path, &excluded);
+        c.identity = true;
+        for (hit, kind, detail) in [
+            (m.by_path, "path", None),
+            (m.by_file_name, "file_name", None),
+            (m.by_alias, "alias", None),
+            (m.by_wikidata, "wikidata", qid.clone()),
+            (m.by_title, "title", None),
+            (m.by_h1, "h1", None),
+        ] {
+            if hit {
+                c.evidence.push(Evidence { kind, detail });
+            }
+        }
+    }
+    let mut wanted_by = None;
+    for group in &linked {
+        match &group.resolved_path {
+            Some(path) if counts(path) && path.starts_with(prefix) => {
+                let sources: Vec<&String> = group.sources.iter().filter(|s| *s != path).collect();
+                if sources.is_empty() {
+                    continue;
+                }
+                candidate(&mut by_path, path, &excluded).evidence.push(Evidence {
+                    kind: "link_text",
+                    detail: Some(format!("{} note(s) link it with this text", sources.len())),
+                });
+            }
+            Some(_) => {}
+            None => {
+                wanted_by = Some(Wanted {
+                    count: group.sources.len(),
+                    sources: group.sources.iter().take(10).cloned().collect(),
+                })
+            }
+        }
+    }
+    let mut skipped = Vec::new();
+    if ctx.services().embeddings.active().is_none() {
+        skipped.push(Skipped { check: "semantic", reason: "no embedding provider is configured".into() });
+    } else {
+        match semantic_candidates(ctx, tool, view, topic, prefix).await {
+            Ok(hits) => {
+                for (path, score) in hits.into_iter().filter(|(p, s)| *s >= min_similarity && counts(p)) {
+                    let c = candidate(&mut by_path, &path, &excluded);
+                    c.score = Some(score);
+                    c.evidence.push(Evidence { kind: "semantic", detail: Some(format!("cosine {score:.3}")) });
+                }
+            }
+            Err(e) => skipped.push(Skipped {
+                check: "semantic",
+                reason: format!("the embedding provider failed ({})", e.code.as_str()),
+            }),
+        }
+    }
+    if judge {
+        skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() });
+    }
+    let mut candidates: Vec<Candidate> = by_path.into_values().collect();
+    candidates.sort_by(|a, b| {
+        b.identity
+            .cmp(&a.identity)
+            .then(b.score.unwrap_or(0.0).total_cmp(&a.score.unwrap_or(0.0)))
+            .then(b.evidence.len().cmp(&a.evidence.len()))
+            .then(a.path.cmp(&b.path))
+    });
+    let identities = candidates.iter().filter(|c| c.identity).count();
+    let verdict = match identities {
+        1 => "exists",
+        0 if candidates.is_empty() => "new",
+        _ => "ambiguous",
+    };
+    Ok(Found { verdict, candidates, wanted_by, skipped })
+}
+
+/// The candidate for `path`, added without evidence when it is new.
+fn candidate<'a>(
+    by_path: &'a mut BTreeMap<String, Candidate>,
+    path: &str,
+    excluded: &std::collections::HashSet<String>,
+) -> &'a mut Candidate {
+    by_path.entry(path.to_string()).or_insert_with(|| Candidate {
+        path: path.to_string(),
+        identity: false,
+        evidence: Vec::new(),
+        score: None,
+        excluded: excluded.contains(path),
+    })
+}
+
+/// The notes whose best chunk is nearest the topic, with the cosine (Excluded files left out).
+async fn semantic_candidates(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    topic: &str,
+    prefix: &str,
+) -> Result<Vec<(String, f32)>, ToolError> {
+    let set = VectorSet::open(ctx, tool, view, "topic").await?;
+    let vector = set.embed(ctx, tool, topic).await?;
+    let hits = set.nearest_notes(ctx, tool, view, &vector, Near { prefix, skip: &[], notes: 10 }).await?;
+    Ok(hits.into_iter().map(|h| (h.path, h.score)).collect())
+}
