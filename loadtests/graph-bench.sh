@@ -56,7 +56,7 @@ q() {
 assert not r.get("isError"), r
 print("   ", {k: v for k, v in s.items() if not isinstance(v, (list, dict))})' "$first"
   "$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 1 --duration "$duration" \
-    --warmup 0 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors' || true
+    --warmup 0 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors|first failure' || true
 }
 
 q graph_centrality '{"vault":"bench","metric":"pagerank"}'
@@ -66,6 +66,6 @@ q graph_communities '{"vault":"bench"}'
 q find_link_cycles '{"vault":"bench"}'
 q vault_health_score '{"vault":"bench"}'
 q note_quality_report '{"vault":"bench"}'
-q graph_path_between '{"vault":"bench","from":"Dashboard.md","to":"Concept Board.md","directed":false}'
-q get_link_strength '{"vault":"bench","from":"Dashboard.md","to":"Concept Board.md"}'
+q graph_path_between '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md","directed":false}'
+q get_link_strength '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md"}'
 if [ -n "${EXTRA:-}" ]; then eval "$EXTRA"; fi

@@ -20,6 +20,7 @@ pub mod reading;
 pub mod resources;
 pub mod restore;
 pub mod scanning;
+pub mod screening;
 pub mod searching;
 pub mod semantic;
 pub mod tasks;

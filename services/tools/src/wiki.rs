@@ -264,3 +264,132 @@ async fn semantic_candidates(
     let hits = set.nearest_notes(ctx, tool, view, &vector, Near { prefix, skip: &[], notes: 10 }).await?;
     Ok(hits.into_iter().map(|h| (h.path, h.score)).collect())
 }
+
+/// One thing a wiki write leaves to fix (never a refusal).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Problem {
+    /// schema, schema_file, unresolved_link, missing_link, no_inbound_link, patch_without_link,
+    /// patch_skipped, possible_duplicate, excluded_note, poison_suspect or redacted.
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(kind: &'static str, path: Option<&str>, message: impl Into<String>) -> Problem {
+        Problem { kind, path: path.map(str::to_string), message: message.into() }
+    }
+}
+
+/// Whether a link written with `target` names the note at `page` (by path, or by file name
+/// with or without .md, case-blind, as a link to a unique name does).
+pub fn names_page(target: &str, page: &str) -> bool {
+    let t = target.trim().to_lowercase();
+    let page = page.to_lowercase();
+    let stem = page.rsplit('/').next().unwrap_or(&page).trim_end_matches(".md").to_string();
+    let t_md = if t.ends_with(".md") { t.clone() } else { format!("{t}.md") };
+    t_md == page || t.trim_end_matches(".md") == stem
+}
+
+/// SCHEMA.md of the wiki folder, when there is one the caller can read: Ok(None) without one,
+/// Err(reason) when it cannot be read.
+pub async fn read_schema(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    folders: &otc_config::WikiFolders,
+) -> Result<Option<Result<crate::wiki_schema::Schema, String>>, ToolError> {
+    let path = format!("{}/SCHEMA.md", folders.folder);
+    if !view.can_read(&path) {
+        return Ok(None);
+    }
+    let Some(entry) = crate::writing::current(ctx, tool, view.vault.id, &path).await? else { return Ok(None) };
+    let bytes = crate::writing::blob(ctx, tool, &entry.hash).await?;
+    Ok(Some(match std::str::from_utf8(&bytes) {
+        Ok(text) => crate::wiki_schema::Schema::parse(text),
+        Err(_) => Err("SCHEMA.md is not UTF-8 text".into()),
+    }))
+}
+
+/// What SCHEMA.md says of a page: a `schema` problem per rule broken, `schema_file` when the
+/// file cannot be read or was cut.
+pub async fn schema_problems(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    folders: &otc_config::WikiFolders,
+    path: &str,
+    page_type: Option<&str>,
+    frontmatter: Option<&serde_json::Value>,
+) -> Result<Vec<Problem>, ToolError> {
+    let schema_path = format!("{}/SCHEMA.md", folders.folder);
+    Ok(match read_schema(ctx, tool, view, folders).await? {
+        None => Vec::new(),
+        Some(Err(why)) => vec![Problem::new("schema_file", Some(&schema_path), why)],
+        Some(Ok(schema)) => schema
+            .warnings
+            .iter()
+            .map(|w| Problem::new("schema_file", Some(&schema_path), w.clone()))
+            .chain(
+                schema
+                    .check(&folders.folder, path, page_type, frontmatter)
+                    .into_iter()
+                    .map(|m| Problem::new("schema", Some(path), m)),
+            )
+            .collect(),
+    })
+}
+
+/// The page's links that lead nowhere the caller can read (per target), and the sources it
+/// does not link.
+pub async fn link_problems(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    page: &otc_parser::Note,
+    sources: &[String],
+) -> Result<Vec<Problem>, ToolError> {
+    let asked: Vec<(&str, &str)> = page
+        .links
+        .iter()
+        .filter(|l| !l.target.is_empty() && !names_page(&l.target, path))
+        .map(|l| (l.target.as_str(), path))
+        .collect();
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let resolved =
+        tx.resolve_among_readable(view.vault.id, view.readable(), &asked).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for ((target, _), to) in asked.iter().zip(&resolved) {
+        if to.is_none() && seen.insert(target.to_lowercase()) {
+            out.push(Problem::new("unresolved_link", Some(path), format!("[[{target}]] leads to no note")));
+        }
+    }
+    for source in sources {
+        if !resolved.iter().any(|to| to.as_deref() == Some(source.as_str())) {
+            out.push(Problem::new("missing_link", Some(path), format!("the page does not link its source {source}")));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a readable note other than the page links it already (a link to its name that
+/// leads nowhere yet counts: it resolves once the page exists).
+pub async fn has_inbound(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<bool, ToolError> {
+    let keys = otc_vault::links::affected_link_keys(path);
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    Ok(links.iter().any(|l| {
+        l.source_path != path
+            && view.can_read(&l.source_path)
+            && !is_generated(view, &l.source_path)
+            && match &l.resolved_path {
+                Some(to) => to == path,
+                None => names_page(&l.target, path),
+            }
+    }))
+}

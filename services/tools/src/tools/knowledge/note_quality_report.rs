@@ -14,6 +14,9 @@ pub struct NoteQualityReport;
 
 /// A note not modified for this long is stale.
 const STALE_DAYS: i64 = 365;
+/// The other notes with the same bytes named per duplicate (a note copied a thousand times
+/// would otherwise name every copy in every copy's row).
+const TWINS_LISTED: usize = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -84,7 +87,7 @@ pub struct Output {
 pub struct Flagged {
     pub path: String,
     pub flags: Vec<Flag>,
-    /// The other notes with the same bytes.
+    /// The other notes with the same bytes (the first ten).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_of: Option<Vec<String>>,
     /// How many of its links lead nowhere.
@@ -144,8 +147,9 @@ impl Tool for NoteQualityReport {
             let mut counts: BTreeMap<String, usize> = BTreeMap::new();
             for f in &facts {
                 let v = g.node(&f.path).expect("filtered to the graph's notes");
+                let group = &by_hash[&f.content_hash[..]];
                 let twins: Vec<String> =
-                    by_hash[&f.content_hash[..]].iter().filter(|p| **p != f.path).map(|p| p.to_string()).collect();
+                    group.iter().filter(|p| **p != f.path).take(TWINS_LISTED).map(|p| p.to_string()).collect();
                 let broken = unresolved.get(f.path.as_str()).copied().unwrap_or(0);
                 let stale = (now - f.mtime).num_days() >= STALE_DAYS;
                 let checks = [
