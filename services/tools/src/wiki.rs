@@ -31,7 +31,7 @@ pub struct Candidate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f32>,
     /// In Obsidian's Excluded files: its name is taken, but it is not a page to extend.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub excluded: bool,
 }
 

@@ -45,6 +45,9 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "search" | "search_and_read" | "search_semantic" | "search_text" | "search_vault" => {
             json!({"vault": vault, "query": SECRET})
         }
+        "graph_path_between" | "get_link_strength" => json!({"vault": vault, "from": note, "to": note}),
+        "find_existing_page" | "draft_wiki_page" => json!({"vault": vault, "topic": "Plan"}),
+        "commit_wiki_page" => json!({"vault": vault, "page": {"path": "Secret/New page.md", "content": "x"}}),
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "get_metrics" => json!({"vault": vault}),
@@ -55,8 +58,14 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "get_task_status" | "cancel_task" => json!({"task_id": snapshot}),
         "get_index_status" | "get_server_config" | "inspect_visibility" | "list_vaults" | "server_health" => json!({}),
         "audit_provenance"
+        | "find_link_cycles"
         | "find_orphans"
         | "find_unresolved_links"
+        | "graph_centrality"
+        | "graph_communities"
+        | "lint_wiki"
+        | "note_quality_report"
+        | "vault_health_score"
         | "get_vault"
         | "index_vault"
         | "list_attachments"
@@ -69,7 +78,12 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
 
 #[tokio::test]
 async fn another_tenants_token_reaches_nothing_of_a_tenants_vaults_through_any_tool_or_endpoint() {
-    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    // Secret/ is the wiki too, so the wiki tools look where the secrets are.
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        c.wiki.folder = Some("Secret".into());
+    })
+    .await;
     let a = seed_secrets(&app, "acme").await;
     let b = Tenant::create(&app.store, "globex").await;
     let (b_token, _) = b.token(&app.store, "*", false, None).await;
@@ -226,6 +240,7 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
 async fn a_folder_the_deployment_acl_hides_is_unreachable_through_every_tool() {
     let app = TestApp::spawn_with(|c| {
         c.tools.confirm_destructive = false;
+        c.wiki.folder = Some("Secret".into());
         let public = Some(vec!["Public/**".to_string()]);
         c.acl.push(otc_config::AclEntry {
             tenant: Some("acme".into()),
@@ -246,7 +261,12 @@ async fn a_folder_the_deployment_acl_hides_is_unreachable_through_every_tool() {
 /// hides the folder from it too, and its token keeps working for what the rule grants.
 #[tokio::test]
 async fn a_folder_a_principals_rules_hide_is_unreachable_through_every_tool_and_the_sync_api() {
-    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    // Secret/ is the wiki too, so the wiki tools look where the secrets are.
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        c.wiki.folder = Some("Secret".into());
+    })
+    .await;
     let a = Tenant::create(&app.store, "acme").await;
     let (token, _) = a.token(&app.store, "*", false, None).await;
     let restrict = || {

@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 61] = [
+const FLAT: [&str; 73] = [
     "add_tag",
     "append_note",
     "audit_provenance",
@@ -132,10 +132,14 @@ const FLAT: [&str; 61] = [
     "bulk_move_notes",
     "bulk_set_property",
     "cancel_task",
+    "commit_wiki_page",
     "copy_note",
     "delete_attachment",
     "delete_note",
+    "draft_wiki_page",
     "fetch",
+    "find_existing_page",
+    "find_link_cycles",
     "find_notes_by_property",
     "find_notes_by_tag",
     "find_orphans",
@@ -143,6 +147,7 @@ const FLAT: [&str; 61] = [
     "get_attachment",
     "get_backlinks",
     "get_index_status",
+    "get_link_strength",
     "get_metrics",
     "get_note_tags",
     "get_outgoing_links",
@@ -150,9 +155,13 @@ const FLAT: [&str; 61] = [
     "get_server_config",
     "get_task_status",
     "get_vault",
+    "graph_centrality",
+    "graph_communities",
+    "graph_path_between",
     "index_vault",
     "inspect_acl",
     "inspect_visibility",
+    "lint_wiki",
     "list_attachments",
     "list_notes",
     "list_properties",
@@ -162,7 +171,9 @@ const FLAT: [&str; 61] = [
     "move_attachment",
     "move_note",
     "note_exists",
+    "note_quality_report",
     "patch_note",
+    "prune_hub_links",
     "read_frontmatter",
     "read_note",
     "read_notes",
@@ -184,6 +195,7 @@ const FLAT: [&str; 61] = [
     "snapshot_note",
     "suggest_links",
     "update_frontmatter",
+    "vault_health_score",
     "write_attachment",
     "write_note",
 ];
@@ -361,6 +373,14 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "move_attachment",
         "delete_attachment",
         "restore_vault",
+        "commit_wiki_page",
+        "draft_wiki_page",
+        "find_existing_page",
+        "find_link_cycles",
+        "graph_centrality",
+        "graph_communities",
+        "lint_wiki",
+        "prune_hub_links",
     ];
     let core: Vec<&str> = FLAT.into_iter().filter(|n| !full_only.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/core", &token).await, core);
@@ -484,7 +504,9 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
 
     let found = call(&app, "/mcp", &token, "find_capability", json!({"query": "graph probe"})).await;
     let hidden = &found["structuredContent"]["hidden_by_profile"];
-    assert_eq!(hidden["names"], json!(["graph_probe"]), "{found}");
+    // The probe, and the catalogue's own full-only graph tools the words also match.
+    assert_eq!(hidden["names"][0], "graph_probe", "{found}");
+    assert_eq!(hidden["count"], hidden["names"].as_array().unwrap().len(), "{found}");
     assert_eq!(hidden["setting"], "tool_facade.profile");
 
     let check = |result: Value| {
@@ -505,7 +527,8 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     let instructions =
         rpc(&app, "/mcp", &token, "initialize", init).await["instructions"].as_str().unwrap().to_string();
-    assert!(instructions.contains("8 more tool(s)"), "{instructions}");
+    let hidden = otc_tools::toolset::all().iter().filter(|t| !t.declaration.spec.core).count() + 1;
+    assert!(instructions.contains(&format!("{hidden} more tool(s)")), "{instructions}");
     app.stop().await;
 
     // Under the full profile the same tool is listed and runs.
@@ -574,13 +597,14 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
     // Every tool that needs more than read:notes.
-    let beyond: [&str; 28] = [
+    let beyond: [&str; 30] = [
         "add_tag",
         "append_note",
         "bulk_create_notes",
         "bulk_move_notes",
         "bulk_set_property",
         "copy_note",
+        "commit_wiki_page",
         "delete_attachment",
         "delete_note",
         "get_attachment",
@@ -596,6 +620,7 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "move_attachment",
         "move_note",
         "patch_note",
+        "prune_hub_links",
         "remove_tag",
         "restore_note",
         "restore_vault",
@@ -871,6 +896,30 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("delete_attachment", json!({"vault": v, "path": "Moved/att.png"})),
         ("delete_note", json!({"vault": v, "path": "W2.md"})),
         ("restore_vault", json!({"vault": v, "at": "1", "dry_run": true})),
+        // The graph and wiki tools (the wiki folder is wiki/).
+        ("graph_path_between", json!({"vault": v, "from": "A.md", "to": "B.md"})),
+        ("graph_path_between", json!({"vault": v, "from": "B", "to": "A", "directed": false})),
+        ("get_link_strength", json!({"vault": v, "from": "A.md", "to": "B.md"})),
+        ("graph_centrality", json!({"vault": v})),
+        ("graph_centrality", json!({"vault": v, "metric": "betweenness", "min_incoming_links": 1})),
+        ("graph_communities", json!({"vault": v, "min_size": 1})),
+        ("find_link_cycles", json!({"vault": v, "min_length": 2})),
+        ("vault_health_score", json!({"vault": v, "response_format": "detailed"})),
+        ("vault_health_score", json!({"vault": v, "response_format": "concise"})),
+        ("note_quality_report", json!({"vault": v, "response_format": "detailed"})),
+        ("note_quality_report", json!({"vault": v, "flags": ["orphan"], "response_format": "concise"})),
+        ("find_existing_page", json!({"vault": v, "topic": "A", "response_format": "detailed"})),
+        ("find_existing_page", json!({"vault": v, "topic": "Nothing like it", "response_format": "concise"})),
+        ("draft_wiki_page", json!({"vault": v, "topic": "Wiki topic", "response_format": "detailed"})),
+        ("draft_wiki_page", json!({"vault": v, "topic": "Part", "response_format": "concise"})),
+        (
+            "commit_wiki_page",
+            json!({"vault": v, "page": {"path": "wiki/Wiki topic.md", "content": "# Wiki topic\n[[A]]\n"}}),
+        ),
+        ("lint_wiki", json!({"vault": v, "response_format": "detailed"})),
+        ("lint_wiki", json!({"vault": v, "folder": "", "response_format": "concise"})),
+        ("prune_hub_links", json!({"vault": v, "path": "B.md", "response_format": "detailed"})),
+        ("prune_hub_links", json!({"vault": v, "path": "B.md", "dry_run": false, "response_format": "concise"})),
     ]
 }
 
@@ -880,6 +929,7 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     let app = TestApp::spawn_with(|c| {
         c.tools.task_budget_ms = 0;
         c.tools.confirm_destructive = false;
+        c.wiki.folder = Some("wiki".into());
     })
     .await;
     let token = full_token(&app).await;

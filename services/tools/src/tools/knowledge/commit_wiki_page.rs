@@ -160,6 +160,14 @@ impl Tool for CommitWikiPage {
             return Err(refuse("generated_page", "index.md and log.md are written by the server", "page.path"));
         }
         writing::check_write(&view, path, "page.path")?;
+        if !view.can_read(path) {
+            // Whether or not a note is there, the answer is the same.
+            return Err(ToolError::with_message(
+                ErrorCode::AclDenied,
+                "the folder ACL does not let this caller read here",
+            )
+            .detail("field", "page.path"));
+        }
         let mode = input.page.mode.unwrap_or_default();
         let page_prev = writing::parse_prev_hash(input.page.prev_hash.as_deref())?;
         if mode == PageMode::Overwrite && page_prev.is_none() {

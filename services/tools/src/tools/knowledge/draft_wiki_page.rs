@@ -71,9 +71,9 @@ pub struct Output {
     pub changeset: Option<Changeset>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingest: Option<Ingest>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
 

@@ -55,7 +55,7 @@ pub struct Output {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wanted_by: Option<wiki::Wanted>,
     /// Checks that could not run, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<wiki::Skipped>,
 }
 

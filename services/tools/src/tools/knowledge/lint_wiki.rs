@@ -90,7 +90,7 @@ pub struct Output {
     pub proposals: Vec<Proposal>,
     /// Proposals per check, before the per-check limit.
     pub counts: BTreeMap<String, usize>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
 
@@ -99,7 +99,7 @@ pub struct Proposal {
     pub kind: Check,
     /// The page (or, for unresolved_link, the missing target) the proposal is about.
     pub subject: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,

@@ -79,7 +79,7 @@ pub struct Output {
     /// More notes are flagged than listed: raise limit, or ask for fewer flags.
     pub truncated: bool,
     /// Checks that could not run, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
 
