@@ -9,6 +9,7 @@
 #   python3 loadtests/scale_vault.py corpus/starter-vault /tmp/v100k --notes 100000 --attachments skip
 #   loadtests/graph-bench.sh /tmp/v100k
 #   REUSE=1 loadtests/graph-bench.sh /tmp/v100k
+#   REUSE=1 ONLY=lint_wiki loadtests/graph-bench.sh /tmp/v100k
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 vault_dir=${1:?usage: graph-bench.sh VAULT_DIR}
@@ -45,6 +46,8 @@ fi
 
 body() { python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":sys.argv[1],"arguments":json.loads(sys.argv[2])}}))' "$1" "$2"; }
 q() {
+  # ONLY=tool_name times that tool alone.
+  if [ -n "${ONLY:-}" ] && [ "$1" != "$ONLY" ]; then return; fi
   echo "== $1 $2"
   local b first
   b=$(body "$1" "$2")
@@ -52,9 +55,9 @@ q() {
   # few of its fields say what was computed.
   first=$(curl -sf http://127.0.0.1:8098/mcp -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d "$b")
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; s=r.get("structuredContent",{})
+  printf '%s' "$first" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; s=r.get("structuredContent",{})
 assert not r.get("isError"), r
-print("   ", {k: v for k, v in s.items() if not isinstance(v, (list, dict))})' "$first"
+print("   ", len(json.dumps(s)), "bytes", {k: v for k, v in s.items() if not isinstance(v, (list, dict))}, s.get("counts", ""))'
   "$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 1 --duration "$duration" \
     --warmup 0 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors|first failure' || true
 }
@@ -68,4 +71,8 @@ q vault_health_score '{"vault":"bench"}'
 q note_quality_report '{"vault":"bench"}'
 q graph_path_between '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md","directed":false}'
 q get_link_strength '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md"}'
+# The whole vault as the wiki (no [wiki] folder is configured here): every check, the pairwise
+# ones over max_notes (1500) pages; then one folder.
+q lint_wiki '{"vault":"bench","folder":""}'
+q lint_wiki '{"vault":"bench","folder":"Projects"}'
 if [ -n "${EXTRA:-}" ]; then eval "$EXTRA"; fi

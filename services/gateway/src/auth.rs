@@ -41,7 +41,7 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
                 _ => "refused",
             };
             otc_telemetry::metrics().auth(method, outcome);
-            crate::error::refuse(request.into_body(), refused.into_response()).await
+            crate::error::refuse(request, refused.into_response()).await
         }
     };
     if let Some(challenge) = response.headers().get(header::WWW_AUTHENTICATE) {

@@ -178,9 +178,17 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 /// carry the client's next request (an MCP client retries with a token at once, on the same
 /// connection); a body past those limits ends the connection, and the answer says so with
 /// `Connection: close` instead of the server hanging up on a request the client already sent.
-pub async fn refuse(body: axum::body::Body, mut response: Response) -> Response {
-    let drained = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_LIMIT)).await;
-    if !matches!(drained, Ok(Ok(_))) {
+/// A client that asked `Expect: 100-continue` has not sent its body and should not: the
+/// connection ends instead.
+pub async fn refuse(request: axum::extract::Request, mut response: Response) -> Response {
+    let drained = match request.headers().contains_key(header::EXPECT) {
+        true => false,
+        false => {
+            let body = request.into_body();
+            matches!(tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_LIMIT)).await, Ok(Ok(_)))
+        }
+    };
+    if !drained {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     response

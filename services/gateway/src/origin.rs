@@ -18,7 +18,7 @@ use crate::ApiError;
 pub async fn guard(State(allowed): State<Arc<Allowed>>, request: Request, next: Next) -> Response {
     match allowed.check(&request) {
         Ok(()) => next.run(request).await,
-        Err(refused) => crate::error::refuse(request.into_body(), refused.into_response()).await,
+        Err(refused) => crate::error::refuse(request, refused.into_response()).await,
     }
 }
 
@@ -29,7 +29,7 @@ pub async fn guard(State(allowed): State<Arc<Allowed>>, request: Request, next: 
 pub async fn host_guard(State(allowed): State<Arc<Allowed>>, request: Request, next: Next) -> Response {
     match allowed.check_host(&request) {
         Ok(()) => next.run(request).await,
-        Err(refused) => crate::error::refuse(request.into_body(), refused.into_response()).await,
+        Err(refused) => crate::error::refuse(request, refused.into_response()).await,
     }
 }
 

@@ -44,7 +44,7 @@ pub async fn v1(State(state): State<AppState>, request: Request, next: Next) -> 
             h.insert("ratelimit-remaining", number(0));
             h.insert("ratelimit-reset", number(wait.ceil() as u64));
             h.insert("ratelimit-policy", policy(class, tier.per_minute));
-            crate::error::refuse(request.into_body(), response).await
+            crate::error::refuse(request, response).await
         }
     }
 }

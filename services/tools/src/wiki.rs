@@ -49,6 +49,9 @@ pub struct Wanted {
     pub count: usize,
     /// The first ten of them.
     pub sources: Vec<String>,
+    /// All of them.
+    #[serde(skip)]
+    pub all: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -194,6 +197,7 @@ pub async fn find(
                 wanted_by = Some(Wanted {
                     count: group.sources.len(),
                     sources: group.sources.iter().take(10).cloned().collect(),
+                    all: group.sources.clone(),
                 })
             }
         }

@@ -99,6 +99,18 @@ impl Schema {
                 s.types.push(t);
             }
         }
+        if let Some(Value::Array(names)) = top.get("properties") {
+            // A list of names: each property allowed, with any value.
+            if names.len() > MAX_PROPERTIES {
+                w.push(format!("more than {MAX_PROPERTIES} properties; the rest were ignored"));
+            }
+            for name in names.iter().take(MAX_PROPERTIES).filter_map(scalar) {
+                let name = clip(&name, w, "a property name");
+                s.properties.insert(name, None);
+            }
+        } else if let Some(other) = top.get("properties").filter(|v| !v.is_object() && !v.is_null()) {
+            w.push(format!("properties is neither a list of names nor a map ({other}); it was ignored"));
+        }
         if let Some(Value::Object(props)) = top.get("properties") {
             if props.len() > MAX_PROPERTIES {
                 w.push(format!("more than {MAX_PROPERTIES} properties; the rest were ignored"));
@@ -205,6 +217,16 @@ mod tests {
             s.check("wiki", "wiki/x.md", Some("place"), None),
             ["type \"place\" is not one of SCHEMA.md's types"]
         );
+    }
+
+    #[test]
+    fn properties_may_be_a_list_of_names() {
+        let s = Schema::parse("---\nproperties: [type, summary]\n---\n").unwrap();
+        assert_eq!(s.properties.keys().collect::<Vec<_>>(), ["summary", "type"]);
+        let fm = serde_json::json!({"type": "x", "colour": "red"});
+        let problems = s.check("wiki", "wiki/a.md", None, Some(&fm));
+        assert_eq!(problems, ["property \"colour\" is not in SCHEMA.md's properties"]);
+        assert!(Schema::parse("---\nproperties: 3\n---\n").unwrap().warnings[0].contains("neither"));
     }
 
     #[test]

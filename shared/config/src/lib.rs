@@ -397,7 +397,8 @@ impl WikiFolders {
             }
         };
         if let Some(r) = &raw {
-            let inside = |a: &str, b: &str| a.starts_with(&format!("{b}/"));
+            // Case-blind, as the ACL compares them.
+            let inside = |a: &str, b: &str| a.to_lowercase().starts_with(&format!("{}/", b.to_lowercase()));
             if r.eq_ignore_ascii_case(&folder) || inside(r, &folder) || inside(&folder, r) {
                 return Err("raw_folder must not be the wiki folder, inside it or contain it".into());
             }

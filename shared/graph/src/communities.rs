@@ -55,6 +55,11 @@ impl Level {
     }
 }
 
+/// Sweeps over the nodes per level, and levels, at most: each sweep gains modularity, so both
+/// end long before these on any vault; the caps bound a pathological one.
+const MAX_SWEEPS: usize = 100;
+const MAX_LEVELS: usize = 32;
+
 /// Louvain: move each node (in a seeded order) to the neighbouring community that gains the
 /// most modularity until no move gains, then fold each community into one node and repeat
 /// while that changes anything. Deterministic for a seed.
@@ -78,7 +83,7 @@ pub fn louvain(g: &Graph, seed: u64) -> Communities {
         rng.shuffle(&mut order);
         let mut moved_any = false;
         let mut weights: FxHashMap<u32, f64> = FxHashMap::default();
-        loop {
+        for _ in 0..MAX_SWEEPS {
             let mut moved = false;
             for &a in &order {
                 let here = community[a];
@@ -114,6 +119,9 @@ pub fn louvain(g: &Graph, seed: u64) -> Communities {
             break;
         }
         levels += 1;
+        if levels > MAX_LEVELS {
+            break;
+        }
         // Fold: number the communities in use, then sum the weights between them.
         let mut renumber: FxHashMap<u32, u32> = FxHashMap::default();
         for &c in &community {

@@ -17,8 +17,8 @@ pub struct CycleSearch {
 /// What a search found.
 #[derive(Debug, Clone, Default)]
 pub struct Cycles {
-    /// Cycles of min_len..=max_len links, each as its notes from the one first in node order,
-    /// at most `keep`, shortest first, then in node order.
+    /// Cycles of min_len..=max_len links, each as its notes from the one first in node order:
+    /// the `keep` shortest of all found (ties in node order), shortest first.
     pub found: Vec<Vec<Node>>,
     /// Cycles of min_len..=max_len links.
     pub total: usize,
@@ -35,6 +35,8 @@ pub struct Cycles {
 pub fn find_cycles(g: &Graph, search: CycleSearch) -> Cycles {
     let horizon = search.max_len + 1;
     let mut out = Cycles::default();
+    // The `keep` shortest so far, the longest on top to be pushed out.
+    let mut kept: std::collections::BinaryHeap<(usize, Vec<Node>)> = std::collections::BinaryHeap::new();
     let mut steps = 0usize;
     let mut on_path = vec![false; g.len()];
     let mut path: Vec<Node> = Vec::with_capacity(horizon);
@@ -75,8 +77,12 @@ pub fn find_cycles(g: &Graph, search: CycleSearch) -> Cycles {
                     out.longer += 1;
                 } else {
                     out.total += 1;
-                    if out.found.len() < search.keep {
-                        out.found.push(path.clone());
+                    let beats = kept.peek().is_none_or(|(l, top)| (len, &path) < (*l, top));
+                    if kept.len() < search.keep || beats {
+                        kept.push((len, path.clone()));
+                        if kept.len() > search.keep {
+                            kept.pop();
+                        }
                     }
                 }
             } else if w > s && !on_path[w as usize] && path.len() < horizon {
@@ -86,7 +92,7 @@ pub fn find_cycles(g: &Graph, search: CycleSearch) -> Cycles {
             }
         }
     }
-    out.found.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    out.found = kept.into_sorted_vec().into_iter().map(|(_, cycle)| cycle).collect();
     out
 }
 
@@ -112,5 +118,8 @@ mod tests {
         assert_eq!(all.found.iter().map(Vec::len).collect::<Vec<_>>(), [2, 3, 4]);
         let cut = find_cycles(&g, CycleSearch { budget: 2, ..search(2, 10) });
         assert!(cut.truncated);
+        // Kept: the shortest, whatever order the walk finds them in.
+        let one = find_cycles(&g, CycleSearch { keep: 1, ..search(2, 10) });
+        assert_eq!((one.total, one.found.len(), one.found[0].len()), (3, 1, 2));
     }
 }

@@ -120,20 +120,27 @@ impl TenantTx {
         Ok(LinkEdges { notes, edges, counts: counts.into_values().collect() })
     }
 
-    /// Size, age, hash and state of each readable note, for the quality report.
-    pub async fn note_facts(&mut self, vault: Uuid, readable: Option<&[String]>) -> Result<Vec<NoteFacts>> {
+    /// Size, age, hash and state of each readable note under `prefix` ("" for all), for the
+    /// quality report and lint_wiki.
+    pub async fn note_facts(
+        &mut self,
+        vault: Uuid,
+        prefix: &str,
+        readable: Option<&[String]>,
+    ) -> Result<Vec<NoteFacts>> {
         let rows = sqlx::query!(
             r#"SELECT n.path, n.content_hash, n.size, n.mtime, n.frontmatter_error IS NOT NULL AS "frontmatter_error!",
                       NOT EXISTS (SELECT 1 FROM chunks c
                                    WHERE c.tenant_id = n.tenant_id AND c.vault_id = n.vault_id AND c.path = n.path)
                         AS "empty!"
                  FROM notes n
-                WHERE n.tenant_id = $1 AND n.vault_id = $2
+                WHERE n.tenant_id = $1 AND n.vault_id = $2 AND starts_with(n.path, $4)
                   AND n.path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR n.path ~ ANY($3))
                 ORDER BY n.path"#,
             self.tenant,
             vault,
-            readable
+            readable,
+            prefix
         )
         .fetch_all(&mut *self.tx)
         .await?;

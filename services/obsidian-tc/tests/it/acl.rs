@@ -85,13 +85,7 @@ async fn a_rule_changed_on_the_command_line_is_obeyed_by_every_gateway_before_it
 async fn the_most_specific_subject_decides_within_the_deployment_floor_and_inspect_acl_says_which_rule() {
     let app = TestApp::spawn_with(|c| {
         c.tools.confirm_destructive = false;
-        c.acl.push(otc_config::AclEntry {
-            tenant: Some("acme".into()),
-            vault: "Notes".into(),
-            read_paths: Some(vec!["Team/**".into(), "Public/**".into(), "Vault/**".into()]),
-            write_paths: None,
-            delete_paths: None,
-        });
+        c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Team/**", "Public/**", "Vault/**"]));
     })
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;

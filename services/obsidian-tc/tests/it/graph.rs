@@ -214,13 +214,7 @@ async fn the_graph_tools_agree_with_networkx_on_every_corpus_vault() {
 #[tokio::test]
 async fn a_note_the_caller_cannot_read_or_an_excluded_one_is_not_a_node() {
     let app = TestApp::spawn_with(|c| {
-        c.acl.push(otc_config::AclEntry {
-            tenant: Some("acme".into()),
-            vault: "Notes".into(),
-            read_paths: Some(vec!["Open/**".into()]),
-            write_paths: None,
-            delete_paths: None,
-        });
+        c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**"]));
     })
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
@@ -381,33 +375,14 @@ async fn the_quality_report_flags_each_kind_of_note_and_concise_keeps_path_and_f
 
 #[tokio::test]
 async fn prune_hub_links_previews_then_removes_dangling_and_repeated_links_only() {
-    let app = TestApp::spawn_with(|c| {
-        c.acl.push(otc_config::AclEntry {
-            tenant: Some("acme".into()),
-            vault: "Notes".into(),
-            read_paths: Some(vec!["Open/**".into()]),
-            write_paths: None,
-            delete_paths: None,
-        });
-    })
-    .await;
+    let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     let hub = "---\nrelated:\n  - \"[[Gone two]]\"\n  - \"[[A]]\"\n---\n# Hub\n- [[A]]\n- [[Gone]]\n- [[A]]\n- [[B#Part]]\n- [[B]]\n\
-               Read [[Missing|the old page]] and [[Secret]] twice: [[Secret]].\n![[nothing.png]]\n";
-    app.seed(
-        &token,
-        "Notes",
-        &[
-            ("Open/Hub.md", Some(hub)),
-            ("Open/A.md", Some("a\n")),
-            ("Open/B.md", Some("# Part\nb\n")),
-            ("Closed/Secret.md", Some("hidden\n")),
-        ],
-    )
-    .await;
+               Read [[Missing|the old page]] here.\n![[nothing.png]]\n";
+    app.seed(&token, "Notes", &[("Hub.md", Some(hub)), ("A.md", Some("a\n")), ("B.md", Some("# Part\nb\n"))]).await;
     let v = json!("Notes");
-    let preview = tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    let preview = tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Hub.md"})).await;
     assert_eq!(preview["dry_run"], true, "a dry run unless asked: {preview}");
     let removed: Vec<(String, String, String)> = preview["removed"]
         .as_array()
@@ -431,16 +406,13 @@ async fn prune_hub_links_previews_then_removes_dangling_and_repeated_links_only(
     .iter()
     .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
     .collect();
-    assert_eq!(
-        removed, want,
-        "the property link to A is not the body's repeat; a link to a note the caller \
-                               cannot read is never judged: {preview}"
-    );
-    let read = tool(&app, &token, "read_note", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert_eq!(removed, want, "the property link to A is not the body's repeat; B#Part is not B: {preview}");
+    assert!(preview.get("unresolved_kept").is_none(), "{preview}");
+    let read = tool(&app, &token, "read_note", json!({"vault": v, "path": "Hub.md"})).await;
     assert_eq!(read["content"], hub, "a dry run writes nothing");
 
     // The real run needs a person's confirmation, and the preview's prev_hash pins the text.
-    let real = json!({"vault": v, "path": "Open/Hub.md", "dry_run": false, "prev_hash": preview["prev_hash"]});
+    let real = json!({"vault": v, "path": "Hub.md", "dry_run": false, "prev_hash": preview["prev_hash"]});
     let r = call(&app, "/mcp", &token, "prune_hub_links", real.clone()).await;
     let err = error_of(&r);
     assert_eq!(err["code"], "elicit_required", "{r}");
@@ -452,23 +424,40 @@ async fn prune_hub_links_previews_then_removes_dangling_and_repeated_links_only(
     confirmed["elicit_token"] = json!(stdout(&out).trim());
     let done = tool(&app, &token, "prune_hub_links", confirmed).await;
     assert_eq!(done["removed_count"], 5, "{done}");
-    let after = tool(&app, &token, "read_note", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    let after = tool(&app, &token, "read_note", json!({"vault": v, "path": "Hub.md"})).await;
     assert_eq!(
         after["content"],
-        "---\nrelated:\n  - \"[[A]]\"\n---\n# Hub\n- [[A]]\n- [[B#Part]]\n- [[B]]\nRead the old page and [[Secret]] twice: [[Secret]].\n",
+        "---\nrelated:\n  - \"[[A]]\"\n---\n# Hub\n- [[A]]\n- [[B#Part]]\n- [[B]]\nRead the old page here.\n",
         "{after}"
     );
     assert_eq!(done["content_hash"], after["content_hash"]);
     // The old text is a snapshot restore_note can bring back.
-    let snaps = tool(&app, &token, "list_snapshots", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    let snaps = tool(&app, &token, "list_snapshots", json!({"vault": v, "path": "Hub.md"})).await;
     assert!(!snaps["snapshots"].as_array().unwrap().is_empty(), "{snaps}");
     // A stale prev_hash writes nothing.
     let stale = call(&app, "/mcp", &token, "prune_hub_links", real).await;
     assert_eq!(error_of(&stale)["code"], "concurrent_modification", "{stale}");
     // Nothing left to prune: a real run is a no-op needing no confirmation.
-    let again =
-        tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Open/Hub.md", "dry_run": false})).await;
+    let again = tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Hub.md", "dry_run": false})).await;
     assert_eq!(again["removed_count"], 0, "{again}");
+    app.stop().await;
+
+    // A caller that cannot read Closed/ cannot tell [[Secret]] (there, hidden) from [[Gone]]
+    // (nowhere), and neither can the answer: both are kept, and it says why.
+    let app = TestApp::spawn_with(|c| c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**"]))).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let hub = "- [[Secret]]\n- [[Gone]]\n- [[A]]\n- [[A]]\n";
+    app.seed(
+        &token,
+        "Notes",
+        &[("Open/Hub.md", Some(hub)), ("Open/A.md", Some("a\n")), ("Closed/Secret.md", Some("s\n"))],
+    )
+    .await;
+    let preview = tool(&app, &token, "prune_hub_links", json!({"vault": v, "path": "Open/Hub.md"})).await;
+    assert_eq!(preview["unresolved_kept"], true, "{preview}");
+    let links: Vec<&str> = preview["removed"].as_array().unwrap().iter().map(|r| r["link"].as_str().unwrap()).collect();
+    assert_eq!(links, ["[[A]]"], "only the repeat goes: {preview}");
     let r = call(&app, "/mcp", &token, "prune_hub_links", json!({"vault": v, "path": "Closed/Secret.md"})).await;
     assert_eq!(error_of(&r)["code"], "note_not_found", "{r}");
     app.stop().await;

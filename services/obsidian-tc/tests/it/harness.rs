@@ -376,6 +376,18 @@ pub fn closed_port() -> u16 {
 }
 
 /// Where `scripts/mcp-clients` installed the real MCP clients.
+/// A deployment `[[acl]]` entry that lets callers read only `read_paths` of `vault` (in the
+/// tenant with slug `tenant`, or every tenant's vault of that name).
+pub fn read_acl(tenant: Option<&str>, vault: &str, read_paths: &[&str]) -> otc_config::AclEntry {
+    otc_config::AclEntry {
+        tenant: tenant.map(str::to_string),
+        vault: vault.to_string(),
+        read_paths: Some(read_paths.iter().map(|p| p.to_string()).collect()),
+        write_paths: None,
+        delete_paths: None,
+    }
+}
+
 pub fn client_env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
         panic!(

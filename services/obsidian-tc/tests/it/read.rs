@@ -722,16 +722,8 @@ async fn read_notes_pages_by_the_byte_budget_in_request_order() {
 
 #[tokio::test]
 async fn a_hidden_note_does_not_shadow_a_readable_one_in_any_link_tool() {
-    let app = TestApp::spawn_with(|c| {
-        c.acl.push(otc_config::AclEntry {
-            tenant: None,
-            vault: "Notes".into(),
-            read_paths: Some(vec!["Public/**".into(), "Index.md".into()]),
-            write_paths: None,
-            delete_paths: None,
-        })
-    })
-    .await;
+    let app =
+        TestApp::spawn_with(|c| c.acl.push(crate::harness::read_acl(None, "Notes", &["Public/**", "Index.md"]))).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     // For Obsidian, [[Plan]] is the root Plan.md; this caller cannot read it, so for them the

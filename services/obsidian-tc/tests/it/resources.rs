@@ -15,13 +15,7 @@ const ODD: &str = "Open/What? #1: 100% ü 日本.md";
 /// unbound token with every scope.
 async fn setup(tweak: impl FnOnce(&mut otc_config::Config)) -> (TestApp, Tenant, String) {
     let app = TestApp::spawn_with(|c| {
-        c.acl.push(otc_config::AclEntry {
-            tenant: Some("acme".into()),
-            vault: "Notes".into(),
-            read_paths: Some(vec!["Open/**".into(), "Top.md".into()]),
-            write_paths: None,
-            delete_paths: None,
-        });
+        c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**", "Top.md"]));
         tweak(c);
     })
     .await;

@@ -238,7 +238,8 @@ impl Tool for CommitWikiPage {
         let stem = path.rsplit('/').next().unwrap_or(path).trim_end_matches(".md").to_string();
         let topic = input.topic.clone().unwrap_or_else(|| stem.clone());
         let min = crate::tools::knowledge::find_existing_page::DEFAULT_MIN_SIMILARITY;
-        let found = wiki::find(ctx, name, &view, &topic, "", min, input.judge.unwrap_or(false)).await?;
+        let wiki_prefix = format!("{}/", folders.folder);
+        let found = wiki::find(ctx, name, &view, &topic, &wiki_prefix, min, input.judge.unwrap_or(false)).await?;
         if let Some(existing) = found.existing().filter(|c| c.path != path)
             && !input.allow_duplicate.unwrap_or(false)
         {
@@ -268,6 +269,18 @@ impl Tool for CommitWikiPage {
             tx.commit().await.map_err(|e| internal(name, &e))?;
             ex.into_iter().collect()
         };
+        // The page's name as a link: its file name, or its path when another file has that name
+        // (a bare [[name]] would then lead to whichever Obsidian picks).
+        let link_name = {
+            let keys = otc_vault::links::affected_link_keys(path);
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let named = tx.paths_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
+            tx.commit().await.map_err(|e| internal(name, &e))?;
+            match named.iter().any(|p| p != path) {
+                true => path.trim_end_matches(".md").to_string(),
+                false => stem.clone(),
+            }
+        };
         let mut planned: Vec<(usize, String)> = Vec::new();
         let mut links_in = false;
         for (i, (p, (_, text))) in patches.iter().zip(&notes).enumerate() {
@@ -284,7 +297,7 @@ impl Tool for CommitWikiPage {
                 }
                 PatchOp::Link => {
                     let heading = p.heading.as_deref().unwrap_or(SEE_ALSO);
-                    let bullet = format!("- [[{stem}]]");
+                    let bullet = format!("- [[{link_name}]]");
                     let (done, _) = otc_edit::anchor::append_under_heading(
                         text,
                         &note,

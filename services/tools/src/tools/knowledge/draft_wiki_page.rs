@@ -239,13 +239,23 @@ impl Tool for DraftWikiPage {
             None => None,
         };
 
-        let found = wiki::find(ctx, name, &view, &input.topic, "", min, input.judge.unwrap_or(false)).await?;
+        // The duplicate check over the wiki's pages (what commit_wiki_page checks again).
+        let wiki_prefix = format!("{}/", folders.folder);
+        let found = wiki::find(ctx, name, &view, &input.topic, &wiki_prefix, min, input.judge.unwrap_or(false)).await?;
         let existing = match found.existing() {
-            Some(c) if !c.excluded => {
+            Some(c) if c.excluded => {
+                problems.push(Problem::new(
+                    "excluded_note",
+                    Some(&c.path),
+                    "a note in Obsidian's Excluded files has this name: give the page another one",
+                ));
+                None
+            }
+            Some(c) => {
                 let entry = writing::current(ctx, name, view.vault.id, &c.path).await?;
                 entry.map(|e| Existing { path: c.path.clone(), content_hash: hex::encode(e.hash) })
             }
-            _ => None,
+            None => None,
         };
 
         // The link map, from the full-text index: the topic's words rank what to link; its
@@ -261,7 +271,7 @@ impl Tool for DraftWikiPage {
         };
         let phrase = format!("\"{}\"", input.topic.replace('"', " "));
         let own = existing.as_ref().map(|e| e.path.clone());
-        let mut already: BTreeSet<String> = found.wanted_by.iter().flat_map(|w| w.sources.iter().cloned()).collect();
+        let mut already: BTreeSet<String> = found.wanted_by.iter().flat_map(|w| w.all.iter().cloned()).collect();
         if let Some(own) = &own {
             let keys = otc_vault::links::affected_link_keys(own);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
@@ -336,7 +346,6 @@ impl Tool for DraftWikiPage {
                 let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
                 let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
                 tx.commit().await.map_err(|e| internal(name, &e))?;
-                let wiki_prefix = format!("{}/", folders.folder);
                 let cited_by: Vec<String> = links
                     .into_iter()
                     .filter(|l| l.resolved_path.as_deref() == Some(path.as_str()))

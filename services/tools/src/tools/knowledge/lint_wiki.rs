@@ -19,6 +19,10 @@ pub struct LintWiki;
 const STALE_DAYS: i64 = 180;
 /// A paragraph this long or longer, word for word in two pages, is a duplicate chunk.
 const MIN_DUPLICATE_CHARS: usize = 80;
+/// Pages named per proposal (the detail counts them all).
+const RELATED_LISTED: usize = 10;
+/// Unresolved links read at most.
+const MAX_UNRESOLVED: usize = 10_000;
 /// Note-to-note cosine from which two pages are near duplicates (the spec's calibrated floor).
 const DEFAULT_NEAR_DUPLICATE: f32 = 0.909;
 
@@ -90,6 +94,9 @@ pub struct Output {
     pub proposals: Vec<Proposal>,
     /// Proposals per check, before the per-check limit.
     pub counts: BTreeMap<String, usize>,
+    /// Part of the work was cut short: more than 10,000 unresolved links, or more pages than
+    /// max_notes for the pairwise checks. The counts are then lower bounds.
+    pub truncated: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
@@ -99,6 +106,7 @@ pub struct Proposal {
     pub kind: Check,
     /// The page (or, for unresolved_link, the missing target) the proposal is about.
     pub subject: String,
+    /// The other pages involved (the first ten).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,15 +188,16 @@ impl Tool for LintWiki {
 
         // Reads of the pages' index rows and texts, for the checks that need them.
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-        let facts = tx.note_facts(view.vault.id, view.readable()).await.map_err(|e| internal(name, &e))?;
+        let facts = tx.note_facts(view.vault.id, &prefix, view.readable()).await.map_err(|e| internal(name, &e))?;
         let unresolved = if wants(Check::UnresolvedLink) {
-            tx.unresolved_links(view.vault.id, &prefix, view.readable(), None, 10_000)
+            tx.unresolved_links(view.vault.id, &prefix, view.readable(), None, MAX_UNRESOLVED as i64)
                 .await
                 .map_err(|e| internal(name, &e))?
         } else {
             Vec::new()
         };
         tx.commit().await.map_err(|e| internal(name, &e))?;
+        let unresolved_cut = unresolved.len() >= MAX_UNRESOLVED;
 
         if wants(Check::UnresolvedLink) {
             let mut by_target: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
@@ -204,7 +213,7 @@ impl Tool for LintWiki {
                     kind: Check::UnresolvedLink,
                     subject: target.clone(),
                     detail: Some(format!("{} page(s) link [[{target}]], which leads to no note", sources.len())),
-                    related: sources.into_iter().collect(),
+                    related: sources.into_iter().take(RELATED_LISTED).collect(),
                     suggested_action: "write the missing page (or repoint the links with rewrite_link)".into(),
                     tool: "draft_wiki_page",
                     tool_args: Some(json!({"vault": view.vault.name, "topic": target})),
@@ -360,7 +369,10 @@ impl Tool for LintWiki {
                 (p.detail, p.tool_args, p.evidence) = (None, None, None);
             }
         }
+        let pairwise_cut = pages.len() > max_notes
+            && (wants(Check::DuplicateChunks) || wants(Check::NearDuplicate) || wants(Check::MissingSources));
         Ok(Output {
+            truncated: unresolved_cut || pairwise_cut,
             vault: view.vault.name.clone(),
             folder: prefix.trim_end_matches('/').to_string(),
             pages: pages.len(),

@@ -130,7 +130,7 @@ impl Tool for NoteQualityReport {
         wanted.dedup();
         let loaded = graphing::load(ctx, name, &view).await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-        let facts = tx.note_facts(view.vault.id, view.readable()).await.map_err(|e| internal(name, &e))?;
+        let facts = tx.note_facts(view.vault.id, "", view.readable()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let now = chrono::Utc::now();
         let mut out = compute(name, move || {

@@ -48,6 +48,10 @@ pub struct Output {
     pub vault: String,
     pub path: String,
     pub dry_run: bool,
+    /// True when your read ACL is restricted: a link that leads to no note you can read may
+    /// lead to one someone else can, so unresolved links were kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unresolved_kept: Option<bool>,
     pub removed_count: usize,
     /// Each link removed (dry run: that would be), in file order.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,9 +117,9 @@ impl Tool for PruneHubLinks {
                 .ok_or_else(|| not_found(&input.path))?;
             writing::check_prev(&input.path, prev, Some(&entry))?;
             let note = otc_parser::parse(&text);
-            // Where each link leads among every file (a dangling link leads nowhere for anyone),
-            // and whether the caller may read it (a link to a note the caller cannot see is
-            // never judged, so nothing about that note shows through).
+            // Where each link leads among what the caller can read. A caller whose read ACL is
+            // restricted cannot tell a dangling link from one to a note it may not read, and
+            // neither may the answer: its unresolved links are kept, whatever they lead to.
             let asked: Vec<(&str, &str)> = note
                 .links
                 .iter()
@@ -123,8 +127,11 @@ impl Tool for PruneHubLinks {
                 .map(|l| (l.target.as_str(), input.path.as_str()))
                 .collect();
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let resolved =
-                tx.resolve_among_readable(view.vault.id, None, &asked).await.map_err(|e| internal(name, &e))?;
+            let resolved = tx
+                .resolve_among_readable(view.vault.id, view.readable(), &asked)
+                .await
+                .map_err(|e| internal(name, &e))?;
+            let restricted = view.readable().is_some();
             tx.commit().await.map_err(|e| internal(name, &e))?;
             let mut resolved = resolved.into_iter();
             let mut picks = Vec::new();
@@ -132,9 +139,8 @@ impl Tool for PruneHubLinks {
             for (i, link) in note.links.iter().enumerate() {
                 let to = if link.target.is_empty() { Some(input.path.clone()) } else { resolved.next().flatten() };
                 let reason = match &to {
-                    None if unresolved => Some("unresolved"),
+                    None if unresolved && !restricted => Some("unresolved"),
                     None => None,
-                    Some(to) if !view.can_read(to) => None,
                     Some(to) => {
                         // A repeat within the body, the embeds or the properties; a note
                         // linked from both a property and the body is linked twice on purpose.
@@ -156,6 +162,7 @@ impl Tool for PruneHubLinks {
                 vault: view.vault.name.clone(),
                 path: input.path.clone(),
                 dry_run: dry,
+                unresolved_kept: (unresolved && restricted).then_some(true),
                 removed_count: removed.len(),
                 removed: Some(removed),
                 prev_hash: Some(hex::encode(entry.hash)),
