@@ -71,6 +71,8 @@ q vault_health_score '{"vault":"bench"}'
 q note_quality_report '{"vault":"bench"}'
 q graph_path_between '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md","directed":false}'
 q get_link_strength '{"vault":"bench","from":"Dashboard.md","to":"Element Structure and Formats.md"}'
+# The duplicate check: every note's names compared in SQL.
+q find_existing_page '{"vault":"bench","topic":"Dashboard"}'
 # The whole vault as the wiki (no [wiki] folder is configured here): every check, the pairwise
 # ones over max_notes (1500) pages; then one folder.
 q lint_wiki '{"vault":"bench","folder":""}'
