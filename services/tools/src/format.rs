@@ -38,6 +38,11 @@ pub fn resolve(
     }
 }
 
+/// The name a unit enum variant is serialized as (a check's or flag's snake_case name).
+pub fn variant_name(value: impl Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,6 +66,8 @@ pub struct Found {
     pub candidates: Vec<Candidate>,
     pub wanted_by: Option<Wanted>,
     pub skipped: Vec<Skipped>,
+    /// The vault's Excluded files, as the check read them.
+    pub excluded: std::collections::HashSet<String>,
 }
 
 impl Found {
@@ -81,6 +83,20 @@ impl Found {
     pub fn existing(&self) -> Option<&Candidate> {
         (self.verdict == "exists").then(|| self.candidates.iter().find(|c| c.identity)).flatten()
     }
+}
+
+/// invalid_input with the spec's `reason` and the field it is about.
+pub fn invalid(reason: &'static str, message: impl Into<String>, field: &str) -> ToolError {
+    ToolError::with_message(ErrorCode::InvalidInput, message)
+        .detail("reason", reason)
+        .detail("field", field.to_string())
+}
+
+/// The vault's wiki folders, or the refusal of a vault that has none.
+pub fn folders(view: &View) -> Result<otc_config::WikiFolders, ToolError> {
+    view.wiki()
+        .cloned()
+        .ok_or_else(|| invalid("no_wiki_folder", "this vault has no wiki folder (set [wiki] folder)", "vault"))
 }
 
 /// How names are compared: lower-cased, runs of spaces, hyphens and underscores as one space,
@@ -237,7 +253,7 @@ pub async fn find(
         0 if candidates.is_empty() => "new",
         _ => "ambiguous",
     };
-    Ok(Found { verdict, candidates, wanted_by, skipped })
+    Ok(Found { verdict, candidates, wanted_by, skipped, excluded })
 }
 
 /// The candidate for `path`, added without evidence when it is new.

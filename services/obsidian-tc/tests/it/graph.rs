@@ -9,15 +9,9 @@ use serde_json::{Value, json};
 use crate::harness::{Tenant, TestApp, cli, client_env, stderr, stdout};
 use crate::mcp::{call, error_of};
 use crate::sync::{corpus, remote_env, run_ok};
+use crate::write::ok as tool;
 
 const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/graph/graph_oracle.py");
-
-/// A tool's structured result, failing the test on a tool error.
-async fn tool(app: &TestApp, token: &str, name: &str, args: Value) -> Value {
-    let result = call(app, "/mcp", token, name, args.clone()).await;
-    assert_ne!(result["isError"], true, "{name} {args}: {result}");
-    result["structuredContent"].clone()
-}
 
 fn oracle(args: &[&str], input: Option<&str>) -> Value {
     use std::io::Write;

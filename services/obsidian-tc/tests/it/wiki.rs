@@ -5,12 +5,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Tenant, TestApp};
 use crate::mcp::{call, error_of};
-
-async fn tool(app: &TestApp, token: &str, name: &str, args: Value) -> Value {
-    let result = call(app, "/mcp", token, name, args.clone()).await;
-    assert_ne!(result["isError"], true, "{name} {args}: {result}");
-    result["structuredContent"].clone()
-}
+use crate::write::ok as tool;
 
 /// An app whose vaults keep their wiki in wiki/ (raw sources in raw/), with Private/ unreadable.
 async fn wiki_app() -> (TestApp, String) {

@@ -113,12 +113,6 @@ pub struct Patched {
     pub content_hash: String,
 }
 
-fn refuse(reason: &'static str, message: impl Into<String>, field: &str) -> ToolError {
-    ToolError::with_message(ErrorCode::InvalidInput, message)
-        .detail("reason", reason)
-        .detail("field", field.to_string())
-}
-
 impl Tool for CommitWikiPage {
     type Input = Input;
     type Output = Output;
@@ -144,20 +138,21 @@ impl Tool for CommitWikiPage {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let folders = view
-            .wiki()
-            .cloned()
-            .ok_or_else(|| refuse("no_wiki_folder", "this vault has no wiki folder (set [wiki] folder)", "vault"))?;
+        let folders = wiki::folders(&view)?;
         let path = input.page.path.as_str();
         otc_vault::check_path(path).map_err(|e| e.detail("field", "page.path"))?;
         if !path.starts_with(&format!("{}/", folders.folder)) {
-            return Err(refuse("outside_wiki_folder", format!("a page goes inside {}/", folders.folder), "page.path"));
+            return Err(wiki::invalid(
+                "outside_wiki_folder",
+                format!("a page goes inside {}/", folders.folder),
+                "page.path",
+            ));
         }
         if !path.ends_with(".md") {
-            return Err(refuse("not_markdown", "a page is a .md note", "page.path"));
+            return Err(wiki::invalid("not_markdown", "a page is a .md note", "page.path"));
         }
         if wiki::is_generated(&view, path) {
-            return Err(refuse("generated_page", "index.md and log.md are written by the server", "page.path"));
+            return Err(wiki::invalid("generated_page", "index.md and log.md are written by the server", "page.path"));
         }
         writing::check_write(&view, path, "page.path")?;
         if !view.can_read(path) {
@@ -171,7 +166,11 @@ impl Tool for CommitWikiPage {
         let mode = input.page.mode.unwrap_or_default();
         let page_prev = writing::parse_prev_hash(input.page.prev_hash.as_deref())?;
         if mode == PageMode::Overwrite && page_prev.is_none() {
-            return Err(refuse("prev_hash_required", "an overwrite needs the page's prev_hash", "page.prev_hash"));
+            return Err(wiki::invalid(
+                "prev_hash_required",
+                "an overwrite needs the page's prev_hash",
+                "page.prev_hash",
+            ));
         }
         let patches = input.patches.unwrap_or_default();
         let mut keys = HashSet::from([otc_vault::clash_key(path)]);
@@ -181,11 +180,15 @@ impl Tool for CommitWikiPage {
             view.readable_path(&p.path).map_err(|e| e.detail("field", field.clone()))?;
             writing::check_write(&view, &p.path, &field)?;
             if !keys.insert(otc_vault::clash_key(&p.path)) {
-                return Err(refuse("duplicate_entry", "two entries name one note", &field));
+                return Err(wiki::invalid("duplicate_entry", "two entries name one note", &field));
             }
             patch_prev.push(writing::parse_prev_hash(Some(&p.prev_hash))?.expect("given"));
             if p.op == PatchOp::Append && p.text.as_deref().is_none_or(|t| t.trim().is_empty()) {
-                return Err(refuse("text_required", "an append patch needs text", &format!("patches[{i}].text")));
+                return Err(wiki::invalid(
+                    "text_required",
+                    "an append patch needs text",
+                    &format!("patches[{i}].text"),
+                ));
             }
         }
 
@@ -263,12 +266,7 @@ impl Tool for CommitWikiPage {
         }
 
         // The patches.
-        let excluded: HashSet<String> = {
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
-            let ex = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
-            ex.into_iter().collect()
-        };
+        let excluded = &found.excluded;
         // The page's name as a link: its file name, or its path when another file has that name
         // (a bare [[name]] would then lead to whichever Obsidian picks).
         let link_name = {

@@ -1,7 +1,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_fts::Query;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -165,12 +165,6 @@ pub struct Refused {
     pub min_chars: usize,
 }
 
-fn refuse(reason: &'static str, message: impl Into<String>, field: &str) -> ToolError {
-    ToolError::with_message(ErrorCode::InvalidInput, message)
-        .detail("reason", reason)
-        .detail("field", field.to_string())
-}
-
 /// The topic as a note name: link syntax and characters no desktop stores dropped.
 fn page_name(topic: &str) -> String {
     let cleaned: String = topic
@@ -205,10 +199,7 @@ impl Tool for DraftWikiPage {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let folders = view
-            .wiki()
-            .cloned()
-            .ok_or_else(|| refuse("no_wiki_folder", "this vault has no wiki folder (set [wiki] folder)", "vault"))?;
+        let folders = wiki::folders(&view)?;
         let limit = bounded(input.limit, 10, 1..=50, "limit")?;
         let min = wiki::min_similarity(input.min_similarity, DEFAULT_MIN_SIMILARITY)?;
         let detailed =
@@ -221,13 +212,17 @@ impl Tool for DraftWikiPage {
             Some(source) => {
                 view.readable_path(source).map_err(|e| e.detail("field", "source"))?;
                 let Some(raw) = folders.raw.as_deref() else {
-                    return Err(refuse("no_raw_folder", "this vault has no raw sources folder", "source"));
+                    return Err(wiki::invalid("no_raw_folder", "this vault has no raw sources folder", "source"));
                 };
                 if !wiki::is_raw(&view, source) {
-                    return Err(refuse("outside_raw_folder", format!("source must be a note in {raw}/"), "source"));
+                    return Err(wiki::invalid(
+                        "outside_raw_folder",
+                        format!("source must be a note in {raw}/"),
+                        "source",
+                    ));
                 }
                 if !source.ends_with(".md") {
-                    return Err(refuse("not_markdown", "source must be a .md note", "source"));
+                    return Err(wiki::invalid("not_markdown", "source must be a .md note", "source"));
                 }
                 let (entry, text) =
                     writing::current_text(ctx, name, view.vault.id, source).await?.ok_or_else(|| not_found(source))?;

@@ -167,7 +167,7 @@ impl Tool for NoteQualityReport {
                     continue;
                 }
                 for flag in &flags {
-                    *counts.entry(flag_name(*flag)).or_default() += 1;
+                    *counts.entry(format::variant_name(*flag)).or_default() += 1;
                 }
                 flagged.push(Flagged {
                     path: f.path.clone(),
@@ -201,8 +201,4 @@ impl Tool for NoteQualityReport {
         out.truncated = cut || out.notes.len() < out.flagged;
         Ok(out)
     }
-}
-
-fn flag_name(flag: Flag) -> String {
-    serde_json::to_value(flag).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
