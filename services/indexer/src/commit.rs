@@ -33,16 +33,33 @@ pub struct Announced {
 pub async fn commit_and_announce(
     indexer: &Indexer,
     kv: &Arc<Kv>,
-    mut tx: TenantTx,
+    tx: TenantTx,
     vault: Uuid,
     changes: &[Change],
     who: &Provenance,
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, IndexError> {
+    commit_with_jobs(indexer, kv, tx, vault, changes, who, at_head, Vec::new()).await
+}
+
+/// [`commit_and_announce`], with `jobs` written to the outbox in the commit's transaction
+/// besides its index job (work the commit asks of the workers, such as a wiki's generated
+/// pages, is then queued exactly when the commit lands).
+#[allow(clippy::too_many_arguments)]
+pub async fn commit_with_jobs(
+    indexer: &Indexer,
+    kv: &Arc<Kv>,
+    mut tx: TenantTx,
+    vault: Uuid,
+    changes: &[Change],
+    who: &Provenance,
+    at_head: Option<i64>,
+    mut jobs: Vec<NewJob>,
+) -> Result<Result<Announced, Stale>, IndexError> {
     let tenant = tx.tenant_id();
     let started = std::time::Instant::now();
-    let job = index_job(changes.iter().map(|c| c.path.as_str()));
-    let committed = match tx.commit_changes_at(vault, changes, who, &[job], at_head).await? {
+    jobs.insert(0, index_job(changes.iter().map(|c| c.path.as_str())));
+    let committed = match tx.commit_changes_at(vault, changes, who, &jobs, at_head).await? {
         Ok(committed) => committed,
         Err(stale) => return Ok(Err(stale)),
     };

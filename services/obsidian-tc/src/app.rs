@@ -100,6 +100,7 @@ pub fn dispatcher_with(
         limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
         confirmation_keys: Default::default(),
         audit: otc_tools::audit::Audit::new(deps.store.clone(), config.audit.enabled),
+        judge: otc_tools::judge::Judge::from_config(&config.wiki.judge).context("wiki.judge")?.map(Arc::new),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
@@ -391,6 +392,7 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         snapshots_per_path: config.sync.snapshots_per_path,
         reconcile: config.sync.reconcile.clone(),
         oauth_client_retention: chrono::Duration::days(config.oauth.refresh_token_ttl_days.max(1) as i64),
+        maintenance: config.maintenance.clone(),
     }
 }
 
@@ -448,6 +450,7 @@ pub async fn worker(sources: Sources) -> anyhow::Result<ExitCode> {
     Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), worker_settings(config))
         .with_indexer(deps.indexer.clone())
         .with_embedding(deps.embedding.clone())
+        .with_wiki(dispatcher(config, &deps)?)
         .run(signal)
         .await;
     let _ = stop.send(true);

@@ -87,7 +87,8 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
 
     let worker = Worker::new(deps.store.clone(), deps.kv.clone(), deps.blobs.clone(), app::worker_settings(&config))
         .with_indexer(deps.indexer.clone())
-        .with_embedding(deps.embedding.clone());
+        .with_embedding(deps.embedding.clone())
+        .with_wiki(app::dispatcher(&config, &deps)?);
     let worker = tokio::spawn(worker.run(app::until(stopped.clone())));
 
     // With --stdio the HTTP listener is internal (an ephemeral loopback port): it serves only

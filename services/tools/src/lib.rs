@@ -13,7 +13,9 @@ pub mod file_cache;
 pub mod format;
 pub mod graphing;
 pub mod idempotency;
+pub mod judge;
 pub mod links_out;
+pub mod maintenance;
 pub mod moving;
 pub mod rate_limits;
 pub mod reading;
@@ -27,6 +29,7 @@ pub mod tasks;
 pub mod tools;
 pub mod toolset;
 pub mod wiki;
+pub mod wiki_pages;
 pub mod wiki_schema;
 pub mod writing;
 
@@ -168,6 +171,8 @@ pub struct Services {
     pub confirmation_keys: confirmation::Keys,
     /// Where each call's audit record goes.
     pub audit: audit::Audit,
+    /// The wiki's judge, when one is configured.
+    pub judge: Option<Arc<judge::Judge>>,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress

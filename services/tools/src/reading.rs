@@ -38,6 +38,9 @@ pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String
         .collect()
 }
 
+/// The scope that reads provenance (get_provenance, a wiki's log.md).
+pub const PROVENANCE_SCOPE: &str = "read:provenance";
+
 /// A vault as one caller may see it: the deployment's `[[acl]]` floor for it, narrowed by the
 /// tenant's rules for the caller.
 pub struct View {
@@ -140,11 +143,7 @@ impl View {
     ) -> Result<View, StoreError> {
         let slug = move || async move { Ok(tx.tenant().await?.map(|t| t.slug)) };
         let entry = acl_entry(&services.acls, caller, &vault.name, slug).await?;
-        // A person's sync client adds raw sources: the folder is immutable to the tools only.
-        let wiki = match audience {
-            Audience::Tools => wiki_folders(services, caller, &vault.name).await?,
-            Audience::Sync => None,
-        };
+        let wiki = wiki_folders(services, caller, &vault.name).await?;
         Ok(View::with(caller, vault, entry, audience, wiki))
     }
 
@@ -158,8 +157,17 @@ impl View {
         let tenant = caller.access.rules.iter().filter(|r| r.vault_id == vault.id).map(|r| r.rule.clone()).collect();
         let mut acl =
             Acl::open().with_layer(entry.map(|e| vec![e.rule.clone()]).unwrap_or_default()).with_layer(tenant);
-        if let Some(raw) = wiki.as_ref().and_then(|w| w.raw.as_deref()) {
+        // A person's sync client adds raw sources: the folder is immutable to the tools only.
+        if audience == Audience::Tools
+            && let Some(raw) = wiki.as_ref().and_then(|w| w.raw.as_deref())
+        {
             acl = acl.with_immutable(raw);
+        }
+        // The wiki's log.md says who changed what: get_provenance's facts, under its scope.
+        if let Some(w) = &wiki
+            && !caller.scopes.iter().any(|g| g.grants(PROVENANCE_SCOPE))
+        {
+            acl = acl.with_closed(&format!("{}/{}", w.folder, crate::wiki::LOG_PAGE), PROVENANCE_SCOPE);
         }
         View { vault, read_regex: std::sync::OnceLock::new(), acl: acl.for_audience(audience), wiki }
     }

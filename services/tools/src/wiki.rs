@@ -19,7 +19,11 @@ use crate::semantic::{Near, VectorSet};
 use crate::{CallContext, internal};
 
 /// The pages the server writes in the wiki folder.
-pub const GENERATED: [&str; 2] = ["index.md", "log.md"];
+pub const GENERATED: [&str; 2] = [INDEX_PAGE, LOG_PAGE];
+/// The generated listing of the wiki's pages.
+pub const INDEX_PAGE: &str = "index.md";
+/// The generated projection of the wiki folder's change log.
+pub const LOG_PAGE: &str = "log.md";
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Candidate {
@@ -33,6 +37,20 @@ pub struct Candidate {
     /// In Obsidian's Excluded files: its name is taken, but it is not a page to extend.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub excluded: bool,
+    /// What the judge said of it, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<crate::judge::Judgement>,
+}
+
+/// The judge's decision of a verdict: the page it found the same topic as (exists), or that
+/// every candidate is about something else (new).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JudgedBy {
+    pub model: String,
+    pub verdict: crate::judge::Verdict,
+    pub rationale: String,
+    /// The pages it read.
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -68,6 +86,8 @@ pub struct Found {
     pub skipped: Vec<Skipped>,
     /// The vault's Excluded files, as the check read them.
     pub excluded: std::collections::HashSet<String>,
+    /// Set when the judge decided the verdict.
+    pub judged_by: Option<JudgedBy>,
 }
 
 impl Found {
@@ -79,9 +99,16 @@ impl Found {
         }
     }
 
-    /// The one page the verdict names, when it is exists.
+    /// The one page the verdict names, when it is exists: the identity match, or the page
+    /// the judge found to be the same topic.
     pub fn existing(&self) -> Option<&Candidate> {
-        (self.verdict == "exists").then(|| self.candidates.iter().find(|c| c.identity)).flatten()
+        if self.verdict != "exists" {
+            return None;
+        }
+        match &self.judged_by {
+            Some(j) => self.candidates.iter().find(|c| j.paths.first() == Some(&c.path)),
+            None => self.candidates.iter().find(|c| c.identity),
+        }
     }
 }
 
@@ -161,7 +188,7 @@ pub async fn find(
     topic: &str,
     prefix: &str,
     min_similarity: f32,
-    judge: bool,
+    judge: Option<bool>,
 ) -> Result<Found, ToolError> {
     let norm = normalize(topic);
     if norm.is_empty() {
@@ -236,9 +263,6 @@ pub async fn find(
             }),
         }
     }
-    if judge {
-        skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() });
-    }
     let mut candidates: Vec<Candidate> = by_path.into_values().collect();
     candidates.sort_by(|a, b| {
         b.identity
@@ -248,12 +272,89 @@ pub async fn find(
             .then(a.path.cmp(&b.path))
     });
     let identities = candidates.iter().filter(|c| c.identity).count();
-    let verdict = match identities {
+    let mut verdict = match identities {
         1 => "exists",
         0 if candidates.is_empty() => "new",
         _ => "ambiguous",
     };
-    Ok(Found { verdict, candidates, wanted_by, skipped, excluded })
+    // Only a verdict resting on soft evidence goes to the judge: an identity match is final.
+    let services = ctx.services();
+    let mut judged_by = None;
+    let default = services.judge.as_ref().is_some_and(|j| j.settings().enabled);
+    if crate::judge::wanted(&services.config, judge, default) {
+        match &services.judge {
+            None => skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() }),
+            Some(j) if verdict == "ambiguous" && identities == 0 => {
+                let (decided, reason) = ask_judge(ctx, tool, view, j, topic, &mut candidates).await?;
+                if let Some(reason) = reason {
+                    skipped.push(Skipped { check: "judge", reason });
+                }
+                if let Some(d) = decided {
+                    verdict = if d.verdict == crate::judge::Verdict::SameTopic { "exists" } else { "new" };
+                    judged_by = Some(d);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(Found { verdict, candidates, wanted_by, skipped, excluded, judged_by })
+}
+
+/// Asks the judge about the first candidates (up to its per-request limit; Excluded files are
+/// never sent) and says what it decided: exactly one same_topic makes the verdict exists, every
+/// candidate judged different makes it new, anything else decides nothing. The reason comes
+/// back when a call could not be made or failed.
+async fn ask_judge(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    judge: &crate::judge::Judge,
+    topic: &str,
+    candidates: &mut [Candidate],
+) -> Result<(Option<JudgedBy>, Option<String>), ToolError> {
+    use crate::judge::{Side, Verdict};
+    let limit = judge.settings().max_calls_per_request as usize;
+    let mut failure = None;
+    let mut asked = 0;
+    for c in candidates.iter_mut().filter(|c| !c.excluded && view.can_read(&c.path)).take(limit) {
+        let Some((_, text)) = crate::writing::current_text(ctx, tool, view.vault.id, &c.path).await? else { continue };
+        let subject = Side { label: "the topic", text: topic };
+        let page = Side { label: &c.path, text: &text };
+        match judge.judge(&ctx.services().kv, ctx.caller.tenant_id, subject, page).await {
+            Ok(j) => {
+                asked += 1;
+                c.judged = Some(j);
+            }
+            Err(e) => {
+                tracing::warn!(tool, error = %otc_errors::error_chain(&e), "the judge gave no verdict");
+                failure = Some(match e {
+                    crate::judge::JudgeError::OverCap(_) => "the tenant's judge calls for today are spent".to_string(),
+                    _ => "the judge failed; the verdict stays as the evidence left it".to_string(),
+                });
+                break;
+            }
+        }
+    }
+    let judged: Vec<&Candidate> = candidates.iter().filter(|c| c.judged.is_some()).collect();
+    let same: Vec<&&Candidate> =
+        judged.iter().filter(|c| c.judged.as_ref().is_some_and(|j| j.verdict == Verdict::SameTopic)).collect();
+    let paths = judged.iter().map(|c| c.path.clone()).collect::<Vec<_>>();
+    let decided = if failure.is_none() && same.len() == 1 {
+        let j = same[0].judged.clone().expect("judged");
+        let mut paths = paths;
+        paths.retain(|p| *p != same[0].path);
+        paths.insert(0, same[0].path.clone());
+        Some(JudgedBy { model: j.model, verdict: Verdict::SameTopic, rationale: j.rationale, paths })
+    } else if failure.is_none()
+        && asked == candidates.len()
+        && judged.iter().all(|c| c.judged.as_ref().is_some_and(|j| j.verdict == Verdict::Different))
+    {
+        let rationale = judged.first().and_then(|c| c.judged.as_ref()).map(|j| j.rationale.clone()).unwrap_or_default();
+        Some(JudgedBy { model: judge.model().to_string(), verdict: Verdict::Different, rationale, paths })
+    } else {
+        None
+    };
+    Ok((decided, failure))
 }
 
 /// The candidate for `path`, added without evidence when it is new.
@@ -268,6 +369,7 @@ fn candidate<'a>(
         evidence: Vec::new(),
         score: None,
         excluded: excluded.contains(path),
+        judged: None,
     })
 }
 

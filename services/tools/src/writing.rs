@@ -49,6 +49,7 @@ fn denied(view: &View, op: Op, path: &str, field: &str, message: &str) -> ToolEr
     let verdict = view.acl().explain(op, path);
     let message = match verdict {
         Verdict::Immutable(_) => "the wiki's raw sources folder is immutable: no tool writes, moves or deletes in it",
+        Verdict::ScopeRequired(_) => "this file needs a scope the caller does not hold",
         _ => message,
     };
     let mut err = ToolError::with_message(ErrorCode::AclDenied, message)
@@ -57,6 +58,7 @@ fn denied(view: &View, op: Op, path: &str, field: &str, message: &str) -> ToolEr
     match verdict {
         Verdict::Denied(layer, _) => err = err.detail("layer", layer.as_str()),
         Verdict::Immutable(_) => err = err.detail("reason", "immutable_raw_folder"),
+        Verdict::ScopeRequired(scope) => err = err.detail("reason", "scope_required").detail("scope", scope),
         _ => {}
     }
     err
@@ -296,15 +298,29 @@ pub async fn commit_at(
     origin: Option<&str>,
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
+    commit_with_jobs(ctx, tool, view, changes, origin, at_head, Vec::new()).await
+}
+
+/// [`commit_at`], with `jobs` queued in the commit's transaction.
+pub async fn commit_with_jobs(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    changes: &[Change],
+    origin: Option<&str>,
+    at_head: Option<i64>,
+    jobs: Vec<otc_store::NewJob>,
+) -> Result<Result<Announced, Stale>, ToolError> {
     let services = ctx.services();
     let who = provenance(ctx, tool, origin);
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    otc_indexer::commit::commit_and_announce(&services.indexer, &services.kv, tx, view.vault.id, changes, &who, at_head)
-        .await
-        .map_err(|e| match e {
+    let (indexer, kv, vault) = (&services.indexer, &services.kv, view.vault.id);
+    otc_indexer::commit::commit_with_jobs(indexer, kv, tx, vault, changes, &who, at_head, jobs).await.map_err(|e| {
+        match e {
             otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => crate::quota_exceeded(&q),
             other => internal(tool, &other),
-        })
+        }
+    })
 }
 
 /// The refusal for a commit whose planned state no longer holds: concurrent_modification

@@ -3,7 +3,9 @@
 //! Periodic work runs on one worker at a time, the holder of a Redis lease (leader election);
 //! the others stand by and take over when the lease lapses. The periodic work is the sweep:
 //! dead tokens, old snapshots and unreferenced blobs. Every worker also runs the indexer
-//! (`otc_indexer`), which needs no lease: it claims outbox jobs with `FOR UPDATE SKIP LOCKED`.
+//! (`otc_indexer`), which needs no lease: it claims outbox jobs with `FOR UPDATE SKIP LOCKED`,
+//! and, given the tools, writes the wikis' generated pages from their `wiki_pages` jobs the same
+//! way. The leader also runs the scheduled wiki upkeep (`[maintenance]`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -141,6 +143,8 @@ pub struct WorkerSettings {
     pub reconcile: Vec<otc_config::ReconcileTarget>,
     /// How long an OAuth client no token request names is kept (the refresh tokens' lifetime).
     pub oauth_client_retention: chrono::Duration,
+    /// The leader's periodic wiki upkeep (with [`Worker::with_wiki`]).
+    pub maintenance: otc_config::MaintenanceConfig,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -222,6 +226,13 @@ async fn sweep_tenant(
     }
 }
 
+/// When the leader's scheduled upkeep is next due (None: at once).
+#[derive(Debug, Default)]
+struct Upkeep {
+    lint: Option<tokio::time::Instant>,
+    pages: Option<tokio::time::Instant>,
+}
+
 /// A worker process's main loop.
 pub struct Worker {
     store: Store,
@@ -232,12 +243,31 @@ pub struct Worker {
     holder: String,
     indexer: Option<otc_indexer::Indexer>,
     embedding: Option<otc_indexer::embedding::Embedding>,
+    /// The tools, for the wiki's generated pages and the scheduled lint.
+    wiki: Option<Arc<otc_tools::Dispatcher>>,
+}
+
+/// Attempts at a vault's generated pages before its job is dead-lettered.
+const WIKI_PAGES_ATTEMPTS: i32 = 8;
+/// How often a worker with nothing to do looks for generated-page jobs.
+const WIKI_PAGES_POLL: Duration = Duration::from_secs(1);
+
+/// A period of `hours` hours.
+fn hours(hours: f64) -> Duration {
+    Duration::from_secs_f64((hours * 3600.0).max(1.0))
 }
 
 impl Worker {
     pub fn new(store: Store, kv: Arc<Kv>, blobs: Blobs, settings: WorkerSettings) -> Self {
         let holder = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
-        Self { store, kv, blobs, settings, holder, indexer: None, embedding: None }
+        Self { store, kv, blobs, settings, holder, indexer: None, embedding: None, wiki: None }
+    }
+
+    /// Also writes the wikis' generated pages (their `wiki_pages` jobs) until shutdown, and,
+    /// as the leader, runs the scheduled upkeep `settings.maintenance` turns on.
+    pub fn with_wiki(mut self, tools: Arc<otc_tools::Dispatcher>) -> Self {
+        self.wiki = Some(tools);
+        self
     }
 
     /// Also runs `indexer` until shutdown.
@@ -280,9 +310,27 @@ impl Worker {
                     .await
             })
         });
+        let wiki_pages = self.wiki.clone().map(|tools| {
+            let mut stopped = stopped.clone();
+            tokio::spawn(async move {
+                loop {
+                    let busy = match otc_tools::wiki_pages::run_jobs(&tools, WIKI_PAGES_ATTEMPTS).await {
+                        Ok(done) => done > 0,
+                        Err(e) => {
+                            tracing::warn!(error = %otc_errors::error_chain(&e), "wiki pages pass failed");
+                            false
+                        }
+                    };
+                    tokio::select! {
+                        _ = stopped.wait_for(|s| *s) => return,
+                        () = tokio::time::sleep(if busy { Duration::ZERO } else { WIKI_PAGES_POLL }) => {}
+                    }
+                }
+            })
+        });
         self.sweep_loop(shutdown).await;
         let _ = stop.send(true);
-        for (name, task) in [("indexer", indexing), ("embedding", embedding)] {
+        for (name, task) in [("indexer", indexing), ("embedding", embedding), ("wiki pages", wiki_pages)] {
             if let Some(task) = task
                 && let Err(e) = task.await
             {
@@ -301,6 +349,7 @@ impl Worker {
         let standby_every = (self.settings.lease_ttl / 10).min(self.settings.sweep_interval);
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
+        let mut upkeep = Upkeep::default();
         tracing::info!(holder = %self.holder, "worker started");
         loop {
             leader = match self.keep_lease(leader).await {
@@ -329,6 +378,12 @@ impl Worker {
                 }
                 next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }
+            if leader {
+                self.upkeep(&mut upkeep).await;
+            } else {
+                // A new leader starts its periods afresh.
+                upkeep = Upkeep::default();
+            }
             let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
                 () = &mut shutdown => break,
@@ -339,6 +394,31 @@ impl Worker {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
         }
         otc_telemetry::metrics().worker_leader.record(0, &[]);
+    }
+
+    /// The leader's scheduled wiki upkeep, each when its period is up: the lint over every
+    /// vault, and a regeneration of every wiki's generated pages.
+    async fn upkeep(&self, due: &mut Upkeep) {
+        let (Some(tools), m) = (&self.wiki, &self.settings.maintenance) else { return };
+        if !m.enabled {
+            return;
+        }
+        let now = tokio::time::Instant::now();
+        if m.wiki_lint.enabled && due.lint.is_none_or(|at| now >= at) {
+            let lint = &m.wiki_lint;
+            match otc_tools::maintenance::lint_all(tools, lint.max_notes, lint.judge, lint.judge_max_calls).await {
+                Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
+                Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
+            }
+            due.lint = Some(tokio::time::Instant::now() + hours(lint.interval_hours));
+        }
+        if m.wiki_pages.enabled && due.pages.is_none_or(|at| now >= at) {
+            match otc_tools::wiki_pages::queue_all(tools).await {
+                Ok(n) => tracing::info!(vaults = n, "wiki pages regeneration queued"),
+                Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "queueing wiki pages failed"),
+            }
+            due.pages = Some(tokio::time::Instant::now() + hours(m.wiki_pages.interval_hours));
+        }
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {

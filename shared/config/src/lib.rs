@@ -41,6 +41,7 @@ pub struct Config {
     pub quotas: QuotasConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
+    pub maintenance: MaintenanceConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -341,6 +342,93 @@ pub struct WikiConfig {
     /// (wiki gives raw, notes/wiki gives notes/raw).
     pub raw_folder: Option<String>,
     pub vaults: Vec<WikiVault>,
+    pub judge: WikiJudgeConfig,
+}
+
+/// The optional judge (spec: "The LLM judge"): an OpenAI-compatible chat endpoint that reads a
+/// topic and candidate pages and says whether they are one topic. Unset `base_url`: no judge.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WikiJudgeConfig {
+    /// The API base, before `/chat/completions` (e.g. https://api.openai.com/v1).
+    pub base_url: Option<String>,
+    pub model: String,
+    pub api_key: Option<Secret>,
+    /// find_existing_page asks the judge about ambiguous verdicts without being told to
+    /// (a call's `judge` wins either way).
+    pub enabled: bool,
+    /// lint_wiki judges its near duplicates (a call's `judge` wins either way).
+    pub lint_enabled: bool,
+    /// Judge calls per tenant per UTC day (0: none); a failed call counts.
+    pub max_calls_per_day: u32,
+    /// Candidates find_existing_page sends at most, 1 to 3.
+    pub max_calls_per_request: u32,
+    /// One call's deadline, in milliseconds.
+    pub timeout_ms: u64,
+    /// Characters of each page a call sends at most.
+    pub max_note_chars: usize,
+}
+
+impl Default for WikiJudgeConfig {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: String::new(),
+            api_key: None,
+            enabled: false,
+            lint_enabled: true,
+            max_calls_per_day: 200,
+            max_calls_per_request: 3,
+            timeout_ms: 15_000,
+            max_note_chars: 2_400,
+        }
+    }
+}
+
+/// Periodic upkeep the workers' leader runs (spec: maintenance.wikiLint, maintenance.wikiPages);
+/// nothing runs unless `enabled` and the job's own `enabled` are both on.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MaintenanceConfig {
+    pub enabled: bool,
+    pub wiki_lint: WikiLintSchedule,
+    pub wiki_pages: WikiPagesSchedule,
+}
+
+/// The scheduled lint: lint_wiki over every vault (its wiki folder, else the whole vault), one
+/// summary log line per vault, nothing written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WikiLintSchedule {
+    pub enabled: bool,
+    pub interval_hours: f64,
+    /// Pages the pairwise checks read at most, per vault.
+    pub max_notes: u32,
+    /// Judge the near duplicates (with a judge configured and its lint use on).
+    pub judge: bool,
+    /// Judge calls per vault per run.
+    pub judge_max_calls: u32,
+}
+
+impl Default for WikiLintSchedule {
+    fn default() -> Self {
+        Self { enabled: false, interval_hours: 24.0, max_notes: 1500, judge: true, judge_max_calls: 20 }
+    }
+}
+
+/// The scheduled regeneration of the wiki's index.md and log.md (besides the one queued after
+/// every commit_wiki_page).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WikiPagesSchedule {
+    pub enabled: bool,
+    pub interval_hours: f64,
+}
+
+impl Default for WikiPagesSchedule {
+    fn default() -> Self {
+        Self { enabled: false, interval_hours: 6.0 }
+    }
 }
 
 /// One vault's wiki folders, over `[wiki]`'s.
@@ -941,6 +1029,33 @@ impl Config {
             && e.text_weight + e.semantic_weight > 0.0)
         {
             bad("embeddings", "rrf_k must be above 0 and the weights at least 0, not both 0".into());
+        }
+        let j = &self.wiki.judge;
+        if let Some(url) = &j.base_url {
+            if !url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "https" | "http")) {
+                bad("wiki.judge.base_url", "must be an absolute http(s) URL".into());
+            }
+            if j.model.trim().is_empty() {
+                bad("wiki.judge.model", "is required when wiki.judge.base_url is set".into());
+            }
+        }
+        if !(1..=3).contains(&j.max_calls_per_request) {
+            bad("wiki.judge.max_calls_per_request", "must be between 1 and 3".into());
+        }
+        if j.timeout_ms == 0 || j.max_note_chars == 0 {
+            bad("wiki.judge", "timeout_ms and max_note_chars must be at least 1".into());
+        }
+        let m = &self.maintenance;
+        for (key, hours) in [
+            ("maintenance.wiki_lint.interval_hours", m.wiki_lint.interval_hours),
+            ("maintenance.wiki_pages.interval_hours", m.wiki_pages.interval_hours),
+        ] {
+            if !(hours > 0.0 && hours <= 24.0 * 365.0) {
+                bad(key, "must be above 0 and at most a year".into());
+            }
+        }
+        if !(1..=5000).contains(&m.wiki_lint.max_notes) {
+            bad("maintenance.wiki_lint.max_notes", "must be between 1 and 5000".into());
         }
         if let Some(key) = &self.oauth.secret_key {
             use base64::Engine;

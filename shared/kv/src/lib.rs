@@ -176,6 +176,19 @@ impl Kv {
         Ok(set.is_some())
     }
 
+    /// Adds one to the counter at `name` (made, with `ttl`, by its first count) and returns
+    /// the new count.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis count_up", otel.kind = "client", db.system = "redis"))]
+    pub async fn count_up(&self, name: &str, ttl: Duration) -> Result<i64> {
+        let script = Script::new(
+            "local n = redis.call('INCR', KEYS[1]) \
+             if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end \
+             return n",
+        );
+        let mut conn = self.conn().await?;
+        script.key(self.key(name)).arg(ttl.as_millis() as u64).invoke_async(&mut conn).await.map_err(classify)
+    }
+
     /// Deletes the record at `name` only if it still reads `expected`. True when deleted.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis delete_record_if", otel.kind = "client", db.system = "redis"))]
     pub async fn delete_record_if(&self, name: &str, expected: &str) -> Result<bool> {

@@ -54,7 +54,42 @@ pub struct PastFile {
     pub size: i64,
 }
 
+/// One change-log record as a wiki's log.md shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub seq: i64,
+    pub committed_at: DateTime<Utc>,
+    pub op: String,
+    pub path: String,
+    /// The principal's name, when the change had one (a worker's has none).
+    pub principal: Option<String>,
+    pub tool: Option<String>,
+    pub client_name: Option<String>,
+    pub client_model: Option<String>,
+}
+
 impl TenantTx {
+    /// The change-log records of the paths under `prefix` after sequence `after`, oldest first,
+    /// at most `limit`, with their principals' names.
+    pub async fn changes_under(&mut self, vault: Uuid, prefix: &str, after: i64, limit: i64) -> Result<Vec<LogLine>> {
+        Ok(sqlx::query_as!(
+            LogLine,
+            r#"SELECT c.seq, c.committed_at, c.op, c.path, p.name AS "principal?", c.tool, c.client_name,
+                      c.client_model
+                 FROM change_log c
+                 LEFT JOIN principals p ON p.tenant_id = c.tenant_id AND p.id = c.principal_id
+                WHERE c.tenant_id = $1 AND c.vault_id = $2 AND c.seq > $3 AND starts_with(c.path, $4)
+                ORDER BY c.seq LIMIT $5"#,
+            self.tenant,
+            vault,
+            after,
+            prefix,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
     /// The snapshots of `path`, newest first, at most `limit`.
     pub async fn snapshots(&mut self, vault: Uuid, path: &str, limit: i64) -> Result<Vec<Snapshot>> {
         let rows = sqlx::query_as!(

@@ -279,6 +279,20 @@ impl TenantTx {
         Ok(())
     }
 
+    /// Queues a job outside a commit, due now.
+    pub async fn queue_job(&mut self, vault: Uuid, job: &crate::NewJob) -> Result<i64> {
+        let id = sqlx::query_scalar!(
+            "INSERT INTO jobs (tenant_id, vault_id, kind, payload) VALUES ($1, $2, $3, $4) RETURNING id",
+            self.tenant,
+            vault,
+            job.kind,
+            job.payload
+        )
+        .fetch_one(&mut *self.tx)
+        .await?;
+        Ok(id)
+    }
+
     /// Queues an index job outside a commit (a full rebuild's marker, or a retry by hand).
     pub async fn queue_index_job(&mut self, vault: Uuid, payload: &Value) -> Result<i64> {
         let seq = self.head_seq(vault).await?;

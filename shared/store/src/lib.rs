@@ -53,7 +53,7 @@ pub use files::{
 };
 pub use fulltext::SegmentRef;
 pub use graph::{LinkCounts, LinkEdges, NoteFacts};
-pub use history::{PastFile, Snapshot};
+pub use history::{LogLine, PastFile, Snapshot};
 pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,

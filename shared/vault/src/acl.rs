@@ -188,6 +188,8 @@ pub enum Verdict<'a> {
     Denied(Layer, Vec<&'a Rule>),
     /// A change inside a folder no tool may change (a wiki's raw sources), whatever the rules.
     Immutable(&'a str),
+    /// A path closed to a caller without this scope, whatever the rules.
+    ScopeRequired(&'static str),
 }
 
 impl Verdict<'_> {
@@ -203,6 +205,9 @@ pub struct Acl {
     audience: Audience,
     /// Folders nothing may be written, created, moved or deleted in (compared case-blind).
     immutable: Vec<String>,
+    /// Paths this caller may not read, write or delete whatever the rules, with the scope that
+    /// would open them (a wiki's log.md without read:provenance); compared case-blind.
+    closed: Vec<(String, &'static str)>,
 }
 
 #[derive(Debug, Clone)]
@@ -280,6 +285,20 @@ impl Acl {
         self
     }
 
+    /// This ACL with the file `path` closed to every action unless the caller holds `scope`
+    /// (the caller's scopes are known where the ACL is made, so a caller holding it gets no
+    /// such entry).
+    pub fn with_closed(mut self, path: &str, scope: &'static str) -> Self {
+        self.closed.push((path.to_lowercase(), scope));
+        self
+    }
+
+    /// The scope that would open `path`, when it is closed to this caller.
+    pub fn closed_scope(&self, path: &str) -> Option<&'static str> {
+        let lower = path.to_lowercase();
+        self.closed.iter().find(|(p, _)| *p == lower).map(|(_, scope)| *scope)
+    }
+
     /// The immutable folder `path` is in or is, if any.
     pub fn immutable_folder(&self, path: &str) -> Option<&str> {
         let lower = path.to_lowercase();
@@ -307,6 +326,7 @@ impl Acl {
     pub fn allows(&self, op: Op, path: &str) -> bool {
         !self.audience.hidden().iter().any(|h| path.starts_with(h))
             && (op == Op::Read || self.immutable_folder(path).is_none())
+            && self.closed_scope(path).is_none()
             && self.layers.iter().all(|rules| rules.iter().any(|r| r.allows(op, path)))
     }
 
@@ -327,6 +347,9 @@ impl Acl {
         if let Some(h) = self.audience.hidden().iter().find(|h| path.starts_with(*h)) {
             return Verdict::Hidden(h);
         }
+        if let Some(scope) = self.closed_scope(path) {
+            return Verdict::ScopeRequired(scope);
+        }
         if op != Op::Read
             && let Some(folder) = self.immutable_folder(path)
         {
@@ -345,8 +368,22 @@ impl Acl {
     /// The read ACL as anchored regular expressions for Postgres, a path readable when it
     /// matches one (None: unrestricted). Rules of one layer add their globs up; two restricted
     /// layers pair each glob of one with each of the other through a lookahead, which Postgres
-    /// supports (Rust's regex crate does not; Rust matches with [`Acl::can_read`]).
+    /// supports (Rust's regex crate does not; Rust matches with [`Acl::can_read`]). Closed
+    /// paths become a negative lookahead in front of each expression.
     pub fn read_regexes(&self) -> Option<Vec<String>> {
+        let open = self.rule_regexes();
+        if self.closed.is_empty() {
+            return open;
+        }
+        let closed: Vec<String> = self.closed.iter().map(|(p, _)| case_blind(p)).collect();
+        let guard = format!("^(?!(?:{})$)", closed.join("|"));
+        Some(match open {
+            None => vec![guard],
+            Some(list) => list.iter().map(|r| format!("{guard}{}", &r[1..])).collect(),
+        })
+    }
+
+    fn rule_regexes(&self) -> Option<Vec<String>> {
         let mut out: Option<Vec<String>> = None;
         for rules in &self.layers {
             if rules.iter().any(|r| r.read.is_none()) {
@@ -364,6 +401,26 @@ impl Acl {
         }
         out
     }
+}
+
+/// `path` as a regular expression that matches it in any letter case (each cased letter a
+/// class of both), escaped as [`glob_regex`] escapes, without anchors.
+fn case_blind(path: &str) -> String {
+    let mut out = String::new();
+    for c in path.chars() {
+        let (lower, upper): (String, String) = (c.to_lowercase().collect(), c.to_uppercase().collect());
+        if lower != upper && lower.chars().count() == 1 && upper.chars().count() == 1 {
+            out.push_str(&format!("[{lower}{upper}]"));
+        } else if c == '<' || c == '>' {
+            out.push_str(&format!("[{c}]"));
+        } else if c.is_ascii_punctuation() && c != '/' && c != '_' && c != '-' {
+            out.push('\\');
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn allows(list: &Option<Vec<Glob>>, path: &str) -> bool {
@@ -394,6 +451,20 @@ mod tests {
                 assert_eq!(re.is_match(path), hidden, "{audience:?} {path}");
             }
         }
+    }
+
+    #[test]
+    fn a_closed_path_is_closed_to_every_action_and_to_the_queries() {
+        let acl = Acl::open().with_closed("Wiki/log.md", "read:provenance");
+        for op in [Op::Read, Op::Write, Op::Delete] {
+            assert!(!acl.allows(op, "Wiki/log.md") && !acl.allows(op, "wiki/LOG.md"));
+            assert!(acl.allows(op, "Wiki/index.md"));
+        }
+        assert_eq!(acl.explain(Op::Read, "wiki/log.md"), Verdict::ScopeRequired("read:provenance"));
+        assert_eq!(acl.read_regexes().unwrap(), vec![r"^(?!(?:[wW][iI][kK][iI]/[lL][oO][gG]\.[mM][dD])$)"]);
+        let listed =
+            Acl::new(Some(&["Wiki/**".into()]), None, None).unwrap().with_closed("Wiki/log.md", "read:provenance");
+        assert_eq!(listed.read_regexes().unwrap(), vec![r"^(?!(?:[wW][iI][kK][iI]/[lL][oO][gG]\.[mM][dD])$)Wiki/.*$"]);
     }
 
     #[test]

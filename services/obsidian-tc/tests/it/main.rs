@@ -38,5 +38,6 @@ mod sync_acl;
 mod telemetry;
 mod tidy;
 mod wiki;
+mod wiki_pages;
 mod worker;
 mod write;

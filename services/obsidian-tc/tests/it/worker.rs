@@ -19,6 +19,7 @@ fn settings(retention: chrono::Duration) -> WorkerSettings {
         snapshots_per_path: 10,
         reconcile: Vec::new(),
         oauth_client_retention: retention,
+        maintenance: Default::default(),
     }
 }
 

@@ -146,6 +146,11 @@ impl Tool for InspectAcl {
             Verdict::Immutable(folder) => {
                 ("immutable_folder", vec![], format!("{folder} holds the wiki's raw sources, which no tool may change"))
             }
+            Verdict::ScopeRequired(scope) => (
+                "scope_required",
+                vec![],
+                format!("this file is closed to a caller without {scope}, whatever the rules"),
+            ),
             Verdict::Denied(layer, rules) => (
                 "denied_by_rules",
                 rules.iter().map(|r| RuleOut::of(r)).collect(),

@@ -40,7 +40,8 @@ pub struct Input {
     /// Write the page although another page already covers the topic.
     #[serde(default)]
     pub allow_duplicate: Option<bool>,
-    /// Ask the configured judge about an ambiguous duplicate check (none is configured here).
+    /// Ask the configured judge about a duplicate check that rests on soft evidence only
+    /// (default: the deployment's wiki.judge.enabled).
     #[serde(default)]
     pub judge: Option<bool>,
 }
@@ -242,7 +243,7 @@ impl Tool for CommitWikiPage {
         let topic = input.topic.clone().unwrap_or_else(|| stem.clone());
         let min = crate::tools::knowledge::find_existing_page::DEFAULT_MIN_SIMILARITY;
         let wiki_prefix = format!("{}/", folders.folder);
-        let found = wiki::find(ctx, name, &view, &topic, &wiki_prefix, min, input.judge.unwrap_or(false)).await?;
+        let found = wiki::find(ctx, name, &view, &topic, &wiki_prefix, min, input.judge).await?;
         if let Some(existing) = found.existing().filter(|c| c.path != path)
             && !input.allow_duplicate.unwrap_or(false)
         {
@@ -367,7 +368,9 @@ impl Tool for CommitWikiPage {
         for ((i, _), (hash, size)) in planned.iter().zip(&stored[1..]) {
             changes.push(writing::put(&patches[*i].path, Expect::Hash(patch_prev[*i]), *hash, *size));
         }
-        if let Err(stale) = writing::commit(ctx, name, &view, &changes, None).await? {
+        // The generated index.md and log.md are the workers' to write, queued with the commit.
+        let jobs = vec![crate::wiki_pages::job()];
+        if let Err(stale) = writing::commit_with_jobs(ctx, name, &view, &changes, None, None, jobs).await? {
             return Err(writing::stale_error(&view, &stale));
         }
         Ok(Output {

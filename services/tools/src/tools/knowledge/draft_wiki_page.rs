@@ -36,7 +36,8 @@ pub struct Input {
     /// One raw source to ingest (a .md note in the raw folder).
     #[serde(default)]
     pub source: Option<String>,
-    /// Ask the configured judge about an ambiguous duplicate check (none is configured here).
+    /// Ask the configured judge about a duplicate check that rests on soft evidence only
+    /// (default: the deployment's wiki.judge.enabled).
     #[serde(default)]
     pub judge: Option<bool>,
     /// Candidates and notes per list of the link map, 1 to 50 (default 10).
@@ -73,6 +74,9 @@ pub struct Output {
     pub ingest: Option<Ingest>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<Problem>,
+    /// Set when the judge decided the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<wiki::JudgedBy>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
@@ -236,7 +240,7 @@ impl Tool for DraftWikiPage {
 
         // The duplicate check over the wiki's pages (what commit_wiki_page checks again).
         let wiki_prefix = format!("{}/", folders.folder);
-        let found = wiki::find(ctx, name, &view, &input.topic, &wiki_prefix, min, input.judge.unwrap_or(false)).await?;
+        let found = wiki::find(ctx, name, &view, &input.topic, &wiki_prefix, min, input.judge).await?;
         let existing = match found.existing() {
             Some(c) if c.excluded => {
                 problems.push(Problem::new(
@@ -431,6 +435,7 @@ impl Tool for DraftWikiPage {
             changeset,
             ingest,
             problems,
+            judged_by: found.judged_by.clone(),
             skipped: found.skipped,
         })
     }

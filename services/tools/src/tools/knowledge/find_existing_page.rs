@@ -24,8 +24,8 @@ pub struct Input {
     /// Only pages under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Ask the configured judge about an ambiguous verdict (none is configured here: the
-    /// check is listed as skipped).
+    /// Ask the configured judge about a verdict that rests on soft evidence only (default:
+    /// the deployment's wiki.judge.enabled; without a judge the check is listed as skipped).
     #[serde(default)]
     pub judge: Option<bool>,
     /// Candidates to return, 1 to 50 (default 5).
@@ -54,6 +54,10 @@ pub struct Output {
     /// Notes that link the topic's text to no page: it is wanted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wanted_by: Option<wiki::Wanted>,
+    /// Set when the judge decided the verdict (exists: the first path; new: every candidate
+    /// is about something else).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_by: Option<wiki::JudgedBy>,
     /// Checks that could not run, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<wiki::Skipped>,
@@ -84,7 +88,7 @@ impl Tool for FindExistingPage {
         let prefix = view.folder_prefix(input.folder.as_deref())?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let found = wiki::find(ctx, name, &view, &input.topic, &prefix, min, input.judge.unwrap_or(false)).await?;
+        let found = wiki::find(ctx, name, &view, &input.topic, &prefix, min, input.judge).await?;
         let mut out = Output {
             vault: view.vault.name.clone(),
             topic: input.topic.clone(),
@@ -92,6 +96,7 @@ impl Tool for FindExistingPage {
             suggested_action: found.suggested_action(),
             candidates: found.candidates,
             wanted_by: found.wanted_by,
+            judged_by: found.judged_by,
             skipped: found.skipped,
         };
         out.candidates.truncate(limit);

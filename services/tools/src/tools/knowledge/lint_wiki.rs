@@ -38,9 +38,10 @@ pub enum Check {
     NearDuplicate,
     Contradiction,
     CoverageGap,
+    GeneratedPages,
 }
 
-const ALL: [Check; 8] = [
+const ALL: [Check; 9] = [
     Check::Orphan,
     Check::UnresolvedLink,
     Check::Stale,
@@ -49,6 +50,7 @@ const ALL: [Check; 8] = [
     Check::NearDuplicate,
     Check::Contradiction,
     Check::CoverageGap,
+    Check::GeneratedPages,
 ];
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -59,16 +61,17 @@ pub struct Input {
     #[serde(default)]
     pub folder: Option<String>,
     /// The checks to run (default all): orphan, unresolved_link, stale, duplicate_chunks,
-    /// missing_sources, near_duplicate, contradiction, coverage_gap.
+    /// missing_sources, near_duplicate, contradiction, coverage_gap, generated_pages.
     #[serde(default)]
     pub checks: Option<Vec<Check>>,
-    /// Ask the configured judge about near duplicates (none is configured here).
+    /// Ask the configured judge about near duplicates (default: on when a judge is configured
+    /// and wiki.judge.lint_enabled).
     #[serde(default)]
     pub judge: Option<bool>,
     /// Proposals per check, 1 to 200 (default 20).
     #[serde(default)]
     pub limit_per_check: Option<u32>,
-    /// Judge calls at most (with a judge configured).
+    /// Judge calls at most, 1 to 100 (default 10).
     #[serde(default)]
     pub max_judge_calls: Option<u32>,
     /// Pages the pairwise passes (duplicate chunks, near duplicates) read at most, 1 to 5000
@@ -98,6 +101,9 @@ pub struct Output {
     /// Part of the work was cut short: more than 10,000 unresolved links, or more pages than
     /// max_notes for the pairwise checks. The counts are then lower bounds.
     pub truncated: bool,
+    /// The judge's verdicts on near duplicates, by verdict.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judge_verdicts: BTreeMap<String, usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
 }
@@ -120,6 +126,9 @@ pub struct Proposal {
     pub tool_args: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// What the judge said of a near duplicate, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_verdict: Option<crate::judge::Judgement>,
 }
 
 impl Tool for LintWiki {
@@ -127,14 +136,16 @@ impl Tool for LintWiki {
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["read:notes"],
+        // Its judge, when one is configured, reads pages at an endpoint outside the server.
+        declared_tags: &["external-network"],
         core: false,
         response_format: Format::Takes,
         ..ToolSpec::base(
             "lint_wiki",
             "Lint the wiki",
             "Proposes wiki upkeep, each proposal naming the tool and arguments that apply it: orphan pages, \
-             unresolved links grouped by target, stale pages, paragraphs duplicated across pages, missing sources \
-             and near-duplicate pages. A check that cannot run is listed as skipped. Writes nothing.",
+             unresolved links grouped by target, stale pages, paragraphs duplicated across pages, missing sources, \
+             near-duplicate pages and hand-edited generated pages. A check that cannot run is listed as skipped. Writes nothing.",
             Domain::Knowledge,
         )
     };
@@ -163,6 +174,7 @@ impl Tool for LintWiki {
         let pages: Vec<String> = (0..g.len() as u32).map(|n| g.name(n).to_string()).filter(|p| counts_in(p)).collect();
         let mut proposals: Vec<Proposal> = Vec::new();
         let mut skipped = Vec::new();
+        let mut judge_verdicts: BTreeMap<String, usize> = BTreeMap::new();
 
         if wants(Check::Orphan) {
             for page in &pages {
@@ -178,6 +190,7 @@ impl Tool for LintWiki {
                         tool: "suggest_links",
                         tool_args: Some(json!({"vault": view.vault.name, "path": page})),
                         evidence: None,
+                        judge_verdict: None,
                     });
                 }
             }
@@ -215,6 +228,7 @@ impl Tool for LintWiki {
                     tool: "draft_wiki_page",
                     tool_args: Some(json!({"vault": view.vault.name, "topic": target})),
                     evidence: None,
+                    judge_verdict: None,
                 });
             }
         }
@@ -234,6 +248,7 @@ impl Tool for LintWiki {
                         tool: "patch_note",
                         tool_args: Some(json!({"vault": view.vault.name, "path": f.path})),
                         evidence: Some(f.mtime.to_rfc3339()),
+                        judge_verdict: None,
                     });
                 }
             }
@@ -302,6 +317,7 @@ impl Tool for LintWiki {
                             tool: "update_frontmatter",
                             tool_args: Some(json!({"vault": view.vault.name, "path": path})),
                             evidence: None,
+                            judge_verdict: None,
                         });
                     }
                 }
@@ -316,6 +332,7 @@ impl Tool for LintWiki {
                     tool: "patch_note",
                     tool_args: Some(json!({"vault": view.vault.name, "path": second})),
                     evidence: None,
+                    judge_verdict: None,
                 });
             }
         }
@@ -336,6 +353,7 @@ impl Tool for LintWiki {
                                 tool: "patch_note",
                                 tool_args: Some(json!({"vault": view.vault.name, "path": a})),
                                 evidence: Some(format!("cosine {score:.3}")),
+                                judge_verdict: None,
                             });
                         }
                     }
@@ -345,8 +363,50 @@ impl Tool for LintWiki {
                     }),
                 }
             }
-            if input.judge.unwrap_or(false) {
-                skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() });
+            let services = ctx.services();
+            let default = services.judge.as_ref().is_some_and(|j| j.settings().lint_enabled);
+            if crate::judge::wanted(&services.config, input.judge, default) {
+                match &services.judge {
+                    None => skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() }),
+                    Some(judge) => {
+                        let max = bounded(input.max_judge_calls, 10, 1..=100, "max_judge_calls")?;
+                        let near = proposals.iter_mut().filter(|p| p.kind == Check::NearDuplicate).take(max);
+                        if let Some(reason) = judge_pairs(ctx, name, &view, judge, near, &mut judge_verdicts).await? {
+                            skipped.push(Skipped { check: "judge", reason });
+                        }
+                    }
+                }
+            }
+        }
+        if wants(Check::GeneratedPages)
+            && let Some(w) = view.wiki()
+        {
+            let key = crate::wiki_pages::seal_key(ctx, name, view.vault.id).await?;
+            for page in wiki::GENERATED {
+                let path = format!("{}/{page}", w.folder);
+                if !path.starts_with(&prefix) || !view.can_read(&path) {
+                    continue;
+                }
+                let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else { continue };
+                let seal = crate::wiki_pages::verify(&key, view.vault.id, &path, &text);
+                let detail = match seal {
+                    crate::wiki_pages::Seal::Valid => continue,
+                    crate::wiki_pages::Seal::Unmarked => "a page of the server's name that the server did not write",
+                    crate::wiki_pages::Seal::Broken => "the server's page, changed since it was written",
+                };
+                proposals.push(Proposal {
+                    kind: Check::GeneratedPages,
+                    subject: path.clone(),
+                    related: Vec::new(),
+                    detail: Some(format!("{detail}: it is left as it is and no longer kept up to date")),
+                    suggested_action: "move your text to a page of its own, then delete this file (restore_note keeps \
+                                       a copy); the next pass writes a fresh one"
+                        .into(),
+                    tool: "delete_note",
+                    tool_args: Some(json!({"vault": view.vault.name, "path": path})),
+                    evidence: None,
+                    judge_verdict: None,
+                });
             }
         }
         if wants(Check::Contradiction) {
@@ -383,9 +443,48 @@ impl Tool for LintWiki {
             pages: pages.len(),
             proposals: kept,
             counts,
+            judge_verdicts,
             skipped,
         })
     }
+}
+
+/// Asks the judge about each near-duplicate proposal (its subject against its related page),
+/// setting its verdict and counting it. The reason comes back when a call failed (the rest are
+/// then left unjudged).
+async fn judge_pairs<'p>(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    judge: &crate::judge::Judge,
+    proposals: impl Iterator<Item = &'p mut Proposal>,
+    counts: &mut BTreeMap<String, usize>,
+) -> Result<Option<String>, ToolError> {
+    use crate::judge::Side;
+    for p in proposals {
+        let Some(other) = p.related.first() else { continue };
+        let (Some((_, a)), Some((_, b))) = (
+            writing::current_text(ctx, tool, view.vault.id, &p.subject).await?,
+            writing::current_text(ctx, tool, view.vault.id, other).await?,
+        ) else {
+            continue;
+        };
+        let sides = (Side { label: &p.subject, text: &a }, Side { label: other, text: &b });
+        match judge.judge(&ctx.services().kv, ctx.caller.tenant_id, sides.0, sides.1).await {
+            Ok(j) => {
+                *counts.entry(format::variant_name(j.verdict)).or_default() += 1;
+                p.judge_verdict = Some(j);
+            }
+            Err(e) => {
+                tracing::warn!(tool, error = %otc_errors::error_chain(&e), "the judge gave no verdict");
+                return Ok(Some(match e {
+                    crate::judge::JudgeError::OverCap(_) => "the tenant's judge calls for today are spent".into(),
+                    _ => "the judge failed; the remaining near duplicates are unjudged".into(),
+                }));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Pairs of pages whose mean chunk vectors are at least `floor` alike, each pair once, most
