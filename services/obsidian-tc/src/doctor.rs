@@ -79,7 +79,32 @@ async fn check(sources: &Sources) -> Vec<Line> {
     }
     lines.push(oauth_line(config));
     lines.push(embeddings_line(config, &deps));
+    lines.push(wiki_line(config));
     lines
+}
+
+/// The wiki's judge and scheduled upkeep, as configured (the judge is not called: every call
+/// costs).
+fn wiki_line(config: &Config) -> Line {
+    let j = &config.wiki.judge;
+    let judge = match &j.base_url {
+        None => "no judge".to_string(),
+        Some(url) => format!(
+            "judge {} at {} ({} calls per tenant per day; find_existing_page {}, lint {}; not called by doctor)",
+            j.model,
+            otc_config::redact_url(&otc_config::Secret::new(url.clone())),
+            j.max_calls_per_day,
+            if j.enabled { "on" } else { "when asked" },
+            if j.lint_enabled { "on" } else { "off" },
+        ),
+    };
+    let m = &config.maintenance;
+    let every = |on: bool, hours: f64| if m.enabled && on { format!("every {hours} h") } else { "off".into() };
+    Line::Ok(format!(
+        "wiki: {judge}; scheduled lint {}, generated pages {} (and after each commit_wiki_page)",
+        every(m.wiki_lint.enabled, m.wiki_lint.interval_hours),
+        every(m.wiki_pages.enabled, m.wiki_pages.interval_hours),
+    ))
 }
 
 /// Which embedder semantic search uses (the local model is loaded by now; a provider over HTTP

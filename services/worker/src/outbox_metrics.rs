@@ -12,7 +12,7 @@ use chrono::Utc;
 use otc_store::{OutboxStats, Store};
 use otc_telemetry::metrics::TenantWork;
 
-const KINDS: [&str; 2] = ["index", "embed"];
+const KINDS: [&str; 3] = ["index", "embed", "wiki_pages"];
 
 /// One tenant's work of each kind: (queued, dead, lag in seconds).
 type Kinds = [(i64, i64, f64); KINDS.len()];
@@ -82,7 +82,7 @@ mod tests {
             rows.push(row(&format!("small{i:02}"), "embed", 0, 0, None));
         }
         let work = tenant_work(rows, now);
-        assert_eq!(work.len(), (otc_telemetry::metrics::TENANT_LABELS + 1) * 2);
+        assert_eq!(work.len(), (otc_telemetry::metrics::TENANT_LABELS + 1) * KINDS.len());
         let find =
             |tenant: &str, kind: &str| work.iter().find(|w| w.tenant == tenant && w.kind == kind).unwrap().clone();
         let acme = find("acme", "embed");
