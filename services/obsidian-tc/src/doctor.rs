@@ -101,7 +101,7 @@ fn wiki_line(config: &Config) -> Line {
     let m = &config.maintenance;
     let every = |on: bool, hours: f64| if m.enabled && on { format!("every {hours} h") } else { "off".into() };
     Line::Ok(format!(
-        "wiki: {judge}; scheduled lint {}, generated pages {} (and after each commit_wiki_page)",
+        "wiki: {judge}; scheduled lint {}, generated pages {} (and after each change to the wiki through the tools)",
         every(m.wiki_lint.enabled, m.wiki_lint.interval_hours),
         every(m.wiki_pages.enabled, m.wiki_pages.interval_hours),
     ))

@@ -18,12 +18,13 @@ use uuid::Uuid;
 
 use crate::{Caller, internal};
 
-/// Each tenant's confirmation key, once read (keys never change).
+/// Each tenant's key, once read (keys never change): it signs confirmation tokens, and the
+/// wiki's page seals are derived from it.
 #[derive(Default)]
 pub struct Keys(Mutex<HashMap<Uuid, [u8; 32]>>);
 
 impl Keys {
-    async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
+    pub(crate) async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
         if let Some(key) = self.0.lock().expect("keys").get(&tenant) {
             return Ok(*key);
         }

@@ -2,7 +2,7 @@
 //! and the CPU-bound measures run off the async workers.
 //!
 //! A node is a note the caller may read that is not in Obsidian's Excluded files (an excluded
-//! note stays a link target elsewhere, but gets no graph edge); an edge joins two such notes
+//! note stays a link target elsewhere, but gets no graph edge) nor a wiki's generated page; an edge joins two such notes
 //! that link, by a body link, an embed or a property link alike.
 
 use std::sync::Arc;
@@ -105,9 +105,11 @@ async fn read(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGrap
     let rows = tx.link_graph(view.vault.id, view.readable()).await.map_err(|e| internal(tool, &e))?;
     let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
+    // A wiki's generated pages list every page: no node, so their links count for nothing.
+    let generated = crate::wiki::generated_paths(view);
     compute(tool, move || {
         let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
-        let notes = rows.notes.into_iter().filter(|p| !excluded.contains(p));
+        let notes = rows.notes.into_iter().filter(|p| !excluded.contains(p) && !generated.contains(p));
         let graph = Graph::new(notes, rows.edges);
         let excluded = excluded.into_iter().filter(|p| graph.node(p).is_none()).collect();
         let counts = rows.counts.into_iter().filter(|c| graph.node(&c.path).is_some()).collect();

@@ -21,6 +21,8 @@ use uuid::Uuid;
 
 /// How long a verdict is kept.
 const CACHE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The largest answer read.
+const MAX_ANSWER_BYTES: usize = 256 * 1024;
 /// How long a day's count is kept (past the day it counts).
 const COUNT_TTL: Duration = Duration::from_secs(2 * 24 * 3600);
 
@@ -163,7 +165,15 @@ impl Judge {
         if !status.is_success() {
             return Err(JudgeError::Endpoint(format!("HTTP {status}")));
         }
-        let answer: Value = response.json().await.map_err(|e| JudgeError::Endpoint(without_url(&e)))?;
+        let mut response = response;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| JudgeError::Endpoint(without_url(&e)))? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > MAX_ANSWER_BYTES {
+                return Err(JudgeError::Endpoint(format!("the answer is larger than {MAX_ANSWER_BYTES} bytes")));
+            }
+        }
+        let answer: Value = serde_json::from_slice(&bytes).map_err(|_| JudgeError::Unreadable)?;
         let content =
             answer.pointer("/choices/0/message/content").and_then(Value::as_str).ok_or(JudgeError::Unreadable)?;
         let (verdict, rationale) = read_answer(content).ok_or(JudgeError::Unreadable)?;
@@ -195,11 +205,27 @@ fn read_answer(content: &str) -> Option<(Verdict, String)> {
     Some((verdict, rationale))
 }
 
-/// Whether a call's judge runs: its own `judge` argument when given, else `default`; never when
-/// the deployment turned the external-network tag off.
-pub fn wanted(config: &otc_config::Config, asked: Option<bool>, default: bool) -> bool {
-    let off = config.tool_visibility.disabled_tags.iter().any(|t| t == "external-network");
-    !off && asked.unwrap_or(default)
+impl JudgeError {
+    /// Why a check went without its verdicts, as a skipped entry says it.
+    pub fn reason(&self) -> String {
+        match self {
+            JudgeError::OverCap(_) => "the tenant's judge calls for today are spent".into(),
+            _ => "the judge failed; what it did not judge stands as the evidence left it".into(),
+        }
+    }
+}
+
+/// The judge a call asks: None when it is not to ask (its own `judge` argument when given,
+/// else `on_by_default` of the configured judge; never when the deployment turned the
+/// external-network tag off), Some(None) when it is to ask but no judge is configured.
+pub fn for_call(
+    services: &crate::Services,
+    asked: Option<bool>,
+    on_by_default: fn(&otc_config::WikiJudgeConfig) -> bool,
+) -> Option<Option<&Judge>> {
+    let off = services.config.tool_visibility.disabled_tags.iter().any(|t| t == "external-network");
+    let default = services.judge.as_ref().is_some_and(|j| on_by_default(j.settings()));
+    (!off && asked.unwrap_or(default)).then(|| services.judge.as_deref())
 }
 
 #[cfg(test)]

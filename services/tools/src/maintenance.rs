@@ -15,7 +15,7 @@ pub struct LintRun {
 
 /// Lints every vault of every tenant (its wiki folder, else the whole vault) as a reader with
 /// no rule of its own, `max_notes` pages at most for the pairwise checks, judging near
-/// duplicates when `judge` (up to `judge_max_calls` per vault).
+/// duplicates when `judge` (up to `judge_max_calls` in the whole run).
 pub async fn lint_all(
     dispatcher: &Dispatcher,
     max_notes: u32,
@@ -24,6 +24,8 @@ pub async fn lint_all(
 ) -> Result<LintRun, otc_store::StoreError> {
     let services = &dispatcher.services;
     let mut run = LintRun::default();
+    let judging = judge && services.judge.as_ref().is_some_and(|j| j.settings().lint_enabled);
+    let mut judge_calls = judge_max_calls;
     for tenant in services.store.tenant_ids().await? {
         let caller = wiki_pages::system_caller(&services.store, tenant).await?;
         let mut tx = services.store.begin(tenant).await?;
@@ -35,9 +37,9 @@ pub async fn lint_all(
                 vault: vault.id.to_string(),
                 folder: None,
                 checks: None,
-                judge: Some(judge && services.judge.as_ref().is_some_and(|j| j.settings().lint_enabled)),
+                judge: Some(judging && judge_calls > 0),
                 limit_per_check: Some(1),
-                max_judge_calls: Some(judge_max_calls),
+                max_judge_calls: Some(judge_calls.max(1)),
                 max_notes: Some(max_notes),
                 min_similarity: None,
                 response_format: Some(ResponseFormat::Concise),
@@ -47,6 +49,7 @@ pub async fn lint_all(
             match LintWiki::call(&ctx, input).await {
                 Ok(out) => {
                     run.vaults += 1;
+                    judge_calls = judge_calls.saturating_sub(out.judge_verdicts.values().sum::<usize>() as u32);
                     let skipped: Vec<&str> = out.skipped.iter().map(|s| s.check).collect();
                     tracing::info!(
                         %tenant,
@@ -63,7 +66,13 @@ pub async fn lint_all(
                 }
                 Err(e) => {
                     run.failed += 1;
-                    tracing::warn!(%tenant, vault = %vault.name, code = e.code.as_str(), "scheduled wiki lint failed");
+                    tracing::warn!(
+                        %tenant,
+                        vault = %vault.name,
+                        code = e.code.as_str(),
+                        error = %e.message,
+                        "scheduled wiki lint failed"
+                    );
                 }
             }
         }

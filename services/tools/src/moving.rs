@@ -186,6 +186,11 @@ pub async fn plan(
         } else {
             Ok(None)
         };
+        // A wiki's generated pages are the workers' to write (the commit queues their
+        // regeneration); an edit would break their seal.
+        if !from_set.contains(path.as_str()) && crate::wiki::is_generated(view, path) {
+            continue;
+        }
         // A raw source's links are never rewritten (so one that could not be is no refusal).
         let raw = !from_set.contains(path.as_str()) && view.acl().immutable_folder(path).is_some();
         if raw && !matches!(rewrite, Ok(None)) {

@@ -170,6 +170,12 @@ pub fn is_generated(view: &View, path: &str) -> bool {
     GENERATED.iter().any(|g| path == format!("{}/{g}", wiki.folder))
 }
 
+/// The paths of the pages the server generates in the vault's wiki folder (none without one).
+/// They are no topic, no orphan and no source of inbound links.
+pub fn generated_paths(view: &View) -> Vec<String> {
+    view.wiki().map(|w| GENERATED.iter().map(|g| format!("{}/{g}", w.folder)).collect()).unwrap_or_default()
+}
+
 /// A min_similarity argument: -1 to 1.
 pub fn min_similarity(value: Option<f32>, default: f32) -> Result<f32, ToolError> {
     match value {
@@ -278,11 +284,9 @@ pub async fn find(
         _ => "ambiguous",
     };
     // Only a verdict resting on soft evidence goes to the judge: an identity match is final.
-    let services = ctx.services();
     let mut judged_by = None;
-    let default = services.judge.as_ref().is_some_and(|j| j.settings().enabled);
-    if crate::judge::wanted(&services.config, judge, default) {
-        match &services.judge {
+    if let Some(asked) = crate::judge::for_call(ctx.services(), judge, |j| j.enabled) {
+        match asked {
             None => skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() }),
             Some(j) if verdict == "ambiguous" && identities == 0 => {
                 let (decided, reason) = ask_judge(ctx, tool, view, j, topic, &mut candidates).await?;
@@ -327,10 +331,7 @@ async fn ask_judge(
             }
             Err(e) => {
                 tracing::warn!(tool, error = %otc_errors::error_chain(&e), "the judge gave no verdict");
-                failure = Some(match e {
-                    crate::judge::JudgeError::OverCap(_) => "the tenant's judge calls for today are spent".to_string(),
-                    _ => "the judge failed; the verdict stays as the evidence left it".to_string(),
-                });
+                failure = Some(e.reason());
                 break;
             }
         }

@@ -1,8 +1,9 @@
 //! The wiki's generated pages (spec: "Generated index and log pages"): `index.md` lists every
 //! page of the wiki folder by its SCHEMA.md type; `log.md` projects the folder's change log, one
 //! line per change, after the `last_seq` its frontmatter keeps. Workers write them, never a
-//! request: commit_wiki_page leaves a `wiki_pages` job in its own commit, and the scheduled
-//! pass queues one per wiki. Both list only what a reader holding no rule of their own may read
+//! request: every tool's commit that changes the wiki folder (commit_wiki_page, a write, a
+//! move) leaves a `wiki_pages` job in its own transaction, and the scheduled pass queues one
+//! per wiki. Both list only what a reader holding no rule of their own may read
 //! (the deployment's floor and the tenant's rule for everyone), never an Excluded file.
 //!
 //! Each page is sealed: an HMAC-SHA-256 in its frontmatter over the vault's id, the path and the
@@ -39,7 +40,7 @@ const LOG_BATCH: i64 = 5_000;
 /// Pages whose `type` one query reads.
 const TYPE_PAGE: i64 = 2_000;
 
-/// The job commit_wiki_page leaves in its commit.
+/// The job a commit that changes a wiki folder leaves.
 pub fn job() -> NewJob {
     NewJob { kind: JOB.into(), payload: Value::Object(Default::default()) }
 }
@@ -69,6 +70,8 @@ pub enum Outcome {
 pub struct Regenerated {
     pub index: Outcome,
     pub log: Outcome,
+    /// The change log had more records than one pass projects.
+    pub more: bool,
 }
 
 type HmacSha256 = Hmac<Sha256>;
@@ -76,9 +79,9 @@ type HmacSha256 = Hmac<Sha256>;
 /// The vault's seal key: the tenant's key (made on first use, kept in Postgres) through HMAC
 /// with the vault's id.
 pub async fn seal_key(ctx: &CallContext<'_>, tool: &str, vault: Uuid) -> Result<[u8; 32], ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    let tenant_key = tx.confirmation_key().await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let services = ctx.services();
+    let tenant_key =
+        services.confirmation_keys.get(&services.store, ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     let mut mac = HmacSha256::new_from_slice(&tenant_key).expect("any key length");
     mac.update(b"obsidian-tc wiki page seal v1\0");
     mac.update(vault.as_bytes());
@@ -137,7 +140,18 @@ fn one_line(name: &str) -> String {
     name.chars()
         .filter(|c| {
             !c.is_control()
-                && !matches!(*c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+                && !matches!(
+                    *c,
+                    '\u{00AD}'
+                        | '\u{061C}'
+                        | '\u{180E}'
+                        | '\u{200B}'..='\u{200F}'
+                        | '\u{2028}'..='\u{202E}'
+                        | '\u{2060}'..='\u{206F}'
+                        | '\u{FEFF}'
+                        | '\u{FFF9}'..='\u{FFFB}'
+                        | '\u{E0000}'..='\u{E007F}'
+                )
         })
         .collect()
 }
@@ -202,8 +216,8 @@ pub async fn regenerate(dispatcher: &Dispatcher, tenant: Uuid, vault: Vault) -> 
     let Some(wiki) = view.wiki().cloned() else { return Ok(None) };
     let key = seal_key(&ctx, TOOL, view.vault.id).await?;
     let index = write_index(&ctx, &view, &wiki, &key).await?;
-    let log = write_log(&ctx, &view, &wiki, &key).await?;
-    Ok(Some(Regenerated { index, log }))
+    let (log, more) = write_log(&ctx, &view, &wiki, &key).await?;
+    Ok(Some(Regenerated { index, log, more }))
 }
 
 /// A generated page as it stands: its manifest row and text, and whether its seal holds.
@@ -336,6 +350,10 @@ async fn write_index(
     }
     let prefix = format!("{}/", wiki.folder);
     let pages = pages(ctx, view, &prefix).await?;
+    // A vault whose wiki holds nothing yet gets no index (the folder is every vault's).
+    if pages.is_empty() && before.is_none() {
+        return Ok(Outcome::Unchanged);
+    }
     let order: Vec<String> = match crate::wiki::read_schema(ctx, TOOL, view, wiki).await? {
         Some(Ok(schema)) => schema.types.iter().map(|t| t.name.clone()).collect(),
         _ => Vec::new(),
@@ -370,13 +388,15 @@ const LOG_HEADER: &str = "time (UTC) | op | path | principal | model | tool#seq"
 
 /// One line of log.md: time (UTC) | op | path | principal | model | tool#seq.
 fn log_line(r: &LogLine) -> String {
-    let or_dash = |v: Option<&str>| v.map(one_line).filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "-".into());
+    // A name, and what a client says of itself, may hold the column separator.
+    let field = |v: &str| one_line(v).replace('|', "\\|");
+    let or_dash = |v: Option<&str>| v.map(field).filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "-".into());
     let model = r.client_model.as_deref().or(r.client_name.as_deref());
     format!(
         "{} | {} | {} | {} | {} | {}#{}\n",
         r.committed_at.format("%Y-%m-%dT%H:%M:%SZ"),
         r.op,
-        one_line(&r.path),
+        field(&r.path),
         or_dash(r.principal.as_deref()),
         or_dash(model),
         or_dash(r.tool.as_deref()),
@@ -389,12 +409,12 @@ async fn write_log(
     view: &View,
     wiki: &otc_config::WikiFolders,
     key: &[u8; 32],
-) -> Result<Outcome, ToolError> {
+) -> Result<(Outcome, bool), ToolError> {
     let path = format!("{}/{LOG_PAGE}", wiki.folder);
     let before = current(ctx, view, &path, key).await?;
     let (last_seq, kept) = match &before {
         None => (0, String::new()),
-        Some(c) if c.seal != Seal::Valid => return Ok(Outcome::LeftAlone(c.seal)),
+        Some(c) if c.seal != Seal::Valid => return Ok((Outcome::LeftAlone(c.seal), false)),
         Some(c) => {
             let seq = frontmatter(&c.text)
                 .and_then(|f| f.lines().find_map(|l| l.strip_prefix("last_seq: ")))
@@ -411,7 +431,8 @@ async fn write_log(
     let excluded: std::collections::HashSet<String> =
         tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
     tx.commit().await.map_err(|e| internal(TOOL, &e))?;
-    let Some(last) = records.last().map(|r| r.seq) else { return Ok(Outcome::Unchanged) };
+    let Some(last) = records.last().map(|r| r.seq) else { return Ok((Outcome::Unchanged, false)) };
+    let more = records.len() as i64 == LOG_BATCH;
     let shown: Vec<&LogLine> = records
         .iter()
         .filter(|r| {
@@ -423,8 +444,8 @@ async fn write_log(
         .collect();
     // Records it does not show (its own writes, hidden paths) move last_seq on only when a
     // whole batch of them would otherwise be read again and again.
-    if shown.is_empty() && (records.len() as i64) < LOG_BATCH {
-        return Ok(Outcome::Unchanged);
+    if shown.is_empty() && !more {
+        return Ok((Outcome::Unchanged, false));
     }
     let mut lines = kept;
     for r in shown {
@@ -432,12 +453,15 @@ async fn write_log(
     }
     let body = format!("\n{NOTICE}\n\n{LOG_HEADER}\n\n{lines}");
     let text = seal(key, view.vault.id, &path, &format!("---\n{MARKER}\nlast_seq: {last}\n---\n{body}"));
-    put(ctx, view, &path, before.as_ref(), text).await
+    Ok((put(ctx, view, &path, before.as_ref(), text).await?, more))
 }
 
-/// One pass over every vault with `wiki_pages` jobs due: each vault's jobs are claimed (other
-/// workers skip them), its pages regenerated, and the jobs finished, or retried with back-off
-/// and kept with the error after `max_attempts`. Returns the vaults done.
+/// One pass over every vault with `wiki_pages` jobs due. A vault is done by one worker at a
+/// time (a lock of its own), and only once its index has caught up with the commits that left
+/// the jobs (the pages are made from the index); until then its jobs wait, no attempt counted.
+/// Its jobs are claimed, its pages regenerated and the jobs finished, or retried with back-off
+/// and kept with the error after `max_attempts`; a log that had more to project than one pass
+/// takes queues another. Returns the vaults done.
 pub async fn run_jobs(dispatcher: &Dispatcher, max_attempts: i32) -> Result<usize, otc_store::StoreError> {
     let store = &dispatcher.services.store;
     let mut done = 0;
@@ -447,9 +471,13 @@ pub async fn run_jobs(dispatcher: &Dispatcher, max_attempts: i32) -> Result<usiz
         tx.commit().await?;
         for vault_id in vaults {
             let mut claim = store.begin(tenant).await?;
+            if !claim.try_lock_vault_work(vault_id, JOB).await? {
+                continue;
+            }
             let jobs = claim.claim_jobs(vault_id, JOB, 100).await?;
             let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
-            if ids.is_empty() {
+            let (_, indexed) = claim.index_progress(vault_id).await?;
+            if ids.is_empty() || jobs.iter().any(|j| j.seq.is_some_and(|seq| seq > indexed)) {
                 continue;
             }
             let Some(vault) = claim.vault(vault_id).await? else {
@@ -461,14 +489,18 @@ pub async fn run_jobs(dispatcher: &Dispatcher, max_attempts: i32) -> Result<usiz
                 Ok(report) => {
                     tracing::info!(%tenant, vault = %vault_id, ?report, "wiki pages regenerated");
                     claim.finish_jobs(&ids).await?;
+                    if report.as_ref().is_some_and(|r| r.more) {
+                        claim.queue_job(vault_id, &job()).await?;
+                    }
                     claim.commit().await?;
                     done += 1;
                 }
                 Err(e) => {
                     drop(claim);
-                    tracing::warn!(%tenant, vault = %vault_id, code = e.code.as_str(), error = %e.message, "wiki pages failed; will retry");
+                    let error = format!("{}: {}", e.code.as_str(), e.message);
+                    tracing::warn!(%tenant, vault = %vault_id, error, "wiki pages failed; will retry");
                     let mut tx = store.begin(tenant).await?;
-                    tx.retry_jobs(&ids, &format!("{}: {}", e.code.as_str(), e.message), max_attempts, 300.0).await?;
+                    tx.retry_jobs(&ids, &error, max_attempts, 300.0).await?;
                     tx.commit().await?;
                 }
             }

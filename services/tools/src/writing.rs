@@ -298,19 +298,18 @@ pub async fn commit_at(
     origin: Option<&str>,
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
-    commit_with_jobs(ctx, tool, view, changes, origin, at_head, Vec::new()).await
-}
-
-/// [`commit_at`], with `jobs` queued in the commit's transaction.
-pub async fn commit_with_jobs(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    changes: &[Change],
-    origin: Option<&str>,
-    at_head: Option<i64>,
-    jobs: Vec<otc_store::NewJob>,
-) -> Result<Result<Announced, Stale>, ToolError> {
+    // A change in a wiki's folder (but to its generated pages) queues their regeneration with
+    // the commit, for the workers.
+    let jobs = match view.wiki() {
+        Some(w)
+            if changes.iter().any(|c| {
+                c.path.starts_with(&format!("{}/", w.folder)) && !crate::wiki::is_generated(view, &c.path)
+            }) =>
+        {
+            vec![crate::wiki_pages::job()]
+        }
+        _ => Vec::new(),
+    };
     let services = ctx.services();
     let who = provenance(ctx, tool, origin);
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;

@@ -226,13 +226,6 @@ async fn sweep_tenant(
     }
 }
 
-/// When the leader's scheduled upkeep is next due (None: at once).
-#[derive(Debug, Default)]
-struct Upkeep {
-    lint: Option<tokio::time::Instant>,
-    pages: Option<tokio::time::Instant>,
-}
-
 /// A worker process's main loop.
 pub struct Worker {
     store: Store,
@@ -349,7 +342,9 @@ impl Worker {
         let standby_every = (self.settings.lease_ttl / 10).min(self.settings.sweep_interval);
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
-        let mut upkeep = Upkeep::default();
+        // The scheduled lint, while it runs: its own task, so the lease is renewed meanwhile;
+        // stopped when the lease is lost or the worker stops.
+        let mut linting: Option<tokio::task::JoinHandle<()>> = None;
         tracing::info!(holder = %self.holder, "worker started");
         loop {
             leader = match self.keep_lease(leader).await {
@@ -379,16 +374,18 @@ impl Worker {
                 next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }
             if leader {
-                self.upkeep(&mut upkeep).await;
-            } else {
-                // A new leader starts its periods afresh.
-                upkeep = Upkeep::default();
+                self.upkeep(&mut linting).await;
+            } else if let Some(task) = linting.take() {
+                task.abort();
             }
             let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
                 () = &mut shutdown => break,
                 () = tokio::time::sleep(tick) => {}
             }
+        }
+        if let Some(task) = linting.take() {
+            task.abort();
         }
         if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
@@ -397,27 +394,44 @@ impl Worker {
     }
 
     /// The leader's scheduled wiki upkeep, each when its period is up: the lint over every
-    /// vault, and a regeneration of every wiki's generated pages.
-    async fn upkeep(&self, due: &mut Upkeep) {
+    /// vault (in a task of its own, one run at a time), and a regeneration of every wiki's
+    /// generated pages (queued as jobs). A period is a record in Redis that lives as long as
+    /// the interval: whoever leads when it has lapsed starts the next run, so a change of
+    /// leader neither repeats nor skips one.
+    async fn upkeep(&self, linting: &mut Option<tokio::task::JoinHandle<()>>) {
         let (Some(tools), m) = (&self.wiki, &self.settings.maintenance) else { return };
         if !m.enabled {
             return;
         }
-        let now = tokio::time::Instant::now();
-        if m.wiki_lint.enabled && due.lint.is_none_or(|at| now >= at) {
-            let lint = &m.wiki_lint;
-            match otc_tools::maintenance::lint_all(tools, lint.max_notes, lint.judge, lint.judge_max_calls).await {
-                Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
-                Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
-            }
-            due.lint = Some(tokio::time::Instant::now() + hours(lint.interval_hours));
+        let running = linting.as_ref().is_some_and(|t| !t.is_finished());
+        if m.wiki_lint.enabled
+            && !running
+            && self.period_starts("maintenance:wiki_lint", m.wiki_lint.interval_hours).await
+        {
+            let (tools, lint) = (tools.clone(), m.wiki_lint.clone());
+            *linting = Some(tokio::spawn(async move {
+                match otc_tools::maintenance::lint_all(&tools, lint.max_notes, lint.judge, lint.judge_max_calls).await {
+                    Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
+                    Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
+                }
+            }));
         }
-        if m.wiki_pages.enabled && due.pages.is_none_or(|at| now >= at) {
+        if m.wiki_pages.enabled && self.period_starts("maintenance:wiki_pages", m.wiki_pages.interval_hours).await {
             match otc_tools::wiki_pages::queue_all(tools).await {
                 Ok(n) => tracing::info!(vaults = n, "wiki pages regeneration queued"),
                 Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "queueing wiki pages failed"),
             }
-            due.pages = Some(tokio::time::Instant::now() + hours(m.wiki_pages.interval_hours));
+        }
+    }
+
+    /// Whether a period of `hours` named `name` starts now (none is running, in Redis).
+    async fn period_starts(&self, name: &str, hours: f64) -> bool {
+        match self.kv.create_record(name, &self.holder, self::hours(hours)).await {
+            Ok(started) => started,
+            Err(e) => {
+                tracing::warn!(error = ?e, period = name, "cannot reach redis for the upkeep's period; skipped");
+                false
+            }
         }
     }
 

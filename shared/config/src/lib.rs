@@ -367,6 +367,9 @@ pub struct WikiJudgeConfig {
     pub timeout_ms: u64,
     /// Characters of each page a call sends at most.
     pub max_note_chars: usize,
+    /// Hosts `base_url` may reach over plain http besides loopback (a gateway on the
+    /// deployment's private network).
+    pub plain_http_hosts: Vec<String>,
 }
 
 impl Default for WikiJudgeConfig {
@@ -381,6 +384,7 @@ impl Default for WikiJudgeConfig {
             max_calls_per_request: 3,
             timeout_ms: 15_000,
             max_note_chars: 2_400,
+            plain_http_hosts: Vec::new(),
         }
     }
 }
@@ -416,8 +420,8 @@ impl Default for WikiLintSchedule {
     }
 }
 
-/// The scheduled regeneration of the wiki's index.md and log.md (besides the one queued after
-/// every commit_wiki_page).
+/// The scheduled regeneration of the wiki's index.md and log.md (besides the one every tool's
+/// change to the wiki folder queues).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WikiPagesSchedule {
@@ -1032,8 +1036,22 @@ impl Config {
         }
         let j = &self.wiki.judge;
         if let Some(url) = &j.base_url {
-            if !url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "https" | "http")) {
-                bad("wiki.judge.base_url", "must be an absolute http(s) URL".into());
+            // The judge reads the tenant's pages and holds a key: plain http only to this
+            // machine or a host the deployment names (a gateway on its own network).
+            match url::Url::parse(url) {
+                Ok(u) if u.scheme() == "https" => {}
+                Ok(u) if u.scheme() == "http" => {
+                    let host = u.host_str().unwrap_or("").trim_matches(['[', ']']);
+                    let loopback =
+                        host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+                    if !loopback && !j.plain_http_hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+                        bad(
+                            "wiki.judge.base_url",
+                            "must be https unless its host is loopback or listed in wiki.judge.plain_http_hosts".into(),
+                        );
+                    }
+                }
+                _ => bad("wiki.judge.base_url", "must be an absolute http(s) URL".into()),
             }
             if j.model.trim().is_empty() {
                 bad("wiki.judge.model", "is required when wiki.judge.base_url is set".into());
@@ -1056,6 +1074,9 @@ impl Config {
         }
         if !(1..=5000).contains(&m.wiki_lint.max_notes) {
             bad("maintenance.wiki_lint.max_notes", "must be between 1 and 5000".into());
+        }
+        if !(1..=100).contains(&m.wiki_lint.judge_max_calls) {
+            bad("maintenance.wiki_lint.judge_max_calls", "must be between 1 and 100".into());
         }
         if let Some(key) = &self.oauth.secret_key {
             use base64::Engine;

@@ -187,3 +187,41 @@ fn the_oauth_secret_key_must_be_32_bytes_of_base64() {
         assert!(problem.starts_with("OTC__OAUTH__SECRET_KEY") && !problem.contains(bad), "{problem}");
     }
 }
+
+#[test]
+fn the_judge_reaches_plain_http_only_on_loopback_or_a_named_host_and_upkeep_is_bounded() {
+    let check = |vars: &[(&str, &str)]| {
+        let mut all = vec![("OTC__WIKI__JUDGE__MODEL", "m")];
+        all.extend_from_slice(vars);
+        Sources::new(None, env(&all))
+            .load()
+            .unwrap()
+            .validate()
+            .map_err(|p| p.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+    };
+    for ok in ["https://judge.example/v1", "http://127.0.0.1:9/v1", "http://localhost/v1", "http://[::1]:8/v1"] {
+        assert!(check(&[("OTC__WIKI__JUDGE__BASE_URL", ok)]).is_ok(), "{ok}");
+    }
+    let plain = check(&[("OTC__WIKI__JUDGE__BASE_URL", "http://gateway.internal/v1")]).unwrap_err();
+    assert!(plain[0].contains("plain_http_hosts"), "{plain:?}");
+    let listed = Sources::new(
+        None,
+        env(&[("OTC__WIKI__JUDGE__MODEL", "m"), ("OTC__WIKI__JUDGE__BASE_URL", "http://gateway.internal/v1")]),
+    )
+    .load()
+    .unwrap();
+    let mut config = listed.config;
+    config.wiki.judge.plain_http_hosts = vec!["Gateway.Internal".into()];
+    assert!(config.validate().is_ok());
+    let no_model = Sources::new(None, env(&[("OTC__WIKI__JUDGE__BASE_URL", "https://j/v1")])).load().unwrap();
+    assert!(no_model.config.validate().is_err());
+    for (key, value) in [
+        ("OTC__MAINTENANCE__WIKI_LINT__INTERVAL_HOURS", "0"),
+        ("OTC__MAINTENANCE__WIKI_LINT__MAX_NOTES", "0"),
+        ("OTC__MAINTENANCE__WIKI_LINT__JUDGE_MAX_CALLS", "101"),
+        ("OTC__MAINTENANCE__WIKI_PAGES__INTERVAL_HOURS", "-1"),
+        ("OTC__WIKI__JUDGE__MAX_CALLS_PER_REQUEST", "4"),
+    ] {
+        assert!(check(&[(key, value)]).is_err(), "{key}={value}");
+    }
+}

@@ -190,6 +190,19 @@ impl TenantTx {
         Ok(Some(seq))
     }
 
+    /// Takes the vault's lock for the work named `what` for this transaction, unless another
+    /// transaction holds it (false then): one worker at a time does that work on the vault.
+    pub async fn try_lock_vault_work(&mut self, vault: Uuid, what: &str) -> Result<bool> {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(self.tenant.as_bytes())
+            .chain_update(vault.as_bytes())
+            .chain_update(what.as_bytes())
+            .finalize();
+        let key = i64::from_be_bytes(digest[..8].try_into().expect("eight bytes"));
+        Ok(sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)").bind(key).fetch_one(&mut *self.tx).await?)
+    }
+
     /// Takes the vault's index lock shared for this transaction: other shared holders (the
     /// batches of one rebuild) proceed together; [`Self::lock_index`] waits for them, and
     /// shared requests made after it wait for it.

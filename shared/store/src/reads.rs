@@ -340,7 +340,8 @@ impl TenantTx {
     /// property link alike), in path order after `after`, at most `limit`. With
     /// `require_no_outgoing`, only those that link nowhere themselves. Walks the notes in
     /// index order a chunk at a time and checks each chunk's inbound links by index, so a page
-    /// costs the same whatever the planner knows about the tables.
+    /// costs the same whatever the planner knows about the tables. The notes at `skip` (a
+    /// wiki's generated pages) are neither orphans nor sources of inbound links.
     #[allow(clippy::too_many_arguments)]
     pub async fn orphans(
         &mut self,
@@ -348,6 +349,7 @@ impl TenantTx {
         folder: &str,
         readable: Option<&[String]>,
         require_no_outgoing: bool,
+        skip: &[String],
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<String>> {
@@ -359,14 +361,15 @@ impl TenantTx {
                 r#"SELECT path FROM notes
                     WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
                       AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
-                      AND path > COALESCE($5, '')
+                      AND path > COALESCE($5, '') AND NOT path = ANY($7)
                     ORDER BY path LIMIT $6"#,
                 self.tenant,
                 vault,
                 folder,
                 readable,
                 cursor.as_deref(),
-                CHUNK
+                CHUNK,
+                skip
             )
             .fetch_all(&mut *self.tx)
             .await?;
@@ -374,11 +377,13 @@ impl TenantTx {
             let linked: std::collections::HashSet<String> = sqlx::query_scalar!(
                 r#"SELECT DISTINCT resolved_path AS "path!" FROM links
                     WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = ANY($3) AND source_path <> resolved_path
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))"#,
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND NOT source_path = ANY($5)"#,
                 self.tenant,
                 vault,
                 &candidates,
-                readable
+                readable,
+                skip
             )
             .fetch_all(&mut *self.tx)
             .await?
@@ -397,11 +402,13 @@ impl TenantTx {
                 r#"SELECT source_path, target FROM links
                     WHERE tenant_id = $1 AND vault_id = $2 AND name_key = ANY($3) AND resolved_path IS NOT NULL
                       AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))"#,
+                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND NOT source_path = ANY($5)"#,
                 self.tenant,
                 vault,
                 &keys,
-                readable
+                readable,
+                skip
             )
             .fetch_all(&mut *self.tx)
             .await?;

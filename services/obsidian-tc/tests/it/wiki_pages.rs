@@ -22,6 +22,30 @@ fn wiki(c: &mut Config) {
     c.tools.confirm_destructive = false;
 }
 
+/// [`wiki`], with wiki/secret/ unreadable to everyone (the deployment's floor).
+fn wiki_with_secret(c: &mut Config) {
+    wiki(c);
+    c.acl.push(crate::harness::read_acl(
+        Some("acme"),
+        V,
+        &["wiki/*.md", "wiki/concepts/**", "wiki/people/**", "wiki/drafts/**", "Notes/**", ".obsidian/**"],
+    ));
+}
+
+/// Waits until the tenant's vault has no generated-page work queued (20 s at most).
+async fn settled(app: &TestApp, tenant: &Tenant) {
+    for _ in 0..200 {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        let due = tx.due_job_vaults(otc_tools::wiki_pages::JOB, 10).await.unwrap();
+        tx.commit().await.unwrap();
+        if due.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the wiki pages' jobs never finished");
+}
+
 /// A worker in this process, writing generated pages, until the sender is dropped or fired.
 async fn start_worker(
     app: &TestApp,
@@ -70,7 +94,7 @@ fn lint_generated(out: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_page_alone() {
-    let app = TestApp::spawn_with(wiki).await;
+    let app = TestApp::spawn_with(wiki_with_secret).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     let (plain, _) = tenant.token(&app.store, "read:notes,write:notes,admin:acl", false, None).await;
@@ -81,11 +105,14 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
             ("wiki/SCHEMA.md", Some(SCHEMA)),
             ("wiki/people/Ada.md", Some("---\ntype: person\n---\nAda.\n")),
             ("wiki/Loose.md", Some("No type.\n")),
+            ("wiki/secret/Hidden.md", Some("---\ntype: concept\n---\nNot for everyone.\n")),
+            ("wiki/drafts/Draft.md", Some("Excluded in Obsidian.\n")),
+            (".obsidian/app.json", Some(r#"{"userIgnoreFilters": ["wiki/drafts/"]}"#)),
             ("Notes/Elsewhere.md", Some("Not in the wiki.\n")),
         ],
     )
     .await;
-    let (stop, worker) = start_worker(&app, wiki).await;
+    let (stop, worker) = start_worker(&app, wiki_with_secret).await;
 
     // A commit queues the pages; the worker writes both, sealed, listing what is there.
     commit_page(&app, &token, "wiki/concepts/Interleaving.md", "concept").await;
@@ -98,7 +125,7 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     for listed in ["[[wiki/concepts/Interleaving|Interleaving]]", "[[wiki/people/Ada|Ada]]", "[[wiki/Loose|Loose]]"] {
         assert!(index.contains(listed), "{listed}: {index}");
     }
-    for never in ["SCHEMA", "Elsewhere", "wiki/log", "wiki/index"] {
+    for never in ["SCHEMA", "Elsewhere", "wiki/log", "wiki/index", "Hidden", "Draft"] {
         assert!(!index.contains(never), "{never}: {index}");
     }
     let log = wait_for(&app, &token, "wiki/log.md", |t| t.contains("Interleaving")).await;
@@ -109,6 +136,7 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     );
     assert!(log.lines().any(|l| l.contains("| create | wiki/people/Ada.md |")), "the seed's records too: {log}");
     assert!(!log.contains("| wiki/index.md |"), "the generated pages' own changes are not projected: {log}");
+    assert!(!log.contains("Hidden") && !log.contains("Draft"), "nor unreadable or Excluded pages: {log}");
 
     // log.md is provenance: a caller without read:provenance cannot read, list, find or
     // change it; index.md is for everyone.
@@ -151,6 +179,7 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     .await;
     commit_page(&app, &token, "wiki/concepts/Spacing.md", "concept").await;
     wait_for(&app, &token, "wiki/index.md", |t| t.contains("Spacing")).await;
+    settled(&app, &tenant).await;
     let kept = wait_for(&app, &token, "wiki/log.md", |_| true).await;
     assert_eq!(kept, edited, "a hand-edited log.md is never overwritten");
     let lint = tool(
@@ -170,6 +199,22 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     assert!(fresh.contains("wiki/concepts/Interleaving.md") && !fresh.contains("mallory"), "{fresh}");
     let lint = tool(&app, &token, "lint_wiki", json!({"vault": V, "checks": ["generated_pages"]})).await;
     assert!(lint_generated(&lint).is_empty(), "{lint}");
+
+    // A move never rewrites the sealed index's links: the move queues a fresh index instead.
+    let before_move = wait_for(&app, &token, "wiki/index.md", |_| true).await;
+    let moved =
+        tool(&app, &token, "move_note", json!({"vault": V, "from": "wiki/Loose.md", "to": "wiki/people/Loose.md"}))
+            .await;
+    assert!(!moved.to_string().contains("wiki/index.md"), "{moved}");
+    let after_move = wait_for(&app, &token, "wiki/index.md", |t| t.contains("[[wiki/people/Loose|Loose]]")).await;
+    assert_ne!(before_move, after_move);
+    let lint = tool(&app, &token, "lint_wiki", json!({"vault": V, "checks": ["generated_pages", "orphan"]})).await;
+    let subjects = lint_generated(&lint);
+    assert!(!subjects.iter().any(|s| s.starts_with("wiki/index") || s.starts_with("wiki/log")), "{lint}");
+    assert!(subjects.contains(&"wiki/people/Grace.md".to_string()), "the index's links make no page linked: {lint}");
+    let orphans = tool(&app, &token, "find_orphans", json!({"vault": V, "folder": "wiki"})).await;
+    let orphans = orphans.to_string();
+    assert!(orphans.contains("wiki/people/Grace.md") && !orphans.contains("wiki/index.md"), "{orphans}");
     let _ = stop.send(());
     worker.await.unwrap();
 
@@ -177,7 +222,7 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     let tools = app::dispatcher(
         &{
             let mut c = app.iso.config();
-            wiki(&mut c);
+            wiki_with_secret(&mut c);
             c
         },
         &app.deps,

@@ -368,9 +368,8 @@ impl Tool for CommitWikiPage {
         for ((i, _), (hash, size)) in planned.iter().zip(&stored[1..]) {
             changes.push(writing::put(&patches[*i].path, Expect::Hash(patch_prev[*i]), *hash, *size));
         }
-        // The generated index.md and log.md are the workers' to write, queued with the commit.
-        let jobs = vec![crate::wiki_pages::job()];
-        if let Err(stale) = writing::commit_with_jobs(ctx, name, &view, &changes, None, None, jobs).await? {
+        // The commit queues the regeneration of the generated index.md and log.md.
+        if let Err(stale) = writing::commit(ctx, name, &view, &changes, None).await? {
             return Err(writing::stale_error(&view, &stale));
         }
         Ok(Output {

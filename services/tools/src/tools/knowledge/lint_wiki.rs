@@ -179,8 +179,7 @@ impl Tool for LintWiki {
         if wants(Check::Orphan) {
             for page in &pages {
                 let n = g.node(page).expect("a graph node");
-                let linked = g.incoming(n).iter().any(|&s| !wiki::is_generated(&view, g.name(s)));
-                if !linked {
+                if g.incoming(n).is_empty() {
                     proposals.push(Proposal {
                         kind: Check::Orphan,
                         subject: page.clone(),
@@ -363,10 +362,8 @@ impl Tool for LintWiki {
                     }),
                 }
             }
-            let services = ctx.services();
-            let default = services.judge.as_ref().is_some_and(|j| j.settings().lint_enabled);
-            if crate::judge::wanted(&services.config, input.judge, default) {
-                match &services.judge {
+            if let Some(asked) = crate::judge::for_call(ctx.services(), input.judge, |j| j.lint_enabled) {
+                match asked {
                     None => skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() }),
                     Some(judge) => {
                         let max = bounded(input.max_judge_calls, 10, 1..=100, "max_judge_calls")?;
@@ -477,10 +474,7 @@ async fn judge_pairs<'p>(
             }
             Err(e) => {
                 tracing::warn!(tool, error = %otc_errors::error_chain(&e), "the judge gave no verdict");
-                return Ok(Some(match e {
-                    crate::judge::JudgeError::OverCap(_) => "the tenant's judge calls for today are spent".into(),
-                    _ => "the judge failed; the remaining near duplicates are unjudged".into(),
-                }));
+                return Ok(Some(e.reason()));
             }
         }
     }

@@ -63,6 +63,7 @@ impl Tool for FindOrphans {
                 &folder,
                 v.readable(),
                 input.require_no_outgoing.unwrap_or(false),
+                &crate::wiki::generated_paths(&v),
                 after.as_deref(),
                 limit as i64 + 1,
             )

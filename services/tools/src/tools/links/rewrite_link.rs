@@ -131,7 +131,8 @@ impl Tool for RewriteLink {
             let sources: BTreeSet<String> = links
                 .into_iter()
                 .map(|l| l.source_path)
-                .filter(|p| p.starts_with(&prefix) && view.can_read(p))
+                // A wiki's generated pages are the workers' to write.
+                .filter(|p| p.starts_with(&prefix) && view.can_read(p) && !crate::wiki::is_generated(&view, p))
                 .collect();
             let planned: Vec<Option<(String, otc_store::FileEntry, otc_edit::rewrite::Rewrite)>> =
                 futures::stream::iter(sources)

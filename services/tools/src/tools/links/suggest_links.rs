@@ -96,14 +96,18 @@ impl Tool for SuggestLinks {
             .map_err(|e| internal(name, &e))?;
         let excluded_paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
-        let graph: Vec<_> = graph.into_iter().filter(|n| !excluded_paths.contains(&n.path)).collect();
+        // A wiki's generated pages link everything: never a suggestion.
+        let generated = crate::wiki::generated_paths(&view);
+        let graph: Vec<_> =
+            graph.into_iter().filter(|n| !excluded_paths.contains(&n.path) && !generated.contains(&n.path)).collect();
         let near = match Self::neighbours(ctx, &view, &input.path, &content.text, &linked).await {
             Ok(near) => Some(near),
             Err(e) if e.code == ErrorCode::EmbeddingProviderError => None,
             Err(e) => return Err(e),
         };
         let graph_rank: Vec<String> = graph.iter().map(|n| n.path.clone()).collect();
-        let near_rank: Vec<String> = near.iter().flatten().map(|h| h.path.clone()).collect();
+        let near_rank: Vec<String> =
+            near.iter().flatten().filter(|h| !generated.contains(&h.path)).map(|h| h.path.clone()).collect();
         let k = ctx.services().config.embeddings.rrf_k;
         let fused = semantic::fuse(&[(&graph_rank, 1.0), (&near_rank, 1.0)], k);
         let similarity: HashMap<&str, f32> = near.iter().flatten().map(|h| (h.path.as_str(), h.score)).collect();
