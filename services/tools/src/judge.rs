@@ -225,7 +225,7 @@ pub fn for_call(
 ) -> Option<Option<&Judge>> {
     let off = services.config.tool_visibility.disabled_tags.iter().any(|t| t == "external-network");
     let default = services.judge.as_ref().is_some_and(|j| on_by_default(j.settings()));
-    (!off && asked.unwrap_or(default)).then(|| services.judge.as_deref())
+    (!off && asked.unwrap_or(default)).then_some(services.judge.as_deref())
 }
 
 #[cfg(test)]
