@@ -177,7 +177,9 @@ impl Judge {
         let content =
             answer.pointer("/choices/0/message/content").and_then(Value::as_str).ok_or(JudgeError::Unreadable)?;
         let (verdict, rationale) = read_answer(content).ok_or(JudgeError::Unreadable)?;
-        Ok(Judgement { verdict, rationale, model: self.model.clone() })
+        // The model that answered, as the endpoint names it (a gateway may resolve an alias).
+        let model = answer.get("model").and_then(Value::as_str).unwrap_or(&self.model).chars().take(200).collect();
+        Ok(Judgement { verdict, rationale, model })
     }
 }
 
