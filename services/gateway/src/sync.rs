@@ -652,8 +652,10 @@ async fn commit_once(
         origin: None,
     };
     let services = &state.dispatcher.services;
+    // A person's edit to a wiki's pages queues their generated index and log, as a tool's does.
+    let jobs = otc_tools::wiki_pages::jobs_for(&view, changes.iter().map(|c| c.path.as_str()));
     let outcome =
-        otc_indexer::commit::commit_and_announce(&services.indexer, &state.kv, tx, vault.id, &changes, &who, None)
+        otc_indexer::commit::commit_with_jobs(&services.indexer, &state.kv, tx, vault.id, &changes, &who, None, jobs)
             .await
             .map_err(|e| match e {
                 otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => {

@@ -1,9 +1,9 @@
 //! The wiki's generated pages (spec: "Generated index and log pages"): `index.md` lists every
 //! page of the wiki folder by its SCHEMA.md type; `log.md` projects the folder's change log, one
 //! line per change, after the `last_seq` its frontmatter keeps. Workers write them, never a
-//! request: every tool's commit that changes the wiki folder (commit_wiki_page, a write, a
-//! move) leaves a `wiki_pages` job in its own transaction, and the scheduled pass queues one
-//! per wiki. Both list only what a reader holding no rule of their own may read
+//! request: every commit that changes the wiki folder (commit_wiki_page, a write, a move, a
+//! person's sync) leaves a `wiki_pages` job in its own transaction, and the scheduled pass
+//! queues one per wiki. Both list only what a reader holding no rule of their own may read
 //! (the deployment's floor and the tenant's rule for everyone), never an Excluded file.
 //!
 //! Each page is sealed: an HMAC-SHA-256 in its frontmatter over the vault's id, the path and the
@@ -43,6 +43,14 @@ const TYPE_PAGE: i64 = 2_000;
 /// The job a commit that changes a wiki folder leaves.
 pub fn job() -> NewJob {
     NewJob { kind: JOB.into(), payload: Value::Object(Default::default()) }
+}
+
+/// The jobs a commit of changes at `paths` leaves for the generated pages: one when a path is
+/// in the view's wiki folder (and not a generated page), else none.
+pub fn jobs_for<'a>(view: &View, mut paths: impl Iterator<Item = &'a str>) -> Vec<NewJob> {
+    let Some(w) = view.wiki() else { return Vec::new() };
+    let folder = format!("{}/", w.folder);
+    if paths.any(|p| p.starts_with(&folder) && !crate::wiki::is_generated(view, p)) { vec![job()] } else { Vec::new() }
 }
 
 /// Whether a generated page can be trusted.
@@ -173,8 +181,8 @@ const NOTICE: &str = "> [!info] Written by obsidian-tc from the wiki's pages. Do
                       as it is and reported by lint_wiki; delete it and the next pass writes a fresh one.";
 
 /// A principal with no rule of its own in the tenant: the reader the pages are written for.
-pub async fn system_caller(ctx_store: &otc_store::Store, tenant: Uuid) -> Result<Caller, otc_store::StoreError> {
-    let mut tx = ctx_store.begin(tenant).await?;
+pub async fn system_caller(store: &otc_store::Store, tenant: Uuid) -> Result<Caller, otc_store::StoreError> {
+    let mut tx = store.begin(tenant).await?;
     let access = tx.access(Uuid::nil()).await?;
     tx.commit().await?;
     Ok(Caller {

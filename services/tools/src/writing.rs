@@ -300,16 +300,7 @@ pub async fn commit_at(
 ) -> Result<Result<Announced, Stale>, ToolError> {
     // A change in a wiki's folder (but to its generated pages) queues their regeneration with
     // the commit, for the workers.
-    let jobs = match view.wiki() {
-        Some(w)
-            if changes.iter().any(|c| {
-                c.path.starts_with(&format!("{}/", w.folder)) && !crate::wiki::is_generated(view, &c.path)
-            }) =>
-        {
-            vec![crate::wiki_pages::job()]
-        }
-        _ => Vec::new(),
-    };
+    let jobs = crate::wiki_pages::jobs_for(view, changes.iter().map(|c| c.path.as_str()));
     let services = ctx.services();
     let who = provenance(ctx, tool, origin);
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;

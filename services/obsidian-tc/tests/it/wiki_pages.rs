@@ -1,7 +1,7 @@
 //! The wiki's upkeep off the request path: index.md and log.md written by a worker after
-//! commits, sealed, never overwritten once edited by hand, log.md closed to callers without
-//! read:provenance; the scheduled lint on exactly one of two workers; the judge, behind a fake
-//! chat endpoint (the only fake: a paid API at its HTTP boundary).
+//! commits (a person's sync included), sealed, never overwritten once edited by hand, log.md
+//! closed to callers without read:provenance; the scheduled lint on exactly one of two workers;
+//! the judge, behind a fake chat endpoint (the only fake: a paid API at its HTTP boundary).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -212,6 +212,19 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     let subjects = lint_generated(&lint);
     assert!(!subjects.iter().any(|s| s.starts_with("wiki/index") || s.starts_with("wiki/log")), "{lint}");
     assert!(subjects.contains(&"wiki/people/Grace.md".to_string()), "the index's links make no page linked: {lint}");
+    // A person's sync client adding a page queues the index too.
+    let hash = crate::sync::upload(&app, &token, V, b"---\ntype: person\n---\nSynced from a laptop.\n").await;
+    let change = json!([{"path": "wiki/people/Synced.md", "expect": "absent", "put": {"hash": hash}}]);
+    let (status, body) = crate::sync::api(
+        &app,
+        &token,
+        reqwest::Method::POST,
+        "/v1/vaults/Notes/commit",
+        Some(json!({"changes": change})),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    wait_for(&app, &token, "wiki/index.md", |t| t.contains("[[wiki/people/Synced|Synced]]")).await;
     let orphans = tool(&app, &token, "find_orphans", json!({"vault": V, "folder": "wiki"})).await;
     let orphans = orphans.to_string();
     assert!(orphans.contains("wiki/people/Grace.md") && !orphans.contains("wiki/index.md"), "{orphans}");
