@@ -225,6 +225,9 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     .await;
     assert!(status.is_success(), "{body}");
     wait_for(&app, &token, "wiki/index.md", |t| t.contains("[[wiki/people/Synced|Synced]]")).await;
+    let audit = tool(&app, &token, "audit_provenance", json!({"vault": V, "response_format": "detailed"})).await;
+    let audit = audit.to_string();
+    assert!(audit.contains("wiki/people/Grace.md") && !audit.contains("wiki/index.md"), "{audit}");
     let orphans = tool(&app, &token, "find_orphans", json!({"vault": V, "folder": "wiki"})).await;
     let orphans = orphans.to_string();
     assert!(orphans.contains("wiki/people/Grace.md") && !orphans.contains("wiki/index.md"), "{orphans}");

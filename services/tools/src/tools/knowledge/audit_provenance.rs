@@ -74,7 +74,12 @@ impl Tool for AuditProvenance {
         let limit = page_limit(input.limit)?;
         let view = View::open(ctx, name, &input.vault).await?;
         let globs = |list: Option<Vec<String>>| list.map(|l| l.iter().map(|g| glob_regex(g)).collect::<Vec<_>>());
-        let (include, exclude) = (globs(input.include), globs(input.exclude));
+        let (include, mut exclude) = (globs(input.include), globs(input.exclude));
+        // A wiki's generated pages cite nothing by design: never reported as missing a source.
+        let generated = crate::wiki::generated_paths(&view);
+        if !generated.is_empty() {
+            exclude.get_or_insert_with(Vec::new).extend(generated.iter().map(|p| glob_regex(p)));
+        }
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let (notes, cited, missing) = tx
             .property_coverage(
