@@ -12,6 +12,7 @@ mod directory;
 mod elicit;
 mod error;
 mod health;
+mod jsonrpc;
 pub mod mcp;
 pub mod oauth;
 mod observe;
@@ -123,12 +124,17 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/vaults/{vault}/file", get(sync::download_file))
         .route("/v1/vaults/{vault}/changes", get(sync::changes))
         .route("/v1/vaults/{vault}/commit", post(sync::commit))
-        .route_service("/mcp", surface(Surface::Default))
-        .route_service("/mcp/triad", surface(Surface::Triad))
-        .route_service("/mcp/domain", surface(Surface::Domain))
-        .route_service("/mcp/essentials", surface(Surface::Subset(Subset::Essentials)))
-        .route_service("/mcp/core", surface(Surface::Subset(Subset::Core)))
-        .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
+        .merge(
+            // A malformed message gets JSON-RPC's own error before the transport sees it.
+            Router::new()
+                .route_service("/mcp", surface(Surface::Default))
+                .route_service("/mcp/triad", surface(Surface::Triad))
+                .route_service("/mcp/domain", surface(Surface::Domain))
+                .route_service("/mcp/essentials", surface(Surface::Subset(Subset::Essentials)))
+                .route_service("/mcp/core", surface(Surface::Subset(Subset::Core)))
+                .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
+                .layer(axum::middleware::from_fn(jsonrpc::guard)),
+        )
         .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))
         .layer(axum::extract::DefaultBodyLimit::max(limits.body_limit_bytes));
     let allowed = Arc::new(origin::Allowed::new(&state.mcp.allowed_hosts, &state.mcp.allowed_origins));

@@ -1067,3 +1067,62 @@ async fn explain_auto_mode_writes_one_json_line_per_resolution() {
     assert_eq!(record["mode"], "triad");
     assert_eq!(record["fallback"], "triad");
 }
+
+/// A malformed message gets JSON-RPC's own error (HTTP 400, a JSON body with the request's id
+/// when it has one) on every surface, never the transport's 415 or a tool error; a body that
+/// is not JSON by its content type still gets 415.
+#[tokio::test]
+async fn malformed_messages_get_json_rpc_errors_on_every_surface() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let post = |path: &'static str, body: Vec<u8>, content_type: &'static str| {
+        let (app, token) = (&app, &token);
+        async move {
+            let response = app
+                .http
+                .post(app.url(path))
+                .bearer_auth(token)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", content_type)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            (status, response.text().await.unwrap())
+        }
+    };
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).into_bytes();
+    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        (b"this is not json".to_vec(), -32700, Value::Null),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}".to_vec(), -32700, Value::Null),
+        (deep, -32700, Value::Null),
+        (b"[]".to_vec(), -32600, Value::Null),
+        (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(), -32600, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#.to_vec(), -32600, json!(3)),
+        (
+            br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"read_note","arguments":[1]}}"#
+                .to_vec(),
+            -32602,
+            json!("x"),
+        ),
+    ];
+    for path in ["/mcp", "/mcp/triad", "/mcp/domain", "/mcp/essentials", "/mcp/core", "/mcp/full"] {
+        for (body, code, id) in &cases {
+            let (status, text) = post(path, body.clone(), "application/json").await;
+            assert_eq!(status, 400, "{path}: {text}");
+            let answer: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: not JSON: {text}"));
+            assert_eq!(answer["jsonrpc"], "2.0", "{path}: {answer}");
+            assert_eq!(answer["error"]["code"], *code, "{path}: {answer}");
+            assert_eq!(answer["id"], *id, "{path}: {answer}");
+        }
+        let (status, _) = post(path, b"{}".to_vec(), "text/plain").await;
+        assert_eq!(status, 415, "{path}: a body that is not JSON by its type");
+        let ok = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_vaults","arguments":{}}}"#;
+        let (status, text) = post(path, ok.to_vec(), "application/json").await;
+        assert_eq!(status, 200, "{path}: {text}");
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["id"], 9, "{text}");
+    }
+    app.stop().await;
+}
