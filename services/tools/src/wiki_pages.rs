@@ -112,7 +112,7 @@ fn seal(key: &[u8; 32], vault: Uuid, path: &str, text: &str) -> String {
 }
 
 /// Whether the page at `path` holding `text` is one this deployment sealed and nobody changed.
-pub fn verify(key: &[u8; 32], vault: Uuid, path: &str, text: &str) -> Seal {
+fn verify(key: &[u8; 32], vault: Uuid, path: &str, text: &str) -> Seal {
     let Some(front) = frontmatter(text) else { return Seal::Unmarked };
     if !front.lines().any(|l| l == MARKER) {
         return Seal::Unmarked;
@@ -218,38 +218,70 @@ pub async fn regenerate(dispatcher: &Dispatcher, tenant: Uuid, vault: Vault) -> 
     let caller = system_caller(&services.store, tenant).await.map_err(|e| internal(TOOL, &e))?;
     let ctx = system_context(dispatcher, &caller);
     let mut tx = services.store.begin(tenant).await.map_err(|e| internal(TOOL, &e))?;
-    let view = View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await;
-    tx.commit().await.map_err(|e| internal(TOOL, &e))?;
-    let view = view.map_err(|e| internal(TOOL, &e))?;
+    let view =
+        View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await.map_err(|e| internal(TOOL, &e))?;
     let Some(wiki) = view.wiki().cloned() else { return Ok(None) };
+    let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
+    tx.commit().await.map_err(|e| internal(TOOL, &e))?;
+    let named = Named { view: &view, excluded };
     let key = seal_key(&ctx, TOOL, view.vault.id).await?;
-    let index = write_index(&ctx, &view, &wiki, &key).await?;
-    let (log, more) = write_log(&ctx, &view, &wiki, &key).await?;
+    let index = write_index(&ctx, &named, &wiki, &key).await?;
+    let (log, more) = write_log(&ctx, &named, &wiki, &key).await?;
     Ok(Some(Regenerated { index, log, more }))
 }
 
-/// A generated page as it stands: its manifest row and text, and whether its seal holds.
-struct Current {
-    entry: otc_store::FileEntry,
-    text: String,
-    seal: Seal,
+/// What the pages may name: a path the view reads that is no Excluded file, raw source or
+/// generated page.
+struct Named<'a> {
+    view: &'a View,
+    excluded: std::collections::HashSet<String>,
 }
 
-async fn current(ctx: &CallContext<'_>, view: &View, path: &str, key: &[u8; 32]) -> Result<Option<Current>, ToolError> {
-    let Some(entry) = writing::current(ctx, TOOL, view.vault.id, path).await? else { return Ok(None) };
-    let bytes = writing::blob(ctx, TOOL, &entry.hash).await?;
+impl Named<'_> {
+    fn allows(&self, path: &str) -> bool {
+        !self.excluded.contains(path)
+            && !crate::wiki::is_raw(self.view, path)
+            && !crate::wiki::is_generated(self.view, path)
+            && self.view.can_read(path)
+    }
+}
+
+/// A generated page as it stands: its manifest row and text, and whether its seal holds.
+pub(crate) struct Current {
+    entry: otc_store::FileEntry,
+    text: String,
+    pub(crate) seal: Seal,
+}
+
+/// The page at `path` of `vault` as it stands, sealed or not (None: nothing is there). Bytes
+/// that are not UTF-8 cannot hold a valid seal.
+pub(crate) async fn read_page(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    vault: Uuid,
+    path: &str,
+    key: &[u8; 32],
+) -> Result<Option<Current>, ToolError> {
+    let Some(entry) = writing::current(ctx, tool, vault, path).await? else { return Ok(None) };
+    let bytes = writing::blob(ctx, tool, &entry.hash).await?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let seal = verify(key, view.vault.id, path, &text);
-    if seal != Seal::Valid {
+    let seal = verify(key, vault, path, &text);
+    Ok(Some(Current { entry, text, seal }))
+}
+
+/// [`read_page`] for a regeneration, which logs a page it must leave alone.
+async fn current(ctx: &CallContext<'_>, view: &View, path: &str, key: &[u8; 32]) -> Result<Option<Current>, ToolError> {
+    let Some(page) = read_page(ctx, TOOL, view.vault.id, path, key).await? else { return Ok(None) };
+    if page.seal != Seal::Valid {
         tracing::warn!(
             tenant = %ctx.caller.tenant_id,
             vault = %view.vault.id,
             path,
-            seal = ?seal,
+            seal = ?page.seal,
             "a generated wiki page was changed by hand; left as it is (lint_wiki reports it)"
         );
     }
-    Ok(Some(Current { entry, text, seal }))
+    Ok(Some(page))
 }
 
 /// Commits `text` at `path`, expecting what `before` holds there.
@@ -293,11 +325,14 @@ async fn put(
 
 /// The pages index.md lists: the wiki folder's notes the view reads, less Excluded files,
 /// raw sources, SCHEMA.md and the generated pages, each with its `type`.
-async fn pages(ctx: &CallContext<'_>, view: &View, prefix: &str) -> Result<Vec<(String, Option<String>)>, ToolError> {
+async fn pages(
+    ctx: &CallContext<'_>,
+    named: &Named<'_>,
+    prefix: &str,
+) -> Result<Vec<(String, Option<String>)>, ToolError> {
+    let view = named.view;
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(TOOL, &e))?;
     let facts = tx.note_facts(view.vault.id, prefix, view.readable()).await.map_err(|e| internal(TOOL, &e))?;
-    let excluded: std::collections::HashSet<String> =
-        tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
     let mut types = std::collections::HashMap::new();
     let mut after: Option<String> = None;
     loop {
@@ -329,13 +364,7 @@ async fn pages(ctx: &CallContext<'_>, view: &View, prefix: &str) -> Result<Vec<(
     Ok(facts
         .into_iter()
         .map(|f| f.path)
-        .filter(|p| {
-            !excluded.contains(p)
-                && *p != schema
-                && !crate::wiki::is_raw(view, p)
-                && !crate::wiki::is_generated(view, p)
-                && view.can_read(p)
-        })
+        .filter(|p| *p != schema && named.allows(p))
         .map(|p| {
             let t = types.remove(&p);
             (p, t)
@@ -345,10 +374,11 @@ async fn pages(ctx: &CallContext<'_>, view: &View, prefix: &str) -> Result<Vec<(
 
 async fn write_index(
     ctx: &CallContext<'_>,
-    view: &View,
+    named: &Named<'_>,
     wiki: &otc_config::WikiFolders,
     key: &[u8; 32],
 ) -> Result<Outcome, ToolError> {
+    let view = named.view;
     let path = format!("{}/{INDEX_PAGE}", wiki.folder);
     let before = current(ctx, view, &path, key).await?;
     if let Some(c) = &before
@@ -357,7 +387,7 @@ async fn write_index(
         return Ok(Outcome::LeftAlone(c.seal));
     }
     let prefix = format!("{}/", wiki.folder);
-    let pages = pages(ctx, view, &prefix).await?;
+    let pages = pages(ctx, named, &prefix).await?;
     // A vault whose wiki holds nothing yet gets no index (the folder is every vault's).
     if pages.is_empty() && before.is_none() {
         return Ok(Outcome::Unchanged);
@@ -414,10 +444,11 @@ fn log_line(r: &LogLine) -> String {
 
 async fn write_log(
     ctx: &CallContext<'_>,
-    view: &View,
+    named: &Named<'_>,
     wiki: &otc_config::WikiFolders,
     key: &[u8; 32],
 ) -> Result<(Outcome, bool), ToolError> {
+    let view = named.view;
     let path = format!("{}/{LOG_PAGE}", wiki.folder);
     let before = current(ctx, view, &path, key).await?;
     let (last_seq, kept) = match &before {
@@ -436,20 +467,10 @@ async fn write_log(
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(TOOL, &e))?;
     let records =
         tx.changes_under(view.vault.id, &prefix, last_seq, LOG_BATCH).await.map_err(|e| internal(TOOL, &e))?;
-    let excluded: std::collections::HashSet<String> =
-        tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
     tx.commit().await.map_err(|e| internal(TOOL, &e))?;
     let Some(last) = records.last().map(|r| r.seq) else { return Ok((Outcome::Unchanged, false)) };
     let more = records.len() as i64 == LOG_BATCH;
-    let shown: Vec<&LogLine> = records
-        .iter()
-        .filter(|r| {
-            !crate::wiki::is_generated(view, &r.path)
-                && !crate::wiki::is_raw(view, &r.path)
-                && !excluded.contains(&r.path)
-                && view.can_read(&r.path)
-        })
-        .collect();
+    let shown: Vec<&LogLine> = records.iter().filter(|r| named.allows(&r.path)).collect();
     // Records it does not show (its own writes, hidden paths) move last_seq on only when a
     // whole batch of them would otherwise be read again and again.
     if shown.is_empty() && !more {

@@ -384,9 +384,10 @@ impl Tool for LintWiki {
                 if !path.starts_with(&prefix) || !view.can_read(&path) {
                     continue;
                 }
-                let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else { continue };
-                let seal = crate::wiki_pages::verify(&key, view.vault.id, &path, &text);
-                let detail = match seal {
+                let Some(page) = crate::wiki_pages::read_page(ctx, name, view.vault.id, &path, &key).await? else {
+                    continue;
+                };
+                let detail = match page.seal {
                     crate::wiki_pages::Seal::Valid => continue,
                     crate::wiki_pages::Seal::Unmarked => "a page of the server's name that the server did not write",
                     crate::wiki_pages::Seal::Broken => "the server's page, changed since it was written",
