@@ -35,6 +35,9 @@ struct State {
     next: AtomicUsize,
     /// Requests answered 502 (every upstream down, or one failed mid-request).
     failed: AtomicUsize,
+    /// Each answered request in turn: the upstream's index and the request's `Mcp-Method`
+    /// header (MCP 2026-07-28 requests carry it; empty otherwise).
+    routed: Mutex<Vec<(usize, String)>>,
     client: reqwest::Client,
 }
 
@@ -52,6 +55,7 @@ impl Proxy {
             upstreams,
             next: AtomicUsize::new(0),
             failed: AtomicUsize::new(0),
+            routed: Mutex::new(Vec::new()),
             client,
         });
         let forwarding = state.clone();
@@ -67,6 +71,11 @@ impl Proxy {
     /// Requests each upstream answered, in the order given.
     pub fn answered(&self) -> Vec<usize> {
         self.state.answered.iter().map(|c| c.load(Ordering::SeqCst)).collect()
+    }
+
+    /// Which upstream answered each request, in order, with the MCP method it named.
+    pub fn routed(&self) -> Vec<(usize, String)> {
+        self.state.routed.lock().expect("proxy state").clone()
     }
 
     /// Requests answered 502.
@@ -125,6 +134,8 @@ async fn forward(state: Arc<State>, request: Request) -> Response<Body> {
             Err(e) => return bad_gateway(&state, format!("upstream {} failed mid-answer: {e}", state.upstreams[turn])),
         };
         state.answered[turn].fetch_add(1, Ordering::SeqCst);
+        let method = parts.headers.get("mcp-method").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        state.routed.lock().expect("proxy state").push((turn, method.to_string()));
         return builder.body(Body::from(bytes)).expect("copied response");
     }
     bad_gateway(&state, "no upstream is accepting connections".into())

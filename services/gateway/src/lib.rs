@@ -14,11 +14,13 @@ mod error;
 mod health;
 mod jsonrpc;
 pub mod mcp;
+mod native_tasks;
 pub mod oauth;
 mod observe;
 mod origin;
 mod pages;
 mod rate_limit;
+mod request_state;
 mod sync;
 mod whoami;
 

@@ -3,6 +3,7 @@
 //! caller; the wire types are built here and nowhere else.
 
 use std::sync::Arc;
+use std::time::Duration;
 use tracing::Instrument;
 
 use otc_catalog::facade::{AdvertisedTool, Surface};
@@ -10,11 +11,12 @@ use otc_errors::ToolError;
 use otc_tools::resources::{NoteResource, ResourceText};
 use otc_tools::{Asker, Caller, Dispatcher, Hooks};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Icon, Implementation,
-    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    DiscoverResult, GetTaskParams, GetTaskResult, Icon, Implementation, InitializeRequestParams, InitializeResult,
+    InputRequest, InputRequiredResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::StreamableHttpServerConfig;
@@ -22,6 +24,8 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+
+use crate::{native_tasks, request_state};
 
 /// One MCP endpoint: a surface of the catalogue for the caller the transport authenticated.
 #[derive(Clone)]
@@ -87,12 +91,163 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// The client's self-reported name. Only a stdio session knows it after initialize: over
-    /// stateless HTTP each request stands alone and carries no client information.
+    /// The client's self-reported name: a 2026-07-28 request carries it in its `_meta`; of the
+    /// older era only a stdio session knows it (after initialize), as stateless HTTP requests
+    /// carry none.
     fn client_name(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        if let Some(info) = ctx.meta.client_info() {
+            return Some(info.name);
+        }
         self.fixed_caller.as_ref()?;
         ctx.peer.peer_info().map(|info| info.client_info.name.clone())
     }
+
+    fn mcp_config(&self) -> &otc_config::McpConfig {
+        &self.dispatcher.services.config.mcp
+    }
+
+    /// A listing's cache hints for a 2026-07-28 client: private, since what a caller sees
+    /// depends on its credentials. Older clients get the listing as before.
+    fn cache_hints(&self, ctx: &RequestContext<RoleServer>) -> Option<(u64, CacheScope)> {
+        modern(ctx).then(|| (self.mcp_config().list_ttl_ms, CacheScope::Private))
+    }
+
+    /// The confirmation round of a 2026-07-28 call: the person's answer when the call comes back
+    /// with a valid request state and a `confirm` response, and whether the client can be asked
+    /// at all (it declared elicitation). A state that fails its checks refuses the call.
+    async fn confirmation_round(
+        &self,
+        caller: &Caller,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Round, ErrorData> {
+        let can_ask = ctx.meta.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let hash = otc_tools::writing::args_hash(&request.name, &args);
+        let mut answer = None;
+        if let Some(state) = &request.request_state {
+            let ttl = Duration::from_secs(self.mcp_config().request_state_ttl_secs);
+            let services = &self.dispatcher.services;
+            if let Err(refusal) = request_state::redeem(services, caller, &request.name, &hash, state, ttl).await {
+                tracing::info!(?refusal, tool = %request.name, "request state refused");
+                return Err(ErrorData::invalid_params(refusal.message(), None));
+            }
+            answer = match request.input_responses.as_ref().and_then(|r| r.get(CONFIRM_KEY)) {
+                None => None,
+                Some(response) => Some(confirmed(response).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "inputResponses.confirm must be an elicitation result: {action, content: {confirm}}",
+                        None,
+                    )
+                })?),
+            };
+        }
+        Ok(Round { answer, can_ask, asked: Arc::default(), hash })
+    }
+
+    /// The input-required result that asks the person to confirm `message`, with a fresh state;
+    /// None when no state can be sealed (the call then answers elicit_required).
+    async fn ask_again(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        round: &Round,
+        message: String,
+    ) -> Option<InputRequiredResult> {
+        let ttl = Duration::from_secs(self.mcp_config().request_state_ttl_secs);
+        let state = match request_state::issue(&self.dispatcher.services, caller, tool, &round.hash, ttl).await {
+            Ok(state) => state,
+            Err(refusal) => {
+                tracing::warn!(?refusal, "cannot seal a request state; answering elicit_required");
+                return None;
+            }
+        };
+        let ask = serde_json::json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"confirm": {"type": "boolean", "description": "Yes to let the call proceed"}},
+                    "required": ["confirm"],
+                },
+            },
+        });
+        let ask: InputRequest = serde_json::from_value(ask).expect("an elicitation request");
+        Some(InputRequiredResult::new(Some([(CONFIRM_KEY.to_string(), ask)].into()), Some(state)))
+    }
+}
+
+/// The key of the confirmation among a 2026-07-28 call's input requests and responses.
+const CONFIRM_KEY: &str = "confirm";
+
+/// What a 2026-07-28 call knows of its confirmation.
+struct Round {
+    /// The person's answer, from a retry with a valid state.
+    answer: Option<bool>,
+    /// Whether the client declared elicitation (else the call answers elicit_required).
+    can_ask: bool,
+    /// What the call asked, when it asked and had no answer.
+    asked: Arc<std::sync::Mutex<Option<String>>>,
+    /// The arguments' hash the state binds.
+    hash: String,
+}
+
+impl Round {
+    fn asker(&self) -> Option<Asker> {
+        if !self.can_ask && self.answer.is_none() {
+            return None;
+        }
+        let (answer, asked) = (self.answer, self.asked.clone());
+        Some(Arc::new(move |message: String| {
+            if answer.is_none() {
+                *asked.lock().expect("asked") = Some(message);
+            }
+            Box::pin(std::future::ready(answer))
+                as std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send>>
+        }))
+    }
+
+    fn asked(&self) -> Option<String> {
+        self.asked.lock().expect("asked").take()
+    }
+}
+
+/// An elicitation result's verdict: accepted with `confirm: true`, or not; None when the value
+/// is not an elicitation result.
+fn confirmed(response: &Value) -> Option<bool> {
+    let action = response.get("action")?.as_str()?;
+    match action {
+        "accept" => Some(response.get("content").and_then(|c| c.get("confirm")).and_then(Value::as_bool) == Some(true)),
+        "decline" | "cancel" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether a request speaks 2026-07-28 or later: each declares its version in its `_meta`.
+pub fn modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Whether a 2026-07-28 request's client follows tasks itself (declared the extension).
+fn native_tasks(ctx: &RequestContext<RoleServer>) -> bool {
+    modern(ctx) && ctx.meta.client_capabilities().is_some_and(|c| c.supports_tasks())
+}
+
+/// The protocol versions every endpoint speaks: the handshake era up to 2025-11-25 and the
+/// stateless 2026-07-28, decided per request.
+pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
+/// What every product endpoint can do: tools, note resources, and (2026-07-28) tasks.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities::builder().enable_tools().enable_resources().enable_tasks().build()
 }
 
 /// The wire form of an advertised tool.
@@ -132,9 +287,15 @@ pub fn success(value: Value) -> CallToolResult {
 
 /// A tool failure as a tool result (isError), so a model can read it and correct itself.
 pub fn failure(err: &ToolError) -> CallToolResult {
-    let text = format!("{}: {}. {}", err.code, err.message, err.hint());
+    failure_payload(err.to_payload())
+}
+
+/// A failure's catalogue payload (`ToolError::to_payload`) as a tool result.
+pub fn failure_payload(payload: Value) -> CallToolResult {
+    let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
+    let text = format!("{}: {}. {}", field("code"), field("message"), field("hint"));
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(err.to_payload());
+    result.structured_content = Some(payload);
     result
 }
 
@@ -175,7 +336,42 @@ pub fn server_config(capabilities: ServerCapabilities) -> ServerConfig {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        server_config(ServerCapabilities::builder().enable_tools().enable_resources().build())
+        server_config(capabilities())
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(SUPPORTED_VERSIONS)
+    }
+
+    /// `server/discover` (2026-07-28): the versions, capabilities and identity, and the
+    /// instructions for this caller and client, cacheable by this caller alone.
+    async fn discover(&self, ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        let name = self.client_name(&ctx);
+        let mut result = DiscoverResult::from_server_info(SUPPORTED_VERSIONS.to_vec(), self.get_info())
+            .with_ttl_ms(self.mcp_config().list_ttl_ms)
+            .with_cache_scope(CacheScope::Private);
+        result.instructions = Some(self.dispatcher.instructions(&caller, self.surface, name.as_deref()));
+        Ok(result)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.caller(&ctx)?;
+        native_tasks::get(&self.dispatcher.services, &caller, &request.task_id).await
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let caller = self.caller(&ctx)?;
+        native_tasks::update(&self.dispatcher.services, &caller, &request.task_id).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, ctx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let caller = self.caller(&ctx)?;
+        native_tasks::cancel(&self.dispatcher.services, &caller, &request.task_id).await
     }
 
     async fn initialize(
@@ -199,7 +395,11 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&ctx)?;
         let name = self.client_name(&ctx);
         let tools = self.dispatcher.list_tools(&caller, self.surface, name.as_deref());
-        Ok(ListToolsResult::with_all_items(tools.into_iter().map(to_wire).collect()))
+        let mut result = ListToolsResult::with_all_items(tools.into_iter().map(to_wire).collect());
+        if let Some((ttl, scope)) = self.cache_hints(&ctx) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn list_resources(
@@ -213,19 +413,26 @@ impl ServerHandler for McpServer {
         let mut result =
             ListResourcesResult::with_all_items(page.resources.into_iter().map(resource_to_wire).collect());
         result.next_cursor = page.next_cursor;
+        if let Some((ttl, scope)) = self.cache_hints(&ctx) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
         Ok(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let note = ResourceTemplate::new("obsidian-tc://{vault}/{+path}", "note")
             .with_title("Note")
             .with_description("A note by vault and vault path (each path segment percent-encoded).")
             .with_mime_type(otc_tools::resources::MIME_TYPE);
-        Ok(ListResourceTemplatesResult::with_all_items(vec![note]))
+        let mut result = ListResourceTemplatesResult::with_all_items(vec![note]);
+        if let Some((ttl, scope)) = self.cache_hints(&ctx) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
     }
 
     async fn read_resource(
@@ -251,11 +458,22 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&ctx)?;
         let name = self.client_name(&ctx);
         let (progress, forwarder) = progress_sink(&ctx).unzip();
-        let ask = self.asker(&ctx);
-        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref() };
+        // A 2026-07-28 client is asked through an input-required result; an older one over stdio
+        // through elicitation; any other answers elicit_required (the token route).
+        let round = if modern(&ctx) { Some(self.confirmation_round(&caller, &request, &ctx).await?) } else { None };
+        let ask = match &round {
+            Some(round) => round.asker(),
+            None => self.asker(&ctx),
+        };
+        let started = Arc::new(std::sync::Mutex::new(None::<String>));
+        let task_sink: Option<otc_tools::TaskSink> = native_tasks(&ctx).then(|| {
+            let started = started.clone();
+            Arc::new(move |id: &str| *started.lock().expect("started") = Some(id.to_string())) as otc_tools::TaskSink
+        });
+        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref(), task: task_sink.as_ref() };
         let outcome = self
             .dispatcher
-            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments, hooks)
+            .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments.clone(), hooks)
             .instrument(request_span(&ctx))
             .await;
         // Every notification the call made goes out before its result. A task still running
@@ -263,6 +481,17 @@ impl ServerHandler for McpServer {
         drop(progress);
         if let Some(forwarder) = forwarder {
             let _ = tokio::time::timeout(std::time::Duration::from_millis(500), forwarder).await;
+        }
+        let task = started.lock().expect("started").take();
+        if let Some(task_id) = task {
+            return Ok(native_tasks::created(&self.dispatcher.services, &caller, &task_id).await?.into());
+        }
+        if let (Some(round), Err(err)) = (&round, &outcome)
+            && err.code == otc_errors::ErrorCode::ElicitRequired
+            && let Some(message) = round.asked()
+            && let Some(ask) = self.ask_again(&caller, &request.name, round, message).await
+        {
+            return Ok(ask.into());
         }
         Ok(match outcome {
             Ok(value) => success(value),

@@ -34,6 +34,20 @@ impl Keys {
     }
 }
 
+/// A key for one purpose derived from the tenant's key: HMAC-SHA256 of `label` under it. The
+/// MCP gateway's request states use it (their label names a key epoch, so the keys they are
+/// sealed with rotate while the tenant's key stays).
+pub async fn derived_key(services: &crate::Services, tenant: Uuid, label: &[u8]) -> Result<[u8; 32], ToolError> {
+    use hmac::{Hmac, Mac};
+    let key = services.confirmation_keys.get(&services.store, tenant).await.map_err(|e| {
+        tracing::warn!(error = ?e, "cannot read the tenant's key");
+        ToolError::with_message(ErrorCode::Internal, "the tenant's key could not be read; retry shortly")
+    })?;
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).expect("any key length");
+    mac.update(label);
+    Ok(mac.finalize().into_bytes().into())
+}
+
 async fn tenant_key(store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
     let mut tx = store.begin(tenant).await?;
     let key = tx.confirmation_key().await?;

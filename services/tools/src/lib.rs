@@ -184,6 +184,10 @@ pub type ProgressSink = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
 /// the client could not be asked.
 pub type Asker = Arc<dyn Fn(String) -> BoxFuture<'static, Option<bool>> + Send + Sync>;
 
+/// Told the id of the task a call answers with instead of its result (a long-running call past
+/// its budget), so a transport with tasks of its own can hand the client that task.
+pub type TaskSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What the transport offers a call besides its arguments.
 #[derive(Clone, Copy, Default)]
 pub struct Hooks<'a> {
@@ -191,6 +195,8 @@ pub struct Hooks<'a> {
     pub progress: Option<&'a ProgressSink>,
     /// How to ask the person at the client, when the connection can.
     pub ask: Option<&'a Asker>,
+    /// Who hears of a task the call starts, when the client follows tasks natively.
+    pub task: Option<&'a TaskSink>,
 }
 
 /// Everything a handler knows about the call it serves.
@@ -203,6 +209,8 @@ pub struct CallContext<'a> {
     pub progress: Option<&'a ProgressSink>,
     /// How to ask the person at the client to confirm, when the connection can.
     pub ask: Option<&'a Asker>,
+    /// Who hears of a task the call starts.
+    pub task: Option<&'a TaskSink>,
     /// The call's arguments as sent (what a confirmation is bound to).
     pub args: &'a Value,
 }
@@ -210,7 +218,7 @@ pub struct CallContext<'a> {
 impl CallContext<'_> {
     /// The transport's hooks, for a call this one makes.
     pub fn hooks(&self) -> Hooks<'_> {
-        Hooks { progress: self.progress, ask: self.ask }
+        Hooks { progress: self.progress, ask: self.ask, task: self.task }
     }
 
     pub fn services(&self) -> &Services {
@@ -498,6 +506,7 @@ impl Dispatcher {
                 dispatcher: self,
                 progress: hooks.progress,
                 ask: hooks.ask,
+                task: hooks.task,
                 args: &args,
             };
             // A handler that panics answers internal_error (and its key, if any, indeterminate)

@@ -202,6 +202,7 @@ impl Dispatcher {
             dispatcher: self,
             progress: None,
             ask: None,
+            task: None,
             args,
         }
     }

@@ -22,7 +22,7 @@ use uuid::Uuid;
 use crate::{CallContext, Caller};
 
 /// How long a task's record lives after it is created.
-const RECORD_TTL: Duration = Duration::from_secs(24 * 3600);
+pub const RECORD_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How often a running task's heartbeat is written.
 const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A working task whose heartbeat is older than this has lost its runner.
@@ -105,6 +105,23 @@ pub async fn update(
         }
     }
     Ok(None)
+}
+
+/// Asks the caller's task to stop (cooperatively: the runner sees the flag) and returns its
+/// record; a task that already ended is returned unchanged.
+pub async fn cancel(kv: &Kv, caller: &Caller, task_id: &str) -> Result<TaskRecord, ToolError> {
+    let record = read(kv, caller, task_id).await?;
+    if record.status != TaskStatus::Working {
+        return Ok(record);
+    }
+    let updated = update(kv, caller.tenant_id, task_id, |r| {
+        if r.status == TaskStatus::Working {
+            r.cancel_requested = true;
+        }
+    })
+    .await
+    .map_err(kv_err)?;
+    updated.ok_or_else(|| ToolError::with_message(ErrorCode::NotFound, "no such task").detail("task_id", task_id))
 }
 
 /// What a runner sees of its task: progress reports and the cancel flag.
@@ -216,7 +233,11 @@ where
         Ok(Ok(Ok(value))) => Ok(Outcome::Done(value)),
         Ok(Ok(Err(e))) => Err(e),
         Ok(Err(join)) => Err(crate::internal(tool, &join)),
-        Err(_) => Ok(Outcome::Working(serde_json::json!({
+        Err(_) => Ok(Outcome::Working({
+            if let Some(sink) = ctx.task {
+                sink(&task_id);
+            }
+            serde_json::json!({
             "status": "working",
             "task_id": task_id,
             "poll_tool": "get_task_status",
@@ -225,6 +246,7 @@ where
                 "{what} is still running on the server. Call get_task_status with task_id {task_id} to follow it; \
                  cancel_task stops it."
             ),
-        }))),
+            })
+        })),
     }
 }

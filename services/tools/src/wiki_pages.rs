@@ -208,6 +208,7 @@ pub fn system_context<'a>(dispatcher: &'a Dispatcher, caller: &'a Caller) -> Cal
         dispatcher,
         progress: None,
         ask: None,
+        task: None,
         args: &Value::Null,
     }
 }

@@ -556,6 +556,12 @@ pub struct McpConfig {
     /// Origins (`scheme://host[:port]`, port `*` for any) a browser-borne request may come from;
     /// a request with another Origin gets 403. Requests without an Origin are not affected.
     pub allowed_origins: Vec<String>,
+    /// How long a 2026-07-28 client may take to answer an input-required result (a person's
+    /// confirmation) before its request state expires (1 s to an hour).
+    pub request_state_ttl_secs: u64,
+    /// How long a 2026-07-28 client may reuse a tools or resources listing (`ttlMs`; private to
+    /// the caller's credentials). 0 asks it to list again every time.
+    pub list_ttl_ms: u64,
 }
 
 impl Default for McpConfig {
@@ -565,6 +571,8 @@ impl Default for McpConfig {
             public_url: None,
             authorization_servers: Vec::new(),
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
+            request_state_ttl_secs: 600,
+            list_ttl_ms: 60_000,
         }
     }
 }
@@ -1095,6 +1103,12 @@ impl Config {
         }
         if self.governor.max_response_bytes < 1024 {
             bad("governor.max_response_bytes", "must be at least 1024".into());
+        }
+        if !(1..=3600).contains(&self.mcp.request_state_ttl_secs) {
+            bad("mcp.request_state_ttl_secs", "must be from 1 to 3600".into());
+        }
+        if self.mcp.list_ttl_ms > 86_400_000 {
+            bad("mcp.list_ttl_ms", "must be at most a day (86400000)".into());
         }
         for origin in &self.mcp.allowed_origins {
             if !origin.contains("://") {

@@ -22,6 +22,9 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
+use rmcp::model::{
+    DiscoverResult, InputRequest, InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec,
+};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -44,6 +47,8 @@ fn from<T: DeserializeOwned>(value: Value) -> T {
 #[derive(Clone)]
 struct Fixtures {
     inner: McpServer,
+    /// Seals the 2026-07-28 fixtures' request states (a key of this process).
+    states: Arc<RequestStateCodec>,
 }
 
 fn fixture_tools() -> Vec<Tool> {
@@ -74,12 +79,19 @@ fn fixture_tools() -> Vec<Tool> {
         tool("test_elicitation_sep1330_enums", "Elicits enum fields.", &empty),
         from(json!({
             "name": "json_schema_2020_12_tool",
-            "description": "Carries a JSON Schema 2020-12 input schema.",
+            "description": "Tool with JSON Schema 2020-12 features",
             "inputSchema": {
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"}, "email": {"type": "string"}},
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }
         })),
@@ -87,7 +99,49 @@ fn fixture_tools() -> Vec<Tool> {
 }
 
 fn result(content: Value) -> CallToolResponse {
-    from::<CallToolResult>(json!({"content": content})).into()
+    from::<CallToolResult>(json!({"content": content, "resultType": "complete"})).into()
+}
+
+fn text(text: &str) -> CallToolResponse {
+    result(json!([{"type": "text", "text": text}]))
+}
+
+/// An input request of the 2026-07-28 fixtures, from its wire form.
+fn ask(method: &str, params: Value) -> InputRequest {
+    from(json!({"method": method, "params": params}))
+}
+
+fn elicit(message: &str, field: &str, kind: &str) -> InputRequest {
+    ask(
+        "elicitation/create",
+        json!({"message": message, "requestedSchema": {
+        "type": "object", "properties": {field: {"type": kind}}, "required": [field]}}),
+    )
+}
+
+fn sample(question: &str, max_tokens: u32) -> InputRequest {
+    ask(
+        "sampling/createMessage",
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": question}}],
+        "maxTokens": max_tokens}),
+    )
+}
+
+fn input_required(requests: Vec<(&str, InputRequest)>, state: Option<String>) -> InputRequiredResult {
+    let requests = requests.into_iter().map(|(k, r)| (k.to_string(), r)).collect();
+    InputRequiredResult::new(Some(requests), state)
+}
+
+/// The accepted content of the elicitation answered under `key`, when it is one.
+fn accepted<'a>(responses: Option<&'a InputResponses>, key: &str) -> Option<&'a serde_json::Map<String, Value>> {
+    let response = responses?.get(key)?;
+    (response.get("action")? == "accept").then_some(())?;
+    response.get("content")?.as_object()
+}
+
+/// Whether `key` was answered with an object (any answer: elicitation, sampling or roots).
+fn answered(responses: Option<&InputResponses>, key: &str) -> bool {
+    responses.and_then(|r| r.get(key)).is_some_and(Value::is_object)
 }
 
 impl Fixtures {
@@ -134,7 +188,7 @@ impl Fixtures {
                 result(json!([{"type": "text", "text": "Tool with progress executed successfully"}]))
             }
             "test_error_handling" => {
-                from::<CallToolResult>(json!({"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}], "isError": true})).into()
+                from::<CallToolResult>(json!({"content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}], "isError": true, "resultType": "complete"})).into()
             }
             "test_sampling" => {
                 let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default();
@@ -187,6 +241,140 @@ impl Fixtures {
             _ => return None,
         }))
     }
+
+    /// The 2026-07-28 fixtures: tools that answer input-required results (SEP-2322) and the
+    /// one that needs a client capability (SEP-2575).
+    fn call_modern_fixture(
+        &self,
+        request: &CallToolRequestParams,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let responses = request.input_responses.as_ref();
+        let state = request.request_state.as_deref();
+        let opened = |state: Option<&str>| -> Result<Option<u64>, ErrorData> {
+            match state {
+                None => Ok(None),
+                Some(s) => self
+                    .states
+                    .open_json::<u64>(s)
+                    .map(Some)
+                    .map_err(|_| ErrorData::invalid_params("requestState is not valid (altered or expired)", None)),
+            }
+        };
+        let seal = |round: u64| self.states.seal_json(&round).ok();
+        let name_of = |key: &str| {
+            accepted(responses, key).and_then(|c| c.get("name")).and_then(Value::as_str).map(str::to_string)
+        };
+        Some(Ok(match request.name.as_ref() {
+            "test_custom_header" => text("The region header matched the body."),
+            "test_missing_capability" => {
+                let declared = ctx.meta.client_capabilities().is_some_and(|c| c.sampling.is_some());
+                if !declared {
+                    return Some(Err(ErrorData::missing_required_client_capability(from(json!({"sampling": {}})))));
+                }
+                text("the client declared sampling")
+            }
+            "test_input_required_result_elicitation" | "test_streaming_elicitation" => match name_of("user_name") {
+                Some(name) => text(&format!("Hello, {name}!")),
+                None => {
+                    input_required(vec![("user_name", elicit("What is your name?", "name", "string"))], None).into()
+                }
+            },
+            "test_input_required_result_sampling" => {
+                if answered(responses, "capital_question") {
+                    text("The model answered.")
+                } else {
+                    input_required(vec![("capital_question", sample("What is the capital of France?", 100))], None)
+                        .into()
+                }
+            }
+            "test_input_required_result_list_roots" => {
+                if answered(responses, "client_roots") {
+                    text("The client listed its roots.")
+                } else {
+                    input_required(vec![("client_roots", ask("roots/list", json!({})))], None).into()
+                }
+            }
+            "test_input_required_result_request_state" | "test_input_required_result_tampered_state" => {
+                match opened(state) {
+                    Err(e) => return Some(Err(e)),
+                    Ok(Some(1)) if accepted(responses, "confirm").is_some() => text("state-ok"),
+                    Ok(_) => {
+                        let ask = elicit("Please confirm", "ok", "boolean");
+                        input_required(vec![("confirm", ask)], seal(1)).into()
+                    }
+                }
+            }
+            "test_input_required_result_multiple_inputs" => match opened(state) {
+                Err(e) => return Some(Err(e)),
+                Ok(Some(1)) if ["user_name", "greeting", "client_roots"].iter().all(|k| answered(responses, k)) => {
+                    text("All three answered.")
+                }
+                Ok(_) => input_required(
+                    vec![
+                        ("user_name", elicit("What is your name?", "name", "string")),
+                        ("greeting", sample("Say hello.", 50)),
+                        ("client_roots", ask("roots/list", json!({}))),
+                    ],
+                    seal(1),
+                )
+                .into(),
+            },
+            "test_input_required_result_multi_round" => match opened(state) {
+                Err(e) => return Some(Err(e)),
+                Ok(Some(2)) if accepted(responses, "step2").is_some() => text("Both rounds answered."),
+                Ok(Some(1)) if name_of("step1").is_some() => input_required(
+                    vec![("step2", elicit("What is your favourite colour?", "color", "string"))],
+                    seal(2),
+                )
+                .into(),
+                Ok(_) => {
+                    input_required(vec![("step1", elicit("What is your name?", "name", "string"))], seal(1)).into()
+                }
+            },
+            "test_input_required_result_capabilities" => {
+                let caps = ctx.meta.client_capabilities().unwrap_or_default();
+                let mut asks = Vec::new();
+                if caps.elicitation.is_some() && !answered(responses, "user_name") {
+                    asks.push(("user_name", elicit("What is your name?", "name", "string")));
+                }
+                if caps.sampling.is_some() && !answered(responses, "greeting") {
+                    asks.push(("greeting", sample("Say hello.", 50)));
+                }
+                if asks.is_empty() { text("Nothing more to ask.") } else { input_required(asks, None).into() }
+            }
+            _ => return None,
+        }))
+    }
+}
+
+/// The 2026-07-28 fixture tools (listed after the others).
+fn modern_fixture_tools() -> Vec<Tool> {
+    let empty = json!({"type": "object", "properties": {}});
+    let tool = |name: &str, description: &str| -> Tool {
+        from(json!({"name": name, "description": description, "inputSchema": empty}))
+    };
+    vec![
+        tool("test_missing_capability", "Needs the client's sampling capability."),
+        tool("test_streaming_elicitation", "Asks for a name through an input-required result."),
+        tool("test_input_required_result_elicitation", "Asks for a name."),
+        tool("test_input_required_result_sampling", "Asks the client's model a question."),
+        tool("test_input_required_result_list_roots", "Asks for the client's roots."),
+        tool("test_input_required_result_request_state", "Asks for a confirmation, with request state."),
+        tool("test_input_required_result_tampered_state", "Asks for a confirmation; refuses altered state."),
+        tool("test_input_required_result_multiple_inputs", "Asks three things at once."),
+        tool("test_input_required_result_multi_round", "Asks in two rounds."),
+        tool("test_input_required_result_capabilities", "Asks only what the client declared it can answer."),
+        header_tool(),
+    ]
+}
+
+/// A tool whose argument the client mirrors into a header (SEP-2243), which the transport
+/// checks against the body.
+fn header_tool() -> Tool {
+    from(json!({"name": "test_custom_header", "description": "Echoes a region the client mirrors into a header.",
+        "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            "required": ["region"]}}))
 }
 
 impl ServerHandler for Fixtures {
@@ -212,12 +400,32 @@ impl ServerHandler for Fixtures {
         self.negotiate_initialize(&request)
     }
 
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(otc_gateway::mcp::SUPPORTED_VERSIONS)
+    }
+
+    /// The tools whose `x-mcp-header` arguments the transport validates.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == "test_custom_header").then(header_tool)
+    }
+
+    /// 2026-07-28 has no resources/subscribe (subscriptions/listen replaces it, and this build
+    /// serves no listen streams), so discovery does not claim it.
+    async fn discover(&self, _ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        if let Some(resources) = info.capabilities.resources.as_mut() {
+            resources.subscribe = None;
+        }
+        Ok(DiscoverResult::from_server_info(otc_gateway::mcp::SUPPORTED_VERSIONS.to_vec(), info))
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = fixture_tools();
+        tools.extend(modern_fixture_tools());
         tools.extend(self.inner.list_tools(request, ctx).await?.tools);
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -229,6 +437,9 @@ impl ServerHandler for Fixtures {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.clone().unwrap_or_default();
         if let Some(outcome) = self.call_fixture(request.name.as_ref(), &args, &ctx).await {
+            return outcome;
+        }
+        if let Some(outcome) = self.call_modern_fixture(&request, &ctx) {
             return outcome;
         }
         self.inner.call_tool(request, ctx).await
@@ -251,7 +462,7 @@ impl ServerHandler for Fixtures {
             {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"},
             {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png"},
             {"uri": "test://watched-resource", "name": "watched-resource", "mimeType": "text/plain"}
-        ]})))
+        ], "resultType": "complete"})))
     }
 
     async fn list_resource_templates(
@@ -261,7 +472,7 @@ impl ServerHandler for Fixtures {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(from(json!({"resourceTemplates": [
             {"uriTemplate": "test://template/{id}/data", "name": "template", "mimeType": "application/json"}
-        ]})))
+        ], "resultType": "complete"})))
     }
 
     async fn read_resource(
@@ -282,10 +493,12 @@ impl ServerHandler for Fixtures {
                 Some(id) => {
                     json!({"uri": uri, "mimeType": "application/json", "text": json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()})
                 }
-                None => return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None)),
+                None => {
+                    return Err(ErrorData::resource_not_found(format!("no resource {uri}"), Some(json!({"uri": uri}))));
+                }
             },
         };
-        Ok(from::<ReadResourceResult>(json!({"contents": [contents]})).into())
+        Ok(from::<ReadResourceResult>(json!({"contents": [contents], "resultType": "complete"})).into())
     }
 
     async fn subscribe(
@@ -316,8 +529,9 @@ impl ServerHandler for Fixtures {
                            {"name": "arg2", "description": "Second argument", "required": true}]},
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt with an embedded resource",
              "arguments": [{"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
-            {"name": "test_prompt_with_image", "description": "A prompt with an image"}
-        ]})))
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt", "description": "Asks for context before it answers"}
+        ], "resultType": "complete"})))
     }
 
     async fn get_prompt(
@@ -325,6 +539,16 @@ impl ServerHandler for Fixtures {
         request: GetPromptRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            let Some(context) = accepted(request.input_responses.as_ref(), "user_context") else {
+                let ask = elicit("What context should the prompt use?", "context", "string");
+                return Ok(input_required(vec![("user_context", ask)], None).into());
+            };
+            let context = context.get("context").and_then(Value::as_str).unwrap_or_default();
+            let messages =
+                json!([{"role": "user", "content": {"type": "text", "text": format!("Use this context: {context}")}}]);
+            return Ok(from::<GetPromptResult>(json!({"messages": messages, "resultType": "complete"})).into());
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
         let messages = match request.name.as_str() {
@@ -343,7 +567,7 @@ impl ServerHandler for Fixtures {
             ]),
             other => return Err(ErrorData::invalid_params(format!("no prompt {other}"), None)),
         };
-        Ok(from::<GetPromptResult>(json!({"messages": messages})).into())
+        Ok(from::<GetPromptResult>(json!({"messages": messages, "resultType": "complete"})).into())
     }
 
     async fn complete(
@@ -351,7 +575,7 @@ impl ServerHandler for Fixtures {
         _request: CompleteRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        Ok(from(json!({"completion": {"values": [], "total": 0, "hasMore": false}})))
+        Ok(from(json!({"completion": {"values": [], "total": 0, "hasMore": false}, "resultType": "complete"})))
     }
 }
 
@@ -381,7 +605,9 @@ async fn main() -> anyhow::Result<()> {
     tx.commit().await?;
     let caller = app::authenticate(&deps.store, &issued.plaintext).await?;
     let inner = McpServer::with_caller(app::dispatcher(&config, &deps)?, caller);
-    let fixtures = Fixtures { inner };
+    let key = [uuid::Uuid::new_v4().into_bytes(), uuid::Uuid::new_v4().into_bytes()].concat();
+    let states = Arc::new(RequestStateCodec::try_new(key)?);
+    let fixtures = Fixtures { inner, states };
     let settings = McpHttpSettings {
         allowed_hosts: config.mcp.allowed_hosts.clone(),
         allowed_origins: config.mcp.allowed_origins.clone(),

@@ -10,7 +10,9 @@ result per step (tool lists as the client parsed them; call results with isError
 structuredContent; a resource request the server refused as {"error": {code, message, data}}).
 With OTC_TEST_ELICIT=accept or decline in the environment the client declares elicitation and
 answers every request so (accept with {"confirm": true}); the requests' messages come back in
-"elicitations".
+"elicitations". With OTC_TEST_MCP_MODE=2026-07-28 the client speaks that revision (no
+initialize; each request carries its version and capabilities; confirmations come as
+input-required results the SDK answers and retries); the default is the handshake era.
 """
 import asyncio
 import json
@@ -35,7 +37,8 @@ async def run(server, steps):
             return types.ElicitResult(action="decline")
 
         options["elicitation_callback"] = elicit
-    async with Client(server, mode="legacy", **options) as client:
+    mode = os.environ.get("OTC_TEST_MCP_MODE", "legacy")
+    async with Client(server, mode=mode, **options) as client:
         out["protocol_version"] = client.protocol_version
         if client.server_info is not None:
             out["server_name"] = client.server_info.name

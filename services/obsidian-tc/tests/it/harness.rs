@@ -411,9 +411,19 @@ pub enum Transport<'a> {
 
 /// Runs `steps` through the official Python MCP SDK (tests/clients/mcp_session.py).
 pub async fn python_session(transport: Transport<'_>, steps: serde_json::Value) -> serde_json::Value {
+    python_session_with(transport, steps, &[]).await
+}
+
+/// [`python_session`] with `env` added to the client's environment (OTC_TEST_ELICIT,
+/// OTC_TEST_MCP_MODE).
+pub async fn python_session_with(
+    transport: Transport<'_>,
+    steps: serde_json::Value,
+    env: &[(&str, &str)],
+) -> serde_json::Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_session.py");
     let mut command = tokio::process::Command::new(client_env("OTC_TEST_PYTHON"));
-    command.arg(script);
+    command.arg(script).envs(env.iter().copied());
     match transport {
         Transport::Http { url, token } => {
             command.args(["http", &url, token]);

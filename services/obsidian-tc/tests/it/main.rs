@@ -20,6 +20,7 @@ mod health;
 mod index;
 mod isolation;
 mod mcp;
+mod modern;
 mod move_faults;
 mod moves;
 mod names;

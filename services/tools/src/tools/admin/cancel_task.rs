@@ -1,9 +1,9 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tasks::{self, TaskStatus};
+use crate::tasks;
 use crate::tools::admin::get_task_status::Output;
 use crate::{CallContext, Tool};
 
@@ -35,24 +35,6 @@ impl Tool for CancelTask {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let kv = &ctx.services().kv;
-        let record = tasks::read(kv, ctx.caller, &input.task_id).await?;
-        if record.status != TaskStatus::Working {
-            return Ok(record.into());
-        }
-        let updated = tasks::update(kv, ctx.caller.tenant_id, &input.task_id, |r| {
-            if r.status == TaskStatus::Working {
-                r.cancel_requested = true;
-            }
-        })
-        .await
-        .map_err(|e| {
-            tracing::warn!(error = ?e, "cancel_task: task state unavailable");
-            ToolError::with_message(ErrorCode::InternalError, "task state is unavailable right now; retry shortly")
-        })?;
-        match updated {
-            Some(r) => Ok(r.into()),
-            None => Err(ToolError::with_message(ErrorCode::NotFound, "no such task").detail("task_id", input.task_id)),
-        }
+        Ok(tasks::cancel(&ctx.services().kv, ctx.caller, &input.task_id).await?.into())
     }
 }

@@ -1,0 +1,440 @@
+//! MCP 2026-07-28 beside 2025-11-25 on the same endpoints, decided per request: discovery,
+//! cache hints and result stamps on every surface; confirmations as input-required results whose
+//! request state any gateway checks; the Tasks extension over the task records in Redis; and the
+//! refusals (header and body disagree, unknown version, tampered, expired or replayed state).
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp, Transport, python_session_with};
+use crate::mcp::rpc_raw;
+
+const MODERN: &str = "2026-07-28";
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+const NOTE: &str = "# Plan\n\nShip it.\n";
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "it-modern", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// The routing headers a 2026-07-28 client mirrors from the body.
+fn routing(method: &str, params: &Value) -> Vec<(String, String)> {
+    let mut headers = vec![("mcp-protocol-version".into(), MODERN.into()), ("mcp-method".into(), method.into())];
+    let name = match method {
+        "tools/call" | "prompts/get" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        m if m.starts_with("tasks/") => params["taskId"].as_str(),
+        _ => None,
+    };
+    if let Some(name) = name {
+        headers.push(("mcp-name".into(), name.into()));
+    }
+    headers
+}
+
+/// One 2026-07-28 request to the gateway (or proxy) at `base`: (HTTP status, the answer).
+async fn modern_at(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> (StatusCode, Value) {
+    params["_meta"] = meta(capabilities);
+    let mut request =
+        http.post(format!("{base}/mcp")).bearer_auth(token).header("accept", "application/json, text/event-stream");
+    for (k, v) in routing(method, &params) {
+        request = request.header(k, v);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let response = request.json(&body).send().await.unwrap();
+    let status = response.status();
+    (status, response.json::<Value>().await.unwrap())
+}
+
+/// One 2026-07-28 request on an MCP path of `app`, with `headers` replacing the mirrored ones
+/// of the same name.
+async fn modern_on(
+    app: &TestApp,
+    path: &str,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    capabilities: Value,
+    headers: &[(&str, &str)],
+) -> (StatusCode, Value) {
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta(capabilities);
+    }
+    let mut all: Vec<(String, String)> =
+        routing(method, &params).into_iter().filter(|(k, _)| !headers.iter().any(|(h, _)| h == k)).collect();
+    all.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let (status, text) = rpc_raw(app, path, Some(token), &all, body).await;
+    (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("{status}: {text}")))
+}
+
+async fn modern(app: &TestApp, token: &str, method: &str, params: Value, capabilities: Value) -> (StatusCode, Value) {
+    modern_on(app, "/mcp", token, method, params, capabilities, &[]).await
+}
+
+fn delete_args() -> Value {
+    json!({"name": "delete_note", "arguments": {"vault": "Notes", "path": "Plan.md"}})
+}
+
+async fn exists(app: &TestApp, token: &str) -> bool {
+    let found = crate::mcp::call(app, "/mcp", token, "note_exists", json!({"vault": "Notes", "path": "Plan.md"})).await;
+    found["structuredContent"]["exists"].as_bool().unwrap()
+}
+
+/// Round one of a confirmed delete: the input-required result's request state.
+async fn asked(app: &TestApp, token: &str) -> String {
+    let (status, answer) = modern(app, token, "tools/call", delete_args(), json!({"elicitation": {}})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    let ask = &result["inputRequests"]["confirm"];
+    assert_eq!(ask["method"], "elicitation/create", "{answer}");
+    assert!(ask["params"]["message"].as_str().unwrap().contains("delete_note"), "{answer}");
+    assert_eq!(ask["params"]["requestedSchema"]["properties"]["confirm"]["type"], "boolean");
+    result["requestState"].as_str().unwrap().to_string()
+}
+
+fn retry(state: &str, confirm: bool) -> Value {
+    let mut params = delete_args();
+    params["requestState"] = json!(state);
+    params["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"confirm": confirm}}});
+    params
+}
+
+#[tokio::test]
+async fn both_eras_are_served_on_every_surface() {
+    let app = TestApp::spawn_with(|c| c.mcp.list_ttl_ms = 45_000).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    for path in ["/mcp", "/mcp/triad", "/mcp/domain", "/mcp/essentials", "/mcp/core", "/mcp/full"] {
+        let ask = |method: &'static str, params: Value| modern_on(&app, path, &token, method, params, json!({}), &[]);
+        // server/discover: versions, capabilities, identity, this caller's instructions.
+        let (status, discover) = ask("server/discover", json!({})).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {discover}");
+        let d = &discover["result"];
+        assert_eq!(d["resultType"], "complete", "{path}: {d}");
+        let versions: Vec<&str> = d["supportedVersions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert!(versions.contains(&MODERN) && versions.contains(&"2025-11-25"), "{versions:?}");
+        assert!(d["capabilities"]["tools"].is_object(), "{d}");
+        assert!(d["capabilities"]["resources"].is_object(), "{d}");
+        assert!(d["capabilities"]["resources"].get("subscribe").is_none(), "no listen streams yet: {d}");
+        assert!(d["capabilities"]["extensions"][TASKS].is_object(), "{d}");
+        assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "obsidian-tc");
+        assert_eq!((d["ttlMs"].as_u64(), d["cacheScope"].as_str()), (Some(45_000), Some("private")));
+        // The instructions are this caller's: the text initialize gives the same client.
+        let init = crate::mcp::rpc(
+            &app,
+            path,
+            &token,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "it-modern", "version": "1.0.0"}}),
+        )
+        .await;
+        assert_eq!(d["instructions"], init["instructions"], "{path}");
+        assert!(!d["instructions"].as_str().unwrap().is_empty());
+
+        // Listings are cacheable by this caller alone; older clients get them as before.
+        let (_, list) = ask("tools/list", json!({})).await;
+        let l = &list["result"];
+        let hints = (l["resultType"].as_str(), l["ttlMs"].as_u64(), l["cacheScope"].as_str());
+        assert_eq!(hints, (Some("complete"), Some(45_000), Some("private")), "{path}");
+        let old = crate::mcp::rpc(&app, path, &token, "tools/list", json!({})).await;
+        assert!(old.get("ttlMs").is_none() && old.get("resultType").is_none(), "{path}: {old}");
+        assert_eq!(old["tools"], l["tools"], "{path}: the same tools in both eras");
+        let (_, called) = ask("tools/call", json!({"name": "find_capability", "arguments": {"query": "health"}})).await;
+        assert_eq!(called["result"]["resultType"], "complete", "{path}: {called}");
+        assert_eq!(called["result"]["isError"], false, "{path}: {called}");
+        let old = crate::mcp::call(&app, path, &token, "find_capability", json!({"query": "health"})).await;
+        assert!(old.get("resultType").is_none(), "{old}");
+    }
+    // Another caller, other instructions: discovery is per caller.
+    let (_, mine) = modern(&app, &token, "server/discover", json!({}), json!({})).await;
+    let (_, theirs) = modern(&app, &reader, "server/discover", json!({}), json!({})).await;
+    assert_ne!(mine["result"]["instructions"], theirs["result"]["instructions"]);
+    let (_, templates) = modern(&app, &token, "resources/templates/list", json!({}), json!({})).await;
+    assert_eq!(templates["result"]["cacheScope"], "private", "{templates}");
+    app.stop().await;
+}
+
+/// A token for another principal of the tenant, with every scope.
+async fn bob(app: &TestApp, tenant: &Tenant) -> String {
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
+    let issued = tx
+        .issue_token(otc_store::NewToken {
+            principal_id: bob.id,
+            name: "bob".into(),
+            scopes: otc_auth::parse_scopes("*").unwrap(),
+            vault_id: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    issued.plaintext
+}
+
+fn refused_with(answer: &(StatusCode, Value), code: i64) -> String {
+    assert_eq!(answer.1["error"]["code"], code, "{answer:?}");
+    answer.1["error"]["message"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused() {
+    let app = TestApp::spawn_with(|c| c.mcp.request_state_ttl_secs = 2).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let other = bob(&app, &tenant).await;
+    app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
+
+    // A client that declared no elicitation gets the token route, as older clients do.
+    let (_, plain) = modern(&app, &token, "tools/call", delete_args(), json!({})).await;
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert_eq!(crate::mcp::error_of(&plain["result"])["code"], "elicit_required");
+
+    // Declined: nothing happens, and the answer says so.
+    let state = asked(&app, &token).await;
+    let (_, declined) = modern(&app, &token, "tools/call", retry(&state, false), json!({"elicitation": {}})).await;
+    let e = crate::mcp::error_of(&declined["result"]);
+    assert_eq!((e["code"].as_str(), e["details"]["declined"].as_bool()), (Some("elicit_required"), Some(true)));
+    assert!(exists(&app, &token).await);
+
+    // Tampered, another principal's, another call's: refused, nothing deleted.
+    let state = asked(&app, &token).await;
+    let tampered = format!("{state}-TAMPERED");
+    let answer = modern(&app, &token, "tools/call", retry(&tampered, true), json!({"elicitation": {}})).await;
+    assert_eq!(answer.0, StatusCode::OK);
+    assert!(refused_with(&answer, -32602).contains("not valid"));
+    let answer = modern(&app, &other, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    assert!(refused_with(&answer, -32602).contains("another caller"), "{answer:?}");
+    let mut elsewhere = retry(&state, true);
+    elsewhere["arguments"]["path"] = json!("Other.md");
+    let answer = modern(&app, &token, "tools/call", elsewhere, json!({"elicitation": {}})).await;
+    refused_with(&answer, -32602);
+    let huge = "A".repeat(5000);
+    let answer = modern(&app, &token, "tools/call", retry(&huge, true), json!({"elicitation": {}})).await;
+    assert!(refused_with(&answer, -32602).contains("larger"));
+    let mut malformed = retry(&state, true);
+    malformed["inputResponses"]["confirm"] = json!(12345);
+    let answer = modern(&app, &token, "tools/call", malformed, json!({"elicitation": {}})).await;
+    assert!(refused_with(&answer, -32602).contains("inputResponses.confirm"), "{answer:?}");
+    assert!(exists(&app, &token).await);
+
+    // The state answered; the person accepted: deleted. The same state again is a replay.
+    let state = asked(&app, &token).await;
+    let (_, done) = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert!(!exists(&app, &token).await);
+    let answer = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    assert!(refused_with(&answer, -32602).contains("already been used"));
+
+    // Expired: past mcp.request_state_ttl_secs the state is refused.
+    app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
+    let state = asked(&app, &token).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    let answer = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    assert!(refused_with(&answer, -32602).contains("expired"));
+    assert!(exists(&app, &token).await);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn versions_and_routing_headers_are_checked_against_the_body() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let call = json!({"name": "server_health", "arguments": {}});
+
+    // The header names one tool, the body another; the method header disagrees; the version
+    // header disagrees with _meta.
+    for headers in [
+        vec![("mcp-name", "read_note")],
+        vec![("mcp-method", "tools/list")],
+        vec![("mcp-protocol-version", "2025-11-25")],
+    ] {
+        let answer = modern_on(&app, "/mcp", &token, "tools/call", call.clone(), json!({}), &headers).await;
+        assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{headers:?}: {answer:?}");
+        refused_with(&answer, -32020);
+    }
+
+    // A version this server does not speak: the supported ones in the error.
+    let mut params = call.clone();
+    params["_meta"] = meta(json!({}));
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let answer =
+        modern_on(&app, "/mcp", &token, "tools/call", params, json!({}), &[("mcp-protocol-version", "2099-01-01")])
+            .await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{answer:?}");
+    refused_with(&answer, -32022);
+    let data = &answer.1["error"]["data"];
+    assert_eq!(data["requested"], "2099-01-01");
+    let supported: Vec<&str> = data["supported"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(supported.contains(&MODERN) && supported.contains(&"2025-11-25"), "{data}");
+
+    // _meta without the client's capabilities is malformed; a method the new era removed is not
+    // found; the older era's initialize still works on the same endpoint.
+    let mut params = call.clone();
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN});
+    let answer = modern_on(&app, "/mcp", &token, "tools/call", params, json!({}), &[]).await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{answer:?}");
+    refused_with(&answer, -32602);
+    let answer = modern(&app, &token, "ping", json!({}), json!({})).await;
+    assert_eq!(answer.0, StatusCode::NOT_FOUND, "{answer:?}");
+    refused_with(&answer, -32601);
+    let init = crate::mcp::rpc(
+        &app,
+        "/mcp",
+        &token,
+        "initialize",
+        json!({"protocolVersion": MODERN, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}),
+    )
+    .await;
+    assert_eq!(init["protocolVersion"], "2025-11-25", "initialize negotiates the handshake era: {init}");
+
+    // A task method from a client that did not declare the extension.
+    let answer = modern(&app, &token, "tasks/get", json!({"taskId": "x"}), json!({})).await;
+    refused_with(&answer, -32021);
+    assert!(answer.1["error"]["data"]["requiredCapabilities"]["extensions"][TASKS].is_object(), "{answer:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_confirms_across_two_gateways_behind_a_round_robin_proxy() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(&token, "Notes", &[("Plan.md", Some(NOTE)), ("Keep.md", Some(NOTE))]).await;
+    let b = app.another_gateway(|_| {}).await;
+    for (answer, path, gone) in [("decline", "Keep.md", false), ("accept", "Plan.md", true)] {
+        let proxy =
+            otc_loadtests::proxy::Proxy::start("127.0.0.1:0".parse().unwrap(), vec![app.addr, b.addr]).await.unwrap();
+        let url = format!("http://{}/mcp", proxy.addr);
+        let steps = json!([{"op": "call", "name": "delete_note", "args": {"vault": "Notes", "path": path}}]);
+        let env = [("OTC_TEST_ELICIT", answer), ("OTC_TEST_MCP_MODE", "auto")];
+        let out = python_session_with(Transport::Http { url, token: &token }, steps, &env).await;
+        assert_eq!(out["protocol_version"], MODERN, "{out}");
+        assert_eq!(out["elicitations"].as_array().unwrap().len(), 1, "{out}");
+        assert!(out["elicitations"][0].as_str().unwrap().contains("delete_note"), "{out}");
+        let result = &out["results"][0];
+        if gone {
+            assert_eq!(result["isError"], false, "{out}");
+        } else {
+            assert_eq!(crate::mcp::error_of(result)["details"]["declined"], true, "{out}");
+        }
+        let found =
+            crate::mcp::call(&app, "/mcp", &token, "note_exists", json!({"vault": "Notes", "path": path})).await;
+        assert_eq!(found["structuredContent"]["exists"], !gone, "{path}");
+        // The call and its retry with the answer: the question was asked on one gateway and
+        // its answer taken on the other.
+        let routed = proxy.routed();
+        let calls: Vec<usize> = routed.iter().filter(|(_, m)| m == "tools/call").map(|(g, _)| *g).collect();
+        assert_eq!(calls.len(), 2, "{routed:?}");
+        assert_ne!(calls[0], calls[1], "{routed:?}");
+    }
+    b.stop().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
+    let slow = |c: &mut otc_config::Config| {
+        c.tools.task_budget_ms = 0;
+        c.worker.index_rebuild_batch = 2;
+    };
+    let app = TestApp::spawn_with(slow).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let other = bob(&app, &tenant).await;
+    let notes: Vec<(String, String)> =
+        (0..200).map(|i| (format!("n/{i}.md"), format!("# Note {i}\n\n[[n/{}]]\n", (i + 1) % 200))).collect();
+    let changes: Vec<(&str, Option<&str>)> = notes.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
+    app.seed(&token, "Notes", &changes).await;
+    let b = app.another_gateway(slow).await;
+    let (a_url, b_url) = (app.url(""), format!("http://{}", b.addr));
+    let caps = json!({"extensions": {TASKS: {}}});
+    let index = json!({"name": "index_vault", "arguments": {"vault": "Notes"}});
+
+    // Started on A: the client follows it as a task of its own.
+    let (status, created) = modern_at(&app.http, &a_url, &token, "tools/call", index.clone(), caps.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    let task = &created["result"];
+    assert_eq!((task["resultType"].as_str(), task["status"].as_str()), (Some("task"), Some("working")), "{created}");
+    assert!(task.get("result").is_none() && task.get("requestState").is_none(), "{task}");
+    assert!(task["ttlMs"].as_u64().unwrap() > 0 && task["pollIntervalMs"].as_u64().unwrap() > 0, "{task}");
+    let id = task["taskId"].as_str().unwrap().to_string();
+
+    // Read on B.
+    let get = json!({"taskId": id});
+    let (_, read) = modern_at(&app.http, &b_url, &token, "tasks/get", get.clone(), caps.clone()).await;
+    let r = &read["result"];
+    assert_eq!((r["resultType"].as_str(), r["taskId"].as_str()), (Some("complete"), Some(id.as_str())), "{read}");
+    assert!(["working", "completed"].contains(&r["status"].as_str().unwrap()), "{read}");
+
+    // Nobody else's, and no unknown id: invalid params on either gateway.
+    for (who, body) in [(other.as_str(), get.clone()), (token.as_str(), json!({"taskId": "nope"}))] {
+        let answer = modern_at(&app.http, &b_url, who, "tasks/get", body.clone(), caps.clone()).await;
+        refused_with(&answer, -32602);
+        let answer = modern_at(&app.http, &a_url, who, "tasks/cancel", body, caps.clone()).await;
+        refused_with(&answer, -32602);
+    }
+    // Answers for a task that asks nothing are acknowledged and ignored.
+    let update = json!({"taskId": id, "inputResponses": {"unknown": {"ignored": true}}});
+    let (_, ack) = modern_at(&app.http, &a_url, &token, "tasks/update", update, caps.clone()).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+
+    // Cancelled on B; it ends cancelled before its 200 notes are indexed, as seen from A.
+    let (_, ack) = modern_at(&app.http, &b_url, &token, "tasks/cancel", get.clone(), caps.clone()).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let mut last = Value::Null;
+    for _ in 0..300 {
+        let (_, read) = modern_at(&app.http, &a_url, &token, "tasks/get", get.clone(), caps.clone()).await;
+        last = read["result"].clone();
+        if last["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last["status"], "cancelled", "{last}");
+    // Cancelling an ended task is acknowledged again.
+    let (_, ack) = modern_at(&app.http, &a_url, &token, "tasks/cancel", get.clone(), caps.clone()).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+
+    // To completion: the tool's own result, as the call would have answered inline.
+    let (_, created) = modern_at(&app.http, &a_url, &token, "tools/call", index.clone(), caps.clone()).await;
+    let get = json!({"taskId": created["result"]["taskId"]});
+    for _ in 0..600 {
+        let (_, read) = modern_at(&app.http, &b_url, &token, "tasks/get", get.clone(), caps.clone()).await;
+        last = read["result"].clone();
+        if last["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last["status"], "completed", "{last}");
+    assert_eq!(last["result"]["isError"], false, "{last}");
+    assert_eq!(last["result"]["structuredContent"]["notes"], 200, "{last}");
+
+    // A client without the extension gets the tools' own handle, as before.
+    let (_, handle) = modern_at(&app.http, &a_url, &token, "tools/call", index, json!({})).await;
+    assert_eq!(handle["result"]["resultType"], "complete", "{handle}");
+    assert_eq!(handle["result"]["structuredContent"]["poll_tool"], "get_task_status", "{handle}");
+    b.stop().await.unwrap();
+    app.stop().await;
+}
