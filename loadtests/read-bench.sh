@@ -43,6 +43,13 @@ curl -sf http://127.0.0.1:8098/mcp -H "Authorization: Bearer $token" -H 'Content
 echo "== one note, over and over: $note"
 "$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
   --header "Accept: application/json, text/event-stream" --json "$body"
+# The same call as an MCP 2026-07-28 request: its version, client and capabilities in _meta,
+# the routing headers mirrored from the body (the per-call overhead of the new era).
+modern=$(python3 -c 'import json,sys; b=json.loads(sys.argv[1]); b["params"]["_meta"]={"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"otc-load","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}; print(json.dumps(b))' "$body")
+echo "== the same note as 2026-07-28 requests"
+"$target/otc-load" --url http://127.0.0.1:8098/mcp --token "$token" --concurrency 16 --duration 10 --warmup 2 \
+  --header "Accept: application/json, text/event-stream" --header "MCP-Protocol-Version: 2026-07-28" \
+  --header "Mcp-Method: tools/call" --header "Mcp-Name: read_note" --json "$modern"
 if [ -n "${SPREAD:-}" ]; then
   bodies=$(mktemp)
   (cd "$vault_dir" && find . -name '*.md' -not -path './.obsidian/*' | sed 's|^\./||' | sort | head -n "$SPREAD") |

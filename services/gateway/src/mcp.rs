@@ -10,6 +10,7 @@ use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
 use otc_tools::resources::{NoteResource, ResourceText};
 use otc_tools::{Asker, Caller, Dispatcher, Hooks};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
     DiscoverResult, GetTaskParams, GetTaskResult, Icon, Implementation, InitializeRequestParams, InitializeResult,
@@ -18,7 +19,7 @@ use rmcp::model::{
     Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
     UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -245,9 +246,64 @@ pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2026_07_28,
 ];
 
-/// What every product endpoint can do: tools, note resources, and (2026-07-28) tasks.
+/// What every product endpoint can do: tools, note resources, and for 2026-07-28 clients tasks
+/// and change notifications on a `subscriptions/listen` stream (a handshake-era client over
+/// stateless HTTP has no stream to get them on, so `initialize` leaves them out).
 pub fn capabilities() -> ServerCapabilities {
-    ServerCapabilities::builder().enable_tools().enable_resources().enable_tasks().build()
+    ServerCapabilities::builder()
+        .enable_tools()
+        .enable_resources()
+        .enable_resources_subscribe()
+        .enable_resources_list_changed()
+        .enable_tasks()
+        .build()
+}
+
+/// How often a listen stream looks for changes (a Redis read per reachable vault; the change
+/// log only when a vault's generation moved).
+const LISTEN_POLL: Duration = Duration::from_secs(1);
+/// The most notes one listen stream may subscribe to.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 256;
+
+/// Runs one listen stream: the caller's note resources watched until the client goes away or
+/// `mcp.listen_max_secs` passes (the client listens again, so a revoked token or a changed ACL
+/// takes hold within that time).
+async fn run_listen(server: &McpServer, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+    let ctx = subscription.request_context();
+    let caller = server.caller(ctx)?;
+    let accepted = subscription.accepted();
+    let list = accepted.resources_list_changed == Some(true);
+    let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+    if !list && uris.is_empty() {
+        subscription.cancelled().await;
+        return Ok(());
+    }
+    let dispatcher = &server.dispatcher;
+    let mut watch = dispatcher.watch_resources(&caller, &uris).await.map_err(|e| resource_error(&e))?;
+    let until = tokio::time::Instant::now() + Duration::from_secs(server.mcp_config().listen_max_secs);
+    let sink = subscription.sink();
+    loop {
+        tokio::select! {
+            _ = subscription.cancelled() => return Ok(()),
+            _ = tokio::time::sleep_until(until) => return Ok(()),
+            _ = tokio::time::sleep(LISTEN_POLL) => {}
+        }
+        let changes = match dispatcher.resource_changes(&caller, &mut watch).await {
+            Ok(changes) => changes,
+            Err(e) => {
+                tracing::warn!(code = %e.code, "a listen stream could not read changes; it ends");
+                return Ok(());
+            }
+        };
+        for uri in changes.updated {
+            if sink.notify_resource_updated(uri).await.is_err() {
+                return Ok(());
+            }
+        }
+        if changes.list_changed && list && sink.notify_resource_list_changed().await.is_err() {
+            return Ok(());
+        }
+    }
 }
 
 /// The wire form of an advertised tool.
@@ -355,6 +411,26 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
+    /// `subscriptions/listen` (2026-07-28): note resources only (the tool list does not change
+    /// while a caller holds its credentials), at most [`MAX_RESOURCE_SUBSCRIPTIONS`] notes, each
+    /// a note URI.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| otc_tools::citations::parse_note_uri(uri).is_some())
+                .take(MAX_RESOURCE_SUBSCRIPTIONS)
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        run_listen(self, subscription).await
+    }
+
     async fn get_task(
         &self,
         request: GetTaskParams,
@@ -381,6 +457,9 @@ impl ServerHandler for McpServer {
     ) -> Result<InitializeResult, ErrorData> {
         ctx.peer.set_peer_info(request.clone());
         let mut info = self.negotiate_initialize(&request)?;
+        if let Some(resources) = info.capabilities.resources.as_mut() {
+            (resources.subscribe, resources.list_changed) = (None, None);
+        }
         let caller = self.caller(&ctx)?;
         info.instructions =
             Some(self.dispatcher.instructions(&caller, self.surface, Some(request.client_info.name.as_str())));

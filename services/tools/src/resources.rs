@@ -193,7 +193,110 @@ pub async fn list(ctx: &CallContext<'_>, cursor: Option<&str>) -> Result<Resourc
     Ok(ResourcePage { resources: out, next_cursor })
 }
 
+/// How long a listener goes without reading the change log even though no vault generation
+/// moved (a commit whose generation bump failed is still seen within this).
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+/// The change-log records one look reads per vault; more wait for the next look.
+const CHANGES_PER_LOOK: i64 = 1000;
+const WATCH: &str = "resources/watch";
+
+/// A listener's position in the note resources its caller may read: each reachable vault with
+/// the last change seen and its generation then, and the notes it subscribed to.
+pub struct Watch {
+    vaults: Vec<Watched>,
+    subscribed: std::collections::HashSet<(String, String)>,
+    read_at: std::time::Instant,
+}
+
+struct Watched {
+    id: uuid::Uuid,
+    name: String,
+    seq: i64,
+    generation: Option<i64>,
+}
+
+/// What changed since the last look, among the notes the caller may read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ResourceChanges {
+    /// Subscribed notes written, moved or deleted, by URI.
+    pub updated: Vec<String>,
+    /// Whether a note the caller may read appeared or went (resources/list would differ).
+    pub list_changed: bool,
+}
+
 impl Dispatcher {
+    /// Starts following `caller`'s note resources from now: notes under `subscribed` (note
+    /// URIs; others are ignored) for their own changes, every readable note for the listing.
+    pub async fn watch_resources(&self, caller: &Caller, subscribed: &[String]) -> Result<Watch, ToolError> {
+        let args = Value::Null;
+        let ctx = self.resource_context(caller, &args);
+        let mut vaults = Vec::new();
+        for vault in reachable_vaults(&ctx, WATCH).await? {
+            let generation =
+                self.services.kv.existing_generation(otc_kv::Generation::Vault(vault.id)).await.ok().flatten();
+            let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
+            let seq = tx.head_seq(vault.id).await.map_err(|e| internal(WATCH, &e))?;
+            tx.commit().await.map_err(|e| internal(WATCH, &e))?;
+            vaults.push(Watched { id: vault.id, name: vault.name, seq, generation });
+        }
+        let subscribed = subscribed.iter().filter_map(|uri| parse_note_uri(uri)).collect();
+        Ok(Watch { vaults, subscribed, read_at: std::time::Instant::now() })
+    }
+
+    /// The changes since the last look. A vault is read only when its generation in Redis
+    /// moved (or [`RECHECK`] passed); only paths the caller may read now count, so a listener
+    /// learns nothing of notes hidden from it.
+    pub async fn resource_changes(&self, caller: &Caller, watch: &mut Watch) -> Result<ResourceChanges, ToolError> {
+        let args = Value::Null;
+        let ctx = self.resource_context(caller, &args);
+        let recheck = watch.read_at.elapsed() >= RECHECK;
+        if recheck {
+            watch.read_at = std::time::Instant::now();
+        }
+        let mut changes = ResourceChanges::default();
+        for watched in &mut watch.vaults {
+            let generation =
+                self.services.kv.existing_generation(otc_kv::Generation::Vault(watched.id)).await.ok().flatten();
+            if generation == watched.generation && generation.is_some() && !recheck {
+                continue;
+            }
+            watched.generation = generation;
+            let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
+            let lines = tx
+                .changes_under(watched.id, "", watched.seq, CHANGES_PER_LOOK)
+                .await
+                .map_err(|e| internal(WATCH, &e))?;
+            tx.commit().await.map_err(|e| internal(WATCH, &e))?;
+            let Some(last) = lines.last() else { continue };
+            watched.seq = last.seq;
+            if lines.len() as i64 == CHANGES_PER_LOOK {
+                // More are waiting: the next look reads on whatever the generation says.
+                watched.generation = None;
+            }
+            let view = match View::open(&ctx, WATCH, &watched.name).await {
+                Ok(view) => view,
+                // The vault went, or the caller lost it: nothing more to say of it.
+                Err(e) if e.code == ErrorCode::VaultNotFound => continue,
+                Err(e) => return Err(e),
+            };
+            for line in &lines {
+                if FileKind::of_path(&line.path) != FileKind::Note || !view.can_read(&line.path) {
+                    continue;
+                }
+                if line.op != "update" {
+                    changes.list_changed = true;
+                }
+                let uri = note_uri(&watched.name, &line.path);
+                if watch.subscribed.contains(&(watched.name.clone(), line.path.clone()))
+                    && !changes.updated.contains(&uri)
+                {
+                    changes.updated.push(uri);
+                }
+            }
+        }
+        Ok(changes)
+    }
+
     fn resource_context<'a>(&'a self, caller: &'a Caller, args: &'a Value) -> CallContext<'a> {
         CallContext {
             caller,

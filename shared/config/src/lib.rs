@@ -562,6 +562,9 @@ pub struct McpConfig {
     /// How long a 2026-07-28 client may reuse a tools or resources listing (`ttlMs`; private to
     /// the caller's credentials). 0 asks it to list again every time.
     pub list_ttl_ms: u64,
+    /// How long one `subscriptions/listen` stream lasts before the server ends it (the client
+    /// listens again); bounds how long a revoked token or a changed ACL goes unnoticed there.
+    pub listen_max_secs: u64,
 }
 
 impl Default for McpConfig {
@@ -573,6 +576,7 @@ impl Default for McpConfig {
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
             request_state_ttl_secs: 600,
             list_ttl_ms: 60_000,
+            listen_max_secs: 300,
         }
     }
 }
@@ -1106,6 +1110,9 @@ impl Config {
         }
         if !(1..=3600).contains(&self.mcp.request_state_ttl_secs) {
             bad("mcp.request_state_ttl_secs", "must be from 1 to 3600".into());
+        }
+        if !(1..=86_400).contains(&self.mcp.listen_max_secs) {
+            bad("mcp.listen_max_secs", "must be from 1 to 86400".into());
         }
         if self.mcp.list_ttl_ms > 86_400_000 {
             bad("mcp.list_ttl_ms", "must be at most a day (86400000)".into());

@@ -1,7 +1,8 @@
 //! MCP 2026-07-28 beside 2025-11-25 on the same endpoints, decided per request: discovery,
 //! cache hints and result stamps on every surface; confirmations as input-required results whose
-//! request state any gateway checks; the Tasks extension over the task records in Redis; and the
-//! refusals (header and body disagree, unknown version, tampered, expired or replayed state).
+//! request state any gateway checks; the Tasks extension over the task records in Redis;
+//! subscriptions/listen for note resources; and the refusals (header and body disagree, unknown
+//! version, tampered, expired or replayed state).
 
 use std::time::Duration;
 
@@ -132,7 +133,7 @@ async fn both_eras_are_served_on_every_surface() {
         assert!(versions.contains(&MODERN) && versions.contains(&"2025-11-25"), "{versions:?}");
         assert!(d["capabilities"]["tools"].is_object(), "{d}");
         assert!(d["capabilities"]["resources"].is_object(), "{d}");
-        assert!(d["capabilities"]["resources"].get("subscribe").is_none(), "no listen streams yet: {d}");
+        assert_eq!(d["capabilities"]["resources"]["subscribe"], true, "{d}");
         assert!(d["capabilities"]["extensions"][TASKS].is_object(), "{d}");
         assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "obsidian-tc");
         assert_eq!((d["ttlMs"].as_u64(), d["cacheScope"].as_str()), (Some(45_000), Some("private")));
@@ -436,5 +437,116 @@ async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
     assert_eq!(handle["result"]["resultType"], "complete", "{handle}");
     assert_eq!(handle["result"]["structuredContent"]["poll_tool"], "get_task_status", "{handle}");
     b.stop().await.unwrap();
+    app.stop().await;
+}
+
+/// The JSON messages of an SSE stream read so far, and what is left of a partial event.
+struct Frames {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Frames {
+    /// The next message, or None when none came within `wait` (or the stream ended).
+    async fn next(&mut self, wait: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data: String = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
+                if data.is_empty() {
+                    continue;
+                }
+                return Some(serde_json::from_str(&data).unwrap());
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk()).await.ok()?.unwrap()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listener_hears_of_changes_to_notes_it_may_read_and_of_nothing_else() {
+    let app = TestApp::spawn_with(|c| {
+        c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**"]));
+        c.mcp.listen_max_secs = 9;
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(
+        &token,
+        "Notes",
+        &[("Open/Plan.md", Some(NOTE)), ("Open/Other.md", Some(NOTE)), ("Hidden/Secret.md", Some(NOTE))],
+    )
+    .await;
+    let plan = "obsidian-tc://Notes/Open/Plan.md";
+    let secret = "obsidian-tc://Notes/Hidden/Secret.md";
+
+    // A handshake-era client is not offered what it could not receive.
+    let init = crate::mcp::rpc(
+        &app,
+        "/mcp",
+        &token,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}),
+    )
+    .await;
+    assert!(init["capabilities"]["resources"].get("subscribe").is_none(), "{init}");
+    let (_, discover) = modern(&app, &token, "server/discover", json!({}), json!({})).await;
+    let resources = &discover["result"]["capabilities"]["resources"];
+    assert_eq!((resources["subscribe"].as_bool(), resources["listChanged"].as_bool()), (Some(true), Some(true)));
+
+    let filter = json!({"resourcesListChanged": true, "resourceSubscriptions": [plan, secret, "https://elsewhere/x"]});
+    let mut params = json!({"notifications": filter});
+    params["_meta"] = meta(json!({}));
+    let response = app
+        .http
+        .post(app.url("/mcp"))
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "subscriptions/listen")
+        .json(&json!({"jsonrpc": "2.0", "id": 41, "method": "subscriptions/listen", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut frames = Frames { response, buffer: String::new() };
+    let ack = frames.next(Duration::from_secs(5)).await.expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{ack}");
+    let accepted = &ack["params"]["notifications"];
+    assert_eq!(accepted["resourceSubscriptions"], json!([plan, secret]), "only note URIs: {ack}");
+
+    // Changes it may not read, and a readable note it did not subscribe to changing in place:
+    // nothing.
+    app.seed(&token, "Notes", &[("Hidden/Secret.md", Some("changed\n")), ("Hidden/New.md", Some("new\n"))]).await;
+    app.seed(&token, "Notes", &[("Open/Other.md", Some("changed\n"))]).await;
+    assert_eq!(frames.next(Duration::from_millis(2500)).await, None);
+
+    // Its note changes; a readable note appears.
+    app.seed(&token, "Notes", &[("Open/Plan.md", Some("# Plan\n\nShipped.\n")), ("Open/Fresh.md", Some(NOTE))]).await;
+    let mut heard = Vec::new();
+    while let Some(frame) = frames.next(Duration::from_secs(8)).await {
+        if frame.get("result").is_some() {
+            // The stream ends after mcp.listen_max_secs with its final result.
+            assert_eq!(frame["id"], 41, "{frame}");
+            assert_eq!(frame["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{frame}");
+            heard.push("end".to_string());
+            break;
+        }
+        assert_eq!(frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{frame}");
+        assert!(!frame.to_string().contains("Hidden"), "{frame}");
+        heard.push(match frame["method"].as_str().unwrap() {
+            "notifications/resources/updated" => format!("updated {}", frame["params"]["uri"].as_str().unwrap()),
+            other => other.to_string(),
+        });
+    }
+    assert_eq!(
+        heard,
+        [format!("updated {plan}"), "notifications/resources/list_changed".to_string(), "end".to_string()],
+        "{heard:?}"
+    );
     app.stop().await;
 }
