@@ -212,21 +212,9 @@ async fn a_keyed_write_runs_once_and_its_key_answers_the_first_result() {
     assert_eq!(e["code"], "idempotency_key_mismatch", "{e}");
     assert_eq!(head(&app, &token).await, seq);
     // Another principal's key of the same name is another key.
-    let mut tx = app.store.begin(tenant.id).await.unwrap();
-    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
-    let issued = tx
-        .issue_token(otc_store::NewToken {
-            principal_id: bob.id,
-            name: "bob".into(),
-            scopes: otc_auth::parse_scopes("*").unwrap(),
-            vault_id: None,
-            expires_at: None,
-        })
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let bob = tenant.token_as(&app.store, "bob", "*").await;
     let bobs = json!({"vault": "Notes", "path": "Bob.md", "content": "b", "idempotency_key": "k-1"});
-    assert_eq!(ok(&app, &issued.plaintext, "write_note", bobs).await["created"], true);
+    assert_eq!(ok(&app, &bob, "write_note", bobs).await["created"], true);
 
     // A refusal writes nothing and frees the key: the next call under it runs.
     let refused = json!({"vault": "Notes", "path": "Once.md", "content": "x", "idempotency_key": "k-2"});

@@ -9,17 +9,19 @@ use std::time::Duration;
 
 use crate::harness::{Child, Isolation, client_env};
 
-#[tokio::test]
-async fn the_conformance_suite_passes_with_only_the_justified_expected_failures() {
+/// Runs the suite's server scenarios that `requirements` names against a fresh conformance
+/// build, with `baseline` (a file in tests/conformance) as its expected failures; asserts it
+/// passed and returns what it printed.
+async fn run_requirements(requirements: &str, baseline: &str) -> String {
     let iso = Isolation::new().await;
     let server =
         Child::start_bin(env!("CARGO_BIN_EXE_otc-conformance-server"), iso.env(), &["--listen", "127.0.0.1:0"]);
     let url = server.url("/mcp");
-    let baseline = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/expected-failures.yml");
+    let baseline = format!("{}/tests/conformance/{baseline}", env!("CARGO_MANIFEST_DIR"));
     let out_dir = std::env::temp_dir().join(format!("otc-conformance-{}", uuid::Uuid::new_v4().simple()));
     let node_bin = client_env("OTC_TEST_NODE_BIN");
     let run = tokio::process::Command::new(format!("{}/conformance", client_env("OTC_TEST_CONFORMANCE_AUTH_BIN")))
-        .args(["server", "--url", &url, "--requirements", "2025-11-25", "--expected-failures", baseline, "-o"])
+        .args(["server", "--url", &url, "--requirements", requirements, "--expected-failures", &baseline, "-o"])
         .arg(&out_dir)
         .env("PATH", format!("{node_bin}:{}", std::env::var("PATH").unwrap_or_default()))
         .env("HOME", client_env("OTC_TEST_CLIENT_HOME"))
@@ -27,7 +29,7 @@ async fn the_conformance_suite_passes_with_only_the_justified_expected_failures(
         .output();
     let out =
         tokio::time::timeout(Duration::from_secs(240), run).await.expect("suite finished").expect("run the suite");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(
         out.status.success(),
@@ -35,6 +37,12 @@ async fn the_conformance_suite_passes_with_only_the_justified_expected_failures(
         String::from_utf8_lossy(&out.stderr),
         server.log_text()
     );
+    stdout
+}
+
+#[tokio::test]
+async fn the_conformance_suite_passes_with_only_the_justified_expected_failures() {
+    let stdout = run_requirements("2025-11-25", "expected-failures.yml").await;
     let total = stdout.lines().find(|l| l.starts_with("Total:")).expect("a summary line");
     let passed: usize = total.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(passed >= 60, "{total}\n{stdout}");
@@ -45,30 +53,7 @@ async fn the_conformance_suite_passes_with_only_the_justified_expected_failures(
 /// are listed, with the reason, in tests/conformance/expected-failures-2026-07-28.yml.
 #[tokio::test]
 async fn the_2026_07_28_requirements_pass_with_only_the_listed_extension_failures() {
-    let iso = Isolation::new().await;
-    let server =
-        Child::start_bin(env!("CARGO_BIN_EXE_otc-conformance-server"), iso.env(), &["--listen", "127.0.0.1:0"]);
-    let url = server.url("/mcp");
-    let baseline = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance/expected-failures-2026-07-28.yml");
-    let out_dir = std::env::temp_dir().join(format!("otc-conformance-{}", uuid::Uuid::new_v4().simple()));
-    let node_bin = client_env("OTC_TEST_NODE_BIN");
-    let run = tokio::process::Command::new(format!("{}/conformance", client_env("OTC_TEST_CONFORMANCE_AUTH_BIN")))
-        .args(["server", "--url", &url, "--requirements", "2026-07-28", "--expected-failures", baseline, "-o"])
-        .arg(&out_dir)
-        .env("PATH", format!("{node_bin}:{}", std::env::var("PATH").unwrap_or_default()))
-        .env("HOME", client_env("OTC_TEST_CLIENT_HOME"))
-        .current_dir(std::env::temp_dir())
-        .output();
-    let out =
-        tokio::time::timeout(Duration::from_secs(240), run).await.expect("suite finished").expect("run the suite");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let _ = std::fs::remove_dir_all(&out_dir);
-    assert!(
-        out.status.success(),
-        "conformance failed:\n{stdout}\n{}\nserver log:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        server.log_text()
-    );
+    let stdout = run_requirements("2026-07-28", "expected-failures-2026-07-28.yml").await;
     // Every scored scenario: the summary lists each with its tally.
     let required = ["server-stateless", "caching", "input-required-result-tampered-state", "dns-rebinding-protection"];
     for scenario in required {

@@ -213,8 +213,24 @@ impl Tenant {
         bound: bool,
         expires_at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> (String, Uuid) {
+        self.token_of(store, "alice", scopes, bound, expires_at).await
+    }
+
+    /// A live token with these scopes for the user `principal` (alice is [`Tenant::token`]'s).
+    pub async fn token_as(&self, store: &Store, principal: &str, scopes: &str) -> String {
+        self.token_of(store, principal, scopes, false, None).await.0
+    }
+
+    async fn token_of(
+        &self,
+        store: &Store,
+        principal: &str,
+        scopes: &str,
+        bound: bool,
+        expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> (String, Uuid) {
         let mut tx = store.begin(self.id).await.unwrap();
-        let principal = tx.ensure_principal(PrincipalKind::User, "alice").await.unwrap();
+        let principal = tx.ensure_principal(PrincipalKind::User, principal).await.unwrap();
         let issued = tx
             .issue_token(NewToken {
                 principal_id: principal.id,

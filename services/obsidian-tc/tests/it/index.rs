@@ -393,22 +393,8 @@ async fn index_vault_answers_inline_or_as_a_task_and_can_be_cancelled() {
     assert_eq!(finished["progress"]["done"], 100);
 
     // Someone else's token, and an id that was never issued, both read as not found.
-    let mut tx = app.store.begin(tenant.id).await.unwrap();
-    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
-    let other = tx
-        .issue_token(otc_store::NewToken {
-            principal_id: bob.id,
-            name: "bob".into(),
-            scopes: otc_auth::parse_scopes("*").unwrap(),
-            vault_id: None,
-            expires_at: None,
-        })
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    for (who, id) in
-        [(other.plaintext.as_str(), task_id.as_str()), (token.as_str(), "00000000-0000-0000-0000-000000000000")]
-    {
+    let other = tenant.token_as(&app.store, "bob", "*").await;
+    for (who, id) in [(other.as_str(), task_id.as_str()), (token.as_str(), "00000000-0000-0000-0000-000000000000")] {
         let err = call(&app, "/mcp", who, "get_task_status", json!({"task_id": id})).await;
         assert_eq!(error_of(&err)["code"], "not_found");
         let err = call(&app, "/mcp", who, "cancel_task", json!({"task_id": id})).await;

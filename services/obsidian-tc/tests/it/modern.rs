@@ -173,24 +173,6 @@ async fn both_eras_are_served_on_every_surface() {
     app.stop().await;
 }
 
-/// A token for another principal of the tenant, with every scope.
-async fn bob(app: &TestApp, tenant: &Tenant) -> String {
-    let mut tx = app.store.begin(tenant.id).await.unwrap();
-    let bob = tx.ensure_principal(otc_store::PrincipalKind::User, "bob").await.unwrap();
-    let issued = tx
-        .issue_token(otc_store::NewToken {
-            principal_id: bob.id,
-            name: "bob".into(),
-            scopes: otc_auth::parse_scopes("*").unwrap(),
-            vault_id: None,
-            expires_at: None,
-        })
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    issued.plaintext
-}
-
 fn refused_with(answer: &(StatusCode, Value), code: i64) -> String {
     assert_eq!(answer.1["error"]["code"], code, "{answer:?}");
     answer.1["error"]["message"].as_str().unwrap().to_string()
@@ -201,7 +183,7 @@ async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused
     let app = TestApp::spawn_with(|c| c.mcp.request_state_ttl_secs = 2).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let other = bob(&app, &tenant).await;
+    let other = tenant.token_as(&app.store, "bob", "*").await;
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
 
     // A client that declared no elicitation gets the token route, as older clients do.
@@ -362,7 +344,7 @@ async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
     let app = TestApp::spawn_with(slow).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let other = bob(&app, &tenant).await;
+    let other = tenant.token_as(&app.store, "bob", "*").await;
     let notes: Vec<(String, String)> =
         (0..200).map(|i| (format!("n/{i}.md"), format!("# Note {i}\n\n[[n/{}]]\n", (i + 1) % 200))).collect();
     let changes: Vec<(&str, Option<&str>)> = notes.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
