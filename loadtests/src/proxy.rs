@@ -33,6 +33,8 @@ struct State {
     answered: Vec<AtomicUsize>,
     down_until: Vec<Mutex<Option<Instant>>>,
     next: AtomicUsize,
+    /// Turns kept per MCP method (`Mcp-Method` header) instead of over all requests, when set.
+    per_method: Option<Mutex<std::collections::HashMap<String, usize>>>,
     /// Requests answered 502 (every upstream down, or one failed mid-request).
     failed: AtomicUsize,
     /// Each answered request in turn: the upstream's index and the request's `Mcp-Method`
@@ -44,6 +46,13 @@ struct State {
 impl Proxy {
     /// Listens on `listen` (port 0 for any) and forwards to `upstreams`.
     pub async fn start(listen: SocketAddr, upstreams: Vec<SocketAddr>) -> std::io::Result<Self> {
+        Self::start_with(listen, upstreams, false).await
+    }
+
+    /// [`Proxy::start`] whose turns, with `per_method`, go round per MCP method: consecutive
+    /// requests naming the same `Mcp-Method` (2026-07-28 requests do) reach different upstreams
+    /// whatever else came between them.
+    pub async fn start_with(listen: SocketAddr, upstreams: Vec<SocketAddr>, per_method: bool) -> std::io::Result<Self> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .timeout(Duration::from_secs(120))
@@ -54,6 +63,7 @@ impl Proxy {
             down_until: upstreams.iter().map(|_| Mutex::new(None)).collect(),
             upstreams,
             next: AtomicUsize::new(0),
+            per_method: per_method.then(Default::default),
             failed: AtomicUsize::new(0),
             routed: Mutex::new(Vec::new()),
             client,
@@ -95,7 +105,16 @@ async fn forward(state: Arc<State>, request: Request) -> Response<Body> {
         return bad_gateway(&state, "request body unreadable or too large".into());
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
-    let first = state.next.fetch_add(1, Ordering::SeqCst);
+    let method = parts.headers.get("mcp-method").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let first = match &state.per_method {
+        Some(turns) if !method.is_empty() => {
+            let mut turns = turns.lock().expect("proxy state");
+            let turn = turns.entry(method.clone()).or_default();
+            *turn += 1;
+            *turn - 1
+        }
+        _ => state.next.fetch_add(1, Ordering::SeqCst),
+    };
     let n = state.upstreams.len();
     for turn in (0..n).map(|i| (first + i) % n) {
         {
@@ -134,8 +153,7 @@ async fn forward(state: Arc<State>, request: Request) -> Response<Body> {
             Err(e) => return bad_gateway(&state, format!("upstream {} failed mid-answer: {e}", state.upstreams[turn])),
         };
         state.answered[turn].fetch_add(1, Ordering::SeqCst);
-        let method = parts.headers.get("mcp-method").and_then(|v| v.to_str().ok()).unwrap_or_default();
-        state.routed.lock().expect("proxy state").push((turn, method.to_string()));
+        state.routed.lock().expect("proxy state").push((turn, method.clone()));
         return builder.body(Body::from(bytes)).expect("copied response");
     }
     bad_gateway(&state, "no upstream is accepting connections".into())

@@ -9,7 +9,7 @@ use tracing::Instrument;
 use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
 use otc_tools::resources::{NoteResource, ResourceText};
-use otc_tools::{Asker, Caller, Dispatcher, Hooks};
+use otc_tools::{Ask, Asker, Caller, Dispatcher, Hooks};
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
@@ -26,7 +26,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::{native_tasks, request_state};
+use crate::native_tasks;
+use crate::request_state::{self, Refusal};
 
 /// One MCP endpoint: a surface of the catalogue for the caller the transport authenticated.
 #[derive(Clone)]
@@ -35,6 +36,9 @@ pub struct McpServer {
     surface: Surface,
     /// The caller of a stdio session (fixed for its lifetime); HTTP callers come per request.
     fixed_caller: Option<Arc<Caller>>,
+    /// The gateway's shutdown, which ends listen streams (rmcp's own token would also cut
+    /// requests still draining, so it is not used).
+    shutdown: Shutdown,
 }
 
 impl McpServer {
@@ -45,13 +49,15 @@ impl McpServer {
     fn asker(&self, ctx: &RequestContext<RoleServer>) -> Option<Asker> {
         use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
         if self.fixed_caller.is_none()
+            || !self.mcp_config().confirm_in_client
             || !ctx.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form)
         {
             return None;
         }
         let peer = ctx.peer.clone();
-        Some(Arc::new(move |message: String| {
+        Some(Arc::new(move |ask: otc_tools::Ask| {
             let peer = peer.clone();
+            let message = ask.message;
             Box::pin(async move {
                 let schema = ElicitationSchema::builder()
                     .required_bool_with("confirm", |b| b.description("Yes to let the call proceed"))
@@ -76,7 +82,12 @@ impl McpServer {
 
     /// A server acting for `caller` throughout (stdio, where the process is the session).
     pub fn with_caller(dispatcher: Arc<Dispatcher>, caller: Caller) -> Self {
-        Self { dispatcher, surface: Surface::Default, fixed_caller: Some(Arc::new(caller)) }
+        Self {
+            dispatcher,
+            surface: Surface::Default,
+            fixed_caller: Some(Arc::new(caller)),
+            shutdown: Shutdown::default(),
+        }
     }
 
     fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
@@ -114,26 +125,24 @@ impl McpServer {
     }
 
     /// The confirmation round of a 2026-07-28 call: the person's answer when the call comes back
-    /// with a valid request state and a `confirm` response, and whether the client can be asked
-    /// at all (it declared elicitation). A state that fails its checks refuses the call.
+    /// with a valid request state and a `confirm` response (the state is spent only when the
+    /// gate it names takes the answer), and whether the client can be asked at all (it declared
+    /// elicitation, and `mcp.confirm_in_client` lets a client's person confirm). A state that
+    /// fails its checks refuses the call before anything runs.
     async fn confirmation_round(
         &self,
         caller: &Caller,
         request: &CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Round, ErrorData> {
-        let can_ask = ctx.meta.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let in_client = self.mcp_config().confirm_in_client;
+        let can_ask = in_client && ctx.meta.client_capabilities().is_some_and(|c| c.elicitation.is_some());
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let hash = otc_tools::writing::args_hash(&request.name, &args);
         let mut answer = None;
-        if let Some(state) = &request.request_state {
-            let ttl = Duration::from_secs(self.mcp_config().request_state_ttl_secs);
-            let services = &self.dispatcher.services;
-            if let Err(refusal) = request_state::redeem(services, caller, &request.name, &hash, state, ttl).await {
-                tracing::info!(?refusal, tool = %request.name, "request state refused");
-                return Err(ErrorData::invalid_params(refusal.message(), None));
-            }
-            answer = match request.input_responses.as_ref().and_then(|r| r.get(CONFIRM_KEY)) {
+        if let (Some(state), true) = (&request.request_state, in_client) {
+            // The answer is read first: a malformed one costs the state nothing.
+            let verdict = match request.input_responses.as_ref().and_then(|r| r.get(CONFIRM_KEY)) {
                 None => None,
                 Some(response) => Some(confirmed(response).ok_or_else(|| {
                     ErrorData::invalid_params(
@@ -142,32 +151,39 @@ impl McpServer {
                     )
                 })?),
             };
+            let opened = request_state::open(&self.dispatcher.services, caller, &request.name, &hash, state)
+                .await
+                .map_err(|refusal| refused(refusal, &request.name))?;
+            answer = verdict.map(|verdict| Answered { verdict, opened });
         }
-        Ok(Round { answer, can_ask, asked: Arc::default(), hash })
+        Ok(Round {
+            answer,
+            can_ask,
+            asked: Arc::default(),
+            refusal: Arc::default(),
+            hash,
+            dispatcher: self.dispatcher.clone(),
+            caller: caller.clone(),
+        })
     }
 
-    /// The input-required result that asks the person to confirm `message`, with a fresh state;
+    /// The input-required result that asks the person to confirm `ask`, with a fresh state;
     /// None when no state can be sealed (the call then answers elicit_required).
-    async fn ask_again(
-        &self,
-        caller: &Caller,
-        tool: &str,
-        round: &Round,
-        message: String,
-    ) -> Option<InputRequiredResult> {
+    async fn ask_again(&self, caller: &Caller, tool: &str, round: &Round, ask: Ask) -> Option<InputRequiredResult> {
         let ttl = Duration::from_secs(self.mcp_config().request_state_ttl_secs);
-        let state = match request_state::issue(&self.dispatcher.services, caller, tool, &round.hash, ttl).await {
+        let gate = (ask.tool.as_str(), ask.args_hash.as_str());
+        let state = match request_state::issue(&self.dispatcher.services, caller, tool, &round.hash, gate, ttl).await {
             Ok(state) => state,
             Err(refusal) => {
                 tracing::warn!(?refusal, "cannot seal a request state; answering elicit_required");
                 return None;
             }
         };
-        let ask = serde_json::json!({
+        let request = serde_json::json!({
             "method": "elicitation/create",
             "params": {
                 "mode": "form",
-                "message": message,
+                "message": ask.message,
                 "requestedSchema": {
                     "type": "object",
                     "properties": {"confirm": {"type": "boolean", "description": "Yes to let the call proceed"}},
@@ -175,43 +191,87 @@ impl McpServer {
                 },
             },
         });
-        let ask: InputRequest = serde_json::from_value(ask).expect("an elicitation request");
-        Some(InputRequiredResult::new(Some([(CONFIRM_KEY.to_string(), ask)].into()), Some(state)))
+        let request: InputRequest = serde_json::from_value(request).expect("an elicitation request");
+        Some(InputRequiredResult::new(Some([(CONFIRM_KEY.to_string(), request)].into()), Some(state)))
+    }
+}
+
+/// A refused request state as the JSON-RPC error the call answers: invalid params, or an
+/// internal error when the state could not be checked at all.
+fn refused(refusal: Refusal, tool: &str) -> ErrorData {
+    tracing::info!(?refusal, tool, "request state refused");
+    match refusal {
+        Refusal::Unavailable => ErrorData::internal_error(refusal.message(), None),
+        _ => ErrorData::invalid_params(refusal.message(), None),
     }
 }
 
 /// The key of the confirmation among a 2026-07-28 call's input requests and responses.
 const CONFIRM_KEY: &str = "confirm";
 
+/// A retry's answer and the state it came with, opened but not yet spent.
+struct Answered {
+    verdict: bool,
+    opened: request_state::Opened,
+}
+
 /// What a 2026-07-28 call knows of its confirmation.
 struct Round {
     /// The person's answer, from a retry with a valid state.
-    answer: Option<bool>,
-    /// Whether the client declared elicitation (else the call answers elicit_required).
+    answer: Option<Answered>,
+    /// Whether the client can be asked (else the call answers elicit_required).
     can_ask: bool,
-    /// What the call asked, when it asked and had no answer.
-    asked: Arc<std::sync::Mutex<Option<String>>>,
+    /// What the call asked and had no answer for.
+    asked: Arc<std::sync::Mutex<Option<Ask>>>,
+    /// Why the answer was not taken after all (its state spent already, or Redis away).
+    refusal: Arc<std::sync::Mutex<Option<Refusal>>>,
     /// The arguments' hash the state binds.
     hash: String,
+    dispatcher: Arc<Dispatcher>,
+    caller: Caller,
 }
 
 impl Round {
+    /// The asker the call's confirmation gates consult: the answer goes to the gate its state
+    /// names, once, and is spent as it is taken; any other ask is recorded for a new round.
     fn asker(&self) -> Option<Asker> {
         if !self.can_ask && self.answer.is_none() {
             return None;
         }
-        let (answer, asked) = (self.answer, self.asked.clone());
-        Some(Arc::new(move |message: String| {
-            if answer.is_none() {
-                *asked.lock().expect("asked") = Some(message);
-            }
-            Box::pin(std::future::ready(answer))
-                as std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send>>
+        let answer = self.answer.as_ref().map(|a| (a.verdict, a.opened.clone()));
+        let taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (asked, refusal, can_ask) = (self.asked.clone(), self.refusal.clone(), self.can_ask);
+        let (dispatcher, caller) = (self.dispatcher.clone(), self.caller.clone());
+        Some(Arc::new(move |ask: Ask| {
+            let answer = answer.clone().filter(|(_, o)| o.gate_tool == ask.tool && o.gate_hash == ask.args_hash);
+            let (taken, asked, refusal) = (taken.clone(), asked.clone(), refusal.clone());
+            let (dispatcher, caller) = (dispatcher.clone(), caller.clone());
+            Box::pin(async move {
+                if let Some((verdict, opened)) = answer
+                    && !taken.swap(true, std::sync::atomic::Ordering::SeqCst)
+                {
+                    match request_state::spend(&dispatcher.services, &caller, &opened).await {
+                        Ok(()) => return Some(verdict),
+                        Err(why) => {
+                            *refusal.lock().expect("refusal") = Some(why);
+                            return None;
+                        }
+                    }
+                }
+                if can_ask {
+                    *asked.lock().expect("asked") = Some(ask);
+                }
+                None
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send>>
         }))
     }
 
-    fn asked(&self) -> Option<String> {
+    fn asked(&self) -> Option<Ask> {
         self.asked.lock().expect("asked").take()
+    }
+
+    fn refusal(&self) -> Option<Refusal> {
+        *self.refusal.lock().expect("refusal")
     }
 }
 
@@ -226,9 +286,10 @@ fn confirmed(response: &Value) -> Option<bool> {
     }
 }
 
-/// Whether a request speaks 2026-07-28 or later: each declares its version in its `_meta`.
+/// Whether a request speaks the stateless era (2026-07-28): each declares its version in its
+/// `_meta`, and that version has no initialize handshake.
 pub fn modern(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    ctx.meta.protocol_version().is_some_and(|v| !v.has_initialize())
 }
 
 /// Whether a 2026-07-28 request's client follows tasks itself (declared the extension).
@@ -265,26 +326,79 @@ const LISTEN_POLL: Duration = Duration::from_secs(1);
 /// The most notes one listen stream may subscribe to.
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 256;
 
-/// Runs one listen stream: the caller's note resources watched until the client goes away or
-/// `mcp.listen_max_secs` passes (the client listens again, so a revoked token or a changed ACL
-/// takes hold within that time).
+/// How many listen streams one principal may hold open on one gateway.
+pub const MAX_LISTENS_PER_PRINCIPAL: usize = 4;
+
+/// The listen streams open in this process (every endpoint), by principal.
+#[derive(Default)]
+struct Listens(std::sync::Mutex<std::collections::HashMap<uuid::Uuid, usize>>);
+
+static LISTENS: std::sync::LazyLock<Listens> = std::sync::LazyLock::new(Listens::default);
+
+/// One open listen stream, given back when it ends.
+struct ListenSlot<'a>(&'a Listens, uuid::Uuid);
+
+impl Listens {
+    fn take(&self, principal: uuid::Uuid) -> Option<ListenSlot<'_>> {
+        let mut open = self.0.lock().expect("listens");
+        let n = open.entry(principal).or_default();
+        if *n >= MAX_LISTENS_PER_PRINCIPAL {
+            return None;
+        }
+        *n += 1;
+        Some(ListenSlot(self, principal))
+    }
+}
+
+impl Drop for ListenSlot<'_> {
+    fn drop(&mut self) {
+        let mut open = self.0.0.lock().expect("listens");
+        if let Some(n) = open.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// Runs one listen stream: the caller's note resources watched until the client goes away, the
+/// gateway shuts down or `mcp.listen_max_secs` passes (the client listens again, so a revoked
+/// token or a changed ACL takes hold within that time).
 async fn run_listen(server: &McpServer, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+    use rmcp::service::SubscriptionSendError;
     let ctx = subscription.request_context();
     let caller = server.caller(ctx)?;
+    let Some(_slot) = LISTENS.take(caller.principal_id) else {
+        return Err(ErrorData::invalid_request(
+            format!("at most {MAX_LISTENS_PER_PRINCIPAL} listen streams per caller are served at once; close one"),
+            None,
+        ));
+    };
+    let until = tokio::time::Instant::now() + Duration::from_secs(server.mcp_config().listen_max_secs);
     let accepted = subscription.accepted();
     let list = accepted.resources_list_changed == Some(true);
     let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
     if !list && uris.is_empty() {
-        subscription.cancelled().await;
+        tokio::select! {
+            _ = subscription.cancelled() => {}
+            _ = server.shutdown.0.cancelled() => {}
+            _ = tokio::time::sleep_until(until) => {}
+        }
         return Ok(());
     }
     let dispatcher = &server.dispatcher;
     let mut watch = dispatcher.watch_resources(&caller, &uris).await.map_err(|e| resource_error(&e))?;
-    let until = tokio::time::Instant::now() + Duration::from_secs(server.mcp_config().listen_max_secs);
     let sink = subscription.sink();
+    // Only a stream that is gone ends the loop; a notification the filter does not carry is
+    // skipped.
+    let gone = |e: SubscriptionSendError| {
+        matches!(e, SubscriptionSendError::SubscriptionClosed | SubscriptionSendError::Service(_))
+    };
     loop {
         tokio::select! {
             _ = subscription.cancelled() => return Ok(()),
+            _ = server.shutdown.0.cancelled() => return Ok(()),
             _ = tokio::time::sleep_until(until) => return Ok(()),
             _ = tokio::time::sleep(LISTEN_POLL) => {}
         }
@@ -296,11 +410,17 @@ async fn run_listen(server: &McpServer, subscription: SubscriptionContext) -> Re
             }
         };
         for uri in changes.updated {
-            if sink.notify_resource_updated(uri).await.is_err() {
+            if let Err(e) = sink.notify_resource_updated(uri).await
+                && gone(e)
+            {
                 return Ok(());
             }
         }
-        if changes.list_changed && list && sink.notify_resource_list_changed().await.is_err() {
+        if changes.list_changed
+            && list
+            && let Err(e) = sink.notify_resource_list_changed().await
+            && gone(e)
+        {
             return Ok(());
         }
     }
@@ -563,14 +683,23 @@ impl ServerHandler for McpServer {
         }
         let task = started.lock().expect("started").take();
         if let Some(task_id) = task {
-            return Ok(native_tasks::created(&self.dispatcher.services, &caller, &task_id).await?.into());
+            // The handle the tool answered stays the answer if the record cannot be read now.
+            match native_tasks::created(&self.dispatcher.services, &caller, &task_id).await {
+                Ok(created) => return Ok(created.into()),
+                Err(e) => tracing::warn!(error = %e.message, "answering a task's handle instead of the task"),
+            }
         }
-        if let (Some(round), Err(err)) = (&round, &outcome)
-            && err.code == otc_errors::ErrorCode::ElicitRequired
-            && let Some(message) = round.asked()
-            && let Some(ask) = self.ask_again(&caller, &request.name, round, message).await
-        {
-            return Ok(ask.into());
+        if let Some(round) = &round {
+            if let Some(refusal) = round.refusal() {
+                return Err(refused(refusal, &request.name));
+            }
+            if let Err(err) = &outcome
+                && err.code == otc_errors::ErrorCode::ElicitRequired
+                && let Some(ask) = round.asked()
+                && let Some(again) = self.ask_again(&caller, &request.name, round, ask).await
+            {
+                return Ok(again.into());
+            }
         }
         Ok(match outcome {
             Ok(value) => success(value),
@@ -625,6 +754,19 @@ pub struct McpHttpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub body_limit_bytes: usize,
+    /// Cancelled when the gateway starts to shut down: open `subscriptions/listen` streams end
+    /// with their final result instead of holding the drain.
+    pub shutdown: Shutdown,
+}
+
+/// The gateway's shutdown, as the MCP transport hears of it.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown(tokio_util::sync::CancellationToken);
+
+impl Shutdown {
+    pub fn cancel(&self) {
+        self.0.cancel();
+    }
 }
 
 /// The streamable HTTP service for one surface: stateless, JSON responses (any replica answers
@@ -634,7 +776,7 @@ pub fn http_service(
     surface: Surface,
     settings: &McpHttpSettings,
 ) -> StreamableHttpService<McpServer, NeverSessionManager> {
-    let server = McpServer { dispatcher, surface, fixed_caller: None };
+    let server = McpServer { dispatcher, surface, fixed_caller: None, shutdown: settings.shutdown.clone() };
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),

@@ -4,13 +4,15 @@
 //! balancer picks. Nothing is kept between the two requests but the state itself:
 //!
 //! - it is sealed (HMAC-SHA256, rmcp's `RequestStateCodec`) with a key derived from the tenant's
-//!   key and the current key epoch, so any gateway can check it and another tenant's gateway
-//!   work cannot; keys change every [`EPOCH_SECS`] and the previous epoch's key still opens a
-//!   state, so a rotation never breaks a request in flight (a state lives at most an hour);
-//! - it is bound to the principal, the tool and the hash of the call's arguments (the seal's
-//!   associated data), so it answers only the call that asked;
-//! - it expires (`mcp.request_state_ttl_secs`) and is spent in Redis on first use, so a replay,
-//!   on any gateway, is refused;
+//!   key and the current key epoch, so any gateway can check it and another tenant's cannot;
+//!   keys change every [`EPOCH_SECS`] and the previous epoch's key still opens a state, so a
+//!   rotation never breaks a request in flight (a state lives at most an hour);
+//! - it is bound to the tenant, the principal, the tool and the hash of the call's arguments
+//!   (the seal's associated data), so it answers only the call that asked, and it names the
+//!   confirmation gate that asked (the gate's tool and arguments as it saw them), so an answer
+//!   is taken only by that gate;
+//! - it expires (`mcp.request_state_ttl_secs`) and is spent in Redis when its gate takes the
+//!   answer, so a replay, on any gateway, is refused;
 //! - what comes back is bounded ([`MAX_STATE_BYTES`]) before any work is done on it.
 
 use std::time::Duration;
@@ -25,16 +27,22 @@ use uuid::Uuid;
 pub const EPOCH_SECS: i64 = 24 * 3600;
 /// The largest state a client may send back.
 pub const MAX_STATE_BYTES: usize = 4096;
+/// How long a spent state's record is kept: longer than any state lives
+/// (`mcp.request_state_ttl_secs` is at most an hour), whatever a gateway's own setting.
+const SPENT_FOR: Duration = Duration::from_secs(3600 + 300);
 
-/// What a state says beyond its binding.
-#[derive(Serialize, Deserialize)]
-struct Payload {
-    /// Spent once.
+/// What a state says beyond its binding: the gate that asked, and the nonce spent on use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Opened {
     nonce: String,
+    /// The tool whose confirmation gate asked (the call's own, or the one a facade routed to).
+    pub gate_tool: String,
+    /// The hash of the arguments that gate confirms.
+    pub gate_hash: String,
 }
 
 /// Why a state was refused. The client hears one sentence; the log hears which.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
     /// Longer than [`MAX_STATE_BYTES`].
     TooLarge,
@@ -85,14 +93,15 @@ fn codec(keys: &[(i64, [u8; 32]); 2]) -> RequestStateCodec {
     RequestStateCodec::new_with_keyring(format!("e{}", keys[0].0), ring).expect("two distinct 32-byte keys")
 }
 
-fn seal(keys: &[(i64, [u8; 32]); 2], ad: &[u8], ttl: Duration) -> Result<String, Refusal> {
-    let payload = Payload { nonce: Uuid::new_v4().simple().to_string() };
+fn seal(keys: &[(i64, [u8; 32]); 2], ad: &[u8], gate: (&str, &str), ttl: Duration) -> Result<String, Refusal> {
+    let payload =
+        Opened { nonce: Uuid::new_v4().simple().to_string(), gate_tool: gate.0.into(), gate_hash: gate.1.into() };
     codec(keys)
         .seal_json_with(&payload, &SealOptions::new().associated_data(ad).ttl(ttl))
         .map_err(|_| Refusal::Unavailable)
 }
 
-fn open(keys: &[(i64, [u8; 32]); 2], ad: &[u8], state: &str) -> Result<Payload, Refusal> {
+fn unseal(keys: &[(i64, [u8; 32]); 2], ad: &[u8], state: &str) -> Result<Opened, Refusal> {
     if state.len() > MAX_STATE_BYTES {
         return Err(Refusal::TooLarge);
     }
@@ -103,40 +112,56 @@ fn open(keys: &[(i64, [u8; 32]); 2], ad: &[u8], state: &str) -> Result<Payload, 
 }
 
 /// The associated data a state is sealed under: who, which tool, which arguments.
-fn binding(caller: &Caller, tool: &str, args_hash: &str) -> Vec<u8> {
-    format!("{}\0{}\0{tool}\0{args_hash}", caller.tenant_id, caller.principal_id).into_bytes()
+fn binding(tenant: Uuid, principal: Uuid, tool: &str, args_hash: &str) -> Vec<u8> {
+    format!("{tenant}\0{principal}\0{tool}\0{args_hash}").into_bytes()
 }
 
-/// A fresh state for `caller`'s call of `tool` with arguments hashing to `args_hash`.
+/// A fresh state for `caller`'s call of `tool` with arguments hashing to `args_hash`, asked by
+/// the confirmation gate `gate` (its tool and arguments' hash).
 pub async fn issue(
     services: &Services,
     caller: &Caller,
     tool: &str,
     args_hash: &str,
+    gate: (&str, &str),
     ttl: Duration,
 ) -> Result<String, Refusal> {
     let keys = keys(services, caller.tenant_id, epoch_at(Utc::now().timestamp())).await?;
-    seal(&keys, &binding(caller, tool, args_hash), ttl)
+    seal(&keys, &binding(caller.tenant_id, caller.principal_id, tool, args_hash), gate, ttl)
 }
 
-/// Checks `state` for `caller`'s call of `tool` with arguments hashing to `args_hash`, and
-/// spends it.
-pub async fn redeem(
+/// Checks `state` for `caller`'s call of `tool` with arguments hashing to `args_hash`: sealed by
+/// this tenant's key for them, unexpired, not spent. Nothing is spent yet: [`spend`] does that
+/// when the gate takes the answer (and settles a race between two uses at once).
+pub async fn open(
     services: &Services,
     caller: &Caller,
     tool: &str,
     args_hash: &str,
     state: &str,
-    ttl: Duration,
-) -> Result<(), Refusal> {
+) -> Result<Opened, Refusal> {
     if state.len() > MAX_STATE_BYTES {
         return Err(Refusal::TooLarge);
     }
     let keys = keys(services, caller.tenant_id, epoch_at(Utc::now().timestamp())).await?;
-    let payload = open(&keys, &binding(caller, tool, args_hash), state)?;
-    let spent = format!("mrtr:{}:{}", caller.tenant_id, payload.nonce);
-    // The record outlives the state, so a replay inside its lifetime always finds it.
-    match services.kv.create_record(&spent, "spent", ttl + Duration::from_secs(60)).await {
+    let opened = unseal(&keys, &binding(caller.tenant_id, caller.principal_id, tool, args_hash), state)?;
+    match services.kv.get_record(&spent_key(caller, &opened)).await {
+        Ok(None) => Ok(opened),
+        Ok(Some(_)) => Err(Refusal::Replayed),
+        Err(e) => {
+            tracing::warn!(error = ?e, "cannot check a request state's use");
+            Err(Refusal::Unavailable)
+        }
+    }
+}
+
+fn spent_key(caller: &Caller, opened: &Opened) -> String {
+    format!("mrtr:{}:{}", caller.tenant_id, opened.nonce)
+}
+
+/// Spends an opened state: the first use, on any gateway, succeeds; any later one is a replay.
+pub async fn spend(services: &Services, caller: &Caller, opened: &Opened) -> Result<(), Refusal> {
+    match services.kv.create_record(&spent_key(caller, opened), "spent", SPENT_FOR).await {
         Ok(true) => Ok(()),
         Ok(false) => Err(Refusal::Replayed),
         Err(e) => {
@@ -160,6 +185,10 @@ mod tests {
         [(epoch, key(epoch)), (epoch - 1, key(epoch - 1))]
     }
 
+    fn ad(principal: u128, args: &str) -> Vec<u8> {
+        binding(Uuid::from_u128(1), Uuid::from_u128(principal), "delete_note", args)
+    }
+
     #[test]
     fn epochs_split_time_into_days() {
         assert_eq!(epoch_at(0), 0);
@@ -169,32 +198,43 @@ mod tests {
     }
 
     #[test]
+    fn the_binding_names_tenant_principal_tool_and_arguments() {
+        let (t, p) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let base = binding(t, p, "delete_note", "h");
+        assert_ne!(base, binding(Uuid::from_u128(9), p, "delete_note", "h"), "tenant");
+        assert_ne!(base, binding(t, Uuid::from_u128(9), "delete_note", "h"), "principal");
+        assert_ne!(base, binding(t, p, "move_note", "h"), "tool");
+        assert_ne!(base, binding(t, p, "delete_note", "h2"), "arguments");
+    }
+
+    #[test]
     fn a_state_opens_for_its_own_call_and_epoch_or_the_next() {
         let ttl = Duration::from_secs(60);
-        let state = seal(&ring(10), b"alice\0delete_note\0h1", ttl).unwrap();
-        assert!(open(&ring(10), b"alice\0delete_note\0h1", &state).is_ok());
+        let state = seal(&ring(10), &ad(2, "h1"), ("delete_note", "g1"), ttl).unwrap();
+        let opened = unseal(&ring(10), &ad(2, "h1"), &state).unwrap();
+        assert_eq!((opened.gate_tool.as_str(), opened.gate_hash.as_str()), ("delete_note", "g1"));
         // Sealed just before a rotation, opened just after it.
-        assert!(open(&ring(11), b"alice\0delete_note\0h1", &state).is_ok());
+        assert_eq!(unseal(&ring(11), &ad(2, "h1"), &state), Ok(opened));
         // Two rotations later the key is gone.
-        assert_eq!(open(&ring(12), b"alice\0delete_note\0h1", &state).err(), Some(Refusal::Invalid));
-        // Another principal, tool or arguments.
-        assert_eq!(open(&ring(10), b"bob\0delete_note\0h1", &state).err(), Some(Refusal::Invalid));
-        assert_eq!(open(&ring(10), b"alice\0delete_note\0h2", &state).err(), Some(Refusal::Invalid));
+        assert_eq!(unseal(&ring(12), &ad(2, "h1"), &state).err(), Some(Refusal::Invalid));
+        // Another principal or arguments.
+        assert_eq!(unseal(&ring(10), &ad(3, "h1"), &state).err(), Some(Refusal::Invalid));
+        assert_eq!(unseal(&ring(10), &ad(2, "h2"), &state).err(), Some(Refusal::Invalid));
         // Tampered, in any byte or by extension.
         let mut bytes = state.clone().into_bytes();
         let last = bytes.len() - 1;
         bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
         let flipped = String::from_utf8(bytes).unwrap();
-        assert_eq!(open(&ring(10), b"alice\0delete_note\0h1", &flipped).err(), Some(Refusal::Invalid));
+        assert_eq!(unseal(&ring(10), &ad(2, "h1"), &flipped).err(), Some(Refusal::Invalid));
         let longer = format!("{state}-TAMPERED");
-        assert_eq!(open(&ring(10), b"alice\0delete_note\0h1", &longer).err(), Some(Refusal::Invalid));
-        assert_eq!(open(&ring(10), b"alice", &"x".repeat(MAX_STATE_BYTES + 1)).err(), Some(Refusal::TooLarge));
+        assert_eq!(unseal(&ring(10), &ad(2, "h1"), &longer).err(), Some(Refusal::Invalid));
+        assert_eq!(unseal(&ring(10), &ad(2, "h1"), &"x".repeat(MAX_STATE_BYTES + 1)).err(), Some(Refusal::TooLarge));
     }
 
     #[test]
     fn a_state_expires() {
-        let state = seal(&ring(3), b"a", Duration::from_secs(1)).unwrap();
+        let state = seal(&ring(3), b"a", ("t", "g"), Duration::from_secs(1)).unwrap();
         std::thread::sleep(Duration::from_millis(2100));
-        assert_eq!(open(&ring(3), b"a", &state).err(), Some(Refusal::Expired));
+        assert_eq!(unseal(&ring(3), b"a", &state).err(), Some(Refusal::Expired));
     }
 }

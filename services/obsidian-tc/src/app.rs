@@ -266,6 +266,7 @@ pub async fn start_gateway_with(
             sample.caches.push(("search_segments", segments as i64));
         })
     };
+    let mcp_shutdown = otc_gateway::mcp::Shutdown::default();
     let state = AppState::new(otc_gateway::AppParts {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
@@ -277,6 +278,7 @@ pub async fn start_gateway_with(
             allowed_hosts: config.mcp.allowed_hosts.clone(),
             allowed_origins: config.mcp.allowed_origins.clone(),
             body_limit_bytes: config.server.body_limit_bytes,
+            shutdown: mcp_shutdown.clone(),
         },
         oauth: otc_gateway::oauth::OAuthSettings {
             public_url: config.mcp.public_url.clone(),
@@ -297,6 +299,10 @@ pub async fn start_gateway_with(
         },
     );
     let (stop, until) = stoppable(shutdown);
+    let until = async move {
+        until.await;
+        mcp_shutdown.cancel();
+    };
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
     let task = tokio::spawn(async move {
         let served = otc_gateway::serve(listener, router, until, grace).await;

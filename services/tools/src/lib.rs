@@ -179,10 +179,20 @@ pub struct Services {
 /// notifications, when the client asked for them with a progress token.
 pub type ProgressSink = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
 
+/// One confirmation a destructive call asks for: what the person is shown, and the gate that
+/// asks (the tool and the hash of its arguments as the gate saw them, vault filled in), which an
+/// answer must be for.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub message: String,
+    pub tool: String,
+    pub args_hash: String,
+}
+
 /// Asks the person at the client to confirm a call (MCP elicitation, on a connection that can
 /// carry it): Some(true) when they accept, Some(false) when they decline or cancel, None when
 /// the client could not be asked.
-pub type Asker = Arc<dyn Fn(String) -> BoxFuture<'static, Option<bool>> + Send + Sync>;
+pub type Asker = Arc<dyn Fn(Ask) -> BoxFuture<'static, Option<bool>> + Send + Sync>;
 
 /// Told the id of the task a call answers with instead of its result (a long-running call past
 /// its budget), so a transport with tasks of its own can hand the client that task.

@@ -195,7 +195,7 @@ pub async fn list(ctx: &CallContext<'_>, cursor: Option<&str>) -> Result<Resourc
 
 /// How long a listener goes without reading the change log even though no vault generation
 /// moved (a commit whose generation bump failed is still seen within this).
-const RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+const RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 /// The change-log records one look reads per vault; more wait for the next look.
 const CHANGES_PER_LOOK: i64 = 1000;
 const WATCH: &str = "resources/watch";
@@ -204,7 +204,9 @@ const WATCH: &str = "resources/watch";
 /// the last change seen and its generation then, and the notes it subscribed to.
 pub struct Watch {
     vaults: Vec<Watched>,
-    subscribed: std::collections::HashSet<(String, String)>,
+    /// The subscribed notes by (vault name, path), each with the URIs the client wrote for it
+    /// (a hand-written URI is heard of as written).
+    subscribed: HashMap<(String, String), Vec<String>>,
     read_at: std::time::Instant,
 }
 
@@ -213,12 +215,14 @@ struct Watched {
     name: String,
     seq: i64,
     generation: Option<i64>,
+    /// The last look stopped at [`CHANGES_PER_LOOK`]: the next reads on regardless.
+    more: bool,
 }
 
 /// What changed since the last look, among the notes the caller may read.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct ResourceChanges {
-    /// Subscribed notes written, moved or deleted, by URI.
+    /// Subscribed notes written, moved or deleted, by the URIs the client subscribed with.
     pub updated: Vec<String>,
     /// Whether a note the caller may read appeared or went (resources/list would differ).
     pub list_changed: bool,
@@ -232,20 +236,26 @@ impl Dispatcher {
         let ctx = self.resource_context(caller, &args);
         let mut vaults = Vec::new();
         for vault in reachable_vaults(&ctx, WATCH).await? {
-            let generation =
-                self.services.kv.existing_generation(otc_kv::Generation::Vault(vault.id)).await.ok().flatten();
+            let generation = self.services.kv.generation(otc_kv::Generation::Vault(vault.id)).await.ok();
             let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
             let seq = tx.head_seq(vault.id).await.map_err(|e| internal(WATCH, &e))?;
             tx.commit().await.map_err(|e| internal(WATCH, &e))?;
-            vaults.push(Watched { id: vault.id, name: vault.name, seq, generation });
+            vaults.push(Watched { id: vault.id, name: vault.name, seq, generation, more: false });
         }
-        let subscribed = subscribed.iter().filter_map(|uri| parse_note_uri(uri)).collect();
-        Ok(Watch { vaults, subscribed, read_at: std::time::Instant::now() })
+        let mut by_note: HashMap<(String, String), Vec<String>> = HashMap::new();
+        for uri in subscribed {
+            if let Some(note) = parse_note_uri(uri) {
+                by_note.entry(note).or_default().push(uri.clone());
+            }
+        }
+        Ok(Watch { vaults, subscribed: by_note, read_at: std::time::Instant::now() })
     }
 
     /// The changes since the last look. A vault is read only when its generation in Redis
-    /// moved (or [`RECHECK`] passed); only paths the caller may read now count, so a listener
-    /// learns nothing of notes hidden from it.
+    /// moved (or [`RECHECK`] passed; Redis unreachable reads as unchanged until then); only
+    /// paths the caller may read now count, so a listener learns nothing of notes hidden from
+    /// it. A vault renamed since the watch began is no longer followed (the ACL entry of its
+    /// old name may be another vault's now).
     pub async fn resource_changes(&self, caller: &Caller, watch: &mut Watch) -> Result<ResourceChanges, ToolError> {
         let args = Value::Null;
         let ctx = self.resource_context(caller, &args);
@@ -255,27 +265,27 @@ impl Dispatcher {
         }
         let mut changes = ResourceChanges::default();
         for watched in &mut watch.vaults {
-            let generation =
-                self.services.kv.existing_generation(otc_kv::Generation::Vault(watched.id)).await.ok().flatten();
-            if generation == watched.generation && generation.is_some() && !recheck {
+            let generation = self.services.kv.generation(otc_kv::Generation::Vault(watched.id)).await.ok();
+            let moved = generation.is_some() && generation != watched.generation;
+            if !(moved || watched.more || recheck) {
                 continue;
             }
-            watched.generation = generation;
+            if generation.is_some() {
+                watched.generation = generation;
+            }
             let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
             let lines = tx
                 .changes_under(watched.id, "", watched.seq, CHANGES_PER_LOOK)
                 .await
                 .map_err(|e| internal(WATCH, &e))?;
             tx.commit().await.map_err(|e| internal(WATCH, &e))?;
+            watched.more = lines.len() as i64 == CHANGES_PER_LOOK;
             let Some(last) = lines.last() else { continue };
             watched.seq = last.seq;
-            if lines.len() as i64 == CHANGES_PER_LOOK {
-                // More are waiting: the next look reads on whatever the generation says.
-                watched.generation = None;
-            }
             let view = match View::open(&ctx, WATCH, &watched.name).await {
-                Ok(view) => view,
-                // The vault went, or the caller lost it: nothing more to say of it.
+                Ok(view) if view.vault.id == watched.id => view,
+                // Renamed, gone, or out of the caller's reach: nothing more to say of it.
+                Ok(_) => continue,
                 Err(e) if e.code == ErrorCode::VaultNotFound => continue,
                 Err(e) => return Err(e),
             };
@@ -286,11 +296,10 @@ impl Dispatcher {
                 if line.op != "update" {
                     changes.list_changed = true;
                 }
-                let uri = note_uri(&watched.name, &line.path);
-                if watch.subscribed.contains(&(watched.name.clone(), line.path.clone()))
-                    && !changes.updated.contains(&uri)
-                {
-                    changes.updated.push(uri);
+                for uri in watch.subscribed.get(&(watched.name.clone(), line.path.clone())).into_iter().flatten() {
+                    if !changes.updated.contains(uri) {
+                        changes.updated.push(uri.clone());
+                    }
                 }
             }
         }

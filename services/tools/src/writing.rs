@@ -541,8 +541,8 @@ pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &s
     }
     // A client that can ask its person (MCP elicitation on a stateful connection) is asked.
     if let Some(ask) = ctx.ask {
-        let asked = format!("Confirm {tool}: {reason}.\nArguments: {}", otc_errors::echo(&ctx.args.to_string()));
-        match ask(asked).await {
+        let message = format!("Confirm {tool}: {reason}.\nArguments: {}", otc_errors::echo(&ctx.args.to_string()));
+        match ask(crate::Ask { message, tool: tool.to_string(), args_hash: hash.clone() }).await {
             Some(true) => return Ok(()),
             Some(false) => {
                 return Err(ToolError::with_message(

@@ -556,6 +556,11 @@ pub struct McpConfig {
     /// Origins (`scheme://host[:port]`, port `*` for any) a browser-borne request may come from;
     /// a request with another Origin gets 403. Requests without an Origin are not affected.
     pub allowed_origins: Vec<String>,
+    /// Whether a client's own person may confirm a destructive call: over stdio through MCP
+    /// elicitation, and for 2026-07-28 clients through an input-required result. This trusts
+    /// the client software to show the question and report the answer; `false` leaves only the
+    /// confirmation tokens an operator or admin mints (`obsidian-tc elicit`, `POST /v1/elicit`).
+    pub confirm_in_client: bool,
     /// How long a 2026-07-28 client may take to answer an input-required result (a person's
     /// confirmation) before its request state expires (1 s to an hour).
     pub request_state_ttl_secs: u64,
@@ -574,6 +579,7 @@ impl Default for McpConfig {
             public_url: None,
             authorization_servers: Vec::new(),
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
+            confirm_in_client: true,
             request_state_ttl_secs: 600,
             list_ttl_ms: 60_000,
             listen_max_secs: 300,

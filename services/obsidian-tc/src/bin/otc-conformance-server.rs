@@ -612,6 +612,7 @@ async fn main() -> anyhow::Result<()> {
         allowed_hosts: config.mcp.allowed_hosts.clone(),
         allowed_origins: config.mcp.allowed_origins.clone(),
         body_limit_bytes: config.server.body_limit_bytes,
+        shutdown: Default::default(),
     };
     let service = StreamableHttpService::new(
         move || Ok(fixtures.clone()),

@@ -184,7 +184,11 @@ async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     let other = tenant.token_as(&app.store, "bob", "*").await;
+    let stranger = Tenant::create(&app.store, "globex").await;
+    let (foreign, _) = stranger.token(&app.store, "*", false, None).await;
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
+    app.seed(&foreign, "Notes", &[("Plan.md", Some(NOTE))]).await;
+    let elicit = || json!({"elicitation": {}});
 
     // A client that declared no elicitation gets the token route, as older clients do.
     let (_, plain) = modern(&app, &token, "tools/call", delete_args(), json!({})).await;
@@ -193,47 +197,91 @@ async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused
 
     // Declined: nothing happens, and the answer says so.
     let state = asked(&app, &token).await;
-    let (_, declined) = modern(&app, &token, "tools/call", retry(&state, false), json!({"elicitation": {}})).await;
+    let (_, declined) = modern(&app, &token, "tools/call", retry(&state, false), elicit()).await;
     let e = crate::mcp::error_of(&declined["result"]);
     assert_eq!((e["code"].as_str(), e["details"]["declined"].as_bool()), (Some("elicit_required"), Some(true)));
     assert!(exists(&app, &token).await);
 
-    // Tampered, another principal's, another call's: refused, nothing deleted.
+    // An answer without a state, and a state without an answer, only ask again.
+    let mut unasked = delete_args();
+    unasked["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let (_, again) = modern(&app, &token, "tools/call", unasked, elicit()).await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    let state = asked(&app, &token).await;
+    let mut unanswered = delete_args();
+    unanswered["requestState"] = json!(state);
+    let (_, again) = modern(&app, &token, "tools/call", unanswered, elicit()).await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    assert!(exists(&app, &token).await);
+
+    // Tampered, another principal's, another tenant's, another call's, oversized, a malformed
+    // answer: refused, nothing deleted, and none of them spends the state.
     let state = asked(&app, &token).await;
     let tampered = format!("{state}-TAMPERED");
-    let answer = modern(&app, &token, "tools/call", retry(&tampered, true), json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", retry(&tampered, true), elicit()).await;
     assert_eq!(answer.0, StatusCode::OK);
     assert!(refused_with(&answer, -32602).contains("not valid"));
-    let answer = modern(&app, &other, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    let answer = modern(&app, &other, "tools/call", retry(&state, true), elicit()).await;
     assert!(refused_with(&answer, -32602).contains("another caller"), "{answer:?}");
+    let answer = modern(&app, &foreign, "tools/call", retry(&state, true), elicit()).await;
+    refused_with(&answer, -32602);
     let mut elsewhere = retry(&state, true);
     elsewhere["arguments"]["path"] = json!("Other.md");
-    let answer = modern(&app, &token, "tools/call", elsewhere, json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", elsewhere, elicit()).await;
     refused_with(&answer, -32602);
     let huge = "A".repeat(5000);
-    let answer = modern(&app, &token, "tools/call", retry(&huge, true), json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", retry(&huge, true), elicit()).await;
     assert!(refused_with(&answer, -32602).contains("larger"));
     let mut malformed = retry(&state, true);
     malformed["inputResponses"]["confirm"] = json!(12345);
-    let answer = modern(&app, &token, "tools/call", malformed, json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", malformed, elicit()).await;
     assert!(refused_with(&answer, -32602).contains("inputResponses.confirm"), "{answer:?}");
-    assert!(exists(&app, &token).await);
+    assert!(exists(&app, &token).await && exists(&app, &foreign).await);
 
-    // The state answered; the person accepted: deleted. The same state again is a replay.
-    let state = asked(&app, &token).await;
-    let (_, done) = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    // The same state, answered yes by its own caller: deleted. Used again: a replay.
+    let (_, done) = modern(&app, &token, "tools/call", retry(&state, true), elicit()).await;
     assert_eq!(done["result"]["resultType"], "complete", "{done}");
     assert_eq!(done["result"]["isError"], false, "{done}");
     assert!(!exists(&app, &token).await);
-    let answer = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", retry(&state, true), elicit()).await;
     assert!(refused_with(&answer, -32602).contains("already been used"));
 
     // Expired: past mcp.request_state_ttl_secs the state is refused.
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
     let state = asked(&app, &token).await;
     tokio::time::sleep(Duration::from_millis(3100)).await;
-    let answer = modern(&app, &token, "tools/call", retry(&state, true), json!({"elicitation": {}})).await;
+    let answer = modern(&app, &token, "tools/call", retry(&state, true), elicit()).await;
     assert!(refused_with(&answer, -32602).contains("expired"));
+    assert!(exists(&app, &token).await);
+
+    // Through a facade: the question names the routed tool, and the answer confirms it.
+    let routed = json!({"name": "call_capability",
+                        "arguments": {"name": "delete_note", "args": {"vault": "Notes", "path": "Plan.md"}}});
+    let (_, first) = modern(&app, &token, "tools/call", routed.clone(), elicit()).await;
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    assert!(r["inputRequests"]["confirm"]["params"]["message"].as_str().unwrap().contains("delete_note"));
+    let mut answered = routed;
+    answered["requestState"] = r["requestState"].clone();
+    answered["inputResponses"] = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let (_, done) = modern(&app, &token, "tools/call", answered, elicit()).await;
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert!(!exists(&app, &token).await);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn confirm_in_client_off_leaves_only_the_token_route() {
+    let app = TestApp::spawn_with(|c| c.mcp.confirm_in_client = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
+    let (_, answer) = modern(&app, &token, "tools/call", delete_args(), json!({"elicitation": {}})).await;
+    let e = crate::mcp::error_of(&answer["result"]);
+    assert_eq!(e["code"], "elicit_required", "{answer}");
+    // An answer with a made-up state changes nothing.
+    let (_, answer) = modern(&app, &token, "tools/call", retry("made-up", true), json!({"elicitation": {}})).await;
+    assert_eq!(crate::mcp::error_of(&answer["result"])["code"], "elicit_required", "{answer}");
     assert!(exists(&app, &token).await);
     app.stop().await;
 }
@@ -306,8 +354,11 @@ async fn the_python_sdk_confirms_across_two_gateways_behind_a_round_robin_proxy(
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE)), ("Keep.md", Some(NOTE))]).await;
     let b = app.another_gateway(|_| {}).await;
     for (answer, path, gone) in [("decline", "Keep.md", false), ("accept", "Plan.md", true)] {
+        // Turns per method: the call and its retry reach different gateways whatever the SDK
+        // sends between them.
+        let gateways = vec![app.addr, b.addr];
         let proxy =
-            otc_loadtests::proxy::Proxy::start("127.0.0.1:0".parse().unwrap(), vec![app.addr, b.addr]).await.unwrap();
+            otc_loadtests::proxy::Proxy::start_with("127.0.0.1:0".parse().unwrap(), gateways, true).await.unwrap();
         let url = format!("http://{}/mcp", proxy.addr);
         let steps = json!([{"op": "call", "name": "delete_note", "args": {"vault": "Notes", "path": path}}]);
         let env = [("OTC_TEST_ELICIT", answer), ("OTC_TEST_MCP_MODE", "auto")];
@@ -447,22 +498,38 @@ impl Frames {
     }
 }
 
+/// Opens a 2026-07-28 listen stream for `filter` and reads its acknowledgement.
+async fn listen(app: &TestApp, token: &str, filter: Value) -> (Frames, Value) {
+    let mut params = json!({"notifications": filter});
+    params["_meta"] = meta(json!({}));
+    let response = app
+        .http
+        .post(app.url("/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "subscriptions/listen")
+        .json(&json!({"jsonrpc": "2.0", "id": 41, "method": "subscriptions/listen", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut frames = Frames { response, buffer: String::new() };
+    let ack = frames.next(Duration::from_secs(5)).await.expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{ack}");
+    (frames, ack)
+}
+
 #[tokio::test]
 async fn a_listener_hears_of_changes_to_notes_it_may_read_and_of_nothing_else() {
-    let app = TestApp::spawn_with(|c| {
-        c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**"]));
-        c.mcp.listen_max_secs = 9;
-    })
-    .await;
+    let app = TestApp::spawn_with(|c| c.acl.push(crate::harness::read_acl(Some("acme"), "Notes", &["Open/**"]))).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    app.seed(
-        &token,
-        "Notes",
-        &[("Open/Plan.md", Some(NOTE)), ("Open/Other.md", Some(NOTE)), ("Hidden/Secret.md", Some(NOTE))],
-    )
-    .await;
-    let plan = "obsidian-tc://Notes/Open/Plan.md";
+    let notes = [("Open/My Plan.md", Some(NOTE)), ("Open/Other.md", Some(NOTE)), ("Hidden/Secret.md", Some(NOTE))];
+    app.seed(&token, "Notes", &notes).await;
+    // Written by hand, as a person might: heard of as written.
+    let plan = "obsidian-tc://Notes/Open/My Plan.md";
     let secret = "obsidian-tc://Notes/Hidden/Secret.md";
 
     // A handshake-era client is not offered what it could not receive.
@@ -480,24 +547,7 @@ async fn a_listener_hears_of_changes_to_notes_it_may_read_and_of_nothing_else() 
     assert_eq!((resources["subscribe"].as_bool(), resources["listChanged"].as_bool()), (Some(true), Some(true)));
 
     let filter = json!({"resourcesListChanged": true, "resourceSubscriptions": [plan, secret, "https://elsewhere/x"]});
-    let mut params = json!({"notifications": filter});
-    params["_meta"] = meta(json!({}));
-    let response = app
-        .http
-        .post(app.url("/mcp"))
-        .bearer_auth(&token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", MODERN)
-        .header("mcp-method", "subscriptions/listen")
-        .json(&json!({"jsonrpc": "2.0", "id": 41, "method": "subscriptions/listen", "params": params}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let mut frames = Frames { response, buffer: String::new() };
-    let ack = frames.next(Duration::from_secs(5)).await.expect("an acknowledgement");
-    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
-    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{ack}");
+    let (mut frames, ack) = listen(&app, &token, filter).await;
     let accepted = &ack["params"]["notifications"];
     assert_eq!(accepted["resourceSubscriptions"], json!([plan, secret]), "only note URIs: {ack}");
 
@@ -508,16 +558,12 @@ async fn a_listener_hears_of_changes_to_notes_it_may_read_and_of_nothing_else() 
     assert_eq!(frames.next(Duration::from_millis(2500)).await, None);
 
     // Its note changes; a readable note appears.
-    app.seed(&token, "Notes", &[("Open/Plan.md", Some("# Plan\n\nShipped.\n")), ("Open/Fresh.md", Some(NOTE))]).await;
+    app.seed(&token, "Notes", &[("Open/My Plan.md", Some("# Plan\n\nShipped.\n")), ("Open/Fresh.md", Some(NOTE))])
+        .await;
     let mut heard = Vec::new();
-    while let Some(frame) = frames.next(Duration::from_secs(8)).await {
-        if frame.get("result").is_some() {
-            // The stream ends after mcp.listen_max_secs with its final result.
-            assert_eq!(frame["id"], 41, "{frame}");
-            assert_eq!(frame["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{frame}");
-            heard.push("end".to_string());
-            break;
-        }
+    while heard.len() < 2
+        && let Some(frame) = frames.next(Duration::from_secs(5)).await
+    {
         assert_eq!(frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{frame}");
         assert!(!frame.to_string().contains("Hidden"), "{frame}");
         heard.push(match frame["method"].as_str().unwrap() {
@@ -525,10 +571,39 @@ async fn a_listener_hears_of_changes_to_notes_it_may_read_and_of_nothing_else() 
             other => other.to_string(),
         });
     }
-    assert_eq!(
-        heard,
-        [format!("updated {plan}"), "notifications/resources/list_changed".to_string(), "end".to_string()],
-        "{heard:?}"
-    );
+    assert_eq!(heard, [format!("updated {plan}"), "notifications/resources/list_changed".to_string()]);
+
+    // A gateway shutting down ends the stream with its final result instead of holding the
+    // drain for its shutdown grace.
+    let started = std::time::Instant::now();
+    let stopping = tokio::spawn(app.stop());
+    let end = frames.next(Duration::from_secs(10)).await.expect("the final result");
+    assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{end}");
+    tokio::time::timeout(Duration::from_secs(10), stopping).await.expect("stopped").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_listen_stream_ends_with_its_result_after_its_time() {
+    let app = TestApp::spawn_with(|c| c.mcp.listen_max_secs = 2).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    for filter in [json!({"resourcesListChanged": true}), json!({"toolsListChanged": true})] {
+        let started = std::time::Instant::now();
+        let (mut frames, _) = listen(&app, &token, filter.clone()).await;
+        let end = frames.next(Duration::from_secs(10)).await.expect("the final result");
+        assert_eq!(end["id"], 41, "{end}");
+        assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41, "{filter}: {end}");
+        assert!(started.elapsed() >= Duration::from_secs(2), "{filter}");
+    }
+    // At most four at once per principal on a gateway; the fifth is refused.
+    let mut open = Vec::new();
+    for _ in 0..4 {
+        open.push(listen(&app, &token, json!({"resourcesListChanged": true})).await.0);
+    }
+    let (mut fifth, _) = listen(&app, &token, json!({"resourcesListChanged": true})).await;
+    let refused = fifth.next(Duration::from_secs(5)).await.expect("an answer");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    drop(open);
     app.stop().await;
 }
