@@ -237,6 +237,26 @@ pub fn fuse(rankings: &[(&[String], f32)], k: f32) -> Vec<(String, f32)> {
     out
 }
 
+/// Relative score fusion: each ranking's scores min-max normalised over its candidates (the
+/// best 1, the worst 0; a ranking whose scores are all equal, one note alone included, gives each
+/// 1), weighted and summed;
+/// a note missing from a ranking gets nothing from it. Best first, ties by path.
+pub fn fuse_scores(rankings: &[(&[(String, f32)], f32)]) -> Vec<(String, f32)> {
+    let mut scores: HashMap<&str, f32> = HashMap::new();
+    for (ranking, weight) in rankings {
+        let max = ranking.iter().map(|r| r.1).fold(f32::MIN, f32::max);
+        let min = ranking.iter().map(|r| r.1).fold(f32::MAX, f32::min);
+        let span = max - min;
+        for (path, score) in ranking.iter() {
+            let normal = if span > f32::EPSILON { (score - min) / span } else { 1.0 };
+            *scores.entry(path.as_str()).or_default() += weight * normal;
+        }
+    }
+    let mut out: Vec<(String, f32)> = scores.into_iter().map(|(p, s)| (p.to_string(), s)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
 /// The page of owned ranked items after the keyset position `after` (score, then path): best
 /// first, at most `n` (what `otc_fts::search::top` does for borrowed hits).
 pub fn ranked_page<T>(
@@ -280,6 +300,23 @@ mod tests {
         assert_eq!(order, ["b", "a", "d", "c"]);
         let text_only = fuse(&[(&text, 1.0), (&semantic, 0.0)], 60.0);
         assert_eq!(text_only[0].0, "a");
+    }
+
+    #[test]
+    fn relative_fusion_keeps_a_clear_lead() {
+        let s = |v: &[(&str, f32)]| v.iter().map(|(p, x)| (p.to_string(), *x)).collect::<Vec<_>>();
+        // BM25 puts "a" far ahead; the vectors barely prefer "b". Rank fusion would tie them.
+        let text = s(&[("a", 30.0), ("b", 5.0), ("c", 4.0)]);
+        let near = s(&[("b", 0.61), ("a", 0.60), ("c", 0.30)]);
+        let fused = fuse_scores(&[(&text, 1.0), (&near, 0.5)]);
+        assert_eq!(fused.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert!((fused[0].1 - (1.0 + 0.5 * 0.31 / 0.31)).abs() < 0.05, "{fused:?}");
+        // A lone hit is the best of its ranking, not the worst.
+        let lone = fuse_scores(&[(&s(&[("x", 2.0)]), 1.0), (&near, 0.5)]);
+        assert_eq!(lone[0].0, "x", "{lone:?}");
+        let rrf =
+            fuse(&[(&["a".into(), "b".into(), "c".into()], 1.0), (&["b".into(), "a".into(), "c".into()], 1.0)], 10.0);
+        assert_eq!(rrf[0].1, rrf[1].1, "ranks alone tie them");
     }
 
     #[test]

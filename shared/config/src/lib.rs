@@ -319,15 +319,30 @@ pub struct EmbeddingsConfig {
     pub local_threads: usize,
     /// Chunks one embedding pass takes at most.
     pub batch_chunks: usize,
-    /// Hybrid search: reciprocal rank fusion's k, and each ranking's weight. The defaults (10,
-    /// 1.0, 0.5) did best on the judged query set with the local model (tests/it/quality.rs);
-    /// the textbook k = 60 with equal weights let the vector ranking outvote exact keyword
-    /// matches on heading queries.
+    /// How hybrid search fuses the BM25 and vector rankings: `relative` (each ranking's scores
+    /// min-max normalised over its candidates, weighted and summed) or `rrf` (reciprocal rank
+    /// fusion with `rrf_k`). Relative fusion keeps how far ahead a clear keyword match is, which
+    /// ranks fusion discard: on the judged query set with the local model (tests/it/quality.rs)
+    /// it gives MRR@10 0.906 against 0.885 for RRF and for BM25 alone.
+    pub fusion: Fusion,
+    /// Reciprocal rank fusion's k (`fusion = "rrf"`); 10 did best there, the textbook 60 let
+    /// the vector ranking outvote exact keyword matches on heading queries.
     pub rrf_k: f32,
+    /// Each ranking's weight in either fusion (1.0 and 0.5 did best with both).
     pub text_weight: f32,
     pub semantic_weight: f32,
     /// Cached vectors unused for this many days are swept.
     pub cache_retention_days: i64,
+}
+
+/// How hybrid search fuses its two rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Min-max normalised scores, weighted and summed.
+    Relative,
+    /// Reciprocal rank fusion.
+    Rrf,
 }
 
 /// The wiki workflow: where a vault's wiki pages live and where its raw sources do (spec:
@@ -533,6 +548,7 @@ impl Default for EmbeddingsConfig {
             local_tokenizer: None,
             local_threads: 0,
             batch_chunks: 256,
+            fusion: Fusion::Relative,
             rrf_k: 10.0,
             text_weight: 1.0,
             semantic_weight: 0.5,

@@ -208,7 +208,7 @@ impl Tool for SearchVault {
 const FUSION_POOL: usize = 200;
 
 /// search_vault in mode semantic (the vector ranking alone) or hybrid (BM25 and vector rankings
-/// fused by reciprocal rank, `embeddings.rrf_k` and the two weights): up to [`FUSION_POOL`]
+/// fused as `embeddings.fusion` says, with the two weights): up to [`FUSION_POOL`]
 /// notes each, paged by fused score. A hit's snippet comes from its best BM25 chunk when it has
 /// one, else from its nearest chunk.
 async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<Output, ToolError> {
@@ -237,9 +237,17 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let fused: Vec<(String, f32)> = match &corpus {
         Some(corpus) => {
             let settings = &ctx.services().config.embeddings;
-            let text: Vec<String> = text_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-            let semantic: Vec<String> = near.iter().map(|h| h.path.clone()).collect();
-            semantic::fuse(&[(&text, settings.text_weight), (&semantic, settings.semantic_weight)], settings.rrf_k)
+            let text: Vec<(String, f32)> =
+                text_hits.iter().map(|h| (corpus.path(h.part, h.path).to_string(), h.score)).collect();
+            let semantic: Vec<(String, f32)> = near.iter().map(|h| (h.path.clone(), h.score)).collect();
+            let (tw, sw) = (settings.text_weight, settings.semantic_weight);
+            match settings.fusion {
+                otc_config::Fusion::Relative => semantic::fuse_scores(&[(&text, tw), (&semantic, sw)]),
+                otc_config::Fusion::Rrf => {
+                    let paths = |r: &[(String, f32)]| r.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+                    semantic::fuse(&[(&paths(&text), tw), (&paths(&semantic), sw)], settings.rrf_k)
+                }
+            }
         }
         None => near.iter().map(|h| (h.path.clone(), h.score)).collect(),
     };
