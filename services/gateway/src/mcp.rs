@@ -137,8 +137,6 @@ impl McpServer {
     ) -> Result<Round, ErrorData> {
         let in_client = self.mcp_config().confirm_in_client;
         let can_ask = in_client && ctx.meta.client_capabilities().is_some_and(|c| c.elicitation.is_some());
-        let args = Value::Object(request.arguments.clone().unwrap_or_default());
-        let hash = otc_tools::writing::args_hash(&request.name, &args);
         let mut answer = None;
         if let (Some(state), true) = (&request.request_state, in_client) {
             // The answer is read first: a malformed one costs the state nothing.
@@ -151,6 +149,7 @@ impl McpServer {
                     )
                 })?),
             };
+            let hash = call_hash(request);
             let opened = request_state::open(&self.dispatcher.services, caller, &request.name, &hash, state)
                 .await
                 .map_err(|refusal| refused(refusal, &request.name))?;
@@ -161,18 +160,24 @@ impl McpServer {
             can_ask,
             asked: Arc::default(),
             refusal: Arc::default(),
-            hash,
             dispatcher: self.dispatcher.clone(),
             caller: caller.clone(),
         })
     }
 
-    /// The input-required result that asks the person to confirm `ask`, with a fresh state;
-    /// None when no state can be sealed (the call then answers elicit_required).
-    async fn ask_again(&self, caller: &Caller, tool: &str, round: &Round, ask: Ask) -> Option<InputRequiredResult> {
+    /// The input-required result that asks the person to confirm `ask` for the call `request`,
+    /// with a fresh state; None when no state can be sealed (the call then answers
+    /// elicit_required).
+    async fn ask_again(
+        &self,
+        caller: &Caller,
+        request: &CallToolRequestParams,
+        ask: Ask,
+    ) -> Option<InputRequiredResult> {
         let ttl = Duration::from_secs(self.mcp_config().request_state_ttl_secs);
         let gate = (ask.tool.as_str(), ask.args_hash.as_str());
-        let state = match request_state::issue(&self.dispatcher.services, caller, tool, &round.hash, gate, ttl).await {
+        let (tool, hash) = (request.name.as_ref(), call_hash(request));
+        let state = match request_state::issue(&self.dispatcher.services, caller, tool, &hash, gate, ttl).await {
             Ok(state) => state,
             Err(refusal) => {
                 tracing::warn!(?refusal, "cannot seal a request state; answering elicit_required");
@@ -194,6 +199,13 @@ impl McpServer {
         let request: InputRequest = serde_json::from_value(request).expect("an elicitation request");
         Some(InputRequiredResult::new(Some([(CONFIRM_KEY.to_string(), request)].into()), Some(state)))
     }
+}
+
+/// The hash of a call's tool and arguments as sent, which its request state is bound to (the
+/// retry's `inputResponses` and `requestState` sit beside the arguments, not in them).
+fn call_hash(request: &CallToolRequestParams) -> String {
+    let args = Value::Object(request.arguments.clone().unwrap_or_default());
+    otc_tools::writing::args_hash(&request.name, &args)
 }
 
 /// A refused request state as the JSON-RPC error the call answers: invalid params, or an
@@ -225,8 +237,6 @@ struct Round {
     asked: Arc<std::sync::Mutex<Option<Ask>>>,
     /// Why the answer was not taken after all (its state spent already, or Redis away).
     refusal: Arc<std::sync::Mutex<Option<Refusal>>>,
-    /// The arguments' hash the state binds.
-    hash: String,
     dispatcher: Arc<Dispatcher>,
     caller: Caller,
 }
@@ -696,7 +706,7 @@ impl ServerHandler for McpServer {
             if let Err(err) = &outcome
                 && err.code == otc_errors::ErrorCode::ElicitRequired
                 && let Some(ask) = round.asked()
-                && let Some(again) = self.ask_again(&caller, &request.name, round, ask).await
+                && let Some(again) = self.ask_again(&caller, &request, ask).await
             {
                 return Ok(again.into());
             }
