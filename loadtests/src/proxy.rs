@@ -21,6 +21,18 @@ const EJECT_FOR: Duration = Duration::from_secs(2);
 /// The largest body passed either way.
 const BODY_LIMIT: usize = 64 << 20;
 
+/// How a request that names its MCP method picks its upstream.
+#[derive(Debug, Clone)]
+pub enum Turns {
+    /// One turn over all requests, as a plain load balancer.
+    RoundRobin,
+    /// A turn per method: consecutive requests of one method reach different upstreams
+    /// whatever came between them.
+    PerMethod,
+    /// Methods starting with a prefix go to that upstream (by index); others take turns.
+    Pinned(Vec<(String, usize)>),
+}
+
 /// A running proxy.
 pub struct Proxy {
     pub addr: SocketAddr,
@@ -33,8 +45,10 @@ struct State {
     answered: Vec<AtomicUsize>,
     down_until: Vec<Mutex<Option<Instant>>>,
     next: AtomicUsize,
-    /// Turns kept per MCP method (`Mcp-Method` header) instead of over all requests, when set.
-    per_method: Option<Mutex<std::collections::HashMap<String, usize>>>,
+    /// How requests naming an MCP method (`Mcp-Method` header) pick their upstream.
+    turns: Turns,
+    /// The turn of each MCP method, under [`Turns::PerMethod`].
+    method_turns: Mutex<std::collections::HashMap<String, usize>>,
     /// Requests answered 502 (every upstream down, or one failed mid-request).
     failed: AtomicUsize,
     /// Each answered request in turn: the upstream's index and the request's `Mcp-Method`
@@ -46,13 +60,12 @@ struct State {
 impl Proxy {
     /// Listens on `listen` (port 0 for any) and forwards to `upstreams`.
     pub async fn start(listen: SocketAddr, upstreams: Vec<SocketAddr>) -> std::io::Result<Self> {
-        Self::start_with(listen, upstreams, false).await
+        Self::start_with(listen, upstreams, Turns::RoundRobin).await
     }
 
-    /// [`Proxy::start`] whose turns, with `per_method`, go round per MCP method: consecutive
-    /// requests naming the same `Mcp-Method` (2026-07-28 requests do) reach different upstreams
-    /// whatever else came between them.
-    pub async fn start_with(listen: SocketAddr, upstreams: Vec<SocketAddr>, per_method: bool) -> std::io::Result<Self> {
+    /// [`Proxy::start`] with MCP 2026-07-28 requests (they name their method in `Mcp-Method`)
+    /// routed as `turns` says; other requests take the round-robin turn.
+    pub async fn start_with(listen: SocketAddr, upstreams: Vec<SocketAddr>, turns: Turns) -> std::io::Result<Self> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .timeout(Duration::from_secs(120))
@@ -63,7 +76,8 @@ impl Proxy {
             down_until: upstreams.iter().map(|_| Mutex::new(None)).collect(),
             upstreams,
             next: AtomicUsize::new(0),
-            per_method: per_method.then(Default::default),
+            turns,
+            method_turns: Mutex::default(),
             failed: AtomicUsize::new(0),
             routed: Mutex::new(Vec::new()),
             client,
@@ -106,9 +120,14 @@ async fn forward(state: Arc<State>, request: Request) -> Response<Body> {
     };
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
     let method = parts.headers.get("mcp-method").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-    let first = match &state.per_method {
-        Some(turns) if !method.is_empty() => {
-            let mut turns = turns.lock().expect("proxy state");
+    let pinned = match &state.turns {
+        Turns::Pinned(pins) => pins.iter().find(|(prefix, _)| method.starts_with(prefix)).map(|(_, to)| *to),
+        _ => None,
+    };
+    let first = match (&state.turns, pinned) {
+        (_, Some(to)) => to,
+        (Turns::PerMethod, None) if !method.is_empty() => {
+            let mut turns = state.method_turns.lock().expect("proxy state");
             let turn = turns.entry(method.clone()).or_default();
             *turn += 1;
             *turn - 1

@@ -4,7 +4,10 @@
     python mcp_session.py stdio CMD [ARG..] < steps.json   (the token comes in CMD's environment)
 
 steps.json is a list of {"op": "list_tools"}, {"op": "call", "name": ..., "args": {...}},
-{"op": "list_resources", "cursor": ...} (cursor optional) or {"op": "read_resource", "uri": ...}.
+{"op": "list_resources", "cursor": ...} (cursor optional), {"op": "read_resource", "uri": ...}
+or, on the 2026-07-28 wire, {"op": "task", "name": ..., "args": {...}}: the client declares the
+Tasks extension, the call answers a task, and the client reads it (tasks/get), cancels it
+(tasks/cancel) and reads it until it ends; the result is {"created", "read", "cancel", "ended"}.
 Prints one JSON object: the negotiated protocol, server info, capabilities, instructions and one
 result per step (tool lists as the client parsed them; call results with isError and
 structuredContent; a resource request the server refused as {"error": {code, message, data}}).
@@ -19,14 +22,65 @@ import json
 import os
 import sys
 
+from typing import Any, Literal
+
 import httpx2
 from mcp import Client, StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
+from mcp.client.extension import ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import TypeAdapter
+
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+class CreatedTask(types.Result):
+    """A tools/call answered as a task (the Tasks extension's CreateTaskResult)."""
+
+    result_type: Literal["task"]
+    task_id: str
+    status: str
+
+
+class TaskRequest(types.Request[dict[str, Any], str]):
+    """tasks/get, tasks/update or tasks/cancel: the task id rides in the Mcp-Name header."""
+
+    name_param = "taskId"
+
+
+class Tasks(ClientExtension):
+    """The Tasks extension as a client that follows a task, reads it and cancels it."""
+
+    identifier = TASKS
+
+    def __init__(self, out):
+        self.out = out
+
+    def claims(self):
+        return (ResultClaim(result_type="task", model=CreatedTask, resolve=self.follow),)
+
+    async def follow(self, created, ctx):
+        session = ctx.session
+        raw = TypeAdapter(dict[str, Any])
+
+        async def send(method):
+            return await session.send_request(TaskRequest(method=method, params={"taskId": created.task_id}), raw)
+
+        record = {"created": created.model_dump(mode="json", by_alias=True, exclude_none=True)}
+        record["read"] = await send("tasks/get")
+        record["cancel"] = await send("tasks/cancel")
+        for _ in range(300):
+            ended = await send("tasks/get")
+            if ended.get("status") != "working":
+                break
+            await asyncio.sleep(0.1)
+        record["ended"] = ended
+        self.out["tasks"].append(record)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=ended.get("status", ""))])
 
 
 async def run(server, steps):
-    out = {"results": [], "elicitations": []}
+    out = {"results": [], "elicitations": [], "tasks": []}
     answer = os.environ.get("OTC_TEST_ELICIT")
     options = {}
     if answer:
@@ -38,6 +92,8 @@ async def run(server, steps):
 
         options["elicitation_callback"] = elicit
     mode = os.environ.get("OTC_TEST_MCP_MODE", "legacy")
+    if any(step["op"] == "task" for step in steps):
+        options["extensions"] = [Tasks(out)]
     async with Client(server, mode=mode, **options) as client:
         out["protocol_version"] = client.protocol_version
         if client.server_info is not None:
@@ -54,6 +110,9 @@ async def run(server, steps):
             elif step["op"] == "call":
                 result = await client.call_tool(step["name"], step.get("args", {}))
                 out["results"].append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+            elif step["op"] == "task":
+                await client.call_tool(step["name"], step.get("args", {}))
+                out["results"].append(out["tasks"][-1])
             elif step["op"] in ("list_resources", "read_resource"):
                 try:
                     if step["op"] == "list_resources":

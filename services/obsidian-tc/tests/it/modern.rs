@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{Tenant, TestApp, Transport, python_session_with};
 use crate::mcp::rpc_raw;
+use otc_loadtests::proxy::{Proxy, Turns};
 
 const MODERN: &str = "2026-07-28";
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -357,8 +358,7 @@ async fn the_python_sdk_confirms_across_two_gateways_behind_a_round_robin_proxy(
         // Turns per method: the call and its retry reach different gateways whatever the SDK
         // sends between them.
         let gateways = vec![app.addr, b.addr];
-        let proxy =
-            otc_loadtests::proxy::Proxy::start_with("127.0.0.1:0".parse().unwrap(), gateways, true).await.unwrap();
+        let proxy = Proxy::start_with("127.0.0.1:0".parse().unwrap(), gateways, Turns::PerMethod).await.unwrap();
         let url = format!("http://{}/mcp", proxy.addr);
         let steps = json!([{"op": "call", "name": "delete_note", "args": {"vault": "Notes", "path": path}}]);
         let env = [("OTC_TEST_ELICIT", answer), ("OTC_TEST_MCP_MODE", "auto")];
@@ -469,6 +469,43 @@ async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
     let (_, handle) = modern_at(&app.http, &a_url, &token, "tools/call", index, json!({})).await;
     assert_eq!(handle["result"]["resultType"], "complete", "{handle}");
     assert_eq!(handle["result"]["structuredContent"]["poll_tool"], "get_task_status", "{handle}");
+    b.stop().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_follows_a_task_started_on_one_gateway_on_another() {
+    let slow = |c: &mut otc_config::Config| {
+        c.tools.task_budget_ms = 0;
+        c.worker.index_rebuild_batch = 2;
+    };
+    let app = TestApp::spawn_with(slow).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let notes: Vec<(String, String)> =
+        (0..200).map(|i| (format!("n/{i}.md"), format!("# Note {i}\n\n[[n/{}]]\n", (i + 1) % 200))).collect();
+    let changes: Vec<(&str, Option<&str>)> = notes.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
+    app.seed(&token, "Notes", &changes).await;
+    let b = app.another_gateway(slow).await;
+    // The call goes to the first gateway; every task method to the second.
+    let pins = Turns::Pinned(vec![("tools/call".into(), 0), ("tasks/".into(), 1)]);
+    let proxy = Proxy::start_with("127.0.0.1:0".parse().unwrap(), vec![app.addr, b.addr], pins).await.unwrap();
+    let url = format!("http://{}/mcp", proxy.addr);
+    let steps = json!([{"op": "task", "name": "index_vault", "args": {"vault": "Notes"}}]);
+    let out =
+        python_session_with(Transport::Http { url, token: &token }, steps, &[("OTC_TEST_MCP_MODE", "auto")]).await;
+    assert_eq!(out["protocol_version"], MODERN, "{out}");
+    let task = &out["results"][0];
+    assert_eq!(task["created"]["resultType"], "task", "{out}");
+    let id = task["created"]["taskId"].as_str().unwrap();
+    assert_eq!((task["read"]["taskId"].as_str(), task["read"]["resultType"].as_str()), (Some(id), Some("complete")));
+    assert_eq!(task["cancel"], json!({"resultType": "complete"}), "{out}");
+    assert_eq!(task["ended"]["status"], "cancelled", "{out}");
+    let routed = proxy.routed();
+    let on = |m: &str| routed.iter().filter(|(_, method)| method.starts_with(m)).map(|(g, _)| *g).collect::<Vec<_>>();
+    assert_eq!(on("tools/call"), [0], "{routed:?}");
+    let tasks = on("tasks/");
+    assert!(tasks.len() >= 3 && tasks.iter().all(|g| *g == 1), "{routed:?}");
     b.stop().await.unwrap();
     app.stop().await;
 }
