@@ -140,9 +140,6 @@ pub async fn open(
     args_hash: &str,
     state: &str,
 ) -> Result<Opened, Refusal> {
-    if state.len() > MAX_STATE_BYTES {
-        return Err(Refusal::TooLarge);
-    }
     let keys = keys(services, caller.tenant_id, epoch_at(Utc::now().timestamp())).await?;
     let opened = unseal(&keys, &binding(caller.tenant_id, caller.principal_id, tool, args_hash), state)?;
     match services.kv.get_record(&spent_key(caller, &opened)).await {

@@ -233,20 +233,20 @@ where
         Ok(Ok(Ok(value))) => Ok(Outcome::Done(value)),
         Ok(Ok(Err(e))) => Err(e),
         Ok(Err(join)) => Err(crate::internal(tool, &join)),
-        Err(_) => Ok(Outcome::Working({
+        Err(_) => {
             if let Some(sink) = ctx.task {
                 sink(&task_id);
             }
-            serde_json::json!({
-            "status": "working",
-            "task_id": task_id,
-            "poll_tool": "get_task_status",
-            "tool": tool,
-            "message": format!(
-                "{what} is still running on the server. Call get_task_status with task_id {task_id} to follow it; \
-                 cancel_task stops it."
-            ),
-            })
-        })),
+            Ok(Outcome::Working(serde_json::json!({
+                "status": "working",
+                "task_id": task_id,
+                "poll_tool": "get_task_status",
+                "tool": tool,
+                "message": format!(
+                    "{what} is still running on the server. Call get_task_status with task_id {task_id} to follow it; \
+                     cancel_task stops it."
+                ),
+            })))
+        }
     }
 }

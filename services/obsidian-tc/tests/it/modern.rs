@@ -386,8 +386,9 @@ async fn the_python_sdk_confirms_across_two_gateways_behind_a_round_robin_proxy(
     app.stop().await;
 }
 
-#[tokio::test]
-async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
+/// Two gateways on one deployment whose index_vault always answers with a task (no budget) and
+/// takes a while (200 notes, two at a time), with a full token for alice of acme.
+async fn two_slow_gateways() -> (TestApp, Tenant, String, obsidian_tc::app::Running) {
     let slow = |c: &mut otc_config::Config| {
         c.tools.task_budget_ms = 0;
         c.worker.index_rebuild_batch = 2;
@@ -395,12 +396,18 @@ async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
     let app = TestApp::spawn_with(slow).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let other = tenant.token_as(&app.store, "bob", "*").await;
     let notes: Vec<(String, String)> =
         (0..200).map(|i| (format!("n/{i}.md"), format!("# Note {i}\n\n[[n/{}]]\n", (i + 1) % 200))).collect();
     let changes: Vec<(&str, Option<&str>)> = notes.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
     app.seed(&token, "Notes", &changes).await;
     let b = app.another_gateway(slow).await;
+    (app, tenant, token, b)
+}
+
+#[tokio::test]
+async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
+    let (app, tenant, token, b) = two_slow_gateways().await;
+    let other = tenant.token_as(&app.store, "bob", "*").await;
     let (a_url, b_url) = (app.url(""), format!("http://{}", b.addr));
     let caps = json!({"extensions": {TASKS: {}}});
     let index = json!({"name": "index_vault", "arguments": {"vault": "Notes"}});
@@ -475,18 +482,7 @@ async fn a_task_started_on_one_gateway_is_read_and_cancelled_on_another() {
 
 #[tokio::test]
 async fn the_python_sdk_follows_a_task_started_on_one_gateway_on_another() {
-    let slow = |c: &mut otc_config::Config| {
-        c.tools.task_budget_ms = 0;
-        c.worker.index_rebuild_batch = 2;
-    };
-    let app = TestApp::spawn_with(slow).await;
-    let tenant = Tenant::create(&app.store, "acme").await;
-    let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let notes: Vec<(String, String)> =
-        (0..200).map(|i| (format!("n/{i}.md"), format!("# Note {i}\n\n[[n/{}]]\n", (i + 1) % 200))).collect();
-    let changes: Vec<(&str, Option<&str>)> = notes.iter().map(|(p, t)| (p.as_str(), Some(t.as_str()))).collect();
-    app.seed(&token, "Notes", &changes).await;
-    let b = app.another_gateway(slow).await;
+    let (app, _, token, b) = two_slow_gateways().await;
     // The call goes to the first gateway; every task method to the second.
     let pins = Turns::Pinned(vec![("tools/call".into(), 0), ("tasks/".into(), 1)]);
     let proxy = Proxy::start_with("127.0.0.1:0".parse().unwrap(), vec![app.addr, b.addr], pins).await.unwrap();
