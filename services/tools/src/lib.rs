@@ -15,8 +15,10 @@ pub mod graphing;
 pub mod idempotency;
 pub mod judge;
 pub mod links_out;
+pub mod live_app;
 pub mod maintenance;
 pub mod moving;
+pub mod periodic;
 pub mod rate_limits;
 pub mod reading;
 pub mod resources;
@@ -25,6 +27,7 @@ pub mod scanning;
 pub mod screening;
 pub mod searching;
 pub mod semantic;
+pub mod tables;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;
@@ -293,6 +296,7 @@ pub fn facade_settings(config: &Config) -> FacadeSettings {
             disabled_tags: v.disabled_tags.clone(),
             allowed: v.allowed.clone(),
             require_read_only: v.require_read_only,
+            show_live_app_tools: v.show_live_app_tools,
         },
         max_result_size_chars: config.governor.max_response_bytes.min(500_000),
     }
@@ -374,16 +378,28 @@ impl Dispatcher {
         let tool = self.registry.get(name).ok_or_else(not_found)?;
         let verdict = verdict(tool, self.settings.profile, &self.settings.rules, Some(&caller.scopes));
         match (verdict.visibility, verdict.reason) {
-            (_, Reason::DisabledByProfile) => Err(capability_hidden(name)),
-            (Visibility::Disabled, _) => Err(not_found()),
-            (Visibility::ScopeDenied, _) => Err(ToolError::with_message(
-                ErrorCode::Forbidden,
-                format!("{name} needs scope(s) {}", verdict.missing_scopes.join(", ")),
-            )
-            .detail("required", verdict.missing_scopes.clone())
-            .detail("tool", name.to_string())),
-            _ => Ok(tool),
+            (_, Reason::DisabledByProfile) => return Err(capability_hidden(name)),
+            (Visibility::Disabled, _) => return Err(not_found()),
+            _ => {}
         }
+        // The scopes are checked whatever the listing verdict: a hidden tool is not advertised,
+        // yet called by name it needs the same scopes (the verdict stops at "hidden").
+        let missing: Vec<String> = tool
+            .spec
+            .scopes
+            .iter()
+            .filter(|s| !caller.scopes.iter().any(|held| held.grants(s)))
+            .map(|s| s.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(ToolError::with_message(
+                ErrorCode::Forbidden,
+                format!("{name} needs scope(s) {}", missing.join(", ")),
+            )
+            .detail("required", missing)
+            .detail("tool", name.to_string()));
+        }
+        Ok(tool)
     }
 
     /// Whether `caller` can call the tool `name` here: registered, not disabled (by a rule or

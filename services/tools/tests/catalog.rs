@@ -138,7 +138,6 @@ fn registration_refuses_bad_declarations() {
     refused(ToolSpec { declared_tags: &["shiny"], ..BASE }, "not in the vocabulary");
     refused(ToolSpec { declared_tags: &["read-only"], ..BASE }, "derived");
     refused(ToolSpec { declared_tags: &["domain:notes"], ..BASE }, "derived");
-    refused(ToolSpec { scopes: &["read:dataview"], declared_tags: &["plugin-bridge"], ..BASE }, "already derived");
     refused(ToolSpec { declared_tags: &["search", "search"], ..BASE }, "twice");
     refused(ToolSpec { scopes: &["write:notes"], ..BASE }, "scope class");
     refused(ToolSpec { scopes: &["read:*"], ..BASE }, "wildcard");
@@ -146,7 +145,7 @@ fn registration_refuses_bad_declarations() {
     refused(ToolSpec { name: "ProbeTool", ..BASE }, "snake_case");
     refused(ToolSpec { response_format: ResponseFormat::Takes, ..BASE }, "response_format");
     refused(ToolSpec { response_format: ResponseFormat::Fixed { why: " " }, ..BASE }, "say why");
-    refused(ToolSpec { essentials: true, scopes: &["read:dataview"], ..BASE }, "companion plugin");
+    refused(ToolSpec { essentials: true, declared_tags: &["plugin-bridge"], ..BASE }, "companion plugin");
     // A declared tag that is not derivable is fine.
     let ok = probe(ToolSpec { declared_tags: &["external-network"], ..BASE }).unwrap();
     assert!(ok.get("probe_tool").unwrap().annotations.open_world);
@@ -232,9 +231,27 @@ fn subsets_and_listings_hold_what_they_promise() {
     assert_eq!(names(Listing::Triad), ["find_capability", "describe_capability", "call_capability", "search", "fetch"]);
     let full = names(Listing::Flat(Subset::Full));
     assert!(full.iter().all(|n| !facade::is_facade_tool(n)), "flat lists no facade tool: {full:?}");
-    assert_eq!(full.len(), registry.len() - 3);
+    // Every tool but the three facade tools and those that need a live Obsidian app (hidden
+    // unless tool_visibility.show_live_app_tools).
+    let live_app = registry.iter().filter(|t| t.is_plugin_bridge()).count();
+    assert_eq!(full.len(), registry.len() - 3 - live_app);
     let domains = names(Listing::Domain);
-    assert_eq!(domains, ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]);
+    assert_eq!(
+        domains,
+        [
+            "notes",
+            "metadata",
+            "links",
+            "search",
+            "vault",
+            "attachments",
+            "structured",
+            "workspace",
+            "automation",
+            "knowledge",
+            "admin"
+        ]
+    );
     let essentials = names(Listing::Flat(Subset::Essentials));
     assert!(essentials.len() <= facade::ESSENTIALS_MAX);
     for triad in facade::advertise(&registry, &settings, Listing::Triad, None) {

@@ -186,6 +186,9 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("JSONLogic", "search_jsonlogic"),
         ],
     ),
+    ("Structured documents", &[("Kanban", "read_kanban_board"), ("tables", "format_table")]),
+    ("Workspace", &[("Daily", "get_periodic_note"), ("periodic", "list_periodic_notes")]),
+    ("Automation", &[("Templates", "list_templates"), ("links", "generate_uri")]),
     ("Knowledge", &[("Provenance", "get_provenance")]),
     (
         "Admin",

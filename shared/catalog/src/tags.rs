@@ -9,7 +9,10 @@ use crate::def::{Sometimes, ToolSpec};
 /// Tags only the derivation may set.
 pub const DERIVED_ONLY: [&str; 6] = ["read-only", "writes", "destructive", "hitl", "bulk", "admin"];
 
-/// Tags a tool may declare.
+/// Tags a tool may declare. `plugin-bridge` marks a tool that needs a live Obsidian app with its
+/// companion plugin: this server works on the vault's files, so a scope that names a plugin
+/// (`read:tasks`, `read:dataview`) does not make a tool a bridge; only a tool that cannot work
+/// without the running app (the active file, the command palette) declares it.
 pub const DECLARABLE: [&str; 12] = [
     "plugin-bridge",
     "external-network",
@@ -23,25 +26,6 @@ pub const DECLARABLE: [&str; 12] = [
     "graph",
     "provenance",
     "diagnostics",
-];
-
-/// Scope resources that name an Obsidian plugin: holding one means the tool needs the
-/// companion plugin, so a live Obsidian session.
-pub const PLUGIN_RESOURCES: [&str; 14] = [
-    "dataview",
-    "datacore",
-    "templater",
-    "quickadd",
-    "excalidraw",
-    "makemd",
-    "metadata-menu",
-    "omnisearch",
-    "remotely-save",
-    "git",
-    "command",
-    "ocr",
-    "tasks",
-    "workspaces",
 ];
 
 /// Whether a scope lets the tool change the vault.
@@ -71,18 +55,8 @@ pub fn derived(spec: &ToolSpec) -> BTreeSet<String> {
     if spec.scopes.iter().any(|s| s.starts_with("admin:")) {
         tags.insert("admin".into());
     }
-    if derives_plugin_bridge(spec) {
-        tags.insert("plugin-bridge".into());
-    }
     tags.insert(format!("domain:{}", spec.domain));
     tags
-}
-
-pub fn derives_plugin_bridge(spec: &ToolSpec) -> bool {
-    spec.scopes
-        .iter()
-        .filter_map(|s| s.split_once(':').map(|(_, resource)| resource))
-        .any(|resource| PLUGIN_RESOURCES.contains(&resource))
 }
 
 /// Whether `tag` is in the vocabulary at all.
@@ -101,9 +75,6 @@ pub fn resolve(spec: &ToolSpec) -> Result<BTreeSet<String>, String> {
         }
         if DERIVED_ONLY.contains(&tag) || tag.starts_with("domain:") {
             return Err(format!("tag {tag:?} is derived and may not be declared"));
-        }
-        if tag == "plugin-bridge" && derives_plugin_bridge(spec) {
-            return Err("tag \"plugin-bridge\" is already derived from a plugin scope".into());
         }
         if !tags.insert(tag.to_string()) {
             return Err(format!("tag {tag:?} is declared twice"));

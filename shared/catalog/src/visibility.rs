@@ -5,8 +5,9 @@
 //! - disabled (by name or tag): as if never registered; the call is refused as not found.
 //! - disabled by profile (`core` omits the tool): not callable, and every door says so by name
 //!   and names the setting (never a bare "not found").
-//! - hidden (by name, tag, the read-only requirement, or an allowlist): not advertised, still
-//!   callable by name.
+//! - hidden (by name, tag, the read-only requirement, an allowlist, or as a tool that needs a
+//!   live Obsidian app while `show_live_app_tools` is off): not advertised, still callable by
+//!   name.
 //! - scope denied: the caller could not dispatch it, so it is not advertised either.
 
 use otc_auth::Scope;
@@ -44,6 +45,10 @@ pub struct VisibilityRules {
     pub allowed: Option<Vec<String>>,
     /// Advertise no tool that can change the vault.
     pub require_read_only: bool,
+    /// Advertise the tools that need a live Obsidian app (tag `plugin-bridge`). They answer
+    /// plugin_unavailable on a hosted vault, so they are hidden unless an operator wants them
+    /// listed.
+    pub show_live_app_tools: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -66,6 +71,7 @@ pub enum Reason {
     HiddenTag,
     HiddenRequireReadOnly,
     HiddenNotAllowlisted,
+    HiddenLiveApp,
     ScopeDeniedMissingScope,
 }
 
@@ -132,6 +138,9 @@ pub fn verdict(tool: &Registered, profile: Profile, rules: &VisibilityRules, cal
     }
     if rules.require_read_only && tool.spec.scopes.iter().any(|s| is_mutating_scope(s)) {
         return Verdict::of(Visibility::Hidden, Reason::HiddenRequireReadOnly);
+    }
+    if !rules.show_live_app_tools && tool.is_plugin_bridge() {
+        return Verdict::of(Visibility::Hidden, Reason::HiddenLiveApp);
     }
     if let Some(allowed) = &rules.allowed
         && !allowed.iter().any(|n| n == name)

@@ -705,6 +705,10 @@ pub struct ToolVisibilityConfig {
     pub allowed: Option<Vec<String>>,
     /// Advertise no tool that can change a vault.
     pub require_read_only: bool,
+    /// Advertise the tools that need a live Obsidian app (the active file, the command
+    /// palette, QuickAdd ...). They answer plugin_unavailable here, so they are hidden by
+    /// default; still callable by name.
+    pub show_live_app_tools: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

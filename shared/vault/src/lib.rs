@@ -7,5 +7,6 @@ pub mod ignore;
 pub mod links;
 pub mod path;
 pub mod periodic;
+pub mod templates;
 
 pub use path::{check_new_name, check_path, clash_key, invisible_characters, windows_problem};

@@ -4,7 +4,7 @@
 //! `.obsidian/plugins/periodic-notes/data.json` with one `{enabled, folder, format}` per period.
 //! Formats are moment.js patterns; the tokens vault names use are supported (see [`render`]).
 
-use chrono::{Datelike, NaiveDate};
+use chrono::{Datelike, NaiveDate, NaiveDateTime, Timelike};
 
 pub const DAILY_NOTES: &str = ".obsidian/daily-notes.json";
 pub const PERIODIC_NOTES: &str = ".obsidian/plugins/periodic-notes/data.json";
@@ -45,6 +45,8 @@ impl Period {
 pub struct Settings {
     pub folder: String,
     pub format: String,
+    /// The template a new note starts from (a vault path, `.md` optional), when one is set.
+    pub template: Option<String>,
 }
 
 impl Settings {
@@ -53,6 +55,49 @@ impl Settings {
         let name = render(&self.format, date);
         let folder = self.folder.trim_matches('/');
         if folder.is_empty() { format!("{name}.md") } else { format!("{folder}/{name}.md") }
+    }
+
+    /// The folder notes of this period live in ("" for the vault's root).
+    pub fn folder(&self) -> &str {
+        self.folder.trim_matches('/')
+    }
+
+    /// The date a note at `path` stands for (the first day of its period), when `path` is one
+    /// of this period's notes: its name, read with the format, renders back to the same name.
+    pub fn date_of(&self, path: &str) -> Option<NaiveDate> {
+        let folder = self.folder();
+        let name = if folder.is_empty() { path } else { path.strip_prefix(folder)?.strip_prefix('/')? };
+        parse(&self.format, name.strip_suffix(".md")?)
+    }
+}
+
+impl Period {
+    /// The first day of the period holding `date` (weeks start on Monday for ISO formats,
+    /// `GGGG`/`WW`, and on Sunday otherwise, as moment.js's default locale has it).
+    pub fn start(self, date: NaiveDate, format: &str) -> NaiveDate {
+        let ymd = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).expect("a valid day");
+        match self {
+            Period::Daily => date,
+            Period::Weekly => {
+                // ISO tokens (GGGG, WW) outside [literal] text make weeks start on Monday.
+                let tokens = regex::Regex::new(r"\[[^\]]*\]").expect("a valid pattern").replace_all(format, "");
+                let from = if tokens.contains('W') || tokens.contains('G') {
+                    date.weekday().num_days_from_monday()
+                } else {
+                    date.weekday().num_days_from_sunday()
+                };
+                date - chrono::Days::new(u64::from(from))
+            }
+            Period::Monthly => ymd(date.year(), date.month(), 1),
+            Period::Quarterly => ymd(date.year(), date.month0() / 3 * 3 + 1, 1),
+            Period::Yearly => ymd(date.year(), 1, 1),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Period> {
+        [Period::Daily, Period::Weekly, Period::Monthly, Period::Quarterly, Period::Yearly]
+            .into_iter()
+            .find(|p| p.key() == name)
     }
 }
 
@@ -68,6 +113,7 @@ pub fn settings(period: Period, periodic_json: Option<&[u8]>, daily_json: Option
         return Some(Settings {
             folder: text(entry, "folder").unwrap_or_default(),
             format: text(entry, "format").filter(|f| !f.is_empty()).unwrap_or_else(|| period.default_format().into()),
+            template: text(entry, "templatePath").filter(|t| !t.trim().is_empty()),
         });
     }
     if period == Period::Daily
@@ -76,6 +122,7 @@ pub fn settings(period: Period, periodic_json: Option<&[u8]>, daily_json: Option
         return Some(Settings {
             folder: text(&config, "folder").unwrap_or_default(),
             format: text(&config, "format").filter(|f| !f.is_empty()).unwrap_or_else(|| "YYYY-MM-DD".into()),
+            template: text(&config, "template").filter(|t| !t.trim().is_empty()),
         });
     }
     None
@@ -106,32 +153,53 @@ fn week_of(date: NaiveDate, dow: i64, doy: i64) -> (i32, i64) {
     }
 }
 
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/// The date tokens, longest first where one is a prefix of another, and `[` for literal text.
+const DATE_TOKENS: [&str; 23] = [
+    "YYYY", "YY", "Q", "MMMM", "MMM", "MM", "M", "DDDD", "DDD", "DD", "Do", "D", "dddd", "ddd", "dd", "d", "gggg",
+    "ww", "w", "GGGG", "WW", "W", "[",
+];
+/// The time tokens [`render_at`] reads besides the date ones.
+const TIME_TOKENS: [&str; 10] = ["HH", "H", "hh", "h", "mm", "m", "ss", "s", "A", "a"];
+
 /// A moment.js format for `date`: YYYY YY Q MMMM MMM MM M DDDD DDD DD Do D dddd ddd dd d gggg ww
-/// w GGGG WW W, and [literal] text; anything else is copied as it is.
+/// w GGGG WW W, and [literal] text; anything else is copied as it is. Time tokens are not read,
+/// so a note name's letters stay letters.
 pub fn render(format: &str, date: NaiveDate) -> String {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-    let tokens: [&str; 23] = [
-        "YYYY", "YY", "Q", "MMMM", "MMM", "MM", "M", "DDDD", "DDD", "DD", "Do", "D", "dddd", "ddd", "dd", "d", "gggg",
-        "ww", "w", "GGGG", "WW", "W", "[",
-    ];
+    render_with(format, date.and_time(chrono::NaiveTime::MIN), false)
+}
+
+/// [`render`] with the time tokens too (HH H hh h mm m ss s A a), for templates' `{{time}}` and
+/// `{{date:FORMAT}}`.
+pub fn render_at(format: &str, at: NaiveDateTime) -> String {
+    render_with(format, at, true)
+}
+
+fn next_token(rest: &str, time: bool) -> Option<&'static str> {
+    DATE_TOKENS.iter().chain(if time { TIME_TOKENS.iter() } else { [].iter() }).find(|t| rest.starts_with(**t)).copied()
+}
+
+fn render_with(format: &str, at: NaiveDateTime, time: bool) -> String {
+    let date = at.date();
     let mut out = String::new();
     let mut rest = format;
     while !rest.is_empty() {
-        let Some(token) = tokens.iter().find(|t| rest.starts_with(**t)) else {
+        let Some(token) = next_token(rest, time) else {
             let c = rest.chars().next().expect("not empty");
             out.push(c);
             rest = &rest[c.len_utf8()..];
@@ -139,7 +207,11 @@ pub fn render(format: &str, date: NaiveDate) -> String {
         };
         let (local_year, local_week) = week_of(date, 0, 6);
         let (iso_year, iso_week) = week_of(date, 1, 4);
-        let text = match *token {
+        let hour12 = match at.hour() % 12 {
+            0 => 12,
+            h => h,
+        };
+        let text = match token {
             "[" => {
                 let end = rest.find(']').unwrap_or(rest.len());
                 out.push_str(&rest[1..end]);
@@ -177,12 +249,109 @@ pub fn render(format: &str, date: NaiveDate) -> String {
             "GGGG" => format!("{iso_year:04}"),
             "WW" => format!("{iso_week:02}"),
             "W" => iso_week.to_string(),
+            "HH" => format!("{:02}", at.hour()),
+            "H" => at.hour().to_string(),
+            "hh" => format!("{hour12:02}"),
+            "h" => hour12.to_string(),
+            "mm" => format!("{:02}", at.minute()),
+            "m" => at.minute().to_string(),
+            "ss" => format!("{:02}", at.second()),
+            "s" => at.second().to_string(),
+            "A" => if at.hour() < 12 { "AM" } else { "PM" }.to_string(),
+            "a" => if at.hour() < 12 { "am" } else { "pm" }.to_string(),
             _ => unreachable!("every token is handled"),
         };
         out.push_str(&text);
         rest = &rest[token.len()..];
     }
     out
+}
+
+/// The date a name written with the moment.js `format` stands for: the first day of the
+/// period it names (a week's first day, a month's or quarter's first, January 1st), or None
+/// when the name is not one the format writes. Names are read leniently (any digits where a
+/// number goes) and then rendered again: only a name that renders back to itself counts.
+pub fn parse(format: &str, name: &str) -> Option<NaiveDate> {
+    let mut pattern = String::from("^");
+    let mut tokens = Vec::new();
+    let mut rest = format;
+    while !rest.is_empty() {
+        let Some(token) = next_token(rest, false) else {
+            let c = rest.chars().next().expect("not empty");
+            pattern.push_str(&regex::escape(&c.to_string()));
+            rest = &rest[c.len_utf8()..];
+            continue;
+        };
+        if token == "[" {
+            let end = rest.find(']').unwrap_or(rest.len());
+            pattern.push_str(&regex::escape(&rest[1..end]));
+            rest = &rest[(end + 1).min(rest.len())..];
+            continue;
+        }
+        let group = match token {
+            "MMMM" | "MMM" | "dddd" | "ddd" | "dd" => "([A-Za-z]+)",
+            "Do" => "([0-9]{1,2})(?:st|nd|rd|th)",
+            _ => "([0-9]+)",
+        };
+        pattern.push_str(group);
+        tokens.push(token);
+        rest = &rest[token.len()..];
+    }
+    pattern.push('$');
+    let captures = regex::Regex::new(&pattern).ok()?.captures(name)?;
+    let (mut year, mut month, mut day, mut ordinal, mut quarter) = (None, None, None, None, None);
+    let (mut local, mut iso) = ((None, None), (None, None));
+    for (i, token) in tokens.iter().enumerate() {
+        let text = captures.get(i + 1)?.as_str();
+        let number = || text.parse::<i64>().ok();
+        match *token {
+            "YYYY" => year = Some(number()? as i32),
+            "YY" => {
+                year = Some(match number()? as i32 {
+                    y @ 0..=68 => 2000 + y,
+                    y => 1900 + y,
+                })
+            }
+            "Q" => quarter = Some(number()? as u32),
+            "MMMM" | "MMM" => {
+                month = Some(MONTHS.iter().position(|m| m.starts_with(text) && text.len() >= 3)? as u32 + 1)
+            }
+            "MM" | "M" => month = Some(number()? as u32),
+            "DDDD" | "DDD" => ordinal = Some(number()? as u32),
+            "DD" | "D" | "Do" => day = Some(number()? as u32),
+            "gggg" => local.0 = Some(number()? as i32),
+            "ww" | "w" => local.1 = Some(number()?),
+            "GGGG" => iso.0 = Some(number()? as i32),
+            "WW" | "W" => iso.1 = Some(number()?),
+            _ => {}
+        }
+    }
+    // The first day of week `week` of `year` under the (dow, doy) rule: every day of that week
+    // lies within two weeks of January 1st plus (week - 1) weeks.
+    let week_start = |(year, week): (Option<i32>, Option<i64>), dow: i64, doy: i64| -> Option<NaiveDate> {
+        let (year, week) = (year?, week?);
+        let guess = NaiveDate::from_ymd_opt(year, 1, 1)?.checked_add_signed(chrono::Duration::days((week - 1) * 7))?;
+        (-14i64..14)
+            .filter_map(|offset| guess.checked_add_signed(chrono::Duration::days(offset)))
+            .filter(|d| week_of(*d, dow, doy) == (year, week))
+            .min()
+    };
+    let date = if let Some(date) = week_start(iso, 1, 4) {
+        date
+    } else if let Some(date) = week_start(local, 0, 6) {
+        date
+    } else {
+        let year = year?;
+        match (month, day, ordinal, quarter) {
+            (Some(m), Some(d), _, _) => NaiveDate::from_ymd_opt(year, m, d)?,
+            (_, _, Some(o), _) => NaiveDate::from_yo_opt(year, o)?,
+            (Some(m), None, _, _) => NaiveDate::from_ymd_opt(year, m, 1)?,
+            (None, None, None, Some(q)) if (1..=4).contains(&q) => NaiveDate::from_ymd_opt(year, (q - 1) * 3 + 1, 1)?,
+            (None, None, None, _) => NaiveDate::from_ymd_opt(year, 1, 1)?,
+            _ => return None,
+        }
+    };
+    (render(format, date) == name).then_some(date)
 }
 
 #[cfg(test)]
@@ -206,6 +375,43 @@ mod tests {
         // Locale (Sunday, Jan 1st) weeks: 2021-01-03 starts week 2 of 2021; 2020-12-31 is in 2021's week 1.
         assert_eq!(render("gggg-[W]ww", d(2021, 1, 3)), "2021-W02");
         assert_eq!(render("gggg-[W]ww", d(2020, 12, 31)), "2021-W01");
+    }
+
+    #[test]
+    fn names_read_back_to_the_first_day_of_their_period() {
+        assert_eq!(parse("YYYY-MM-DD", "2026-11-30"), Some(d(2026, 11, 30)));
+        assert_eq!(parse("YYYY/MM/YYYY-MM-DD", "2026/11/2026-11-30"), Some(d(2026, 11, 30)));
+        assert_eq!(parse("YYYY/MM/YYYY-MM-DD", "2026/10/2026-11-30"), None, "parts disagree");
+        assert_eq!(parse("dddd, MMMM Do YYYY", "Sunday, November 1st 2026"), Some(d(2026, 11, 1)));
+        assert_eq!(parse("dddd, MMMM Do YYYY", "Monday, November 1st 2026"), None, "wrong weekday");
+        assert_eq!(parse("YYYY-[Q]Q", "2026-Q4"), Some(d(2026, 10, 1)));
+        assert_eq!(parse("YYYY-MM", "2026-02"), Some(d(2026, 2, 1)));
+        assert_eq!(parse("YYYY", "2026"), Some(d(2026, 1, 1)));
+        assert_eq!(parse("GGGG-[W]WW", "2020-W53"), Some(d(2020, 12, 28)));
+        assert_eq!(parse("GGGG-[W]WW", "2026-W49"), Some(d(2026, 11, 30)));
+        assert_eq!(parse("gggg-[W]ww", "2021-W01"), Some(d(2020, 12, 27)));
+        assert_eq!(parse("gggg-[W]ww", "2021-W02"), Some(d(2021, 1, 3)));
+        for name in ["2026-13-01", "2026-11-31", "notes", "2026-11-30 copy", "26-11-30", ""] {
+            assert_eq!(parse("YYYY-MM-DD", name), None, "{name}");
+        }
+        // Every day of two years survives the round trip in every default format.
+        let mut day = d(2025, 1, 1);
+        while day < d(2027, 1, 1) {
+            for period in [Period::Daily, Period::Weekly, Period::Monthly, Period::Quarterly, Period::Yearly] {
+                let format = period.default_format();
+                let start = period.start(day, format);
+                assert_eq!(parse(format, &render(format, day)), Some(start), "{format} {day}");
+            }
+            assert_eq!(parse("GGGG-[W]WW", &render("GGGG-[W]WW", day)), Some(Period::Weekly.start(day, "GGGG-[W]WW")));
+            day = day.succ_opt().unwrap();
+        }
+    }
+
+    #[test]
+    fn time_tokens_only_where_asked() {
+        let at = d(2026, 12, 3).and_hms_opt(15, 4, 5).unwrap();
+        assert_eq!(render_at("YYYY-MM-DD HH:mm:ss h A", at), "2026-12-03 15:04:05 3 PM");
+        assert_eq!(render("[Journal]/YYYY hh", at.date()), "Journal/2026 hh");
     }
 
     #[test]

@@ -124,9 +124,11 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 73] = [
+const FLAT: [&str; 90] = [
+    "add_kanban_card",
     "add_tag",
     "append_note",
+    "append_to_periodic_note",
     "audit_provenance",
     "bulk_create_notes",
     "bulk_move_notes",
@@ -134,16 +136,21 @@ const FLAT: [&str; 73] = [
     "cancel_task",
     "commit_wiki_page",
     "copy_note",
+    "create_periodic_note",
     "delete_attachment",
     "delete_note",
     "draft_wiki_page",
+    "execute_template",
     "fetch",
     "find_existing_page",
     "find_link_cycles",
     "find_notes_by_property",
     "find_notes_by_tag",
+    "find_or_create_periodic_note",
     "find_orphans",
     "find_unresolved_links",
+    "format_table",
+    "generate_uri",
     "get_attachment",
     "get_backlinks",
     "get_index_status",
@@ -151,6 +158,7 @@ const FLAT: [&str; 73] = [
     "get_metrics",
     "get_note_tags",
     "get_outgoing_links",
+    "get_periodic_note",
     "get_provenance",
     "get_server_config",
     "get_task_status",
@@ -159,28 +167,36 @@ const FLAT: [&str; 73] = [
     "graph_communities",
     "graph_path_between",
     "index_vault",
+    "insert_table_column",
+    "insert_table_row",
     "inspect_acl",
     "inspect_visibility",
     "lint_wiki",
     "list_attachments",
+    "list_kanban_boards",
     "list_notes",
+    "list_periodic_notes",
     "list_properties",
     "list_snapshots",
     "list_tags",
+    "list_templates",
     "list_vaults",
     "move_attachment",
+    "move_kanban_card",
     "move_note",
     "note_exists",
     "note_quality_report",
     "patch_note",
     "prune_hub_links",
     "read_frontmatter",
+    "read_kanban_board",
     "read_note",
     "read_notes",
     "read_property",
     "read_resources",
     "read_snapshot",
     "remove_tag",
+    "resolve_daily_note",
     "restore_note",
     "restore_vault",
     "rewrite_link",
@@ -193,6 +209,7 @@ const FLAT: [&str; 73] = [
     "search_vault",
     "server_health",
     "snapshot_note",
+    "sort_table_by_column",
     "suggest_links",
     "update_frontmatter",
     "vault_health_score",
@@ -362,7 +379,19 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
     assert_eq!(
         list_names(&app, "/mcp/domain", &token).await,
-        ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]
+        [
+            "notes",
+            "metadata",
+            "links",
+            "search",
+            "vault",
+            "attachments",
+            "structured",
+            "workspace",
+            "automation",
+            "knowledge",
+            "admin"
+        ]
     );
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
     let full_only = [
@@ -381,6 +410,24 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "graph_communities",
         "lint_wiki",
         "prune_hub_links",
+        // Structured documents, periodic notes, templates and links: full only, as in the catalogue.
+        "add_kanban_card",
+        "append_to_periodic_note",
+        "create_periodic_note",
+        "execute_template",
+        "find_or_create_periodic_note",
+        "format_table",
+        "generate_uri",
+        "get_periodic_note",
+        "insert_table_column",
+        "insert_table_row",
+        "list_kanban_boards",
+        "list_periodic_notes",
+        "list_templates",
+        "move_kanban_card",
+        "read_kanban_board",
+        "resolve_daily_note",
+        "sort_table_by_column",
     ];
     let core: Vec<&str> = FLAT.into_iter().filter(|n| !full_only.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/core", &token).await, core);
@@ -567,7 +614,8 @@ async fn visibility_rules_hide_disable_and_deny() {
     assert_eq!(row("get_server_config")["visibility"], "disabled");
     assert!(row("server_health").get("tags").is_none(), "concise drops tags");
     let summary = &inspected["structuredContent"]["summary"];
-    assert_eq!((summary["hidden"].as_u64(), summary["disabled"].as_u64()), (Some(1), Some(1)));
+    // server_health, and the 17 tools that need a live Obsidian app.
+    assert_eq!((summary["hidden"].as_u64(), summary["disabled"].as_u64()), (Some(18), Some(1)));
     app.stop().await;
 
     // Tags: hidden and disabled by tag, with the matching tag reported.
@@ -597,7 +645,7 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     let tenant = Tenant::create(&app.store, "acme").await;
     let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
     // Every tool that needs more than read:notes.
-    let beyond: [&str; 30] = [
+    let beyond: &[&str] = &[
         "add_tag",
         "append_note",
         "bulk_create_notes",
@@ -628,6 +676,20 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "update_frontmatter",
         "write_attachment",
         "write_note",
+        "add_kanban_card",
+        "append_to_periodic_note",
+        "create_periodic_note",
+        "execute_template",
+        "find_or_create_periodic_note",
+        "format_table",
+        "get_periodic_note",
+        "insert_table_column",
+        "insert_table_row",
+        "list_periodic_notes",
+        "list_templates",
+        "move_kanban_card",
+        "resolve_daily_note",
+        "sort_table_by_column",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -655,7 +717,19 @@ async fn facade_modes_and_advertise_settings() {
     let token = full_token(&app).await;
     assert_eq!(
         list_names(&app, "/mcp", &token).await,
-        ["notes", "metadata", "links", "search", "vault", "attachments", "knowledge", "admin"]
+        [
+            "notes",
+            "metadata",
+            "links",
+            "search",
+            "vault",
+            "attachments",
+            "structured",
+            "workspace",
+            "automation",
+            "knowledge",
+            "admin"
+        ]
     );
     app.stop().await;
 
@@ -920,6 +994,50 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("lint_wiki", json!({"vault": v, "folder": "", "response_format": "concise"})),
         ("prune_hub_links", json!({"vault": v, "path": "B.md", "response_format": "detailed"})),
         ("prune_hub_links", json!({"vault": v, "path": "B.md", "dry_run": false, "response_format": "concise"})),
+        // Structured documents, periodic notes, templates and links.
+        ("write_note", json!({"vault": v, "path": "T.md", "content": "| a | b |\n|---|---|\n| 2 | x |\n| 1 | y |\n"})),
+        ("format_table", json!({"vault": v, "path": "T.md"})),
+        ("insert_table_row", json!({"vault": v, "path": "T.md", "values": ["3", "z"]})),
+        ("insert_table_column", json!({"vault": v, "path": "T.md", "header": "c", "align": "right"})),
+        ("sort_table_by_column", json!({"vault": v, "path": "T.md", "column": "a", "numeric": true})),
+        (
+            "write_note",
+            json!({"vault": v, "path": "K.md", "content": "---\nkanban-plugin: board\n---\n\n## Todo\n\n- [ ] one\n\n## Done\n\n"}),
+        ),
+        ("list_kanban_boards", json!({"vault": v})),
+        ("read_kanban_board", json!({"vault": v, "path": "K.md"})),
+        ("add_kanban_card", json!({"vault": v, "path": "K.md", "column": "Todo", "text": "two"})),
+        (
+            "move_kanban_card",
+            json!({"vault": v, "path": "K.md", "from_column": "Todo", "to_column": "Done", "card_text": "one"}),
+        ),
+        ("resolve_daily_note", json!({"vault": v, "date": "2026-01-01"})),
+        (
+            "get_periodic_note",
+            json!({"vault": v, "period": "daily", "date": "2026-01-01", "response_format": "detailed"}),
+        ),
+        ("create_periodic_note", json!({"vault": v, "period": "daily", "date": "2026-01-01"})),
+        (
+            "find_or_create_periodic_note",
+            json!({"vault": v, "period": "daily", "date": "2026-01-01", "response_format": "detailed"}),
+        ),
+        (
+            "find_or_create_periodic_note",
+            json!({"vault": v, "period": "daily", "date": "2026-01-02", "response_format": "concise"}),
+        ),
+        (
+            "append_to_periodic_note",
+            json!({"vault": v, "period": "daily", "date": "2026-01-03", "content": "x", "heading": "Log"}),
+        ),
+        (
+            "get_periodic_note",
+            json!({"vault": v, "period": "daily", "date": "2026-01-01", "response_format": "concise"}),
+        ),
+        ("list_periodic_notes", json!({"vault": v, "period": "daily", "response_format": "detailed"})),
+        ("list_periodic_notes", json!({"vault": v, "period": "daily", "limit": 1, "response_format": "concise"})),
+        ("list_templates", json!({"vault": v})),
+        ("execute_template", json!({"vault": v, "template": "A", "target": "From A", "args": {"x": "y"}})),
+        ("generate_uri", json!({"vault_name": v, "action": "open", "params": {"file": "A.md"}})),
     ]
 }
 
@@ -958,7 +1076,14 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     let snapshot_id = snapshot["structuredContent"]["snapshot_id"].as_str().unwrap().to_string();
     let samples = sample_calls(&task_id, &snapshot_id);
     // Tools that can only refuse in this deployment (no embedding provider is configured).
-    let refusing = ["search_semantic"];
+    // Tools that can only refuse in this deployment (no embedding provider is configured; no
+    // live Obsidian app).
+    let live_app: Vec<String> = otc_tools::toolset::all()
+        .iter()
+        .filter(|e| e.declaration.spec.declared_tags.contains(&"plugin-bridge"))
+        .map(|e| e.declaration.spec.name.to_string())
+        .collect();
+    let refusing: Vec<&str> = ["search_semantic"].into_iter().chain(live_app.iter().map(String::as_str)).collect();
     for name in registered.iter().filter(|n| !refusing.contains(&n.as_str())) {
         assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
     }

@@ -5,9 +5,12 @@
 
 pub mod admin;
 pub mod attachments;
+pub mod automation;
 pub mod knowledge;
 pub mod links;
 pub mod metadata;
 pub mod notes;
 pub mod search;
+pub mod structured;
 pub mod vault;
+pub mod workspace;

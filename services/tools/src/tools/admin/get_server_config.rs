@@ -70,6 +70,7 @@ pub struct VisibilityRules {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<Vec<String>>,
     pub require_read_only: bool,
+    pub show_live_app_tools: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -125,6 +126,7 @@ impl Tool for GetServerConfig {
                 disabled_tags: v.disabled_tags.clone(),
                 allowed: v.allowed.clone(),
                 require_read_only: v.require_read_only,
+                show_live_app_tools: v.show_live_app_tools,
             }),
             observability: detailed.then(|| Observability {
                 log_format: format!("{:?}", config.telemetry.log_format).to_lowercase(),

@@ -8,6 +8,7 @@ pub mod get_note_tags;
 pub mod list_properties;
 pub mod list_tags;
 pub mod read_frontmatter;
+pub mod read_metadata_fields;
 pub mod read_property;
 pub mod remove_tag;
 pub mod update_frontmatter;

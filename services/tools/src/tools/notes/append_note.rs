@@ -63,7 +63,7 @@ pub struct Output {
 }
 
 /// `text` with `content` added at its end.
-fn append_end(text: &str, content: &str, ensure_newline: bool) -> String {
+pub(crate) fn append_end(text: &str, content: &str, ensure_newline: bool) -> String {
     let mut out = String::with_capacity(text.len() + content.len() + 2);
     out.push_str(text);
     if ensure_newline && !text.is_empty() && !text.ends_with('\n') {

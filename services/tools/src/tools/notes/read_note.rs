@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{Content, View, file_entry, read_content};
+use crate::reading::{Content, View, read_content};
 use crate::{CallContext, Tool, internal};
 
 pub struct ReadNote;
@@ -20,7 +20,7 @@ pub struct Input {
     /// Instead of path: the periodic note (daily, weekly, monthly, quarterly, yearly) for
     /// `date`, where the vault's Daily notes or Periodic Notes settings say it lives.
     #[serde(default)]
-    pub period: Option<PeriodArg>,
+    pub period: Option<crate::periodic::PeriodArg>,
     /// With period: the date, YYYY-MM-DD (default: today, UTC).
     #[serde(default)]
     pub date: Option<String>,
@@ -42,16 +42,6 @@ pub struct Input {
     /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PeriodArg {
-    Daily,
-    Weekly,
-    Monthly,
-    Quarterly,
-    Yearly,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -262,7 +252,9 @@ impl Tool for ReadNote {
         let view = View::open(ctx, name, &input.vault).await?;
         let path = match (&input.path, input.period) {
             (Some(path), None) => path.clone(),
-            (None, Some(period)) => periodic_path(ctx, &view, period, input.date.as_deref()).await?,
+            (None, Some(period)) => {
+                crate::periodic::resolve(ctx, name, &view, period, input.date.as_deref()).await?.path
+            }
             _ => {
                 return Err(ToolError::with_message(ErrorCode::InvalidInput, "give either path or period")
                     .detail("field", "path"));
@@ -372,46 +364,4 @@ impl Tool for ReadNote {
         }
         Ok(out)
     }
-}
-
-/// The vault path of the periodic note for `date` (default today), from the vault's settings.
-async fn periodic_path(
-    ctx: &CallContext<'_>,
-    view: &View,
-    period: PeriodArg,
-    date: Option<&str>,
-) -> Result<String, ToolError> {
-    use otc_vault::periodic::{DAILY_NOTES, PERIODIC_NOTES, Period, settings};
-    let name = ReadNote::SPEC.name;
-    let period = match period {
-        PeriodArg::Daily => Period::Daily,
-        PeriodArg::Weekly => Period::Weekly,
-        PeriodArg::Monthly => Period::Monthly,
-        PeriodArg::Quarterly => Period::Quarterly,
-        PeriodArg::Yearly => Period::Yearly,
-    };
-    let date = match date {
-        Some(text) => chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").map_err(|_| {
-            ToolError::with_message(ErrorCode::InvalidInput, "date is YYYY-MM-DD").detail("field", "date")
-        })?,
-        None => chrono::Utc::now().date_naive(),
-    };
-    let mut files = Vec::new();
-    for path in [PERIODIC_NOTES, DAILY_NOTES] {
-        let entry = file_entry(ctx, name, view.vault.id, path).await?;
-        files.push(match entry {
-            Some(e) => Some(
-                ctx.services().blobs.get_blob(ctx.caller.tenant_id, &e.hash).await.map_err(|e| internal(name, &e))?,
-            ),
-            None => None,
-        });
-    }
-    let found = settings(period, files[0].as_deref(), files[1].as_deref()).ok_or_else(|| {
-        ToolError::with_message(
-            ErrorCode::InvalidInput,
-            format!("the vault has no {} note settings (Daily notes or Periodic Notes)", period.key()),
-        )
-        .detail("field", "period")
-    })?;
-    Ok(found.path_for(date))
 }

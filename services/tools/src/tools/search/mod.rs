@@ -1,10 +1,12 @@
 //! The search domain's tools (`Domain::Search`), one file each.
 
 // The search domain holds a tool named search (the connector contract's).
+pub mod query_datacore;
 #[allow(clippy::module_inception)]
 pub mod search;
 pub mod search_and_read;
 pub mod search_jsonlogic;
+pub mod search_omnisearch;
 pub mod search_regex;
 pub mod search_semantic;
 pub mod search_text;

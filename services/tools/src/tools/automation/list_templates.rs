@@ -1,0 +1,78 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::periodic;
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListTemplates;
+
+/// The most templates one call lists.
+const MAX_TEMPLATES: i64 = 1000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// The templates folder the core Templates plugin's settings name (none: no folder is set,
+    /// and templates are named by their path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    pub templates: Vec<Template>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Template {
+    pub path: String,
+    /// What execute_template's template argument may say: the name within the folder.
+    pub name: String,
+}
+
+impl Tool for ListTemplates {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:templater"],
+        response_format: Format::Fixed { why: "one {path, name} row per template: already minimal" },
+        core: false,
+        ..ToolSpec::base(
+            "list_templates",
+            "List templates",
+            "Lists the notes in the vault's templates folder (the core Templates plugin's setting), for \
+             execute_template and the periodic-note tools.",
+            Domain::Automation,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let settings = periodic::template_settings(ctx, name, &view).await?;
+        let Some(folder) = settings.folder else {
+            return Ok(Output { vault: view.vault.name.clone(), folder: None, templates: Vec::new() });
+        };
+        let prefix = format!("{folder}/");
+        let md = [".md".to_string()];
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .list_files(view.vault.id, &prefix, true, Some(&md), view.readable(), None, MAX_TEMPLATES)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let templates = rows
+            .into_iter()
+            .map(|r| {
+                let inner = r.path[prefix.len()..].to_string();
+                Template { name: inner.strip_suffix(".md").unwrap_or(&inner).to_string(), path: r.path }
+            })
+            .collect();
+        Ok(Output { vault: view.vault.name.clone(), folder: Some(folder), templates })
+    }
+}

@@ -1,0 +1,13 @@
+crate::live_app::live_app_tool!(MakemdListSpaces {
+    name: "makemd_list_spaces",
+    title: "List Make.md spaces (live app)",
+    description: "Lists Make.md spaces of a running Obsidian. Make.md's spaces live in the app: answers plugin_unavailable; list_notes lists folders.",
+    domain: Automation,
+    scopes: ["read:makemd"],
+    class: Read,
+    needs: "the Make.md plugin",
+    hints: [
+        ("Make.md's spaces live in the app. list_notes lists a folder's notes.", ["list_notes"]),
+        ("Make.md's spaces live in the app. List the folder's notes instead.", []),
+    ],
+});

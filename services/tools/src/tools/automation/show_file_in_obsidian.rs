@@ -1,0 +1,13 @@
+crate::live_app::live_app_tool!(ShowFileInObsidian {
+    name: "show_file_in_obsidian",
+    title: "Show a file in Obsidian (live app)",
+    description: "Opens a file in a running Obsidian. The server has no app to open: answers plugin_unavailable; generate_uri gives a link a person can open.",
+    domain: Automation,
+    scopes: ["execute:uri"],
+    class: Execute,
+    needs: "an Obsidian window",
+    hints: [
+        ("The server cannot open a window. Give the person an obsidian:// link from generate_uri.", ["generate_uri"]),
+        ("The server cannot open a window. Give the person the note's path.", []),
+    ],
+});

@@ -1,0 +1,16 @@
+crate::live_app::live_app_tool!(TriggerQuickadd {
+    name: "trigger_quickadd",
+    title: "Run a QuickAdd action (live app)",
+    description: "Runs a QuickAdd choice in a running Obsidian. QuickAdd runs only inside the app: answers plugin_unavailable; append_note and write_note capture directly.",
+    domain: Automation,
+    scopes: ["execute:quickadd"],
+    class: Execute,
+    needs: "the QuickAdd plugin",
+    hints: [
+        (
+            "QuickAdd runs only inside the app. Capture with append_note or create with write_note.",
+            ["append_note", "write_note"]
+        ),
+        ("QuickAdd runs only inside the app. Write the note directly.", []),
+    ],
+});

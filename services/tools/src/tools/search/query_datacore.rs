@@ -1,0 +1,16 @@
+crate::live_app::live_app_tool!(QueryDatacore {
+    name: "query_datacore",
+    title: "Datacore query (live app)",
+    description: "Runs a Datacore query in a running Obsidian. Datacore runs only inside the app: answers plugin_unavailable; search_jsonlogic queries note properties.",
+    domain: Search,
+    scopes: ["read:datacore"],
+    class: Read,
+    needs: "the Datacore plugin",
+    hints: [
+        (
+            "Datacore runs only inside the app. search_jsonlogic filters notes by their properties, tags and folders.",
+            ["search_jsonlogic"]
+        ),
+        ("Datacore runs only inside the app. Filter the notes by their properties instead.", []),
+    ],
+});

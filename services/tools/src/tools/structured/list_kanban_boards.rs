@@ -1,0 +1,62 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListKanbanBoards;
+
+/// The most boards one call lists.
+const MAX_BOARDS: usize = 1000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// Vault-relative folder (default: the whole vault).
+    #[serde(default)]
+    pub folder: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// Paths of the notes the Kanban plugin shows as boards (kanban-plugin in their frontmatter).
+    pub boards: Vec<String>,
+    /// More than 1000 boards matched: narrow with folder.
+    pub truncated: bool,
+}
+
+impl Tool for ListKanbanBoards {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:notes"],
+        response_format: Format::Fixed { why: "one path per board: already minimal" },
+        core: false,
+        ..ToolSpec::base(
+            "list_kanban_boards",
+            "List Kanban boards",
+            "Lists the notes the Kanban plugin shows as boards (kanban-plugin in their frontmatter), in path order.",
+            Domain::Structured,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let folder = view.folder_prefix(input.folder.as_deref())?;
+        let key = ["kanban-plugin".to_string()];
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let rows = tx
+            .notes_with_property(view.vault.id, &key, None, &folder, view.readable(), None, MAX_BOARDS as i64 + 1)
+            .await
+            .map_err(|e| internal(name, &e))?;
+        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let truncated = rows.len() > MAX_BOARDS;
+        let boards = rows.into_iter().take(MAX_BOARDS).map(|(path, _)| path).collect();
+        Ok(Output { vault: view.vault.name.clone(), boards, truncated })
+    }
+}

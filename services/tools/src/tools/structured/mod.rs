@@ -1,0 +1,10 @@
+//! The structured-documents domain's tools (`Domain::Structured`), one file each.
+
+pub mod add_kanban_card;
+pub mod format_table;
+pub mod insert_table_column;
+pub mod insert_table_row;
+pub mod list_kanban_boards;
+pub mod move_kanban_card;
+pub mod read_kanban_board;
+pub mod sort_table_by_column;

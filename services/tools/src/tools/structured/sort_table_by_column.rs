@@ -1,0 +1,75 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, ToolSpec};
+use otc_edit::table::Order as EditOrder;
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tables::{self, TableWritten, Target};
+use crate::{CallContext, Tool};
+
+pub struct SortTableByColumn;
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub path: String,
+    /// Which table of the note, 0-based in file order (default 0).
+    #[serde(default)]
+    pub table_index: Option<usize>,
+    /// The column's header (case-insensitive), or its 0-based position.
+    pub column: String,
+    /// Default asc. The sort is stable.
+    #[serde(default)]
+    pub order: Option<Order>,
+    /// Compare as numbers (1,234.5 reads as a number); cells that are not numbers go last.
+    /// Default false: text, case-insensitive.
+    #[serde(default)]
+    pub numeric: Option<bool>,
+    /// The content_hash you read: refused if the note changed since.
+    #[serde(default)]
+    pub prev_hash: Option<String>,
+}
+
+impl Tool for SortTableByColumn {
+    type Input = Input;
+    type Output = TableWritten;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: ScopeClass::Write,
+        response_format: Format::Fixed { why: "a write acknowledgement: counts and the hash" },
+        core: false,
+        ..ToolSpec::base(
+            "sort_table_by_column",
+            "Sort a Markdown table",
+            "Sorts a Markdown table's rows by one column, as text or as numbers. Every byte outside \
+             the table stays as it was.",
+            Domain::Structured,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<TableWritten, ToolError> {
+        let target = Target {
+            vault: &input.vault,
+            path: &input.path,
+            table_index: input.table_index,
+            prev_hash: input.prev_hash.as_deref(),
+        };
+        let order = match input.order.unwrap_or(Order::Asc) {
+            Order::Asc => EditOrder::Asc,
+            Order::Desc => EditOrder::Desc,
+        };
+        let numeric = input.numeric.unwrap_or(false);
+        tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
+            otc_edit::table::sort_by_column(text, index, &input.column, order, numeric)
+        })
+        .await
+    }
+}

@@ -1,0 +1,13 @@
+crate::live_app::live_app_tool!(AppendActiveFile {
+    name: "append_active_file",
+    title: "Append to the active file (live app)",
+    description: "Appends to the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; append_note appends by path.",
+    domain: Workspace,
+    scopes: ["write:notes"],
+    class: Write,
+    needs: "the file open in the app",
+    hints: [
+        ("A hosted vault has no active file: name the note by its path and use append_note.", ["append_note"]),
+        ("A hosted vault has no active file: name the note by its path.", []),
+    ],
+});

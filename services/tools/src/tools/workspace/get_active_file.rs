@@ -1,0 +1,13 @@
+crate::live_app::live_app_tool!(GetActiveFile {
+    name: "get_active_file",
+    title: "Active file (live app)",
+    description: "Reads the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; read_note reads a note by path.",
+    domain: Workspace,
+    scopes: ["read:notes"],
+    class: Read,
+    needs: "the file open in the app",
+    hints: [
+        ("A hosted vault has no active file: name the note by its path and read it with read_note.", ["read_note"]),
+        ("A hosted vault has no active file: name the note by its path.", []),
+    ],
+});

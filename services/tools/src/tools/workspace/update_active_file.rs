@@ -1,0 +1,13 @@
+crate::live_app::live_app_tool!(UpdateActiveFile {
+    name: "update_active_file",
+    title: "Replace the active file (live app)",
+    description: "Replaces the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; write_note writes by path.",
+    domain: Workspace,
+    scopes: ["write:notes"],
+    class: Write,
+    needs: "the file open in the app",
+    hints: [
+        ("A hosted vault has no active file: name the note by its path and use write_note.", ["write_note"]),
+        ("A hosted vault has no active file: name the note by its path.", []),
+    ],
+});
