@@ -7,6 +7,7 @@
 
 pub mod acl_admin;
 pub mod audit;
+pub mod canvases;
 pub mod citations;
 pub mod confirmation;
 pub mod file_cache;
@@ -28,6 +29,7 @@ pub mod screening;
 pub mod searching;
 pub mod semantic;
 pub mod tables;
+pub mod task_items;
 pub mod tasks;
 pub mod tools;
 pub mod toolset;

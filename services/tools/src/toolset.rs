@@ -91,6 +91,13 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<structured::read_kanban_board::ReadKanbanBoard>(),
         entry::<structured::add_kanban_card::AddKanbanCard>(),
         entry::<structured::move_kanban_card::MoveKanbanCard>(),
+        entry::<structured::read_canvas::ReadCanvas>(),
+        entry::<structured::query_canvas::QueryCanvas>(),
+        entry::<structured::create_canvas::CreateCanvas>(),
+        entry::<structured::update_canvas::UpdateCanvas>(),
+        entry::<structured::read_excalidraw::ReadExcalidraw>(),
+        entry::<structured::create_excalidraw::CreateExcalidraw>(),
+        entry::<structured::update_excalidraw::UpdateExcalidraw>(),
         entry::<workspace::get_periodic_note::GetPeriodicNote>(),
         entry::<workspace::resolve_daily_note::ResolveDailyNote>(),
         entry::<workspace::create_periodic_note::CreatePeriodicNote>(),
@@ -99,6 +106,9 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<workspace::list_periodic_notes::ListPeriodicNotes>(),
         entry::<automation::list_templates::ListTemplates>(),
         entry::<automation::execute_template::ExecuteTemplate>(),
+        entry::<automation::list_tasks::ListTasks>(),
+        entry::<automation::tasks_filter::TasksFilter>(),
+        entry::<automation::update_task::UpdateTask>(),
         // Tools that need a live Obsidian app: plugin_unavailable, hidden unless
         // tool_visibility.show_live_app_tools.
         entry::<workspace::get_active_file::GetActiveFile>(),

@@ -186,9 +186,17 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("JSONLogic", "search_jsonlogic"),
         ],
     ),
-    ("Structured documents", &[("Kanban", "read_kanban_board"), ("tables", "format_table")]),
+    (
+        "Structured documents",
+        &[
+            ("Canvases", "read_canvas"),
+            ("drawings", "read_excalidraw"),
+            ("Kanban", "read_kanban_board"),
+            ("tables", "format_table"),
+        ],
+    ),
     ("Workspace", &[("Daily", "get_periodic_note"), ("periodic", "list_periodic_notes")]),
-    ("Automation", &[("Templates", "list_templates"), ("links", "generate_uri")]),
+    ("Automation", &[("Templates", "list_templates"), ("tasks", "list_tasks"), ("links", "generate_uri")]),
     ("Knowledge", &[("Provenance", "get_provenance")]),
     (
         "Admin",

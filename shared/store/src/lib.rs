@@ -65,7 +65,7 @@ pub use pages::{LinkTextMatch, NameMatch};
 pub use principals::{Principal, PrincipalKind};
 pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;
-pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter};
+pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter, TaskLine};
 pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};

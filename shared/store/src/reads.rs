@@ -914,3 +914,61 @@ impl TenantTx {
         Ok(rows.into_iter().map(|r| Listed { path: r.path, kind: r.kind, size: r.size, mtime: r.mtime }).collect())
     }
 }
+
+/// A task line of the index, where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskLine {
+    pub path: String,
+    /// 0-based line in its note.
+    pub line: i32,
+    /// The character between the brackets.
+    pub status: String,
+    /// The text after the checkbox.
+    pub text: String,
+    /// The heading path of the section it sits in ("" above the first heading).
+    pub heading_path: String,
+}
+
+impl TenantTx {
+    /// The task lines of the readable notes under `folder` (only those in `paths`, when given),
+    /// in path and line order, at most `limit`.
+    pub async fn task_lines(
+        &mut self,
+        vault: Uuid,
+        folder: &str,
+        paths: Option<&[String]>,
+        readable: Option<&[String]>,
+        limit: i64,
+    ) -> Result<Vec<TaskLine>> {
+        let rows = sqlx::query!(
+            r#"SELECT t.path, t.line, t.status, t.text,
+                      COALESCE((SELECT c.heading_path FROM chunks c
+                                 WHERE c.tenant_id = t.tenant_id AND c.vault_id = t.vault_id AND c.path = t.path
+                                   AND c.start_offset <= t.start_offset
+                                 ORDER BY c.start_offset DESC LIMIT 1), '') AS "heading_path!"
+                 FROM note_tasks t
+                WHERE t.tenant_id = $1 AND t.vault_id = $2 AND starts_with(t.path, $3)
+                  AND ($4::text[] IS NULL OR t.path = ANY($4))
+                  AND t.path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR t.path ~ ANY($5))
+                ORDER BY t.path, t.ord LIMIT $6"#,
+            self.tenant,
+            vault,
+            folder,
+            paths,
+            readable,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| TaskLine {
+                path: r.path,
+                line: r.line,
+                status: r.status,
+                text: r.text,
+                heading_path: r.heading_path,
+            })
+            .collect())
+    }
+}

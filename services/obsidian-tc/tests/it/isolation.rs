@@ -61,6 +61,12 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "append_to_periodic_note" => json!({"vault": vault, "period": "daily", "content": "x"}),
         "execute_template" => json!({"vault": vault, "template": "Secret/Plan", "target": "Secret/New.md"}),
         "generate_uri" => json!({"vault_name": vault, "action": "open", "params": {"file": note}}),
+        "read_canvas" | "update_canvas" | "create_canvas" => json!({"vault": vault, "path": "Secret/Map.canvas"}),
+        "read_excalidraw" | "update_excalidraw" | "create_excalidraw" => {
+            json!({"vault": vault, "path": "Secret/Flow.excalidraw.md"})
+        }
+        "update_task" => json!({"vault": vault, "path": note, "line": 0}),
+        "tasks_filter" => json!({"vault": vault, "filter": "not done"}),
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "get_metrics" => json!({"vault": vault}),
@@ -86,6 +92,8 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         | "list_properties"
         | "list_tags"
         | "list_kanban_boards"
+        | "query_canvas"
+        | "list_tasks"
         | "list_templates"
         | "resolve_daily_note" => json!({"vault": vault}),
         _ => json!({"vault": vault, "path": note}),

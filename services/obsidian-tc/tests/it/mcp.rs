@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 90] = [
+const FLAT: [&str; 100] = [
     "add_kanban_card",
     "add_tag",
     "append_note",
@@ -136,6 +136,8 @@ const FLAT: [&str; 90] = [
     "cancel_task",
     "commit_wiki_page",
     "copy_note",
+    "create_canvas",
+    "create_excalidraw",
     "create_periodic_note",
     "delete_attachment",
     "delete_note",
@@ -179,6 +181,7 @@ const FLAT: [&str; 90] = [
     "list_properties",
     "list_snapshots",
     "list_tags",
+    "list_tasks",
     "list_templates",
     "list_vaults",
     "move_attachment",
@@ -188,6 +191,9 @@ const FLAT: [&str; 90] = [
     "note_quality_report",
     "patch_note",
     "prune_hub_links",
+    "query_canvas",
+    "read_canvas",
+    "read_excalidraw",
     "read_frontmatter",
     "read_kanban_board",
     "read_note",
@@ -211,7 +217,11 @@ const FLAT: [&str; 90] = [
     "snapshot_note",
     "sort_table_by_column",
     "suggest_links",
+    "tasks_filter",
+    "update_canvas",
+    "update_excalidraw",
     "update_frontmatter",
+    "update_task",
     "vault_health_score",
     "write_attachment",
     "write_note",
@@ -410,7 +420,18 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "graph_communities",
         "lint_wiki",
         "prune_hub_links",
-        // Structured documents, periodic notes, templates and links: full only, as in the catalogue.
+        // Structured documents, periodic notes, templates, tasks and links: full only, as in the
+        // catalogue.
+        "create_canvas",
+        "create_excalidraw",
+        "list_tasks",
+        "query_canvas",
+        "read_canvas",
+        "read_excalidraw",
+        "tasks_filter",
+        "update_canvas",
+        "update_excalidraw",
+        "update_task",
         "add_kanban_card",
         "append_to_periodic_note",
         "create_periodic_note",
@@ -690,6 +711,16 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "move_kanban_card",
         "resolve_daily_note",
         "sort_table_by_column",
+        "create_canvas",
+        "create_excalidraw",
+        "list_tasks",
+        "query_canvas",
+        "read_canvas",
+        "read_excalidraw",
+        "tasks_filter",
+        "update_canvas",
+        "update_excalidraw",
+        "update_task",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1038,6 +1069,27 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("list_templates", json!({"vault": v})),
         ("execute_template", json!({"vault": v, "template": "A", "target": "From A", "args": {"x": "y"}})),
         ("generate_uri", json!({"vault_name": v, "action": "open", "params": {"file": "A.md"}})),
+        (
+            "create_canvas",
+            json!({"vault": v, "path": "C.canvas", "nodes": [{"type": "text", "text": "x [[A]]", "x": 0, "y": 0, "width": 10, "height": 10}]}),
+        ),
+        ("read_canvas", json!({"vault": v, "path": "C.canvas", "response_format": "detailed"})),
+        ("read_canvas", json!({"vault": v, "path": "C.canvas", "response_format": "concise"})),
+        ("query_canvas", json!({"vault": v, "filter": {"text": "x"}})),
+        (
+            "update_canvas",
+            json!({"vault": v, "path": "C.canvas", "add_nodes": [{"type": "link", "url": "https://example.com", "x": 0, "y": 20, "width": 10, "height": 10}]}),
+        ),
+        (
+            "create_excalidraw",
+            json!({"vault": v, "path": "D.excalidraw.md", "elements": [{"type": "text", "text": "hi"}]}),
+        ),
+        ("read_excalidraw", json!({"vault": v, "path": "D.excalidraw.md", "format": "scene"})),
+        ("update_excalidraw", json!({"vault": v, "path": "D.excalidraw.md", "add_elements": [{"type": "rectangle"}]})),
+        ("write_note", json!({"vault": v, "path": "Tasks.md", "content": "- [ ] a 📅 2020-01-01 🔁 every day\n"})),
+        ("list_tasks", json!({"vault": v})),
+        ("tasks_filter", json!({"vault": v, "filter": "not done", "group_by": "path"})),
+        ("update_task", json!({"vault": v, "path": "Tasks.md", "line": 0, "set": {"toggle": true}})),
     ]
 }
 

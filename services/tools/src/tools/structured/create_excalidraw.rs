@@ -1,0 +1,116 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_formats::excalidraw;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::reading::View;
+use crate::writing::{self, Planned};
+use crate::{CallContext, Tool};
+
+pub struct CreateExcalidraw;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The new drawing, ending in .excalidraw.md.
+    pub path: String,
+    /// An existing drawing to start from (its scene is copied).
+    #[serde(default)]
+    pub template: Option<String>,
+    /// Excalidraw elements to add: each needs a type (rectangle, ellipse, diamond, line, arrow,
+    /// freedraw, text, image, frame, embeddable); ids and defaults are filled in.
+    #[serde(default)]
+    pub elements: Option<Vec<Map<String, Value>>>,
+    /// Replace an existing file (it goes to the trash; needs a person's confirmation).
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    /// Elements in the new drawing.
+    pub elements: usize,
+    /// Ids given to the elements sent.
+    pub added_ids: Vec<String>,
+    /// False when an existing file was replaced.
+    pub created: bool,
+    pub content_hash: String,
+}
+
+impl Tool for CreateExcalidraw {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:excalidraw"],
+        scope_class: ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        response_format: Format::Fixed { why: "a write acknowledgement: counts, ids and the hash" },
+        core: false,
+        ..ToolSpec::base(
+            "create_excalidraw",
+            "Create an Excalidraw drawing",
+            "Creates an Excalidraw drawing (.excalidraw.md, compressed as the plugin writes it) from elements, or \
+             from another drawing as a template.",
+            Domain::Structured,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        if !input.path.to_lowercase().ends_with(".excalidraw.md") {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "a drawing's name ends in .excalidraw.md")
+                .detail("field", "path"));
+        }
+        writing::check_write(&view, &input.path, "path")?;
+        let start = match &input.template {
+            Some(template) => {
+                view.readable_path(template).map_err(|e| e.detail("field", "template"))?;
+                let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, template).await? else {
+                    return Err(crate::reading::not_found(template).detail("field", "template"));
+                };
+                let mut drawing = excalidraw::parse(&text).map_err(|e| e.detail("field", "template"))?;
+                drawing.compressed = true;
+                let mut fresh = excalidraw::new_drawing(Vec::new(), true);
+                fresh.scene = drawing.scene;
+                fresh
+            }
+            None => excalidraw::new_drawing(Vec::new(), true),
+        };
+        let update = excalidraw::Update {
+            add_elements: input.elements.unwrap_or_default().into_iter().map(Value::Object).collect(),
+            ..Default::default()
+        };
+        let applied = excalidraw::apply(start, &update, chrono::Utc::now().timestamp_millis())?;
+        let elements = excalidraw::summary(&applied.drawing).elements;
+        let text = excalidraw::render(&applied.drawing);
+        let overwrite = input.overwrite.unwrap_or(false);
+        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
+        let edited = writing::edit_note(ctx, name, &view, &input.path, None, None, |current, _| match current {
+            Some(_) if !overwrite => {
+                Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
+                    .detail("path", input.path.clone()))
+            }
+            current => Ok(Planned { text: text.clone(), extra: current.is_none(), trash_old: current.is_some() }),
+        })
+        .await?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            elements,
+            added_ids: applied.added_ids,
+            created: edited.extra,
+            content_hash: hex::encode(edited.content_hash),
+        })
+    }
+}
