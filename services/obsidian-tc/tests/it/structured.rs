@@ -340,7 +340,7 @@ async fn canvas_tools_read_query_create_and_update_in_obsidians_layout() {
             "invalid_input",
             "nodes",
         ),
-        ("create_canvas", json!({"vault": V, "path": "Maps/bad|name.canvas"}), "invalid_input", "path"),
+        ("create_canvas", json!({"vault": V, "path": "Maps/bad#name.canvas"}), "invalid_input", "path"),
         (
             "update_canvas",
             json!({"vault": V, "path": "Maps/new.canvas", "remove_node_ids": ["zzz"]}),
