@@ -7,6 +7,7 @@
 
 pub mod acl_admin;
 pub mod audit;
+pub mod bookmarks;
 pub mod canvases;
 pub mod citations;
 pub mod confirmation;
@@ -28,6 +29,7 @@ pub mod scanning;
 pub mod screening;
 pub mod searching;
 pub mod semantic;
+pub mod settings_files;
 pub mod tables;
 pub mod task_items;
 pub mod tasks;

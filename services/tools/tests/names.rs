@@ -195,7 +195,10 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("tables", "format_table"),
         ],
     ),
-    ("Workspace", &[("Daily", "get_periodic_note"), ("periodic", "list_periodic_notes")]),
+    (
+        "Workspace",
+        &[("Bookmarks", "list_bookmarks"), ("workspaces", "list_workspaces"), ("periodic", "list_periodic_notes")],
+    ),
     ("Automation", &[("Templates", "list_templates"), ("tasks", "list_tasks"), ("links", "generate_uri")]),
     ("Knowledge", &[("Provenance", "get_provenance")]),
     (

@@ -70,7 +70,7 @@ impl Domain {
             Domain::Vault => ("Vault", "The vaults you can reach and their search index."),
             Domain::Attachments => ("Attachments", "Images, PDFs and other files in the vault."),
             Domain::Structured => ("Structured documents", "Canvases, drawings, Kanban boards and Markdown tables."),
-            Domain::Workspace => ("Workspace", "Daily, weekly and other periodic notes."),
+            Domain::Workspace => ("Workspace", "Bookmarks, workspaces and periodic notes."),
             Domain::Automation => ("Automation", "Templates, tasks and obsidian:// links."),
             Domain::Git => ("Git", "Version control of the vault."),
             Domain::Knowledge => ("Knowledge", "Provenance: who changed a note, when and with which tool."),

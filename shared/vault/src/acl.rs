@@ -334,6 +334,13 @@ impl Acl {
         self.allows(Op::Read, path)
     }
 
+    /// Whether every layer has a rule that lets this caller read and write anywhere: what
+    /// changing the vault's own settings (bookmarks, workspaces) takes, since they reach every
+    /// folder.
+    pub fn writes_everywhere(&self) -> bool {
+        self.layers.iter().all(|rules| rules.iter().any(|r| !r.read_only && r.read.is_none() && r.write.is_none()))
+    }
+
     pub fn can_write(&self, path: &str) -> bool {
         self.allows(Op::Write, path)
     }

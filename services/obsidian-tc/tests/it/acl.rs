@@ -10,14 +10,14 @@ use crate::mcp::{call_on, error_of};
 use crate::sync::api;
 use crate::write::{err, ok};
 
-fn run(app: &TestApp, args: &[&str]) -> String {
+pub(crate) fn run(app: &TestApp, args: &[&str]) -> String {
     let out = cli(&app.iso, args);
     assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     stdout(&out)
 }
 
 /// A token for principal `name` in `tenant` with these scopes.
-async fn token_for(app: &TestApp, tenant: &Tenant, name: &str, scopes: &str) -> String {
+pub(crate) async fn token_for(app: &TestApp, tenant: &Tenant, name: &str, scopes: &str) -> String {
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let principal = tx.ensure_principal(otc_store::PrincipalKind::User, name).await.unwrap();
     let issued = tx

@@ -66,6 +66,10 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
             json!({"vault": vault, "path": "Secret/Flow.excalidraw.md"})
         }
         "update_task" => json!({"vault": vault, "path": note, "line": 0}),
+        "add_bookmark" => json!({"vault": vault, "bookmark": {"type": "file", "path": note}}),
+        "remove_bookmark" => json!({"vault": vault, "match": {"path": note}}),
+        "save_workspace" => json!({"vault": vault, "name": "w", "layout": {}}),
+        "open_workspace" => json!({"vault": vault, "name": "w"}),
         "tasks_filter" => json!({"vault": vault, "filter": "not done"}),
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
@@ -93,6 +97,8 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         | "list_tags"
         | "list_kanban_boards"
         | "query_canvas"
+        | "list_bookmarks"
+        | "list_workspaces"
         | "list_tasks"
         | "list_templates"
         | "resolve_daily_note" => json!({"vault": vault}),

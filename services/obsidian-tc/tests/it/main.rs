@@ -8,6 +8,7 @@ mod acl;
 mod audit;
 mod auth;
 mod big_note;
+mod bookmarks;
 mod bulk;
 mod chart;
 mod cli;

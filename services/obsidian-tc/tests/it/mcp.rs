@@ -124,7 +124,8 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 100] = [
+const FLAT: [&str; 106] = [
+    "add_bookmark",
     "add_kanban_card",
     "add_tag",
     "append_note",
@@ -175,6 +176,7 @@ const FLAT: [&str; 100] = [
     "inspect_visibility",
     "lint_wiki",
     "list_attachments",
+    "list_bookmarks",
     "list_kanban_boards",
     "list_notes",
     "list_periodic_notes",
@@ -184,11 +186,13 @@ const FLAT: [&str; 100] = [
     "list_tasks",
     "list_templates",
     "list_vaults",
+    "list_workspaces",
     "move_attachment",
     "move_kanban_card",
     "move_note",
     "note_exists",
     "note_quality_report",
+    "open_workspace",
     "patch_note",
     "prune_hub_links",
     "query_canvas",
@@ -201,11 +205,13 @@ const FLAT: [&str; 100] = [
     "read_property",
     "read_resources",
     "read_snapshot",
+    "remove_bookmark",
     "remove_tag",
     "resolve_daily_note",
     "restore_note",
     "restore_vault",
     "rewrite_link",
+    "save_workspace",
     "search",
     "search_and_read",
     "search_jsonlogic",
@@ -420,8 +426,14 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "graph_communities",
         "lint_wiki",
         "prune_hub_links",
-        // Structured documents, periodic notes, templates, tasks and links: full only, as in the
-        // catalogue.
+        // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks and links:
+        // full only, as in the catalogue.
+        "add_bookmark",
+        "list_bookmarks",
+        "list_workspaces",
+        "open_workspace",
+        "remove_bookmark",
+        "save_workspace",
         "create_canvas",
         "create_excalidraw",
         "list_tasks",
@@ -721,6 +733,12 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "update_canvas",
         "update_excalidraw",
         "update_task",
+        "add_bookmark",
+        "list_bookmarks",
+        "list_workspaces",
+        "open_workspace",
+        "remove_bookmark",
+        "save_workspace",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1090,6 +1108,12 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("list_tasks", json!({"vault": v})),
         ("tasks_filter", json!({"vault": v, "filter": "not done", "group_by": "path"})),
         ("update_task", json!({"vault": v, "path": "Tasks.md", "line": 0, "set": {"toggle": true}})),
+        ("add_bookmark", json!({"vault": v, "bookmark": {"type": "file", "path": "A.md"}, "group": "G"})),
+        ("list_bookmarks", json!({"vault": v})),
+        ("remove_bookmark", json!({"vault": v, "match": {"path": "A.md"}})),
+        ("save_workspace", json!({"vault": v, "name": "W", "layout": {"main": {}}})),
+        ("list_workspaces", json!({"vault": v})),
+        ("open_workspace", json!({"vault": v, "name": "W"})),
     ]
 }
 
