@@ -110,6 +110,9 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<workspace::list_workspaces::ListWorkspaces>(),
         entry::<workspace::save_workspace::SaveWorkspace>(),
         entry::<workspace::open_workspace::OpenWorkspace>(),
+        entry::<git::git_log::GitLog>(),
+        entry::<git::git_diff::GitDiff>(),
+        entry::<git::git_status::GitStatus>(),
         entry::<automation::list_templates::ListTemplates>(),
         entry::<automation::execute_template::ExecuteTemplate>(),
         entry::<automation::list_tasks::ListTasks>(),
@@ -134,6 +137,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<search::search_omnisearch::SearchOmnisearch>(),
         entry::<search::query_datacore::QueryDatacore>(),
         entry::<metadata::read_metadata_fields::ReadMetadataFields>(),
+        entry::<git::git_stage::GitStage>(),
+        entry::<git::git_commit::GitCommit>(),
     ]
 }
 

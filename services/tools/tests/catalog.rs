@@ -248,6 +248,7 @@ fn subsets_and_listings_hold_what_they_promise() {
             "structured",
             "workspace",
             "automation",
+            "git",
             "knowledge",
             "admin"
         ]

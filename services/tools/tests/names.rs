@@ -200,6 +200,7 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
         &[("Bookmarks", "list_bookmarks"), ("workspaces", "list_workspaces"), ("periodic", "list_periodic_notes")],
     ),
     ("Automation", &[("Templates", "list_templates"), ("tasks", "list_tasks"), ("links", "generate_uri")]),
+    ("Git", &[("history", "git_log")]),
     ("Knowledge", &[("Provenance", "get_provenance")]),
     (
         "Admin",

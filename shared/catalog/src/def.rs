@@ -72,7 +72,7 @@ impl Domain {
             Domain::Structured => ("Structured documents", "Canvases, drawings, Kanban boards and Markdown tables."),
             Domain::Workspace => ("Workspace", "Bookmarks, workspaces and periodic notes."),
             Domain::Automation => ("Automation", "Templates, tasks and obsidian:// links."),
-            Domain::Git => ("Git", "Version control of the vault."),
+            Domain::Git => ("Git", "The vault's history: every write is a commit."),
             Domain::Knowledge => ("Knowledge", "Provenance: who changed a note, when and with which tool."),
             Domain::Docs => ("External docs", "Search the external documentation corpus."),
             Domain::Admin => ("Admin", "Server health, configuration, visibility and tasks."),

@@ -58,6 +58,8 @@ pub struct PastFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
     pub seq: i64,
+    /// The commit it was part of (one write: a tool call, a sync commit, a restore).
+    pub commit_id: Uuid,
     pub committed_at: DateTime<Utc>,
     pub op: String,
     pub path: String,
@@ -74,7 +76,7 @@ impl TenantTx {
     pub async fn changes_under(&mut self, vault: Uuid, prefix: &str, after: i64, limit: i64) -> Result<Vec<LogLine>> {
         Ok(sqlx::query_as!(
             LogLine,
-            r#"SELECT c.seq, c.committed_at, c.op, c.path, p.name AS "principal?", c.tool, c.client_name,
+            r#"SELECT c.seq, c.commit_id, c.committed_at, c.op, c.path, p.name AS "principal?", c.tool, c.client_name,
                       c.client_model
                  FROM change_log c
                  LEFT JOIN principals p ON p.tenant_id = c.tenant_id AND p.id = c.principal_id

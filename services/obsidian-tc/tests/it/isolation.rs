@@ -98,6 +98,8 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         | "list_kanban_boards"
         | "query_canvas"
         | "list_bookmarks"
+        | "git_log"
+        | "git_status"
         | "list_workspaces"
         | "list_tasks"
         | "list_templates"

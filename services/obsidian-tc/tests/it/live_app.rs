@@ -8,7 +8,7 @@ use crate::harness::{Tenant, TestApp};
 use crate::mcp::{call, rpc};
 use crate::write::{V, err, ok, setup_with};
 
-const LIVE_APP: [&str; 17] = [
+const LIVE_APP: [&str; 19] = [
     "get_active_file",
     "append_active_file",
     "patch_active_file",
@@ -26,6 +26,8 @@ const LIVE_APP: [&str; 17] = [
     "search_omnisearch",
     "query_datacore",
     "read_metadata_fields",
+    "git_stage",
+    "git_commit",
 ];
 
 async fn listed(app: &TestApp, token: &str) -> Vec<String> {

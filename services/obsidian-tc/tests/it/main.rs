@@ -16,6 +16,7 @@ mod conformance;
 mod embeddings;
 mod fulltext;
 mod fuzz;
+mod git;
 mod graph;
 mod health;
 mod index;

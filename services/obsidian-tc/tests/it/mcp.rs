@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 106] = [
+const FLAT: [&str; 109] = [
     "add_bookmark",
     "add_kanban_card",
     "add_tag",
@@ -166,6 +166,9 @@ const FLAT: [&str; 106] = [
     "get_server_config",
     "get_task_status",
     "get_vault",
+    "git_diff",
+    "git_log",
+    "git_status",
     "graph_centrality",
     "graph_communities",
     "graph_path_between",
@@ -405,6 +408,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
             "structured",
             "workspace",
             "automation",
+            "git",
             "knowledge",
             "admin"
         ]
@@ -426,8 +430,11 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "graph_communities",
         "lint_wiki",
         "prune_hub_links",
-        // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks and links:
-        // full only, as in the catalogue.
+        // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks, links and
+        // the vault's history: full only, as in the catalogue.
+        "git_diff",
+        "git_log",
+        "git_status",
         "add_bookmark",
         "list_bookmarks",
         "list_workspaces",
@@ -647,8 +654,8 @@ async fn visibility_rules_hide_disable_and_deny() {
     assert_eq!(row("get_server_config")["visibility"], "disabled");
     assert!(row("server_health").get("tags").is_none(), "concise drops tags");
     let summary = &inspected["structuredContent"]["summary"];
-    // server_health, and the 17 tools that need a live Obsidian app.
-    assert_eq!((summary["hidden"].as_u64(), summary["disabled"].as_u64()), (Some(18), Some(1)));
+    // server_health, and the 19 tools that need a live Obsidian app.
+    assert_eq!((summary["hidden"].as_u64(), summary["disabled"].as_u64()), (Some(20), Some(1)));
     app.stop().await;
 
     // Tags: hidden and disabled by tag, with the matching tag reported.
@@ -739,6 +746,9 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "open_workspace",
         "remove_bookmark",
         "save_workspace",
+        "git_diff",
+        "git_log",
+        "git_status",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -776,6 +786,7 @@ async fn facade_modes_and_advertise_settings() {
             "structured",
             "workspace",
             "automation",
+            "git",
             "knowledge",
             "admin"
         ]
@@ -1114,6 +1125,9 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("save_workspace", json!({"vault": v, "name": "W", "layout": {"main": {}}})),
         ("list_workspaces", json!({"vault": v})),
         ("open_workspace", json!({"vault": v, "name": "W"})),
+        ("git_log", json!({"vault": v})),
+        ("git_diff", json!({"vault": v, "path": "A.md", "from": 0})),
+        ("git_status", json!({"vault": v})),
     ]
 }
 

@@ -1,0 +1,16 @@
+crate::live_app::live_app_tool!(GitCommit {
+    name: "git_commit",
+    title: "Commit (Obsidian Git)",
+    description: "Commits with the Obsidian Git plugin. A hosted vault commits every write when it answers, so this answers plugin_unavailable; git_log shows the commits.",
+    domain: Git,
+    scopes: ["execute:git"],
+    class: Execute,
+    needs: "the Obsidian Git plugin",
+    hints: [
+        (
+            "Every write is already a commit of the vault's history. git_log shows them, git_diff what one changed.",
+            ["git_log", "git_diff"]
+        ),
+        ("Every write is already a commit of the vault's history.", []),
+    ],
+});
