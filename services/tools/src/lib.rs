@@ -8,9 +8,11 @@
 pub mod acl_admin;
 pub mod audit;
 pub mod bookmarks;
+pub mod bundles;
 pub mod canvases;
 pub mod citations;
 pub mod confirmation;
+pub mod dataview;
 pub mod file_cache;
 pub mod format;
 pub mod graphing;

@@ -184,6 +184,7 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("text", "search_text"),
             ("regex", "search_regex"),
             ("JSONLogic", "search_jsonlogic"),
+            ("Dataview", "search_dql"),
         ],
     ),
     (
@@ -199,7 +200,16 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
         "Workspace",
         &[("Bookmarks", "list_bookmarks"), ("workspaces", "list_workspaces"), ("periodic", "list_periodic_notes")],
     ),
-    ("Automation", &[("Templates", "list_templates"), ("tasks", "list_tasks"), ("links", "generate_uri")]),
+    (
+        "Automation",
+        &[
+            ("Templates", "list_templates"),
+            ("Dataview", "search_dql"),
+            ("tasks", "list_tasks"),
+            ("bundles", "bundle_folder"),
+            ("links", "generate_uri"),
+        ],
+    ),
     ("Git", &[("history", "git_log")]),
     ("Knowledge", &[("Provenance", "get_provenance")]),
     (

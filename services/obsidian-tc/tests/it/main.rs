@@ -13,6 +13,7 @@ mod bulk;
 mod chart;
 mod cli;
 mod conformance;
+mod dataview;
 mod embeddings;
 mod fulltext;
 mod fuzz;

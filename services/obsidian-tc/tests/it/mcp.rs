@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 109] = [
+const FLAT: [&str; 114] = [
     "add_bookmark",
     "add_kanban_card",
     "add_tag",
@@ -134,6 +134,8 @@ const FLAT: [&str; 109] = [
     "bulk_create_notes",
     "bulk_move_notes",
     "bulk_set_property",
+    "bundle_files",
+    "bundle_folder",
     "cancel_task",
     "commit_wiki_page",
     "copy_note",
@@ -143,6 +145,7 @@ const FLAT: [&str; 109] = [
     "delete_attachment",
     "delete_note",
     "draft_wiki_page",
+    "eval_dataview_field",
     "execute_template",
     "fetch",
     "find_existing_page",
@@ -217,6 +220,7 @@ const FLAT: [&str; 109] = [
     "save_workspace",
     "search",
     "search_and_read",
+    "search_dql",
     "search_jsonlogic",
     "search_regex",
     "search_semantic",
@@ -231,6 +235,7 @@ const FLAT: [&str; 109] = [
     "update_excalidraw",
     "update_frontmatter",
     "update_task",
+    "validate_dql",
     "vault_health_score",
     "write_attachment",
     "write_note",
@@ -430,8 +435,11 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "graph_communities",
         "lint_wiki",
         "prune_hub_links",
-        // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks, links and
-        // the vault's history: full only, as in the catalogue.
+        // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks, links,
+        // Dataview and the vault's history: full only, as in the catalogue.
+        "eval_dataview_field",
+        "search_dql",
+        "validate_dql",
         "git_diff",
         "git_log",
         "git_status",
@@ -749,6 +757,11 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "git_diff",
         "git_log",
         "git_status",
+        "bundle_files",
+        "bundle_folder",
+        "eval_dataview_field",
+        "search_dql",
+        "validate_dql",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1128,6 +1141,15 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("git_log", json!({"vault": v})),
         ("git_diff", json!({"vault": v, "path": "A.md", "from": 0})),
         ("git_status", json!({"vault": v})),
+        ("search_dql", json!({"vault": v, "dql": "TABLE tags FROM \"\" SORT file.name", "format": "markdown"})),
+        ("search_dql", json!({"vault": v, "dql": "TASK WHERE !completed"})),
+        ("validate_dql", json!({"vault": v, "dql": "LIST WHERE"})),
+        ("validate_dql", json!({"vault": v, "dql": "LIST"})),
+        ("eval_dataview_field", json!({"vault": v, "path": "A.md", "expression": "file.name"})),
+        ("bundle_files", json!({"vault": v, "paths": ["A.md", "B.md"], "response_format": "detailed"})),
+        ("bundle_files", json!({"vault": v, "paths": ["A.md"], "response_format": "concise"})),
+        ("bundle_folder", json!({"vault": v, "root": "", "max_files": 1, "response_format": "detailed"})),
+        ("bundle_folder", json!({"vault": v, "root": "", "response_format": "concise"})),
     ]
 }
 

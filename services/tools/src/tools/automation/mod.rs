@@ -1,5 +1,8 @@
 //! The automation domain's tools (`Domain::Automation`), one file each.
 
+pub mod bundle_files;
+pub mod bundle_folder;
+pub mod eval_dataview_field;
 pub mod execute_command;
 pub mod execute_template;
 pub mod generate_uri;
@@ -15,3 +18,4 @@ pub mod show_file_in_obsidian;
 pub mod tasks_filter;
 pub mod trigger_quickadd;
 pub mod update_task;
+pub mod validate_dql;

@@ -5,6 +5,7 @@ pub mod query_datacore;
 #[allow(clippy::module_inception)]
 pub mod search;
 pub mod search_and_read;
+pub mod search_dql;
 pub mod search_jsonlogic;
 pub mod search_omnisearch;
 pub mod search_regex;

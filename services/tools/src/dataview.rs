@@ -1,0 +1,121 @@
+//! What the Dataview tools share: the pages a DQL query runs over, built from the index (the
+//! notes the caller may read, their frontmatter, tags, links, aliases and dates; their task
+//! lines when the query needs them) and, when the query reads fields a frontmatter may not
+//! hold, the inline `key:: value` fields of the notes its FROM leaves.
+
+use std::collections::BTreeMap;
+
+use otc_errors::{ErrorCode, ToolError};
+use otc_formats::dql::{self, Page, Query, TaskItem};
+use otc_store::ScanFilter;
+use serde_json::{Map, Value};
+
+use crate::reading::View;
+use crate::{CallContext, graphing, internal, writing};
+
+/// The most notes whose text one query reads for inline fields.
+pub const MAX_TEXT_READS: usize = 5_000;
+
+/// The pages `query` runs over.
+pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
+    let graph = graphing::load(ctx, tool, view).await?;
+    let filter = ScanFilter { with_meta: true, with_created: true, ..Default::default() };
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let candidates =
+        tx.scan_candidates(view.vault.id, view.readable(), &filter).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let names = |nodes: &[otc_graph::Node]| nodes.iter().map(|n| graph.graph.name(*n).to_string()).collect::<Vec<_>>();
+    let mut pages: Vec<Page> = candidates
+        .into_iter()
+        .filter(|c| !graph.excluded.contains(&c.path))
+        .map(|c| {
+            let fields = c.frontmatter.and_then(|f| f.as_object().cloned()).unwrap_or_default();
+            let aliases = match fields.get("aliases") {
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+                Some(Value::String(one)) => vec![one.clone()],
+                _ => Vec::new(),
+            };
+            let node = graph.graph.node(&c.path);
+            Page {
+                outlinks: node.map(|n| names(graph.graph.outgoing(n))).unwrap_or_default(),
+                inlinks: node.map(|n| names(graph.graph.incoming(n))).unwrap_or_default(),
+                path: c.path,
+                fields,
+                tags: c.tags,
+                aliases,
+                size: c.size,
+                ctime: c.created,
+                mtime: c.mtime,
+                tasks: Vec::new(),
+            }
+        })
+        .collect();
+    if let Some(source) = query.source() {
+        pages.retain(|p| dql::source_matches(source, p));
+    }
+    if query.needs_tasks() && !pages.is_empty() {
+        let paths: Vec<String> = pages.iter().map(|p| p.path.clone()).collect();
+        let (rows, _) = crate::task_items::read(ctx, tool, view, "", Some(&paths)).await?;
+        let mut by_path: BTreeMap<String, Vec<TaskItem>> = BTreeMap::new();
+        for row in rows {
+            let t = &row.task;
+            let mut fields = Map::new();
+            for (key, day) in [
+                ("due", t.due),
+                ("scheduled", t.scheduled),
+                ("start", t.start),
+                ("completion", t.done),
+                ("created", t.created),
+            ] {
+                if let Some(day) = day {
+                    fields.insert(key.into(), Value::String(day.to_string()));
+                }
+            }
+            by_path.entry(row.path.clone()).or_default().push(TaskItem {
+                text: t.description.clone(),
+                status: t.status,
+                completed: t.is_done(),
+                line: row.line,
+                fields,
+                tags: t.tags.clone(),
+            });
+        }
+        for page in &mut pages {
+            page.tasks = by_path.remove(&page.path).unwrap_or_default();
+        }
+    }
+    // Inline fields only when the query reads a field no file.* property answers.
+    let wants_fields = query.fields_used().iter().any(|f| !f.starts_with("file.") && f != "file");
+    if wants_fields {
+        if pages.len() > MAX_TEXT_READS {
+            return Err(ToolError::with_message(
+                ErrorCode::ComputeBudgetExceeded,
+                format!(
+                    "the query reads fields of {} notes; at most {MAX_TEXT_READS} are read for inline fields: narrow FROM to a folder or tag",
+                    pages.len()
+                ),
+            )
+            .detail("notes", pages.len()));
+        }
+        for page in &mut pages {
+            if let Some((_, text)) = writing::current_text(ctx, tool, view.vault.id, &page.path).await? {
+                for (key, raw) in dql::inline_fields(&text) {
+                    page.fields.entry(key).or_insert_with(|| dql::field_value(&raw));
+                }
+            }
+        }
+    }
+    Ok(pages)
+}
+
+/// The schema of a list of any JSON values (the cells of a result row).
+pub fn any_value_list(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let item = crate::writing::any_json(generator);
+    schemars::json_schema!({ "type": "array", "items": item })
+}
+
+/// A DQL syntax error as data (line, column, message), for validate_dql.
+pub fn problem(err: &ToolError) -> (String, Option<u64>, Option<u64>) {
+    let number = |key: &str| err.details.get(key).and_then(Value::as_u64);
+    (err.message.clone(), number("line"), number("column"))
+}

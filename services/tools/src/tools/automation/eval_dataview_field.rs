@@ -1,0 +1,67 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use otc_formats::dql;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::reading::View;
+use crate::{CallContext, Tool, dataview};
+
+pub struct EvalDataviewField;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The note the expression is evaluated on (this = the note).
+    pub path: String,
+    /// A Dataview expression: a field (status, file.mtime), or anything built from fields,
+    /// operators and functions (length(file.outlinks), dateformat(due, "yyyy-MM")).
+    pub expression: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub path: String,
+    /// The value, as Dataview prints it (dates as ISO text, links as [[path|name]]); absent
+    /// when it is null (no such field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::writing::any_json")]
+    pub value: Option<Value>,
+}
+
+impl Tool for EvalDataviewField {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:dataview"],
+        response_format: Format::Fixed { why: "one Dataview value" },
+        core: false,
+        ..ToolSpec::base(
+            "eval_dataview_field",
+            "Evaluate a Dataview field",
+            "Evaluates a Dataview field or expression on one note (frontmatter, inline key:: value fields, file.* \
+             properties), as Dataview would.",
+            Domain::Automation,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        view.readable_path(&input.path)?;
+        // One note: its page, with inline fields and tasks, as a query FROM it would see it.
+        let query =
+            dql::parse(&format!("TASK FROM \"{}\" WHERE {}", input.path.replace('"', "\\\""), input.expression))
+                .or_else(|_| dql::parse(&format!("TASK FROM \"{}\"", input.path.replace('"', "\\\""))))
+                .map_err(|e| e.detail("field", "path"))?;
+        let pages = dataview::pages(ctx, name, &view, &query).await?;
+        let page =
+            pages.into_iter().find(|p| p.path == input.path).ok_or_else(|| crate::reading::not_found(&input.path))?;
+        let now = chrono::Utc::now();
+        let value = dql::eval_field(&input.expression, &page, now.date_naive(), now)
+            .map_err(|e| e.detail("field", "expression"))?;
+        Ok(Output { path: input.path, value: Some(value).filter(|v| !v.is_null()) })
+    }
+}
