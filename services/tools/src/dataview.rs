@@ -16,8 +16,9 @@ use crate::{CallContext, graphing, internal, writing};
 /// The most notes whose text one query reads for inline fields.
 pub const MAX_TEXT_READS: usize = 5_000;
 
-/// The pages `query` runs over.
-pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
+/// Every note the caller may read (Excluded files left out), as the index holds it: frontmatter,
+/// tags, aliases, links both ways, size and dates. Bases read the same.
+pub async fn index_pages(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Vec<Page>, ToolError> {
     let graph = graphing::load(ctx, tool, view).await?;
     let filter = ScanFilter { with_meta: true, with_created: true, ..Default::default() };
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
@@ -25,7 +26,7 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
         tx.scan_candidates(view.vault.id, view.readable(), &filter).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     let names = |nodes: &[otc_graph::Node]| nodes.iter().map(|n| graph.graph.name(*n).to_string()).collect::<Vec<_>>();
-    let mut pages: Vec<Page> = candidates
+    let pages: Vec<Page> = candidates
         .into_iter()
         .filter(|c| !graph.excluded.contains(&c.path))
         .map(|c| {
@@ -50,6 +51,13 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
             }
         })
         .collect();
+    Ok(pages)
+}
+
+/// The pages `query` runs over: [`index_pages`] its FROM keeps, with their task lines when
+/// it needs them and their inline fields when it reads fields.
+pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
+    let mut pages = index_pages(ctx, tool, view).await?;
     if let Some(source) = query.source() {
         pages.retain(|p| dql::source_matches(source, p));
     }

@@ -190,7 +190,8 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
     (
         "Structured documents",
         &[
-            ("Canvases", "read_canvas"),
+            ("Bases", "query_base"),
+            ("canvases", "read_canvas"),
             ("drawings", "read_excalidraw"),
             ("Kanban", "read_kanban_board"),
             ("tables", "format_table"),

@@ -69,7 +69,9 @@ impl Domain {
             Domain::Search => ("Search", "Ranked, text, regex, JSONLogic and Dataview search over notes."),
             Domain::Vault => ("Vault", "The vaults you can reach and their search index."),
             Domain::Attachments => ("Attachments", "Images, PDFs and other files in the vault."),
-            Domain::Structured => ("Structured documents", "Canvases, drawings, Kanban boards and Markdown tables."),
+            Domain::Structured => {
+                ("Structured documents", "Bases, canvases, drawings, Kanban boards and Markdown tables.")
+            }
             Domain::Workspace => ("Workspace", "Bookmarks, workspaces and periodic notes."),
             Domain::Automation => ("Automation", "Templates, Dataview queries, tasks, bundles and obsidian:// links."),
             Domain::Git => ("Git", "The vault's history: every write is a commit."),

@@ -155,3 +155,87 @@ async fn bundles_pack_notes_within_their_budget() {
         assert!(matches!(e["code"].as_str(), Some("invalid_input" | "path_invalid")), "{tool} {args}: {e}");
     }
 }
+
+/// A base as Obsidian writes it: filters, a formula, two views.
+const BASE: &str = "filters:\n  and:\n    - file.inFolder(\"Projects\")\n    - file.hasTag(\"project\")\nformulas:\n  shout: owner_name.upper()\nproperties:\n  status:\n    displayName: Status\nviews:\n  - type: table\n    name: Active\n    filters:\n      and:\n        - status == \"active\"\n    order:\n      - file.name\n      - status\n    sort:\n      - property: file.name\n        direction: DESC\n  - type: cards\n    name: All\n";
+
+#[tokio::test]
+async fn bases_are_read_queried_created_and_patched() {
+    let (app, _, token) = vault().await;
+    commit(&app, &token, V, &[("Views/Projects.base", Some(BASE)), ("Views/Broken.base", Some("views: [\n"))]).await;
+    let read = ok(&app, &token, "read_base", json!({"vault": V, "path": "Views/Projects.base"})).await;
+    assert_eq!(read["views"], json!([{"name": "Active", "type": "table"}, {"name": "All", "type": "cards"}]));
+    assert_eq!(read["base"]["formulas"]["shout"], "owner_name.upper()");
+
+    let active = ok(&app, &token, "query_base", json!({"vault": V, "path": "Views/Projects.base"})).await;
+    assert_eq!(
+        (active["view"].clone(), active["columns"].clone(), active["total"].clone()),
+        (json!("Active"), json!(["file.name", "status"]), json!(1))
+    );
+    assert_eq!(active["rows"][0]["path"], "Projects/Alpha.md");
+    let all =
+        ok(&app, &token, "query_base", json!({"vault": V, "path": "Views/Projects.base", "view": "All", "limit": 1}))
+            .await;
+    assert_eq!((all["total"].clone(), all["rows"].as_array().unwrap().len()), (json!(2), 1));
+    let next = ok(
+        &app,
+        &token,
+        "query_base",
+        json!({"vault": V, "path": "Views/Projects.base", "view": "All", "limit": 1, "cursor": all["next_cursor"]}),
+    )
+    .await;
+    assert_eq!(next["rows"].as_array().unwrap().len(), 1);
+    let overridden = ok(
+        &app,
+        &token,
+        "query_base",
+        json!({"vault": V, "path": "Views/Projects.base", "override_filters": {"or": ["status == \"done\""]}}),
+    )
+    .await;
+    assert_eq!(overridden["rows"][0]["path"], "Projects/Beta.md");
+
+    let made = ok(&app, &token, "create_base", json!({"vault": V, "path": "Views/Done.base", "base": {"filters": "status == \"done\"", "views": [{"type": "table", "name": "Done"}]}})).await;
+    assert_eq!((made["views"].clone(), made["created"].clone()), (json!(1), json!(true)));
+    let done = ok(&app, &token, "query_base", json!({"vault": V, "path": "Views/Done.base"})).await;
+    assert_eq!(done["rows"][0]["path"], "Projects/Beta.md");
+
+    let patched = ok(&app, &token, "update_base", json!({"vault": V, "path": "Views/Projects.base", "prev_hash": read["content_hash"], "patch": {"properties": {"status": {"displayName": "State"}}}})).await;
+    assert_eq!(patched["changed"], true);
+    let text = crate::write::text(&app, &token, "Views/Projects.base").await.unwrap();
+    assert_eq!(text, BASE.replace("displayName: Status", "displayName: State"), "only the patched value changed");
+
+    let refusals = [
+        ("read_base", json!({"vault": V, "path": "Projects/Alpha.md"}), "invalid_input"),
+        ("read_base", json!({"vault": V, "path": "Views/Broken.base"}), "invalid_input"),
+        ("query_base", json!({"vault": V, "path": "Views/Projects.base", "view": "Nope"}), "invalid_input"),
+        (
+            "query_base",
+            json!({"vault": V, "path": "Views/Projects.base", "override_filters": {"xor": []}}),
+            "invalid_input",
+        ),
+        (
+            "query_base",
+            json!({"vault": V, "path": "Views/Projects.base", "override_filters": "this.file.name == \"x\""}),
+            "unsupported_base_filter",
+        ),
+        ("create_base", json!({"vault": V, "path": "Views/Done.base", "base": {}}), "note_exists"),
+        (
+            "create_base",
+            json!({"vault": V, "path": "Views/Bad.base", "base": {"formulas": {"x": "1 +"}}}),
+            "invalid_input",
+        ),
+        (
+            "update_base",
+            json!({"vault": V, "path": "Views/Projects.base", "patch": {"formulas": {"shout": "((("}}}),
+            "invalid_input",
+        ),
+        (
+            "update_base",
+            json!({"vault": V, "path": "Views/Projects.base", "patch": {}, "prev_hash": read["content_hash"]}),
+            "concurrent_modification",
+        ),
+    ];
+    for (tool, args, code) in refusals {
+        assert_eq!(err(&app, &token, tool, args.clone()).await["code"], code, "{tool} {args}");
+    }
+}

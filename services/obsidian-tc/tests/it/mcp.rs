@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 114] = [
+const FLAT: [&str; 118] = [
     "add_bookmark",
     "add_kanban_card",
     "add_tag",
@@ -139,6 +139,7 @@ const FLAT: [&str; 114] = [
     "cancel_task",
     "commit_wiki_page",
     "copy_note",
+    "create_base",
     "create_canvas",
     "create_excalidraw",
     "create_periodic_note",
@@ -201,7 +202,9 @@ const FLAT: [&str; 114] = [
     "open_workspace",
     "patch_note",
     "prune_hub_links",
+    "query_base",
     "query_canvas",
+    "read_base",
     "read_canvas",
     "read_excalidraw",
     "read_frontmatter",
@@ -231,6 +234,7 @@ const FLAT: [&str; 114] = [
     "sort_table_by_column",
     "suggest_links",
     "tasks_filter",
+    "update_base",
     "update_canvas",
     "update_excalidraw",
     "update_frontmatter",
@@ -437,6 +441,10 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "prune_hub_links",
         // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks, links,
         // Dataview and the vault's history: full only, as in the catalogue.
+        "create_base",
+        "query_base",
+        "read_base",
+        "update_base",
         "eval_dataview_field",
         "search_dql",
         "validate_dql",
@@ -762,6 +770,10 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "eval_dataview_field",
         "search_dql",
         "validate_dql",
+        "create_base",
+        "query_base",
+        "read_base",
+        "update_base",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1150,6 +1162,13 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("bundle_files", json!({"vault": v, "paths": ["A.md"], "response_format": "concise"})),
         ("bundle_folder", json!({"vault": v, "root": "", "max_files": 1, "response_format": "detailed"})),
         ("bundle_folder", json!({"vault": v, "root": "", "response_format": "concise"})),
+        (
+            "create_base",
+            json!({"vault": v, "path": "V.base", "base": {"views": [{"type": "table", "name": "T", "order": ["file.name"]}]}}),
+        ),
+        ("read_base", json!({"vault": v, "path": "V.base"})),
+        ("query_base", json!({"vault": v, "path": "V.base", "limit": 1})),
+        ("update_base", json!({"vault": v, "path": "V.base", "patch": {"filters": "file.hasTag(\"x\")"}})),
     ]
 }
 

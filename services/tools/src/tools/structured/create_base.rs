@@ -1,0 +1,102 @@
+use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, Sometimes, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_formats::bases;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::reading::View;
+use crate::tools::structured::read_base::check_base_path;
+use crate::writing::{self, Planned};
+use crate::{CallContext, Tool};
+
+pub struct CreateBase;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The new .base file.
+    pub path: String,
+    /// The base as JSON: {filters, formulas, properties, views: [{type: table|cards|list|map,
+    /// name, filters, order, sort, limit, groupBy}]}; written as YAML in Obsidian's style.
+    pub base: Map<String, Value>,
+    /// Replace an existing base (it goes to the trash; needs a person's confirmation).
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// Accepted for the public implementation's callers.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::writing::any_json")]
+    pub options: Option<Value>,
+    /// The confirmation token for an overwrite.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub path: String,
+    pub views: usize,
+    pub formulas: usize,
+    /// False when an existing base was replaced.
+    pub created: bool,
+    pub content_hash: String,
+}
+
+impl Tool for CreateBase {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:bases"],
+        scope_class: ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        hitl: Sometimes::OnSomeCalls,
+        response_format: Format::Fixed { why: "a write acknowledgement: counts and the hash" },
+        core: false,
+        ..ToolSpec::base(
+            "create_base",
+            "Create a base",
+            "Creates an Obsidian Bases file (.base) from filters, formulas, properties and views, checked first (an \
+             expression that does not parse, or a view without a type, is refused).",
+            Domain::Structured,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        check_base_path(&input.path)?;
+        writing::check_write(&view, &input.path, "path")?;
+        let text = bases::to_yaml(&Value::Object(input.base.clone()));
+        let parsed = bases::parse(&text).map_err(|e| e.detail("field", "base"))?;
+        let problems = bases::validate(&parsed);
+        if !problems.is_empty() {
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("the base has problems: {}", problems.join("; ")),
+            )
+            .detail("field", "base")
+            .detail("problems", problems));
+        }
+        let overwrite = input.overwrite.unwrap_or(false);
+        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
+        let edited = writing::edit_note(ctx, name, &view, &input.path, None, None, |current, _| match current {
+            Some(_) if !overwrite => {
+                Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
+                    .detail("path", input.path.clone()))
+            }
+            current => Ok(Planned { text: text.clone(), extra: current.is_none(), trash_old: current.is_some() }),
+        })
+        .await?;
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            path: input.path,
+            views: parsed.views.len(),
+            formulas: parsed.formulas.len(),
+            created: edited.extra,
+            content_hash: hex::encode(edited.content_hash),
+        })
+    }
+}
