@@ -22,6 +22,7 @@ pub mod links_out;
 pub mod live_app;
 pub mod maintenance;
 pub mod moving;
+pub mod ocr;
 pub mod periodic;
 pub mod rate_limits;
 pub mod reading;

@@ -70,6 +70,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<attachments::write_attachment::WriteAttachment>(),
         entry::<attachments::move_attachment::MoveAttachment>(),
         entry::<attachments::delete_attachment::DeleteAttachment>(),
+        entry::<attachments::ocr_attachment::OcrAttachment>(),
+        entry::<attachments::ocr_bulk::OcrBulk>(),
         entry::<search::search::Search>(),
         entry::<search::search_vault::SearchVault>(),
         entry::<search::search_text::SearchText>(),

@@ -42,6 +42,7 @@ pub struct Config {
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
+    pub ocr: OcrConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -400,6 +401,35 @@ impl Default for WikiJudgeConfig {
             timeout_ms: 15_000,
             max_note_chars: 2_400,
             plain_http_hosts: Vec::new(),
+        }
+    }
+}
+
+/// Text recognition in images for ocr_attachment and ocr_bulk: a local Tesseract (Debian's
+/// `tesseract-ocr`), run once per image content and cached.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OcrConfig {
+    /// The tesseract program ("" turns OCR off: the tools answer plugin_unavailable).
+    pub command: String,
+    /// Tesseract's language codes, joined with + (eng, deu+eng ...); each needs its traineddata.
+    pub languages: String,
+    /// How long one image may take.
+    pub timeout_ms: u64,
+    /// The largest image read.
+    pub max_bytes: u64,
+    /// How long a recognized text is kept per image content.
+    pub cache_secs: u64,
+}
+
+impl Default for OcrConfig {
+    fn default() -> Self {
+        Self {
+            command: "tesseract".into(),
+            languages: "eng".into(),
+            timeout_ms: 30_000,
+            max_bytes: 20 * 1024 * 1024,
+            cache_secs: 30 * 24 * 3600,
         }
     }
 }
@@ -1017,6 +1047,18 @@ impl Config {
         }
         if self.database.max_connections == 0 {
             bad("database.max_connections", "must be at least 1".into());
+        }
+        if self.ocr.languages.is_empty()
+            || !self
+                .ocr
+                .languages
+                .split('+')
+                .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            bad("ocr.languages", "is tesseract language codes joined with + (e.g. eng or deu+eng)".into());
+        }
+        if self.ocr.timeout_ms == 0 {
+            bad("ocr.timeout_ms", "must be at least 1".into());
         }
         if self.object_store.kind == ObjectStoreKind::S3 {
             if self.object_store.bucket.is_empty() {

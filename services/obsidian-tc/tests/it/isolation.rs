@@ -75,6 +75,8 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "eval_dataview_field" => json!({"vault": vault, "path": note, "expression": "status"}),
         "bundle_files" => json!({"vault": vault, "paths": [note]}),
         "bundle_folder" => json!({"vault": vault, "root": ""}),
+        "ocr_attachment" => json!({"vault": vault, "path": "Secret/scan.png"}),
+        "ocr_bulk" => json!({"vault": vault, "paths": ["Secret/scan.png"]}),
         "read_base" | "query_base" => json!({"vault": vault, "path": "Secret/View.base"}),
         "create_base" => json!({"vault": vault, "path": "Secret/View.base", "base": {}}),
         "update_base" => json!({"vault": vault, "path": "Secret/View.base", "patch": {}}),

@@ -28,6 +28,7 @@ mod modern;
 mod move_faults;
 mod moves;
 mod names;
+mod ocr;
 mod periodic;
 mod quality;
 mod quotas;

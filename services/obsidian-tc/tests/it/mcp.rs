@@ -124,7 +124,7 @@ const ESSENTIALS: [&str; 26] = [
     "write_note",
 ];
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 118] = [
+const FLAT: [&str; 120] = [
     "add_bookmark",
     "add_kanban_card",
     "add_tag",
@@ -199,6 +199,8 @@ const FLAT: [&str; 118] = [
     "move_note",
     "note_exists",
     "note_quality_report",
+    "ocr_attachment",
+    "ocr_bulk",
     "open_workspace",
     "patch_note",
     "prune_hub_links",
@@ -440,7 +442,9 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "lint_wiki",
         "prune_hub_links",
         // Structured documents, periodic notes, bookmarks, workspaces, templates, tasks, links,
-        // Dataview and the vault's history: full only, as in the catalogue.
+        // Dataview, OCR and the vault's history: full only, as in the catalogue.
+        "ocr_attachment",
+        "ocr_bulk",
         "create_base",
         "query_base",
         "read_base",
@@ -774,6 +778,8 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "query_base",
         "read_base",
         "update_base",
+        "ocr_attachment",
+        "ocr_bulk",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -897,6 +903,11 @@ async fn response_formats_and_the_governor() {
 /// task of the caller's, `snapshot_id` a snapshot of A.md.
 fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> {
     let v = "Notes";
+    let scan = {
+        use base64::Engine;
+        let png = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ocr/whiteboard.png");
+        base64::engine::general_purpose::STANDARD.encode(std::fs::read(png).unwrap())
+    };
     vec![
         ("read_note", json!({"vault": v, "path": "A.md"})),
         ("read_note", json!({"vault": v, "path": "A.md", "response_format": "concise"})),
@@ -1169,6 +1180,9 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("read_base", json!({"vault": v, "path": "V.base"})),
         ("query_base", json!({"vault": v, "path": "V.base", "limit": 1})),
         ("update_base", json!({"vault": v, "path": "V.base", "patch": {"filters": "file.hasTag(\"x\")"}})),
+        ("write_attachment", json!({"vault": v, "path": "scan.png", "content": scan})),
+        ("ocr_attachment", json!({"vault": v, "path": "scan.png"})),
+        ("ocr_bulk", json!({"vault": v, "paths": ["scan.png"]})),
     ]
 }
 

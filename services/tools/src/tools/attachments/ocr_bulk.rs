@@ -1,0 +1,149 @@
+use futures::StreamExt;
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reading::View;
+use crate::{CallContext, Tool, internal, ocr, writing};
+
+pub struct OcrBulk;
+
+/// The most images one call reads.
+const MAX_IMAGES: usize = 50;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The images to read (default: the images under root).
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// The folder whose images are read when paths is not given (default: the whole vault).
+    #[serde(default)]
+    pub root: Option<String>,
+    /// Image extensions to read under root (default: every image type OCR reads).
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+    /// Read again even when cached (default false).
+    #[serde(default)]
+    pub force: Option<bool>,
+    /// Images read at once, 1 to 4 (default 2).
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
+    /// Accepted for the public implementation's callers; reading needs no confirmation.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// One per image, in path order.
+    pub results: Vec<Item>,
+    pub succeeded: usize,
+    pub failed: usize,
+    /// More images matched than one call reads (50): read the rest with paths.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Item {
+    pub path: String,
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+    /// The error's code, when this image failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Tool for OcrBulk {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:ocr"],
+        response_format: Format::Fixed { why: "per-file batch results" },
+        core: false,
+        ..ToolSpec::base(
+            "ocr_bulk",
+            "Read the text in many images",
+            "Reads the text in up to 50 image attachments (named, or under a folder) with the server's OCR engine, \
+             a few at a time; each result or error per image.",
+            Domain::Attachments,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let concurrent = crate::reading::bounded(input.max_concurrent, 2, 1..=4, "max_concurrent")?;
+        let mut paths = match input.paths {
+            Some(paths) => {
+                for path in &paths {
+                    view.readable_path(path).map_err(|e| e.detail("field", "paths"))?;
+                    ocr::check_image(path, "paths")?;
+                }
+                paths
+            }
+            None => {
+                let folder = view.folder_prefix(input.root.as_deref())?;
+                let extensions: Vec<String> = match input.extensions {
+                    Some(list) => {
+                        list.iter().map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase())).collect()
+                    }
+                    None => ocr::IMAGE_EXTENSIONS.iter().map(|e| e.to_string()).collect(),
+                };
+                if let Some(bad) = extensions.iter().find(|e| !ocr::IMAGE_EXTENSIONS.contains(&e.as_str())) {
+                    return Err(ToolError::with_message(
+                        ErrorCode::InvalidInput,
+                        format!("OCR does not read {bad} files"),
+                    )
+                    .detail("field", "extensions"));
+                }
+                let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                let rows = tx
+                    .list_files(
+                        view.vault.id,
+                        &folder,
+                        true,
+                        Some(&extensions),
+                        view.readable(),
+                        None,
+                        MAX_IMAGES as i64 + 1,
+                    )
+                    .await
+                    .map_err(|e| internal(name, &e))?;
+                tx.commit().await.map_err(|e| internal(name, &e))?;
+                rows.into_iter().map(|r| r.path).collect()
+            }
+        };
+        let truncated = paths.len() > MAX_IMAGES;
+        paths.truncate(MAX_IMAGES);
+        let force = input.force.unwrap_or(false);
+        let results: Vec<Item> = futures::stream::iter(paths)
+            .map(|path| async move {
+                let read = async {
+                    let entry = writing::current(ctx, name, view.vault.id, &path)
+                        .await?
+                        .ok_or_else(|| crate::reading::not_found(&path))?;
+                    ocr::recognize(ctx, name, &entry.hash, force).await
+                };
+                match read.await {
+                    Ok(found) => {
+                        Item { path, ok: true, text: Some(found.text), cached: Some(found.cached), error: None }
+                    }
+                    Err(e) => {
+                        Item { path, ok: false, text: None, cached: None, error: Some(e.code.as_str().to_string()) }
+                    }
+                }
+            })
+            .buffered(concurrent)
+            .collect()
+            .await;
+        let succeeded = results.iter().filter(|r| r.ok).count();
+        Ok(Output { vault: view.vault.name.clone(), failed: results.len() - succeeded, succeeded, results, truncated })
+    }
+}
