@@ -3828,7 +3828,7 @@ mod tests {
         assert!(err.message.contains("data command"), "{}", err.message);
         let err = parse("TABLE a, FROM #x").unwrap_err();
         assert!(err.message.contains("column expression"), "{}", err.message);
-        let err = parse("SELECT * FROM x").unwrap_err();
+        let err = parse("CHART * FROM x").unwrap_err();
         assert_eq!((err.details["line"].clone(), err.details["column"].clone()), (json!(1), json!(1)));
         assert!(err.message.contains("TABLE, LIST or TASK"));
         let err = parse("LIST FROM #a WHERE (x").unwrap_err();

@@ -140,9 +140,16 @@ async fn read_note_projections_anchors_and_errors() {
     .await;
     assert_eq!(field["section"]["text"], "open");
 
-    // Periodic notes, where the vault's settings say they live.
-    let settings_err =
+    // Periodic notes, where the vault's settings say they live: without settings, daily notes
+    // are where Obsidian's defaults put them (the root, YYYY-MM-DD), other periods have none.
+    let default_place =
         err(&app, &token, "read_note", json!({"vault": v, "period": "daily", "date": "2026-11-30"})).await;
+    assert_eq!(
+        (default_place["code"].as_str(), default_place["details"]["path"].as_str()),
+        (Some("note_not_found"), Some("2026-11-30.md"))
+    );
+    let settings_err =
+        err(&app, &token, "read_note", json!({"vault": v, "period": "weekly", "date": "2026-11-30"})).await;
     assert_eq!(
         (settings_err["code"].as_str(), settings_err["details"]["field"].as_str()),
         (Some("invalid_input"), Some("period"))

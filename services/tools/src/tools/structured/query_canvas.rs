@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::canvases::check_canvas_path;
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
+use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
 use crate::{CallContext, Tool, internal, writing};
 
 pub struct QueryCanvas;
@@ -146,11 +146,8 @@ impl Tool for QueryCanvas {
         let total = all.len();
         let rest: Vec<Match> = all.into_iter().skip(skip).collect();
         let more = rest.len() > limit;
-        let items: Vec<Match> = rest.into_iter().take(limit).collect();
-        let shown = items.len();
-        let (matches, _) = page(name, items, false, PAGE_BUDGET_BYTES, |_| ());
-        let next = skip + matches.len();
-        let next_cursor = (more || matches.len() < shown).then(|| crate::reading::encode_cursor(name, &next));
+        let (matches, cut) = fit(rest.into_iter().take(limit).collect(), PAGE_BUDGET_BYTES);
+        let next_cursor = (more || cut).then(|| encode_cursor(name, &(skip + matches.len())));
         Ok(Output { vault: view.vault.name.clone(), matches, total, unreadable, next_cursor })
     }
 }
