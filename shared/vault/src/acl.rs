@@ -538,4 +538,23 @@ mod tests {
         assert_eq!(open_tenant.read_regexes().unwrap(), [r"^A/.*$"]);
         assert_eq!(Acl::open().read_regexes(), None);
     }
+
+    #[test]
+    fn writing_everywhere_takes_a_rule_that_reads_and_writes_everything_in_every_layer() {
+        assert!(Acl::open().writes_everywhere());
+        let open = |layer| Rule::new(layer, "open", None, None, None, false).unwrap();
+        let reads_a = rule(Layer::Tenant, "a", &["A/**"], None, false);
+        let read_only = Rule::new(Layer::Tenant, "ro", None, None, None, true).unwrap();
+        let writes_a = Rule::new(Layer::Tenant, "w", None, Some(&["A/**".to_string()]), None, false).unwrap();
+        assert!(
+            Acl::open()
+                .with_layer(vec![open(Layer::Deployment)])
+                .with_layer(vec![reads_a.clone(), open(Layer::Tenant)])
+                .writes_everywhere()
+        );
+        for narrowing in [reads_a, read_only, writes_a] {
+            let acl = Acl::open().with_layer(vec![open(Layer::Deployment)]).with_layer(vec![narrowing]);
+            assert!(!acl.writes_everywhere());
+        }
+    }
 }
