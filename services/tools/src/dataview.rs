@@ -16,11 +16,42 @@ use crate::{CallContext, graphing, internal, writing};
 /// The most notes whose text one query reads for inline fields.
 pub const MAX_TEXT_READS: usize = 5_000;
 
+/// What a task row answers by itself in a TASK query (Dataview's task fields, and the Tasks
+/// plugin's dates as Dataview maps them).
+const TASK_FIELDS: [&str; 18] = [
+    "completed",
+    "fullyCompleted",
+    "checked",
+    "status",
+    "text",
+    "line",
+    "lineCount",
+    "tags",
+    "task",
+    "link",
+    "section",
+    "path",
+    "children",
+    "due",
+    "scheduled",
+    "start",
+    "completion",
+    "created",
+];
+/// What GROUP BY and FLATTEN bring: the group's key and rows, the row itself, `this`.
+const GROUP_FIELDS: [&str; 4] = ["key", "rows", "row", "this"];
+
 /// Every note the caller may read (Excluded files left out), as the index holds it: frontmatter,
-/// tags, aliases, links both ways, size and dates. Bases read the same.
-pub async fn index_pages(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Vec<Page>, ToolError> {
+/// tags, aliases, links both ways, size, modification time and, when `with_created`, when each
+/// came into being (a look-up per note in the change log). Bases read the same.
+pub async fn index_pages(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    with_created: bool,
+) -> Result<Vec<Page>, ToolError> {
     let graph = graphing::load(ctx, tool, view).await?;
-    let filter = ScanFilter { with_meta: true, with_created: true, ..Default::default() };
+    let filter = ScanFilter { with_meta: true, with_created, ..Default::default() };
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     let candidates =
         tx.scan_candidates(view.vault.id, view.readable(), &filter).await.map_err(|e| internal(tool, &e))?;
@@ -57,13 +88,18 @@ pub async fn index_pages(ctx: &CallContext<'_>, tool: &str, view: &View) -> Resu
 /// The pages `query` runs over: [`index_pages`] its FROM keeps, with their task lines when
 /// it needs them and their inline fields when it reads fields.
 pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
-    let mut pages = index_pages(ctx, tool, view).await?;
+    let fields = query.fields_used();
+    let created = fields.iter().any(|f| matches!(f.as_str(), "file.ctime" | "file.cday"));
+    let mut pages = index_pages(ctx, tool, view, created).await?;
     if let Some(source) = query.source() {
         pages.retain(|p| dql::source_matches(source, p));
     }
     if query.needs_tasks() && !pages.is_empty() {
-        let paths: Vec<String> = pages.iter().map(|p| p.path.clone()).collect();
-        let (rows, _) = crate::task_items::read(ctx, tool, view, "", Some(&paths)).await?;
+        // Named paths narrow the read when FROM left few notes; else every task line is read
+        // once and matched here (a list of 100k paths costs Postgres more than the lines).
+        let paths: Option<Vec<String>> =
+            (query.source().is_some() && pages.len() <= 1_000).then(|| pages.iter().map(|p| p.path.clone()).collect());
+        let (rows, _) = crate::task_items::read(ctx, tool, view, "", paths.as_deref()).await?;
         let mut by_path: BTreeMap<String, Vec<TaskItem>> = BTreeMap::new();
         for row in rows {
             let t = &row.task;
@@ -92,8 +128,15 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
             page.tasks = by_path.remove(&page.path).unwrap_or_default();
         }
     }
-    // Inline fields only when the query reads a field no file.* property answers.
-    let wants_fields = query.fields_used().iter().any(|f| !f.starts_with("file.") && f != "file");
+    // Inline fields only when the query reads a field that neither a file.* property nor a
+    // task's own fields (TASK queries) answer.
+    let implicit = |f: &str| {
+        f == "file"
+            || f.starts_with("file.")
+            || (query.needs_tasks() && TASK_FIELDS.contains(&f.split('.').next().unwrap_or(f)))
+            || GROUP_FIELDS.contains(&f.split('.').next().unwrap_or(f))
+    };
+    let wants_fields = fields.iter().any(|f| !implicit(f));
     if wants_fields {
         if pages.len() > MAX_TEXT_READS {
             return Err(ToolError::with_message(

@@ -106,7 +106,9 @@ impl Tool for QueryBase {
         let Content { text, .. } = read_content(ctx, name, &view, &input.path).await?;
         let base = bases::parse(&text)?;
         let override_filters = input.override_filters.as_ref().map(filter_of).transpose()?;
-        let rows = dataview::index_pages(ctx, name, &view)
+        // When each note came into being costs a look-up per note: read only for a base that
+        // names it.
+        let rows = dataview::index_pages(ctx, name, &view, text.contains("ctime"))
             .await?
             .into_iter()
             .map(|p| bases::Row {
