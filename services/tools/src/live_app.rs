@@ -1,8 +1,7 @@
 //! Tools that need a live Obsidian app: the active file, the command palette, QuickAdd, Make.md,
 //! Remotely Save, Omnisearch, Datacore, Metadata Menu, Obsidian Git's staging. A hosted vault has
 //! no running app, so each answers plugin_unavailable with a hint naming the tool that does the
-//! job on the files. They
-//! carry the `plugin-bridge` tag and are hidden from listings unless
+//! job on the files. They carry the `plugin-bridge` tag and are hidden from listings unless
 //! `tool_visibility.show_live_app_tools` is set; a call by name still gets the typed answer.
 //!
 //! Each tool's input takes the catalogue's parameter names without refusing any, so a prompt or
