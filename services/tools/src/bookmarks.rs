@@ -11,11 +11,14 @@ use crate::reading::View;
 pub fn visible(view: &View, item: &Map<String, Value>) -> bool {
     match item.get("path").and_then(Value::as_str) {
         None => true,
-        Some(path) if item.get("type").and_then(Value::as_str) == Some("folder") => {
-            view.can_read(path) || view.can_read(&format!("{}/x", path.trim_end_matches('/')))
-        }
+        Some(path) if item.get("type").and_then(Value::as_str) == Some("folder") => folder_visible(view, path),
         Some(path) => view.can_read(path),
     }
+}
+
+/// Whether the caller may read the folder `path` or something in it.
+pub fn folder_visible(view: &View, path: &str) -> bool {
+    view.can_read(path) || view.can_read(&format!("{}/x", path.trim_end_matches('/')))
 }
 
 /// `items` as the caller may see them, groups filtered in turn.

@@ -1,16 +1,12 @@
 //! What the canvas tools share: a `.canvas` path argument, and the concise view of a node or
 //! an edge (what it says and what it joins, without the layout).
 
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use serde_json::{Map, Value};
 
 /// A `.canvas` path argument named `field`.
 pub fn check_canvas_path(path: &str, field: &str) -> Result<(), ToolError> {
-    if path.to_lowercase().ends_with(".canvas") {
-        return Ok(());
-    }
-    Err(ToolError::with_message(ErrorCode::InvalidInput, "a canvas is a .canvas file")
-        .detail("field", field.to_string()))
+    crate::reading::check_extension(path, ".canvas", "a canvas is a .canvas file", field)
 }
 
 /// The keys a concise node keeps: what it says, not where it sits.

@@ -87,7 +87,6 @@ pub async fn settings(ctx: &CallContext<'_>, tool: &str, view: &View, period: Pe
 
 /// The note of one period: its first day, its path and where such notes live.
 pub struct Resolved {
-    pub period: Period,
     /// The first day of the period holding the date asked for.
     pub date: NaiveDate,
     pub path: String,
@@ -106,10 +105,12 @@ pub async fn resolve(
     let asked = date_arg(date, "date")?;
     let settings = settings(ctx, tool, view, period).await?;
     let date = period.start(asked, &settings.format);
-    Ok(Resolved { period, date, path: settings.path_for(asked), settings })
+    Ok(Resolved { date, path: settings.path_for(asked), settings })
 }
 
-/// The text a new note starts with, and what was used to make it.
+/// The text a new note starts with, and what was used to make it (default: empty, from no
+/// template).
+#[derive(Default)]
 pub struct Started {
     pub text: String,
     /// The template's vault path, when there was one.
@@ -204,7 +205,7 @@ pub async fn start_periodic(
         None => (resolved.settings.template.as_deref(), "period"),
     };
     let Some(name) = name else {
-        return Ok(Started { text: String::new(), template: None, expanded: false, unknown: Vec::new() });
+        return Ok(Started::default());
     };
     let settings = template_settings(ctx, tool, view).await?;
     let (template, text) = find_template(ctx, tool, view, settings.folder.as_deref(), name, field).await?;
@@ -257,7 +258,6 @@ where
     })
     .await?;
     let (text, created) = edited.extra;
-    let blank = || Started { text: String::new(), template: None, expanded: false, unknown: Vec::new() };
-    let started = created.then(|| started.unwrap_or_else(blank));
+    let started = created.then(|| started.unwrap_or_default());
     Ok(Ensured { text, content_hash: edited.content_hash, size: edited.size, started })
 }

@@ -213,6 +213,15 @@ impl View {
     }
 }
 
+/// A path argument named `field` that must end in `extension` (compared case-blind); else
+/// invalid_input with `message`.
+pub fn check_extension(path: &str, extension: &str, message: &str, field: &str) -> Result<(), ToolError> {
+    if path.to_lowercase().ends_with(extension) {
+        return Ok(());
+    }
+    Err(ToolError::with_message(ErrorCode::InvalidInput, message).detail("field", field.to_string()))
+}
+
 /// What a note that is missing, or hidden from the caller, answers.
 pub fn not_found(path: &str) -> ToolError {
     ToolError::new(ErrorCode::NoteNotFound).detail("path", path)

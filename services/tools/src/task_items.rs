@@ -97,6 +97,20 @@ pub async fn read(
     Ok((rows, truncated))
 }
 
+/// A priority argument named `field`: highest, high, medium, none, low or lowest.
+pub fn priority_arg(name: Option<&str>, field: &str) -> Result<Option<Priority>, ToolError> {
+    name.map(|p| {
+        Priority::from_name(p).ok_or_else(|| {
+            ToolError::with_message(
+                otc_errors::ErrorCode::InvalidInput,
+                "priority is highest, high, medium, none, low or lowest",
+            )
+            .detail("field", field.to_string())
+        })
+    })
+    .transpose()
+}
+
 /// Whether `task` is of the status named (todo, in_progress, done, cancelled; open = todo or
 /// in progress).
 pub fn status_is(task: &Task, wanted: &str) -> bool {

@@ -342,6 +342,29 @@ pub fn stale_error(view: &View, stale: &Stale) -> ToolError {
     error
 }
 
+/// Writes `text` as the whole file at `path` (field `field`): a new name must pass the new-name
+/// rules; an existing file is replaced only with `overwrite`, then with a person's confirmation,
+/// its old content kept in the trash. The edit's extra is whether the file was created.
+pub async fn write_whole(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    field: &str,
+    text: &str,
+    overwrite: bool,
+) -> Result<Edited<bool>, ToolError> {
+    let now = current(ctx, tool, view.vault.id, path).await?;
+    check_destination(ctx, tool, view, path, field, now.as_ref(), overwrite, None, true).await?;
+    edit_note(ctx, tool, view, path, None, None, |existing, _| match existing {
+        // Made by another writer since the check: replaced only with overwrite.
+        Some(_) if !overwrite => Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
+            .detail("path", path.to_string())),
+        existing => Ok(Planned { text: text.to_string(), extra: existing.is_none(), trash_old: existing.is_some() }),
+    })
+    .await
+}
+
 /// The result of one read-modify-write edit.
 pub struct Edited<T> {
     /// The row before the edit (None: the call created the note).

@@ -170,7 +170,8 @@ impl Priority {
         }
     }
 
-    fn from_name(name: &str) -> Option<Self> {
+    /// The priority a name gives (`highest` ... `lowest`, `none`; any case).
+    pub fn from_name(name: &str) -> Option<Self> {
         Some(match name.to_ascii_lowercase().as_str() {
             "highest" => Priority::Highest,
             "high" => Priority::High,

@@ -123,6 +123,22 @@ const ESSENTIALS: [&str; 26] = [
     "update_frontmatter",
     "write_note",
 ];
+/// The domain meta-tools a caller who may use everything sees, in listing order.
+const DOMAINS: [&str; 12] = [
+    "notes",
+    "metadata",
+    "links",
+    "search",
+    "vault",
+    "attachments",
+    "structured",
+    "workspace",
+    "automation",
+    "git",
+    "knowledge",
+    "admin",
+];
+
 /// Every tool but the triad, in listing order.
 const FLAT: [&str; 120] = [
     "add_bookmark",
@@ -407,23 +423,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
     let token = full_token(&app).await;
     assert_eq!(list_names(&app, "/mcp", &token).await, TRIAD);
     assert_eq!(list_names(&app, "/mcp/triad", &token).await, TRIAD);
-    assert_eq!(
-        list_names(&app, "/mcp/domain", &token).await,
-        [
-            "notes",
-            "metadata",
-            "links",
-            "search",
-            "vault",
-            "attachments",
-            "structured",
-            "workspace",
-            "automation",
-            "git",
-            "knowledge",
-            "admin"
-        ]
-    );
+    assert_eq!(list_names(&app, "/mcp/domain", &token).await, DOMAINS);
     assert_eq!(list_names(&app, "/mcp/full", &token).await, FLAT);
     let full_only = [
         "get_attachment",
@@ -805,23 +805,7 @@ async fn facade_modes_and_advertise_settings() {
 
     let app = TestApp::spawn_with(|c| c.tool_facade.mode = otc_config::FacadeModeSetting::Domain).await;
     let token = full_token(&app).await;
-    assert_eq!(
-        list_names(&app, "/mcp", &token).await,
-        [
-            "notes",
-            "metadata",
-            "links",
-            "search",
-            "vault",
-            "attachments",
-            "structured",
-            "workspace",
-            "automation",
-            "git",
-            "knowledge",
-            "admin"
-        ]
-    );
+    assert_eq!(list_names(&app, "/mcp", &token).await, DOMAINS);
     app.stop().await;
 
     let app = TestApp::spawn_with(|c| c.tool_facade.advertise = otc_config::AdvertiseSetting::Essentials).await;

@@ -1,6 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
-use otc_formats::tasks::Priority;
+use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -118,21 +117,7 @@ impl Tool for ListTasks {
             Some("any") => Some(Due::Any),
             Some(day) => Some(Due::By(periodic::date_arg(Some(day), "due")?)),
         };
-        let priority = match input.priority.as_deref() {
-            None => None,
-            Some(p) => Some(
-                [Priority::Highest, Priority::High, Priority::Medium, Priority::None, Priority::Low, Priority::Lowest]
-                    .into_iter()
-                    .find(|x| crate::format::variant_name(*x) == p.to_lowercase())
-                    .ok_or_else(|| {
-                        ToolError::with_message(
-                            ErrorCode::InvalidInput,
-                            "priority is highest, high, medium, none, low or lowest",
-                        )
-                        .detail("field", "priority")
-                    })?,
-            ),
-        };
+        let priority = crate::task_items::priority_arg(input.priority.as_deref(), "priority")?;
         let status = input.status.unwrap_or(Status::All);
         let (rows, truncated) = task_items::read(ctx, name, &view, &folder, input.paths.as_deref()).await?;
         let tags = input.tags.unwrap_or_default();

@@ -1,6 +1,6 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
-use otc_formats::tasks::{self, Priority, StatusType, TaskRow};
+use otc_formats::tasks::{self, StatusType, TaskRow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -101,21 +101,7 @@ impl Tool for UpdateTask {
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let set = input.set.unwrap_or_default();
-        let priority = match set.priority.as_deref() {
-            None => None,
-            Some(p) => Some(
-                [Priority::Highest, Priority::High, Priority::Medium, Priority::None, Priority::Low, Priority::Lowest]
-                    .into_iter()
-                    .find(|x| crate::format::variant_name(*x) == p.to_lowercase())
-                    .ok_or_else(|| {
-                        ToolError::with_message(
-                            ErrorCode::InvalidInput,
-                            "priority is highest, high, medium, none, low or lowest",
-                        )
-                        .detail("field", "set")
-                    })?,
-            ),
-        };
+        let priority = crate::task_items::priority_arg(set.priority.as_deref(), "set")?;
         let status = match set.status.as_deref() {
             None => None,
             Some(s) if s.chars().count() == 1 => s.chars().next(),

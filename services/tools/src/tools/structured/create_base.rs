@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::reading::View;
 use crate::tools::structured::read_base::check_base_path;
-use crate::writing::{self, Planned};
+use crate::writing;
 use crate::{CallContext, Tool};
 
 pub struct CreateBase;
@@ -80,16 +80,7 @@ impl Tool for CreateBase {
             .detail("problems", problems));
         }
         let overwrite = input.overwrite.unwrap_or(false);
-        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
-        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
-        let edited = writing::edit_note(ctx, name, &view, &input.path, None, None, |current, _| match current {
-            Some(_) if !overwrite => {
-                Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
-                    .detail("path", input.path.clone()))
-            }
-            current => Ok(Planned { text: text.clone(), extra: current.is_none(), trash_old: current.is_some() }),
-        })
-        .await?;
+        let edited = writing::write_whole(ctx, name, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

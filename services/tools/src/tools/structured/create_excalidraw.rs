@@ -1,12 +1,12 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, Sometimes, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_formats::excalidraw;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::reading::View;
-use crate::writing::{self, Planned};
+use crate::writing;
 use crate::{CallContext, Tool};
 
 pub struct CreateExcalidraw;
@@ -67,10 +67,12 @@ impl Tool for CreateExcalidraw {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        if !input.path.to_lowercase().ends_with(".excalidraw.md") {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, "a drawing's name ends in .excalidraw.md")
-                .detail("field", "path"));
-        }
+        crate::reading::check_extension(
+            &input.path,
+            ".excalidraw.md",
+            "a drawing's name ends in .excalidraw.md",
+            "path",
+        )?;
         writing::check_write(&view, &input.path, "path")?;
         let start = match &input.template {
             Some(template) => {
@@ -94,16 +96,7 @@ impl Tool for CreateExcalidraw {
         let elements = excalidraw::summary(&applied.drawing).elements;
         let text = excalidraw::render(&applied.drawing);
         let overwrite = input.overwrite.unwrap_or(false);
-        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
-        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
-        let edited = writing::edit_note(ctx, name, &view, &input.path, None, None, |current, _| match current {
-            Some(_) if !overwrite => {
-                Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
-                    .detail("path", input.path.clone()))
-            }
-            current => Ok(Planned { text: text.clone(), extra: current.is_none(), trash_old: current.is_some() }),
-        })
-        .await?;
+        let edited = writing::write_whole(ctx, name, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

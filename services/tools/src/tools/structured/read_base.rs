@@ -1,5 +1,5 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_formats::bases;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,10 +43,7 @@ pub struct ViewInfo {
 
 /// A `.base` path argument.
 pub fn check_base_path(path: &str) -> Result<(), ToolError> {
-    if path.to_lowercase().ends_with(".base") {
-        return Ok(());
-    }
-    Err(ToolError::with_message(ErrorCode::InvalidInput, "a base is a .base file").detail("field", "path"))
+    crate::reading::check_extension(path, ".base", "a base is a .base file", "path")
 }
 
 impl Tool for ReadBase {

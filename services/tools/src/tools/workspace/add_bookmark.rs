@@ -108,7 +108,7 @@ impl Tool for AddBookmark {
                 if b.kind != Kind::Folder {
                     view.readable_path(path)?;
                     writing::current(ctx, name, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
-                } else if !bookmarks::visible(&view, &item_with_path(&item, path)) {
+                } else if !bookmarks::folder_visible(&view, path) {
                     return Err(not_found(path));
                 }
                 item.insert("path".into(), json!(path));
@@ -182,10 +182,4 @@ impl Tool for AddBookmark {
             content_hash: hex::encode(edited.content_hash),
         })
     }
-}
-
-fn item_with_path(item: &Map<String, Value>, path: &str) -> Map<String, Value> {
-    let mut item = item.clone();
-    item.insert("path".into(), json!(path));
-    item
 }
