@@ -31,6 +31,16 @@ async fn search_dql_runs_list_table_and_task_queries_from_the_index() {
         ok(&app, &token, "search_dql", json!({"vault": V, "dql": "LIST FROM #project SORT file.name ASC"})).await;
     assert_eq!(listed["kind"], "list");
     assert_eq!(listed["note_paths"], json!(["Projects/Alpha.md", "Projects/Beta.md", "Secret/Delta.md"]));
+    // Flattened and sorted, a note's rows are apart; each note is still named once.
+    let flat = ok(
+        &app,
+        &token,
+        "search_dql",
+        json!({"vault": V, "dql": "TABLE n FROM #project FLATTEN list(1, 2) AS n SORT n, file.name"}),
+    )
+    .await;
+    assert_eq!(flat["total"], 6);
+    assert_eq!(flat["note_paths"], json!(["Projects/Alpha.md", "Projects/Beta.md", "Secret/Delta.md"]));
 
     let table = ok(&app, &token, "search_dql", json!({"vault": V, "dql": "TABLE status, owner AS \"Owner\" FROM \"Projects\" WHERE status = \"active\" SORT file.name DESC", "format": "markdown"})).await;
     assert_eq!(table["headers"], json!(["File", "status", "Owner"]));

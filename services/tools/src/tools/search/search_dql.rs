@@ -131,9 +131,14 @@ impl Tool for SearchDql {
         let now = chrono::Utc::now();
         let output = dql::run(&query, &pages, None, now.date_naive(), now)?;
         let rendered = (input.format == Some(Shape::Markdown)).then(|| markdown(&output));
-        let mut note_paths: Vec<String> =
-            output.rows.iter().map(|r| r.path.clone()).filter(|p| !p.is_empty()).collect();
-        note_paths.dedup();
+        // Each note once, in row order (FLATTEN and SORT can spread one note's rows apart).
+        let mut seen = std::collections::HashSet::new();
+        let note_paths: Vec<String> = output
+            .rows
+            .iter()
+            .filter(|r| !r.path.is_empty() && seen.insert(r.path.as_str()))
+            .map(|r| r.path.clone())
+            .collect();
         let rows = output
             .rows
             .into_iter()
