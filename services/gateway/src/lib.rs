@@ -135,6 +135,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
                 .route_service("/mcp/essentials", surface(Surface::Subset(Subset::Essentials)))
                 .route_service("/mcp/core", surface(Surface::Subset(Subset::Core)))
                 .route_service("/mcp/full", surface(Surface::Subset(Subset::Full)))
+                .route_service("/mcp/compat/obsidian", surface(Surface::CompatObsidian))
                 .layer(axum::middleware::from_fn(jsonrpc::guard)),
         )
         .layer(RequestBodyLimitLayer::new(limits.body_limit_bytes))

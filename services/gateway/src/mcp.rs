@@ -756,7 +756,7 @@ fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_tools::Progres
 }
 
 /// The named surfaces, each served at `/mcp/<name>` (and the default at `/mcp`).
-pub const SURFACES: [&str; 5] = ["triad", "domain", "essentials", "core", "full"];
+pub const SURFACES: [&str; 6] = ["triad", "domain", "essentials", "core", "full", "compat/obsidian"];
 
 /// Settings of the HTTP transport.
 #[derive(Debug, Clone)]

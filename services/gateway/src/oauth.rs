@@ -37,10 +37,12 @@ pub fn base_url(settings: &OAuthSettings, headers: &HeaderMap) -> String {
 /// The resource a request path belongs to: an MCP endpoint (`/mcp`, `/mcp/<surface>`) or, for
 /// anything else, the server as a whole ("").
 fn resource_path(path: &str) -> String {
-    let mut segments = path.split('/').filter(|s| !s.is_empty());
-    match (segments.next(), segments.next()) {
-        (Some("mcp"), None) => "/mcp".into(),
-        (Some("mcp"), Some(surface)) if crate::mcp::SURFACES.contains(&surface) => format!("/mcp/{surface}"),
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segments.split_first() {
+        Some((&"mcp", [])) => "/mcp".into(),
+        Some((&"mcp", rest)) if crate::mcp::SURFACES.contains(&rest.join("/").as_str()) => {
+            format!("/mcp/{}", rest.join("/"))
+        }
         _ => String::new(),
     }
 }

@@ -132,6 +132,7 @@ pub fn surface_label(surface: Surface) -> &'static str {
         Surface::Subset(Subset::Essentials) => "mcp/essentials",
         Surface::Subset(Subset::Core) => "mcp/core",
         Surface::Subset(Subset::Full) => "mcp/full",
+        Surface::CompatObsidian => "mcp/compat/obsidian",
     }
 }
 

@@ -11,6 +11,7 @@ pub mod bookmarks;
 pub mod bundles;
 pub mod canvases;
 pub mod citations;
+pub mod compat;
 pub mod confirmation;
 pub mod dataview;
 pub mod file_cache;
@@ -262,6 +263,8 @@ impl CallContext<'_> {
 /// The registry with its handlers and the deployment's facade settings.
 pub struct Dispatcher {
     registry: Registry,
+    /// The `/mcp/compat/obsidian` surface's own tools (each routes to catalogue tools).
+    compat: Registry,
     handlers: HashMap<&'static str, Handler>,
     settings: FacadeSettings,
     default_format: ResponseFormat,
@@ -313,15 +316,23 @@ impl Dispatcher {
     /// Registers `entries` (normally [`toolset::all`]) under `config`'s settings.
     pub fn new(services: Services, entries: Vec<ToolEntry>) -> Result<Self, RegistrationError> {
         let mut handlers = HashMap::new();
-        let mut declarations = Vec::new();
-        for entry in entries {
-            handlers.insert(entry.declaration.spec.name, entry.handler);
-            declarations.push(entry.declaration);
+        let mut declare = |entries: Vec<ToolEntry>| {
+            let mut declarations = Vec::new();
+            for entry in entries {
+                handlers.insert(entry.declaration.spec.name, entry.handler);
+                declarations.push(entry.declaration);
+            }
+            declarations
+        };
+        let registry = Registry::new(declare(entries))?;
+        let compat = Registry::new(declare(compat::obsidian::entries()))?;
+        if let Some(clash) = compat.iter().find(|t| registry.get(t.name()).is_some()) {
+            return Err(RegistrationError { tool: clash.name().into(), problem: "registered twice".into() });
         }
-        let registry = Registry::new(declarations)?;
         let config = services.config.clone();
         Ok(Self {
             registry,
+            compat,
             handlers,
             settings: facade_settings(&config),
             default_format: match config.tools.defaults.response_format {
@@ -335,6 +346,14 @@ impl Dispatcher {
 
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The tools a surface offers: the catalogue, or a compat surface's own.
+    pub fn registry_for(&self, surface: Surface) -> &Registry {
+        match surface {
+            Surface::CompatObsidian => &self.compat,
+            _ => &self.registry,
+        }
     }
 
     pub fn settings(&self) -> &FacadeSettings {
@@ -356,11 +375,14 @@ impl Dispatcher {
     /// What `tools/list` returns for this caller on this surface.
     pub fn list_tools(&self, caller: &Caller, surface: Surface, client_name: Option<&str>) -> Vec<AdvertisedTool> {
         let listing = self.listing(surface, client_name);
-        facade::advertise(&self.registry, &self.settings, listing, Some(&caller.scopes))
+        facade::advertise(self.registry_for(surface), &self.settings, listing, Some(&caller.scopes))
     }
 
     /// The server instructions for this caller on this surface.
     pub fn instructions(&self, caller: &Caller, surface: Surface, client_name: Option<&str>) -> String {
+        if surface == Surface::CompatObsidian {
+            return compat::obsidian::INSTRUCTIONS.to_string();
+        }
         let listing = self.listing(surface, client_name);
         let visible = facade::listed(&self.registry, &self.settings, Some(&caller.scopes));
         facade::instructions(listing, &visible, self.profile_hidden(caller).len())
@@ -381,8 +403,13 @@ impl Dispatcher {
     /// Finds a tool the caller may reach by name: disabled tools do not exist; tools the
     /// profile omits are named as hidden; tools the caller lacks scopes for are refused.
     pub fn resolve<'r>(&'r self, caller: &Caller, name: &str) -> Result<&'r Registered, ToolError> {
+        self.resolve_on(Surface::Default, caller, name)
+    }
+
+    /// [`Dispatcher::resolve`] among the tools of `surface`.
+    fn resolve_on<'r>(&'r self, surface: Surface, caller: &Caller, name: &str) -> Result<&'r Registered, ToolError> {
         let not_found = || unknown_tool(name);
-        let tool = self.registry.get(name).ok_or_else(not_found)?;
+        let tool = self.registry_for(surface).get(name).ok_or_else(not_found)?;
         let verdict = verdict(tool, self.settings.profile, &self.settings.rules, Some(&caller.scopes));
         match (verdict.visibility, verdict.reason) {
             (_, Reason::DisabledByProfile) => return Err(capability_hidden(name)),
@@ -418,8 +445,13 @@ impl Dispatcher {
 
     /// `err` with the hint the caller can follow: the first of its alternatives whose tools
     /// the caller can reach.
-    pub fn hinted(&self, caller: &Caller, mut err: ToolError) -> ToolError {
-        err.resolve_hint(|tool| self.reachable(caller, tool));
+    pub fn hinted(&self, caller: &Caller, err: ToolError) -> ToolError {
+        self.hinted_on(Surface::Default, caller, err)
+    }
+
+    /// [`Dispatcher::hinted`] among the tools of `surface`.
+    fn hinted_on(&self, surface: Surface, caller: &Caller, mut err: ToolError) -> ToolError {
+        err.resolve_hint(|tool| self.resolve_on(surface, caller, tool).is_ok());
         err
     }
 
@@ -469,7 +501,7 @@ impl Dispatcher {
         .instrument(span.clone());
         let outcome = if outermost { CALL_NESTED.scope((), run).await } else { run.await };
         drop(in_flight);
-        let outcome = outcome.map_err(|err| self.hinted(caller, err.bounded()));
+        let outcome = outcome.map_err(|err| self.hinted_on(surface, caller, err.bounded()));
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
         span.record("outcome", code);
         if outermost {
@@ -499,11 +531,12 @@ impl Dispatcher {
     ) -> Result<Value, ToolError> {
         let args = args.unwrap_or_default();
         if let Some(domain) = Domain::parse(name)
+            && surface != Surface::CompatObsidian
             && (self.registry.get(name).is_none() || self.listing(surface, client_name) == Listing::Domain)
         {
             return Box::pin(self.call_domain(caller, surface, client_name, domain, args, hooks)).await;
         }
-        let tool = self.resolve(caller, name)?;
+        let tool = self.resolve_on(surface, caller, name)?;
         let mut args = args;
         if tool.requires_vault() && !args.contains_key("vault") {
             let vault = self.only_vault(caller, tool.name()).await?;
@@ -527,8 +560,9 @@ impl Dispatcher {
             }
         };
         let ran = async {
-            // call_capability only routes: the call it makes spends from its own class.
-            if tool.name() != "call_capability" {
+            // call_capability and the compat tools only route: the calls they make spend from
+            // their own class.
+            if tool.name() != "call_capability" && surface != Surface::CompatObsidian {
                 self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
             }
             let handler = self.handlers[tool.name()];

@@ -12,13 +12,23 @@ fn declarations() -> Vec<Declaration> {
     otc_tools::toolset::all().into_iter().map(|e| e.declaration).collect()
 }
 
+/// The `/mcp/compat/obsidian` surface's own tools.
+fn compat_declarations() -> Vec<Declaration> {
+    otc_tools::compat::obsidian::entries().into_iter().map(|e| e.declaration).collect()
+}
+
 fn registry() -> Registry {
     Registry::new(declarations()).expect("the catalogue registers")
 }
 
+/// The catalogue and each compat surface's registry: the guards hold for every advertised tool.
+fn registries() -> Vec<Registry> {
+    vec![registry(), Registry::new(compat_declarations()).expect("the compat tools register")]
+}
+
 #[test]
 fn names_are_unique_snake_case() {
-    let names: Vec<&str> = declarations().iter().map(|d| d.spec.name).collect();
+    let names: Vec<&str> = declarations().iter().chain(&compat_declarations()).map(|d| d.spec.name).collect();
     let unique: BTreeSet<&str> = names.iter().copied().collect();
     assert_eq!(unique.len(), names.len(), "duplicate names in {names:?}");
     for name in names {
@@ -32,7 +42,7 @@ fn names_are_unique_snake_case() {
 
 #[test]
 fn every_tool_has_a_domain_scopes_and_a_matching_scope_class() {
-    for tool in registry().iter() {
+    for tool in registries().iter().flat_map(Registry::iter) {
         let spec = &tool.spec;
         assert!(Domain::ALL.contains(&spec.domain), "{}", spec.name);
         for scope in spec.scopes {
@@ -47,7 +57,7 @@ fn every_tool_has_a_domain_scopes_and_a_matching_scope_class() {
 
 #[test]
 fn read_only_truth_is_explicit_and_agrees_everywhere() {
-    for tool in registry().iter() {
+    for tool in registries().iter().flat_map(Registry::iter) {
         let mutating = tool.spec.scopes.iter().any(|s| tags::is_mutating_scope(s));
         let read_only = !mutating && tool.spec.destructive == Sometimes::Never;
         assert_eq!(tool.annotations.read_only, read_only, "{}", tool.name());
@@ -63,7 +73,7 @@ fn read_only_truth_is_explicit_and_agrees_everywhere() {
 
 #[test]
 fn advertised_schemas_are_portable() {
-    for tool in registry().iter() {
+    for tool in registries().iter().flat_map(Registry::iter) {
         let problems = schema::portability_problems(&tool.advertised_input);
         assert!(problems.is_empty(), "{} input: {problems:?}", tool.name());
         if let Some(output) = &tool.advertised_output {
@@ -88,7 +98,7 @@ fn assert_no_untyped(node: &Value, tool: &str) {
 
 #[test]
 fn every_tool_is_in_exactly_one_response_format_group() {
-    for declaration in declarations() {
+    for declaration in declarations().into_iter().chain(compat_declarations()) {
         let takes = declaration.input_schema.pointer("/properties/response_format").is_some();
         match declaration.spec.response_format {
             ResponseFormat::Takes => assert!(takes, "{} says it takes response_format", declaration.spec.name),
@@ -195,6 +205,14 @@ fn advertised_definitions_match_the_committed_snapshots() {
     for tool in facade::domain_tools(&visible) {
         expected.push((root.join("domain").join(format!("{}.json", tool.name)), serde_json::to_value(&tool).unwrap()));
     }
+    let compat = Registry::new(compat_declarations()).unwrap();
+    for tool in compat.iter() {
+        let advertised = facade::advertise_tool(tool, &settings, false);
+        expected.push((
+            root.join("compat_obsidian").join(format!("{}.json", tool.name())),
+            serde_json::to_value(&advertised).unwrap(),
+        ));
+    }
     let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
     let mut stale = Vec::new();
     for (path, value) in &expected {
@@ -207,7 +225,7 @@ fn advertised_definitions_match_the_committed_snapshots() {
         }
     }
     // No snapshot without a tool.
-    for dir in ["tools", "domain"] {
+    for dir in ["tools", "domain", "compat_obsidian"] {
         for file in std::fs::read_dir(root.join(dir)).into_iter().flatten().flatten() {
             if !expected.iter().any(|(p, _)| *p == file.path()) {
                 if update {

@@ -75,6 +75,9 @@ pub enum Surface {
     Triad,
     Domain,
     Subset(Subset),
+    /// `/mcp/compat/obsidian`: the 14-tool server's `obsidian_*` tools, from a registry of
+    /// their own, for its users to switch by changing one URL.
+    CompatObsidian,
 }
 
 impl Surface {
@@ -86,6 +89,7 @@ impl Surface {
             "essentials" => Surface::Subset(Subset::Essentials),
             "core" => Surface::Subset(Subset::Core),
             "full" => Surface::Subset(Subset::Full),
+            "compat/obsidian" => Surface::CompatObsidian,
             _ => return None,
         })
     }
@@ -96,6 +100,7 @@ impl Surface {
             Surface::Triad => "triad",
             Surface::Domain => "domain",
             Surface::Subset(s) => s.as_str(),
+            Surface::CompatObsidian => "compat/obsidian",
         }
     }
 }
@@ -176,6 +181,8 @@ pub fn resolve(
         Surface::Triad => (Listing::Triad, None),
         Surface::Domain => (Listing::Domain, None),
         Surface::Subset(subset) => (Listing::Flat(subset), None),
+        // Its registry holds only its own tools: all of them, flat.
+        Surface::CompatObsidian => (Listing::Flat(Subset::Full), None),
         Surface::Default => {
             if let Some(subset) = settings.advertise {
                 return (Listing::Flat(subset), None);

@@ -12,6 +12,7 @@ mod bookmarks;
 mod bulk;
 mod chart;
 mod cli;
+mod compat;
 mod conformance;
 mod dataview;
 mod embeddings;

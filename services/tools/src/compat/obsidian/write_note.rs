@@ -1,0 +1,104 @@
+//! obsidian_write_note: creates a note (refusing to clobber one unless overwrite), or replaces
+//! one heading, block or frontmatter field of an existing note.
+
+use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ContentType, Section, SectionOp, Target, call, edit_existing, edit_section, resolve_target};
+use crate::{CallContext, Tool};
+
+pub struct ObsidianWriteNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The vault (filled in when you can reach only one).
+    pub vault: String,
+    pub target: Target,
+    /// The whole note, or with section the section's new body.
+    pub content: String,
+    /// Replace only this heading's body, block or frontmatter field.
+    #[serde(default)]
+    pub section: Option<Section>,
+    /// json: content is a JSON literal (a typed frontmatter value).
+    #[serde(default, rename = "contentType")]
+    pub content_type: Option<ContentType>,
+    /// Without section: replace an existing note whole (it is refused otherwise).
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+    /// When the server asks a person to confirm and your client cannot show the question: the
+    /// token they minted for the details the refusal gave.
+    #[serde(default)]
+    pub elicit_token: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    pub path: String,
+    pub section_targeted: bool,
+    /// With section: the target as resolved ("A::B" for a heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_target: Option<String>,
+    /// Whether the call brought the note into existence.
+    pub created: bool,
+    pub previous_size_in_bytes: i64,
+    pub current_size_in_bytes: i64,
+}
+
+impl Tool for ObsidianWriteNote {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["write:notes"],
+        scope_class: otc_catalog::ScopeClass::Write,
+        destructive: Sometimes::OnSomeCalls,
+        response_format: Format::Fixed { why: super::FIXED },
+        ..ToolSpec::base(
+            "obsidian_write_note",
+            "Write an Obsidian note",
+            "Creates a note, refusing to clobber an existing one (file_exists) unless overwrite: true (a person \
+             confirms; the old text goes to the trash). With section, replaces one heading's body, block or \
+             frontmatter field and leaves the rest of the note as it was. Reports created and the size before and \
+             after.",
+            Domain::Notes,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let path = resolve_target(ctx, name, &input.vault, &input.target).await?;
+        let kind = input.content_type.unwrap_or_default();
+        if let Some(section) = &input.section {
+            let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
+                edit_section(text, section, SectionOp::Replace, &input.content, kind, false, false)
+            })
+            .await?;
+            return Ok(Output {
+                path: edit.path,
+                section_targeted: true,
+                section_target: Some(edit.extra),
+                created: false,
+                previous_size_in_bytes: edit.previous_size,
+                current_size_in_bytes: edit.current_size,
+            });
+        }
+        let mode = if input.overwrite.unwrap_or(false) { "overwrite" } else { "create" };
+        let mut args = json!({"vault": input.vault, "path": path, "content": input.content, "mode": mode, "response_format": "detailed"});
+        if let Some(token) = input.elicit_token {
+            args["elicit_token"] = json!(token);
+        }
+        let out = call(ctx, "write_note", args).await?;
+        Ok(Output {
+            path: out["path"].as_str().unwrap_or(&path).to_string(),
+            section_targeted: false,
+            section_target: None,
+            created: out["created"].as_bool().unwrap_or(false),
+            previous_size_in_bytes: out["previous_size"].as_i64().unwrap_or(0),
+            current_size_in_bytes: out["current_size"].as_i64().unwrap_or(input.content.len() as i64),
+        })
+    }
+}
