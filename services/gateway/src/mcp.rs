@@ -679,7 +679,7 @@ impl ServerHandler for McpServer {
             let started = started.clone();
             Arc::new(move |id: &str| *started.lock().expect("started") = Some(id.to_string())) as otc_tools::TaskSink
         });
-        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref(), task: task_sink.as_ref() };
+        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref(), task: task_sink.as_ref(), prepaid: false };
         let outcome = self
             .dispatcher
             .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments.clone(), hooks)

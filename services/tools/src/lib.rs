@@ -218,6 +218,9 @@ pub struct Hooks<'a> {
     pub ask: Option<&'a Asker>,
     /// Who hears of a task the call starts, when the client follows tasks natively.
     pub task: Option<&'a TaskSink>,
+    /// The call is made on behalf of a call that already spent from the caller's rate limit
+    /// (a compat tool's catalogue calls): it does not spend again.
+    pub prepaid: bool,
 }
 
 /// Everything a handler knows about the call it serves.
@@ -239,7 +242,7 @@ pub struct CallContext<'a> {
 impl CallContext<'_> {
     /// The transport's hooks, for a call this one makes.
     pub fn hooks(&self) -> Hooks<'_> {
-        Hooks { progress: self.progress, ask: self.ask, task: self.task }
+        Hooks { progress: self.progress, ask: self.ask, task: self.task, prepaid: false }
     }
 
     pub fn services(&self) -> &Services {
@@ -560,9 +563,9 @@ impl Dispatcher {
             }
         };
         let ran = async {
-            // call_capability and the compat tools only route: the calls they make spend from
-            // their own class.
-            if tool.name() != "call_capability" && surface != Surface::CompatObsidian {
+            // call_capability only routes: the call it makes spends from its own class. A compat
+            // tool spends once, for the catalogue calls it makes.
+            if tool.name() != "call_capability" && !hooks.prepaid {
                 self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
             }
             let handler = self.handlers[tool.name()];

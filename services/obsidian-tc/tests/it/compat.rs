@@ -664,3 +664,27 @@ async fn periodic_targets_resolve_from_the_vault_settings() {
     let got = ok(&app, &token, "obsidian_get_note", json!({"format": "content", "target": target})).await;
     assert_eq!(got["result"]["content"], "- standup\n");
 }
+
+#[tokio::test]
+async fn a_compat_call_spends_once_from_the_rate_limit() {
+    let (app, token) = setup().await;
+    let out = crate::harness::cli(&app.iso, &["tenant", "limits", "acme", "--set", "read=60/3", "--set", "write=60/1"]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    // get_note reads through read_note, list_notes reads the index itself: each is one read.
+    ok(&app, &token, "obsidian_get_note", json!({"format": "content", "target": path("Plan.md")})).await;
+    ok(&app, &token, "obsidian_list_notes", json!({})).await;
+    ok(&app, &token, "obsidian_get_note", json!({"format": "document-map", "target": path("Plan.md")})).await;
+    let e = err(&app, &token, "obsidian_get_note", json!({"format": "content", "target": path("Plan.md")})).await;
+    assert_eq!((e["code"].clone(), e["details"]["class"].clone()), (json!("throttled"), json!("read")));
+    // An in-place edit is a write, spent once.
+    ok(&app, &token, "obsidian_manage_tags", json!({"operation": "add", "target": path("Plan.md"), "tags": ["x"]}))
+        .await;
+    let e = err(
+        &app,
+        &token,
+        "obsidian_replace_in_note",
+        json!({"target": path("Plan.md"), "replacements": [{"search": "a", "replace": "b"}]}),
+    )
+    .await;
+    assert_eq!((e["code"].clone(), e["details"]["class"].clone()), (json!("throttled"), json!("write")));
+}

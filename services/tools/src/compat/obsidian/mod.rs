@@ -180,13 +180,21 @@ fn last_hint(code: ErrorCode) -> &'static [Hint] {
 }
 
 /// Calls catalogue tool `tool` with `args` (an object) for this caller: the same pipeline as
-/// any call. Its errors come back in this surface's terms.
+/// any call, except the rate limit, which the compat call already spent from. Its errors come
+/// back in this surface's terms.
 pub async fn call(ctx: &CallContext<'_>, tool: &str, args: Value) -> Result<Value, ToolError> {
     let Value::Object(args) = args else {
         return Err(ToolError::new(ErrorCode::InternalError));
     };
     ctx.dispatcher
-        .call(ctx.caller, Surface::Default, ctx.client_name, tool, Some(args), ctx.hooks())
+        .call(
+            ctx.caller,
+            Surface::Default,
+            ctx.client_name,
+            tool,
+            Some(args),
+            crate::Hooks { prepaid: true, ..ctx.hooks() },
+        )
         .await
         .map_err(upstream)
 }
