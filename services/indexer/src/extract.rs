@@ -150,6 +150,80 @@ fn distinct_tags(note: &Note) -> Vec<String> {
     note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect()
 }
 
+/// A canvas's links (JSON Canvas 1.0): each file node's file, as an embed (the canvas shows it),
+/// and the links written inside each text node, in node order. Offsets point into the canvas
+/// file where the link is written there verbatim (a file node's path string; a text node's link
+/// when its JSON string needs no escape), else at the node. A canvas that does not parse links
+/// to nothing.
+pub fn canvas_links(text: &str) -> Vec<LinkRecord> {
+    let Ok(canvas) = otc_formats::canvas::parse(text) else { return Vec::new() };
+    let lines = otc_parser::Lines::new(text);
+    let mut out = Vec::new();
+    // Where the search for the next node's text resumes: nodes are written in order.
+    let mut cursor = 0;
+    let at = |needle: &str, cursor: &mut usize| -> usize {
+        match text[*cursor..].find(needle) {
+            Some(i) => {
+                *cursor += i;
+                *cursor
+            }
+            None => *cursor,
+        }
+    };
+    for node in &canvas.nodes {
+        let field = |name: &str| node.get(name).and_then(serde_json::Value::as_str);
+        match field("type") {
+            Some("file") => {
+                let Some(file) = field("file").filter(|f| !f.is_empty()) else { continue };
+                let written = serde_json::to_string(file).unwrap_or_default();
+                let start = at(&written, &mut cursor) + 1;
+                let (subpath_kind, subpath) = match field("subpath").map(|s| s.trim_start_matches('#')) {
+                    Some(sub) if sub.starts_with('^') => (Some("block".to_string()), Some(sub[1..].to_string())),
+                    Some(sub) if !sub.is_empty() => (Some("heading".to_string()), Some(sub.to_string())),
+                    _ => (None, None),
+                };
+                let line = lines.line_of(start.min(text.len()));
+                out.push(LinkRecord {
+                    kind: "embed".into(),
+                    wiki: false,
+                    raw: file.to_string(),
+                    target: file.to_string(),
+                    name_key: otc_vault::links::link_key(file),
+                    resolved_path: None,
+                    subpath_kind,
+                    subpath,
+                    alias: None,
+                    property: None,
+                    start: start as i32,
+                    end: (start + file.len()) as i32,
+                    line: line as i32,
+                    col: (start - lines.line_range(line).start) as i32,
+                });
+            }
+            Some("text") => {
+                let Some(body) = field("text") else { continue };
+                let note = otc_parser::parse(body);
+                let node_at = cursor;
+                for mut link in links(&note) {
+                    let start = match text[cursor..].find(link.raw.as_str()) {
+                        Some(i) => cursor + i,
+                        None => node_at,
+                    };
+                    cursor = cursor.max(start);
+                    let line = lines.line_of(start.min(text.len()));
+                    link.end = (start + link.raw.len()) as i32;
+                    link.start = start as i32;
+                    link.line = line as i32;
+                    link.col = (start - lines.line_range(line).start) as i32;
+                    out.push(link);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 fn links(note: &Note) -> Vec<LinkRecord> {
     note.links
         .iter()

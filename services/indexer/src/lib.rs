@@ -352,10 +352,13 @@ impl Indexer {
         let present: Vec<&FileEntry> = now.values().collect();
         tx.put_index_files(vault, &present.iter().map(|f| index_file(f, &excluded)).collect::<Vec<_>>()).await?;
 
+        let canvases: Vec<FileEntry> =
+            present.iter().filter(|f| f.kind == FileKind::Canvas).map(|f| (*f).clone()).collect();
         let notes: Vec<FileEntry> = present.into_iter().filter(|f| f.kind == FileKind::Note).cloned().collect();
         report.notes_parsed = notes.len();
         let parsed = self.parse_all(tenant, notes).await?;
         let records = self.write_notes(tx, vault, parsed).await?;
+        self.write_canvases(tx, tenant, vault, canvases).await?;
 
         if !affected.is_empty() {
             let fresh: HashSet<&str> = records.iter().map(|r| r.path.as_str()).collect();
@@ -417,6 +420,39 @@ impl Indexer {
             "wrote notes"
         );
         Ok(records)
+    }
+
+    /// Indexes canvases' links (file nodes and the links in text nodes), resolved against the
+    /// vault's files now.
+    async fn write_canvases(
+        &self,
+        tx: &mut TenantTx,
+        tenant: Uuid,
+        vault: Uuid,
+        canvases: Vec<FileEntry>,
+    ) -> Result<()> {
+        if canvases.is_empty() {
+            return Ok(());
+        }
+        let mut files = Vec::with_capacity(canvases.len());
+        for entry in canvases {
+            let bytes = self
+                .blobs
+                .get_blob(tenant, &entry.hash)
+                .await
+                .map_err(|source| IndexError::Blob { path: entry.path.clone(), source })?;
+            files.push((entry.path, extract::canvas_links(&String::from_utf8_lossy(&bytes))));
+        }
+        let resolver =
+            resolver_for(tx, vault, keys_of(files.iter().flat_map(|(_, l)| l.iter().map(|l| l.target.as_str()))))
+                .await?;
+        for (source, links) in &mut files {
+            for link in links.iter_mut() {
+                link.resolved_path = resolver.resolve(&link.target, source).map(str::to_string);
+            }
+        }
+        tx.replace_file_links(vault, &files).await?;
+        Ok(())
     }
 
     /// Merges the vault's full-text segments when [`fulltext::plan`] says so, at most `limit`
@@ -580,6 +616,7 @@ impl Indexer {
             after = Some(last);
         }
         let mut manifest_notes: Vec<String> = Vec::new();
+        let mut manifest_canvases: Vec<String> = Vec::new();
         let mut in_manifest: HashSet<String> = HashSet::new();
         let mut affected: HashSet<String> = HashSet::new();
         let mut after: Option<String> = None;
@@ -591,6 +628,9 @@ impl Indexer {
             for f in page {
                 if f.kind == FileKind::Note && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
                     manifest_notes.push(f.path.clone());
+                }
+                if f.kind == FileKind::Canvas && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
+                    manifest_canvases.push(f.path.clone());
                 }
                 if !before.contains(&f.path) {
                     affected.extend(affected_link_keys(&f.path));
@@ -670,6 +710,9 @@ impl Indexer {
         report.frontmatter_failed.sort();
         let mut tx = self.store.begin(tenant).await?;
         tx.lock_index(vault, true).await?;
+        // The canvases (few, and small) last, against the files as they are now.
+        let canvases = tx.files_at(vault, &manifest_canvases).await?;
+        self.write_canvases(&mut tx, tenant, vault, canvases).await?;
         tx.mark_rebuilt(vault).await?;
         tx.advance_indexed_seq(vault).await?;
         let notes_done = started.elapsed();

@@ -120,9 +120,11 @@ pub async fn plan(
     let mut entries: Vec<FileEntry> = tx.files_at(view.vault.id, &wanted).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     entries.extend(moves.iter().map(|m| m.source.clone()));
-    // Notes only, and never Obsidian's own state or the trash.
+    // Notes and canvases only, and never Obsidian's own state or the trash.
     let hidden = |p: &str| p.starts_with(".obsidian/") || p.starts_with(".trash/") || p.starts_with(".git/");
-    entries.retain(|e| otc_store::FileKind::of_path(&e.path) == otc_store::FileKind::Note && !hidden(&e.path));
+    let links_in =
+        |p: &str| matches!(otc_store::FileKind::of_path(p), otc_store::FileKind::Note | otc_store::FileKind::Canvas);
+    entries.retain(|e| links_in(&e.path) && !hidden(&e.path));
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     entries.dedup_by(|a, b| a.path == b.path);
     let looked_up = started.elapsed();
@@ -149,7 +151,15 @@ pub async fn plan(
 
     // The resolvers: every file a link of these notes could name, before and after the moves.
     let mut names: BTreeSet<String> = keys.iter().cloned().collect();
-    for (_, _, text) in &texts {
+    for (path, _, text) in &texts {
+        if is_canvas(path) {
+            if let Ok(canvas) = otc_formats::canvas::parse(text) {
+                let links = otc_formats::canvas::links(&canvas);
+                names.extend(links.files.iter().flat_map(|f| lookup_keys(f)));
+                names.extend(links.text_links.iter().flat_map(|l| lookup_keys(&l.target)));
+            }
+            continue;
+        }
         for link in otc_parser::parse(text).links {
             names.extend(lookup_keys(&link.target));
         }
@@ -181,7 +191,9 @@ pub async fn plan(
     let target_of: HashMap<&str, &str> = moves.iter().map(|m| (m.from.as_str(), m.to.as_str())).collect();
     for (path, _, text) in &texts {
         let after_path = target_of.get(path.as_str()).copied().unwrap_or(path.as_str());
-        let rewrite = if update_links || from_set.contains(path.as_str()) {
+        let rewrite = if is_canvas(path) && (update_links || from_set.contains(path.as_str())) {
+            otc_edit::rewrite::plan_canvas(text, path, after_path, &before, &after, &moved)
+        } else if update_links || from_set.contains(path.as_str()) {
             plan_note(text, path, after_path, &before, &after, &moved)
         } else {
             Ok(None)
@@ -362,4 +374,9 @@ async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, no
         }
     }
     Ok(false)
+}
+
+/// A JSON Canvas file: its links are its file nodes and the links in its text nodes.
+fn is_canvas(path: &str) -> bool {
+    otc_store::FileKind::of_path(path) == otc_store::FileKind::Canvas
 }

@@ -19,6 +19,10 @@
 //! same alias and subpath and the intended target; and the bytes outside the replaced target
 //! texts must be the old ones. Anything else is a [`Refusal`].
 
+mod canvas;
+
+pub use canvas::plan_canvas;
+
 use std::collections::HashMap;
 use std::ops::Range;
 

@@ -539,7 +539,8 @@ impl TenantTx {
         .execute(&mut *self.tx)
         .await?;
         let inserted = started.elapsed();
-        self.insert_links(vault, notes).await?;
+        let sources: Vec<(&str, &[LinkRecord])> = notes.iter().map(|n| (n.path.as_str(), n.links.as_slice())).collect();
+        self.insert_links(vault, &sources).await?;
         let linked = started.elapsed();
         self.insert_note_details(vault, notes).await?;
         let detailed = started.elapsed();
@@ -557,10 +558,29 @@ impl TenantTx {
         Ok(())
     }
 
-    async fn insert_links(&mut self, vault: Uuid, notes: &[NoteRecord]) -> Result<()> {
-        let links: Vec<(&str, i32, &LinkRecord)> = notes
+    /// Replaces the link rows of files that are not notes but link (canvases: their file
+    /// nodes and the links inside their text nodes), each file's links in order.
+    pub async fn replace_file_links(&mut self, vault: Uuid, files: &[(String, Vec<LinkRecord>)]) -> Result<()> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+        sqlx::query!(
+            "DELETE FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path = ANY($3)",
+            self.tenant,
+            vault,
+            &paths
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        let sources: Vec<(&str, &[LinkRecord])> = files.iter().map(|(p, l)| (p.as_str(), l.as_slice())).collect();
+        self.insert_links(vault, &sources).await
+    }
+
+    async fn insert_links(&mut self, vault: Uuid, sources: &[(&str, &[LinkRecord])]) -> Result<()> {
+        let links: Vec<(&str, i32, &LinkRecord)> = sources
             .iter()
-            .flat_map(|n| n.links.iter().enumerate().map(move |(i, l)| (n.path.as_str(), i as i32, l)))
+            .flat_map(|(path, links)| links.iter().enumerate().map(move |(i, l)| (*path, i as i32, l)))
             .collect();
         if links.is_empty() {
             return Ok(());

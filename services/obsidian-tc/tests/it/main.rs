@@ -10,6 +10,7 @@ mod auth;
 mod big_note;
 mod bookmarks;
 mod bulk;
+mod canvas_links;
 mod chart;
 mod cli;
 mod compat;
