@@ -356,6 +356,31 @@ mod tests {
         }
     }
 
+    /// The JSON Canvas sample: its three file nodes as embeds and its text node's links (the
+    /// external URL is none), each pointing where the canvas file writes it.
+    #[test]
+    fn links_of_a_canvas() {
+        let text = include_str!("../../../corpus/jsoncanvas/sample.canvas");
+        let links = canvas_links(text);
+        let targets: Vec<(&str, &str)> = links.iter().map(|l| (l.kind.as_str(), l.target.as_str())).collect();
+        assert_eq!(
+            targets,
+            [
+                ("embed", "readme.md"),
+                ("embed", "_site/logo.svg"),
+                ("body", "/docs/apps.md"),
+                ("body", "spec/1.0.md"),
+                ("embed", "spec/1.0.md"),
+            ]
+        );
+        for link in &links {
+            assert_eq!(&text[link.start as usize..link.end as usize], link.raw, "{link:?}");
+            let line = text.lines().nth(link.line as usize).unwrap();
+            assert!(line.contains(&link.raw), "{link:?} on line {line:?}");
+        }
+        assert!(canvas_links("{not json").is_empty());
+    }
+
     #[test]
     fn rows_of_a_note() {
         let text = "---\ntags: [Alpha, beta]\nup: \"[[Home]]\"\n---\nIntro #alpha [[Other#Part|see]]\n# Top\n- [ ] do it\n## Sub\ntext ![[pic.png]]\n# Next\nend\n";

@@ -18,6 +18,10 @@ Files: everything under VAULT_DIR except .git/, .trash/, .otc-sync/,
 .obsidian/workspace.json, .obsidian/workspace-mobile.json, .obsidian/cache,
 .DS_Store and Thumbs.db.  Notes are the files whose name ends in ".md"
 (case-sensitive); every file (any extension, .obsidian/ included) is a link target.
+Canvases (".canvas", JSON Canvas 1.0) are no notes but hold links: each file node's
+"file" is an embed, and each text node's "text" is read as a note is (its links count,
+its tags do not); a canvas that is not JSON holds none.  They count in the totals and
+in "unresolved_targets" / "resolved", not in "notes" or "per_note".
 Text is read as UTF-8 (undecodable bytes replaced), a leading BOM is dropped and
 CRLF / CR line endings count as LF.
 
@@ -1379,6 +1383,24 @@ class Resolver:
 # --------------------------------------------------------------------------------------
 
 
+def canvas_links(text: str) -> list[tuple[str, str]]:
+    """A canvas's links, in node order: file nodes as embeds, then text nodes' own."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return []
+    nodes = doc.get("nodes") if isinstance(doc, dict) else None
+    links: list[tuple[str, str]] = []
+    for node in nodes if isinstance(nodes, list) else []:
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "file" and isinstance(node.get("file"), str) and node["file"]:
+            links.append(("embed", node["file"]))
+        elif node.get("type") == "text" and isinstance(node.get("text"), str):
+            links += analyse(node["text"])["links"]
+    return links
+
+
 def count_vault(root: str) -> dict:
     files = list_files(root)
     resolver = Resolver(files)
@@ -1388,6 +1410,18 @@ def count_vault(root: str) -> dict:
     resolved: dict[str, list[list[str]]] = {}
     kind_key = {"body": "body_links", "embed": "embeds", "property": "property_links"}
     for path in files:
+        if path.endswith(".canvas"):
+            with open(os.path.join(root, path), "rb") as fh:
+                text = fh.read().decode("utf-8", errors="replace")
+            for kind, target in canvas_links(text.lstrip("\ufeff")):
+                totals[kind_key[kind]] += 1
+                dest = resolver.resolve(target, path)
+                if dest is None:
+                    totals["unresolved"] += 1
+                    unresolved_targets.setdefault(path, []).append(target)
+                else:
+                    resolved.setdefault(path, []).append([target, dest])
+            continue
         if not path.endswith(".md"):
             continue
         with open(os.path.join(root, path), "rb") as fh:
