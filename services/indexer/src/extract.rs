@@ -150,72 +150,79 @@ fn distinct_tags(note: &Note) -> Vec<String> {
     note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect()
 }
 
-/// A canvas's links (JSON Canvas 1.0): each file node's file, as an embed (the canvas shows it),
-/// and the links written inside each text node, in node order. Offsets point into the canvas
-/// file where the link is written there verbatim (a file node's path string; a text node's link
-/// when its JSON string needs no escape), else at the node. A canvas that does not parse links
-/// to nothing.
-pub fn canvas_links(text: &str) -> Vec<LinkRecord> {
+/// One link of a canvas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanvasLink {
+    pub record: LinkRecord,
+    /// A file node's file: a vault path, resolved exactly (not as a link's text is).
+    pub file_node: bool,
+}
+
+/// A canvas's links (JSON Canvas 1.0): each file node's file (its path without any `#subpath`,
+/// the node's `subpath` kept), as an embed (the canvas shows it), and the links written inside
+/// each text node, in node order. Offsets point into the canvas file where the link is written
+/// there verbatim (a file node's path string; a text node's link when its JSON string needs no
+/// escape), else at the start of the canvas. A canvas that does not parse links to nothing.
+pub fn canvas_links(text: &str) -> Vec<CanvasLink> {
     let Ok(canvas) = otc_formats::canvas::parse(text) else { return Vec::new() };
     let lines = otc_parser::Lines::new(text);
     let mut out = Vec::new();
-    // Where the search for the next node's text resumes: nodes are written in order.
+    // Where the search for the next link resumes: nodes are written in order, and each found
+    // link is passed over, so a repeated one is found at its own place.
     let mut cursor = 0;
-    let at = |needle: &str, cursor: &mut usize| -> usize {
-        match text[*cursor..].find(needle) {
+    let mut place = |written: &str, record: &mut LinkRecord| {
+        let (start, end) = match text[cursor..].find(written) {
             Some(i) => {
-                *cursor += i;
-                *cursor
+                let start = cursor + i;
+                cursor = start + written.len();
+                (start, start + written.len())
             }
-            None => *cursor,
-        }
+            None => (0, 0),
+        };
+        let line = lines.line_of(start.min(text.len()));
+        record.start = start as i32;
+        record.end = end as i32;
+        record.line = line as i32;
+        record.col = (start - lines.line_range(line).start) as i32;
     };
     for node in &canvas.nodes {
         let field = |name: &str| node.get(name).and_then(serde_json::Value::as_str);
         match field("type") {
             Some("file") => {
                 let Some(file) = field("file").filter(|f| !f.is_empty()) else { continue };
-                let written = serde_json::to_string(file).unwrap_or_default();
-                let start = at(&written, &mut cursor) + 1;
+                let path = file.split_once('#').map_or(file, |(path, _)| path);
                 let (subpath_kind, subpath) = match field("subpath").map(|s| s.trim_start_matches('#')) {
                     Some(sub) if sub.starts_with('^') => (Some("block".to_string()), Some(sub[1..].to_string())),
                     Some(sub) if !sub.is_empty() => (Some("heading".to_string()), Some(sub.to_string())),
                     _ => (None, None),
                 };
-                let line = lines.line_of(start.min(text.len()));
-                out.push(LinkRecord {
+                let mut record = LinkRecord {
                     kind: "embed".into(),
                     wiki: false,
                     raw: file.to_string(),
-                    target: file.to_string(),
-                    name_key: otc_vault::links::link_key(file),
+                    target: path.to_string(),
+                    name_key: otc_vault::links::link_key(path),
                     resolved_path: None,
                     subpath_kind,
                     subpath,
                     alias: None,
                     property: None,
-                    start: start as i32,
-                    end: (start + file.len()) as i32,
-                    line: line as i32,
-                    col: (start - lines.line_range(line).start) as i32,
-                });
+                    start: 0,
+                    end: 0,
+                    line: 0,
+                    col: 0,
+                };
+                // The path as the file writes it, quotes excluded.
+                let written = serde_json::to_string(file).unwrap_or_default();
+                place(&written[1..written.len().saturating_sub(1).max(1)], &mut record);
+                out.push(CanvasLink { record, file_node: true });
             }
             Some("text") => {
                 let Some(body) = field("text") else { continue };
-                let note = otc_parser::parse(body);
-                let node_at = cursor;
-                for mut link in links(&note) {
-                    let start = match text[cursor..].find(link.raw.as_str()) {
-                        Some(i) => cursor + i,
-                        None => node_at,
-                    };
-                    cursor = cursor.max(start);
-                    let line = lines.line_of(start.min(text.len()));
-                    link.end = (start + link.raw.len()) as i32;
-                    link.start = start as i32;
-                    link.line = line as i32;
-                    link.col = (start - lines.line_range(line).start) as i32;
-                    out.push(link);
+                for mut record in links(&otc_parser::parse(body)) {
+                    let written = serde_json::to_string(&record.raw).unwrap_or_default();
+                    place(&written[1..written.len().saturating_sub(1).max(1)], &mut record);
+                    out.push(CanvasLink { record, file_node: false });
                 }
             }
             _ => {}
@@ -361,7 +368,7 @@ mod tests {
     #[test]
     fn links_of_a_canvas() {
         let text = include_str!("../../../corpus/jsoncanvas/sample.canvas");
-        let links = canvas_links(text);
+        let links: Vec<LinkRecord> = canvas_links(text).into_iter().map(|l| l.record).collect();
         let targets: Vec<(&str, &str)> = links.iter().map(|l| (l.kind.as_str(), l.target.as_str())).collect();
         assert_eq!(
             targets,
@@ -373,6 +380,9 @@ mod tests {
                 ("embed", "spec/1.0.md"),
             ]
         );
+        // The sample shows spec/1.0.md twice (a text link, then a file node): each at its own place.
+        let spec: Vec<i32> = links.iter().filter(|l| l.target == "spec/1.0.md").map(|l| l.start).collect();
+        assert!(spec[0] < spec[1], "{spec:?}");
         for link in &links {
             assert_eq!(&text[link.start as usize..link.end as usize], link.raw, "{link:?}");
             let line = text.lines().nth(link.line as usize).unwrap();

@@ -422,8 +422,8 @@ impl Indexer {
         Ok(records)
     }
 
-    /// Indexes canvases' links (file nodes and the links in text nodes), resolved against the
-    /// vault's files now.
+    /// Indexes canvases' links (file nodes and the links in text nodes): a file node's path
+    /// resolved exactly, a text node's links as a note's are, against the vault's files now.
     async fn write_canvases(
         &self,
         tx: &mut TenantTx,
@@ -434,23 +434,38 @@ impl Indexer {
         if canvases.is_empty() {
             return Ok(());
         }
-        let mut files = Vec::with_capacity(canvases.len());
+        let mut found = Vec::with_capacity(canvases.len());
         for entry in canvases {
             let bytes = self
                 .blobs
                 .get_blob(tenant, &entry.hash)
                 .await
                 .map_err(|source| IndexError::Blob { path: entry.path.clone(), source })?;
-            files.push((entry.path, extract::canvas_links(&String::from_utf8_lossy(&bytes))));
+            found.push((entry.path, extract::canvas_links(&String::from_utf8_lossy(&bytes))));
         }
-        let resolver =
-            resolver_for(tx, vault, keys_of(files.iter().flat_map(|(_, l)| l.iter().map(|l| l.target.as_str()))))
-                .await?;
-        for (source, links) in &mut files {
-            for link in links.iter_mut() {
-                link.resolved_path = resolver.resolve(&link.target, source).map(str::to_string);
-            }
-        }
+        let texts = found.iter().flat_map(|(_, l)| l.iter().filter(|l| !l.file_node).map(|l| l.record.target.as_str()));
+        let resolver = resolver_for(tx, vault, keys_of(texts)).await?;
+        let shown: Vec<String> =
+            found.iter().flat_map(|(_, l)| l.iter().filter(|l| l.file_node).map(|l| l.record.target.clone())).collect();
+        let present: HashSet<String> = tx.files_at(vault, &shown).await?.into_iter().map(|f| f.path).collect();
+        let files: Vec<(String, Vec<otc_store::LinkRecord>)> = found
+            .into_iter()
+            .map(|(source, links)| {
+                let records = links
+                    .into_iter()
+                    .map(|link| {
+                        let mut record = link.record;
+                        record.resolved_path = if link.file_node {
+                            present.contains(&record.target).then(|| record.target.clone())
+                        } else {
+                            resolver.resolve(&record.target, &source).map(str::to_string)
+                        };
+                        record
+                    })
+                    .collect();
+                (source, records)
+            })
+            .collect();
         tx.replace_file_links(vault, &files).await?;
         Ok(())
     }

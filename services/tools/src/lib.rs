@@ -473,7 +473,7 @@ impl Dispatcher {
         let trail = &self.services.audit;
         let named = if trail.is_on() { args.as_ref().map(audit::named) } else { None };
         // A metric label is a registered name, never whatever a caller sent.
-        let label = match (self.registry.get(name), Domain::parse(name)) {
+        let label = match (self.registry_for(surface).get(name), Domain::parse(name)) {
             (Some(tool), _) => tool.name(),
             (None, Some(domain)) => domain.as_str(),
             (None, None) => "unknown",

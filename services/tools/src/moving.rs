@@ -363,14 +363,25 @@ async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, no
             return Ok(true);
         }
         let Some(hash) = record.new_hash else { continue };
-        if otc_store::FileKind::of_path(&record.path) != otc_store::FileKind::Note {
-            continue;
-        }
-        let bytes = writing::blob(ctx, tool, &hash).await?;
-        let text = String::from_utf8_lossy(&bytes);
-        if otc_parser::parse(&text).links.iter().any(|l| lookup_keys(&l.target).iter().any(|k| plan.names.contains(k)))
-        {
-            return Ok(true);
+        let names = |target: &str| lookup_keys(target).iter().any(|k| plan.names.contains(k));
+        match otc_store::FileKind::of_path(&record.path) {
+            otc_store::FileKind::Note => {
+                let bytes = writing::blob(ctx, tool, &hash).await?;
+                let text = String::from_utf8_lossy(&bytes);
+                if otc_parser::parse(&text).links.iter().any(|l| names(&l.target)) {
+                    return Ok(true);
+                }
+            }
+            otc_store::FileKind::Canvas => {
+                let bytes = writing::blob(ctx, tool, &hash).await?;
+                if let Ok(canvas) = otc_formats::canvas::parse(&String::from_utf8_lossy(&bytes)) {
+                    let links = otc_formats::canvas::links(&canvas);
+                    if links.files.iter().any(|f| names(f)) || links.text_links.iter().any(|l| names(&l.target)) {
+                        return Ok(true);
+                    }
+                }
+            }
+            _ => {}
         }
     }
     Ok(false)

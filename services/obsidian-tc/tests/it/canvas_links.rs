@@ -114,6 +114,16 @@ async fn canvas_nodes_are_links_and_a_move_rewrites_them() {
     assert_eq!(sources(&plan), ["Boards/Board.canvas"]);
     let spec = ok(&app, &token, "get_backlinks", json!({"vault": V, "path": "Archive/Spec v2.md"})).await;
     assert_eq!(spec["backlinks"].as_array().unwrap().len(), 2, "{spec}");
+    // A literal retarget (rewrite_link) leaves canvases alone: their links are JSON.
+    let board_before = text(&app, &token, "Boards/Board.canvas").await.unwrap();
+    ok(
+        &app,
+        &token,
+        "rewrite_link",
+        json!({"vault": V, "from_target": "Idea", "to_target": "Idea2", "dry_run": false}),
+    )
+    .await;
+    assert_eq!(text(&app, &token, "Boards/Board.canvas").await.unwrap(), board_before);
     // The canvas still reads as the same canvas.
     let read = ok(&app, &token, "read_canvas", json!({"vault": V, "path": "Boards/Board.canvas"})).await;
     assert_eq!(read["nodes"].as_array().unwrap().len(), 5, "{read}");

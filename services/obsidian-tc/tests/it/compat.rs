@@ -279,8 +279,21 @@ async fn section_writes_touch_only_their_section() {
     .await;
     assert_eq!(e["details"]["reason"], "section_target_missing");
     ok(&app, &token, "obsidian_append_to_note", json!({"target": p, "content": "an idea", "section": {"type": "heading", "target": "Ideas"}, "createTargetIfMissing": true})).await;
-    assert!(text(&app, &token, "Plan.md").await.unwrap().contains("## Ideas\nan idea"));
-    // A block's line is joined to the content with no separator.
+    assert!(text(&app, &token, "Plan.md").await.unwrap().ends_with("\n\n# Ideas\nan idea\n"));
+    // A missing level of a path is created under the deepest level the note has, never in a
+    // same-named heading elsewhere.
+    let before = text(&app, &token, "Plan.md").await.unwrap();
+    ok(&app, &token, "obsidian_append_to_note", json!({"target": p, "content": "- a risk", "section": {"type": "heading", "target": "Plan::Goals::Risks"}, "createTargetIfMissing": true})).await;
+    let now = text(&app, &token, "Plan.md").await.unwrap();
+    assert_eq!(now, before.replace("- added\n\n## Notes", "- added\n\n### Risks\n- a risk\n\n## Notes"));
+    let out = ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Later::Goals"}, "operation": "replace", "content": "later goals", "patchOptions": {"createTargetIfMissing": true}})).await;
+    assert_eq!(out["section"]["target"], "Later::Goals");
+    let after = text(&app, &token, "Plan.md").await.unwrap();
+    assert!(
+        after.contains("## Goals\nShip it.") && after.contains("## Notes\nSecond notes.\n\n## Goals\nlater goals\n"),
+        "{after}"
+    );
+    // A block's text is joined to the content with no separator; the block keeps its id.
     ok(
         &app,
         &token,
@@ -288,7 +301,15 @@ async fn section_writes_touch_only_their_section() {
         json!({"target": p, "content": " (soon)", "section": {"type": "block", "target": "goal1"}}),
     )
     .await;
-    assert!(text(&app, &token, "Plan.md").await.unwrap().contains("Ship it. ^goal1 (soon)\n"));
+    assert!(text(&app, &token, "Plan.md").await.unwrap().contains("Ship it. (soon) ^goal1\n"));
+    let block = ok(
+        &app,
+        &token,
+        "obsidian_get_note",
+        json!({"format": "section", "target": p, "section": {"type": "block", "target": "goal1"}}),
+    )
+    .await;
+    assert_eq!(block["result"]["valueText"], "Ship it. (soon) ^goal1");
     // A frontmatter list grows by one item; other keys and the comment stay byte for byte.
     ok(
         &app,
@@ -299,9 +320,25 @@ async fn section_writes_touch_only_their_section() {
     .await;
     let now = text(&app, &token, "Plan.md").await.unwrap();
     assert!(now.starts_with("---\ntitle: Plan\nstatus: draft\n# a comment\ntags: [work]\n"), "{now}");
+    // An item is compared as an item: "on" is not in ["one", "two"]; "two" is.
+    ok(
+        &app,
+        &token,
+        "obsidian_append_to_note",
+        json!({"target": p, "content": "on", "section": {"type": "frontmatter", "target": "items"}}),
+    )
+    .await;
+    let e = err(
+        &app,
+        &token,
+        "obsidian_append_to_note",
+        json!({"target": p, "content": "two", "section": {"type": "frontmatter", "target": "items"}}),
+    )
+    .await;
+    assert_eq!(e["details"]["reason"], "content_preexists");
     let items =
         ok(&app, &token, "obsidian_manage_frontmatter", json!({"operation": "get", "target": p, "key": "items"})).await;
-    assert_eq!(items["result"]["value"], json!(["one", "two"]));
+    assert_eq!(items["result"]["value"], json!(["one", "two", "on"]));
 
     // A leaf two headings share is refused for writes, naming both.
     let e = err(
@@ -313,6 +350,7 @@ async fn section_writes_touch_only_their_section() {
     .await;
     assert_eq!(e["details"]["reason"], "ambiguous_section");
     assert_eq!(e["details"]["candidates"], json!(["Plan::Notes", "Later::Notes"]));
+    assert!(e["hint"].as_str().unwrap().contains("document-map"), "{e}");
     // Replace one heading's body; content that repeats the heading line does not double it.
     let before = text(&app, &token, "Plan.md").await.unwrap();
     let out = ok(&app, &token, "obsidian_write_note", json!({"target": p, "content": "## Notes\n\nNew notes.\n", "section": {"type": "heading", "target": "Later::Notes"}, "overwrite": false})).await;
@@ -321,12 +359,12 @@ async fn section_writes_touch_only_their_section() {
     assert_eq!(after, before.replace("## Notes\nSecond notes.\n", "## Notes\nNew notes.\n"));
 
     // patch: prepend, replace, and the preexisting-content override.
-    let out = ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Goals"}, "operation": "prepend", "content": "First!\n"})).await;
+    let out = ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Plan::Goals"}, "operation": "prepend", "content": "First!\n"})).await;
     assert_eq!(out["section"], json!({"type": "heading", "target": "Plan::Goals"}));
     assert!(text(&app, &token, "Plan.md").await.unwrap().contains("## Goals\nFirst!\nShip it."));
-    let e = err(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Goals"}, "operation": "append", "content": "First!"})).await;
+    let e = err(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Plan::Goals"}, "operation": "append", "content": "First!"})).await;
     assert_eq!(e["details"]["reason"], "content_preexists");
-    ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Goals"}, "operation": "append", "content": "First!", "patchOptions": {"applyIfContentPreexists": true}})).await;
+    ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "heading", "target": "Plan::Goals"}, "operation": "append", "content": "First!", "patchOptions": {"applyIfContentPreexists": true}})).await;
     ok(&app, &token, "obsidian_patch_note", json!({"target": p, "section": {"type": "frontmatter", "target": "status"}, "operation": "replace", "content": "\"done\"", "contentType": "json"})).await;
     let status =
         ok(&app, &token, "obsidian_manage_frontmatter", json!({"operation": "get", "target": p, "key": "status"}))

@@ -11,11 +11,13 @@ use serde_json::Value;
 use super::{ChangedLink, Moved, Refusal, Rewrite, plan_note};
 
 /// Rewrites a canvas's links for a set of moves, as [`plan_note`] does a note's: a file node
-/// whose file moved shows the new path (its `subpath` kept), and each text node's links are
-/// planned and proven as a note's are. The canvas is written back in its own layout, and proven
-/// by parsing it again: the same nodes, edges and top-level keys, each unchanged but for the
-/// fields rewritten. `Ok(None)` when nothing changes, or when the file is not a canvas that
-/// parses (it then has no links).
+/// whose file moved (its path, compared exactly, a `#subpath` in it kept) shows the new path,
+/// and each text node's links are planned and proven as a note's are. The canvas is written
+/// back in its own layout and proven by parsing it again: the same nodes, edges and top-level
+/// keys, each unchanged but for the fields rewritten. A canvas that does not render back to its
+/// own bytes (a layout this server does not write, numbers JSON cannot carry exactly) is refused
+/// rather than reformatted. `Ok(None)` when nothing changes, or when the file is not a canvas
+/// that parses (it then has no links).
 pub fn plan_canvas(
     text: &str,
     source_before: &str,
@@ -26,6 +28,7 @@ pub fn plan_canvas(
 ) -> Result<Option<Rewrite>, Refusal> {
     let Ok(mut canvas) = canvas::parse(text) else { return Ok(None) };
     let original = canvas.clone();
+    let faithful = canvas::render(&original) == text;
     let moved: HashMap<&str, &str> = moves.iter().map(|m| (m.from, m.to)).collect();
     let line_of = |needle: &str| text.find(needle).map_or(0, |at| text[..at].matches('\n').count());
     let mut links = Vec::new();
@@ -35,27 +38,21 @@ pub fn plan_canvas(
         match node.get("type").and_then(Value::as_str) {
             Some("file") => {
                 let Some(file) = node.get("file").and_then(Value::as_str).filter(|f| !f.is_empty()) else { continue };
-                let Some(was) = before.resolve(file, source_before) else { continue };
-                let desired = moved.get(was).copied().unwrap_or(was);
-                if after.resolve(file, source_after) == Some(desired) {
-                    continue;
-                }
-                // A file node names its file by vault path.
-                if after.resolve(desired, source_after) != Some(desired) {
-                    return Err(Refusal {
-                        target: desired.to_string(),
-                        line: line_of(&serde_json::to_string(file).unwrap_or_default()),
-                        reason: "the moved file's path does not resolve to it".into(),
-                    });
-                }
+                // A file node names its file by vault path: it moves only when that file does.
+                let (path, sub) = file.split_once('#').map_or((file, None), |(p, s)| (p, Some(s)));
+                let Some(desired) = moved.get(path).copied() else { continue };
+                let new = match sub {
+                    Some(sub) => format!("{desired}#{sub}"),
+                    None => desired.to_string(),
+                };
                 links.push(ChangedLink {
                     line: line_of(&serde_json::to_string(file).unwrap_or_default()),
                     before: file.to_string(),
-                    after: desired.to_string(),
+                    after: new.clone(),
                     kind: LinkKind::Embed,
                 });
-                rewritten.push((index, "file", desired.to_string()));
-                node.insert("file".into(), Value::String(desired.to_string()));
+                rewritten.push((index, "file", new.clone()));
+                node.insert("file".into(), Value::String(new));
             }
             Some("text") => {
                 let Some(body) = node.get("text").and_then(Value::as_str) else { continue };
@@ -72,6 +69,15 @@ pub fn plan_canvas(
     }
     if rewritten.is_empty() {
         return Ok(None);
+    }
+    if !faithful {
+        return Err(Refusal {
+            target: links.first().map(|l| l.after.clone()).unwrap_or_default(),
+            line: links.first().map_or(0, |l| l.line),
+            reason: "the canvas is not written in a layout this server can write back unchanged, so its links \
+                     cannot be rewritten without reformatting it"
+                .into(),
+        });
     }
     let new_text = canvas::render(&canvas);
     prove(&original, &new_text, &rewritten)?;

@@ -68,7 +68,7 @@ impl Tool for ObsidianAppendToNote {
         let kind = input.content_type.unwrap_or_default();
         if let Some(section) = &input.section {
             let create = input.create_target_if_missing.unwrap_or(false);
-            let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
+            let edit = edit_existing(ctx, name, "patch_note", &input.vault, &path, |text| {
                 edit_section(text, section, SectionOp::Append, &input.content, kind, create, true)
             })
             .await?;

@@ -198,7 +198,13 @@ fn is_external(target: &str) -> bool {
 
 /// One section's value into `out`; section_missing when the note has none such.
 fn read_section(text: &str, section: &Section, out: &mut Projected) -> Result<(), ToolError> {
-    let missing = || super::reason(super::section_missing(section), "section_missing");
+    // Not found, as the other server answers a read of a missing section.
+    let missing = || {
+        let err = super::section_missing(section);
+        let mut found = ToolError::with_message(ErrorCode::NotFound, err.message.clone());
+        found.details = err.details;
+        super::reason(found.with_hints(super::SECTION_HINTS), "section_missing")
+    };
     let note = otc_parser::parse(text);
     match section.kind {
         SectionKind::Heading => {
@@ -222,9 +228,10 @@ fn read_section(text: &str, section: &Section, out: &mut Projected) -> Result<()
             let id = section.target.trim().trim_start_matches('^').to_string();
             let target = otc_edit::anchor::Target::Block { id: id.clone() };
             let at = otc_edit::anchor::locate(text, &note, &target).map_err(|_| missing())?;
-            // The paragraph the id closes: back to a blank line or a heading.
+            // The paragraph the id closes: back to a blank line or a heading (never into the
+            // frontmatter).
             let mut start = at.range.start;
-            while start > 0 {
+            while start > note.body_start {
                 let prev_end = start - 1;
                 let prev_start = text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
                 let line = text[prev_start..prev_end].trim_end_matches('\r');

@@ -83,25 +83,34 @@ impl Tool for ObsidianListTags {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let regex = input.name_regex.as_deref().map(|r| safe_regex(r, 256, "nameRegex")).transpose()?;
         let limit = input.limit.unwrap_or(200).clamp(1, 10_000) as usize;
-        let listed = call(ctx, "list_tags", json!({"vault": input.vault})).await?;
-        let mut counts: HashMap<String, i64> = HashMap::new();
+        let listed = call(ctx, "list_tags", json!({"vault": input.vault, "max_notes": 100_000})).await?;
+        // By lower-cased name (Obsidian's tags ignore case), the first spelling shown.
+        let mut counts: HashMap<String, (String, i64)> = HashMap::new();
+        let mut add = |name: &str, count: i64| {
+            counts.entry(name.to_lowercase()).or_insert_with(|| (name.to_string(), 0)).1 += count;
+        };
         for row in listed["tags"].as_array().into_iter().flatten() {
             let (Some(name), Some(count)) = (row["name"].as_str(), row["count"].as_i64()) else { continue };
             // A nested tag counts for each of its parents too, as Obsidian's tag pane counts.
             let mut at = 0;
             while let Some(slash) = name[at..].find('/') {
-                *counts.entry(name[..at + slash].to_string()).or_default() += count;
+                add(&name[..at + slash], count);
                 at += slash + 1;
             }
-            *counts.entry(name.to_string()).or_default() += count;
+            add(name, count);
         }
         let min = i64::from(input.min_count.unwrap_or(0));
         let mut tags: Vec<TagCount> = counts
-            .into_iter()
+            .into_values()
             .filter(|(name, count)| *count >= min && regex.as_ref().is_none_or(|r| r.is_match(name)))
             .map(|(name, count)| TagCount { name, count })
             .collect();
-        tags.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+        tags.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase()))
+                .then_with(|| a.name.cmp(&b.name))
+        });
         let matching = tags.len();
         tags.truncate(limit);
         let truncated = matching > limit;

@@ -110,7 +110,7 @@ impl Tool for ObsidianManageFrontmatter {
                     }
                     (_, value) => value.cloned().unwrap_or(Value::Null),
                 };
-                let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
+                let edit = edit_existing(ctx, name, "update_frontmatter", &input.vault, &path, |text| {
                     let change = match op {
                         Operation::Set => FrontmatterOp::Set { key: &key, value: &value, nested: false },
                         _ => FrontmatterOp::Remove { key: &key, nested: false },

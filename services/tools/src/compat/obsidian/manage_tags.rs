@@ -134,24 +134,26 @@ impl Tool for ObsidianManageTags {
             (_, Location::Both) => &[TagLocation::Both],
         };
         let adding = input.operation == Operation::Add;
-        let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
-            let mut text = text.to_string();
-            let mut applied = Vec::new();
-            for tag in &wanted {
-                let mut changed = false;
-                for location in locations {
-                    let edit = if adding { add_tag(&text, tag, *location) } else { remove_tag(&text, tag, *location) };
-                    let edit = edit.map_err(|e| reason(e, "frontmatter_invalid"))?;
-                    changed |= edit.changed;
-                    text = edit.text;
+        let edit =
+            edit_existing(ctx, name, if adding { "add_tag" } else { "remove_tag" }, &input.vault, &path, |text| {
+                let mut text = text.to_string();
+                let mut applied = Vec::new();
+                for tag in &wanted {
+                    let mut changed = false;
+                    for location in locations {
+                        let edit =
+                            if adding { add_tag(&text, tag, *location) } else { remove_tag(&text, tag, *location) };
+                        let edit = edit.map_err(|e| reason(e, "frontmatter_invalid"))?;
+                        changed |= edit.changed;
+                        text = edit.text;
+                    }
+                    if changed {
+                        applied.push(tag.clone());
+                    }
                 }
-                if changed {
-                    applied.push(tag.clone());
-                }
-            }
-            Ok((text.clone(), (applied, split(&text).all)))
-        })
-        .await?;
+                Ok((text.clone(), (applied, split(&text).all)))
+            })
+            .await?;
         let (applied, all) = edit.extra;
         let skipped = wanted.iter().filter(|t| !applied.contains(t)).cloned().collect();
         Ok(Output {

@@ -144,7 +144,7 @@ const FILE_EXISTS_HINTS: &[Hint] = &[
     },
     Hint { text: "The note exists; pass overwrite: true to replace it whole.", tools: &[] },
 ];
-const SECTION_HINTS: &[Hint] = &[
+pub(crate) const SECTION_HINTS: &[Hint] = &[
     Hint {
         text: "Read the note's headings, blocks and fields with obsidian_get_note format document-map and pass one of them.",
         tools: &["obsidian_get_note"],
@@ -226,9 +226,15 @@ pub async fn resolve_target(
                 .detail("field", "target.period")
             })?;
             let view = View::open(ctx, tool, vault).await?;
-            let resolved = crate::periodic::resolve(ctx, tool, &view, period, target.date.as_deref())
-                .await
-                .map_err(|e| reason(e, "periodic_disabled"))?;
+            let resolved =
+                crate::periodic::resolve(ctx, tool, &view, period, target.date.as_deref()).await.map_err(|e| {
+                    let why = if e.details.get("field").is_some_and(|f| f == "date") {
+                        "invalid_arguments"
+                    } else {
+                        "periodic_disabled"
+                    };
+                    reason(e, why)
+                })?;
             Ok(resolved.path)
         }
         TargetKind::Active => Err(no_active_file(ctx, tool, vault).await),
@@ -465,10 +471,12 @@ pub struct Edit<T> {
 
 /// Edits the existing note at `path` in place: `edit` gets its text and returns the new text
 /// and what to report. A compare-and-swap on what was read; a concurrent writer's change is
-/// read again and the edit redone, never lost.
+/// read again and the edit redone, never lost. `like` is the catalogue tool that makes such
+/// an edit: a deployment that disabled it (or a caller without its scopes) gets its answer.
 pub async fn edit_existing<T, F>(
     ctx: &CallContext<'_>,
     tool: &str,
+    like: &str,
     vault: &str,
     path: &str,
     mut edit: F,
@@ -476,12 +484,15 @@ pub async fn edit_existing<T, F>(
 where
     F: FnMut(&str) -> Result<(String, T), ToolError>,
 {
+    // This surface's own refusals keep their reason and hints; the catalogue's are translated.
+    let mut own: Option<ToolError> = None;
     let run = async {
+        ctx.dispatcher.resolve(ctx.caller, like)?;
         let view = View::open(ctx, tool, vault).await?;
         crate::writing::check_write(&view, path, "target.path")?;
         let edited = crate::writing::edit_note(ctx, tool, &view, path, None, None, |now, _| {
             let text = now.ok_or_else(|| note_missing(path))?;
-            let (text, extra) = edit(text)?;
+            let (text, extra) = edit(text).inspect_err(|e| own = Some(e.clone()))?;
             Ok(crate::writing::Planned { text, extra, trash_old: false })
         })
         .await?;
@@ -492,7 +503,8 @@ where
             extra: edited.extra,
         })
     };
-    run.await.map_err(upstream)
+    let outcome = run.await;
+    outcome.map_err(|e| own.take().unwrap_or_else(|| upstream(e)))
 }
 
 /// How a section edit treats what it targets.
@@ -519,16 +531,21 @@ pub fn edit_section(
     let value = content_value(content, content_type)?;
     let (anchor, resolved) = anchor_for(text, section, create)?;
     let note = otc_parser::parse(text);
+    let present = || {
+        refuse(
+            ErrorCode::InvalidInput,
+            "content_preexists",
+            "the section already holds this content; nothing was written",
+        )
+        .detail("field", "content")
+    };
+    let check = reject_present && op != SectionOp::Replace;
+    // A text section: the content (trimmed) inside the section's text.
     let preexists = |held: &str| {
         let wanted = as_text(&value);
         let wanted = wanted.trim();
-        if reject_present && op != SectionOp::Replace && !wanted.is_empty() && held.contains(wanted) {
-            return Err(refuse(
-                ErrorCode::InvalidInput,
-                "content_preexists",
-                "the section already holds this content; nothing was written",
-            )
-            .detail("field", "content"));
+        if check && !wanted.is_empty() && held.contains(wanted) {
+            return Err(present());
         }
         Ok(())
     };
@@ -539,15 +556,8 @@ pub fn edit_section(
             let body = as_text(&value);
             let target = Target::Heading { heading: heading.clone(), occurrence };
             if occurrence.is_none() {
-                // Missing, and create is set: a new heading at the end with the content.
-                if op == SectionOp::Replace {
-                    let (patched, _) = otc_edit::anchor::append_under_heading(text, &note, &heading, None, "", true)?;
-                    let note = otc_parser::parse(&patched.text);
-                    let patched = patch(&patched.text, &note, &target, Op::Replace(&body))?;
-                    return Ok((patched.text, resolved));
-                }
-                let (patched, _) = otc_edit::anchor::append_under_heading(text, &note, &heading, None, &body, true)?;
-                return Ok((patched.text, resolved));
+                // Missing, and create is set: the heading path's missing levels, with the content.
+                return Ok((create_heading_path(text, &note, &section.target, &body), resolved));
             }
             let at = locate(text, &note, &target)?;
             preexists(&text[at.inner.clone()])?;
@@ -568,10 +578,13 @@ pub fn edit_section(
             preexists(&text[at.range.clone()])?;
             let body = as_text(&value);
             let new = match op {
-                // Joined to the block's line with no separator, as the other server does.
+                // Joined to the block's text with no separator, as the other server does; the
+                // ` ^id` stays at the end of the line, so the block keeps its id.
                 SectionOp::Append => {
-                    let end = at.range.end;
-                    let end = if text[..end].ends_with('\r') { end - 1 } else { end };
+                    let line = text[at.range.clone()].trim_end_matches(['\n', '\r']).trim_end();
+                    let marker = format!("^{resolved}");
+                    let kept = line.strip_suffix(marker.as_str()).map_or(line, str::trim_end);
+                    let end = at.range.start + kept.len();
                     format!("{}{body}{}", &text[..end], &text[end..])
                 }
                 SectionOp::Prepend => patch(text, &note, &target, Op::Prepend(&body))?.text,
@@ -582,8 +595,17 @@ pub fn edit_section(
         SectionKind::Frontmatter => {
             let field = resolved.clone();
             let current = frontmatter_of(text).and_then(|f| f.get(&field).cloned());
-            if let Some(held) = &current {
-                preexists(&as_text(held))?;
+            // A list holds it as an item, text as a substring, anything else as its value.
+            let already = match &current {
+                Some(Value::Array(items)) => items.contains(&value),
+                Some(Value::String(held)) => {
+                    value.as_str().is_some_and(|v| !v.trim().is_empty() && held.contains(v.trim()))
+                }
+                Some(held) => *held == value,
+                None => false,
+            };
+            if check && already {
+                return Err(present());
             }
             let new_value = match (op, current) {
                 (SectionOp::Replace, _) | (_, None) => value,
@@ -646,4 +668,49 @@ pub fn frontmatter_keys(text: &str) -> Vec<String> {
     }
     keys.extend(map.keys().filter(|k| !keys.contains(k)).cloned().collect::<Vec<_>>());
     keys
+}
+
+/// `text` with the missing levels of the heading path `target` ("A::B::C", or a bare name)
+/// created and `body` under the last: under the deepest level the note has, at the end of that
+/// heading's section (else at the end of the note), each one level below its parent (a path
+/// with no level in the note starts at level 1).
+fn create_heading_path(text: &str, note: &otc_parser::Note, target: &str, body: &str) -> String {
+    let parts: Vec<&str> = target.split("::").map(str::trim).filter(|p| !p.is_empty()).collect();
+    let headings = heading_paths(note);
+    // The deepest existing ancestor: the longest proper prefix of the path naming one heading.
+    let mut found: Option<(usize, usize)> = None;
+    for depth in (1..parts.len()).rev() {
+        let prefix = parts[..depth].join("::");
+        if let HeadingMatch::One(h) = find_heading(&headings, &prefix) {
+            let index = headings.iter().position(|x| std::ptr::eq(x, h)).unwrap_or(0);
+            found = Some((depth, index));
+            break;
+        }
+    }
+    let (at, level, missing) = match found {
+        Some((depth, index)) => (note.headings[index].section.end, headings[index].level, &parts[depth..]),
+        None => (text.len(), 0, &parts[..]),
+    };
+    let nl = otc_edit::anchor::line_break(text);
+    let mut insert = String::new();
+    if at > 0 && !text[..at].ends_with('\n') {
+        insert.push_str(nl);
+    }
+    if at > 0 && !text[..at].ends_with(&format!("{nl}{nl}")) {
+        insert.push_str(nl);
+    }
+    for (i, part) in missing.iter().enumerate() {
+        let level = (level as usize + i + 1).min(6);
+        insert.push_str(&format!("{} {part}{nl}", "#".repeat(level)));
+    }
+    if !body.is_empty() {
+        insert.push_str(body);
+        if !body.ends_with('\n') {
+            insert.push_str(nl);
+        }
+    }
+    if at < text.len() {
+        insert.push_str(nl);
+    }
+    format!("{}{insert}{}", &text[..at], &text[at..])
 }

@@ -91,7 +91,7 @@ impl Tool for ObsidianPatchNote {
             Operation::Replace => SectionOp::Replace,
         };
         let kind = input.content_type.unwrap_or_default();
-        let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
+        let edit = edit_existing(ctx, name, "patch_note", &input.vault, &path, |text| {
             edit_section(text, &input.section, op, &input.content, kind, create, reject)
         })
         .await?;

@@ -104,7 +104,8 @@ impl Tool for ObsidianReplaceInNote {
         let scope = input.scope.unwrap_or_default();
         let compiled: Vec<(Regex, &Replacement)> =
             input.replacements.iter().map(|r| Ok((pattern(r)?, r))).collect::<Result<_, ToolError>>()?;
-        let edit = edit_existing(ctx, name, &input.vault, &path, |text| replace(text, scope, &compiled)).await?;
+        let edit =
+            edit_existing(ctx, name, "write_note", &input.vault, &path, |text| replace(text, scope, &compiled)).await?;
         let counts = edit.extra;
         Ok(Output {
             path: edit.path,
@@ -127,22 +128,19 @@ fn pattern(r: &Replacement) -> Result<Regex, ToolError> {
         safe_regex(&r.search, 1024, "search")?;
         r.search.clone()
     } else if r.flexible_whitespace.unwrap_or(false) {
-        r.search.split_whitespace().map(regex::escape).collect::<Vec<_>>().join(r"\s+")
+        flexible(&r.search)
     } else {
         regex::escape(&r.search)
     };
     if r.whole_word.unwrap_or(false) {
         source = format!(r"\b(?:{source})\b");
     }
-    RegexBuilder::new(&source)
-        .case_insensitive(!r.case_sensitive.unwrap_or(true))
-        .multi_line(true)
-        .size_limit(1 << 22)
-        .build()
-        .map_err(|e| {
+    RegexBuilder::new(&source).case_insensitive(!r.case_sensitive.unwrap_or(true)).size_limit(1 << 22).build().map_err(
+        |e| {
             refuse(ErrorCode::InvalidInput, "regex_invalid", format!("search does not compile: {e}"))
                 .detail("field", "replacements.search")
-        })
+        },
+    )
 }
 
 /// `text` with the replacements made, and the count of each.
@@ -183,7 +181,8 @@ fn replace(text: &str, scope: Scope, compiled: &[(Regex, &Replacement)]) -> Resu
         (Some(range), Some(yaml)) => format!("{}{yaml}{}", &text[..range.start], &text[range.end..body_start]) + &body,
         _ => body,
     };
-    if scope != Scope::Body && new != text {
+    let yaml_changed = yaml.as_ref().zip(front.as_ref()).is_some_and(|(range, now)| text[range.clone()] != **now);
+    if yaml_changed {
         let parsed = otc_parser::parse_head(&new);
         if parsed.frontmatter.as_ref().is_some_and(|f| !matches!(f.value, Some(serde_json::Value::Object(_)))) {
             return Err(refuse(
@@ -204,11 +203,70 @@ fn substitute(regex: &Regex, text: &str, r: &Replacement, all: bool) -> (String,
     }
     let limit = if all { 0 } else { 1 };
     let new = if r.use_regex.unwrap_or(false) {
-        // JavaScript's $& (the whole match) is $0 here.
-        let template = r.replace.replace("$&", "${0}");
-        regex.replacen(text, limit, template.as_str()).into_owned()
+        regex.replacen(text, limit, template(&r.replace).as_str()).into_owned()
     } else {
         regex.replacen(text, limit, NoExpand(&r.replace)).into_owned()
     };
     (new, if all { found } else { 1 })
+}
+
+/// A literal search whose every run of whitespace (leading and trailing ones too) matches any
+/// run of whitespace.
+fn flexible(search: &str) -> String {
+    let mut out = String::new();
+    let mut in_space = false;
+    for c in search.chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push_str(r"\s+");
+            }
+            in_space = true;
+        } else {
+            out.push_str(&regex::escape(c.encode_utf8(&mut [0; 4])));
+            in_space = false;
+        }
+    }
+    out
+}
+
+/// A JavaScript replacement template in this regex engine's terms: `$&` is the whole match,
+/// `$1`..`$99` a group however the text goes on after it (`$1a` is group 1 then "a"), `$<name>`
+/// a named group and `$$` a dollar sign; any other `$` stands for itself.
+fn template(js: &str) -> String {
+    let mut out = String::new();
+    let mut rest = js;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).take(2).count();
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push_str("$$");
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix('&') {
+            out.push_str("${0}");
+            rest = tail;
+        } else if digits > 0 {
+            out.push_str(&format!("${{{}}}", &after[..digits]));
+            rest = &after[digits..];
+        } else if let Some(name) = after.strip_prefix('<').and_then(|a| a.split_once('>')).map(|(n, _)| n) {
+            out.push_str(&format!("${{{name}}}"));
+            rest = &after[name.len() + 2..];
+        } else {
+            out.push_str("$$");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn javascript_templates_and_flexible_whitespace() {
+        assert_eq!(super::template("$2 $1a [$&] $$ $<w> $x"), "${2} ${1}a [${0}] $$ ${w} $$x");
+        let re = regex::Regex::new(&super::flexible(" a  b ")).unwrap();
+        assert!(re.is_match("x\ta\n b\ty") && !re.is_match("ab"));
+        assert_eq!(super::flexible("   "), r"\s+");
+    }
 }

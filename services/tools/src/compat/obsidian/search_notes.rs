@@ -17,7 +17,8 @@ pub struct ObsidianSearchNotes;
 /// Hits per page by default, and at most.
 const PAGE: usize = 50;
 const PAGE_MAX: usize = 200;
-/// The most hits a pathPrefix search reads to count and filter them.
+/// The most hits a search reads: a pathPrefix search to count and filter them, any search to
+/// reach a page (pages past it are not served; the notice says so).
 const PREFIX_SCAN: usize = 5_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -134,6 +135,7 @@ fn decode_cursor(text: &str) -> Result<Cursor, ToolError> {
         .decode(text.trim())
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Cursor>(&bytes).ok())
+        .filter(|c| c.offset <= PREFIX_SCAN)
         .map(|c| Cursor { offset: c.offset, limit: c.limit.clamp(1, PAGE_MAX) })
         .ok_or_else(|| {
             refuse(ErrorCode::ValidationError, "invalid_cursor", "cursor is not one this tool returned")
@@ -225,7 +227,9 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
     let context = input.context_length.unwrap_or(100) as usize;
     let per_hit = input.max_matches_per_hit.unwrap_or(10).max(1) as usize;
     let prefix = input.path_prefix.clone().filter(|p| !p.is_empty());
-    let mut args = json!({"vault": input.vault, "query": query, "max_matches_per_hit": 1});
+    let mut args = json!({
+        "vault": input.vault, "query": query, "max_matches_per_hit": per_hit.min(100), "response_format": "detailed",
+    });
     // The prefix's folder narrows the search; the prefix itself filters what comes back.
     if let Some(folder) = prefix.as_deref().and_then(|p| p.rsplit_once('/')).map(|(f, _)| f).filter(|f| !f.is_empty()) {
         args["root"] = json!(folder);
@@ -244,7 +248,12 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
     for hit in hits.iter().skip(page.offset) {
         let path = hit["path"].as_str().unwrap_or_default();
         let Some((_, text)) = crate::writing::current_text(ctx, name, view.vault.id, path).await? else { continue };
-        let found: Vec<(usize, usize)> = finder.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+        let mut found: Vec<(usize, usize)> = finder.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+        if found.is_empty() {
+            // The catalogue search also ignores accents and the spacing and punctuation between
+            // words: its own match places, then.
+            found = hit["matches"].as_array().into_iter().flatten().filter_map(|m| at_line(&text, m, query)).collect();
+        }
         let total_matches = found.len();
         let matches = found.iter().take(per_hit).map(|&(start, end)| window(&text, start, end, context)).collect();
         let clipped = total_matches > per_hit;
@@ -256,12 +265,32 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
             result: None,
         });
     }
-    let next = (want < total).then(|| encode_cursor(&Cursor { offset: want, limit: page.limit }));
+    let next = (want < total.min(PREFIX_SCAN)).then(|| encode_cursor(&Cursor { offset: want, limit: page.limit }));
+    let notice = if total == 0 {
+        Some(format!("No notes contain {query:?}."))
+    } else if total > PREFIX_SCAN {
+        Some(format!("{total} notes match; pages reach the first {PREFIX_SCAN}: narrow the query or pass pathPrefix."))
+    } else {
+        None
+    };
     Ok(Output {
-        notice: (total == 0).then(|| format!("No notes contain {query:?}.")),
+        notice,
         effective_query: Some(query.to_string()),
         result: Found { mode: Mode::Text, hits: out, total_count: total, next_cursor: next },
     })
+}
+
+/// The bytes of a catalogue match (`{line, column}`, 1-based, the column in characters), as long
+/// as the query.
+fn at_line(text: &str, m: &Value, query: &str) -> Option<(usize, usize)> {
+    let line = m["line"].as_u64()? as usize;
+    let column = m["column"].as_u64()? as usize;
+    let line_start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2)?.0 + 1 };
+    let line_end = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i);
+    let mut chars = text[line_start..line_end].char_indices().map(|(i, _)| line_start + i).chain([line_end]);
+    let start = chars.nth(column.saturating_sub(1))?;
+    let end = text[start..line_end].char_indices().nth(query.chars().count()).map_or(line_end, |(i, _)| start + i);
+    Some((start, end))
 }
 
 /// The match at bytes start..end of `text` with `context` characters each side, in character
@@ -312,7 +341,7 @@ async fn jsonlogic(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result
             result: Some(Value::Bool(true)),
         })
         .collect();
-    let next = (want < total).then(|| encode_cursor(&Cursor { offset: want, limit: page.limit }));
+    let next = (want < total.min(PREFIX_SCAN)).then(|| encode_cursor(&Cursor { offset: want, limit: page.limit }));
     Ok(Output {
         notice: (total == 0).then(|| "No notes matched the logic.".to_string()),
         effective_query: None,

@@ -73,7 +73,7 @@ impl Tool for ObsidianWriteNote {
         let path = resolve_target(ctx, name, &input.vault, &input.target).await?;
         let kind = input.content_type.unwrap_or_default();
         if let Some(section) = &input.section {
-            let edit = edit_existing(ctx, name, &input.vault, &path, |text| {
+            let edit = edit_existing(ctx, name, "patch_note", &input.vault, &path, |text| {
                 edit_section(text, section, SectionOp::Replace, &input.content, kind, false, false)
             })
             .await?;

@@ -131,8 +131,10 @@ impl Tool for RewriteLink {
             let sources: BTreeSet<String> = links
                 .into_iter()
                 .map(|l| l.source_path)
-                // A wiki's generated pages are the workers' to write.
+                // A wiki's generated pages are the workers' to write; a canvas's links are its
+                // own JSON (moves rewrite them, a literal retarget does not).
                 .filter(|p| p.starts_with(&prefix) && view.can_read(p) && !crate::wiki::is_generated(&view, p))
+                .filter(|p| otc_store::FileKind::of_path(p) == otc_store::FileKind::Note)
                 .collect();
             let planned: Vec<Option<(String, otc_store::FileEntry, otc_edit::rewrite::Rewrite)>> =
                 futures::stream::iter(sources)
