@@ -22,6 +22,7 @@ pub mod judge;
 pub mod links_out;
 pub mod live_app;
 pub mod maintenance;
+pub mod memory;
 pub mod moving;
 pub mod ocr;
 pub mod periodic;

@@ -212,7 +212,15 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     ("Git", &[("history", "git_log")]),
-    ("Knowledge", &[("Provenance", "get_provenance")]),
+    (
+        "Knowledge",
+        &[
+            ("Provenance", "get_provenance"),
+            ("wiki", "lint_wiki"),
+            ("memory", "get_entity"),
+            ("entities", "create_entity"),
+        ],
+    ),
     (
         "Admin",
         &[

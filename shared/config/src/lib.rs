@@ -43,6 +43,7 @@ pub struct Config {
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
     pub ocr: OcrConfig,
+    pub memory: MemoryConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -431,6 +432,21 @@ impl Default for OcrConfig {
             max_bytes: 20 * 1024 * 1024,
             cache_secs: 30 * 24 * 3600,
         }
+    }
+}
+
+/// Entity memory (the knowledge tools' create_entity, add_observation ...).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Where an entity created with `materialize` is mirrored as a note:
+    /// `<entity_folder>/<type>/<name>.md`, kept in step with the entity by every memory write.
+    pub entity_folder: String,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self { entity_folder: "Memory".into() }
     }
 }
 

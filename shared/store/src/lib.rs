@@ -19,6 +19,7 @@ mod graph;
 mod history;
 mod index;
 mod keys;
+mod memory;
 mod oauth;
 mod pages;
 mod principals;
@@ -58,6 +59,7 @@ pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,
 };
+pub use memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };

@@ -90,6 +90,9 @@ pub enum Table {
     EmbeddingCache,
     VaultEmbeddings,
     EmbeddingUsage,
+    MemoryEntities,
+    MemoryObservations,
+    MemoryRelations,
 }
 
 impl Table {
@@ -104,7 +107,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 38] = [
+    pub const ALL: [Table; 41] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -143,6 +146,9 @@ impl Table {
         Table::EmbeddingCache,
         Table::VaultEmbeddings,
         Table::EmbeddingUsage,
+        Table::MemoryEntities,
+        Table::MemoryObservations,
+        Table::MemoryRelations,
     ];
 
     fn name(self) -> &'static str {
@@ -185,6 +191,9 @@ impl Table {
             Table::EmbeddingCache => "embedding_cache",
             Table::VaultEmbeddings => "vault_embeddings",
             Table::EmbeddingUsage => "embedding_usage",
+            Table::MemoryEntities => "memory_entities",
+            Table::MemoryObservations => "memory_observations",
+            Table::MemoryRelations => "memory_relations",
         }
     }
 }
@@ -364,6 +373,9 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::EmbeddingCache => "UPDATE embedding_cache SET used_at = used_at",
         Table::VaultEmbeddings => "UPDATE vault_embeddings SET state = state",
         Table::EmbeddingUsage => "UPDATE embedding_usage SET tokens = tokens",
+        Table::MemoryEntities => "UPDATE memory_entities SET name = name",
+        Table::MemoryObservations => "UPDATE memory_observations SET text = text",
+        Table::MemoryRelations => "UPDATE memory_relations SET relation_type = relation_type",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -17,6 +17,9 @@ const SECRET: &str = "SECRET-ALPHA-7731";
 const UNSENT: &str = "Zeta-4412";
 
 /// Arguments for `tool` aimed at A: `vault` (A's vault name or id), A's note, A's snapshot.
+/// An entity id (the memory tools refuse another tenant's vault before they look it up).
+const ENTITY: &str = "00000000-0000-4000-8000-000000000001";
+
 fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
     let note = "Secret/Plan.md";
     let uri = format!("obsidian-tc://{}/Secret/Plan.md", vault.replace(' ', "%20"));
@@ -80,6 +83,15 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "read_base" | "query_base" => json!({"vault": vault, "path": "Secret/View.base"}),
         "create_base" => json!({"vault": vault, "path": "Secret/View.base", "base": {}}),
         "update_base" => json!({"vault": vault, "path": "Secret/View.base", "patch": {}}),
+        "create_entity" => json!({"vault": vault, "type": "person", "name": "x"}),
+        "get_entity" | "delete_entity" => json!({"vault": vault, "entity_id": ENTITY}),
+        "rename_entity" => json!({"vault": vault, "entity_id": ENTITY, "new_name": "y"}),
+        "add_observation" => json!({"vault": vault, "entity_id": ENTITY, "observation": "x"}),
+        "update_observation" => json!({"vault": vault, "entity_id": ENTITY, "observation_id": ENTITY, "retire": true}),
+        "link_entities" | "unlink_entities" => {
+            json!({"vault": vault, "source_id": ENTITY, "target_id": ENTITY, "relation_type": "r"})
+        }
+        "query_entity_graph" => json!({"vault": vault, "seed_entity_id": ENTITY}),
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "get_metrics" => json!({"vault": vault}),

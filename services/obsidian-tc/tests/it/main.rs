@@ -26,6 +26,7 @@ mod index;
 mod isolation;
 mod live_app;
 mod mcp;
+mod memory;
 mod modern;
 mod move_faults;
 mod moves;

@@ -95,9 +95,11 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 /// The triad and the connector fetch beside it (search joins when registered).
 const TRIAD: [&str; 5] = ["find_capability", "describe_capability", "call_capability", "search", "fetch"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 26] = [
+const ESSENTIALS: [&str; 29] = [
+    "add_observation",
     "append_note",
     "cancel_task",
+    "create_entity",
     "delete_note",
     "fetch",
     "find_notes_by_property",
@@ -111,6 +113,7 @@ const ESSENTIALS: [&str; 26] = [
     "list_vaults",
     "move_note",
     "patch_note",
+    "query_entity_graph",
     "read_frontmatter",
     "read_note",
     "read_notes",
@@ -140,9 +143,10 @@ const DOMAINS: [&str; 12] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 120] = [
+const FLAT: [&str; 129] = [
     "add_bookmark",
     "add_kanban_card",
+    "add_observation",
     "add_tag",
     "append_note",
     "append_to_periodic_note",
@@ -157,9 +161,11 @@ const FLAT: [&str; 120] = [
     "copy_note",
     "create_base",
     "create_canvas",
+    "create_entity",
     "create_excalidraw",
     "create_periodic_note",
     "delete_attachment",
+    "delete_entity",
     "delete_note",
     "draft_wiki_page",
     "eval_dataview_field",
@@ -176,6 +182,7 @@ const FLAT: [&str; 120] = [
     "generate_uri",
     "get_attachment",
     "get_backlinks",
+    "get_entity",
     "get_index_status",
     "get_link_strength",
     "get_metrics",
@@ -197,6 +204,7 @@ const FLAT: [&str; 120] = [
     "insert_table_row",
     "inspect_acl",
     "inspect_visibility",
+    "link_entities",
     "lint_wiki",
     "list_attachments",
     "list_bookmarks",
@@ -222,6 +230,7 @@ const FLAT: [&str; 120] = [
     "prune_hub_links",
     "query_base",
     "query_canvas",
+    "query_entity_graph",
     "read_base",
     "read_canvas",
     "read_excalidraw",
@@ -234,6 +243,7 @@ const FLAT: [&str; 120] = [
     "read_snapshot",
     "remove_bookmark",
     "remove_tag",
+    "rename_entity",
     "resolve_daily_note",
     "restore_note",
     "restore_vault",
@@ -252,10 +262,12 @@ const FLAT: [&str; 120] = [
     "sort_table_by_column",
     "suggest_links",
     "tasks_filter",
+    "unlink_entities",
     "update_base",
     "update_canvas",
     "update_excalidraw",
     "update_frontmatter",
+    "update_observation",
     "update_task",
     "validate_dql",
     "vault_health_score",
@@ -780,6 +792,15 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "update_base",
         "ocr_attachment",
         "ocr_bulk",
+        "add_observation",
+        "create_entity",
+        "delete_entity",
+        "get_entity",
+        "link_entities",
+        "query_entity_graph",
+        "rename_entity",
+        "unlink_entities",
+        "update_observation",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1167,6 +1188,25 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("write_attachment", json!({"vault": v, "path": "scan.png", "content": scan})),
         ("ocr_attachment", json!({"vault": v, "path": "scan.png"})),
         ("ocr_bulk", json!({"vault": v, "paths": ["scan.png"]})),
+        // Entity memory: "@e1", "@e2" and "@o1" stand for the ids the calls before made.
+        (
+            "create_entity",
+            json!({"vault": v, "type": "person", "name": "Ana", "observations": ["likes tea"], "materialize": true}),
+        ),
+        ("create_entity", json!({"vault": v, "type": "project", "name": "Atlas"})),
+        ("add_observation", json!({"vault": v, "entity_id": "@e1", "observation": "lead", "key": "role"})),
+        (
+            "update_observation",
+            json!({"vault": v, "entity_id": "@e1", "observation_id": "@o1", "observation": "staff"}),
+        ),
+        ("link_entities", json!({"vault": v, "source_id": "@e1", "target_id": "@e2", "relation_type": "works_on"})),
+        ("get_entity", json!({"vault": v, "entity_id": "@e1", "include_retired": true, "response_format": "detailed"})),
+        ("get_entity", json!({"vault": v, "type": "person", "name": "ana", "response_format": "concise"})),
+        ("query_entity_graph", json!({"vault": v, "seed_entity_id": "@e2", "response_format": "detailed"})),
+        ("query_entity_graph", json!({"vault": v, "seed_entity_id": "@e2", "limit": 1, "response_format": "concise"})),
+        ("unlink_entities", json!({"vault": v, "source_id": "@e1", "target_id": "@e2", "relation_type": "works_on"})),
+        ("rename_entity", json!({"vault": v, "entity_id": "@e1", "new_name": "Ana Lima", "status": "archived"})),
+        ("delete_entity", json!({"vault": v, "entity_id": "@e2", "permanent": true})),
     ]
 }
 
@@ -1216,9 +1256,25 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     for name in registered.iter().filter(|n| !refusing.contains(&n.as_str())) {
         assert!(samples.iter().any(|(n, _)| n == name), "no sample call for {name}");
     }
+    let mut made: Vec<(String, String)> = Vec::new();
     for (name, args) in samples {
+        let mut text = args.to_string();
+        for (placeholder, id) in &made {
+            text = text.replace(placeholder.as_str(), id);
+        }
+        let args: Value = serde_json::from_str(&text).unwrap();
         let result = call(&app, "/mcp", &token, name, args.clone()).await;
         assert_eq!(result["isError"], false, "{name} {args}: {result}");
+        let out = &result["structuredContent"];
+        if name == "create_entity" {
+            made.push((
+                format!("@e{}", made.iter().filter(|(p, _)| p.starts_with("@e")).count() + 1),
+                out["entity_id"].as_str().unwrap().into(),
+            ));
+        }
+        if name == "add_observation" {
+            made.push(("@o1".into(), out["observation_id"].as_str().unwrap().into()));
+        }
         if let Some(running) = result["structuredContent"]["task_id"].as_str().filter(|_| name == "index_vault") {
             // One rebuild per vault at a time: let this one finish before the next sample.
             crate::index::poll(&app, &token, running).await;

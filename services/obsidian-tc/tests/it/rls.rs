@@ -30,26 +30,29 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     fill_access(&store, &b, 3).await;
     fill_oauth(&store, &a, 1).await;
     fill_oauth(&store, &b, 3).await;
+    fill_memory(&store, &a, 1).await;
+    fill_memory(&store, &b, 3).await;
 
     // [tenants, vaults, principals, api_tokens, vault_heads, vault_files, change_log, snapshots,
     //  trash, blobs, blob_uploads, jobs, reconcile_state, index_state, index_files, notes, links,
     //  note_tags, note_properties, note_tasks, chunks, acl_rules, principal_groups, audit_log,
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
-    //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage]
+    //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
+    //  memory_observations, memory_relations]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3,
             ],
         ),
     ] {
@@ -91,6 +94,21 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// memberships, k audit records, and its own quotas.
 /// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
+/// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
+/// relation to itself.
+async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    for i in 0..k {
+        let entity = tx.create_entity(tenant.vault_id, "person", &format!("p{i}"), None, None).await.unwrap();
+        let fact =
+            otc_store::NewObservation { key: None, text: "x".into(), valid_from: chrono::Utc::now(), valid_to: None };
+        tx.add_observation(tenant.vault_id, entity.id, &fact, None).await.unwrap();
+        let relation = otc_store::Relation { source_id: entity.id, target_id: entity.id, relation_type: "self".into() };
+        assert!(tx.link_entities(tenant.vault_id, &relation, None).await.unwrap());
+    }
+    tx.commit().await.unwrap();
+}
+
 async fn fill_oauth(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
     tx.set_idp(&otc_store::IdpConfig {

@@ -1,8 +1,17 @@
 //! The knowledge domain's tools (`Domain::Knowledge`), one file each.
 
+pub mod add_observation;
 pub mod audit_provenance;
 pub mod commit_wiki_page;
+pub mod create_entity;
+pub mod delete_entity;
 pub mod draft_wiki_page;
 pub mod find_existing_page;
+pub mod get_entity;
+pub mod link_entities;
 pub mod lint_wiki;
 pub mod note_quality_report;
+pub mod query_entity_graph;
+pub mod rename_entity;
+pub mod unlink_entities;
+pub mod update_observation;

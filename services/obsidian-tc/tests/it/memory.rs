@@ -1,0 +1,271 @@
+//! Entity memory through the MCP surface: entities with facts that hold over time (a superseded
+//! fact still answers "as of" its time), relations walked as a graph, mirror notes kept in step,
+//! and the folder ACL, scopes and tenants.
+
+use serde_json::{Value, json};
+
+use crate::acl::{run, token_for};
+use crate::harness::{Tenant, TestApp};
+use crate::write::{err, ok, text};
+
+const V: &str = "Notes";
+
+fn id(v: &Value) -> String {
+    v["entity_id"].as_str().unwrap().to_string()
+}
+
+fn facts(entity: &Value) -> Vec<String> {
+    entity["observations"].as_array().unwrap().iter().map(|o| o["text"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn entities_keep_their_facts_over_time_and_relate() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+
+    let ana = ok(&app, &token, "create_entity", json!({"vault": V, "type": "person", "name": "Ana Lima", "observations": ["Works in Lisbon", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB leaked"]})).await;
+    assert_eq!((ana["status"].clone(), ana["observations"].clone()), (json!("active"), json!(2)));
+    assert_eq!(ana["redactions"], json!(["github_token"]));
+    let ana_id = id(&ana);
+    let e = err(&app, &token, "create_entity", json!({"vault": V, "type": "Person", "name": "ana lima"})).await;
+    assert_eq!(e["code"], "conflict");
+    let atlas = ok(&app, &token, "create_entity", json!({"vault": V, "type": "project", "name": "Atlas"})).await;
+    let atlas_id = id(&atlas);
+
+    // A keyed fact supersedes the current one of its key; the old one still answers as of then.
+    let first = ok(&app, &token, "add_observation", json!({"vault": V, "entity_id": ana_id, "observation": "Role: engineer", "key": "role", "valid_from": "2025-01-01"})).await;
+    let second = ok(&app, &token, "add_observation", json!({"vault": V, "entity_id": ana_id, "observation": "Role: lead", "key": "role", "valid_from": "2026-06-01"})).await;
+    assert_eq!(second["superseded"], json!([first["observation_id"]]));
+    let now = ok(&app, &token, "get_entity", json!({"vault": V, "entity_id": ana_id})).await;
+    let current = facts(&now);
+    assert!(current.contains(&"Role: lead".to_string()) && !current.contains(&"Role: engineer".to_string()), "{now}");
+    assert!(current.iter().any(|f| f.contains("[REDACTED:github_token]")), "{now}");
+    let then = ok(
+        &app,
+        &token,
+        "get_entity",
+        json!({"vault": V, "type": "person", "name": "ANA LIMA", "as_of": "2025-06-01"}),
+    )
+    .await;
+    assert_eq!(facts(&then), ["Role: engineer"]);
+    let history = ok(
+        &app,
+        &token,
+        "get_entity",
+        json!({"vault": V, "entity_id": ana_id, "include_retired": true, "response_format": "concise"}),
+    )
+    .await;
+    let old =
+        history["observations"].as_array().unwrap().iter().find(|o| o["text"] == "Role: engineer").unwrap().clone();
+    assert_eq!(old["superseded_by"], second["observation_id"]);
+    assert!(old["valid_to"].as_str().unwrap().starts_with("2026-06-01"), "{old}");
+    assert!(old.get("valid_from").is_none(), "concise drops valid_from: {old}");
+
+    // Changing a fact keeps its history; retiring one ends it.
+    let lisbon = now["observations"].as_array().unwrap().iter().find(|o| o["text"] == "Works in Lisbon").unwrap()["observation_id"].clone();
+    let moved = ok(
+        &app,
+        &token,
+        "update_observation",
+        json!({"vault": V, "entity_id": ana_id, "observation_id": lisbon, "observation": "Works in Porto"}),
+    )
+    .await;
+    assert_eq!(moved["previous"]["superseded_by"], moved["current"]["observation_id"]);
+    let e = err(
+        &app,
+        &token,
+        "update_observation",
+        json!({"vault": V, "entity_id": ana_id, "observation_id": lisbon, "retire": true}),
+    )
+    .await;
+    assert_eq!(e["code"], "conflict");
+    let porto = moved["current"]["observation_id"].clone();
+    ok(
+        &app,
+        &token,
+        "update_observation",
+        json!({"vault": V, "entity_id": ana_id, "observation_id": porto, "retire": true}),
+    )
+    .await;
+    let now = ok(&app, &token, "get_entity", json!({"vault": V, "entity_id": ana_id})).await;
+    assert!(!facts(&now).iter().any(|f| f.contains("Porto") || f.contains("Lisbon")), "{now}");
+
+    // Relations, walked as a graph.
+    let bob = ok(&app, &token, "create_entity", json!({"vault": V, "type": "person", "name": "Bob"})).await;
+    let bob_id = id(&bob);
+    let linked = ok(
+        &app,
+        &token,
+        "link_entities",
+        json!({"vault": V, "source_id": ana_id, "target_id": atlas_id, "relation_type": "works_on"}),
+    )
+    .await;
+    assert_eq!(linked["created"], true);
+    let again = ok(
+        &app,
+        &token,
+        "link_entities",
+        json!({"vault": V, "source_id": ana_id, "target_id": atlas_id, "relation_type": "works_on"}),
+    )
+    .await;
+    assert_eq!(again["created"], false);
+    ok(
+        &app,
+        &token,
+        "link_entities",
+        json!({"vault": V, "source_id": bob_id, "target_id": ana_id, "relation_type": "reports_to"}),
+    )
+    .await;
+    let graph =
+        ok(&app, &token, "query_entity_graph", json!({"vault": V, "seed_entity_id": atlas_id, "depth": 2})).await;
+    let names: Vec<(&str, u64)> = graph["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap(), n["depth"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(names, [("Atlas", 0), ("Ana Lima", 1), ("Bob", 2)]);
+    assert_eq!(graph["relations"].as_array().unwrap().len(), 2);
+    let out_only =
+        ok(&app, &token, "query_entity_graph", json!({"vault": V, "seed_entity_id": ana_id, "direction": "out"})).await;
+    let names: Vec<&str> =
+        out_only["entities"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Ana Lima", "Atlas"]);
+    let people = ok(
+        &app,
+        &token,
+        "query_entity_graph",
+        json!({"vault": V, "seed_entity_id": atlas_id, "depth": 2, "entity_types": ["person"], "limit": 1}),
+    )
+    .await;
+    assert_eq!(people["entities"].as_array().unwrap().len(), 1);
+    let cursor = people["next_cursor"].as_str().unwrap();
+    let rest = ok(&app, &token, "query_entity_graph", json!({"vault": V, "seed_entity_id": atlas_id, "depth": 2, "entity_types": ["person"], "limit": 1, "cursor": cursor})).await;
+    assert_eq!(rest["entities"][0]["name"], "Ana Lima");
+    let removed = ok(
+        &app,
+        &token,
+        "unlink_entities",
+        json!({"vault": V, "source_id": bob_id, "target_id": ana_id, "relation_type": "reports_to"}),
+    )
+    .await;
+    assert_eq!(removed["removed"], true);
+
+    // Rename (a taken name is refused), archive, delete (relations need cascade).
+    let e = err(&app, &token, "rename_entity", json!({"vault": V, "entity_id": bob_id, "new_name": "Ana Lima"})).await;
+    assert_eq!(e["code"], "conflict");
+    let renamed = ok(
+        &app,
+        &token,
+        "rename_entity",
+        json!({"vault": V, "entity_id": bob_id, "new_name": "Robert", "status": "archived"}),
+    )
+    .await;
+    assert_eq!(
+        (renamed["name"].clone(), renamed["status"].clone(), renamed["previous_name"].clone()),
+        (json!("Robert"), json!("archived"), json!("Bob"))
+    );
+    let e = err(&app, &token, "delete_entity", json!({"vault": V, "entity_id": atlas_id})).await;
+    assert_eq!(e["code"], "conflict");
+    let gone = ok(&app, &token, "delete_entity", json!({"vault": V, "entity_id": atlas_id, "cascade": true})).await;
+    assert_eq!((gone["status"].clone(), gone["relations_removed"].clone()), (json!("deleted"), json!(1)));
+    assert_eq!(err(&app, &token, "get_entity", json!({"vault": V, "entity_id": atlas_id})).await["code"], "not_found");
+    // Its name is free again; a permanent delete removes the facts too.
+    let again = ok(
+        &app,
+        &token,
+        "create_entity",
+        json!({"vault": V, "type": "project", "name": "Atlas", "observations": ["v2"]}),
+    )
+    .await;
+    let purge =
+        ok(&app, &token, "delete_entity", json!({"vault": V, "entity_id": id(&again), "permanent": true})).await;
+    assert_eq!((purge["status"].clone(), purge["observations_removed"].clone()), (json!("removed"), json!(1)));
+
+    let e = err(&app, &token, "get_entity", json!({"vault": V, "entity_id": "not-a-uuid"})).await;
+    assert_eq!(e["code"], "invalid_input");
+    let e = err(&app, &token, "add_observation", json!({"vault": V, "entity_id": ana_id, "observation": "x", "valid_from": "2026-02-01", "valid_to": "2026-01-01"})).await;
+    assert_eq!(e["code"], "invalid_input");
+}
+
+#[tokio::test]
+async fn mirrored_entities_are_notes_kept_in_step_and_hidden_with_their_folder() {
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        c.memory.entity_folder = "People".into();
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let ana = ok(
+        &app,
+        &token,
+        "create_entity",
+        json!({"vault": V, "type": "person", "name": "Ana", "observations": ["Likes tea"], "materialize": true}),
+    )
+    .await;
+    assert_eq!(ana["note_path"], "People/person/Ana.md");
+    let note = text(&app, &token, "People/person/Ana.md").await.unwrap();
+    assert!(
+        note.contains(&format!("entity_id: {}", id(&ana))) && note.contains("# Ana") && note.contains("- Likes tea"),
+        "{note}"
+    );
+    let atlas =
+        ok(&app, &token, "create_entity", json!({"vault": V, "type": "project", "name": "Atlas", "materialize": true}))
+            .await;
+    let linked = ok(
+        &app,
+        &token,
+        "link_entities",
+        json!({"vault": V, "source_id": id(&ana), "target_id": id(&atlas), "relation_type": "works_on"}),
+    )
+    .await;
+    assert_eq!(linked["rematerialized"], 2);
+    let note = text(&app, &token, "People/person/Ana.md").await.unwrap();
+    assert!(note.contains("- works_on → [[People/project/Atlas|Atlas]]"), "{note}");
+    // The mirror is a note like any other: the link resolves, and the index sees it.
+    let backlinks = ok(&app, &token, "get_backlinks", json!({"vault": V, "path": "People/project/Atlas.md"})).await;
+    assert_eq!(backlinks["backlinks"][0]["source_path"], "People/person/Ana.md");
+    // A new fact and a rename follow into the note.
+    ok(&app, &token, "add_observation", json!({"vault": V, "entity_id": id(&ana), "observation": "Speaks Portuguese"}))
+        .await;
+    ok(&app, &token, "rename_entity", json!({"vault": V, "entity_id": id(&ana), "new_name": "Ana Lima"})).await;
+    assert!(text(&app, &token, "People/person/Ana.md").await.is_none());
+    let note = text(&app, &token, "People/person/Ana Lima.md").await.unwrap();
+    assert!(note.contains("- Speaks Portuguese") && note.contains("# Ana Lima"), "{note}");
+
+    // A caller who cannot read the mirror's folder does not see the entity; one without the
+    // memory scopes cannot call the tools.
+    let bob = token_for(&app, &tenant, "bob", "read:memory,write:memory,read:notes").await;
+    run(
+        &app,
+        &["acl", "set", "acme", "--vault", V, "--principal", "bob", "--read", "Public/**", "--write", "Public/**"],
+    );
+    let e = err(&app, &bob, "get_entity", json!({"vault": V, "entity_id": id(&ana)})).await;
+    assert_eq!(e["code"], "not_found");
+    let e = err(&app, &bob, "create_entity", json!({"vault": V, "type": "person", "name": "Eve", "materialize": true}))
+        .await;
+    assert_eq!(e["code"], "acl_denied");
+    let reader = token_for(&app, &tenant, "carol", "read:notes").await;
+    assert_eq!(err(&app, &reader, "get_entity", json!({"vault": V, "entity_id": id(&ana)})).await["code"], "forbidden");
+
+    // Another tenant's vault of the same name holds none of it.
+    let other = Tenant::create(&app.store, "other").await;
+    let (stranger, _) = other.token(&app.store, "*", false, None).await;
+    assert_eq!(
+        err(&app, &stranger, "get_entity", json!({"vault": V, "entity_id": id(&ana)})).await["code"],
+        "not_found"
+    );
+    assert_eq!(
+        err(&app, &stranger, "get_entity", json!({"vault": V, "type": "person", "name": "Ana Lima"})).await["code"],
+        "not_found"
+    );
+
+    // Deleting the entity trashes its note.
+    let gone = ok(&app, &token, "delete_entity", json!({"vault": V, "entity_id": id(&ana), "cascade": true})).await;
+    assert_eq!(gone["note_trashed"], "People/person/Ana Lima.md");
+    assert!(text(&app, &token, "People/person/Ana Lima.md").await.is_none());
+    let atlas_note = text(&app, &token, "People/project/Atlas.md").await.unwrap();
+    assert!(!atlas_note.contains("works_on"), "the neighbour's note lost the relation: {atlas_note}");
+}
