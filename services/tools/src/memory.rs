@@ -252,3 +252,56 @@ pub async fn unmirror(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str
     writing::commit(ctx, tool, view, &changes, None).await?.map_err(|stale| writing::stale_error(view, &stale))?;
     Ok(())
 }
+
+/// A capture as the tools answer it. Concise omits empty fields but always keeps
+/// `poison_assessment` and `redactions`, which are safety signals.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CaptureOut {
+    pub capture_id: String,
+    /// queued, committing or committed.
+    pub status: String,
+    /// none, suspect (signs worth a look) or poisoned (quarantined: never committed).
+    pub poison_assessment: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub poison_signals: Vec<String>,
+    /// Kinds of secret replaced before the capture was stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redactions: Vec<String>,
+    /// What commit_capture compares against.
+    pub content_hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_path_hint: Option<String>,
+    /// Detailed only: the captured text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}
+
+impl CaptureOut {
+    pub fn of(c: &otc_store::Capture, detailed: bool) -> Self {
+        Self {
+            capture_id: c.id.to_string(),
+            status: c.status.clone(),
+            poison_assessment: c.poison_assessment.clone(),
+            poison_signals: c.poison_signals.clone(),
+            redactions: c.redactions.clone(),
+            content_hash: c.content_hash.clone(),
+            title: c.title.clone(),
+            tags: c.tags.clone(),
+            source: c.source.clone(),
+            target_path_hint: c.target_path_hint.clone(),
+            content: detailed.then(|| c.content.clone()),
+            committed_path: c.committed_path.clone(),
+            created_at: detailed.then(|| c.created_at.to_rfc3339()),
+        }
+    }
+}

@@ -10,6 +10,7 @@
 
 mod acl;
 mod audit;
+mod capture;
 mod directory;
 mod embeddings;
 mod error;
@@ -42,6 +43,7 @@ use uuid::Uuid;
 
 pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use audit::{ActionMetrics, AuditFilter, AuditRecord};
+pub use capture::{Capture, NewCapture};
 pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
 pub use embeddings::{
     ChunkSpan, ChunkToEmbed, ChunkVector, EMBED_JOB, EmbeddingStatus, EmbeddingUsage, LinkNeighbour, VaultModel,

@@ -93,6 +93,7 @@ pub enum Table {
     MemoryEntities,
     MemoryObservations,
     MemoryRelations,
+    CaptureQueue,
 }
 
 impl Table {
@@ -107,7 +108,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 41] = [
+    pub const ALL: [Table; 42] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -149,6 +150,7 @@ impl Table {
         Table::MemoryEntities,
         Table::MemoryObservations,
         Table::MemoryRelations,
+        Table::CaptureQueue,
     ];
 
     fn name(self) -> &'static str {
@@ -194,6 +196,7 @@ impl Table {
             Table::MemoryEntities => "memory_entities",
             Table::MemoryObservations => "memory_observations",
             Table::MemoryRelations => "memory_relations",
+            Table::CaptureQueue => "capture_queue",
         }
     }
 }
@@ -376,6 +379,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::MemoryEntities => "UPDATE memory_entities SET name = name",
         Table::MemoryObservations => "UPDATE memory_observations SET text = text",
         Table::MemoryRelations => "UPDATE memory_relations SET relation_type = relation_type",
+        Table::CaptureQueue => "UPDATE capture_queue SET content = content",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -92,6 +92,9 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
             json!({"vault": vault, "source_id": ENTITY, "target_id": ENTITY, "relation_type": "r"})
         }
         "query_entity_graph" => json!({"vault": vault, "seed_entity_id": ENTITY}),
+        "enqueue_capture" => json!({"vault": vault, "content": "x"}),
+        "commit_capture" => json!({"vault": vault, "capture_id": ENTITY, "target_path": "Secret/Captured.md"}),
+        "list_capture_queue" => json!({"vault": vault}),
         "fetch" => json!({"id": uri}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "get_metrics" => json!({"vault": vault}),

@@ -143,7 +143,7 @@ const DOMAINS: [&str; 12] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 129] = [
+const FLAT: [&str; 132] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -157,6 +157,7 @@ const FLAT: [&str; 129] = [
     "bundle_files",
     "bundle_folder",
     "cancel_task",
+    "commit_capture",
     "commit_wiki_page",
     "copy_note",
     "create_base",
@@ -168,6 +169,7 @@ const FLAT: [&str; 129] = [
     "delete_entity",
     "delete_note",
     "draft_wiki_page",
+    "enqueue_capture",
     "eval_dataview_field",
     "execute_template",
     "fetch",
@@ -208,6 +210,7 @@ const FLAT: [&str; 129] = [
     "lint_wiki",
     "list_attachments",
     "list_bookmarks",
+    "list_capture_queue",
     "list_kanban_boards",
     "list_notes",
     "list_periodic_notes",
@@ -801,6 +804,9 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "rename_entity",
         "unlink_entities",
         "update_observation",
+        "enqueue_capture",
+        "list_capture_queue",
+        "commit_capture",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1207,6 +1213,13 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("unlink_entities", json!({"vault": v, "source_id": "@e1", "target_id": "@e2", "relation_type": "works_on"})),
         ("rename_entity", json!({"vault": v, "entity_id": "@e1", "new_name": "Ana Lima", "status": "archived"})),
         ("delete_entity", json!({"vault": v, "entity_id": "@e2", "permanent": true})),
+        (
+            "enqueue_capture",
+            json!({"vault": v, "content": "A thought worth keeping", "title": "Thought", "tags": ["idea"]}),
+        ),
+        ("list_capture_queue", json!({"vault": v, "response_format": "detailed"})),
+        ("list_capture_queue", json!({"vault": v, "response_format": "concise"})),
+        ("commit_capture", json!({"vault": v, "capture_id": "@c1", "target_path": "Captured.md"})),
     ]
 }
 
@@ -1271,6 +1284,9 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
                 format!("@e{}", made.iter().filter(|(p, _)| p.starts_with("@e")).count() + 1),
                 out["entity_id"].as_str().unwrap().into(),
             ));
+        }
+        if name == "enqueue_capture" {
+            made.push(("@c1".into(), out["capture_id"].as_str().unwrap().into()));
         }
         if name == "add_observation" {
             made.push(("@o1".into(), out["observation_id"].as_str().unwrap().into()));

@@ -39,20 +39,20 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
-    //  memory_observations, memory_relations]
+    //  memory_observations, memory_relations, capture_queue]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3, 3,
             ],
         ),
     ] {
@@ -95,7 +95,7 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
 /// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
-/// relation to itself.
+/// relation to itself, and k captures.
 async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
     for i in 0..k {
@@ -105,6 +105,18 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
         tx.add_observation(tenant.vault_id, entity.id, &fact, None).await.unwrap();
         let relation = otc_store::Relation { source_id: entity.id, target_id: entity.id, relation_type: "self".into() };
         assert!(tx.link_entities(tenant.vault_id, &relation, None).await.unwrap());
+        let capture = otc_store::NewCapture {
+            content: "c".into(),
+            title: None,
+            tags: Vec::new(),
+            source: None,
+            target_path_hint: None,
+            poison_assessment: "none".into(),
+            poison_signals: Vec::new(),
+            redactions: Vec::new(),
+            content_hash: "h".into(),
+        };
+        tx.enqueue_capture(tenant.vault_id, &capture, None).await.unwrap();
     }
     tx.commit().await.unwrap();
 }

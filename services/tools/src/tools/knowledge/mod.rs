@@ -2,14 +2,17 @@
 
 pub mod add_observation;
 pub mod audit_provenance;
+pub mod commit_capture;
 pub mod commit_wiki_page;
 pub mod create_entity;
 pub mod delete_entity;
 pub mod draft_wiki_page;
+pub mod enqueue_capture;
 pub mod find_existing_page;
 pub mod get_entity;
 pub mod link_entities;
 pub mod lint_wiki;
+pub mod list_capture_queue;
 pub mod note_quality_report;
 pub mod query_entity_graph;
 pub mod rename_entity;

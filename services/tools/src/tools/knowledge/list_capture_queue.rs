@@ -1,0 +1,113 @@
+//! list_capture_queue: the captures waiting for review (or those committed), newest first.
+
+use base64::Engine;
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::StoreError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{self, ResponseFormat, Verbosity};
+use crate::memory::CaptureOut;
+use crate::reading::View;
+use crate::{CallContext, Tool, internal};
+
+pub struct ListCaptureQueue;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    /// The committed captures instead of those waiting (default false).
+    #[serde(default)]
+    pub committed: Option<bool>,
+    /// Only captures from this source.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Captures per page (default 50, at most 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    pub captures: Vec<CaptureOut>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+fn encode(at: chrono::DateTime<chrono::Utc>, id: uuid::Uuid) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}|{id}", at.to_rfc3339()))
+}
+
+fn decode(text: &str) -> Result<(chrono::DateTime<chrono::Utc>, uuid::Uuid), ToolError> {
+    let bad = || {
+        ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool returned")
+            .detail("field", "cursor")
+    };
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.trim()).map_err(|_| bad())?;
+    let raw = String::from_utf8(raw).map_err(|_| bad())?;
+    let (at, id) = raw.split_once('|').ok_or_else(bad)?;
+    let at = chrono::DateTime::parse_from_rfc3339(at).map_err(|_| bad())?.with_timezone(&chrono::Utc);
+    Ok((at, uuid::Uuid::parse_str(id).map_err(|_| bad())?))
+}
+
+impl Tool for ListCaptureQueue {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:capture"],
+        response_format: Format::Takes,
+        ..ToolSpec::base(
+            "list_capture_queue",
+            "List the capture inbox",
+            "Lists the captures waiting for review (or, with committed, those committed), newest first, each with its \
+             poison_assessment and redactions; detailed adds the captured text.",
+            Domain::Knowledge,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let detailed =
+            format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
+        let limit = crate::reading::bounded(input.limit, 50, 1..=100, "limit")?;
+        let before = input.cursor.as_deref().map(decode).transpose()?;
+        let store_err = |e: StoreError| internal(name, &e);
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
+        let mut rows = tx
+            .captures(
+                view.vault.id,
+                input.committed.unwrap_or(false),
+                input.source.as_deref(),
+                before,
+                limit as i64 + 1,
+            )
+            .await
+            .map_err(store_err)?;
+        tx.commit().await.map_err(store_err)?;
+        let more = rows.len() > limit;
+        rows.truncate(limit);
+        // A committed capture's note is listed only to a caller who may read it.
+        for row in &mut rows {
+            if row.committed_path.as_deref().is_some_and(|p| !view.can_read(p)) {
+                row.committed_path = None;
+            }
+        }
+        let next_cursor = more.then(|| rows.last().map(|r| encode(r.created_at, r.id))).flatten();
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            captures: rows.iter().map(|c| CaptureOut::of(c, detailed)).collect(),
+            next_cursor,
+        })
+    }
+}
