@@ -13,10 +13,10 @@ use crate::reading::View;
 use crate::writing::{self, Planned};
 use crate::{CallContext, internal};
 
-/// An entity id argument.
+/// An id argument (an entity's, an observation's, a capture's, a session's, a goal's).
 pub fn entity_id(text: &str, field: &str) -> Result<Uuid, ToolError> {
     Uuid::parse_str(text.trim()).map_err(|_| {
-        ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is an entity id (a UUID)"))
+        ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is an id (a UUID)"))
             .detail("field", field.to_string())
     })
 }

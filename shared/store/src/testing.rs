@@ -94,6 +94,8 @@ pub enum Table {
     MemoryObservations,
     MemoryRelations,
     CaptureQueue,
+    WorkSessions,
+    Goals,
 }
 
 impl Table {
@@ -108,7 +110,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 42] = [
+    pub const ALL: [Table; 44] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -151,6 +153,8 @@ impl Table {
         Table::MemoryObservations,
         Table::MemoryRelations,
         Table::CaptureQueue,
+        Table::WorkSessions,
+        Table::Goals,
     ];
 
     fn name(self) -> &'static str {
@@ -197,6 +201,8 @@ impl Table {
             Table::MemoryObservations => "memory_observations",
             Table::MemoryRelations => "memory_relations",
             Table::CaptureQueue => "capture_queue",
+            Table::WorkSessions => "work_sessions",
+            Table::Goals => "goals",
         }
     }
 }
@@ -380,6 +386,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::MemoryObservations => "UPDATE memory_observations SET text = text",
         Table::MemoryRelations => "UPDATE memory_relations SET relation_type = relation_type",
         Table::CaptureQueue => "UPDATE capture_queue SET content = content",
+        Table::WorkSessions => "UPDATE work_sessions SET caller = caller",
+        Table::Goals => "UPDATE goals SET text = text",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

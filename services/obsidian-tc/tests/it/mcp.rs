@@ -143,7 +143,7 @@ const DOMAINS: [&str; 12] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 132] = [
+const FLAT: [&str; 139] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -157,6 +157,7 @@ const FLAT: [&str; 132] = [
     "bundle_files",
     "bundle_folder",
     "cancel_task",
+    "close_goal",
     "commit_capture",
     "commit_wiki_page",
     "copy_note",
@@ -169,6 +170,7 @@ const FLAT: [&str; 132] = [
     "delete_entity",
     "delete_note",
     "draft_wiki_page",
+    "end_session",
     "enqueue_capture",
     "eval_dataview_field",
     "execute_template",
@@ -193,6 +195,7 @@ const FLAT: [&str; 132] = [
     "get_periodic_note",
     "get_provenance",
     "get_server_config",
+    "get_session_traces",
     "get_task_status",
     "get_vault",
     "git_diff",
@@ -211,6 +214,7 @@ const FLAT: [&str; 132] = [
     "list_attachments",
     "list_bookmarks",
     "list_capture_queue",
+    "list_goals",
     "list_kanban_boards",
     "list_notes",
     "list_periodic_notes",
@@ -261,8 +265,11 @@ const FLAT: [&str; 132] = [
     "search_text",
     "search_vault",
     "server_health",
+    "session_bootstrap",
+    "set_goal",
     "snapshot_note",
     "sort_table_by_column",
+    "start_session",
     "suggest_links",
     "tasks_filter",
     "unlink_entities",
@@ -807,6 +814,11 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "enqueue_capture",
         "list_capture_queue",
         "commit_capture",
+        "start_session",
+        "end_session",
+        "get_session_traces",
+        "set_goal",
+        "close_goal",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1220,6 +1232,16 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("list_capture_queue", json!({"vault": v, "response_format": "detailed"})),
         ("list_capture_queue", json!({"vault": v, "response_format": "concise"})),
         ("commit_capture", json!({"vault": v, "capture_id": "@c1", "target_path": "Captured.md"})),
+        ("start_session", json!({"vault": v, "caller": "agent", "session_metadata": {"task": "t"}})),
+        ("set_goal", json!({"vault": v, "text": "Ship it", "target_date": "2027-01-01"})),
+        ("list_goals", json!({"vault": v, "response_format": "detailed"})),
+        ("list_goals", json!({"vault": v, "status": "all", "response_format": "concise"})),
+        ("close_goal", json!({"vault": v, "id": "@g1", "status": "done"})),
+        ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "detailed"})),
+        ("end_session", json!({"vault": v, "session_id": "@s1", "end_metadata": {"outcome": "ok"}})),
+        ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "concise"})),
+        ("session_bootstrap", json!({"vault": v, "message": "Top", "response_format": "detailed"})),
+        ("session_bootstrap", json!({"vault": v, "mode": "full", "response_format": "concise"})),
     ]
 }
 
@@ -1284,6 +1306,12 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
                 format!("@e{}", made.iter().filter(|(p, _)| p.starts_with("@e")).count() + 1),
                 out["entity_id"].as_str().unwrap().into(),
             ));
+        }
+        if name == "start_session" {
+            made.push(("@s1".into(), out["session_id"].as_str().unwrap().into()));
+        }
+        if name == "set_goal" {
+            made.push(("@g1".into(), out["goal_id"].as_str().unwrap().into()));
         }
         if name == "enqueue_capture" {
             made.push(("@c1".into(), out["capture_id"].as_str().unwrap().into()));

@@ -428,3 +428,110 @@ async fn captures_wait_for_review_secrets_go_first_and_poison_never_reaches_a_no
     let reader = token_for(&app, &tenant, "carol", "read:notes").await;
     assert_eq!(err(&app, &reader, "list_capture_queue", json!({"vault": V})).await["code"], "forbidden");
 }
+
+#[tokio::test]
+async fn sessions_leave_traces_and_bootstrap_the_next_one_with_goals_and_notes() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    crate::index::commit(
+        &app,
+        &token,
+        V,
+        &[
+            ("Projects/Atlas.md", Some("# Atlas\nThe Atlas launch plan: beta in March.\n")),
+            ("Secret/Pay.md", Some("# Pay\nAtlas salaries.\n")),
+            ("Other.md", Some("Nothing here.\n")),
+        ],
+    )
+    .await;
+
+    let goal =
+        ok(&app, &token, "set_goal", json!({"vault": V, "text": "Launch Atlas", "target_date": "2027-03-01"})).await;
+    assert_eq!((goal["status"].clone(), goal["target_date"].clone()), (json!("open"), json!("2027-03-01")));
+    let old = ok(&app, &token, "set_goal", json!({"vault": V, "text": "Old idea"})).await;
+    let closed = ok(&app, &token, "close_goal", json!({"vault": V, "id": old["goal_id"], "status": "abandoned"})).await;
+    assert_eq!(closed["status"], "abandoned");
+    assert_eq!(
+        err(&app, &token, "close_goal", json!({"vault": V, "id": old["goal_id"], "status": "done"})).await["code"],
+        "conflict"
+    );
+    let open = ok(&app, &token, "list_goals", json!({"vault": V})).await;
+    assert_eq!(open["goals"].as_array().unwrap().len(), 1);
+    let all = ok(&app, &token, "list_goals", json!({"vault": V, "status": "all"})).await;
+    assert_eq!(all["goals"].as_array().unwrap().len(), 2);
+
+    // Session one: its calls are its traces; it ends with what it leaves.
+    let one = ok(
+        &app,
+        &token,
+        "start_session",
+        json!({"vault": V, "caller": "claude", "session_metadata": {"task": "plan"}}),
+    )
+    .await;
+    let sid = one["session_id"].as_str().unwrap().to_string();
+    ok(&app, &token, "read_note", json!({"vault": V, "path": "Projects/Atlas.md"})).await;
+    ok(&app, &token, "search_text", json!({"vault": V, "query": "Atlas"})).await;
+    let traces =
+        ok(&app, &token, "get_session_traces", json!({"vault": V, "session_id": sid, "response_format": "detailed"}))
+            .await;
+    let tools: Vec<&str> = traces["traces"].as_array().unwrap().iter().map(|t| t["tool"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"read_note") && tools.contains(&"search_text"), "{traces}");
+    let read = traces["traces"].as_array().unwrap().iter().find(|t| t["tool"] == "read_note").unwrap();
+    assert_eq!(read["paths"], json!(["Projects/Atlas.md"]));
+    let only =
+        ok(&app, &token, "get_session_traces", json!({"vault": V, "session_id": sid, "tool_filter": ["search_text"]}))
+            .await;
+    assert!(only["traces"].as_array().unwrap().iter().all(|t| t["tool"] == "search_text"));
+    let ended = ok(
+        &app,
+        &token,
+        "end_session",
+        json!({"vault": V, "session_id": sid, "end_metadata": {"outcome": "beta date set", "open": ["pricing"]}}),
+    )
+    .await;
+    assert!(ended["events"].as_u64().unwrap() >= 3, "{ended}");
+    assert!(ended["duration_ms"].as_i64().unwrap() >= 0);
+    assert_eq!(err(&app, &token, "end_session", json!({"vault": V, "session_id": sid})).await["code"], "conflict");
+
+    // The next session's bootstrap: the open goal, how the last session ended, the notes the
+    // message points at, whole.
+    let boot = ok(
+        &app,
+        &token,
+        "session_bootstrap",
+        json!({"vault": V, "message": "Atlas launch", "response_format": "detailed"}),
+    )
+    .await;
+    assert_eq!(boot["goals"][0]["text"], "Launch Atlas");
+    assert_eq!(boot["sessions"][0]["end_metadata"]["outcome"], "beta date set");
+    let loaded: Vec<&str> = boot["notes"].as_array().unwrap().iter().map(|n| n["path"].as_str().unwrap()).collect();
+    assert!(loaded.contains(&"Projects/Atlas.md"), "{boot}");
+    assert!(boot["notes"][0]["content"].as_str().unwrap().len() > 10);
+    assert!(boot["recent_changes"].as_array().unwrap().iter().any(|c| c["path"] == "Projects/Atlas.md"), "{boot}");
+    assert_eq!(boot["pending_captures"], 0);
+
+    // Another principal: not your sessions, and not the notes the ACL hides; no git or capture
+    // sections without their scopes.
+    let bob = token_for(&app, &tenant, "bob", "read:notes,read:workspace,write:workspace").await;
+    run(&app, &["acl", "set", "acme", "--vault", V, "--principal", "bob", "--read", "Projects/**"]);
+    assert_eq!(
+        err(&app, &bob, "get_session_traces", json!({"vault": V, "session_id": sid})).await["code"],
+        "not_found"
+    );
+    assert_eq!(err(&app, &bob, "end_session", json!({"vault": V, "session_id": sid})).await["code"], "not_found");
+    let theirs = ok(&app, &bob, "session_bootstrap", json!({"vault": V, "message": "Atlas"})).await;
+    assert_eq!(theirs["sessions"], json!([]));
+    assert!(!theirs.to_string().contains("Secret/Pay.md") && !theirs.to_string().contains("salaries"), "{theirs}");
+    assert!(theirs.get("recent_changes").is_none() && theirs.get("pending_captures").is_none(), "{theirs}");
+    assert_eq!(theirs["goals"][0]["text"], "Launch Atlas");
+
+    // Another tenant: nothing.
+    let other = Tenant::create(&app.store, "other").await;
+    let (stranger, _) = other.token(&app.store, "*", false, None).await;
+    assert_eq!(ok(&app, &stranger, "list_goals", json!({"vault": V, "status": "all"})).await["goals"], json!([]));
+    assert_eq!(
+        err(&app, &stranger, "get_session_traces", json!({"vault": V, "session_id": sid})).await["code"],
+        "not_found"
+    );
+}

@@ -39,20 +39,20 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
-    //  memory_observations, memory_relations, capture_queue]
+    //  memory_observations, memory_relations, capture_queue, work_sessions, goals]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
             ],
         ),
     ] {
@@ -95,7 +95,7 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
 /// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
-/// relation to itself, and k captures.
+/// relation to itself, k captures, k work sessions and k goals.
 async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
     for i in 0..k {
@@ -117,6 +117,8 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             content_hash: "h".into(),
         };
         tx.enqueue_capture(tenant.vault_id, &capture, None).await.unwrap();
+        tx.start_session(tenant.vault_id, Uuid::new_v4(), "agent", &serde_json::json!({})).await.unwrap();
+        tx.set_goal(tenant.vault_id, "g", None, None).await.unwrap();
     }
     tx.commit().await.unwrap();
 }
