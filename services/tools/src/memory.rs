@@ -152,6 +152,47 @@ impl RelationOut {
     }
 }
 
+/// A fact as it may be stored: secrets redacted; text that tries to instruct an AI reader
+/// (which would reach every mirror note and every session that loads it) refused.
+pub fn screen_fact(text: &str) -> Result<crate::screening::Screened, ToolError> {
+    let screened = crate::screening::screen(text);
+    if let Some(kind) = screened.refused {
+        return Err(ToolError::with_message(
+            ErrorCode::ContentRejected,
+            "the text tries to instruct an AI reader; memory does not keep it",
+        )
+        .detail("poison", kind));
+    }
+    Ok(screened)
+}
+
+/// Refuses a change whose mirror notes the caller may not rewrite, before anything is changed.
+pub fn check_mirrors(view: &View, entities: &[Entity]) -> Result<(), ToolError> {
+    for path in entities.iter().filter_map(|e| e.note_path.as_deref()) {
+        writing::check_write(view, path, "entity_id")?;
+    }
+    Ok(())
+}
+
+/// The entities related to `id` (either way) that the caller may see.
+pub async fn visible_neighbours(
+    tx: &mut TenantTx,
+    tool: &str,
+    view: &View,
+    id: Uuid,
+) -> Result<Vec<Entity>, ToolError> {
+    let relations = tx.relations_of(view.vault.id, &[id]).await.map_err(|e| internal(tool, &e))?;
+    let mut others: Vec<Uuid> = relations
+        .iter()
+        .map(|r| if r.source_id == id { r.target_id } else { r.source_id })
+        .filter(|n| *n != id)
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    let found = tx.entities(view.vault.id, &others).await.map_err(|e| internal(tool, &e))?;
+    Ok(found.into_iter().filter(|e| visible(view, e)).collect())
+}
+
 /// Where an entity of `kind` named `name` is mirrored.
 pub fn mirror_path(ctx: &CallContext<'_>, kind: &str, name: &str) -> String {
     let folder = ctx.services().config.memory.entity_folder.trim_matches('/').to_string();
@@ -159,10 +200,36 @@ pub fn mirror_path(ctx: &CallContext<'_>, kind: &str, name: &str) -> String {
     if folder.is_empty() { file } else { format!("{folder}/{file}") }
 }
 
-/// Checks that a new mirror may be written at `path` (writable, a link-safe new name).
-pub async fn check_mirror(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<(), ToolError> {
+/// Checks that a new mirror may be written at `path` for an entity of `kind` named `name`: one
+/// folder and one file name (no `/` or `\\` in either), writable, a link-safe new name, and no
+/// file there already (`except`: the entity's own mirror, on a rename).
+pub async fn check_mirror(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    (kind, name): (&str, &str),
+    path: &str,
+    except: Option<&str>,
+) -> Result<(), ToolError> {
+    for (field, text) in [("type", kind), ("name", name)] {
+        if text.contains(['/', '\\']) {
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                format!("a mirrored entity's {field} is a file name: it may not hold / or \\"),
+            )
+            .detail("field", field));
+        }
+    }
     writing::check_write(view, path, "name")?;
-    writing::check_new_name(ctx, tool, view, path, "name").await
+    writing::check_new_name_except(ctx, tool, view, path, "name", except).await?;
+    if except != Some(path) && writing::current(ctx, tool, view.vault.id, path).await?.is_some() {
+        return Err(ToolError::with_message(
+            ErrorCode::NoteExists,
+            "a note already exists where the entity would be mirrored",
+        )
+        .detail("path", path.to_string()));
+    }
+    Ok(())
 }
 
 /// The mirror note of an entity: its facts now and its relations, as a person reads them in
@@ -181,15 +248,18 @@ fn mirror_text(entity: &Entity, observations: &[Observation], relations: &[Relat
     }
     if !relations.is_empty() {
         text.push_str("\n## Relations\n");
-        let name_of = |id: Uuid| {
-            names.iter().find(|e| e.id == id).map_or_else(
-                || id.to_string(),
-                |e| {
-                    e.note_path
-                        .as_deref()
-                        .map_or(e.name.clone(), |p| format!("[[{}|{}]]", p.trim_end_matches(".md"), e.name))
-                },
-            )
+        // A neighbour mirrored outside this note's top folder (the memory folder) may be hidden
+        // from this note's readers: it is named by id only. Within it, a wikilink; a neighbour
+        // not mirrored, by name (any memory reader sees it).
+        let folder = |p: &str| p.split_once('/').map_or(String::new(), |(f, _)| f.to_string());
+        let here = entity.note_path.as_deref().map(folder);
+        let name_of = |id: Uuid| match names.iter().find(|e| e.id == id) {
+            None => format!("entity {id}"),
+            Some(e) => match e.note_path.as_deref() {
+                None => e.name.clone(),
+                Some(p) if Some(folder(p)) == here => format!("[[{}|{}]]", p.trim_end_matches(".md"), e.name),
+                Some(_) => format!("entity {id}"),
+            },
         };
         for r in relations {
             if r.source_id == entity.id {

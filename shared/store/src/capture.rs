@@ -118,11 +118,12 @@ impl TenantTx {
     }
 
     /// Claims a queued capture for a commit, if it still holds `content_hash`: true when this
-    /// caller won it.
+    /// caller won it. A claim older than two minutes (its committer is gone) may be taken again.
     pub async fn claim_capture(&mut self, vault: Uuid, id: Uuid, content_hash: &str) -> Result<bool> {
         Ok(sqlx::query!(
-            r#"UPDATE capture_queue SET status = 'committing'
-                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND status = 'queued' AND content_hash = $4"#,
+            r#"UPDATE capture_queue SET status = 'committing', claimed_at = now()
+                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND content_hash = $4
+                  AND (status = 'queued' OR (status = 'committing' AND claimed_at < now() - interval '2 minutes'))"#,
             self.tenant,
             vault,
             id,
@@ -140,7 +141,7 @@ impl TenantTx {
         match (path, remove) {
             (Some(_), true) => {
                 sqlx::query!(
-                    "DELETE FROM capture_queue WHERE tenant_id = $1 AND vault_id = $2 AND id = $3",
+                    "DELETE FROM capture_queue WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND status = 'committing'",
                     self.tenant,
                     vault,
                     id
@@ -151,7 +152,7 @@ impl TenantTx {
             (Some(path), false) => {
                 sqlx::query!(
                     r#"UPDATE capture_queue SET status = 'committed', committed_path = $4, committed_at = now()
-                        WHERE tenant_id = $1 AND vault_id = $2 AND id = $3"#,
+                        WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND status = 'committing'"#,
                     self.tenant,
                     vault,
                     id,
@@ -162,7 +163,7 @@ impl TenantTx {
             }
             (None, _) => {
                 sqlx::query!(
-                    "UPDATE capture_queue SET status = 'queued' WHERE tenant_id = $1 AND vault_id = $2 AND id = $3",
+                    "UPDATE capture_queue SET status = 'queued' WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND status = 'committing'",
                     self.tenant,
                     vault,
                     id

@@ -187,9 +187,25 @@ impl TenantTx {
         .rows_affected())
     }
 
-    /// Adds an observation. One with a key closes the entity's current observation of that key
-    /// (valid_to = the new one's valid_from, superseded_by = the new one) when it started
-    /// earlier. Returns the new observation and the ids it superseded.
+    /// Locks the entity's row until the transaction ends: its observations change one call at
+    /// a time, so a key never has two current facts.
+    pub async fn lock_entity(&mut self, vault: Uuid, id: Uuid) -> Result<bool> {
+        Ok(sqlx::query_scalar!(
+            "SELECT id FROM memory_entities WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 FOR UPDATE",
+            self.tenant,
+            vault,
+            id
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?
+        .is_some())
+    }
+
+    /// Adds an observation (the entity's row locked first). One with a key takes its place in
+    /// that key's timeline: the fact holding at its valid_from (keys compared
+    /// case-insensitively) is closed there (valid_to, superseded_by), and a later fact of the
+    /// key bounds it (its valid_to is at most that fact's valid_from), so facts of one key never
+    /// overlap, back-dated or not. Returns the new observation and the ids it superseded.
     pub async fn add_observation(
         &mut self,
         vault: Uuid,
@@ -197,14 +213,27 @@ impl TenantTx {
         new: &NewObservation,
         by: Option<Uuid>,
     ) -> Result<(Observation, Vec<Uuid>)> {
+        self.lock_entity(vault, entity).await?;
         let id = Uuid::new_v4();
-        let superseded = match &new.key {
+        let (superseded, valid_to) = match &new.key {
             Some(key) => {
-                sqlx::query_scalar!(
+                let next = sqlx::query_scalar!(
+                    r#"SELECT min(valid_from) FROM memory_observations
+                        WHERE tenant_id = $1 AND vault_id = $2 AND entity_id = $3 AND lower(key) = lower($4)
+                          AND NOT retired AND valid_from > $5"#,
+                    self.tenant,
+                    vault,
+                    entity,
+                    key,
+                    new.valid_from
+                )
+                .fetch_one(&mut *self.tx)
+                .await?;
+                let closed = sqlx::query_scalar!(
                     r#"UPDATE memory_observations SET valid_to = $5, superseded_by = $6
-                    WHERE tenant_id = $1 AND vault_id = $2 AND entity_id = $3 AND key = $4 AND valid_to IS NULL
-                      AND NOT retired AND valid_from <= $5
-                    RETURNING id"#,
+                        WHERE tenant_id = $1 AND vault_id = $2 AND entity_id = $3 AND lower(key) = lower($4)
+                          AND NOT retired AND valid_from <= $5 AND (valid_to IS NULL OR valid_to > $5)
+                        RETURNING id"#,
                     self.tenant,
                     vault,
                     entity,
@@ -213,9 +242,14 @@ impl TenantTx {
                     id
                 )
                 .fetch_all(&mut *self.tx)
-                .await?
+                .await?;
+                let bounded = match (new.valid_to, next) {
+                    (Some(to), Some(next)) => Some(to.min(next)),
+                    (to, next) => to.or(next),
+                };
+                (closed, bounded)
             }
-            None => Vec::new(),
+            None => (Vec::new(), new.valid_to),
         };
         let observation = sqlx::query_as!(
             Observation,
@@ -229,7 +263,7 @@ impl TenantTx {
             new.key,
             new.text,
             new.valid_from,
-            new.valid_to,
+            valid_to,
             by
         )
         .fetch_one(&mut *self.tx)
@@ -253,17 +287,18 @@ impl TenantTx {
         .await?)
     }
 
-    /// Closes an observation at `at`: retired by hand, or superseded by `successor`.
+    /// Closes an observation still holding at `at`: retired by hand, or superseded by
+    /// `successor`. False when it no longer held.
     pub async fn close_observation(
         &mut self,
         vault: Uuid,
         id: Uuid,
         at: DateTime<Utc>,
         successor: Option<Uuid>,
-    ) -> Result<()> {
-        sqlx::query!(
+    ) -> Result<bool> {
+        Ok(sqlx::query!(
             r#"UPDATE memory_observations SET valid_to = $4, superseded_by = $5, retired = ($5::uuid IS NULL)
-                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3"#,
+                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND NOT retired AND (valid_to IS NULL OR valid_to > $4)"#,
             self.tenant,
             vault,
             id,
@@ -271,12 +306,13 @@ impl TenantTx {
             successor
         )
         .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected()
+            == 1)
     }
 
     /// The observations of these entities, oldest first: those holding at `as_of` (valid_from
-    /// <= as_of < valid_to), or with `all` every one ever made.
+    /// <= as_of < valid_to), or with `all` every one made by then.
     pub async fn observations(
         &mut self,
         vault: Uuid,
@@ -289,7 +325,7 @@ impl TenantTx {
             r#"SELECT id, entity_id, key, text, valid_from, valid_to, superseded_by, retired, created_at
                  FROM memory_observations
                 WHERE tenant_id = $1 AND vault_id = $2 AND entity_id = ANY($3)
-                  AND ($5 OR (valid_from <= $4 AND (valid_to IS NULL OR valid_to > $4)))
+                  AND valid_from <= $4 AND ($5 OR valid_to IS NULL OR valid_to > $4)
                 ORDER BY entity_id, valid_from, created_at"#,
             self.tenant,
             vault,

@@ -81,11 +81,12 @@ impl Tool for AddObservation {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "valid_to is before valid_from")
                 .detail("field", "valid_to"));
         }
-        let screened = crate::screening::screen(text);
+        let screened = memory::screen_fact(text)?;
         let key = input.key.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, name, &view, id).await?;
+        memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
         let new = NewObservation { key, text: screened.text.clone(), valid_from, valid_to };
         let (observation, superseded) = tx
             .add_observation(view.vault.id, entity.id, &new, Some(ctx.caller.principal_id))

@@ -70,25 +70,27 @@ impl Tool for CreateEntity {
         }
         let mirror = if input.materialize.unwrap_or(false) {
             let path = memory::mirror_path(ctx, kind, title);
-            memory::check_mirror(ctx, name, &view, &path).await?;
+            memory::check_mirror(ctx, name, &view, (kind, title), &path, None).await?;
             Some(path)
         } else {
             None
         };
         let mut redactions: Vec<String> = Vec::new();
         let now = chrono::Utc::now();
-        let observations: Vec<NewObservation> = input
-            .observations
-            .unwrap_or_default()
-            .iter()
-            .map(|text| text.trim())
-            .filter(|text| !text.is_empty())
-            .map(|text| {
-                let screened = crate::screening::screen(text);
-                redactions.extend(screened.redacted.iter().map(|r| r.to_string()));
-                NewObservation { key: None, text: screened.text, valid_from: now, valid_to: None }
-            })
-            .collect();
+        let texts = input.observations.unwrap_or_default();
+        if texts.len() > 100 || texts.iter().any(|t| t.len() > 10_000) {
+            return Err(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                "at most 100 observations of 10,000 bytes each",
+            )
+            .detail("field", "observations"));
+        }
+        let mut observations = Vec::new();
+        for text in texts.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+            let screened = memory::screen_fact(text)?;
+            redactions.extend(screened.redacted.iter().map(|r| r.to_string()));
+            observations.push(NewObservation { key: None, text: screened.text, valid_from: now, valid_to: None });
+        }
         redactions.sort();
         redactions.dedup();
         let store_err = |e: StoreError| internal(name, &e);
@@ -107,7 +109,13 @@ impl Tool for CreateEntity {
                 .map_err(store_err)?;
         }
         tx.commit().await.map_err(store_err)?;
-        memory::remirror(ctx, name, &view, &[entity.id]).await?;
+        // An entity whose mirror could not be written is not kept.
+        if let Err(err) = memory::remirror(ctx, name, &view, &[entity.id]).await {
+            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
+            tx.delete_entity(view.vault.id, entity.id).await.map_err(store_err)?;
+            tx.commit().await.map_err(store_err)?;
+            return Err(err);
+        }
         Ok(Output {
             vault: view.vault.name.clone(),
             entity: EntityOut::of(&entity, true),

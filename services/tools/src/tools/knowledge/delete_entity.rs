@@ -71,24 +71,23 @@ impl Tool for DeleteEntity {
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, name, &view, id).await?;
         let relations = tx.relations_of(view.vault.id, &[id]).await.map_err(store_err)?;
+        // Only the neighbours the caller may see are named, counted and rewritten.
+        let visible = memory::visible_neighbours(&mut tx, name, &view, id).await?;
         if !relations.is_empty() && !input.cascade.unwrap_or(false) {
             return Err(ToolError::with_message(
                 ErrorCode::Conflict,
-                format!("the entity has {} relation(s); pass cascade: true to remove them with it", relations.len()),
+                "the entity has relations; pass cascade: true to remove them with it",
             )
-            .detail("relations", relations.len()));
+            .detail("visible_neighbours", visible.len()));
         }
+        memory::check_mirrors(&view, &visible)?;
         if let Some(path) = &entity.note_path {
             crate::writing::check_delete(&view, path, "entity_id")?;
         }
         tx.commit().await.map_err(store_err)?;
         crate::writing::confirm(ctx, name, true, "it deletes the entity").await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let neighbours: Vec<uuid::Uuid> = relations
-            .iter()
-            .map(|r| if r.source_id == id { r.target_id } else { r.source_id })
-            .filter(|n| *n != id)
-            .collect();
+        let neighbours: Vec<uuid::Uuid> = visible.iter().map(|e| e.id).collect();
         let (observations_removed, relations_removed) = if permanent {
             tx.delete_entity(view.vault.id, id).await.map_err(store_err)?
         } else {

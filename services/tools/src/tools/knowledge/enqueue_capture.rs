@@ -64,31 +64,63 @@ impl Tool for EnqueueCapture {
                 ToolError::with_message(ErrorCode::InvalidInput, "content may not be blank").detail("field", "content")
             );
         }
-        let screened = crate::screening::screen(&input.content);
-        let (assessment, mut signals): (&str, Vec<String>) = match screened.refused {
-            Some(kind) => ("poisoned", vec![kind.to_string()]),
-            None if !screened.suspects.is_empty() => ("suspect", Vec::new()),
-            None => ("none", Vec::new()),
+        let tags = input.tags.unwrap_or_default();
+        let limits = [
+            ("title", input.title.as_deref().unwrap_or(""), 500),
+            ("source", input.source.as_deref().unwrap_or(""), 2000),
+        ];
+        for (field, text, max) in limits.into_iter().chain(tags.iter().map(|t| ("tags", t.as_str(), 200))) {
+            if text.len() > max {
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    format!("{field} is longer than {max} bytes"),
+                )
+                .detail("field", field));
+            }
+        }
+        if tags.len() > 50 {
+            return Err(ToolError::with_message(ErrorCode::InvalidInput, "at most 50 tags").detail("field", "tags"));
+        }
+        // Every field is screened: each of them would reach the note (its text or properties).
+        let mut signals: Vec<String> = Vec::new();
+        let (mut poisoned, mut suspect) = (false, false);
+        let mut redactions: Vec<String> = Vec::new();
+        let mut screen = |text: &str| {
+            let found = crate::screening::screen(text);
+            poisoned |= found.refused.is_some();
+            suspect |= !found.suspects.is_empty();
+            signals.extend(found.refused.map(str::to_string));
+            signals.extend(found.suspects.iter().map(|s| s.to_string()));
+            redactions.extend(found.redacted.iter().map(|r| r.to_string()));
+            found.text
         };
-        signals.extend(screened.suspects.iter().map(|s| s.to_string()));
-        let clean =
-            |text: Option<String>| text.map(|t| crate::screening::screen(t.trim()).text).filter(|t| !t.is_empty());
+        let content = screen(&input.content);
+        let mut field = |text: Option<&str>| text.map(str::trim).filter(|t| !t.is_empty()).map(&mut screen);
+        let title = field(input.title.as_deref());
+        let source = field(input.source.as_deref());
+        let hint = field(input.target_path_hint.as_deref());
+        let tags: Vec<String> = tags.iter().filter_map(|t| field(Some(t.trim().trim_start_matches('#')))).collect();
+        signals.sort();
+        signals.dedup();
+        redactions.sort();
+        redactions.dedup();
+        let assessment = if poisoned {
+            "poisoned"
+        } else if suspect {
+            "suspect"
+        } else {
+            "none"
+        };
         let new = NewCapture {
-            content_hash: hex::encode(sha2::Sha256::digest(screened.text.as_bytes())),
-            content: screened.text,
-            title: clean(input.title),
-            tags: input
-                .tags
-                .unwrap_or_default()
-                .iter()
-                .map(|t| t.trim().trim_start_matches('#').to_string())
-                .filter(|t| !t.is_empty())
-                .collect(),
-            source: clean(input.source),
-            target_path_hint: input.target_path_hint.map(|p| p.trim().to_string()).filter(|p| !p.is_empty()),
+            content_hash: hex::encode(sha2::Sha256::digest(content.as_bytes())),
+            content,
+            title,
+            tags,
+            source,
+            target_path_hint: hint,
             poison_assessment: assessment.to_string(),
             poison_signals: signals,
-            redactions: screened.redacted.iter().map(|r| r.to_string()).collect(),
+            redactions,
         };
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

@@ -106,9 +106,13 @@ impl Tool for GetEntity {
             vault: view.vault.name.clone(),
             entity: EntityOut::of(&entity, detailed),
             observations: observations.iter().map(|o| ObservationOut::of(o, detailed)).collect(),
+            // A relation shows when the entity at its other end may be seen.
             relations: relations
                 .iter()
-                .filter(|r| seen.contains(&r.source_id) || seen.contains(&r.target_id))
+                .filter(|r| {
+                    r.source_id == r.target_id
+                        || seen.contains(if r.source_id == entity.id { &r.target_id } else { &r.source_id })
+                })
                 .map(RelationOut::of)
                 .collect(),
             as_of: detailed.then(|| as_of.to_rfc3339()),

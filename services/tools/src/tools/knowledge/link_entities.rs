@@ -50,9 +50,10 @@ pub async fn relation(
     let (source, target) = (memory::entity_id(source, "source_id")?, memory::entity_id(target, "target_id")?);
     let store_err = |e: StoreError| internal(tool, &e);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-    memory::find(&mut tx, tool, view, source).await?;
-    memory::find(&mut tx, tool, view, target).await?;
+    let ends = [memory::find(&mut tx, tool, view, source).await?, memory::find(&mut tx, tool, view, target).await?];
     tx.commit().await.map_err(store_err)?;
+    // Both ends' mirrors are rewritten: refused before the change when one may not be.
+    memory::check_mirrors(view, &ends)?;
     Ok(Relation { source_id: source, target_id: target, relation_type: kind.to_string() })
 }
 

@@ -97,13 +97,9 @@ impl Tool for ListCaptureQueue {
         tx.commit().await.map_err(store_err)?;
         let more = rows.len() > limit;
         rows.truncate(limit);
-        // A committed capture's note is listed only to a caller who may read it.
-        for row in &mut rows {
-            if row.committed_path.as_deref().is_some_and(|p| !view.can_read(p)) {
-                row.committed_path = None;
-            }
-        }
         let next_cursor = more.then(|| rows.last().map(|r| encode(r.created_at, r.id))).flatten();
+        // A committed capture is listed only to a caller who may read the note it became.
+        rows.retain(|row| row.committed_path.as_deref().is_none_or(|p| view.can_read(p)));
         Ok(Output {
             vault: view.vault.name.clone(),
             captures: rows.iter().map(|c| CaptureOut::of(c, detailed)).collect(),

@@ -72,7 +72,11 @@ impl Tool for RenameEntity {
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, name, &view, id).await?;
+        // The neighbours the caller may see link to it by name in their mirrors: rewritten too.
+        let neighbours = memory::visible_neighbours(&mut tx, name, &view, id).await?;
         tx.commit().await.map_err(store_err)?;
+        memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
+        memory::check_mirrors(&view, &neighbours)?;
         let title = new_name.unwrap_or(&entity.name).to_string();
         let status = match input.status {
             Some(Status::Active) => "active",
@@ -86,7 +90,7 @@ impl Tool for RenameEntity {
             Some(old) if renamed => {
                 let path = memory::mirror_path(ctx, &entity.kind, &title);
                 if path != *old {
-                    memory::check_mirror(ctx, name, &view, &path).await?;
+                    memory::check_mirror(ctx, name, &view, (&entity.kind, &title), &path, Some(old)).await?;
                     crate::writing::check_delete(&view, old, "note_path")?;
                 }
                 Some(path)
@@ -106,7 +110,9 @@ impl Tool for RenameEntity {
         {
             memory::unmirror(ctx, name, &view, old).await?;
         }
-        memory::remirror(ctx, name, &view, &[id]).await?;
+        let mut rewrite: Vec<uuid::Uuid> = neighbours.iter().map(|e| e.id).collect();
+        rewrite.push(id);
+        memory::remirror(ctx, name, &view, &rewrite).await?;
         Ok(Output { vault: view.vault.name.clone(), entity: EntityOut::of(&after, true), previous_name: entity.name })
     }
 }

@@ -76,23 +76,22 @@ impl Tool for UpdateObservation {
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, name, &view, entity_id).await?;
+        memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
+        // One change to the entity's facts at a time.
+        tx.lock_entity(view.vault.id, entity.id).await.map_err(store_err)?;
         let old =
             tx.observation(view.vault.id, entity.id, observation_id).await.map_err(store_err)?.ok_or_else(|| {
                 ToolError::with_message(ErrorCode::NotFound, "the entity has no such observation")
                     .detail("observation_id", observation_id.to_string())
             })?;
-        if old.valid_to.is_some_and(|to| to <= chrono::Utc::now()) {
-            return Err(ToolError::with_message(
-                ErrorCode::Conflict,
-                "this observation no longer holds (superseded or retired); change the one that replaced it",
-            )
-            .detail("superseded_by", old.superseded_by.map(|s| s.to_string()).unwrap_or_default()));
+        if old.retired || old.valid_to.is_some_and(|to| to <= chrono::Utc::now()) {
+            return Err(no_longer_holds(&old));
         }
         let now = chrono::Utc::now().max(old.valid_from);
         let mut redactions = Vec::new();
         let current = match text {
             Some(text) => {
-                let screened = crate::screening::screen(text);
+                let screened = memory::screen_fact(text)?;
                 redactions = screened.redacted.iter().map(|r| r.to_string()).collect();
                 // Carries the old one's key, so the fact stays one fact over time.
                 let new = NewObservation { key: old.key.clone(), text: screened.text, valid_from: now, valid_to: None };
@@ -100,11 +99,18 @@ impl Tool for UpdateObservation {
                     .add_observation(view.vault.id, entity.id, &new, Some(ctx.caller.principal_id))
                     .await
                     .map_err(store_err)?;
-                tx.close_observation(view.vault.id, old.id, now, Some(created.id)).await.map_err(store_err)?;
+                // A keyed fact was closed by its successor already.
+                let closed =
+                    tx.close_observation(view.vault.id, old.id, now, Some(created.id)).await.map_err(store_err)?;
+                if !closed && old.key.is_none() {
+                    return Err(no_longer_holds(&old));
+                }
                 Some(created)
             }
             None => {
-                tx.close_observation(view.vault.id, old.id, now, None).await.map_err(store_err)?;
+                if !tx.close_observation(view.vault.id, old.id, now, None).await.map_err(store_err)? {
+                    return Err(no_longer_holds(&old));
+                }
                 None
             }
         };
@@ -120,4 +126,12 @@ impl Tool for UpdateObservation {
             rematerialized,
         })
     }
+}
+
+fn no_longer_holds(old: &otc_store::Observation) -> ToolError {
+    ToolError::with_message(
+        ErrorCode::Conflict,
+        "this observation no longer holds (superseded or retired); change the one that replaced it",
+    )
+    .detail("superseded_by", old.superseded_by.map(|s| s.to_string()).unwrap_or_default())
 }
