@@ -125,8 +125,9 @@ impl TenantTx {
         .await?)
     }
 
-    /// Renames an entity and/or sets its status (and its mirror note's path); a live
-    /// namesake refuses a new name (`StoreError::Conflict`).
+    /// Renames an entity and/or sets its status (and its mirror note's path), unless it was
+    /// deleted meanwhile (false then); a live namesake refuses a new name
+    /// (`StoreError::Conflict`).
     pub async fn update_entity(
         &mut self,
         vault: Uuid,
@@ -134,10 +135,10 @@ impl TenantTx {
         name: &str,
         status: &str,
         note_path: Option<&str>,
-    ) -> Result<()> {
-        sqlx::query!(
+    ) -> Result<bool> {
+        Ok(sqlx::query!(
             r#"UPDATE memory_entities SET name = $4, name_key = lower($4), status = $5, note_path = $6, updated_at = now()
-                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3"#,
+                WHERE tenant_id = $1 AND vault_id = $2 AND id = $3 AND status <> 'deleted'"#,
             self.tenant,
             vault,
             id,
@@ -146,8 +147,9 @@ impl TenantTx {
             note_path
         )
         .execute(&mut *self.tx)
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected()
+            == 1)
     }
 
     /// Removes an entity for good, with its observations and relations. Returns how many of

@@ -92,9 +92,14 @@ impl Tool for DeleteEntity {
             tx.delete_entity(view.vault.id, id).await.map_err(store_err)?
         } else {
             let removed = tx.remove_relations_of(view.vault.id, id).await.map_err(store_err)?;
-            tx.update_entity(view.vault.id, id, &entity.name, "deleted", entity.note_path.as_deref())
+            // Deleted meanwhile by another call: that one answered for it.
+            if !tx
+                .update_entity(view.vault.id, id, &entity.name, "deleted", entity.note_path.as_deref())
                 .await
-                .map_err(store_err)?;
+                .map_err(store_err)?
+            {
+                return Err(memory::not_found(&id.to_string()));
+            }
             (0, removed)
         };
         tx.commit().await.map_err(store_err)?;

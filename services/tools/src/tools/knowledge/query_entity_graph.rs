@@ -121,8 +121,10 @@ impl Tool for QueryEntityGraph {
         let mut at: HashMap<Uuid, u32> = HashMap::from([(seed, 0)]);
         let mut walked: BTreeSet<otc_store::Relation> = BTreeSet::new();
         let mut frontier = vec![seed];
+        // A hub at depth 4 could reach the whole memory: the walk stops at this many entities.
+        const MOST: usize = 5_000;
         for hop in 1..=depth {
-            if frontier.is_empty() {
+            if frontier.is_empty() || found.len() >= MOST {
                 break;
             }
             let relations = tx.relations_of(view.vault.id, &frontier).await.map_err(store_err)?;
@@ -145,7 +147,7 @@ impl Tool for QueryEntityGraph {
             let reached = tx.entities(view.vault.id, &next).await.map_err(store_err)?;
             frontier = Vec::new();
             for e in reached {
-                if !memory::visible(&view, &e) {
+                if !memory::visible(&view, &e) || found.len() >= MOST {
                     continue;
                 }
                 at.insert(e.id, hop);

@@ -99,7 +99,9 @@ impl Tool for RenameEntity {
         };
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         match tx.update_entity(view.vault.id, id, &title, &status, mirror.as_deref()).await {
-            Ok(()) => {}
+            Ok(true) => {}
+            // Deleted since it was read: a rename never brings it back.
+            Ok(false) => return Err(memory::not_found(&id.to_string())),
             Err(StoreError::Conflict { .. }) => return Err(memory::name_taken(&entity.kind, &title)),
             Err(e) => return Err(store_err(e)),
         }
