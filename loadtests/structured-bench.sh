@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Latency of the structured-format tools on a large vault (issue 18): list_tasks, tasks_filter,
-# search_dql (LIST, TABLE with WHERE, TASK) and query_base. Imports the vault into a database of
+# search_dql (LIST, TABLE with WHERE, TASK) and query_base; and of the /mcp/compat/obsidian
+# surface's reads beside the catalogue tools they call (get_note, search_notes). Imports the vault into a database of
 # its own (skipped with REUSE=1 when a previous run left it), serves it, and drives each call with
 # otc-load, one at a time, reporting p50/p95.
 #
@@ -50,13 +51,14 @@ fi
 body() { python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":sys.argv[1],"arguments":json.loads(sys.argv[2])}}))' "$1" "$2"; }
 run() {
   local b; b=$(body "$1" "$2")
+  local path=${MCP_PATH:-/mcp}
   local first
-  first=$(curl -sf http://127.0.0.1:8096/mcp -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  first=$(curl -sf "http://127.0.0.1:8096$path" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d "$b")
   python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; s=r.get("structuredContent",{})
 assert not r.get("isError"), r
 print("   total", s.get("total", "?"))' "$first"
-  "$target/otc-load" --url http://127.0.0.1:8096/mcp --token "$token" --concurrency 1 --duration "$duration" \
+  "$target/otc-load" --url "http://127.0.0.1:8096$path" --token "$token" --concurrency 1 --duration "$duration" \
     --warmup 1 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors' || true
 }
 q() { echo "== $1 $2"; run "$1" "$2"; }
@@ -68,3 +70,8 @@ q search_dql '{"vault":"bench","dql":"LIST FROM #project LIMIT 20"}'
 q search_dql '{"vault":"bench","dql":"TABLE file.mtime FROM \"Projects\" SORT file.name LIMIT 20"}'
 q search_dql '{"vault":"bench","dql":"TASK WHERE !completed LIMIT 20"}'
 q query_base '{"vault":"bench","path":"Bench.base","limit":20}'
+# The compat surface beside the catalogue tools it calls.
+q read_note '{"vault":"bench","path":"Dashboard.md","format":"content"}'
+MCP_PATH=/mcp/compat/obsidian q obsidian_get_note '{"vault":"bench","format":"content","target":{"type":"path","path":"Dashboard.md"}}'
+q search_text '{"vault":"bench","query":"meeting","limit":50}'
+MCP_PATH=/mcp/compat/obsidian q obsidian_search_notes '{"vault":"bench","mode":"text","query":"meeting"}'
