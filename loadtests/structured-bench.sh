@@ -55,9 +55,11 @@ run() {
   local first
   first=$(curl -sf "http://127.0.0.1:8096$path" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d "$b")
-  python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; s=r.get("structuredContent",{})
+  # The answer through stdin: a page of search hits is longer than an argument may be.
+  python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; s=r.get("structuredContent",{})
 assert not r.get("isError"), r
-print("   total", s.get("total", "?"))' "$first"
+s = s.get("result", s)
+print("   total", s.get("total", s.get("totalCount", s.get("total_count", "?"))))' <<< "$first"
   "$target/otc-load" --url "http://127.0.0.1:8096$path" --token "$token" --concurrency 1 --duration "$duration" \
     --warmup 1 --header "Accept: application/json, text/event-stream" --json "$b" | grep -E 'calls/s|p50|p95|errors' || true
 }
