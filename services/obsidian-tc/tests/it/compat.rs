@@ -1,7 +1,7 @@
 //! `/mcp/compat/obsidian`: the 14-tool server's obsidian_* tools, tested from its documented
-//! behaviour (../shared/spec/001: clobber guard, upsert with created:true, section modes, text
-//! search with context and cursors, JSONLogic glob and regexp taking the pattern first) through
-//! a real MCP client and raw JSON-RPC.
+//! behaviour (the spec's 14-tool reference: clobber guard, upsert with created:true, section
+//! modes, text search with context and cursors, JSONLogic glob and regexp taking the pattern
+//! first) through a real MCP client and raw JSON-RPC.
 
 use serde_json::{Value, json};
 
