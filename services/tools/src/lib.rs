@@ -246,6 +246,14 @@ impl CallContext<'_> {
         Hooks { progress: self.progress, ask: self.ask, task: self.task, prepaid: false }
     }
 
+    /// Calls catalogue tool `tool` with `args` as a part of this call, for the same caller and
+    /// through the same pipeline (scopes, ACL, audit), except the rate limit, which this call
+    /// already spent from.
+    pub async fn call_part(&self, tool: &str, args: Map<String, Value>) -> Result<Value, ToolError> {
+        let hooks = Hooks { prepaid: true, ..self.hooks() };
+        self.dispatcher.call(self.caller, Surface::Default, self.client_name, tool, Some(args), hooks).await
+    }
+
     pub fn services(&self) -> &Services {
         &self.dispatcher.services
     }

@@ -8,7 +8,7 @@ use otc_store::{StoreError, TenantTx, Vault, Visible};
 use otc_vault::acl::{Acl, Audience, Layer, Rule};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::{CallContext, Caller, Services, caller_vault, internal};
 
@@ -334,5 +334,13 @@ pub fn bounded(
             format!("{field} must be between {} and {}", range.start(), range.end()),
         )
         .detail("field", field)),
+    }
+}
+
+/// A note's properties: its frontmatter parsed, when it has one that parses to a mapping.
+pub fn frontmatter_map(text: &str) -> Option<Map<String, Value>> {
+    match otc_parser::parse_head(text).frontmatter?.value? {
+        Value::Object(map) => Some(map),
+        _ => None,
     }
 }

@@ -4,10 +4,10 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::ToolError;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
-use super::{ContentType, Section, SectionOp, Target, call, edit_existing, edit_section, resolve_target};
+use super::{ContentType, Section, SectionOp, Target, Written, call, edit_existing, edit_section, resolve_target};
 use crate::{CallContext, Tool};
 
 pub struct ObsidianAppendToNote;
@@ -31,22 +31,9 @@ pub struct Input {
     pub create_target_if_missing: Option<bool>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Output {
-    pub path: String,
-    pub section_targeted: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section_target: Option<String>,
-    /// True when the note did not exist and the call created it.
-    pub created: bool,
-    pub previous_size_in_bytes: i64,
-    pub current_size_in_bytes: i64,
-}
-
 impl Tool for ObsidianAppendToNote {
     type Input = Input;
-    type Output = Output;
+    type Output = Written;
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["write:notes"],
         scope_class: otc_catalog::ScopeClass::Write,
@@ -62,7 +49,7 @@ impl Tool for ObsidianAppendToNote {
         )
     };
 
-    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Written, ToolError> {
         let name = Self::SPEC.name;
         let path = resolve_target(ctx, name, &input.vault, &input.target).await?;
         let kind = input.content_type.unwrap_or_default();
@@ -72,27 +59,13 @@ impl Tool for ObsidianAppendToNote {
                 edit_section(text, section, SectionOp::Append, &input.content, kind, create, true)
             })
             .await?;
-            return Ok(Output {
-                path: edit.path,
-                section_targeted: true,
-                section_target: Some(edit.extra),
-                created: false,
-                previous_size_in_bytes: edit.previous_size,
-                current_size_in_bytes: edit.current_size,
-            });
+            return Ok(Written::section(edit));
         }
         let args = json!({
             "vault": input.vault, "path": path, "content": input.content, "ensure_newline": true,
             "response_format": "detailed",
         });
         let out = call(ctx, "append_note", args).await?;
-        Ok(Output {
-            path: out["path"].as_str().unwrap_or(&path).to_string(),
-            section_targeted: false,
-            section_target: None,
-            created: out["created"].as_bool().unwrap_or(false),
-            previous_size_in_bytes: out["previous_size"].as_i64().unwrap_or(0),
-            current_size_in_bytes: out["current_size"].as_i64().unwrap_or(0),
-        })
+        Ok(Written::whole(&out, &path, 0))
     }
 }

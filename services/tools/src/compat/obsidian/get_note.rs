@@ -143,7 +143,7 @@ impl Tool for ObsidianGetNote {
             Projection::Content => out.content = Some(text),
             Projection::Full => {
                 let note = otc_parser::parse(&text);
-                out.frontmatter = Some(super::frontmatter_of(&text).unwrap_or_default());
+                out.frontmatter = Some(crate::reading::frontmatter_map(&text).unwrap_or_default());
                 out.tags = Some(
                     read["tags"]
                         .as_array()
@@ -245,7 +245,8 @@ fn read_section(text: &str, section: &Section, out: &mut Projected) -> Result<()
         }
         SectionKind::Frontmatter => {
             let field = section.target.trim();
-            let value = super::frontmatter_of(text).and_then(|f| f.get(field).cloned()).ok_or_else(missing)?;
+            let value =
+                crate::reading::frontmatter_map(text).and_then(|f| f.get(field).cloned()).ok_or_else(missing)?;
             out.value_json = Some(value);
             out.section_target = Some(field.to_string());
         }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Target, edit_existing, frontmatter_of, read, reason, refuse, resolve_target};
+use super::{Target, edit_existing, read, reason, refuse, resolve_target};
 use crate::{CallContext, Tool};
 
 pub struct ObsidianManageFrontmatter;
@@ -89,7 +89,7 @@ impl Tool for ObsidianManageFrontmatter {
         let outcome = match input.operation {
             Operation::Get => {
                 let note = read(ctx, &input.vault, &path).await?;
-                let value = frontmatter_of(&note.text).and_then(|f| f.get(&key).cloned());
+                let value = crate::reading::frontmatter_map(&note.text).and_then(|f| f.get(&key).cloned());
                 Outcome {
                     operation: Operation::Get,
                     path: note.path,

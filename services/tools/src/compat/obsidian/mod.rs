@@ -25,7 +25,6 @@ pub mod replace_in_note;
 pub mod search_notes;
 pub mod write_note;
 
-use otc_catalog::facade::Surface;
 use otc_errors::{ErrorCode, Hint, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -186,17 +185,7 @@ pub async fn call(ctx: &CallContext<'_>, tool: &str, args: Value) -> Result<Valu
     let Value::Object(args) = args else {
         return Err(ToolError::new(ErrorCode::InternalError));
     };
-    ctx.dispatcher
-        .call(
-            ctx.caller,
-            Surface::Default,
-            ctx.client_name,
-            tool,
-            Some(args),
-            crate::Hooks { prepaid: true, ..ctx.hooks() },
-        )
-        .await
-        .map_err(upstream)
+    ctx.call_part(tool, args).await.map_err(upstream)
 }
 
 /// The vault path a target names. A `.` or `..` segment is refused before anything is read
@@ -309,12 +298,6 @@ pub fn note_missing(path: &str) -> ToolError {
         .with_hints(NOTE_MISSING_HINTS)
 }
 
-/// Writes `text` over the note `read` came from, only if it is still what was read.
-pub async fn write_over(ctx: &CallContext<'_>, vault: &str, read: &Read, text: &str) -> Result<(), ToolError> {
-    let args = json!({"vault": vault, "path": read.path, "content": text, "mode": "overwrite", "prev_hash": read.hash});
-    call(ctx, "write_note", args).await.map(|_| ())
-}
-
 /// A heading the note has, as the other server names it: its full path ("A::B").
 pub struct HeadingPath {
     pub path: String,
@@ -417,7 +400,7 @@ pub fn anchor_for(text: &str, section: &Section, allow_missing: bool) -> Result<
         }
         SectionKind::Frontmatter => {
             let field = section.target.trim().to_string();
-            if !allow_missing && !frontmatter_of(text).is_some_and(|f| f.contains_key(&field)) {
+            if !allow_missing && !crate::reading::frontmatter_map(text).is_some_and(|f| f.contains_key(&field)) {
                 return Err(section_missing(section));
             }
             Ok((json!({"type": "frontmatter", "field": field}), field))
@@ -431,14 +414,6 @@ pub fn section_missing(section: &Section) -> ToolError {
         .detail("field", "section.target")
         .echo("target", &section.target)
         .with_hints(SECTION_HINTS)
-}
-
-/// The note's frontmatter as JSON, when it has one that parses.
-pub fn frontmatter_of(text: &str) -> Option<serde_json::Map<String, Value>> {
-    match otc_parser::parse_head(text).frontmatter?.value? {
-        Value::Object(map) => Some(map),
-        _ => None,
-    }
 }
 
 /// `content` as the catalogue's write tools take it: JSON content parsed (a typed frontmatter
@@ -505,6 +480,48 @@ where
     };
     let outcome = run.await;
     outcome.map_err(|e| own.take().unwrap_or_else(|| upstream(e)))
+}
+
+/// What obsidian_write_note and obsidian_append_to_note answer.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Written {
+    pub path: String,
+    pub section_targeted: bool,
+    /// With section: the target as resolved ("A::B" for a heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_target: Option<String>,
+    /// Whether the call brought the note into existence.
+    pub created: bool,
+    pub previous_size_in_bytes: i64,
+    pub current_size_in_bytes: i64,
+}
+
+impl Written {
+    /// A section edit of an existing note.
+    pub fn section(edit: Edit<String>) -> Self {
+        Self {
+            path: edit.path,
+            section_targeted: true,
+            section_target: Some(edit.extra),
+            created: false,
+            previous_size_in_bytes: edit.previous_size,
+            current_size_in_bytes: edit.current_size,
+        }
+    }
+
+    /// A whole-note write, from the catalogue tool's detailed answer `out` (`path` as asked;
+    /// `size` when the answer names none).
+    pub fn whole(out: &Value, path: &str, size: i64) -> Self {
+        Self {
+            path: out["path"].as_str().unwrap_or(path).to_string(),
+            section_targeted: false,
+            section_target: None,
+            created: out["created"].as_bool().unwrap_or(false),
+            previous_size_in_bytes: out["previous_size"].as_i64().unwrap_or(0),
+            current_size_in_bytes: out["current_size"].as_i64().unwrap_or(size),
+        }
+    }
 }
 
 /// How a section edit treats what it targets.
@@ -594,7 +611,7 @@ pub fn edit_section(
         }
         SectionKind::Frontmatter => {
             let field = resolved.clone();
-            let current = frontmatter_of(text).and_then(|f| f.get(&field).cloned());
+            let current = crate::reading::frontmatter_map(text).and_then(|f| f.get(&field).cloned());
             // A list holds it as an item, text as a substring, anything else as its value.
             let already = match &current {
                 Some(Value::Array(items)) => items.contains(&value),
@@ -652,7 +669,7 @@ fn strip_own_heading(body: &str, heading: &str) -> String {
 
 /// The note's frontmatter keys in the order the YAML writes them (the parsed map is sorted).
 pub fn frontmatter_keys(text: &str) -> Vec<String> {
-    let Some(map) = frontmatter_of(text) else { return Vec::new() };
+    let Some(map) = crate::reading::frontmatter_map(text) else { return Vec::new() };
     let head = otc_parser::parse_head(text);
     let block = head.frontmatter.as_ref().map_or(0..0, |f| f.span.range());
     let mut keys: Vec<String> = Vec::new();

@@ -4,10 +4,10 @@
 use otc_catalog::{Domain, ResponseFormat as Format, Sometimes, ToolSpec};
 use otc_errors::ToolError;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
-use super::{ContentType, Section, SectionOp, Target, call, edit_existing, edit_section, resolve_target};
+use super::{ContentType, Section, SectionOp, Target, Written, call, edit_existing, edit_section, resolve_target};
 use crate::{CallContext, Tool};
 
 pub struct ObsidianWriteNote;
@@ -35,23 +35,9 @@ pub struct Input {
     pub elicit_token: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Output {
-    pub path: String,
-    pub section_targeted: bool,
-    /// With section: the target as resolved ("A::B" for a heading).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section_target: Option<String>,
-    /// Whether the call brought the note into existence.
-    pub created: bool,
-    pub previous_size_in_bytes: i64,
-    pub current_size_in_bytes: i64,
-}
-
 impl Tool for ObsidianWriteNote {
     type Input = Input;
-    type Output = Output;
+    type Output = Written;
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["write:notes"],
         scope_class: otc_catalog::ScopeClass::Write,
@@ -68,7 +54,7 @@ impl Tool for ObsidianWriteNote {
         )
     };
 
-    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Written, ToolError> {
         let name = Self::SPEC.name;
         let path = resolve_target(ctx, name, &input.vault, &input.target).await?;
         let kind = input.content_type.unwrap_or_default();
@@ -77,14 +63,7 @@ impl Tool for ObsidianWriteNote {
                 edit_section(text, section, SectionOp::Replace, &input.content, kind, false, false)
             })
             .await?;
-            return Ok(Output {
-                path: edit.path,
-                section_targeted: true,
-                section_target: Some(edit.extra),
-                created: false,
-                previous_size_in_bytes: edit.previous_size,
-                current_size_in_bytes: edit.current_size,
-            });
+            return Ok(Written::section(edit));
         }
         let mode = if input.overwrite.unwrap_or(false) { "overwrite" } else { "create" };
         let mut args = json!({"vault": input.vault, "path": path, "content": input.content, "mode": mode, "response_format": "detailed"});
@@ -92,13 +71,6 @@ impl Tool for ObsidianWriteNote {
             args["elicit_token"] = json!(token);
         }
         let out = call(ctx, "write_note", args).await?;
-        Ok(Output {
-            path: out["path"].as_str().unwrap_or(&path).to_string(),
-            section_targeted: false,
-            section_target: None,
-            created: out["created"].as_bool().unwrap_or(false),
-            previous_size_in_bytes: out["previous_size"].as_i64().unwrap_or(0),
-            current_size_in_bytes: out["current_size"].as_i64().unwrap_or(input.content.len() as i64),
-        })
+        Ok(Written::whole(&out, &path, input.content.len() as i64))
     }
 }

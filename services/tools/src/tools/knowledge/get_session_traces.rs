@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::end_session::{own_session, traces};
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory;
-use crate::reading::View;
+use crate::reading::{View, decode_cursor, encode_cursor};
 use crate::{CallContext, Tool};
 
 pub struct GetSessionTraces;
@@ -87,7 +87,7 @@ impl Tool for GetSessionTraces {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let limit = crate::reading::bounded(input.limit, 100, 1..=1000, "limit")?;
-        let before = input.cursor.as_deref().map(|c| memory::entity_id(c, "cursor")).transpose()?;
+        let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let session = match &input.session_id {
             Some(id) => Some(own_session(ctx, name, &view, id).await?),
             None => None,
@@ -104,7 +104,7 @@ impl Tool for GetSessionTraces {
         records.retain(|r| filter.is_empty() || filter.contains(&r.action));
         let more = records.len() > limit;
         records.truncate(limit);
-        let next_cursor = more.then(|| records.last().map(|r| r.id.to_string())).flatten();
+        let next_cursor = more.then(|| records.last().map(|r| encode_cursor(name, &r.id))).flatten();
         Ok(Output {
             vault: view.vault.name.clone(),
             traces: records

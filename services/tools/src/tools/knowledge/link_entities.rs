@@ -34,20 +34,14 @@ pub struct Output {
 }
 
 /// The relation an input names, both ends visible to the caller.
-pub async fn relation(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    source: &str,
-    target: &str,
-    kind: &str,
-) -> Result<Relation, ToolError> {
-    let kind = kind.trim();
+pub async fn relation(ctx: &CallContext<'_>, tool: &str, view: &View, input: &Input) -> Result<Relation, ToolError> {
+    let kind = input.relation_type.trim();
     if kind.is_empty() {
         return Err(ToolError::with_message(ErrorCode::InvalidInput, "relation_type may not be blank")
             .detail("field", "relation_type"));
     }
-    let (source, target) = (memory::entity_id(source, "source_id")?, memory::entity_id(target, "target_id")?);
+    let (source, target) =
+        (memory::entity_id(&input.source_id, "source_id")?, memory::entity_id(&input.target_id, "target_id")?);
     let store_err = |e: StoreError| internal(tool, &e);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
     let ends = [memory::find(&mut tx, tool, view, source).await?, memory::find(&mut tx, tool, view, target).await?];
@@ -76,7 +70,7 @@ impl Tool for LinkEntities {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let relation = relation(ctx, name, &view, &input.source_id, &input.target_id, &input.relation_type).await?;
+        let relation = relation(ctx, name, &view, &input).await?;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let created =

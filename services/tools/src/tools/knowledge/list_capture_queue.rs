@@ -1,15 +1,14 @@
 //! list_capture_queue: the captures waiting for review (or those committed), newest first.
 
-use base64::Engine;
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory::CaptureOut;
-use crate::reading::View;
+use crate::reading::{View, decode_cursor, encode_cursor};
 use crate::{CallContext, Tool, internal};
 
 pub struct ListCaptureQueue;
@@ -44,22 +43,6 @@ pub struct Output {
     pub next_cursor: Option<String>,
 }
 
-fn encode(at: chrono::DateTime<chrono::Utc>, id: uuid::Uuid) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}|{id}", at.to_rfc3339()))
-}
-
-fn decode(text: &str) -> Result<(chrono::DateTime<chrono::Utc>, uuid::Uuid), ToolError> {
-    let bad = || {
-        ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool returned")
-            .detail("field", "cursor")
-    };
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text.trim()).map_err(|_| bad())?;
-    let raw = String::from_utf8(raw).map_err(|_| bad())?;
-    let (at, id) = raw.split_once('|').ok_or_else(bad)?;
-    let at = chrono::DateTime::parse_from_rfc3339(at).map_err(|_| bad())?.with_timezone(&chrono::Utc);
-    Ok((at, uuid::Uuid::parse_str(id).map_err(|_| bad())?))
-}
-
 impl Tool for ListCaptureQueue {
     type Input = Input;
     type Output = Output;
@@ -81,7 +64,8 @@ impl Tool for ListCaptureQueue {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let limit = crate::reading::bounded(input.limit, 50, 1..=100, "limit")?;
-        let before = input.cursor.as_deref().map(decode).transpose()?;
+        let before: Option<(chrono::DateTime<chrono::Utc>, uuid::Uuid)> =
+            input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let mut rows = tx
@@ -97,7 +81,7 @@ impl Tool for ListCaptureQueue {
         tx.commit().await.map_err(store_err)?;
         let more = rows.len() > limit;
         rows.truncate(limit);
-        let next_cursor = more.then(|| rows.last().map(|r| encode(r.created_at, r.id))).flatten();
+        let next_cursor = more.then(|| rows.last().map(|r| encode_cursor(name, &(r.created_at, r.id)))).flatten();
         // A committed capture is listed only to a caller who may read the note it became.
         rows.retain(|row| row.committed_path.as_deref().is_none_or(|p| view.can_read(p)));
         Ok(Output {

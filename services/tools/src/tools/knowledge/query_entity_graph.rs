@@ -3,7 +3,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
-use otc_errors::{ErrorCode, ToolError};
+use otc_errors::ToolError;
 use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory::{self, EntityOut, ObservationOut, RelationOut};
-use crate::reading::View;
+use crate::reading::{View, decode_cursor, encode_cursor};
 use crate::{CallContext, Tool, internal};
 
 pub struct QueryEntityGraph;
@@ -102,13 +102,7 @@ impl Tool for QueryEntityGraph {
         let seed = memory::entity_id(&input.seed_entity_id, "seed_entity_id")?;
         let depth = crate::reading::bounded(input.depth, 2, 1..=4, "depth")? as u32;
         let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let skip: usize = match input.cursor.as_deref() {
-            Some(c) => c.parse().map_err(|_| {
-                ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool returned")
-                    .detail("field", "cursor")
-            })?,
-            None => 0,
-        };
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
         let direction = input.direction.unwrap_or_default();
         let wanted_relations: Option<BTreeSet<String>> = input.relation_types.map(|t| t.into_iter().collect());
         let wanted_types: Option<BTreeSet<String>> =
@@ -190,7 +184,7 @@ impl Tool for QueryEntityGraph {
                 .filter(|r| on_page.contains(&r.source_id) && on_page.contains(&r.target_id))
                 .map(RelationOut::of)
                 .collect(),
-            next_cursor: more.then(|| (skip + limit).to_string()),
+            next_cursor: more.then(|| encode_cursor(name, &(skip + limit))),
         })
     }
 }

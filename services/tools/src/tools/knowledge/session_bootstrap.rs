@@ -2,7 +2,6 @@
 //! ended, the vault's recent changes, waiting captures, and the notes a message points at,
 //! within a byte budget.
 
-use otc_catalog::facade::Surface;
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::ToolError;
 use otc_store::StoreError;
@@ -13,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::list_goals::GoalOut;
 use crate::format::{self, ResponseFormat, Verbosity};
 use crate::reading::View;
-use crate::{CallContext, Hooks, Tool, internal};
+use crate::{CallContext, Tool, internal};
 
 pub struct SessionBootstrap;
 
@@ -130,10 +129,9 @@ impl Tool for SessionBootstrap {
         };
         tx.commit().await.map_err(store_err)?;
         // The rest through the catalogue's tools, so the ACL and scopes apply as to any call.
-        let hooks = Hooks { prepaid: true, ..ctx.hooks() };
         let call = |tool: &'static str, args: Value| async move {
             let Value::Object(args) = args else { unreachable!("an object literal") };
-            ctx.dispatcher.call(ctx.caller, Surface::Default, ctx.client_name, tool, Some(args), hooks).await
+            ctx.call_part(tool, args).await
         };
         let mut recent_changes = Vec::new();
         if ctx.dispatcher.reachable(ctx.caller, "git_log") {
@@ -164,10 +162,7 @@ impl Tool for SessionBootstrap {
                     continue;
                 }
                 used += content.len();
-                let frontmatter = detailed
-                    .then(|| otc_parser::parse_head(&content).frontmatter.and_then(|f| f.value))
-                    .flatten()
-                    .and_then(|v| if let Value::Object(map) = v { Some(map) } else { None });
+                let frontmatter = detailed.then(|| crate::reading::frontmatter_map(&content)).flatten();
                 notes.push(NoteOut { path: path.to_string(), content, frontmatter });
             }
         }

@@ -4,24 +4,16 @@ use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::ToolError;
 use otc_store::StoreError;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+/// The same arguments as link_entities: the relation named by its ends and type.
+pub use super::link_entities::Input;
 use super::link_entities::relation;
 use crate::memory::{self, RelationOut};
 use crate::reading::View;
 use crate::{CallContext, Tool, internal};
 
 pub struct UnlinkEntities;
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    pub vault: String,
-    pub source_id: String,
-    pub target_id: String,
-    #[schemars(length(min = 1, max = 100))]
-    pub relation_type: String,
-}
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Output {
@@ -51,7 +43,7 @@ impl Tool for UnlinkEntities {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let relation = relation(ctx, name, &view, &input.source_id, &input.target_id, &input.relation_type).await?;
+        let relation = relation(ctx, name, &view, &input).await?;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let removed = tx.unlink_entities(view.vault.id, &relation).await.map_err(store_err)?;

@@ -76,9 +76,7 @@ impl Tool for GetPeriodicNote {
         let now = writing::current_text(ctx, name, view.vault.id, &resolved.path).await?;
         let include = input.include_content.unwrap_or(true);
         let frontmatter = match (&now, detailed && include) {
-            (Some((_, text)), true) => {
-                otc_parser::parse_head(text).frontmatter.and_then(|f| f.value).and_then(|v| v.as_object().cloned())
-            }
+            (Some((_, text)), true) => crate::reading::frontmatter_map(text),
             _ => None,
         };
         Ok(Output {
