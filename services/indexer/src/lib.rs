@@ -641,11 +641,12 @@ impl Indexer {
             after = Some(last.path.clone());
             tx.put_index_files(vault, &page.iter().map(|f| index_file(f, &excluded)).collect::<Vec<_>>()).await?;
             for f in page {
-                if f.kind == FileKind::Note && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
-                    manifest_notes.push(f.path.clone());
-                }
-                if f.kind == FileKind::Canvas && folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
-                    manifest_canvases.push(f.path.clone());
+                if folder.is_none_or(|prefix| f.path.starts_with(prefix)) {
+                    match f.kind {
+                        FileKind::Note => manifest_notes.push(f.path.clone()),
+                        FileKind::Canvas => manifest_canvases.push(f.path.clone()),
+                        _ => {}
+                    }
                 }
                 if !before.contains(&f.path) {
                     affected.extend(affected_link_keys(&f.path));
