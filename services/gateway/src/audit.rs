@@ -62,6 +62,7 @@ pub async fn v1(
         vault,
         paths,
         outcome: &outcome,
+        episode: None,
     };
     audit.record_call(&caller, call, started);
     response
@@ -134,6 +135,8 @@ pub async fn export(
         vault,
         before: query.before,
         limit,
+        // The admin's trail is the security record: a forgotten episode's call stays in it.
+        without_forgotten: false,
     };
     let records = tx.audit(&filter).await.map_err(|e| crate::ApiError::from_store(&e))?;
     tx.commit().await.map_err(|e| crate::ApiError::from_store(&e))?;

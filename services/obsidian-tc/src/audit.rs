@@ -99,6 +99,7 @@ pub async fn run(sources: Sources, command: AuditCommand) -> anyhow::Result<Exit
         vault: query.vault,
         before: None,
         limit: PAGE,
+        without_forgotten: false,
     };
     let mut left = query.limit.unwrap_or(if json { i64::MAX } else { 100 });
     let mut out = std::io::stdout().lock();

@@ -47,6 +47,9 @@ pub struct Call<'a> {
     pub paths: Vec<String>,
     /// ok, or the error code it answered.
     pub outcome: &'a str,
+    /// What work memory keeps of it, should the caller have a work session open (its summary
+    /// is screened and redacted by the writer, off the call's path).
+    pub episode: Option<otc_store::EpisodeFacts>,
 }
 
 /// Where records go: a queue to this gateway's writer (none when the trail is off).
@@ -94,6 +97,7 @@ impl Audit {
                 paths: call.paths,
                 outcome: call.outcome.to_string(),
                 duration_us: started.elapsed().as_micros() as i64,
+                episode: call.episode,
             },
         );
     }
@@ -153,6 +157,10 @@ pub fn named(args: &Map<String, Value>) -> (Option<String>, Vec<String>) {
     }
     if let Some(Value::Array(list)) = args.get("paths") {
         list.iter().for_each(|v| add(Some(v)));
+    }
+    // work_forget's target, so the trail says which episode was forgotten.
+    if let Some(id) = args.get("episode_id").and_then(Value::as_str) {
+        add(Some(&Value::String(format!("episode:{id}"))));
     }
     for batch in ["items", "moves"] {
         if let Some(Value::Array(list)) = args.get(batch) {
@@ -238,7 +246,7 @@ async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) ->
     while !pending.is_empty() {
         let tenant = pending[0].0;
         let n = pending.iter().take(BATCH).take_while(|(t, _)| *t == tenant).count();
-        let records: Vec<AuditRecord> = pending[..n].iter().map(|(_, r)| r.clone()).collect();
+        let records: Vec<AuditRecord> = pending[..n].iter().map(|(_, r)| r.clone()).map(crate::work::screened).collect();
         match store.record_audit(tenant, &records).await {
             Ok(()) => {}
             Err(e) if e.is_unavailable() => return Err(e),

@@ -43,6 +43,7 @@ pub mod toolset;
 pub mod wiki;
 pub mod wiki_pages;
 pub mod wiki_schema;
+pub mod work;
 pub mod writing;
 
 use std::collections::HashMap;
@@ -499,6 +500,9 @@ impl Dispatcher {
         // A call another call makes (a domain meta-tool's action, call_capability's target) is
         // a span of its own but counts once, as the call the client made.
         let outermost = CALL_NESTED.try_with(|_| ()).is_err();
+        // Only a client's own call is an episode of its work; the calls it makes are parts of it.
+        let summary = (outermost && trail.is_on() && work::records(name))
+            .then(|| args.as_ref().map(|a| work::summary(name, a)).unwrap_or_else(|| name.to_string()));
         let metrics = otc_telemetry::metrics();
         let in_flight = outermost.then(|| InFlight::start(metrics));
         let run = async {
@@ -511,7 +515,16 @@ impl Dispatcher {
             }
         }
         .instrument(span.clone());
-        let outcome = if outermost { CALL_NESTED.scope((), run).await } else { run.await };
+        let (outcome, retrieved) = if outermost {
+            CALL_NESTED
+                .scope(Default::default(), async {
+                    let outcome = run.await;
+                    (outcome, CALL_NESTED.with(|got| got.take()))
+                })
+                .await
+        } else {
+            (run.await, Vec::new())
+        };
         drop(in_flight);
         let outcome = outcome.map_err(|err| self.hinted_on(surface, caller, err.bounded()));
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
@@ -519,6 +532,7 @@ impl Dispatcher {
         if outermost {
             metrics.tool_call(label, code, started.elapsed().as_secs_f64());
         }
+        let episode = summary.map(|summary| work::facts(name, summary, retrieved));
         let (vault, paths) = named.unwrap_or_default();
         let call = audit::Call {
             surface: audit::surface_label(surface),
@@ -527,6 +541,7 @@ impl Dispatcher {
             vault,
             paths,
             outcome: code,
+            episode,
         };
         trail.record_call(caller, call, started);
         outcome
@@ -799,8 +814,23 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
 
 tokio::task_local! {
     /// Set while a client's call runs: the calls it makes through [`Dispatcher::call`] are
-    /// nested ones.
-    static CALL_NESTED: ();
+    /// nested ones. Holds the chunks the call (or its nested calls) retrieved, for work memory.
+    static CALL_NESTED: std::cell::RefCell<Vec<otc_store::RetrievalFact>>;
+}
+
+/// Notes that the running call returned these chunks of `vault` (path, chunk ordinal, score),
+/// best first: what work memory records as the call's retrievals (nothing outside a call).
+pub fn note_retrieved(vault: &str, chunks: impl IntoIterator<Item = (String, i32, Option<f64>)>) {
+    let _ = CALL_NESTED.try_with(|got| {
+        let mut got = got.borrow_mut();
+        for (path, ord, score) in chunks {
+            if got.len() >= work::MAX_RETRIEVALS {
+                break;
+            }
+            let rank = got.len() as i32 + 1;
+            got.push(otc_store::RetrievalFact { vault: vault.to_string(), path, ord, rank, score });
+        }
+    });
 }
 
 /// One call counted in `otc_tool_calls_in_flight` until dropped (a call the client abandoned

@@ -30,7 +30,7 @@ pub fn unavailable(field: &str) -> ToolError {
 }
 
 /// The error for a provider that failed to embed a query (its cause goes to the log only).
-fn provider_failed(tool: &str, model: &str, err: &otc_embed::EmbedError) -> ToolError {
+pub fn provider_failed(tool: &str, model: &str, err: &otc_embed::EmbedError) -> ToolError {
     tracing::warn!(tool, model, error = %otc_errors::error_chain(err), "embedding a query failed");
     ToolError::with_message(
         ErrorCode::EmbeddingProviderError,

@@ -219,6 +219,7 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("wiki", "lint_wiki"),
             ("memory", "get_entity"),
             ("entities", "create_entity"),
+            ("episodes", "work_episodes"),
         ],
     ),
     (

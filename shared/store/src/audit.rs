@@ -21,6 +21,10 @@ pub struct AuditRecord {
     pub paths: Vec<String>,
     pub outcome: String,
     pub duration_us: i64,
+    /// What work memory keeps of the call, when the caller has a work session open (written to
+    /// `agent_episodes` with the record; never read back into a record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episode: Option<crate::work::EpisodeFacts>,
 }
 
 /// Which records to read: newest first, before the cursor `before` (a record id).
@@ -35,6 +39,8 @@ pub struct AuditFilter {
     pub vault: Option<String>,
     pub before: Option<Uuid>,
     pub limit: i64,
+    /// Leave out the records of episodes their caller forgot (work_forget).
+    pub without_forgotten: bool,
 }
 
 /// Calls of one action over a window: how many, how many failed or were throttled, and their
@@ -72,6 +78,9 @@ impl Store {
         )
         .execute(&mut *tx.tx)
         .await?;
+        if records.iter().any(|r| r.episode.is_some()) {
+            tx.record_episodes(&batch).await?;
+        }
         tx.commit().await
     }
 }
@@ -91,6 +100,8 @@ impl TenantTx {
                   AND ($6::text IS NULL OR outcome = $6)
                   AND ($7::text IS NULL OR vault = $7)
                   AND ($8::uuid IS NULL OR id < $8)
+                  AND NOT ($10 AND EXISTS (SELECT 1 FROM agent_episodes e WHERE e.tenant_id = audit_log.tenant_id
+                                              AND e.id = audit_log.id AND e.forgotten_at IS NOT NULL))
                 ORDER BY id DESC
                 LIMIT $9"#,
             filter.since,
@@ -101,7 +112,8 @@ impl TenantTx {
             filter.outcome,
             filter.vault,
             filter.before,
-            filter.limit
+            filter.limit,
+            filter.without_forgotten
         )
         .fetch_all(&mut *self.tx)
         .await?;
@@ -119,6 +131,7 @@ impl TenantTx {
                 paths: serde_json::from_value(r.paths).unwrap_or_default(),
                 outcome: r.outcome,
                 duration_us: r.duration_us,
+                episode: None,
             })
             .collect())
     }

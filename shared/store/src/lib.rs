@@ -32,6 +32,7 @@ mod tenants;
 mod tokens;
 mod vaults;
 mod visible;
+mod work;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -76,6 +77,7 @@ pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
+pub use work::{EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, Episode, RetrievalFact, Stamped};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 

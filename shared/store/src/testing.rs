@@ -96,6 +96,8 @@ pub enum Table {
     CaptureQueue,
     WorkSessions,
     Goals,
+    AgentEpisodes,
+    EpisodeRetrievals,
 }
 
 impl Table {
@@ -110,7 +112,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 44] = [
+    pub const ALL: [Table; 46] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -155,6 +157,8 @@ impl Table {
         Table::CaptureQueue,
         Table::WorkSessions,
         Table::Goals,
+        Table::AgentEpisodes,
+        Table::EpisodeRetrievals,
     ];
 
     fn name(self) -> &'static str {
@@ -203,6 +207,8 @@ impl Table {
             Table::CaptureQueue => "capture_queue",
             Table::WorkSessions => "work_sessions",
             Table::Goals => "goals",
+            Table::AgentEpisodes => "agent_episodes",
+            Table::EpisodeRetrievals => "episode_retrievals",
         }
     }
 }
@@ -388,6 +394,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::CaptureQueue => "UPDATE capture_queue SET content = content",
         Table::WorkSessions => "UPDATE work_sessions SET caller = caller",
         Table::Goals => "UPDATE goals SET text = text",
+        Table::AgentEpisodes => "UPDATE agent_episodes SET summary = summary",
+        Table::EpisodeRetrievals => "UPDATE episode_retrievals SET path = path",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -139,6 +139,7 @@ async fn the_sweep_deletes_records_past_each_tenants_retention() {
         paths: vec!["A.md".into()],
         outcome: "ok".into(),
         duration_us: 100,
+        episode: None,
     };
     for tenant in [&a, &b] {
         store.record_audit(tenant.id, &[record(10), record(1)]).await.unwrap();

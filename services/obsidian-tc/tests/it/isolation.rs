@@ -16,11 +16,12 @@ const SECRET: &str = "SECRET-ALPHA-7731";
 /// A note name of A's that B never sends.
 const UNSENT: &str = "Zeta-4412";
 
-/// Arguments for `tool` aimed at A: `vault` (A's vault name or id), A's note, A's snapshot.
+/// Arguments for `tool` aimed at A: `vault` (A's vault name or id), A's note, A's snapshot, A's
+/// work episode.
 /// An entity id (the memory tools refuse another tenant's vault before they look it up).
 const ENTITY: &str = "00000000-0000-4000-8000-000000000001";
 
-fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
+fn args_for(tool: &str, vault: &str, snapshot: &str, episode: &str) -> Value {
     let note = "Secret/Plan.md";
     let uri = format!("obsidian-tc://{}/Secret/Plan.md", vault.replace(' ', "%20"));
     match tool {
@@ -102,6 +103,13 @@ fn args_for(tool: &str, vault: &str, snapshot: &str) -> Value {
         "list_goals" => json!({"vault": vault, "status": "all"}),
         "close_goal" => json!({"vault": vault, "id": ENTITY, "status": "done"}),
         "fetch" => json!({"id": uri}),
+        "work_episodes" => json!({"any_caller": true, "include_blocked": true}),
+        "work_search" => json!({"any_caller": true, "include_pending": true, "min_trust": 0.0}),
+        "work_episode_chain" => json!({"id": episode, "any_caller": true}),
+        "work_forget" => json!({"episode_id": episode}),
+        "work_result" => json!({"result": 1}),
+        "episode_stats" => json!({"group_by": "session"}),
+        "record_retrieval_feedback" => json!({"chunk_id": note, "feedback": "useful", "last_n": 50}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
         "get_metrics" => json!({"vault": vault}),
         "read_resources" => json!({"uris": [uri]}),
@@ -160,6 +168,8 @@ pub(crate) struct Secrets {
     plan: String,
     snapshot: String,
     principal: uuid::Uuid,
+    /// A work episode of A's, from a session in which A searched for the secret.
+    episode: String,
 }
 
 pub(crate) async fn seed_secrets(app: &TestApp, slug: &str) -> Secrets {
@@ -195,14 +205,20 @@ pub(crate) async fn seed_secrets(app: &TestApp, slug: &str) -> Secrets {
     )
     .await;
     assert_eq!(status, 200);
-    Secrets { tenant: a, token: a_token, vault_id: a_vault.id, plan, snapshot, principal: a_principal }
+    // A works in a session: its episodes (which name the secret) are A's alone.
+    ok(app, &a_token, "start_session", json!({"vault": "Acme Secrets", "caller": "agent"})).await;
+    ok(app, &a_token, "search_and_read", json!({"vault": "Acme Secrets", "query": SECRET, "mode": "section"})).await;
+    let episodes = ok(app, &a_token, "work_episodes", json!({"tool": "search_and_read"})).await;
+    let episode = episodes["episodes"][0]["id"].as_str().expect("A has an episode").to_string();
+    assert!(episodes.to_string().contains(SECRET), "{episodes}");
+    Secrets { tenant: a, token: a_token, vault_id: a_vault.id, plan, snapshot, principal: a_principal, episode }
 }
 
 /// With `b_token` (another tenant's, however it was issued), every registered tool and every /v1
 /// route aimed at A's vault (by name and by id) is refused as missing or forbidden, and no byte
 /// of A's appears in any answer.
 pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token: &str) {
-    let Secrets { tenant: a, token: a_token, vault_id, plan, snapshot, principal: a_principal } = secrets;
+    let Secrets { tenant: a, token: a_token, vault_id, plan, snapshot, principal: a_principal, episode } = secrets;
     let (a, a_token, a_principal, snapshot, plan) =
         (a, a_token.as_str(), *a_principal, snapshot.as_str(), plan.as_str());
     let b_token = b_token.to_string();
@@ -215,7 +231,7 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
     let mut problems = Vec::new();
     for vault in ["Acme Secrets".to_string(), vault_id.to_string()] {
         for tool in &tools {
-            let args = args_for(tool, &vault, snapshot);
+            let args = args_for(tool, &vault, snapshot, episode);
             let result = call(app, "/mcp", &b_token, tool, args.clone()).await;
             let text = result.to_string();
             assert!(!leaks(&text), "{tool} {args} leaks A's data: {text}");
@@ -245,6 +261,11 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
                         | "inspect_visibility"
                         | "list_vaults"
                         | "server_health"
+                        | "work_episodes"
+                        | "work_search"
+                        | "work_result"
+                        | "episode_stats"
+                        | "record_retrieval_feedback"
                 ) {
                     problems.push(format!("{tool} {args} succeeded against A: {text}"));
                 }
@@ -410,7 +431,7 @@ async fn hidden_folder_matrix(app: &TestApp, a: &Tenant, token: &str, restrict: 
         .map(|t| t.declaration.spec.name)
         .collect();
     for tool in otc_tools::toolset::all().iter().map(|t| t.declaration.spec.name) {
-        let args = args_for(tool, "Acme Secrets", "00000000-0000-0000-0000-000000000000");
+        let args = args_for(tool, "Acme Secrets", "00000000-0000-0000-0000-000000000000", ENTITY);
         let result = call(app, "/mcp", token, tool, args.clone()).await;
         let text = result.to_string();
         if leaks(&text) {

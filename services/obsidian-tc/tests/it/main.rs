@@ -50,5 +50,6 @@ mod telemetry;
 mod tidy;
 mod wiki;
 mod wiki_pages;
+mod work;
 mod worker;
 mod write;

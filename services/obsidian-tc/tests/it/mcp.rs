@@ -143,7 +143,7 @@ const DOMAINS: [&str; 12] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 139] = [
+const FLAT: [&str; 146] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -172,6 +172,7 @@ const FLAT: [&str; 139] = [
     "draft_wiki_page",
     "end_session",
     "enqueue_capture",
+    "episode_stats",
     "eval_dataview_field",
     "execute_template",
     "fetch",
@@ -248,6 +249,7 @@ const FLAT: [&str; 139] = [
     "read_property",
     "read_resources",
     "read_snapshot",
+    "record_retrieval_feedback",
     "remove_bookmark",
     "remove_tag",
     "rename_entity",
@@ -281,6 +283,11 @@ const FLAT: [&str; 139] = [
     "update_task",
     "validate_dql",
     "vault_health_score",
+    "work_episode_chain",
+    "work_episodes",
+    "work_forget",
+    "work_result",
+    "work_search",
     "write_attachment",
     "write_note",
 ];
@@ -819,6 +826,13 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "get_session_traces",
         "set_goal",
         "close_goal",
+        "work_episodes",
+        "work_episode_chain",
+        "work_search",
+        "work_result",
+        "work_forget",
+        "episode_stats",
+        "record_retrieval_feedback",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1238,6 +1252,18 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("list_goals", json!({"vault": v, "status": "all", "response_format": "concise"})),
         ("close_goal", json!({"vault": v, "id": "@g1", "status": "done"})),
         ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "detailed"})),
+        // Work memory: the calls above, made while @s1 was open, are its episodes ("@w1").
+        ("work_episodes", json!({"session_id": "@s1", "response_format": "detailed"})),
+        ("work_episodes", json!({"unstamped_debt": true, "k": 5, "response_format": "concise"})),
+        ("work_episode_chain", json!({"id": "@w1", "response_format": "detailed"})),
+        ("work_episode_chain", json!({"id": "@w1", "k": 3, "response_format": "concise"})),
+        ("record_retrieval_feedback", json!({"chunk_id": "Captured.md#0", "feedback": "useful"})),
+        ("record_retrieval_feedback", json!({"verdicts": [{"chunk_id": "Captured.md", "feedback": "not_useful"}]})),
+        ("work_result", json!({"result": 1})),
+        ("work_search", json!({"query": "goal", "response_format": "detailed"})),
+        ("work_search", json!({"include_pending": true, "min_trust": 0.1, "response_format": "concise"})),
+        ("episode_stats", json!({"group_by": "eligibility"})),
+        ("work_forget", json!({"episode_id": "@w1"})),
         ("end_session", json!({"vault": v, "session_id": "@s1", "end_metadata": {"outcome": "ok"}})),
         ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "concise"})),
         ("session_bootstrap", json!({"vault": v, "message": "Top", "response_format": "detailed"})),
@@ -1315,6 +1341,9 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
         }
         if name == "enqueue_capture" {
             made.push(("@c1".into(), out["capture_id"].as_str().unwrap().into()));
+        }
+        if name == "work_episodes" && !made.iter().any(|(p, _)| p == "@w1") {
+            made.push(("@w1".into(), out["episodes"][0]["id"].as_str().unwrap().into()));
         }
         if name == "add_observation" {
             made.push(("@o1".into(), out["observation_id"].as_str().unwrap().into()));

@@ -39,20 +39,21 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  tenant_quotas, tenant_usage, tenant_idps, idp_domains, oauth_grants, oauth_codes,
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
-    //  memory_observations, memory_relations, capture_queue, work_sessions, goals]
+    //  memory_observations, memory_relations, capture_queue, work_sessions, goals, agent_episodes,
+    //  episode_retrievals]
     for (tenant, expected) in [
         (
             &a,
             [
-                1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
-                1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
             ],
         ),
     ] {
@@ -95,9 +96,11 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
 /// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
-/// relation to itself, k captures, k work sessions and k goals.
+/// relation to itself, k captures, k work sessions and k goals; and in each session one call
+/// (an audit record and its episode) that retrieved one chunk.
 async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
+    let mut sessions = Vec::new();
     for i in 0..k {
         let entity = tx.create_entity(tenant.vault_id, "person", &format!("p{i}"), None, None).await.unwrap();
         let fact =
@@ -117,10 +120,41 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             content_hash: "h".into(),
         };
         tx.enqueue_capture(tenant.vault_id, &capture, None).await.unwrap();
-        tx.start_session(tenant.vault_id, Uuid::new_v4(), "agent", &serde_json::json!({})).await.unwrap();
+        let session = tx.start_session(tenant.vault_id, Uuid::new_v4(), "agent", &serde_json::json!({})).await.unwrap();
+        sessions.push(session.principal_id);
         tx.set_goal(tenant.vault_id, "g", None, None).await.unwrap();
     }
     tx.commit().await.unwrap();
+    let calls: Vec<otc_store::AuditRecord> = sessions
+        .into_iter()
+        .map(|principal| otc_store::AuditRecord {
+            id: Uuid::now_v7(),
+            at: chrono::Utc::now(),
+            principal_id: Some(principal),
+            principal_name: None,
+            client_name: None,
+            surface: "mcp".into(),
+            action: "search_semantic".into(),
+            vault: Some("Notes".into()),
+            paths: Vec::new(),
+            outcome: "ok".into(),
+            duration_us: 1,
+            episode: Some(otc_store::EpisodeFacts {
+                kind: "tool_call".into(),
+                summary: "search_semantic".into(),
+                blocked: false,
+                suspects: Vec::new(),
+                retrievals: vec![otc_store::RetrievalFact {
+                    vault: "Notes".into(),
+                    path: "a.md".into(),
+                    ord: 0,
+                    rank: 1,
+                    score: None,
+                }],
+            }),
+        })
+        .collect();
+    store.record_audit(tenant.id, &calls).await.unwrap();
 }
 
 async fn fill_oauth(store: &otc_store::Store, tenant: &Tenant, k: usize) {
@@ -196,6 +230,7 @@ async fn fill_access(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             paths: vec![],
             outcome: "ok".into(),
             duration_us: 1,
+            episode: None,
         })
         .collect();
     store.record_audit(tenant.id, &records).await.unwrap();

@@ -72,6 +72,7 @@ pub async fn traces(
         principal: Some(ctx.caller.principal_id.to_string()),
         before,
         limit,
+        without_forgotten: true,
         ..AuditFilter::default()
     };
     let records = tx.audit(&filter).await.map_err(store_err)?;

@@ -202,6 +202,9 @@ impl Tool for SearchAndRead {
                     best.filter(|_| mode == Mode::Semantic).map(|(_, ord)| ord),
                 ),
             };
+            if let Some(ord) = chunk_id {
+                crate::note_retrieved(&view.vault.name, [(h.path.clone(), ord as i32, Some(h.score as f64))]);
+            }
             let body = cut(&whole, share);
             let was_cut = body.len() < whole.len();
             results.push(Item {
