@@ -101,6 +101,7 @@ pub fn dispatcher_with(
         confirmation_keys: Default::default(),
         audit: otc_tools::audit::Audit::new(deps.store.clone(), config.audit.enabled),
         judge: otc_tools::judge::Judge::from_config(&config.wiki.judge).context("wiki.judge")?.map(Arc::new),
+        plur: otc_tools::plur::Plur::from_config(&config.memory.plur).context("memory.plur")?.map(Arc::new),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))

@@ -26,6 +26,7 @@ pub mod memory;
 pub mod moving;
 pub mod ocr;
 pub mod periodic;
+pub mod plur;
 pub mod rate_limits;
 pub mod reading;
 pub mod resources;
@@ -186,6 +187,8 @@ pub struct Services {
     pub audit: audit::Audit,
     /// The wiki's judge, when one is configured.
     pub judge: Option<Arc<judge::Judge>>,
+    /// The external PLUR engram store the plur_* tools forward to, when one is configured.
+    pub plur: Option<Arc<plur::Plur>>,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress

@@ -442,11 +442,31 @@ pub struct MemoryConfig {
     /// Where an entity created with `materialize` is mirrored as a note:
     /// `<entity_folder>/<type>/<name>.md`, kept in step with the entity by every memory write.
     pub entity_folder: String,
+    pub plur: PlurConfig,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        Self { entity_folder: "Memory".into() }
+        Self { entity_folder: "Memory".into(), plur: PlurConfig::default() }
+    }
+}
+
+/// The external PLUR engram store the plur_* tools forward to (`[memory.plur]`). Unset
+/// `base_url`: the tools answer plugin_unavailable.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlurConfig {
+    /// The service's base URL (e.g. https://plur.internal:7410).
+    pub base_url: Option<String>,
+    /// Sent as a bearer token.
+    pub api_key: Option<Secret>,
+    /// One call's deadline, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for PlurConfig {
+    fn default() -> Self {
+        Self { base_url: None, api_key: None, timeout_ms: 5000 }
     }
 }
 

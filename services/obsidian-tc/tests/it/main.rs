@@ -38,6 +38,7 @@ mod quotas;
 mod read;
 mod resources;
 mod restore;
+mod plur;
 mod rls;
 mod rollout;
 mod search;

@@ -143,7 +143,7 @@ const DOMAINS: [&str; 12] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 146] = [
+const FLAT: [&str; 150] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -235,6 +235,10 @@ const FLAT: [&str; 146] = [
     "ocr_bulk",
     "open_workspace",
     "patch_note",
+    "plur_get",
+    "plur_recall",
+    "plur_recall_hybrid",
+    "plur_similarity_search",
     "prune_hub_links",
     "query_base",
     "query_canvas",
@@ -833,6 +837,10 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "work_forget",
         "episode_stats",
         "record_retrieval_feedback",
+        "plur_get",
+        "plur_recall",
+        "plur_recall_hybrid",
+        "plur_similarity_search",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1264,6 +1272,10 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("work_search", json!({"include_pending": true, "min_trust": 0.1, "response_format": "concise"})),
         ("episode_stats", json!({"group_by": "eligibility"})),
         ("work_forget", json!({"episode_id": "@w1"})),
+        ("plur_get", json!({"engram_id": "e-1"})),
+        ("plur_recall", json!({"query": "deploys", "k": 3})),
+        ("plur_recall_hybrid", json!({"query": "deploys", "bm25_weight": 0.4})),
+        ("plur_similarity_search", json!({"query": "deploys", "min_score": 0.2})),
         ("end_session", json!({"vault": v, "session_id": "@s1", "end_metadata": {"outcome": "ok"}})),
         ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "concise"})),
         ("session_bootstrap", json!({"vault": v, "message": "Top", "response_format": "detailed"})),
@@ -1273,8 +1285,11 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
 
 #[tokio::test]
 async fn every_tools_real_output_matches_its_advertised_output_schema() {
+    // The PLUR proxies answer from a stand-in engram store.
+    let (_plur, plur_url) = crate::plur::fake_plur().await;
     // A zero task budget: index_vault answers with a task handle (which must fit its schema too).
     let app = TestApp::spawn_with(|c| {
+        c.memory.plur.base_url = Some(plur_url.clone());
         c.tools.task_budget_ms = 0;
         c.tools.confirm_destructive = false;
         c.wiki.folder = Some("wiki".into());

@@ -1,0 +1,61 @@
+//! plur_recall_hybrid: keyword plus embedding recall over the external PLUR store.
+
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::{CallContext, Tool, plur};
+
+pub struct PlurRecallHybrid;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[schemars(length(min = 1, max = 2000))]
+    pub query: String,
+    /// Engrams answered (default 10, at most 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub k: Option<u32>,
+    /// The store's scope (a namespace it defines).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The keyword share of the fused score, 0 to 1 (the store's default when left out).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub bm25_weight: Option<f64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    /// The store's answer as it came.
+    pub results: Map<String, Value>,
+}
+
+impl Tool for PlurRecallHybrid {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:plur"],
+        response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
+        ..ToolSpec::base(
+            "plur_recall_hybrid",
+            "Recall PLUR engrams, hybrid",
+            "Keyword plus embedding recall over the external PLUR engram store the server is configured with; bm25_weight sets the keyword share (plugin_unavailable without one).",
+            Domain::Knowledge,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let query = plur::query(&input.query)?;
+        let k = crate::reading::bounded(input.k, 10, 1..=100, "k")?;
+        let mut body = json!({"query": query, "k": k, "scope": input.scope});
+        if let Some(w) = input.bm25_weight {
+            body["bm25_weight"] = json!(plur::unit(w, "bm25_weight")?);
+        }
+        let results = plur::forward(ctx, Self::SPEC.name, "/recall/hybrid", Some(body)).await?;
+        Ok(Output { results })
+    }
+}
