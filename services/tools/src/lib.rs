@@ -31,6 +31,7 @@ pub mod rate_limits;
 pub mod reading;
 pub mod resources;
 pub mod restore;
+pub mod retrieval;
 pub mod scanning;
 pub mod screening;
 pub mod searching;
@@ -819,6 +820,13 @@ tokio::task_local! {
     /// Set while a client's call runs: the calls it makes through [`Dispatcher::call`] are
     /// nested ones. Holds the chunks the call (or its nested calls) retrieved, for work memory.
     static CALL_NESTED: std::cell::RefCell<Vec<otc_store::RetrievalFact>>;
+}
+
+/// Like [`note_retrieved`], in place of what the running call noted so far (a tool whose parts
+/// retrieved more than it answers).
+pub fn replace_retrieved(vault: &str, chunks: impl IntoIterator<Item = (String, i32, Option<f64>)>) {
+    let _ = CALL_NESTED.try_with(|got| got.borrow_mut().clear());
+    note_retrieved(vault, chunks);
 }
 
 /// Notes that the running call returned these chunks of `vault` (path, chunk ordinal, score),

@@ -268,6 +268,7 @@ fn subsets_and_listings_hold_what_they_promise() {
             "automation",
             "git",
             "knowledge",
+            "docs",
             "admin"
         ]
     );

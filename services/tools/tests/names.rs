@@ -222,6 +222,7 @@ const PROMISES: &[(&str, &[(&str, &str)])] = &[
             ("episodes", "work_episodes"),
         ],
     ),
+    ("External docs", &[("documentation corpus", "knowledge_search")]),
     (
         "Admin",
         &[

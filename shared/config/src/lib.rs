@@ -44,6 +44,7 @@ pub struct Config {
     pub maintenance: MaintenanceConfig,
     pub ocr: OcrConfig,
     pub memory: MemoryConfig,
+    pub knowledge: KnowledgeConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
 }
@@ -448,6 +449,21 @@ pub struct MemoryConfig {
 impl Default for MemoryConfig {
     fn default() -> Self {
         Self { entity_folder: "Memory".into(), plur: PlurConfig::default() }
+    }
+}
+
+/// Knowledge and context (`[knowledge]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KnowledgeConfig {
+    /// The folder of each vault that holds its external documentation corpus (imported docs,
+    /// runbooks): what knowledge_search and knowledge_get_critical read.
+    pub docs_folder: String,
+}
+
+impl Default for KnowledgeConfig {
+    fn default() -> Self {
+        Self { docs_folder: "Docs".into() }
     }
 }
 

@@ -20,6 +20,7 @@ mod graph;
 mod history;
 mod index;
 mod keys;
+mod knowledge;
 mod memory;
 mod oauth;
 mod pages;
@@ -63,6 +64,7 @@ pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,
 };
+pub use knowledge::{Contradiction, Gap, NewContradiction};
 pub use memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
@@ -77,7 +79,7 @@ pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
-pub use work::{EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, Episode, RetrievalFact, Stamped};
+pub use work::{EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, Episode, RetrievalFact, SessionRetrieval, Stamped};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 

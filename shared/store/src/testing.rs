@@ -98,6 +98,8 @@ pub enum Table {
     Goals,
     AgentEpisodes,
     EpisodeRetrievals,
+    KnowledgeGaps,
+    Contradictions,
 }
 
 impl Table {
@@ -112,7 +114,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 46] = [
+    pub const ALL: [Table; 48] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -159,6 +161,8 @@ impl Table {
         Table::Goals,
         Table::AgentEpisodes,
         Table::EpisodeRetrievals,
+        Table::KnowledgeGaps,
+        Table::Contradictions,
     ];
 
     fn name(self) -> &'static str {
@@ -209,6 +213,8 @@ impl Table {
             Table::Goals => "goals",
             Table::AgentEpisodes => "agent_episodes",
             Table::EpisodeRetrievals => "episode_retrievals",
+            Table::KnowledgeGaps => "knowledge_gaps",
+            Table::Contradictions => "contradictions",
         }
     }
 }
@@ -396,6 +402,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Goals => "UPDATE goals SET text = text",
         Table::AgentEpisodes => "UPDATE agent_episodes SET summary = summary",
         Table::EpisodeRetrievals => "UPDATE episode_retrievals SET path = path",
+        Table::KnowledgeGaps => "UPDATE knowledge_gaps SET query = query",
+        Table::Contradictions => "UPDATE contradictions SET rationale = rationale",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -99,6 +99,21 @@ pub struct Stamped {
     pub retrievals: i64,
 }
 
+/// One chunk a call of a session retrieved, with the call's verdict and the feedback on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRetrieval {
+    pub episode_id: Uuid,
+    pub tool: String,
+    pub ts: DateTime<Utc>,
+    pub task_result: Option<i16>,
+    pub vault: String,
+    pub path: String,
+    pub ord: i32,
+    pub rank: i32,
+    pub score: Option<f64>,
+    pub feedback: Option<i16>,
+}
+
 /// One bucket of episode_stats.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeBucket {
@@ -459,6 +474,34 @@ impl TenantTx {
         .execute(&mut *self.tx)
         .await?
         .rows_affected() as i64)
+    }
+
+    /// What the calls of `principal`'s `session` retrieved over a window, oldest first.
+    pub async fn session_retrievals(
+        &mut self,
+        principal: Uuid,
+        session: Uuid,
+        since: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+        limit: i64,
+    ) -> Result<Vec<SessionRetrieval>> {
+        Ok(sqlx::query_as!(
+            SessionRetrieval,
+            r#"SELECT r.episode_id, e.tool, r.ts, e.task_result, r.vault, r.path, r.ord, r.rank, r.score, r.feedback
+                 FROM episode_retrievals r
+                 JOIN agent_episodes e ON e.tenant_id = r.tenant_id AND e.id = r.episode_id
+                WHERE r.tenant_id = $1 AND r.principal_id = $2 AND r.session_id = $3 AND e.forgotten_at IS NULL
+                  AND ($4::timestamptz IS NULL OR r.ts >= $4) AND ($5::timestamptz IS NULL OR r.ts < $5)
+                ORDER BY r.ts, r.rank LIMIT $6"#,
+            self.tenant,
+            principal,
+            session,
+            since,
+            until,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
     }
 
     /// The principal's open work session, latest first (any vault).

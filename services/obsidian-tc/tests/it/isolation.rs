@@ -110,6 +110,10 @@ fn args_for(tool: &str, vault: &str, snapshot: &str, episode: &str) -> Value {
         "work_result" => json!({"result": 1}),
         "episode_stats" => json!({"group_by": "session"}),
         "record_retrieval_feedback" => json!({"chunk_id": note, "feedback": "useful", "last_n": 50}),
+        // The knowledge tools search for the hidden note's title (their answers may echo the query).
+        "vault_graph_search" | "knowledge_search" | "vault_context" => json!({"vault": vault, "query": "Plan"}),
+        "diagnose_retrieval" => json!({"vault": vault, "query": "Plan", "path": note}),
+        "list_contradictions" => json!({"vault": vault, "paths": [note]}),
         "plur_get" => json!({"engram_id": "e-1"}),
         "plur_recall" | "plur_recall_hybrid" | "plur_similarity_search" => json!({"query": SECRET}),
         "inspect_acl" => json!({"vault": vault, "path": note, "op": "read"}),
@@ -143,6 +147,9 @@ fn args_for(tool: &str, vault: &str, snapshot: &str, episode: &str) -> Value {
         | "list_workspaces"
         | "list_tasks"
         | "list_templates"
+        | "gap_report"
+        | "explain_answer"
+        | "knowledge_get_critical"
         | "resolve_daily_note" => json!({"vault": vault}),
         _ => json!({"vault": vault, "path": note}),
     }

@@ -24,6 +24,7 @@ mod graph;
 mod health;
 mod index;
 mod isolation;
+mod knowledge;
 mod live_app;
 mod mcp;
 mod memory;

@@ -95,7 +95,7 @@ pub(crate) fn error_of(result: &Value) -> &Value {
 /// The triad and the connector fetch beside it (search joins when registered).
 const TRIAD: [&str; 5] = ["find_capability", "describe_capability", "call_capability", "search", "fetch"];
 /// The essentials subset, in listing order.
-const ESSENTIALS: [&str; 29] = [
+const ESSENTIALS: [&str; 34] = [
     "add_observation",
     "append_note",
     "cancel_task",
@@ -109,14 +109,18 @@ const ESSENTIALS: [&str; 29] = [
     "get_outgoing_links",
     "get_task_status",
     "index_vault",
+    "knowledge_get_critical",
+    "knowledge_search",
     "list_notes",
     "list_vaults",
     "move_note",
     "patch_note",
+    "plur_recall",
     "query_entity_graph",
     "read_frontmatter",
     "read_note",
     "read_notes",
+    "record_retrieval_feedback",
     "search",
     "search_and_read",
     "search_semantic",
@@ -124,10 +128,11 @@ const ESSENTIALS: [&str; 29] = [
     "search_vault",
     "server_health",
     "update_frontmatter",
+    "vault_context",
     "write_note",
 ];
 /// The domain meta-tools a caller who may use everything sees, in listing order.
-const DOMAINS: [&str; 12] = [
+const DOMAINS: [&str; 13] = [
     "notes",
     "metadata",
     "links",
@@ -139,11 +144,12 @@ const DOMAINS: [&str; 12] = [
     "automation",
     "git",
     "knowledge",
+    "docs",
     "admin",
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 150] = [
+const FLAT: [&str; 158] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -169,12 +175,14 @@ const FLAT: [&str; 150] = [
     "delete_attachment",
     "delete_entity",
     "delete_note",
+    "diagnose_retrieval",
     "draft_wiki_page",
     "end_session",
     "enqueue_capture",
     "episode_stats",
     "eval_dataview_field",
     "execute_template",
+    "explain_answer",
     "fetch",
     "find_existing_page",
     "find_link_cycles",
@@ -184,6 +192,7 @@ const FLAT: [&str; 150] = [
     "find_orphans",
     "find_unresolved_links",
     "format_table",
+    "gap_report",
     "generate_uri",
     "get_attachment",
     "get_backlinks",
@@ -210,11 +219,14 @@ const FLAT: [&str; 150] = [
     "insert_table_row",
     "inspect_acl",
     "inspect_visibility",
+    "knowledge_get_critical",
+    "knowledge_search",
     "link_entities",
     "lint_wiki",
     "list_attachments",
     "list_bookmarks",
     "list_capture_queue",
+    "list_contradictions",
     "list_goals",
     "list_kanban_boards",
     "list_notes",
@@ -286,6 +298,8 @@ const FLAT: [&str; 150] = [
     "update_observation",
     "update_task",
     "validate_dql",
+    "vault_context",
+    "vault_graph_search",
     "vault_health_score",
     "work_episode_chain",
     "work_episodes",
@@ -841,6 +855,8 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "plur_recall",
         "plur_recall_hybrid",
         "plur_similarity_search",
+        "knowledge_search",
+        "knowledge_get_critical",
     ];
     let readable: Vec<&str> = FLAT.into_iter().filter(|n| !beyond.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/full", &reader).await, readable);
@@ -1271,6 +1287,19 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("work_search", json!({"query": "goal", "response_format": "detailed"})),
         ("work_search", json!({"include_pending": true, "min_trust": 0.1, "response_format": "concise"})),
         ("episode_stats", json!({"group_by": "eligibility"})),
+        ("vault_graph_search", json!({"vault": v, "query": "part", "queries": ["parts"], "response_format": "detailed"})),
+        ("vault_graph_search", json!({"vault": v, "query": "part", "vaults": ["Nope"], "response_format": "concise"})),
+        ("vault_context", json!({"vault": v, "query": "part", "since": "2020-01-01", "response_format": "detailed"})),
+        ("vault_context", json!({"vault": v, "token_budget": 300, "response_format": "concise"})),
+        ("diagnose_retrieval", json!({"vault": v, "query": "part", "path": "Captured.md", "response_format": "detailed"})),
+        ("diagnose_retrieval", json!({"vault": v, "query": "part", "path": "Captured.md", "response_format": "concise"})),
+        ("gap_report", json!({"vault": v, "response_format": "detailed"})),
+        ("gap_report", json!({"vault": v, "gaps_only": true, "response_format": "concise"})),
+        ("explain_answer", json!({"vault": v, "response_format": "detailed"})),
+        ("explain_answer", json!({"vault": v, "session_id": "@s1", "response_format": "concise"})),
+        ("list_contradictions", json!({"vault": v, "paths": ["Captured.md"], "include_resolved": true})),
+        ("knowledge_search", json!({"vault": v, "query": "part", "response_format": "detailed"})),
+        ("knowledge_get_critical", json!({"vault": v, "response_format": "detailed"})),
         ("work_forget", json!({"episode_id": "@w1"})),
         ("plur_get", json!({"engram_id": "e-1"})),
         ("plur_recall", json!({"query": "deploys", "k": 3})),

@@ -40,20 +40,20 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
     //  memory_observations, memory_relations, capture_queue, work_sessions, goals, agent_episodes,
-    //  episode_retrievals]
+    //  episode_retrievals, knowledge_gaps, contradictions]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
             ],
         ),
     ] {
@@ -96,8 +96,9 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// A tenant's identity provider with `k` email domains, and one signed-in person with `k`
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
 /// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
-/// relation to itself, k captures, k work sessions and k goals; and in each session one call
-/// (an audit record and its episode) that retrieved one chunk.
+/// relation to itself, k captures, k work sessions and k goals, k gap findings and k
+/// contradiction findings; and in each session one call (an audit record and its episode) that
+/// retrieved one chunk.
 async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
     let mut sessions = Vec::new();
@@ -122,6 +123,21 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
         tx.enqueue_capture(tenant.vault_id, &capture, None).await.unwrap();
         let session = tx.start_session(tenant.vault_id, Uuid::new_v4(), "agent", &serde_json::json!({})).await.unwrap();
         sessions.push(session.principal_id);
+        let none = serde_json::json!([]);
+        tx.record_gap(tenant.vault_id, session.principal_id, &format!("q{i}"), "q", None, true, &none, &none)
+            .await
+            .unwrap();
+        let finding = otc_store::NewContradiction {
+            path_a: "a.md",
+            path_b: "b.md",
+            hash_a: "h",
+            hash_b: &format!("h{i}"),
+            statement_a: "x",
+            statement_b: "not x",
+            rationale: "r",
+            model: "m",
+        };
+        assert!(tx.add_contradiction(tenant.vault_id, &finding).await.unwrap());
         tx.set_goal(tenant.vault_id, "g", None, None).await.unwrap();
     }
     tx.commit().await.unwrap();

@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod attachments;
 pub mod automation;
+pub mod docs;
 pub mod git;
 pub mod knowledge;
 pub mod links;

@@ -36,6 +36,7 @@ impl Tool for PlurRecall {
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["read:plur"],
         response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
+        essentials: true,
         ..ToolSpec::base(
             "plur_recall",
             "Recall PLUR engrams",

@@ -79,6 +79,7 @@ impl Tool for RecordRetrievalFeedback {
         scopes: &["write:workspace"],
         scope_class: otc_catalog::ScopeClass::Write,
         response_format: Format::Fixed { why: "a write acknowledgement: how many retrievals were marked" },
+        essentials: true,
         ..ToolSpec::base(
             "record_retrieval_feedback",
             "Mark retrieved chunks useful",

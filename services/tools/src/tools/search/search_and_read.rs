@@ -184,22 +184,25 @@ impl Tool for SearchAndRead {
             let Some(note) = note else { continue };
             let text = note.text.as_str();
             let head = otc_parser::parse_head(text);
-            // The best chunk's text and index in the note.
+            // The best chunk's text and index in the note (the index's chunk ordinal: a note's
+            // frontmatter is a full-text document of its own, before its chunks, and no chunk).
             let best = match (&h.at, &corpus) {
                 (Some(At::Doc(part, doc)), Some(corpus)) => {
-                    Some((corpus.chunk(*part, *doc, text), corpus.segment(*part).docs[*doc as usize].ord))
+                    let ord = corpus.segment(*part).docs[*doc as usize].ord;
+                    let ord = if head.body_start > 0 { ord.checked_sub(1) } else { Some(ord) };
+                    Some((corpus.chunk(*part, *doc, text), ord))
                 }
-                (Some(At::Span(start, end, ord)), _) => Some((slice(text, *start as usize, *end as usize), *ord)),
+                (Some(At::Span(start, end, ord)), _) => Some((slice(text, *start as usize, *end as usize), Some(*ord))),
                 _ => None,
             };
             let (whole, front, section, chunk_id) = match (mode, best) {
-                (Mode::Section, Some((chunk, ord))) => (chunk.to_string(), None, section_of(chunk), Some(ord)),
+                (Mode::Section, Some((chunk, ord))) => (chunk.to_string(), None, section_of(chunk), ord),
                 (_, best) => (
                     text[head.body_start.min(text.len())..].to_string(),
                     (head.body_start > 0).then(|| slice(text, 0, head.body_start).to_string()),
                     // Semantic: which section matched, besides the whole note.
                     best.filter(|_| mode == Mode::Semantic).and_then(|(chunk, _)| section_of(chunk)),
-                    best.filter(|_| mode == Mode::Semantic).map(|(_, ord)| ord),
+                    best.filter(|_| mode == Mode::Semantic).and_then(|(_, ord)| ord),
                 ),
             };
             if let Some(ord) = chunk_id {

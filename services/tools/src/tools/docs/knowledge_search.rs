@@ -1,0 +1,120 @@
+//! knowledge_search: graph-expanded hybrid search over the vault's docs corpus.
+
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::{ResponseFormat, Verbosity};
+use crate::reading::View;
+use crate::retrieval::{self, Request};
+use crate::{CallContext, Tool, work};
+
+pub struct KnowledgeSearch;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub vault: String,
+    pub query: String,
+    /// Chunks answered (default 10, at most 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    pub final_top_k: Option<u32>,
+    /// Only documents as last changed at or before this (YYYY-MM-DD or RFC 3339).
+    #[serde(default)]
+    pub as_of: Option<String>,
+    /// Only documents changed at or after this.
+    #[serde(default)]
+    pub since: Option<String>,
+    #[serde(default)]
+    pub response_format: Option<ResponseFormat>,
+    #[serde(default)]
+    pub verbosity: Option<Verbosity>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output {
+    pub vault: String,
+    /// The docs folder searched.
+    pub corpus: String,
+    pub hits: Vec<DocHit>,
+    /// Detailed only: hybrid or keyword.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_used: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DocHit {
+    pub chunk_id: String,
+    pub path: String,
+    pub content: String,
+    pub rerank_score: f64,
+    pub vault: String,
+    pub changed_since_d: f64,
+    /// Detailed only: keyword, semantic, both or graph, and the hop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop: Option<u8>,
+}
+
+impl Tool for KnowledgeSearch {
+    type Input = Input;
+    type Output = Output;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:docs", "read:notes"],
+        response_format: Format::Takes,
+        essentials: true,
+        ..ToolSpec::base(
+            "knowledge_search",
+            "Search the docs corpus",
+            "Hybrid search, expanded one hop along links, over the vault's external documentation corpus (the docs \
+             folder): chunk_id, path, content, rerank_score and age per hit; as_of and since bound when the documents \
+             last changed.",
+            Domain::Docs,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
+        let name = Self::SPEC.name;
+        let detailed = work::detailed(ctx, input.response_format, input.verbosity);
+        let k = crate::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
+        let queries = retrieval::variants(&input.query, None)?;
+        let view = View::open(ctx, name, &input.vault).await?;
+        let corpus = super::docs_folder(ctx, &view)?;
+        let request = Request {
+            queries: queries.clone(),
+            k,
+            depth: (2 * k).min(20),
+            since: work::time(input.since.as_deref(), "since")?,
+            as_of: work::time(input.as_of.as_deref(), "as_of")?,
+            expand: true,
+            root: Some(corpus.clone()),
+            ..Request::default()
+        };
+        let found = retrieval::retrieve(ctx, name, &view, &request).await?;
+        retrieval::note_gap(ctx, name, &view, &queries[0], &found).await?;
+        retrieval::record(&view.vault.name, &found.hits, true);
+        let best = found.hits.first().map(|h| h.score).unwrap_or(1.0).max(f64::EPSILON);
+        Ok(Output {
+            vault: view.vault.name.clone(),
+            corpus,
+            hits: found
+                .hits
+                .iter()
+                .map(|h| DocHit {
+                    chunk_id: retrieval::chunk_id(h),
+                    path: h.path.clone(),
+                    content: h.content.clone(),
+                    rerank_score: (h.score / best * 1000.0).round() / 1000.0,
+                    vault: view.vault.name.clone(),
+                    changed_since_d: retrieval::changed_since_days(h),
+                    arm: detailed.then(|| h.arm.to_string()),
+                    hop: detailed.then_some(h.hop),
+                })
+                .collect(),
+            mode_used: detailed.then(|| found.mode_used.to_string()),
+        })
+    }
+}
