@@ -111,6 +111,7 @@ pub fn unit(value: f64, field: &str) -> Result<f64, ToolError> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {
-        Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is between 0 and 1")).detail("field", field))
+        Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is between 0 and 1"))
+            .detail("field", field))
     }
 }

@@ -128,16 +128,35 @@ struct Candidate {
 }
 
 /// Runs `request` in `view` for `tool`.
-pub async fn retrieve(ctx: &CallContext<'_>, tool: &str, view: &View, request: &Request) -> Result<Retrieval, ToolError> {
+pub async fn retrieve(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    request: &Request,
+) -> Result<Retrieval, ToolError> {
     let vault = view.vault.name.clone();
     let depth = request.depth.max(request.k).clamp(1, 20);
     let semantic_on = ctx.services().embeddings.active().is_some();
     let mut out = Retrieval { mode_used: if semantic_on { "hybrid" } else { "keyword" }, ..Retrieval::default() };
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut index: HashMap<(String, i32), usize> = HashMap::new();
-    let mut add = |candidates: &mut Vec<Candidate>, path: String, ord: i32, content: Option<String>, rank: usize, semantic: bool, raw: f64| {
+    let mut add = |candidates: &mut Vec<Candidate>,
+                   path: String,
+                   ord: i32,
+                   content: Option<String>,
+                   rank: usize,
+                   semantic: bool,
+                   raw: f64| {
         let at = *index.entry((path.clone(), ord)).or_insert_with(|| {
-            candidates.push(Candidate { path, ord, content: None, rrf: 0.0, keyword: false, semantic: false, raw: None });
+            candidates.push(Candidate {
+                path,
+                ord,
+                content: None,
+                rrf: 0.0,
+                keyword: false,
+                semantic: false,
+                raw: None,
+            });
             candidates.len() - 1
         });
         let c = &mut candidates[at];
@@ -161,12 +180,18 @@ pub async fn retrieve(ctx: &CallContext<'_>, tool: &str, view: &View, request: &
             Some(root) => format!("{query} path:{root}/"),
             None => query.clone(),
         };
-        let args = json!({"vault": vault, "query": query, "mode": "section", "k": depth, "response_format": "detailed"});
+        let args =
+            json!({"vault": vault, "query": query, "mode": "section", "k": depth, "response_format": "detailed"});
         match call(ctx, "search_and_read", args).await {
             Ok(found) => {
                 for (i, item) in found["results"].as_array().into_iter().flatten().enumerate() {
-                    let (Some(path), Some(ord)) = (item["path"].as_str(), item["chunk_id"].as_i64()) else { continue };
-                    let body = item["body"].as_str().map(str::to_string);
+                    let Some(path) = item["path"].as_str() else { continue };
+                    // A note found by its frontmatter (its title, tags) stands for its first chunk,
+                    // whose text is read below.
+                    let (ord, body) = match item["chunk_id"].as_i64() {
+                        Some(ord) => (ord, item["body"].as_str().map(str::to_string)),
+                        None => (0, None),
+                    };
                     let raw = item["score"].as_f64().unwrap_or(0.0);
                     add(&mut candidates, path.to_string(), ord as i32, body, i + 1, false, raw);
                     let trace = out.traces.entry(path.to_string()).or_default();
@@ -189,7 +214,9 @@ pub async fn retrieve(ctx: &CallContext<'_>, tool: &str, view: &View, request: &
                 Ok(found) => {
                     semantic_answered = true;
                     for (i, hit) in found["hits"].as_array().into_iter().flatten().enumerate() {
-                        let (Some(path), Some(ord)) = (hit["path"].as_str(), hit["chunk_id"].as_i64()) else { continue };
+                        let (Some(path), Some(ord)) = (hit["path"].as_str(), hit["chunk_id"].as_i64()) else {
+                            continue;
+                        };
                         let content = hit["content"].as_str().map(str::to_string);
                         let raw = hit["score"].as_f64().unwrap_or(0.0);
                         out.best_cosine = Some(out.best_cosine.map_or(raw, |b| b.max(raw)));
@@ -198,16 +225,21 @@ pub async fn retrieve(ctx: &CallContext<'_>, tool: &str, view: &View, request: &
                         trace.semantic_rank = Some(trace.semantic_rank.map_or(i + 1, |r| r.min(i + 1)));
                     }
                 }
-                Err(e) => {
-                    out.failed.push(Failed { query: query.clone(), arm: "semantic".into(), reason: e.code.as_str().into() })
-                }
+                Err(e) => out.failed.push(Failed {
+                    query: query.clone(),
+                    arm: "semantic".into(),
+                    reason: e.code.as_str().into(),
+                }),
             }
         }
         if !semantic_answered {
             out.mode_used = "keyword";
         }
     }
-    if candidates.is_empty() && !out.failed.is_empty() && out.failed.iter().all(|f| f.arm == "keyword") && !semantic_answered
+    if candidates.is_empty()
+        && !out.failed.is_empty()
+        && out.failed.iter().all(|f| f.arm == "keyword")
+        && !semantic_answered
     {
         // Nothing answered at all: the first failure is the answer.
         let first = &out.failed[0];
@@ -230,6 +262,11 @@ pub async fn retrieve(ctx: &CallContext<'_>, tool: &str, view: &View, request: &
     }
     let paths: Vec<String> = candidates.iter().map(|c| c.path.clone()).collect();
     let mtimes = mtimes(ctx, tool, view, &paths).await?;
+    let unread: Vec<String> = candidates.iter().filter(|c| c.content.is_none()).map(|c| c.path.clone()).collect();
+    let mut firsts = first_chunks(ctx, tool, view, &unread).await?;
+    for c in candidates.iter_mut().filter(|c| c.content.is_none()) {
+        c.content = firsts.remove(&c.path).map(|(_, text)| text);
+    }
     let mut hits: Vec<Hit> = Vec::new();
     for c in candidates {
         let Some(&mtime) = mtimes.get(&c.path) else { continue };
@@ -297,7 +334,13 @@ const WEAK_COSINE: f64 = 0.3;
 
 /// Persists what the gap detector makes of a retrieval of `query`: a gap when no chunk answered
 /// it directly, or only by meaning and weakly. The query is kept with its secrets redacted.
-pub async fn note_gap(ctx: &CallContext<'_>, tool: &str, view: &View, query: &str, found: &Retrieval) -> Result<(), ToolError> {
+pub async fn note_gap(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    query: &str,
+    found: &Retrieval,
+) -> Result<(), ToolError> {
     let direct: Vec<&Hit> = found.hits.iter().filter(|h| h.hop == 0).collect();
     let weak = direct.iter().all(|h| h.arm == "semantic") && found.best_cosine.unwrap_or(0.0) < WEAK_COSINE;
     let gap = direct.is_empty() || weak;
@@ -311,11 +354,8 @@ pub async fn note_gap(ctx: &CallContext<'_>, tool: &str, view: &View, query: &st
         }
         json!(seen)
     };
-    let (results, nearest) = if gap {
-        (json!([]), paths(&mut found.hits.iter()))
-    } else {
-        (paths(&mut direct.into_iter()), json!([]))
-    };
+    let (results, nearest) =
+        if gap { (json!([]), paths(&mut found.hits.iter())) } else { (paths(&mut direct.into_iter()), json!([])) };
     let query = crate::screening::screen(query).text;
     let norm = crate::wiki::normalize(&query);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
@@ -380,7 +420,10 @@ async fn expand(
                 break;
             }
             let path = graph.graph.name(other).to_string();
-            if !path.ends_with(".md") || !request.under_root(&path) || !view.can_read(&path) || !taken.insert(path.clone())
+            if !path.ends_with(".md")
+                || !request.under_root(&path)
+                || !view.can_read(&path)
+                || !taken.insert(path.clone())
             {
                 continue;
             }
@@ -391,21 +434,16 @@ async fn expand(
     if picked.is_empty() {
         return Ok(Vec::new());
     }
-    let keys: Vec<(String, i32)> = picked.iter().map(|(p, ..)| (p.clone(), 0)).collect();
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
-    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
-    let spans: HashMap<String, (i32, i32)> = spans.into_iter().map(|s| (s.path, (s.start, s.end))).collect();
     let paths: Vec<String> = picked.iter().map(|(p, ..)| p.clone()).collect();
-    let texts = note_texts(ctx, tool, view.vault.id, &paths).await?;
+    let mut firsts = first_chunks(ctx, tool, view, &paths).await?;
     let mut out = Vec::new();
-    for ((path, edge, seed, score), text) in picked.into_iter().zip(texts) {
-        let (Some(text), Some(&(start, end))) = (text, spans.get(&path)) else { continue };
-        if !in_window(text.entry.mtime, request) {
+    for (path, edge, seed, score) in picked {
+        let Some((mtime, content)) = firsts.remove(&path) else { continue };
+        if !in_window(mtime, request) {
             continue;
         }
         out.push(Hit {
-            content: cut(slice(&text.text, start as usize, end as usize).to_string()),
+            content,
             path,
             ord: 0,
             score,
@@ -414,8 +452,33 @@ async fn expand(
             edge: Some(edge),
             seed: Some(seed.path.clone()),
             raw_score: None,
-            mtime: text.entry.mtime,
+            mtime,
         });
+    }
+    Ok(out)
+}
+
+/// The first chunk of each note of `paths` (its text now, and when the note last changed); a
+/// note without chunks, or gone, is left out.
+async fn first_chunks(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    paths: &[String],
+) -> Result<HashMap<String, (DateTime<Utc>, String)>, ToolError> {
+    if paths.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let keys: Vec<(String, i32)> = paths.iter().map(|p| (p.clone(), 0)).collect();
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let spans: HashMap<String, (i32, i32)> = spans.into_iter().map(|s| (s.path, (s.start, s.end))).collect();
+    let texts = note_texts(ctx, tool, view.vault.id, paths).await?;
+    let mut out = HashMap::new();
+    for (path, text) in paths.iter().zip(texts) {
+        let (Some(text), Some(&(start, end))) = (text, spans.get(path)) else { continue };
+        out.insert(path.clone(), (text.entry.mtime, cut(slice(&text.text, start as usize, end as usize).to_string())));
     }
     Ok(out)
 }

@@ -52,7 +52,9 @@ pub fn summary(tool: &str, args: &Map<String, Value>) -> String {
         out.push(' ');
         out.push_str(&paths.join(", "));
     }
-    for key in ["query", "name", "entity_id", "session_id", "chunk_id", "tag", "key", "proposal"] {
+    for key in
+        ["query", "name", "title", "target_path", "entity_id", "session_id", "chunk_id", "tag", "key", "proposal"]
+    {
         if let Some(text) = args.get(key).and_then(Value::as_str) {
             let text = &text[..text.floor_char_boundary(MAX_ARG_BYTES)];
             out.push_str(&format!(" {key}={text:?}"));
@@ -89,7 +91,9 @@ pub fn chunk_id(path: &str, ord: i32) -> String {
 pub fn parse_chunk_id(id: &str, field: &str) -> Result<(String, Option<i32>), ToolError> {
     let id = id.trim();
     if id.is_empty() {
-        return Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field));
+        return Err(
+            ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field)
+        );
     }
     Ok(match id.rsplit_once('#') {
         Some((path, ord)) if !path.is_empty() && !ord.is_empty() && ord.bytes().all(|b| b.is_ascii_digit()) => {
@@ -132,7 +136,8 @@ pub async fn own_session(ctx: &CallContext<'_>, tool: &str, id: &str) -> Result<
     if owns {
         Ok(id)
     } else {
-        Err(ToolError::with_message(ErrorCode::NotFound, "no such session of yours").detail("session_id", id.to_string()))
+        Err(ToolError::with_message(ErrorCode::NotFound, "no such session of yours")
+            .detail("session_id", id.to_string()))
     }
 }
 

@@ -75,13 +75,11 @@ impl Domain {
             Domain::Workspace => ("Workspace", "Bookmarks, workspaces and periodic notes."),
             Domain::Automation => ("Automation", "Templates, Dataview queries, tasks, bundles and obsidian:// links."),
             Domain::Git => ("Git", "The vault's history: every write is a commit."),
-            Domain::Knowledge => {
-                (
+            Domain::Knowledge => (
                 "Knowledge",
                 "Provenance, the wiki's pages, and memory: entities and the facts about them over time, and the \
                  episodes of agents' past work.",
-            )
-            }
+            ),
             Domain::Docs => ("External docs", "Search the external documentation corpus."),
             Domain::Admin => ("Admin", "Server health, configuration, visibility and tasks."),
         }

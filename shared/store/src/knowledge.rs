@@ -91,7 +91,13 @@ impl TenantTx {
 
     /// The vault's latest gap findings (`principal`'s, or everyone's; only gaps when
     /// `gaps_only`), newest first.
-    pub async fn gaps(&mut self, vault: Uuid, principal: Option<Uuid>, gaps_only: bool, limit: i64) -> Result<Vec<Gap>> {
+    pub async fn gaps(
+        &mut self,
+        vault: Uuid,
+        principal: Option<Uuid>,
+        gaps_only: bool,
+        limit: i64,
+    ) -> Result<Vec<Gap>> {
         Ok(sqlx::query_as!(
             Gap,
             r#"SELECT id, query, top_score, gap, results, nearest, runs, last_at FROM knowledge_gaps

@@ -79,7 +79,9 @@ pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
-pub use work::{EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, Episode, RetrievalFact, SessionRetrieval, Stamped};
+pub use work::{
+    Episode, EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, RetrievalFact, SessionRetrieval, Stamped,
+};
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 

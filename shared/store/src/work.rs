@@ -333,7 +333,11 @@ impl TenantTx {
         )
         .fetch_one(&mut *self.tx)
         .await?;
-        Ok(Stamped { stamped: rows.len() as i64, demoted: rows.iter().filter(|r| r.demoted).count() as i64, retrievals })
+        Ok(Stamped {
+            stamped: rows.len() as i64,
+            demoted: rows.iter().filter(|r| r.demoted).count() as i64,
+            retrievals,
+        })
     }
 
     /// Tombstones episode `id`: its summary and retrievals go, who forgot it and when stay.

@@ -453,7 +453,8 @@ async fn hidden_folder_matrix(app: &TestApp, a: &Tenant, token: &str, restrict: 
             let semantic = tool == "search_semantic" && code == "embedding_provider_error";
             // A tool that needs a live Obsidian app (or the PLUR store, not configured here)
             // answers the same for every path of a vault the caller reaches.
-            let live_app = code == "plugin_unavailable" && (live_app_tools.contains(&tool) || tool.starts_with("plur_"));
+            let live_app =
+                code == "plugin_unavailable" && (live_app_tools.contains(&tool) || tool.starts_with("plur_"));
             if !semantic && !live_app && !matches!(code, "not_found" | "note_not_found" | "acl_denied" | "forbidden") {
                 problems.push(format!("{tool} {args}: {code}: {text}"));
             }

@@ -58,7 +58,9 @@ async fn app() -> (TestApp, Tenant, String) {
 async fn graph_search_expands_along_links_and_context_packs_within_its_budget() {
     let (app, tenant, token) = app().await;
 
-    let found = ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary", "response_format": "detailed"})).await;
+    let found =
+        ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary", "response_format": "detailed"}))
+            .await;
     let hits = found["hits"].as_array().unwrap();
     let text = found.to_string();
     assert!(!text.contains("CLASSIFIED") && !text.contains("Secret"), "the hidden folder never shows: {found}");
@@ -67,22 +69,39 @@ async fn graph_search_expands_along_links_and_context_packs_within_its_budget() 
     assert_eq!((deploy["hop"].clone(), deploy["arm"].clone()), (json!(0), json!("keyword")));
     assert!(deploy["chunk_id"].as_str().unwrap().starts_with("Ops/Deploy.md#"), "{deploy}");
     let regions = hits.iter().find(|h| h["path"] == "Ops/Regions.md").expect("reached through the link: {found}");
-    assert_eq!((regions["hop"].clone(), regions["edge"].clone(), regions["seed"].clone()), (json!(1), json!("links_to"), json!("Ops/Deploy.md")));
+    assert_eq!(
+        (regions["hop"].clone(), regions["edge"].clone(), regions["seed"].clone()),
+        (json!(1), json!("links_to"), json!("Ops/Deploy.md"))
+    );
     assert!(regions["content"].as_str().unwrap().contains("Europe"), "{regions}");
     assert!(hits[0]["rerank_score"] == 1.0 && hits.iter().all(|h| h["changed_since_d"].as_f64().unwrap() < 1.0));
-    let concise = ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary", "vaults": ["Elsewhere"], "final_top_k": 2, "response_format": "concise"})).await;
+    let concise = ok(
+        &app,
+        &token,
+        "vault_graph_search",
+        json!({"vault": V, "query": "canary", "vaults": ["Elsewhere"], "final_top_k": 2, "response_format": "concise"}),
+    )
+    .await;
     assert_eq!(concise["hits"].as_array().unwrap().len(), 2);
     assert!(concise["hits"][0].get("arm").is_none() && concise.get("route").is_none(), "{concise}");
     assert_eq!(concise["failed_vaults"], json!([{"vault": "Elsewhere", "reason": "vault_not_found"}]));
-    let future = ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary", "since": "2999-01-01"})).await;
+    let future =
+        ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary", "since": "2999-01-01"})).await;
     assert!(future["hits"].as_array().unwrap().is_empty(), "{future}");
     let e = err(&app, &token, "vault_graph_search", json!({"vault": V, "query": "  "})).await;
     assert_eq!(e["code"], "invalid_input");
-    let e = err(&app, &token, "vault_graph_search", json!({"vault": V, "query": "a", "queries": ["b", "c", "d", "e", "f"]})).await;
+    let e = err(
+        &app,
+        &token,
+        "vault_graph_search",
+        json!({"vault": V, "query": "a", "queries": ["b", "c", "d", "e", "f"]}),
+    )
+    .await;
     assert_eq!(e["details"]["field"], "queries");
 
     // The packed context: safety signals first, within the budget; what did not fit is named.
-    let deploy_hash = ok(&app, &token, "read_note", json!({"vault": V, "path": "Ops/Deploy.md"})).await["content_hash"].clone();
+    let deploy_hash =
+        ok(&app, &token, "read_note", json!({"vault": V, "path": "Ops/Deploy.md"})).await["content_hash"].clone();
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let vault = tx.vault_by_name(V).await.unwrap().unwrap();
     let finding = |b: &'static str| otc_store::NewContradiction {
@@ -99,27 +118,53 @@ async fn graph_search_expands_along_links_and_context_packs_within_its_budget() 
     assert!(tx.add_contradiction(vault.id, &finding("Secret/Secret Plan.md")).await.unwrap());
     tx.commit().await.unwrap();
     assert!(deploy_hash.is_string());
-    let packed = ok(&app, &token, "vault_context", json!({"vault": V, "query": "canary", "token_budget": 32000, "response_format": "detailed"})).await;
+    let packed = ok(
+        &app,
+        &token,
+        "vault_context",
+        json!({"vault": V, "query": "canary", "token_budget": 32000, "response_format": "detailed"}),
+    )
+    .await;
     let text = packed.to_string();
     assert!(!text.contains("CLASSIFIED") && !text.contains("Secret"), "{packed}");
-    assert_eq!(packed["contradictions"].as_array().unwrap().len(), 1, "a finding with a hidden side is left out: {packed}");
+    assert_eq!(
+        packed["contradictions"].as_array().unwrap().len(),
+        1,
+        "a finding with a hidden side is left out: {packed}"
+    );
     assert_eq!(packed["lessons"][0]["path"], "Lessons/Canary.md", "{packed}");
     assert_eq!(packed["syntheses"][0]["path"], "wiki/Deployments.md", "{packed}");
-    let packed_paths: Vec<&str> = packed["notes"].as_array().unwrap().iter().map(|n| n["path"].as_str().unwrap()).collect();
+    let packed_paths: Vec<&str> =
+        packed["notes"].as_array().unwrap().iter().map(|n| n["path"].as_str().unwrap()).collect();
     assert!(packed_paths.contains(&"Ops/Deploy.md"), "{packed}");
     let budget = &packed["budget"];
     assert!(budget["tokens_used"].as_u64().unwrap() <= budget["token_budget"].as_u64().unwrap());
-    let small = ok(&app, &token, "vault_context", json!({"vault": V, "query": "canary", "token_budget": 100, "response_format": "detailed"})).await;
+    let small = ok(
+        &app,
+        &token,
+        "vault_context",
+        json!({"vault": V, "query": "canary", "token_budget": 100, "response_format": "detailed"}),
+    )
+    .await;
     let used = small["budget"]["tokens_used"].as_u64().unwrap();
     assert!(used <= 100, "{small}");
     assert!(!small["prefetch"]["chunk_ids"].as_array().unwrap().is_empty(), "what did not fit is named: {small}");
-    let concise = ok(&app, &token, "vault_context", json!({"vault": V, "query": "canary", "response_format": "concise"})).await;
+    let concise =
+        ok(&app, &token, "vault_context", json!({"vault": V, "query": "canary", "response_format": "concise"})).await;
     assert!(concise.get("budget").is_none() && concise["notes"][0]["chunks"][0].get("source").is_none(), "{concise}");
     assert_eq!(concise["contradictions"].as_array().unwrap().len(), 1, "concise keeps the safety signal");
-    let recent = ok(&app, &token, "vault_context", json!({"vault": V, "k": 3, "since": "2020-01-01", "response_format": "detailed"})).await;
+    let recent = ok(
+        &app,
+        &token,
+        "vault_context",
+        json!({"vault": V, "k": 3, "since": "2020-01-01", "response_format": "detailed"}),
+    )
+    .await;
     assert_eq!(recent["query_source"], "recent_changes");
     assert!(!recent["notes"].as_array().unwrap().is_empty() && !recent.to_string().contains("CLASSIFIED"), "{recent}");
-    assert!(recent["diff_since"].as_array().unwrap().iter().all(|c| !c["path"].as_str().unwrap().starts_with("Secret/")));
+    assert!(
+        recent["diff_since"].as_array().unwrap().iter().all(|c| !c["path"].as_str().unwrap().starts_with("Secret/"))
+    );
 
     // Work episodes join the context once a verdict made them eligible.
     ok(&app, &token, "start_session", json!({"vault": V, "caller": "agent"})).await;
@@ -127,7 +172,13 @@ async fn graph_search_expands_along_links_and_context_packs_within_its_budget() 
     ok(&app, &token, "work_result", json!({"result": 1})).await;
     let with_work = ok(&app, &token, "vault_context", json!({"vault": V, "query": "Regions"})).await;
     assert_eq!(with_work["episodes"][0]["tool"], "read_note", "{with_work}");
-    let without = ok(&app, &token, "vault_context", json!({"vault": V, "query": "Regions", "include_work": false, "include_lessons": false})).await;
+    let without = ok(
+        &app,
+        &token,
+        "vault_context",
+        json!({"vault": V, "query": "Regions", "include_work": false, "include_lessons": false}),
+    )
+    .await;
     assert!(without["episodes"].as_array().unwrap().is_empty() && without["lessons"].as_array().unwrap().is_empty());
     app.stop().await;
 }
@@ -137,11 +188,32 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     let (app, tenant, token) = app().await;
 
     // Why a note was or was not retrieved.
-    let returned = ok(&app, &token, "diagnose_retrieval", json!({"vault": V, "query": "canary", "path": "Ops/Deploy.md", "response_format": "detailed"})).await;
-    assert_eq!((returned["returned"].clone(), returned["stages"]["keyword_rank"].is_u64()), (json!(true), true), "{returned}");
-    let missed = ok(&app, &token, "diagnose_retrieval", json!({"vault": V, "query": "canary", "path": "Docs/Paging.md"})).await;
-    assert_eq!((missed["returned"].clone(), missed["dropped_at"].clone()), (json!(false), json!("no_match")), "{missed}");
-    let cut = ok(&app, &token, "diagnose_retrieval", json!({"vault": V, "query": "canary", "path": "Docs/Style.md", "final_top_k": 1})).await;
+    let returned = ok(
+        &app,
+        &token,
+        "diagnose_retrieval",
+        json!({"vault": V, "query": "canary", "path": "Ops/Deploy.md", "response_format": "detailed"}),
+    )
+    .await;
+    assert_eq!(
+        (returned["returned"].clone(), returned["stages"]["keyword_rank"].is_u64()),
+        (json!(true), true),
+        "{returned}"
+    );
+    let missed =
+        ok(&app, &token, "diagnose_retrieval", json!({"vault": V, "query": "canary", "path": "Docs/Paging.md"})).await;
+    assert_eq!(
+        (missed["returned"].clone(), missed["dropped_at"].clone()),
+        (json!(false), json!("no_match")),
+        "{missed}"
+    );
+    let cut = ok(
+        &app,
+        &token,
+        "diagnose_retrieval",
+        json!({"vault": V, "query": "canary", "path": "Docs/Style.md", "final_top_k": 1}),
+    )
+    .await;
     assert_eq!(cut["dropped_at"], "final_top_k", "{cut}");
     for hidden in ["Secret/Secret Plan.md", "Ops/Nope.md"] {
         let e = err(&app, &token, "diagnose_retrieval", json!({"vault": V, "query": "canary", "path": hidden})).await;
@@ -153,17 +225,25 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "canary"})).await;
     ok(&app, &token, "vault_graph_search", json!({"vault": V, "query": "Canary"})).await;
     let report = ok(&app, &token, "gap_report", json!({"vault": V, "response_format": "detailed"})).await;
-    assert_eq!((report["total_queries"].clone(), report["total_gaps"].clone(), report["scope"].clone()), (json!(2), json!(1), json!("vault")));
+    assert_eq!(
+        (report["total_queries"].clone(), report["total_gaps"].clone(), report["scope"].clone()),
+        (json!(2), json!(1), json!("vault"))
+    );
     let canary = report["queries"].as_array().unwrap().iter().find(|q| q["query"] == "Canary").unwrap().clone();
     assert_eq!((canary["gap"].clone(), canary["runs"].clone()), (json!(false), json!(2)), "{canary}");
     assert_eq!(canary["results"][0], "Lessons/Canary.md", "the best three notes: {canary}");
-    let gaps = ok(&app, &token, "gap_report", json!({"vault": V, "gaps_only": true, "response_format": "concise"})).await;
+    let gaps =
+        ok(&app, &token, "gap_report", json!({"vault": V, "gaps_only": true, "response_format": "concise"})).await;
     assert_eq!(gaps["queries"].as_array().unwrap().len(), 1);
     assert_eq!(gaps["queries"][0]["query"], "zebra migration");
     assert!(gaps["queries"][0].get("nearest").is_none(), "concise keeps id, query, top_score, gap");
     let bob = token_for(&app, &tenant, "bob", "read:notes,read:workspace,write:workspace").await;
     let own = ok(&app, &bob, "gap_report", json!({"vault": V})).await;
-    assert_eq!((own["total_queries"].clone(), own["scope"].clone()), (json!(0), json!("own")), "another's queries are theirs");
+    assert_eq!(
+        (own["total_queries"].clone(), own["scope"].clone()),
+        (json!(0), json!("own")),
+        "another's queries are theirs"
+    );
 
     // The chain behind an answer: retrievals, citations and the task's verdict.
     let none = ok(&app, &bob, "explain_answer", json!({"vault": V})).await;
@@ -174,11 +254,20 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     let marked = ok(&app, &bob, "record_retrieval_feedback", json!({"chunk_id": chunk, "feedback": "useful"})).await;
     assert_eq!(marked["updated"], 1, "{marked}");
     ok(&app, &bob, "work_result", json!({"result": 1})).await;
-    let chain = ok(&app, &bob, "explain_answer", json!({"vault": V, "session_id": session["session_id"], "response_format": "detailed"})).await;
+    let chain = ok(
+        &app,
+        &bob,
+        "explain_answer",
+        json!({"vault": V, "session_id": session["session_id"], "response_format": "detailed"}),
+    )
+    .await;
     let links = chain["links"].as_array().unwrap();
     assert_eq!(links.len(), 3, "the hits vault_graph_search answered, not its arms' candidates: {chain}");
     let cited = links.iter().find(|l| l["chunk_id"] == json!(chunk)).unwrap();
-    assert_eq!((cited["citation"].clone(), cited["correlation"].clone(), cited["resolves"].clone()), (json!("useful"), json!(1), json!(true)));
+    assert_eq!(
+        (cited["citation"].clone(), cited["correlation"].clone(), cited["resolves"].clone()),
+        (json!("useful"), json!(1), json!(true))
+    );
     assert_eq!(cited["retrieval"]["tool"], "vault_graph_search");
     assert_eq!(chain["citation_pass"], true);
     assert!(chain["caveat"].as_str().unwrap().contains("2 of 3"), "{chain}");
@@ -206,8 +295,17 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     assert!(tx.resolve_contradiction(vault.id, open[0].id, "Rollback now runs the canary too").await.unwrap());
     tx.commit().await.unwrap();
     let listed = ok(&app, &token, "list_contradictions", json!({"vault": V, "paths": ["Ops/Deploy.md"]})).await;
-    assert!(listed["contradictions"].as_array().unwrap().is_empty(), "resolved, and the other side is hidden: {listed}");
-    let all = ok(&app, &token, "list_contradictions", json!({"vault": V, "paths": ["Ops/Deploy.md"], "include_resolved": true})).await;
+    assert!(
+        listed["contradictions"].as_array().unwrap().is_empty(),
+        "resolved, and the other side is hidden: {listed}"
+    );
+    let all = ok(
+        &app,
+        &token,
+        "list_contradictions",
+        json!({"vault": V, "paths": ["Ops/Deploy.md"], "include_resolved": true}),
+    )
+    .await;
     let found = &all["contradictions"][0];
     assert_eq!((found["status"].clone(), found["path_b"].clone()), (json!("resolved"), json!("Ops/Rollback.md")));
     assert!(!all.to_string().contains("Secret"), "{all}");
@@ -215,7 +313,9 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     assert_eq!(e["code"], "note_not_found");
 
     // The docs corpus.
-    let docs = ok(&app, &token, "knowledge_search", json!({"vault": V, "query": "canary", "response_format": "detailed"})).await;
+    let docs =
+        ok(&app, &token, "knowledge_search", json!({"vault": V, "query": "canary", "response_format": "detailed"}))
+            .await;
     assert_eq!(docs["corpus"], "Docs");
     let found = paths(&docs["hits"]);
     assert!(!found.is_empty() && found.iter().all(|p| p.starts_with("Docs/")), "{docs}");
@@ -228,7 +328,13 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
         ]),
         "{critical}"
     );
-    let narrowed = ok(&app, &token, "knowledge_get_critical", json!({"vault": V, "source": "confluence", "response_format": "detailed"})).await;
+    let narrowed = ok(
+        &app,
+        &token,
+        "knowledge_get_critical",
+        json!({"vault": V, "source": "confluence", "response_format": "detailed"}),
+    )
+    .await;
     assert_eq!(paths(&narrowed["documents"]), ["Docs/Runbook.md"]);
     assert_eq!(narrowed["documents"][0]["properties"]["severity"], "critical");
     let reader = token_for(&app, &tenant, "carol", "read:notes").await;
@@ -236,4 +342,3 @@ async fn diagnosis_gaps_explanations_contradictions_and_the_docs_corpus() {
     assert_eq!((e["code"].clone(), e["details"]["required"].clone()), (json!("forbidden"), json!(["read:docs"])));
     app.stop().await;
 }
-

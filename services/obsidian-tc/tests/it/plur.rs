@@ -72,7 +72,10 @@ async fn plur_proxies_forward_to_the_configured_store_and_answer_plugin_unavaila
         ("plur_similarity_search", json!({"query": "deploys"})),
     ] {
         let e = err(&app, &token, tool, args).await;
-        assert_eq!((e["code"].clone(), e["details"]["reason"].clone()), (json!("plugin_unavailable"), json!("not_configured")));
+        assert_eq!(
+            (e["code"].clone(), e["details"]["reason"].clone()),
+            (json!("plugin_unavailable"), json!("not_configured"))
+        );
         assert!(e["hint"].as_str().unwrap().contains("query_entity_graph"), "{e}");
     }
     app.stop().await;
@@ -109,7 +112,10 @@ async fn plur_proxies_forward_to_the_configured_store_and_answer_plugin_unavaila
         assert!(matches!(e["code"].as_str(), Some("invalid_input" | "validation_error")), "{tool}: {e}");
     }
     let seen = fake.seen.lock().unwrap().clone();
-    assert!(seen.iter().all(|r| r["tenant"] == json!(tenant.id.to_string()) && r["auth"] == "Bearer plur-key"), "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r["tenant"] == json!(tenant.id.to_string()) && r["auth"] == "Bearer plur-key"),
+        "{seen:?}"
+    );
     assert!(seen.iter().all(|r| r["principal"].as_str().is_some_and(|p| !p.is_empty())));
     let routes: Vec<&str> = seen.iter().map(|r| r["route"].as_str().unwrap()).collect();
     assert_eq!(routes, ["/engrams/e-1", "/engrams/e-2", "/engrams/boom", "recall", "recall", "recall"]);

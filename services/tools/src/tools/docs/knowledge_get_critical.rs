@@ -80,8 +80,12 @@ impl Tool for KnowledgeGetCritical {
                           "limit": 1000, "response_format": "concise"});
         let Value::Object(args) = args else { unreachable!("an object literal") };
         let found = ctx.call_part("find_notes_by_property", args).await?;
-        let paths: Vec<String> =
-            found["matches"].as_array().into_iter().flatten().filter_map(|m| m["path"].as_str().map(str::to_string)).collect();
+        let paths: Vec<String> = found["matches"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["path"].as_str().map(str::to_string))
+            .collect();
         let texts = crate::searching::note_texts(ctx, name, view.vault.id, &paths).await?;
         let want = input.source.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let mut documents = Vec::new();

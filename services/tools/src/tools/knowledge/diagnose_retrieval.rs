@@ -145,10 +145,14 @@ async fn verdict(
         return Ok(Some(("excluded", "the note is in the vault's Excluded files, which search leaves out".into())));
     }
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
-    let chunks = tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await.map_err(|e| crate::internal(tool, &e))?;
+    let chunks =
+        tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await.map_err(|e| crate::internal(tool, &e))?;
     tx.commit().await.map_err(|e| crate::internal(tool, &e))?;
     if chunks.is_empty() {
         return Ok(Some(("not_indexed", "the note has no indexed chunks yet (empty, or not indexed)".into())));
     }
-    Ok(Some(("no_match", "neither the keywords nor the meaning matched it, and no link from a result led to it".into())))
+    Ok(Some((
+        "no_match",
+        "neither the keywords nor the meaning matched it, and no link from a result led to it".into(),
+    )))
 }

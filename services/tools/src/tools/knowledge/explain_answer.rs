@@ -114,7 +114,8 @@ impl Tool for ExplainAnswer {
                 None => {
                     let store_err = work::store_err(name);
                     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
-                    let latest = tx.recent_sessions(view.vault.id, ctx.caller.principal_id, 1).await.map_err(&store_err)?;
+                    let latest =
+                        tx.recent_sessions(view.vault.id, ctx.caller.principal_id, 1).await.map_err(&store_err)?;
                     tx.commit().await.map_err(&store_err)?;
                     latest.first().map(|s| s.id)
                 }
@@ -179,9 +180,8 @@ impl Tool for ExplainAnswer {
             )),
             _ => None,
         };
-        let summary = detailed.then(|| {
-            format!("{} retrievals, {judged} judged ({useful} useful), {hidden} hidden", links.len())
-        });
+        let summary =
+            detailed.then(|| format!("{} retrievals, {judged} judged ({useful} useful), {hidden} hidden", links.len()));
         Ok(Output {
             vault: view.vault.name.clone(),
             session_id: Some(session.to_string()),

@@ -89,7 +89,13 @@ impl Tool for GapReport {
         let (total_queries, total_gaps) = tx.gap_totals(view.vault.id, whose).await.map_err(&store_err)?;
         tx.commit().await.map_err(&store_err)?;
         let readable = |v: &Value| -> Vec<String> {
-            v.as_array().into_iter().flatten().filter_map(Value::as_str).filter(|p| view.can_read(p)).map(str::to_string).collect()
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(|p| view.can_read(p))
+                .map(str::to_string)
+                .collect()
         };
         Ok(Output {
             vault: view.vault.name.clone(),

@@ -68,8 +68,9 @@ impl Tool for ListContradictions {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         if input.paths.is_empty() || input.paths.len() > 100 {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 notes")
-                .detail("field", "paths"));
+            return Err(
+                ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 notes").detail("field", "paths")
+            );
         }
         let view = View::open(ctx, name, &input.vault).await?;
         let mut paths = Vec::new();

@@ -133,7 +133,10 @@ impl Tool for RecordRetrievalFeedback {
                 updated: 0,
                 reason: reason.clone(),
                 results: if batch {
-                    verdicts.iter().map(|v| Marked { chunk_id: v.chunk_id.clone(), updated: 0, reason: reason.clone() }).collect()
+                    verdicts
+                        .iter()
+                        .map(|v| Marked { chunk_id: v.chunk_id.clone(), updated: 0, reason: reason.clone() })
+                        .collect()
                 } else {
                     Vec::new()
                 },

@@ -255,7 +255,8 @@ impl Tool for VaultContext {
         if !packed_paths.is_empty() {
             let store_err = work::store_err(name);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
-            let found = tx.contradictions(view.vault.id, &packed_paths, false, CONTRADICTIONS).await.map_err(&store_err)?;
+            let found =
+                tx.contradictions(view.vault.id, &packed_paths, false, CONTRADICTIONS).await.map_err(&store_err)?;
             tx.commit().await.map_err(&store_err)?;
             for c in found {
                 // Both sides must be readable: a finding names what each note says.
@@ -285,7 +286,11 @@ impl Tool for VaultContext {
                     let (Some(path), Some(ord)) = (item["path"].as_str(), item["chunk_id"].as_i64()) else { continue };
                     let text = excerpt(item["body"].as_str().unwrap_or_default());
                     if packer.take(&text) {
-                        lessons.push(Excerpt { chunk_id: work::chunk_id(path, ord as i32), path: path.into(), excerpt: text });
+                        lessons.push(Excerpt {
+                            chunk_id: work::chunk_id(path, ord as i32),
+                            path: path.into(),
+                            excerpt: text,
+                        });
                     }
                 }
             }
@@ -299,7 +304,10 @@ impl Tool for VaultContext {
                 eligibility: Some(vec!["eligible".into()]),
                 min_trust: Some(0.5),
                 judgeable: true,
-                words: query.as_deref().map(|q| q.split_whitespace().take(8).map(str::to_string).collect()).unwrap_or_default(),
+                words: query
+                    .as_deref()
+                    .map(|q| q.split_whitespace().take(8).map(str::to_string).collect())
+                    .unwrap_or_default(),
                 limit: EPISODES as i64,
                 ..EpisodeFilter::default()
             };
@@ -360,14 +368,21 @@ impl Tool for VaultContext {
                 let Some(node) = graph.graph.node(path) else { continue };
                 for other in graph.graph.outgoing(node).iter().chain(graph.graph.incoming(node)) {
                     let p = graph.graph.name(*other).to_string();
-                    if prefetch.paths.len() < 10 && !packed.contains(&p) && !prefetch.paths.contains(&p) && view.can_read(&p) {
+                    if prefetch.paths.len() < 10
+                        && !packed.contains(&p)
+                        && !prefetch.paths.contains(&p)
+                        && view.can_read(&p)
+                    {
                         prefetch.paths.push(p);
                     }
                 }
             }
         }
-        let retrieved: Vec<retrieval::Hit> =
-            hits.iter().filter(|h| notes.values().any(|n| n.chunks.iter().any(|c| c.chunk_id == retrieval::chunk_id(h)))).cloned().collect();
+        let retrieved: Vec<retrieval::Hit> = hits
+            .iter()
+            .filter(|h| notes.values().any(|n| n.chunks.iter().any(|c| c.chunk_id == retrieval::chunk_id(h))))
+            .cloned()
+            .collect();
         retrieval::record(&vault, &retrieved, true);
 
         let mut diff_since = Vec::new();
@@ -404,11 +419,17 @@ impl Tool for VaultContext {
             diff_since,
             prefetch,
             route: detailed.then(|| match &found {
-                Some(f) => RouteOut { mode_used: f.mode_used.into(), failed_variants: f.failed.clone(), graph_expansion: true },
+                Some(f) => {
+                    RouteOut { mode_used: f.mode_used.into(), failed_variants: f.failed.clone(), graph_expansion: true }
+                }
                 None => RouteOut { mode_used: "recent".into(), failed_variants: Vec::new(), graph_expansion: false },
             }),
             query_source: detailed.then(|| if query.is_some() { "query" } else { "recent_changes" }.to_string()),
-            budget: detailed.then_some(Budget { token_budget: budget, tokens_used: packer.used, dropped: packer.dropped }),
+            budget: detailed.then_some(Budget {
+                token_budget: budget,
+                tokens_used: packer.used,
+                dropped: packer.dropped,
+            }),
             stats: detailed.then(|| Stats {
                 candidates: found.as_ref().map_or(hits.len(), |f| f.candidates),
                 expanded: found.as_ref().map_or(0, |f| f.expanded),
@@ -429,7 +450,8 @@ async fn recent(ctx: &CallContext<'_>, tool: &str, view: &View, k: usize) -> Res
     for commit in log["commits"].as_array().into_iter().flatten() {
         for change in commit["changes"].as_array().into_iter().flatten() {
             let Some(path) = change["path"].as_str() else { continue };
-            if paths.len() < k && path.ends_with(".md") && change["op"] != "delete" && !paths.iter().any(|p| p == path) {
+            if paths.len() < k && path.ends_with(".md") && change["op"] != "delete" && !paths.iter().any(|p| p == path)
+            {
                 paths.push(path.to_string());
             }
         }

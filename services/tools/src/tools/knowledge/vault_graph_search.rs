@@ -131,7 +131,12 @@ impl Tool for VaultGraphSearch {
         let queries = retrieval::variants(&input.query, input.queries.as_deref())?;
         let request = Request {
             queries: queries.clone(),
-            hypothetical: input.hypothetical_answer.as_deref().map(str::trim).filter(|h| !h.is_empty()).map(str::to_string),
+            hypothetical: input
+                .hypothetical_answer
+                .as_deref()
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(str::to_string),
             k,
             depth: (2 * k).min(20),
             since: work::time(input.since.as_deref(), "since")?,

@@ -64,9 +64,8 @@ impl Tool for WorkEpisodeChain {
         let store_err = work::store_err(name);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let visible = |e: &otc_store::Episode| principal.is_none_or(|p| p == e.principal_id);
-        let not_found = || {
-            ToolError::with_message(ErrorCode::NotFound, "no such episode of yours").detail("id", id.to_string())
-        };
+        let not_found =
+            || ToolError::with_message(ErrorCode::NotFound, "no such episode of yours").detail("id", id.to_string());
         let start = tx.episode(id).await.map_err(&store_err)?.filter(visible).ok_or_else(not_found)?;
         // Back to the first attempt, then forward along the latest retry of each.
         let mut back = Vec::new();

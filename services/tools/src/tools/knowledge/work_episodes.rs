@@ -104,7 +104,9 @@ impl Tool for WorkEpisodes {
         if let (Some(since), Some(until)) = (since, until)
             && until < since
         {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, "until is before since").detail("field", "until"));
+            return Err(
+                ToolError::with_message(ErrorCode::InvalidInput, "until is before since").detail("field", "until")
+            );
         }
         let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         work::settle(ctx).await;

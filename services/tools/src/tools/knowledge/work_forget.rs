@@ -84,7 +84,8 @@ impl Tool for WorkForget {
         };
         tx.commit().await.map_err(&store_err)?;
         answer.ok_or_else(|| {
-            ToolError::with_message(ErrorCode::NotFound, "no such episode of yours").detail("episode_id", id.to_string())
+            ToolError::with_message(ErrorCode::NotFound, "no such episode of yours")
+                .detail("episode_id", id.to_string())
         })
     }
 }

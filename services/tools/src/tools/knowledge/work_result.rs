@@ -57,7 +57,9 @@ impl Tool for WorkResult {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         if !(-1..=1).contains(&input.result) {
-            return Err(ToolError::with_message(ErrorCode::InvalidInput, "result is -1, 0 or 1").detail("field", "result"));
+            return Err(
+                ToolError::with_message(ErrorCode::InvalidInput, "result is -1, 0 or 1").detail("field", "result")
+            );
         }
         let now = chrono::Utc::now();
         // A verdict cannot reach calls not made yet.
@@ -74,13 +76,18 @@ impl Tool for WorkResult {
         };
         let Some(session) = work::open_session(ctx, name).await? else {
             let none = otc_store::Stamped { stamped: 0, demoted: 0, retrievals: 0 };
-            return Ok(answer(None, none, Some("no_open_session: start_session first; calls made outside a session are not kept")));
+            return Ok(answer(
+                None,
+                none,
+                Some("no_open_session: start_session first; calls made outside a session are not kept"),
+            ));
         };
         let store_err = work::store_err(name);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let stamped = tx.stamp_episodes(session, input.result as i16, as_of).await.map_err(&store_err)?;
         tx.commit().await.map_err(&store_err)?;
-        let reason = (stamped.stamped == 0).then_some("nothing_unjudged: every call of the session up to as_of has a verdict");
+        let reason =
+            (stamped.stamped == 0).then_some("nothing_unjudged: every call of the session up to as_of has a verdict");
         Ok(answer(Some(session.to_string()), stamped, reason))
     }
 }

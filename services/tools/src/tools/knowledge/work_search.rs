@@ -150,7 +150,10 @@ impl Tool for WorkSearch {
                 scored
                     .into_iter()
                     .take(k)
-                    .map(|(score, e)| EpisodeOut { score: Some((score * 1000.0).round() / 1000.0), ..EpisodeOut::of(e, detailed) })
+                    .map(|(score, e)| EpisodeOut {
+                        score: Some((score * 1000.0).round() / 1000.0),
+                        ..EpisodeOut::of(e, detailed)
+                    })
                     .collect()
             }
             _ => {

@@ -113,7 +113,10 @@ impl Tool for SearchSemantic {
         let spans = semantic::spans(ctx, name, &view, &found).await?;
         crate::note_retrieved(
             &view.vault.name,
-            found.iter().filter(|h| spans.contains_key(&(h.path.clone(), h.ord))).map(|h| (h.path.clone(), h.ord, Some(h.score as f64))),
+            found
+                .iter()
+                .filter(|h| spans.contains_key(&(h.path.clone(), h.ord)))
+                .map(|h| (h.path.clone(), h.ord, Some(h.score as f64))),
         );
         let texts = if input.return_content || detailed {
             let paths: Vec<String> = found.iter().map(|h| h.path.clone()).collect();
