@@ -102,6 +102,14 @@ pub fn dispatcher_with(
         audit: otc_tools::audit::Audit::new(deps.store.clone(), config.audit.enabled),
         judge: otc_tools::judge::Judge::from_config(&config.wiki.judge).context("wiki.judge")?.map(Arc::new),
         plur: otc_tools::plur::Plur::from_config(&config.memory.plur).context("memory.plur")?.map(Arc::new),
+        sealer: config
+            .oauth
+            .secret_key
+            .as_ref()
+            .map(|key| otc_auth::seal::Sealer::from_base64(key.expose()))
+            .transpose()
+            .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?
+            .map(Arc::new),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))

@@ -1,4 +1,4 @@
-//! `obsidian-tc tenant create|show|limits|quotas`
+//! `obsidian-tc tenant create|show|limits|quotas|llm`
 
 use std::process::ExitCode;
 
@@ -50,6 +50,33 @@ pub enum TenantCommand {
         /// A quota to give back the deployment's; repeatable.
         #[arg(long = "reset", value_name = "QUOTA")]
         reset: Vec<String>,
+    },
+    /// Show or set the tenant's own OpenAI-compatible chat endpoint for the model-backed tools
+    /// (reflect, knowledge_challenge, the contradiction detector), with the last week's calls and
+    /// costs. Without one those tools answer plugin_unavailable.
+    Llm {
+        /// Slug or id.
+        tenant: String,
+        /// The API base, before /chat/completions (e.g. https://api.openai.com/v1).
+        #[arg(long, requires = "model")]
+        base_url: Option<String>,
+        #[arg(long, requires = "base_url")]
+        model: Option<String>,
+        /// The environment variable holding the API key (sealed under oauth.secret_key).
+        #[arg(long, value_name = "VAR")]
+        api_key_env: Option<String>,
+        /// Calls a day at most, over every purpose (default 200).
+        #[arg(long)]
+        daily_cap: Option<i32>,
+        /// US dollars per million prompt tokens, for the cost counters.
+        #[arg(long)]
+        prompt_cost: Option<f64>,
+        /// US dollars per million completion tokens.
+        #[arg(long)]
+        completion_cost: Option<f64>,
+        /// Remove the tenant's endpoint.
+        #[arg(long, conflicts_with_all = ["base_url", "model", "api_key_env"])]
+        clear: bool,
     },
 }
 
@@ -184,6 +211,76 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                     Some(v) => println!("{name:<24} {v:>14} (tenant){used}"),
                     None => println!("{name:<24} {:>14} (default){used}", shown(default)),
                 }
+            }
+        }
+        TenantCommand::Llm { tenant, base_url, model, api_key_env, daily_cap, prompt_cost, completion_cost, clear } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            let current = tx.tenant_llm().await?;
+            if clear {
+                let had = tx.clear_tenant_llm().await?;
+                println!("{}", if had { "removed the chat endpoint" } else { "the tenant had no chat endpoint" });
+            } else if base_url.is_some() || daily_cap.is_some() || prompt_cost.is_some() || completion_cost.is_some() {
+                let (base_url, model) = match (base_url, model, &current) {
+                    (Some(b), Some(m), _) => (b, m),
+                    (None, None, Some(c)) => (c.base_url.clone(), c.model.clone()),
+                    _ => anyhow::bail!("the tenant has no chat endpoint yet: give --base-url and --model"),
+                };
+                anyhow::ensure!(
+                    base_url.starts_with("https://") || base_url.starts_with("http://"),
+                    "--base-url must be an http(s) URL"
+                );
+                let sealed_api_key = match api_key_env {
+                    Some(var) => {
+                        let key = std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?;
+                        let config = app::load(&sources)?.config;
+                        let secret = config
+                            .oauth
+                            .secret_key
+                            .as_ref()
+                            .context("oauth.secret_key is not set: a key cannot be stored without it")?;
+                        let sealer = otc_auth::seal::Sealer::from_base64(secret.expose())
+                            .map_err(|e| anyhow::anyhow!("oauth.secret_key: {e}"))?;
+                        Some(sealer.seal(key.as_bytes(), &otc_tools::chat::key_aad(id)))
+                    }
+                    None => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
+                };
+                let cap = daily_cap.or(current.as_ref().map(|c| c.daily_cap)).unwrap_or(200);
+                anyhow::ensure!(cap >= 0, "--daily-cap is 0 or more");
+                tx.set_tenant_llm(&otc_store::TenantLlm {
+                    base_url,
+                    model,
+                    sealed_api_key,
+                    daily_cap: cap,
+                    prompt_cost_per_mtok: prompt_cost
+                        .or(current.as_ref().map(|c| c.prompt_cost_per_mtok))
+                        .unwrap_or(0.0),
+                    completion_cost_per_mtok: completion_cost
+                        .or(current.as_ref().map(|c| c.completion_cost_per_mtok))
+                        .unwrap_or(0.0),
+                })
+                .await?;
+            }
+            let now = tx.tenant_llm().await?;
+            let usage = tx.llm_usage(chrono::Utc::now().date_naive() - chrono::Duration::days(6)).await?;
+            tx.commit().await?;
+            match now {
+                None => println!("chat endpoint: none"),
+                Some(l) => println!(
+                    "chat endpoint: {} model {} key {} daily cap {} cost ${}/${} per million tokens (prompt/completion)",
+                    l.base_url,
+                    l.model,
+                    if l.sealed_api_key.is_some() { "set" } else { "none" },
+                    l.daily_cap,
+                    l.prompt_cost_per_mtok,
+                    l.completion_cost_per_mtok
+                ),
+            }
+            for u in usage {
+                println!(
+                    "{} {:<20} calls {:>5} failed {:>4} tokens {:>8}/{:<8} ${:.4}",
+                    u.day, u.purpose, u.calls, u.failed, u.prompt_tokens, u.completion_tokens, u.cost_usd
+                );
             }
         }
     }

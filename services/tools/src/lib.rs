@@ -10,6 +10,7 @@ pub mod audit;
 pub mod bookmarks;
 pub mod bundles;
 pub mod canvases;
+pub mod chat;
 pub mod citations;
 pub mod compat;
 pub mod confirmation;
@@ -190,6 +191,9 @@ pub struct Services {
     pub judge: Option<Arc<judge::Judge>>,
     /// The external PLUR engram store the plur_* tools forward to, when one is configured.
     pub plur: Option<Arc<plur::Plur>>,
+    /// What opens the secrets sealed under the deployment's secret key (`oauth.secret_key`),
+    /// such as a tenant's chat endpoint key, when one is configured.
+    pub sealer: Option<Arc<otc_auth::seal::Sealer>>,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress

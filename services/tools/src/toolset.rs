@@ -99,6 +99,8 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<knowledge::gap_report::GapReport>(),
         entry::<knowledge::explain_answer::ExplainAnswer>(),
         entry::<knowledge::list_contradictions::ListContradictions>(),
+        entry::<knowledge::reflect::Reflect>(),
+        entry::<knowledge::knowledge_challenge::KnowledgeChallenge>(),
         entry::<docs::knowledge_search::KnowledgeSearch>(),
         entry::<docs::knowledge_get_critical::KnowledgeGetCritical>(),
         entry::<search::search_regex::SearchRegex>(),

@@ -393,9 +393,9 @@ impl Worker {
         otc_telemetry::metrics().worker_leader.record(0, &[]);
     }
 
-    /// The leader's scheduled wiki upkeep, each when its period is up: the lint over every
-    /// vault (in a task of its own, one run at a time), and a regeneration of every wiki's
-    /// generated pages (queued as jobs). A period is a record in Redis that lives as long as
+    /// The leader's scheduled upkeep, each when its period is up: the wiki lint over every
+    /// vault (in a task of its own, one run at a time), the contradiction detector's pass (a task
+    /// of its own), and a regeneration of every wiki's generated pages (queued as jobs). A period is a record in Redis that lives as long as
     /// the interval: whoever leads when it has lapsed starts the next run, so a change of
     /// leader neither repeats nor skips one.
     async fn upkeep(&self, linting: &mut Option<tokio::task::JoinHandle<()>>) {
@@ -415,6 +415,19 @@ impl Worker {
                     Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
                 }
             }));
+        }
+        if m.contradictions.enabled
+            && self.period_starts("maintenance:contradictions", m.contradictions.interval_hours).await
+        {
+            let (tools, max_pairs) = (tools.clone(), m.contradictions.max_pairs);
+            tokio::spawn(async move {
+                match otc_tools::maintenance::detect_contradictions(&tools, max_pairs).await {
+                    Ok(run) => tracing::info!(?run, "contradiction detector pass done"),
+                    Err(e) => {
+                        tracing::warn!(error = %otc_errors::error_chain(&e), "contradiction detector pass failed")
+                    }
+                }
+            });
         }
         if m.wiki_pages.enabled && self.period_starts("maintenance:wiki_pages", m.wiki_pages.interval_hours).await {
             match otc_tools::wiki_pages::queue_all(tools).await {

@@ -459,11 +459,31 @@ pub struct KnowledgeConfig {
     /// The folder of each vault that holds its external documentation corpus (imported docs,
     /// runbooks): what knowledge_search and knowledge_get_critical read.
     pub docs_folder: String,
+    /// One call's deadline to a tenant's chat endpoint (`obsidian-tc tenant llm`), in ms.
+    pub llm_timeout_ms: u64,
 }
 
 impl Default for KnowledgeConfig {
     fn default() -> Self {
-        Self { docs_folder: "Docs".into() }
+        Self { docs_folder: "Docs".into(), llm_timeout_ms: 30_000 }
+    }
+}
+
+/// The contradiction detector (`[maintenance.contradictions]`): every `interval_hours`, for each
+/// tenant with a chat endpoint,
+/// the notes changed since its last pass are compared with the notes they link (and that link
+/// them), at most `max_pairs` pairs a tenant; open findings whose notes changed are checked again.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContradictionSchedule {
+    pub enabled: bool,
+    pub interval_hours: f64,
+    pub max_pairs: u32,
+}
+
+impl Default for ContradictionSchedule {
+    fn default() -> Self {
+        Self { enabled: false, interval_hours: 6.0, max_pairs: 50 }
     }
 }
 
@@ -494,6 +514,7 @@ pub struct MaintenanceConfig {
     pub enabled: bool,
     pub wiki_lint: WikiLintSchedule,
     pub wiki_pages: WikiPagesSchedule,
+    pub contradictions: ContradictionSchedule,
 }
 
 /// The scheduled lint: lint_wiki over every vault (its wiki folder, else the whole vault), one

@@ -21,6 +21,7 @@ mod history;
 mod index;
 mod keys;
 mod knowledge;
+mod llm;
 mod memory;
 mod oauth;
 mod pages;
@@ -65,6 +66,7 @@ pub use index::{
     TaskRecord,
 };
 pub use knowledge::{Contradiction, Gap, NewContradiction};
+pub use llm::{LlmUsage, TenantLlm};
 pub use memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,

@@ -113,6 +113,8 @@ fn args_for(tool: &str, vault: &str, snapshot: &str, episode: &str) -> Value {
         // The knowledge tools search for the hidden note's title (their answers may echo the query).
         "vault_graph_search" | "knowledge_search" | "vault_context" => json!({"vault": vault, "query": "Plan"}),
         "diagnose_retrieval" => json!({"vault": vault, "query": "Plan", "path": note}),
+        "reflect" => json!({"vault": vault, "query": "Plan"}),
+        "knowledge_challenge" => json!({"vault": vault, "proposal": "Plan"}),
         "list_contradictions" => json!({"vault": vault, "paths": [note]}),
         "plur_get" => json!({"engram_id": "e-1"}),
         "plur_recall" | "plur_recall_hybrid" | "plur_similarity_search" => json!({"query": SECRET}),

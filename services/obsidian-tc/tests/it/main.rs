@@ -28,6 +28,7 @@ mod knowledge;
 mod live_app;
 mod mcp;
 mod memory;
+mod models;
 mod modern;
 mod move_faults;
 mod moves;

@@ -149,7 +149,7 @@ const DOMAINS: [&str; 13] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 158] = [
+const FLAT: [&str; 160] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -219,6 +219,7 @@ const FLAT: [&str; 158] = [
     "insert_table_row",
     "inspect_acl",
     "inspect_visibility",
+    "knowledge_challenge",
     "knowledge_get_critical",
     "knowledge_search",
     "link_entities",
@@ -266,6 +267,7 @@ const FLAT: [&str; 158] = [
     "read_resources",
     "read_snapshot",
     "record_retrieval_feedback",
+    "reflect",
     "remove_bookmark",
     "remove_tag",
     "rename_entity",
@@ -1309,6 +1311,8 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("list_contradictions", json!({"vault": v, "paths": ["Captured.md"], "include_resolved": true})),
         ("knowledge_search", json!({"vault": v, "query": "part", "response_format": "detailed"})),
         ("knowledge_get_critical", json!({"vault": v, "response_format": "detailed"})),
+        ("reflect", json!({"vault": v, "query": "part", "citation_style": "wikilink", "detail": "full"})),
+        ("knowledge_challenge", json!({"vault": v, "proposal": "Drop the parts list"})),
         ("work_forget", json!({"episode_id": "@w1"})),
         ("plur_get", json!({"engram_id": "e-1"})),
         ("plur_recall", json!({"query": "deploys", "k": 3})),
@@ -1334,6 +1338,20 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     })
     .await;
     let token = full_token(&app).await;
+    // The model-backed tools answer from a stand-in chat endpoint, the tenant's own.
+    let (_chat, chat_url) = crate::models::fake_chat().await;
+    let tenant = token.parse::<otc_auth::PresentedToken>().unwrap().tenant;
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let llm = otc_store::TenantLlm {
+        base_url: chat_url,
+        model: "fake-chat".into(),
+        sealed_api_key: None,
+        daily_cap: 100,
+        prompt_cost_per_mtok: 0.0,
+        completion_cost_per_mtok: 0.0,
+    };
+    tx.set_tenant_llm(&llm).await.unwrap();
+    tx.commit().await.unwrap();
     crate::index::commit(
         &app,
         &token,

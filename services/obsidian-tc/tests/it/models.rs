@@ -1,0 +1,243 @@
+//! The model-backed tools against a stand-in chat endpoint at its HTTP boundary (a paid external
+//! API): each tenant's own endpoint set by `obsidian-tc tenant llm` (its key sealed), what is sent
+//! (only what the asker may read), the answers checked (citations naming no source removed), the
+//! daily cap and the cost counters, failures as catalogue codes, and the contradiction detector
+//! finding and resolving a contradiction between linked notes.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp, cli_with_env, stderr, stdout};
+use crate::sso::SECRET_KEY;
+use crate::write::{err, ok};
+
+const V: &str = "Notes";
+
+#[derive(Default)]
+pub(crate) struct FakeChat {
+    /// Each request's body and authorization header.
+    seen: Mutex<Vec<(Value, String)>>,
+    failing: Mutex<bool>,
+}
+
+async fn chat(State(fake): State<Arc<FakeChat>>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    fake.seen.lock().unwrap().push((body.clone(), auth));
+    if *fake.failing.lock().unwrap() {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let user = body["messages"][1]["content"].as_str().unwrap_or("");
+    let content = if system.contains("red-team") {
+        json!({"verdict": "conflicts", "summary": "Releases are fixed on Tuesdays.",
+               "objections": [{"text": "The release decision fixes Tuesdays.", "sources": [1, 42]}]})
+        .to_string()
+    } else if system.contains("contradictions") {
+        let tuesday = user.contains("Tuesdays");
+        let thursday = user.contains("Thursdays");
+        if tuesday && thursday {
+            json!({"contradiction": true, "statement_a": "Releases go out on Thursdays",
+                   "statement_b": "Releases go out on Tuesdays", "rationale": "Two release days for one release."})
+            .to_string()
+        } else {
+            json!({"contradiction": false}).to_string()
+        }
+    } else {
+        "Releases go out on Tuesdays [1], after the canary [2]. Nobody knows [9].".to_string()
+    };
+    Json(json!({
+        "choices": [{"message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 500},
+    }))
+    .into_response()
+}
+
+pub(crate) async fn fake_chat() -> (Arc<FakeChat>, String) {
+    let fake = Arc::new(FakeChat::default());
+    let app = axum::Router::new().route("/v1/chat/completions", axum::routing::post(chat)).with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (fake, url)
+}
+
+fn tenant_llm(app: &TestApp, args: &[&str]) -> String {
+    let mut env = app.iso.env();
+    env.push(("OTC__OAUTH__SECRET_KEY".into(), SECRET_KEY.into()));
+    env.push(("FAKE_CHAT_KEY".into(), "sk-fake-chat-key".into()));
+    let mut all = vec!["tenant", "llm", "acme"];
+    all.extend_from_slice(args);
+    let out = cli_with_env(env, &all);
+    assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// The deployment: a secret key (which seals the endpoint's key), a wiki, and a folder ACL
+/// that hides Secret/ from everyone.
+fn configure(c: &mut otc_config::Config) {
+    c.oauth.secret_key = Some(otc_config::Secret::new(SECRET_KEY));
+    c.tools.confirm_destructive = false;
+    c.wiki.folder = Some("wiki".into());
+    let visible = Some(["Ops/**", "wiki/**"].map(String::from).to_vec());
+    c.acl.push(otc_config::AclEntry {
+        tenant: Some("acme".into()),
+        vault: V.into(),
+        read_paths: visible,
+        write_paths: None,
+        delete_paths: None,
+    });
+}
+
+#[tokio::test]
+async fn model_backed_tools_use_the_tenants_endpoint_within_its_cap() {
+    let (fake, url) = fake_chat().await;
+    let app = TestApp::spawn_with(configure).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(
+        &token,
+        V,
+        &[
+            (
+                "Ops/Release.md",
+                Some("---\ntags: [decision]\n---\n# Release\n\nReleases go out on Tuesdays. See [[Canary]].\n"),
+            ),
+            ("Ops/Canary.md", Some("# Canary\n\nEvery release runs a canary first.\n")),
+            ("Secret/Budget.md", Some("# Budget\n\nThe release budget is CLASSIFIED-4471.\n")),
+        ],
+    )
+    .await;
+
+    // Without an endpoint.
+    for (tool, args) in [
+        ("reflect", json!({"vault": V, "query": "When do releases go out?"})),
+        ("knowledge_challenge", json!({"vault": V, "proposal": "Move releases to Fridays"})),
+    ] {
+        let e = err(&app, &token, tool, args).await;
+        assert_eq!(
+            (e["code"].clone(), e["details"]["reason"].clone()),
+            (json!("plugin_unavailable"), json!("llm_not_configured"))
+        );
+        assert!(e["hint"].as_str().unwrap().contains("vault_context"), "{e}");
+    }
+
+    // The tenant's own endpoint, its key sealed.
+    let shown = tenant_llm(
+        &app,
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "fake-chat",
+            "--api-key-env",
+            "FAKE_CHAT_KEY",
+            "--daily-cap",
+            "4",
+            "--prompt-cost",
+            "1",
+            "--completion-cost",
+            "2",
+        ],
+    );
+    assert!(shown.contains("model fake-chat key set daily cap 4"), "{shown}");
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let stored = tx.tenant_llm().await.unwrap().unwrap();
+    tx.commit().await.unwrap();
+    let sealed = stored.sealed_api_key.unwrap();
+    assert!(!String::from_utf8_lossy(&sealed).contains("sk-fake-chat-key"), "the key is sealed at rest");
+
+    let answer = ok(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?", "k": 3})).await;
+    assert_eq!(answer["model"], "fake-chat");
+    assert_eq!(answer["invalid_citations"], json!([9]));
+    assert!(!answer["answer"].as_str().unwrap().contains("[9]"), "{answer}");
+    let cited: Vec<&str> =
+        answer["citations"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(cited.len(), 2, "{answer}");
+    assert!(cited.contains(&"Ops/Release.md"));
+    assert_eq!(answer["cost_usd"], 0.002, "1000 prompt tokens at $1/M and 500 at $2/M");
+    let (sent, auth) = fake.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(auth, "Bearer sk-fake-chat-key");
+    assert!(!sent.to_string().contains("CLASSIFIED"), "only what the asker may read is sent: {sent}");
+    let linked = ok(
+        &app,
+        &token,
+        "reflect",
+        json!({"vault": V, "query": "When do releases go out?", "citation_style": "wikilink", "persist": true}),
+    )
+    .await;
+    assert!(linked["answer"].as_str().unwrap().contains("[[Ops/"), "{linked}");
+    let path = linked["persisted_path"].as_str().unwrap().to_string();
+    assert!(path.starts_with("wiki/Reflections/When do releases go out"), "{path}");
+    let note = ok(&app, &token, "read_note", json!({"vault": V, "path": path, "format": "content"})).await;
+    assert!(note["content"].as_str().unwrap().contains("question: \"When do releases go out?\""), "{note}");
+
+    let challenged =
+        ok(&app, &token, "knowledge_challenge", json!({"vault": V, "proposal": "Move releases to Fridays"})).await;
+    assert_eq!(challenged["verdict"], "conflicts");
+    assert_eq!(challenged["evidence"][0]["path"], "Ops/Release.md", "decisions first: {challenged}");
+    let objection = &challenged["objections"][0];
+    assert_eq!(objection["sources"].as_array().unwrap().len(), 1, "the evidence number 42 names nothing: {objection}");
+
+    // The fourth call of the day is the last the cap allows; a failure counts too.
+    *fake.failing.lock().unwrap() = true;
+    let e = err(&app, &token, "reflect", json!({"vault": V, "query": "canary"})).await;
+    assert_eq!(
+        (e["code"].clone(), e["details"]["reason"].clone(), e["retryable"].clone()),
+        (json!("plugin_unreachable"), json!("llm_failed"), json!(true))
+    );
+    *fake.failing.lock().unwrap() = false;
+    let e = err(&app, &token, "reflect", json!({"vault": V, "query": "canary"})).await;
+    assert_eq!((e["code"].clone(), e["details"]["reason"].clone()), (json!("throttled"), json!("daily_cap")));
+    let calls = fake.seen.lock().unwrap().len();
+    assert_eq!(calls, 4, "over the cap nothing is sent");
+    let usage = tenant_llm(&app, &[]);
+    assert!(
+        usage.contains("reflect") && usage.contains("calls     3 failed    1") && usage.contains("$0.0040"),
+        "{usage}"
+    );
+    assert!(usage.contains("knowledge_challenge"), "{usage}");
+
+    // The contradiction detector, between linked notes, until they agree.
+    tenant_llm(&app, &["--daily-cap", "100"]);
+    let mut config = app.iso.config();
+    configure(&mut config);
+    let dispatcher = obsidian_tc::app::dispatcher(&config, &app.deps).unwrap();
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "Ops/Schedule.md", "content": "# Schedule\n\nReleases go out on Thursdays, per [[Release]].\n"})).await;
+    let pass = otc_tools::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    assert_eq!((pass.tenants, pass.found), (1, 1), "{pass:?}");
+    let listed = ok(&app, &token, "list_contradictions", json!({"vault": V, "paths": ["Ops/Schedule.md"]})).await;
+    let finding = &listed["contradictions"][0];
+    assert_eq!(
+        (finding["path_a"].clone(), finding["path_b"].clone()),
+        (json!("Ops/Release.md"), json!("Ops/Schedule.md")),
+        "{listed}"
+    );
+    assert_eq!(finding["model"], "fake-chat");
+    let context = ok(&app, &token, "vault_context", json!({"vault": V, "query": "release Thursdays"})).await;
+    assert_eq!(context["contradictions"].as_array().unwrap().len(), 1, "{context}");
+    let again = otc_tools::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    assert_eq!((again.found, again.judged), (0, 0), "nothing changed, nothing judged: {again:?}");
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "Ops/Schedule.md", "content": "# Schedule\n\nReleases go out on Tuesdays, per [[Release]].\n", "mode": "overwrite"})).await;
+    let mended = otc_tools::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    let judged: Vec<String> = fake.seen.lock().unwrap().iter().map(|(body, _)| body.to_string()).collect();
+    assert!(judged.iter().all(|b| !b.contains("CLASSIFIED")), "the detector reads what the ACL lets everyone read");
+    assert_eq!(mended.resolved, 1, "{mended:?}");
+    let listed = ok(
+        &app,
+        &token,
+        "list_contradictions",
+        json!({"vault": V, "paths": ["Ops/Schedule.md"], "include_resolved": true}),
+    )
+    .await;
+    assert_eq!(listed["contradictions"][0]["status"], "resolved");
+    assert_eq!(listed["contradictions"][0]["resolution"], "the changed notes no longer contradict");
+
+    let cleared = tenant_llm(&app, &["--clear"]);
+    assert!(cleared.contains("removed the chat endpoint"), "{cleared}");
+    app.stop().await;
+}
