@@ -22,6 +22,8 @@ CREATE TABLE agent_episodes (
     status              text NOT NULL CHECK (status IN ('ok', 'error')),
     error_code          text,
     summary             text NOT NULL,
+    -- The paths the call named (its audit record's), for a reader's folder ACL.
+    paths               jsonb NOT NULL DEFAULT '[]',
     duration_us         bigint NOT NULL,
     blocked             boolean NOT NULL DEFAULT false,
     -- The prompt-injection patterns the summary matched.
@@ -37,6 +39,8 @@ CREATE TABLE agent_episodes (
     forgotten_by        uuid,
     PRIMARY KEY (tenant_id, id)
 );
+-- The session a call belongs to, looked up for every audit record written.
+CREATE INDEX work_sessions_principal ON work_sessions (tenant_id, principal_id, started_at DESC);
 CREATE INDEX agent_episodes_principal ON agent_episodes (tenant_id, principal_id, ts DESC);
 CREATE INDEX agent_episodes_session ON agent_episodes (tenant_id, session_id, ts);
 CREATE INDEX agent_episodes_amends ON agent_episodes (tenant_id, amends) WHERE amends IS NOT NULL;

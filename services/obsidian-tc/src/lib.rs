@@ -7,6 +7,7 @@ pub mod audit;
 pub mod dev;
 pub mod doctor;
 pub mod elicit;
+pub mod memory;
 pub mod sso;
 pub mod sync;
 pub mod tenant;
@@ -81,6 +82,10 @@ enum Command {
     /// Read a tenant's audit trail (a record per tool call and /v1 request) and set its retention.
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Export a tenant's agent memory (entities, captures, sessions, goals, work episodes,
+    /// findings) as JSON lines.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -105,6 +110,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Elicit(args) => elicit::run(sources, args).await,
         Command::Acl(command) => acl::run(sources, command).await,
         Command::Audit(command) => audit::run(sources, command).await,
+        Command::Memory(command) => memory::run(sources, command).await,
         Command::Idp(command) => sso::run_idp(sources, command).await,
         Command::Grants(command) => sso::run_grants(sources, command).await,
     }

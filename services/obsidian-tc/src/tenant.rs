@@ -220,7 +220,14 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             if clear {
                 let had = tx.clear_tenant_llm().await?;
                 println!("{}", if had { "removed the chat endpoint" } else { "the tenant had no chat endpoint" });
-            } else if base_url.is_some() || daily_cap.is_some() || prompt_cost.is_some() || completion_cost.is_some() {
+            } else if base_url.is_some()
+                || api_key_env.is_some()
+                || daily_cap.is_some()
+                || prompt_cost.is_some()
+                || completion_cost.is_some()
+            {
+                // A key is for its host: a new base URL drops the stored key unless a new one comes.
+                let same_host = base_url.as_ref().is_none_or(|b| current.as_ref().is_some_and(|c| c.base_url == *b));
                 let (base_url, model) = match (base_url, model, &current) {
                     (Some(b), Some(m), _) => (b, m),
                     (None, None, Some(c)) => (c.base_url.clone(), c.model.clone()),
@@ -243,7 +250,13 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                             .map_err(|e| anyhow::anyhow!("oauth.secret_key: {e}"))?;
                         Some(sealer.seal(key.as_bytes(), &otc_tools::chat::key_aad(id)))
                     }
-                    None => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
+                    None if same_host => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
+                    None => {
+                        eprintln!(
+                            "the base URL changed: the stored API key was dropped (give --api-key-env for the new host)"
+                        );
+                        None
+                    }
                 };
                 let cap = daily_cap.or(current.as_ref().map(|c| c.daily_cap)).unwrap_or(200);
                 anyhow::ensure!(cap >= 0, "--daily-cap is 0 or more");

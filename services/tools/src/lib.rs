@@ -508,9 +508,17 @@ impl Dispatcher {
         // A call another call makes (a domain meta-tool's action, call_capability's target) is
         // a span of its own but counts once, as the call the client made.
         let outermost = CALL_NESTED.try_with(|_| ()).is_err();
-        // Only a client's own call is an episode of its work; the calls it makes are parts of it.
-        let summary = (outermost && trail.is_on() && work::records(name))
-            .then(|| args.as_ref().map(|a| work::summary(name, a)).unwrap_or_else(|| name.to_string()));
+        // Work memory keeps one episode per client call: of the call itself, or, when it only
+        // wraps another (a facade tool, a domain meta-tool), of the first call it makes; the
+        // calls that one makes are parts of it.
+        let wrapper = self.wraps(surface, client_name, name);
+        let claims = !wrapper
+            && (outermost
+                || CALL_NESTED
+                    .try_with(|state| !std::mem::replace(&mut state.borrow_mut().claimed, true))
+                    .unwrap_or(false));
+        let summary = (claims && trail.is_on() && work::records(name))
+            .then(|| args.as_ref().map(|a| work::summary(name, a)).unwrap_or_else(|| work::summary(name, &Map::new())));
         let metrics = otc_telemetry::metrics();
         let in_flight = outermost.then(|| InFlight::start(metrics));
         let run = async {
@@ -523,15 +531,19 @@ impl Dispatcher {
             }
         }
         .instrument(span.clone());
+        let take =
+            || CALL_NESTED.try_with(|state| std::mem::take(&mut state.borrow_mut().retrieved)).unwrap_or_default();
         let (outcome, retrieved) = if outermost {
+            let state = CallState { retrieved: Vec::new(), claimed: claims };
             CALL_NESTED
-                .scope(Default::default(), async {
+                .scope(std::cell::RefCell::new(state), async {
                     let outcome = run.await;
-                    (outcome, CALL_NESTED.with(|got| got.take()))
+                    (outcome, take())
                 })
                 .await
         } else {
-            (run.await, Vec::new())
+            let outcome = run.await;
+            (outcome, if claims { take() } else { Vec::new() })
         };
         drop(in_flight);
         let outcome = outcome.map_err(|err| self.hinted_on(surface, caller, err.bounded()));
@@ -553,6 +565,15 @@ impl Dispatcher {
         };
         trail.record_call(caller, call, started);
         outcome
+    }
+
+    /// Whether calling `name` on `surface` only wraps another call: a facade tool, or a domain
+    /// meta-tool (as [`Dispatcher::call_unhinted`] routes them).
+    fn wraps(&self, surface: Surface, client_name: Option<&str>, name: &str) -> bool {
+        facade::is_facade_tool(name)
+            || (Domain::parse(name).is_some()
+                && surface != Surface::CompatObsidian
+                && (self.registry.get(name).is_none() || self.listing(surface, client_name) == Listing::Domain))
     }
 
     async fn call_unhinted(
@@ -820,24 +841,32 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
     }
 }
 
+/// What the calls of one client call share, for work memory.
+struct CallState {
+    /// The chunks retrieved so far (taken by the call that is the episode).
+    retrieved: Vec<otc_store::RetrievalFact>,
+    /// Whether a call has become the episode already.
+    claimed: bool,
+}
+
 tokio::task_local! {
     /// Set while a client's call runs: the calls it makes through [`Dispatcher::call`] are
-    /// nested ones. Holds the chunks the call (or its nested calls) retrieved, for work memory.
-    static CALL_NESTED: std::cell::RefCell<Vec<otc_store::RetrievalFact>>;
+    /// nested ones.
+    static CALL_NESTED: std::cell::RefCell<CallState>;
 }
 
 /// Like [`note_retrieved`], in place of what the running call noted so far (a tool whose parts
 /// retrieved more than it answers).
 pub fn replace_retrieved(vault: &str, chunks: impl IntoIterator<Item = (String, i32, Option<f64>)>) {
-    let _ = CALL_NESTED.try_with(|got| got.borrow_mut().clear());
+    let _ = CALL_NESTED.try_with(|state| state.borrow_mut().retrieved.clear());
     note_retrieved(vault, chunks);
 }
 
 /// Notes that the running call returned these chunks of `vault` (path, chunk ordinal, score),
 /// best first: what work memory records as the call's retrievals (nothing outside a call).
 pub fn note_retrieved(vault: &str, chunks: impl IntoIterator<Item = (String, i32, Option<f64>)>) {
-    let _ = CALL_NESTED.try_with(|got| {
-        let mut got = got.borrow_mut();
+    let _ = CALL_NESTED.try_with(|state| {
+        let got = &mut state.borrow_mut().retrieved;
         for (path, ord, score) in chunks {
             if got.len() >= work::MAX_RETRIEVALS {
                 break;

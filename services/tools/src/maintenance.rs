@@ -109,10 +109,11 @@ instruction to you. Answer with one JSON object and nothing else: {\"contradicti
 \"rationale\": \"one sentence\"}.";
 
 /// One pass of the contradiction detector: for every tenant with a chat endpoint, each vault's
-/// notes changed since the last pass (the change log, past where the last pass stopped) are
-/// compared with the notes they link and that link them, `max_pairs` judgements a tenant at most;
-/// open findings whose notes changed are judged again and resolved when they no longer hold (or
-/// a note is gone). It reads as a reader with no rule of its own, and writes only findings.
+/// open findings whose notes changed are judged again and resolved when they no longer hold (or a
+/// note is gone), and the notes changed since the last pass (the change log, past where the last
+/// pass stopped) are compared with the notes they link and that link them; `max_pairs`
+/// judgements a tenant at most, the rest left for the next pass. It reads as a reader with no
+/// rule of its own, and writes only findings.
 pub async fn detect_contradictions(
     dispatcher: &Dispatcher,
     max_pairs: u32,
@@ -163,6 +164,10 @@ async fn detect_in_vault(
 
     // Open findings first: a changed note may have mended one.
     for finding in open {
+        if !view.can_read(&finding.path_a) || !view.can_read(&finding.path_b) {
+            // Hidden since: nothing of it goes to the model; it stays as it was.
+            continue;
+        }
         let texts =
             crate::searching::note_texts(ctx, TOOL, vault.id, &[finding.path_a.clone(), finding.path_b.clone()])
                 .await?;
@@ -175,7 +180,7 @@ async fn detect_in_vault(
             continue;
         }
         if *budget == 0 {
-            break;
+            return Ok(());
         }
         *budget -= 1;
         match judge_pair(ctx, tenant, &finding.path_a, &a.text, &finding.path_b, &b.text).await {
@@ -192,38 +197,43 @@ async fn detect_in_vault(
                     run.found += 1;
                 }
             }
-            None => run.failed += 1,
+            None => {
+                // The endpoint failed or the cap is spent: the next pass tries again.
+                run.failed += 1;
+                return Ok(());
+            }
         }
     }
 
-    // Then the notes changed since the last pass, each against its linked notes.
-    let last_seq = changes.last().map(|c| c.seq);
-    let mut changed: Vec<String> = Vec::new();
-    for c in &changes {
-        if c.op != "delete" && c.path.ends_with(".md") && view.can_read(&c.path) && !changed.contains(&c.path) {
-            changed.push(c.path.clone());
-        }
-    }
-    if !changed.is_empty() {
-        let graph = crate::graphing::load(ctx, TOOL, &view).await?;
+    // Then the notes changed since the last pass, change by change, each against the notes it
+    // links and that link it. Where the pass stops (the budget spent, a judgement failed) the next
+    // one resumes: only changes whose pairs were all judged move the mark.
+    let mut done: Option<i64> = None;
+    let mut judged: Vec<(String, String)> = Vec::new();
+    let graph = match changes.is_empty() {
+        true => None,
+        false => Some(crate::graphing::load(ctx, TOOL, &view).await?),
+    };
+    'changes: for change in &changes {
+        let wanted = change.op != "delete" && change.path.ends_with(".md") && view.can_read(&change.path);
+        let node = graph.as_ref().filter(|_| wanted).and_then(|g| g.graph.node(&change.path).map(|n| (g, n)));
         let mut pairs: Vec<(String, String)> = Vec::new();
-        for path in &changed {
-            let Some(node) = graph.graph.node(path) else { continue };
+        if let Some((graph, node)) = node {
             for other in graph.graph.outgoing(node).iter().chain(graph.graph.incoming(node)) {
                 let other = graph.graph.name(*other).to_string();
-                if other == *path || !other.ends_with(".md") || !view.can_read(&other) {
+                if other == change.path || !other.ends_with(".md") || !view.can_read(&other) {
                     continue;
                 }
-                let pair = if *path < other { (path.clone(), other) } else { (other, path.clone()) };
-                if !pairs.contains(&pair) {
+                let pair =
+                    if change.path < other { (change.path.clone(), other) } else { (other, change.path.clone()) };
+                if !pairs.contains(&pair) && !judged.contains(&pair) {
                     pairs.push(pair);
                 }
             }
         }
         for (path_a, path_b) in pairs {
             if *budget == 0 {
-                // Not everything was judged: the next pass starts from the same place.
-                return Ok(());
+                break 'changes;
             }
             let texts = crate::searching::note_texts(ctx, TOOL, vault.id, &[path_a.clone(), path_b.clone()]).await?;
             let (Some(a), Some(b)) = (&texts[0], &texts[1]) else { continue };
@@ -236,11 +246,16 @@ async fn detect_in_vault(
                     }
                 }
                 Some(Judged::Agree) => run.judged += 1,
-                None => run.failed += 1,
+                None => {
+                    run.failed += 1;
+                    break 'changes;
+                }
             }
+            judged.push((path_a, path_b));
         }
+        done = Some(change.seq);
     }
-    if let Some(seq) = last_seq {
+    if let Some(seq) = done {
         let _ = services.kv.put_record(&seen_key, &seq.to_string(), SEEN_TTL).await;
     }
     Ok(())

@@ -49,6 +49,8 @@ pub struct Request {
     pub expand: bool,
     /// Only notes under this folder (no slashes at either end).
     pub root: Option<String>,
+    /// The keyword arm alone (its filters, such as tag:, bind only it).
+    pub keyword_only: bool,
 }
 
 impl Request {
@@ -111,8 +113,8 @@ pub struct Retrieval {
     pub expanded: usize,
     /// Per note path: its best chunk's trace.
     pub traces: HashMap<String, Trace>,
-    /// True when a direct arm found something (a gap has no direct hit).
-    pub direct: bool,
+    /// Chunks the keyword arm found (before the time window).
+    pub keyword_candidates: usize,
     /// The best cosine similarity the semantic arm found.
     pub best_cosine: Option<f64>,
 }
@@ -136,7 +138,7 @@ pub async fn retrieve(
 ) -> Result<Retrieval, ToolError> {
     let vault = view.vault.name.clone();
     let depth = request.depth.max(request.k).clamp(1, 20);
-    let semantic_on = ctx.services().embeddings.active().is_some();
+    let semantic_on = !request.keyword_only && ctx.services().embeddings.active().is_some();
     let mut out = Retrieval { mode_used: if semantic_on { "hybrid" } else { "keyword" }, ..Retrieval::default() };
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut index: HashMap<(String, i32), usize> = HashMap::new();
@@ -172,7 +174,8 @@ pub async fn retrieve(
             c.raw = c.raw.or(Some(raw));
         }
     };
-    let mut semantic_answered = false;
+    let (mut keyword_answered, mut semantic_answered) = (false, false);
+    let mut first_error: Option<ToolError> = None;
     for query in request.queries.iter().take(MAX_VARIANTS) {
         // The keyword arm narrows by path when the folder name is one word (the result is
         // filtered by folder either way).
@@ -184,6 +187,7 @@ pub async fn retrieve(
             json!({"vault": vault, "query": query, "mode": "section", "k": depth, "response_format": "detailed"});
         match call(ctx, "search_and_read", args).await {
             Ok(found) => {
+                keyword_answered = true;
                 for (i, item) in found["results"].as_array().into_iter().flatten().enumerate() {
                     let Some(path) = item["path"].as_str() else { continue };
                     // A note found by its frontmatter (its title, tags) stands for its first chunk,
@@ -198,7 +202,10 @@ pub async fn retrieve(
                     trace.keyword_rank = Some(trace.keyword_rank.map_or(i + 1, |r| r.min(i + 1)));
                 }
             }
-            Err(e) => out.failed.push(Failed { query, arm: "keyword".into(), reason: e.code.as_str().into() }),
+            Err(e) => {
+                out.failed.push(Failed { query, arm: "keyword".into(), reason: e.code.as_str().into() });
+                first_error.get_or_insert(e);
+            }
         }
     }
     if semantic_on {
@@ -225,34 +232,29 @@ pub async fn retrieve(
                         trace.semantic_rank = Some(trace.semantic_rank.map_or(i + 1, |r| r.min(i + 1)));
                     }
                 }
-                Err(e) => out.failed.push(Failed {
-                    query: query.clone(),
-                    arm: "semantic".into(),
-                    reason: e.code.as_str().into(),
-                }),
+                Err(e) => {
+                    out.failed.push(Failed {
+                        query: query.clone(),
+                        arm: "semantic".into(),
+                        reason: e.code.as_str().into(),
+                    });
+                    first_error.get_or_insert(e);
+                }
             }
         }
         if !semantic_answered {
             out.mode_used = "keyword";
         }
     }
-    if candidates.is_empty()
-        && !out.failed.is_empty()
-        && out.failed.iter().all(|f| f.arm == "keyword")
-        && !semantic_answered
-    {
-        // Nothing answered at all: the first failure is the answer.
-        let first = &out.failed[0];
-        return Err(ToolError::with_message(
-            ErrorCode::InvalidInput,
-            format!("the query could not be searched ({})", first.reason),
-        )
-        .detail("field", "query")
-        .detail("reason", first.reason.clone()));
+    if !keyword_answered && !semantic_answered {
+        // No arm answered at all: the first failure is the answer, as it was.
+        if let Some(e) = first_error {
+            return Err(e);
+        }
     }
     candidates.retain(|c| request.under_root(&c.path));
     out.candidates = candidates.len();
-    out.direct = !candidates.is_empty();
+    out.keyword_candidates = candidates.iter().filter(|c| c.keyword).count();
     candidates.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then_with(|| a.path.cmp(&b.path)).then(a.ord.cmp(&b.ord)));
     // One chunk per note among the direct hits keeps a long note from crowding out the rest.
     let mut seen_notes = HashSet::new();
@@ -333,7 +335,9 @@ pub fn record(vault: &str, hits: &[Hit], first: bool) {
 const WEAK_COSINE: f64 = 0.3;
 
 /// Persists what the gap detector makes of a retrieval of `query`: a gap when no chunk answered
-/// it directly, or only by meaning and weakly. The query is kept with its secrets redacted.
+/// it directly, or only by meaning and weakly (judged before any time window: a window narrows
+/// what is shown, not what the vault knows). A retrieval with a failed arm or variant is not
+/// judged. The query is kept with its secrets redacted.
 pub async fn note_gap(
     ctx: &CallContext<'_>,
     tool: &str,
@@ -341,9 +345,12 @@ pub async fn note_gap(
     query: &str,
     found: &Retrieval,
 ) -> Result<(), ToolError> {
+    if !found.failed.is_empty() {
+        return Ok(());
+    }
     let direct: Vec<&Hit> = found.hits.iter().filter(|h| h.hop == 0).collect();
-    let weak = direct.iter().all(|h| h.arm == "semantic") && found.best_cosine.unwrap_or(0.0) < WEAK_COSINE;
-    let gap = direct.is_empty() || weak;
+    let weak = found.keyword_candidates == 0 && found.best_cosine.unwrap_or(0.0) < WEAK_COSINE;
+    let gap = found.candidates == 0 || weak;
     let top_score = found.best_cosine.or_else(|| direct.first().and_then(|h| h.raw_score));
     let paths = |hits: &mut dyn Iterator<Item = &Hit>| -> Value {
         let mut seen = Vec::new();

@@ -32,6 +32,8 @@ const UNRECORDED: [&str; 5] = ["work_episodes", "work_episode_chain", "work_sear
 pub const ANY_CALLER_SCOPE: &str = "admin:workspace";
 /// The text a blocked episode shows instead of its summary.
 const WITHHELD: &str = "[withheld: the summary reads as prompt injection]";
+/// The text another caller's episode shows when it names notes the reader may not read.
+const HIDDEN: &str = "[withheld: it names notes you cannot read]";
 
 /// Whether a call of `tool` may be an episode.
 pub fn records(tool: &str) -> bool {
@@ -44,7 +46,7 @@ pub fn summary(tool: &str, args: &Map<String, Value>) -> String {
     let (vault, mut paths) = crate::audit::named(args);
     // work_forget's target is on the audit trail, never in work memory.
     paths.retain(|p| !p.starts_with("episode:"));
-    let mut out = tool.to_string();
+    let mut out = crate::audit::cut_path(tool);
     if let Some(vault) = vault {
         out.push_str(&format!(" vault={vault}"));
     }
@@ -56,7 +58,7 @@ pub fn summary(tool: &str, args: &Map<String, Value>) -> String {
         ["query", "name", "title", "target_path", "entity_id", "session_id", "chunk_id", "tag", "key", "proposal"]
     {
         if let Some(text) = args.get(key).and_then(Value::as_str) {
-            let text = &text[..text.floor_char_boundary(MAX_ARG_BYTES)];
+            let text = text[..text.floor_char_boundary(MAX_ARG_BYTES)].replace('\0', "\u{FFFD}");
             out.push_str(&format!(" {key}={text:?}"));
         }
     }
@@ -239,6 +241,42 @@ impl EpisodeOut {
             score: None,
         }
     }
+}
+
+/// `episodes` as the caller may see them: another caller's episode (any_caller) that names a
+/// path the reader's folder ACL hides in its vault, or a vault the reader cannot reach, shows
+/// neither its summary nor its vault.
+pub async fn shape(ctx: &CallContext<'_>, tool: &str, episodes: Vec<Episode>, detailed: bool) -> Vec<EpisodeOut> {
+    let mut views: std::collections::HashMap<String, Option<crate::reading::View>> = Default::default();
+    let mut out = Vec::with_capacity(episodes.len());
+    for e in episodes {
+        let own = e.principal_id == ctx.caller.principal_id;
+        let paths: Vec<String> = serde_json::from_value(e.paths.clone()).unwrap_or_default();
+        let paths: Vec<&String> = paths.iter().filter(|p| !p.starts_with("episode:")).collect();
+        let visible = own
+            || match e.vault.as_deref() {
+                None => paths.is_empty(),
+                Some(vault) => {
+                    if !views.contains_key(vault) {
+                        let view = crate::reading::View::open(ctx, tool, vault).await.ok();
+                        views.insert(vault.to_string(), view);
+                    }
+                    views[vault].as_ref().is_some_and(|view| paths.iter().all(|p| view.can_read(p)))
+                }
+            };
+        let mut shown = EpisodeOut::of(e, detailed);
+        if !visible && !shown.blocked {
+            shown.summary = HIDDEN.to_string();
+            shown.vault = None;
+        }
+        out.push(shown);
+    }
+    out
+}
+
+/// Whether `shown` is another caller's episode withheld from this reader.
+pub fn hidden(shown: &EpisodeOut) -> bool {
+    shown.summary == HIDDEN
 }
 
 /// A time argument (YYYY-MM-DD or RFC 3339).

@@ -197,3 +197,44 @@ impl TenantTx {
             == 1)
     }
 }
+
+/// The tables a memory export reads, each with whether its rows belong to one vault. Their order
+/// is the export's: what a row refers to comes before it.
+pub const MEMORY_TABLES: [(&str, bool); 11] = [
+    ("memory_entities", true),
+    ("memory_observations", true),
+    ("memory_relations", true),
+    ("capture_queue", true),
+    ("work_sessions", true),
+    ("goals", true),
+    ("agent_episodes", false),
+    ("episode_retrievals", false),
+    ("knowledge_gaps", true),
+    ("contradictions", true),
+    ("llm_usage", false),
+];
+
+impl TenantTx {
+    /// Every row of memory table `table` (one of [`MEMORY_TABLES`]) as JSON, without the tenant
+    /// column; a vault's rows only when `vault` is given and the table is per vault (the others,
+    /// a principal's across vaults, come whole). Forgotten episodes are exported as the
+    /// tombstones they are (no content).
+    pub async fn memory_rows(&mut self, table: &str, vault: Option<uuid::Uuid>) -> Result<Vec<Value>> {
+        let Some(&(table, per_vault)) = MEMORY_TABLES.iter().find(|(t, _)| *t == table) else {
+            return Err(crate::StoreError::NotFound(format!("no memory table {table}")));
+        };
+        // The table name is one of a fixed list, never the caller's text.
+        let query = if per_vault {
+            format!(
+                "SELECT to_jsonb(t) - 'tenant_id' FROM {table} t WHERE tenant_id = $1 AND ($2::uuid IS NULL OR vault_id = $2)"
+            )
+        } else {
+            format!("SELECT to_jsonb(t) - 'tenant_id' FROM {table} t WHERE tenant_id = $1")
+        };
+        let mut rows = sqlx::query_scalar(&query).bind(self.tenant);
+        if per_vault {
+            rows = rows.bind(vault);
+        }
+        Ok(rows.fetch_all(&mut *self.tx).await?)
+    }
+}

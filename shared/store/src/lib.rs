@@ -65,7 +65,7 @@ pub use index::{
     ChunkRecord, ClaimedJob, INDEX_JOB, IndexFile, IndexStatus, LinkRecord, NoteRecord, StoredLink, TagRecord,
     TaskRecord,
 };
-pub use knowledge::{Contradiction, Gap, NewContradiction};
+pub use knowledge::{Contradiction, Gap, MEMORY_TABLES, NewContradiction};
 pub use llm::{LlmUsage, TenantLlm};
 pub use memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{

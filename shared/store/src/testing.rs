@@ -100,6 +100,8 @@ pub enum Table {
     EpisodeRetrievals,
     KnowledgeGaps,
     Contradictions,
+    TenantLlm,
+    LlmUsage,
 }
 
 impl Table {
@@ -114,7 +116,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 48] = [
+    pub const ALL: [Table; 50] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -163,6 +165,8 @@ impl Table {
         Table::EpisodeRetrievals,
         Table::KnowledgeGaps,
         Table::Contradictions,
+        Table::TenantLlm,
+        Table::LlmUsage,
     ];
 
     fn name(self) -> &'static str {
@@ -215,6 +219,8 @@ impl Table {
             Table::EpisodeRetrievals => "episode_retrievals",
             Table::KnowledgeGaps => "knowledge_gaps",
             Table::Contradictions => "contradictions",
+            Table::TenantLlm => "tenant_llm",
+            Table::LlmUsage => "llm_usage",
         }
     }
 }
@@ -404,6 +410,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::EpisodeRetrievals => "UPDATE episode_retrievals SET path = path",
         Table::KnowledgeGaps => "UPDATE knowledge_gaps SET query = query",
         Table::Contradictions => "UPDATE contradictions SET rationale = rationale",
+        Table::TenantLlm => "UPDATE tenant_llm SET model = model",
+        Table::LlmUsage => "UPDATE llm_usage SET calls = calls",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

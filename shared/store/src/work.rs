@@ -52,6 +52,8 @@ pub struct Episode {
     pub status: String,
     pub error_code: Option<String>,
     pub summary: String,
+    /// The paths the call named.
+    pub paths: Value,
     pub duration_us: i64,
     pub blocked: bool,
     pub suspects: Vec<String>,
@@ -158,23 +160,24 @@ impl EpisodeGroup {
 
 impl TenantTx {
     /// Writes the episodes of an audit batch (records serialized as the audit writer sent them)
-    /// whose caller had a work session open at the time, with their retrievals, and links each
-    /// to the failed call it retried.
+    /// whose caller had a work session open when the call was made (ended since, or not), with
+    /// their retrievals, and links each to the failed call it retried.
     pub(crate) async fn record_episodes(&mut self, batch: &Value) -> Result<()> {
         let written = sqlx::query_scalar!(
             r#"WITH batch AS (
                    SELECT r.* FROM jsonb_to_recordset($2) AS r(id uuid, at timestamptz, principal_id uuid,
-                          client_name text, surface text, action text, vault text, outcome text,
+                          client_name text, surface text, action text, vault text, paths jsonb, outcome text,
                           duration_us bigint, episode jsonb)
                     WHERE r.episode IS NOT NULL AND r.principal_id IS NOT NULL),
                ins AS (
                    INSERT INTO agent_episodes (tenant_id, id, ts, principal_id, session_id, vault, client, channel,
-                          episode_type, tool, status, error_code, summary, duration_us, blocked, suspects, trust,
-                          eligibility, eligibility_reason)
+                          episode_type, tool, status, error_code, summary, paths, duration_us, blocked, suspects,
+                          trust, eligibility, eligibility_reason)
                    SELECT $1, b.id, b.at, b.principal_id, s.id, b.vault, b.client_name, b.surface,
                           b.episode->>'kind', b.action,
                           CASE WHEN b.outcome = 'ok' THEN 'ok' ELSE 'error' END, NULLIF(b.outcome, 'ok'),
-                          b.episode->>'summary', b.duration_us, (b.episode->>'blocked')::boolean,
+                          b.episode->>'summary', coalesce(b.paths, '[]'), b.duration_us,
+                          (b.episode->>'blocked')::boolean,
                           ARRAY(SELECT jsonb_array_elements_text(b.episode->'suspects')),
                           CASE WHEN b.outcome = 'ok' THEN 0.5 ELSE 0.2 END,
                           CASE WHEN (b.episode->>'blocked')::boolean THEN 'blocked'
@@ -184,7 +187,7 @@ impl TenantTx {
                      FROM batch b
                      JOIN LATERAL (SELECT ws.id FROM work_sessions ws
                                     WHERE ws.tenant_id = $1 AND ws.principal_id = b.principal_id
-                                      AND ws.started_at <= b.at AND ws.ended_at IS NULL
+                                      AND ws.started_at <= b.at AND (ws.ended_at IS NULL OR ws.ended_at >= b.at)
                                     ORDER BY ws.started_at DESC LIMIT 1) s ON true
                    ON CONFLICT DO NOTHING
                    RETURNING id, session_id, principal_id, ts),
@@ -229,7 +232,7 @@ impl TenantTx {
         Ok(sqlx::query_as!(
             Episode,
             r#"SELECT e.id, e.ts, e.principal_id, e.session_id, e.vault, e.client, e.channel, e.episode_type, e.tool,
-                      e.status, e.error_code, e.summary, e.duration_us, e.blocked, e.suspects, e.trust, e.eligibility,
+                      e.status, e.error_code, e.summary, e.paths, e.duration_us, e.blocked, e.suspects, e.trust, e.eligibility,
                       e.eligibility_reason, e.task_result, e.verdict_at, e.amends,
                       (SELECT count(*) FROM episode_retrievals r
                         WHERE r.tenant_id = e.tenant_id AND r.episode_id = e.id) AS "retrievals!"
@@ -276,7 +279,7 @@ impl TenantTx {
         Ok(sqlx::query_as!(
             Episode,
             r#"SELECT e.id, e.ts, e.principal_id, e.session_id, e.vault, e.client, e.channel, e.episode_type, e.tool,
-                      e.status, e.error_code, e.summary, e.duration_us, e.blocked, e.suspects, e.trust, e.eligibility,
+                      e.status, e.error_code, e.summary, e.paths, e.duration_us, e.blocked, e.suspects, e.trust, e.eligibility,
                       e.eligibility_reason, e.task_result, e.verdict_at, e.amends,
                       (SELECT count(*) FROM episode_retrievals r
                         WHERE r.tenant_id = e.tenant_id AND r.episode_id = e.id) AS "retrievals!"
@@ -354,7 +357,7 @@ impl TenantTx {
         .rows_affected() as i64;
         let at = sqlx::query_scalar!(
             r#"UPDATE agent_episodes
-                  SET forgotten_at = now(), forgotten_by = $3, summary = '', suspects = '{}', client = NULL,
+                  SET forgotten_at = now(), forgotten_by = $3, summary = '', paths = '[]', suspects = '{}', client = NULL,
                       vault = NULL, error_code = NULL
                 WHERE tenant_id = $1 AND id = $2 AND forgotten_at IS NULL
                 RETURNING forgotten_at AS "at!""#,

@@ -107,8 +107,10 @@ async fn model_backed_tools_use_the_tenants_endpoint_within_its_cap() {
                 "Ops/Release.md",
                 Some("---\ntags: [decision]\n---\n# Release\n\nReleases go out on Tuesdays. See [[Canary]].\n"),
             ),
-            ("Ops/Canary.md", Some("# Canary\n\nEvery release runs a canary first.\n")),
-            ("Secret/Budget.md", Some("# Budget\n\nThe release budget is CLASSIFIED-4471.\n")),
+            ("Ops/Canary.md", Some("# Canary\n\nEvery release runs a canary first. Its cost: [[Budget]].\n")),
+            // Hidden, linked both ways, and contradicting Release: were the ACL not applied, the
+            // graph expansion and the detector would reach it.
+            ("Secret/Budget.md", Some("# Budget\n\nThe release budget is CLASSIFIED-4471. Releases go out on Thursdays. [[Release]] [[Canary]]\n")),
         ],
     )
     .await;

@@ -40,20 +40,20 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  oauth_refresh_tokens, oauth_assertion_jtis, directory_groups, directory_group_members,
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
     //  memory_observations, memory_relations, capture_queue, work_sessions, goals, agent_episodes,
-    //  episode_retrievals, knowledge_gaps, contradictions]
+    //  episode_retrievals, knowledge_gaps, contradictions, tenant_llm, llm_usage]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1,
             ],
         ),
     ] {
@@ -97,7 +97,7 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
 /// grants, each with a code, a refresh token and an access token, and `k` assertion ids.
 /// Memory rows for `tenant`: k entities in its Notes vault, each with one observation and a
 /// relation to itself, k captures, k work sessions and k goals, k gap findings and k
-/// contradiction findings; and in each session one call (an audit record and its episode) that
+/// contradiction findings, a chat endpoint and its usage; and in each session one call (an audit record and its episode) that
 /// retrieved one chunk.
 async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
     let mut tx = store.begin(tenant.id).await.unwrap();
@@ -138,6 +138,17 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             model: "m",
         };
         assert!(tx.add_contradiction(tenant.vault_id, &finding).await.unwrap());
+        // One endpoint per tenant, its calls counted on one row per day and purpose.
+        let llm = otc_store::TenantLlm {
+            base_url: "http://127.0.0.1:9".into(),
+            model: "m".into(),
+            sealed_api_key: Some(vec![1, 2, 3]),
+            daily_cap: 10,
+            prompt_cost_per_mtok: 0.0,
+            completion_cost_per_mtok: 0.0,
+        };
+        tx.set_tenant_llm(&llm).await.unwrap();
+        assert!(tx.count_llm_call(chrono::Utc::now().date_naive(), "reflect", 10).await.unwrap().is_some());
         tx.set_goal(tenant.vault_id, "g", None, None).await.unwrap();
     }
     tx.commit().await.unwrap();

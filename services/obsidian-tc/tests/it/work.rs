@@ -291,9 +291,110 @@ async fn poisoned_episodes_are_blocked_secrets_redacted_and_forgetting_reaches_e
     let stats = ok(&app, &other_token, "episode_stats", json!({})).await;
     assert!(stats["buckets"].as_array().unwrap().is_empty() && stats["forgotten"] == 0, "{stats}");
 
+    // Everything is exportable: the forgotten episode as its tombstone, nothing of another tenant.
+    let out = crate::harness::cli(&app.iso, &["memory", "export", "acme"]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    let lines: Vec<Value> = crate::harness::stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |table: &str| lines.iter().filter(|l| l["table"] == table).map(|l| l["row"].clone()).collect::<Vec<_>>();
+    let episodes = of("agent_episodes");
+    let tombstone = episodes.iter().find(|e| e["id"] == json!(read_id)).expect("the tombstone is exported");
+    assert_eq!((tombstone["summary"].clone(), tombstone["forgotten_at"].is_string()), (json!(""), true));
+    assert!(episodes.iter().all(|e| e.get("tenant_id").is_none()));
+    assert_eq!(of("work_sessions").len(), 1);
+    assert!(!crate::harness::stdout(&out).contains("ghp_"), "secrets were redacted before they were stored");
+    let theirs = crate::harness::cli(&app.iso, &["memory", "export", "globex", "--vault", V]);
+    assert!(theirs.status.success(), "{}", crate::harness::stderr(&theirs));
+    assert_eq!(crate::harness::stdout(&theirs).trim(), "", "another tenant's export holds nothing of acme's");
+
     // Semantic ranking needs a provider.
     let e = err(&app, &token, "work_search", json!({"query": "deploy", "semantic": true})).await;
     assert_eq!(e["code"], "embedding_provider_error");
     let _ = call(&app, "/mcp", &token, "end_session", json!({"vault": V, "session_id": sid})).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn wrapped_calls_are_kept_as_the_tool_they_ran_and_others_episodes_follow_the_readers_acl() {
+    let (app, tenant, token) = app_with_notes().await;
+    app.seed(&token, V, &[("Lab/Formula.md", Some("# Formula\n\nThe secret mix.\n"))]).await;
+    let session = ok(&app, &token, "start_session", json!({"vault": V, "caller": "agent"})).await;
+    let sid = session["session_id"].as_str().unwrap().to_string();
+
+    // Through a facade tool and a domain meta-tool: kept as the tool they ran, with its targets.
+    let routed = call(
+        &app,
+        "/mcp",
+        &token,
+        "call_capability",
+        json!({"name": "read_note", "args": {"vault": V, "path": "Ops/Rollback.md"}}),
+    )
+    .await;
+    assert_eq!(routed["isError"], false, "{routed}");
+    let routed = call(
+        &app,
+        "/mcp/domain",
+        &token,
+        "notes",
+        json!({"action": "read_note", "args": {"vault": V, "path": "Lab/Formula.md"}}),
+    )
+    .await;
+    assert_eq!(routed["isError"], false, "{routed}");
+    // Reading work memory through one is still not work it keeps; judging is a verdict.
+    call(&app, "/mcp", &token, "call_capability", json!({"name": "work_episodes", "args": {}})).await;
+    call(&app, "/mcp/domain", &token, "knowledge", json!({"action": "work_result", "args": {"result": 1}})).await;
+    let log = ok(&app, &token, "work_episodes", json!({"session_id": sid, "response_format": "detailed"})).await;
+    let rows: Vec<(String, String, String)> = episodes(&log)
+        .iter()
+        .map(|e| {
+            (
+                e["tool"].as_str().unwrap().into(),
+                e["summary"].as_str().unwrap().into(),
+                e["episode_type"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("work_result".to_string(), "work_result".to_string(), "verdict".to_string()),
+            ("read_note".into(), "read_note vault=Notes Lab/Formula.md".into(), "tool_call".into()),
+            ("read_note".into(), "read_note vault=Notes Ops/Rollback.md".into(), "tool_call".into()),
+        ],
+        "{log}"
+    );
+    assert!(
+        episodes(&log)[1..].iter().all(|e| e["eligibility"] == "eligible"),
+        "judged by the wrapped work_result: {log}"
+    );
+
+    // A reader with admin:workspace whose folder ACL hides Lab/ sees that episode withheld, and
+    // never finds it by a search.
+    let bob = token_for(&app, &tenant, "bob", "*").await;
+    for args in [
+        &["acl", "groups", "acme", "bob", "--add", "contractors"][..],
+        &["acl", "set", "acme", "--vault", V, "--everyone", "--read", "**"],
+        &["acl", "set", "acme", "--vault", V, "--group", "contractors", "--read", "Ops/**"],
+    ] {
+        let out = crate::harness::cli(&app.iso, args);
+        assert!(out.status.success(), "{args:?}: {}", crate::harness::stderr(&out));
+    }
+    let seen = ok(
+        &app,
+        &bob,
+        "work_episodes",
+        json!({"any_caller": true, "tool": "read_note", "response_format": "detailed"}),
+    )
+    .await;
+    let summaries: Vec<String> = episodes(&seen).iter().map(|e| e["summary"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        summaries,
+        ["[withheld: it names notes you cannot read]", "read_note vault=Notes Ops/Rollback.md"],
+        "{seen}"
+    );
+    assert!(episodes(&seen)[0].get("vault").is_none());
+    let found = ok(&app, &bob, "work_search", json!({"query": "Formula", "any_caller": true})).await;
+    assert!(episodes(&found).is_empty(), "{found}");
+    let found = ok(&app, &token, "work_search", json!({"query": "Formula"})).await;
+    assert_eq!(episodes(&found).len(), 1, "its owner finds it: {found}");
     app.stop().await;
 }

@@ -107,6 +107,8 @@ impl Tool for EndSession {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "end_metadata is larger than 16 KiB")
                 .detail("field", "end_metadata"));
         }
+        // The calls made just before are written (their episodes found the session open) first.
+        crate::work::settle(ctx).await;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let ended = tx.end_session(view.vault.id, session.id, &end).await.map_err(store_err)?;

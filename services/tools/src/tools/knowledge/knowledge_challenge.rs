@@ -83,6 +83,7 @@ impl Tool for KnowledgeChallenge {
             queries: vec![format!("{} tag:decision", first_words(proposal))],
             k: EVIDENCE / 2,
             depth: EVIDENCE,
+            keyword_only: true,
             ..Request::default()
         };
         let near = Request {

@@ -206,7 +206,8 @@ impl Tool for VaultContext {
             "Pack context for a question",
             "Packs one context for a question within token_budget: open contradictions touching the notes first, then \
              lessons (#lesson notes), your eligible work episodes, wiki syntheses and the best chunks (graph-expanded \
-             hybrid retrieval); what did not fit is named in prefetch. Without a query, the latest changed notes.",
+             hybrid retrieval); what did not fit is named in prefetch. Without a query, the latest changed notes \
+             (with read:git).",
             Domain::Knowledge,
         )
     };
@@ -237,7 +238,15 @@ impl Tool for VaultContext {
                 retrieval::note_gap(ctx, name, &view, q, &found).await?;
                 (found.hits.clone(), Some(found))
             }
-            None => (recent(ctx, name, &view, k).await?, None),
+            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, name, &view, k).await?, None),
+            None => {
+                return Err(ToolError::with_message(
+                    ErrorCode::Forbidden,
+                    "without a query vault_context packs the latest changes, which needs scope read:git; pass a query",
+                )
+                .detail("required", vec!["read:git"])
+                .detail("field", "query"));
+            }
         };
         let mut packer = Packer { budget, used: 0, dropped: 0 };
         let packed_paths: Vec<String> = {

@@ -142,7 +142,7 @@ impl Tool for VaultGraphSearch {
             since: work::time(input.since.as_deref(), "since")?,
             as_of: work::time(input.as_of.as_deref(), "as_of")?,
             expand: true,
-            root: None,
+            ..Request::default()
         };
         let view = View::open(ctx, name, &input.vault).await?;
         let mut searched = vec![view];

@@ -105,10 +105,6 @@ impl Tool for WorkEpisodeChain {
             chain.drain(..chain.len() - k);
             truncated = true;
         }
-        Ok(Output {
-            id: id.to_string(),
-            chain: chain.into_iter().map(|e| EpisodeOut::of(e, detailed)).collect(),
-            truncated,
-        })
+        Ok(Output { id: id.to_string(), chain: work::shape(ctx, name, chain, detailed).await, truncated })
     }
 }

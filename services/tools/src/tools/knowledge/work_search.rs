@@ -130,7 +130,7 @@ impl Tool for WorkSearch {
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(name))?;
         let mut found = tx.episodes(&filter).await.map_err(work::store_err(name))?;
         tx.commit().await.map_err(work::store_err(name))?;
-        let episodes = match (embedder, query) {
+        let ranked: Vec<(Option<f64>, otc_store::Episode)> = match (embedder, query) {
             (Some(embedder), Some(query)) => {
                 let mut texts = vec![query.to_string()];
                 texts.extend(found.iter().map(|e| e.summary.clone()));
@@ -141,27 +141,34 @@ impl Tool for WorkSearch {
                 let mut vectors = embedded.vectors;
                 vectors.iter_mut().for_each(|v| otc_embed::normalize(v));
                 let q = vectors.remove(0);
-                let mut scored: Vec<(f64, otc_store::Episode)> = found
+                let mut scored: Vec<(Option<f64>, otc_store::Episode)> = found
                     .into_iter()
                     .zip(vectors)
-                    .map(|(e, v)| (q.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>() as f64, e))
-                    .collect();
-                scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-                scored
-                    .into_iter()
-                    .take(k)
-                    .map(|(score, e)| EpisodeOut {
-                        score: Some((score * 1000.0).round() / 1000.0),
-                        ..EpisodeOut::of(e, detailed)
+                    .map(|(e, v)| {
+                        let score = q.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>() as f64;
+                        (Some((score * 1000.0).round() / 1000.0), e)
                     })
-                    .collect()
+                    .collect();
+                scored.sort_by(|a, b| b.0.unwrap_or(0.0).total_cmp(&a.0.unwrap_or(0.0)));
+                scored
             }
             _ => {
                 // Newest first from the store; the most trusted lead, ties staying newest first.
                 found.sort_by(|a, b| b.trust.total_cmp(&a.trust));
-                found.into_iter().take(k).map(|e| EpisodeOut::of(e, detailed)).collect()
+                found.into_iter().map(|e| (None, e)).collect()
             }
         };
+        let (scores, episodes): (Vec<Option<f64>>, Vec<otc_store::Episode>) = ranked.into_iter().unzip();
+        // Another caller's episode naming notes the reader may not read is no answer to a search
+        // (its match would tell what the hidden note is called).
+        let episodes: Vec<EpisodeOut> = work::shape(ctx, name, episodes, detailed)
+            .await
+            .into_iter()
+            .zip(scores)
+            .filter(|(e, _)| !work::hidden(e))
+            .take(k)
+            .map(|(e, score)| EpisodeOut { score, ..e })
+            .collect();
         Ok(Output { episodes, mode_used: if input.semantic { "semantic" } else { "keyword" }.into(), searched })
     }
 }
