@@ -75,3 +75,18 @@ q vault_graph_search '{"vault":"bench","query":"project meeting","queries":["mee
 q vault_context '{"vault":"bench","query":"project meeting","token_budget":2000,"response_format":"detailed"}'
 q vault_context '{"vault":"bench","query":"project meeting","token_budget":8000,"k":20,"response_format":"detailed"}'
 q vault_context '{"vault":"bench","token_budget":2000,"response_format":"detailed"}'
+# What work memory costs the read path: read_note at 16 concurrent, outside a work session, then
+# inside one (an episode written per call, with its audit record).
+call_json() { curl -sf http://127.0.0.1:8096/mcp -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' -d "$(body "$1" "$2")"; }
+load16() {
+  "$target/otc-load" --url http://127.0.0.1:8096/mcp --token "$token" --concurrency 16 --duration "$duration" \
+    --warmup 1 --header "Accept: application/json, text/event-stream" --json "$(body read_note '{"vault":"bench","path":"Dashboard.md"}')" \
+    | grep -E 'calls/s|p50|errors' || true
+}
+echo "== read_note, 16 concurrent, no work session"
+load16
+session=$(call_json start_session '{"vault":"bench","caller":"bench"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["session_id"])')
+echo "== read_note, 16 concurrent, in a work session (an episode per call)"
+load16
+call_json end_session "{\"vault\":\"bench\",\"session_id\":\"$session\"}" >/dev/null

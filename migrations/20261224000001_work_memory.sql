@@ -41,9 +41,16 @@ CREATE TABLE agent_episodes (
 );
 -- The session a call belongs to, looked up for every audit record written.
 CREATE INDEX work_sessions_principal ON work_sessions (tenant_id, principal_id, started_at DESC);
-CREATE INDEX agent_episodes_principal ON agent_episodes (tenant_id, principal_id, ts DESC);
+-- A caller's episodes newest first (ids are time-ordered), and its eligible ones alone: what
+-- work_search and vault_context read, a small part of a busy caller's log.
+CREATE INDEX agent_episodes_principal ON agent_episodes (tenant_id, principal_id, id DESC);
+CREATE INDEX agent_episodes_eligible ON agent_episodes (tenant_id, principal_id, id DESC)
+    WHERE eligibility = 'eligible' AND forgotten_at IS NULL;
 CREATE INDEX agent_episodes_session ON agent_episodes (tenant_id, session_id, ts);
 CREATE INDEX agent_episodes_amends ON agent_episodes (tenant_id, amends) WHERE amends IS NOT NULL;
+-- The failed calls a later call of the same session may retry (each episode written looks once).
+CREATE INDEX agent_episodes_failed ON agent_episodes (tenant_id, session_id, tool, summary, ts DESC)
+    WHERE status = 'error';
 
 CREATE TABLE episode_retrievals (
     tenant_id     uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,

@@ -216,7 +216,7 @@ impl TenantTx {
                                  WHERE p.tenant_id = e.tenant_id AND p.session_id = e.session_id
                                    AND p.tool = e.tool AND p.summary = e.summary AND p.status = 'error'
                                    AND p.ts <= e.ts AND p.id <> e.id AND p.forgotten_at IS NULL
-                                 ORDER BY p.ts DESC, p.id DESC LIMIT 1)
+                                 ORDER BY p.ts DESC LIMIT 1)
                 WHERE e.tenant_id = $1 AND e.id = ANY($2) AND e.episode_type = 'tool_call'"#,
             self.tenant,
             &written
@@ -269,6 +269,45 @@ impl TenantTx {
             filter.before,
             filter.limit,
             filter.judgeable
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
+    /// Like [`TenantTx::episodes`] over eligible episodes only (whatever `filter.eligibility`
+    /// says), read through their own index: a busy caller's log is mostly pending calls.
+    pub async fn eligible_episodes(&mut self, filter: &EpisodeFilter) -> Result<Vec<Episode>> {
+        let patterns: Vec<String> = filter.words.iter().map(|w| format!("%{}%", like_escape(w))).collect();
+        Ok(sqlx::query_as!(
+            Episode,
+            r#"SELECT e.id, e.ts, e.principal_id, e.session_id, e.vault, e.client, e.channel, e.episode_type, e.tool,
+                      e.status, e.error_code, e.summary, e.paths, e.duration_us, e.blocked, e.suspects, e.trust,
+                      e.eligibility, e.eligibility_reason, e.task_result, e.verdict_at, e.amends,
+                      (SELECT count(*) FROM episode_retrievals r
+                        WHERE r.tenant_id = e.tenant_id AND r.episode_id = e.id) AS "retrievals!"
+                 FROM agent_episodes e
+                WHERE e.tenant_id = $1 AND e.eligibility = 'eligible' AND e.forgotten_at IS NULL
+                  AND ($2::uuid IS NULL OR e.principal_id = $2)
+                  AND ($3::uuid IS NULL OR e.session_id = $3)
+                  AND ($4::text IS NULL OR e.tool = $4)
+                  AND ($5::timestamptz IS NULL OR e.ts >= $5)
+                  AND ($6::timestamptz IS NULL OR e.ts < $6)
+                  AND ($7::real IS NULL OR e.trust >= $7)
+                  AND (NOT $8 OR e.episode_type = 'tool_call')
+                  AND NOT EXISTS (SELECT 1 FROM unnest($9::text[]) AS w(p)
+                                   WHERE e.summary NOT ILIKE w.p AND e.tool NOT ILIKE w.p)
+                ORDER BY e.id DESC
+                LIMIT $10"#,
+            self.tenant,
+            filter.principal,
+            filter.session,
+            filter.tool,
+            filter.since,
+            filter.until,
+            filter.min_trust,
+            filter.judgeable,
+            &patterns,
+            filter.limit
         )
         .fetch_all(&mut *self.tx)
         .await?)

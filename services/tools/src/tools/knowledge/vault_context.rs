@@ -310,7 +310,6 @@ impl Tool for VaultContext {
             work::settle(ctx).await;
             let filter = EpisodeFilter {
                 principal: Some(ctx.caller.principal_id),
-                eligibility: Some(vec!["eligible".into()]),
                 min_trust: Some(0.5),
                 judgeable: true,
                 words: query
@@ -322,7 +321,7 @@ impl Tool for VaultContext {
             };
             let store_err = work::store_err(name);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
-            let found = tx.episodes(&filter).await.map_err(&store_err)?;
+            let found = tx.eligible_episodes(&filter).await.map_err(&store_err)?;
             tx.commit().await.map_err(&store_err)?;
             for e in found {
                 if packer.take(&e.summary) {

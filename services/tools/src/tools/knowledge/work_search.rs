@@ -128,7 +128,11 @@ impl Tool for WorkSearch {
             ..EpisodeFilter::default()
         };
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(name))?;
-        let mut found = tx.episodes(&filter).await.map_err(work::store_err(name))?;
+        let mut found = match input.include_pending {
+            true => tx.episodes(&filter).await,
+            false => tx.eligible_episodes(&filter).await,
+        }
+        .map_err(work::store_err(name))?;
         tx.commit().await.map_err(work::store_err(name))?;
         let ranked: Vec<(Option<f64>, otc_store::Episode)> = match (embedder, query) {
             (Some(embedder), Some(query)) => {
