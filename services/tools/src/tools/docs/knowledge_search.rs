@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{ResponseFormat, Verbosity};
 use crate::reading::View;
 use crate::retrieval::{self, Request};
+use crate::tools::knowledge::vault_graph_search::HitOut;
 use crate::{CallContext, Tool, work};
 
 pub struct KnowledgeSearch;
@@ -38,25 +39,12 @@ pub struct Output {
     pub vault: String,
     /// The docs folder searched.
     pub corpus: String,
-    pub hits: Vec<DocHit>,
+    /// Best first: chunk_id, path, content, rerank_score, vault and age (detailed: the arm,
+    /// the hop, the edge and seed of a graph neighbour).
+    pub hits: Vec<HitOut>,
     /// Detailed only: hybrid or keyword.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_used: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct DocHit {
-    pub chunk_id: String,
-    pub path: String,
-    pub content: String,
-    pub rerank_score: f64,
-    pub vault: String,
-    pub changed_since_d: f64,
-    /// Detailed only: keyword, semantic, both or graph, and the hop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arm: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hop: Option<u8>,
 }
 
 impl Tool for KnowledgeSearch {
@@ -96,24 +84,11 @@ impl Tool for KnowledgeSearch {
         let found = retrieval::retrieve(ctx, name, &view, &request).await?;
         retrieval::note_gap(ctx, name, &view, &queries[0], &found).await?;
         retrieval::record(&view.vault.name, &found.hits, true);
-        let best = found.hits.first().map(|h| h.score).unwrap_or(1.0).max(f64::EPSILON);
+        let best = found.hits.first().map(|h| h.score).unwrap_or(1.0);
         Ok(Output {
             vault: view.vault.name.clone(),
             corpus,
-            hits: found
-                .hits
-                .iter()
-                .map(|h| DocHit {
-                    chunk_id: retrieval::chunk_id(h),
-                    path: h.path.clone(),
-                    content: h.content.clone(),
-                    rerank_score: (h.score / best * 1000.0).round() / 1000.0,
-                    vault: view.vault.name.clone(),
-                    changed_since_d: retrieval::changed_since_days(h),
-                    arm: detailed.then(|| h.arm.to_string()),
-                    hop: detailed.then_some(h.hop),
-                })
-                .collect(),
+            hits: found.hits.iter().map(|h| HitOut::of(&view.vault.name, h, best, detailed)).collect(),
             mode_used: detailed.then(|| found.mode_used.to_string()),
         })
     }

@@ -108,6 +108,24 @@ pub struct HitOut {
     pub seed: Option<String>,
 }
 
+impl HitOut {
+    /// `hit` of `vault`, its score a share of the best hit's (`best`).
+    pub fn of(vault: &str, hit: &retrieval::Hit, best: f64, detailed: bool) -> Self {
+        Self {
+            chunk_id: retrieval::chunk_id(hit),
+            changed_since_d: retrieval::changed_since_days(hit),
+            rerank_score: (hit.score / best.max(f64::EPSILON) * 1000.0).round() / 1000.0,
+            arm: detailed.then(|| hit.arm.to_string()),
+            hop: detailed.then_some(hit.hop),
+            edge: hit.edge.filter(|_| detailed).map(str::to_string),
+            seed: hit.seed.clone().filter(|_| detailed),
+            path: hit.path.clone(),
+            content: hit.content.clone(),
+            vault: vault.to_string(),
+        }
+    }
+}
+
 impl Tool for VaultGraphSearch {
     type Input = Input;
     type Output = Output;
@@ -175,28 +193,14 @@ impl Tool for VaultGraphSearch {
                 hits.iter().filter(|(v, _)| *v == view.vault.name).map(|(_, h)| h.clone()).collect();
             retrieval::record(&view.vault.name, &own, i == 0);
         }
-        let best = hits.first().map(|(_, h)| h.score).unwrap_or(1.0).max(f64::EPSILON);
+        let best = hits.first().map(|(_, h)| h.score).unwrap_or(1.0);
         let mut arms = vec!["keyword".to_string()];
         if hybrid {
             arms.push("semantic".into());
         }
         Ok(Output {
             vault: searched[0].vault.name.clone(),
-            hits: hits
-                .into_iter()
-                .map(|(vault, h)| HitOut {
-                    chunk_id: retrieval::chunk_id(&h),
-                    changed_since_d: retrieval::changed_since_days(&h),
-                    rerank_score: (h.score / best * 1000.0).round() / 1000.0,
-                    arm: detailed.then(|| h.arm.to_string()),
-                    hop: detailed.then_some(h.hop),
-                    edge: h.edge.filter(|_| detailed).map(str::to_string),
-                    seed: h.seed.clone().filter(|_| detailed),
-                    path: h.path,
-                    content: h.content,
-                    vault,
-                })
-                .collect(),
+            hits: hits.iter().map(|(vault, h)| HitOut::of(vault, h, best, detailed)).collect(),
             mode_used: if hybrid { "hybrid" } else { "keyword" }.into(),
             failed_variants,
             failed_vaults,
