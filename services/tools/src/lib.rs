@@ -263,6 +263,12 @@ impl CallContext<'_> {
         self.dispatcher.call(self.caller, Surface::Default, self.client_name, tool, Some(args), hooks).await
     }
 
+    /// [`CallContext::call_part`] with its arguments written as a JSON object (a `json!` literal).
+    pub async fn call_part_json(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+        let Value::Object(args) = args else { panic!("the arguments of a call to {tool} are a JSON object") };
+        self.call_part(tool, args).await
+    }
+
     pub fn services(&self) -> &Services {
         &self.dispatcher.services
     }

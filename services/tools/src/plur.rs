@@ -9,6 +9,8 @@
 use std::time::Duration;
 
 use otc_errors::{ErrorCode, Hint, ToolError};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::CallContext;
@@ -98,7 +100,7 @@ pub async fn forward(
 }
 
 /// `query`, which must not be blank.
-pub fn query(text: &str) -> Result<&str, ToolError> {
+fn query(text: &str) -> Result<&str, ToolError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ToolError::with_message(ErrorCode::InvalidInput, "query is empty").detail("field", "query"));
@@ -107,11 +109,38 @@ pub fn query(text: &str) -> Result<&str, ToolError> {
 }
 
 /// `value` of `field`, which must lie in 0..=1.
-pub fn unit(value: f64, field: &str) -> Result<f64, ToolError> {
+fn unit(value: f64, field: &str) -> Result<f64, ToolError> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {
         Err(ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is between 0 and 1"))
             .detail("field", field))
     }
+}
+
+// What a recall answers (no doc comment: it would be advertised as the schema's description).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Recalled {
+    /// The store's answer as it came.
+    pub results: Map<String, Value>,
+}
+
+/// A recall from the store's `route` for `tool`: `query` (not blank), `k` (default 10, 1 to 100)
+/// and `scope` sent with `extra`, a named share or floor that must lie in 0..=1.
+pub async fn recall(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    route: &str,
+    query: &str,
+    k: Option<u32>,
+    scope: Option<String>,
+    extra: Option<(&str, f64)>,
+) -> Result<Recalled, ToolError> {
+    let query = self::query(query)?;
+    let k = crate::reading::bounded(k, 10, 1..=100, "k")?;
+    let mut body = serde_json::json!({"query": query, "k": k, "scope": scope});
+    if let Some((field, value)) = extra {
+        body[field] = serde_json::json!(unit(value, field)?);
+    }
+    Ok(Recalled { results: forward(ctx, tool, route, Some(body)).await? })
 }

@@ -185,7 +185,7 @@ pub async fn retrieve(
         };
         let args =
             json!({"vault": vault, "query": query, "mode": "section", "k": depth, "response_format": "detailed"});
-        match call(ctx, "search_and_read", args).await {
+        match ctx.call_part_json("search_and_read", args).await {
             Ok(found) => {
                 keyword_answered = true;
                 for (i, item) in found["results"].as_array().into_iter().flatten().enumerate() {
@@ -217,7 +217,7 @@ pub async fn retrieve(
             if let Some(root) = &request.root {
                 args["root"] = json!(root);
             }
-            match call(ctx, "search_semantic", args).await {
+            match ctx.call_part_json("search_semantic", args).await {
                 Ok(found) => {
                     semantic_answered = true;
                     for (i, hit) in found["hits"].as_array().into_iter().flatten().enumerate() {
@@ -282,7 +282,7 @@ pub async fn retrieve(
                 (false, true) => "semantic",
                 _ => "keyword",
             },
-            content: cut(c.content.unwrap_or_default()),
+            content: clip(&c.content.unwrap_or_default(), MAX_CONTENT_BYTES),
             path: c.path,
             ord: c.ord,
             score: c.rrf,
@@ -376,17 +376,12 @@ fn in_window(mtime: DateTime<Utc>, request: &Request) -> bool {
     request.since.is_none_or(|s| mtime >= s) && request.as_of.is_none_or(|a| mtime <= a)
 }
 
-fn cut(mut text: String) -> String {
-    if text.len() > MAX_CONTENT_BYTES {
-        text.truncate(text.floor_char_boundary(MAX_CONTENT_BYTES));
-        text.push('…');
+/// `text` cut to at most `max` bytes (on a character boundary), with an ellipsis when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
     }
-    text
-}
-
-async fn call(ctx: &CallContext<'_>, tool: &str, args: Value) -> Result<Value, ToolError> {
-    let Value::Object(args) = args else { unreachable!("an object literal") };
-    ctx.call_part(tool, args).await
+    format!("{}…", &text[..text.floor_char_boundary(max)])
 }
 
 /// When each readable note of `paths` last changed (a note gone since is left out).
@@ -467,7 +462,7 @@ async fn expand(
 
 /// The first chunk of each note of `paths` (its text now, and when the note last changed); a
 /// note without chunks, or gone, is left out.
-async fn first_chunks(
+pub async fn first_chunks(
     ctx: &CallContext<'_>,
     tool: &str,
     view: &View,
@@ -485,7 +480,10 @@ async fn first_chunks(
     let mut out = HashMap::new();
     for (path, text) in paths.iter().zip(texts) {
         let (Some(text), Some(&(start, end))) = (text, spans.get(path)) else { continue };
-        out.insert(path.clone(), (text.entry.mtime, cut(slice(&text.text, start as usize, end as usize).to_string())));
+        out.insert(
+            path.clone(),
+            (text.entry.mtime, clip(slice(&text.text, start as usize, end as usize), MAX_CONTENT_BYTES)),
+        );
     }
     Ok(out)
 }

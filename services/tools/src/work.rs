@@ -279,11 +279,6 @@ pub fn hidden(shown: &EpisodeOut) -> bool {
     shown.summary == HIDDEN
 }
 
-/// A time argument (YYYY-MM-DD or RFC 3339).
-pub fn time(text: Option<&str>, field: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>, ToolError> {
-    crate::memory::time_arg(text, field)
-}
-
 /// The store error of tool `tool`, as the caller sees it.
 pub fn store_err(tool: &str) -> impl Fn(StoreError) -> ToolError + '_ {
     move |e| internal(tool, &e)

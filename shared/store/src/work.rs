@@ -117,7 +117,7 @@ pub struct SessionRetrieval {
 }
 
 /// One bucket of episode_stats.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct EpisodeBucket {
     pub key: String,
     pub episodes: i64,
@@ -228,6 +228,9 @@ impl TenantTx {
 
     /// Episodes matching `filter`, newest first (forgotten ones never).
     pub async fn episodes(&mut self, filter: &EpisodeFilter) -> Result<Vec<Episode>> {
+        if filter.eligibility.as_deref() == Some(&["eligible".to_string()]) {
+            return self.eligible_episodes(filter).await;
+        }
         let patterns: Vec<String> = filter.words.iter().map(|w| format!("%{}%", like_escape(w))).collect();
         Ok(sqlx::query_as!(
             Episode,
@@ -274,9 +277,10 @@ impl TenantTx {
         .await?)
     }
 
-    /// Like [`TenantTx::episodes`] over eligible episodes only (whatever `filter.eligibility`
-    /// says), read through their own index: a busy caller's log is mostly pending calls.
-    pub async fn eligible_episodes(&mut self, filter: &EpisodeFilter) -> Result<Vec<Episode>> {
+    /// [`TenantTx::episodes`] for eligible episodes alone, through their own partial index (its
+    /// predicate written out, so a generic plan still uses it): a busy caller's log is mostly
+    /// pending calls.
+    async fn eligible_episodes(&mut self, filter: &EpisodeFilter) -> Result<Vec<Episode>> {
         let patterns: Vec<String> = filter.words.iter().map(|w| format!("%{}%", like_escape(w))).collect();
         Ok(sqlx::query_as!(
             Episode,
@@ -296,6 +300,9 @@ impl TenantTx {
                   AND (NOT $8 OR e.episode_type = 'tool_call')
                   AND NOT EXISTS (SELECT 1 FROM unnest($9::text[]) AS w(p)
                                    WHERE e.summary NOT ILIKE w.p AND e.tool NOT ILIKE w.p)
+                  AND ($11::text IS NULL OR e.status = $11)
+                  AND (NOT $12 OR (e.task_result IS NULL AND e.episode_type = 'tool_call'))
+                  AND ($13::uuid IS NULL OR e.id < $13)
                 ORDER BY e.id DESC
                 LIMIT $10"#,
             self.tenant,
@@ -307,7 +314,10 @@ impl TenantTx {
             filter.min_trust,
             filter.judgeable,
             &patterns,
-            filter.limit
+            filter.limit,
+            filter.status,
+            filter.unstamped,
+            filter.before
         )
         .fetch_all(&mut *self.tx)
         .await?)
@@ -444,7 +454,7 @@ impl TenantTx {
                       count(*) FILTER (WHERE eligibility = 'eligible') AS eligible,
                       count(*) FILTER (WHERE eligibility = 'held') AS held,
                       count(*) FILTER (WHERE eligibility = 'blocked') AS blocked,
-                      avg(duration_us)::float8 / 1000.0 AS mean_duration_ms
+                      round(avg(duration_us) / 1000.0, 2)::float8 AS mean_duration_ms
                  FROM agent_episodes
                 WHERE tenant_id = $1 AND forgotten_at IS NULL AND ($2::uuid IS NULL OR principal_id = $2)
                   AND ($3::timestamptz IS NULL OR ts >= $3) AND ($4::timestamptz IS NULL OR ts < $4)
@@ -452,7 +462,7 @@ impl TenantTx {
                 ORDER BY count(*) DESC, 1 LIMIT $6"#,
             col = group.column()
         );
-        let rows: Vec<(String, i64, i64, i64, i64, i64, i64, i64, i64, i64, f64)> = sqlx::query_as(&sql)
+        let buckets: Vec<EpisodeBucket> = sqlx::query_as(&sql)
             .bind(self.tenant)
             .bind(principal)
             .bind(since)
@@ -472,22 +482,6 @@ impl TenantTx {
         )
         .fetch_one(&mut *self.tx)
         .await?;
-        let buckets = rows
-            .into_iter()
-            .map(|r| EpisodeBucket {
-                key: r.0,
-                episodes: r.1,
-                errors: r.2,
-                unstamped: r.3,
-                good: r.4,
-                neutral: r.5,
-                bad: r.6,
-                eligible: r.7,
-                held: r.8,
-                blocked: r.9,
-                mean_duration_ms: (r.10 * 100.0).round() / 100.0,
-            })
-            .collect();
         Ok((buckets, forgotten))
     }
 

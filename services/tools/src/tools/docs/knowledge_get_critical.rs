@@ -78,8 +78,7 @@ impl Tool for KnowledgeGetCritical {
         let corpus = super::docs_folder(ctx, &view)?;
         let args = json!({"vault": view.vault.name, "key": "severity", "value": "critical", "folder": corpus,
                           "limit": 1000, "response_format": "concise"});
-        let Value::Object(args) = args else { unreachable!("an object literal") };
-        let found = ctx.call_part("find_notes_by_property", args).await?;
+        let found = ctx.call_part_json("find_notes_by_property", args).await?;
         let paths: Vec<String> = found["matches"]
             .as_array()
             .into_iter()

@@ -75,8 +75,8 @@ impl Tool for KnowledgeSearch {
             queries: queries.clone(),
             k,
             depth: (2 * k).min(20),
-            since: work::time(input.since.as_deref(), "since")?,
-            as_of: work::time(input.as_of.as_deref(), "as_of")?,
+            since: crate::memory::time_arg(input.since.as_deref(), "since")?,
+            as_of: crate::memory::time_arg(input.as_of.as_deref(), "as_of")?,
             expand: true,
             root: Some(corpus.clone()),
             ..Request::default()

@@ -106,8 +106,8 @@ impl Tool for EpisodeStats {
         };
         let min_bucket = input.min_bucket.unwrap_or(1).max(1) as i64;
         let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let since = work::time(input.since.as_deref(), "since")?;
-        let until = work::time(input.until.as_deref(), "until")?;
+        let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
+        let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
         work::settle(ctx).await;
         let store_err = work::store_err(name);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;

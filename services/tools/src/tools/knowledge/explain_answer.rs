@@ -104,8 +104,8 @@ impl Tool for ExplainAnswer {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let since = work::time(input.since.as_deref(), "since")?;
-        let until = work::time(input.until.as_deref(), "until")?;
+        let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
+        let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
         let view = View::open(ctx, name, &input.vault).await?;
         let session = match &input.session_id {
             Some(id) => Some(work::own_session(ctx, name, id).await?),

@@ -3,8 +3,7 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::ToolError;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
 
 use crate::{CallContext, Tool, plur};
 
@@ -24,15 +23,9 @@ pub struct Input {
     pub scope: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
-    /// The store's answer as it came.
-    pub results: Map<String, Value>,
-}
-
 impl Tool for PlurRecall {
     type Input = Input;
-    type Output = Output;
+    type Output = plur::Recalled;
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["read:plur"],
         response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
@@ -45,11 +38,7 @@ impl Tool for PlurRecall {
         )
     };
 
-    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let query = plur::query(&input.query)?;
-        let k = crate::reading::bounded(input.k, 10, 1..=100, "k")?;
-        let body = json!({"query": query, "k": k, "scope": input.scope});
-        let results = plur::forward(ctx, Self::SPEC.name, "/recall", Some(body)).await?;
-        Ok(Output { results })
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
+        plur::recall(ctx, Self::SPEC.name, "/recall", &input.query, input.k, input.scope, None).await
     }
 }

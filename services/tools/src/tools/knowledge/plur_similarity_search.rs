@@ -3,8 +3,7 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::ToolError;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
 
 use crate::{CallContext, Tool, plur};
 
@@ -28,15 +27,9 @@ pub struct Input {
     pub min_score: Option<f64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Output {
-    /// The store's answer as it came.
-    pub results: Map<String, Value>,
-}
-
 impl Tool for PlurSimilaritySearch {
     type Input = Input;
-    type Output = Output;
+    type Output = plur::Recalled;
     const SPEC: ToolSpec = ToolSpec {
         scopes: &["read:plur"],
         response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
@@ -48,14 +41,16 @@ impl Tool for PlurSimilaritySearch {
         )
     };
 
-    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let query = plur::query(&input.query)?;
-        let k = crate::reading::bounded(input.k, 10, 1..=100, "k")?;
-        let mut body = json!({"query": query, "k": k, "scope": input.scope});
-        if let Some(m) = input.min_score {
-            body["min_score"] = json!(plur::unit(m, "min_score")?);
-        }
-        let results = plur::forward(ctx, Self::SPEC.name, "/similarity", Some(body)).await?;
-        Ok(Output { results })
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
+        plur::recall(
+            ctx,
+            Self::SPEC.name,
+            "/similarity",
+            &input.query,
+            input.k,
+            input.scope,
+            input.min_score.map(|v| ("min_score", v)),
+        )
+        .await
     }
 }

@@ -5,7 +5,7 @@ use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::reading::View;
 use crate::retrieval::{self, Request};
@@ -264,8 +264,7 @@ async fn persist(
     for n in 1..=20 {
         let path = if n == 1 { format!("{folder}/{stem}.md") } else { format!("{folder}/{stem} ({n}).md") };
         let args = json!({"vault": view.vault.name, "path": path, "content": content});
-        let Value::Object(args) = args else { unreachable!("an object literal") };
-        match ctx.call_part("write_note", args).await {
+        match ctx.call_part_json("write_note", args).await {
             Ok(_) => return Ok(path),
             Err(e) if e.code == ErrorCode::NoteExists => continue,
             Err(e) => return Err(e),

@@ -129,13 +129,9 @@ impl Tool for SessionBootstrap {
         };
         tx.commit().await.map_err(store_err)?;
         // The rest through the catalogue's tools, so the ACL and scopes apply as to any call.
-        let call = |tool: &'static str, args: Value| async move {
-            let Value::Object(args) = args else { unreachable!("an object literal") };
-            ctx.call_part(tool, args).await
-        };
         let mut recent_changes = Vec::new();
         if ctx.dispatcher.reachable(ctx.caller, "git_log") {
-            let log = call("git_log", json!({"vault": input.vault, "limit": changes})).await?;
+            let log = ctx.call_part_json("git_log", json!({"vault": input.vault, "limit": changes})).await?;
             for commit in log["commits"].as_array().into_iter().flatten() {
                 for change in commit["changes"].as_array().into_iter().flatten() {
                     recent_changes.push(ChangeOut {
@@ -152,10 +148,14 @@ impl Tool for SessionBootstrap {
         let mut not_loaded = Vec::new();
         let mut used = 0;
         if let Some(message) = input.message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
-            let found = call("search_vault", json!({"vault": input.vault, "query": message, "limit": 10})).await?;
+            let found = ctx
+                .call_part_json("search_vault", json!({"vault": input.vault, "query": message, "limit": 10}))
+                .await?;
             for hit in found["hits"].as_array().into_iter().flatten() {
                 let Some(path) = hit["path"].as_str() else { continue };
-                let read = call("read_note", json!({"vault": input.vault, "path": path, "format": "content"})).await?;
+                let read = ctx
+                    .call_part_json("read_note", json!({"vault": input.vault, "path": path, "format": "content"}))
+                    .await?;
                 let content = read["content"].as_str().unwrap_or_default().to_string();
                 if used + content.len() > budget {
                     not_loaded.push(path.to_string());

@@ -7,7 +7,7 @@ use otc_errors::{ErrorCode, ToolError};
 use otc_store::EpisodeFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::format::{ResponseFormat, Verbosity};
 use crate::reading::View;
@@ -187,11 +187,7 @@ impl Packer {
 }
 
 fn excerpt(text: &str) -> String {
-    let text = text.trim();
-    if text.len() <= EXCERPT_BYTES {
-        return text.to_string();
-    }
-    format!("{}…", &text[..text.floor_char_boundary(EXCERPT_BYTES)])
+    retrieval::clip(text.trim(), EXCERPT_BYTES)
 }
 
 impl Tool for VaultContext {
@@ -217,16 +213,17 @@ impl Tool for VaultContext {
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let budget = crate::reading::bounded(input.token_budget, 2000, 100..=32000, "token_budget")?;
         let k = crate::reading::bounded(input.k, 8, 1..=30, "k")?;
-        let since = work::time(input.since.as_deref(), "since")?;
+        let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
         let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()).map(str::to_string);
         if input.query.is_some() && query.is_none() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "query is blank").detail("field", "query"));
         }
         let view = View::open(ctx, name, &input.vault).await?;
         let vault = view.vault.name.clone();
-        let call = |tool: &'static str, args: Value| async move {
-            let Value::Object(args) = args else { unreachable!("an object literal") };
-            ctx.call_part(tool, args).await
+        // The change log, read once for both its uses: the latest notes (no query) and diff_since.
+        let log = match query.is_none() || since.is_some() {
+            true if ctx.dispatcher.reachable(ctx.caller, "git_log") => log_changes(ctx, &vault).await?,
+            _ => Vec::new(),
         };
 
         // The chunks: retrieved for the query, or the latest changed notes.
@@ -238,7 +235,7 @@ impl Tool for VaultContext {
                 retrieval::note_gap(ctx, name, &view, q, &found).await?;
                 (found.hits.clone(), Some(found))
             }
-            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, name, &view, k).await?, None),
+            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, name, &view, &log, k).await?, None),
             None => {
                 return Err(ToolError::with_message(
                     ErrorCode::Forbidden,
@@ -290,7 +287,7 @@ impl Tool for VaultContext {
         if input.include_lessons.unwrap_or(true) {
             let q = format!("{} tag:lesson", query.as_deref().unwrap_or(""));
             let args = json!({"vault": vault, "query": q.trim(), "mode": "section", "k": LESSONS, "response_format": "detailed"});
-            if let Ok(found) = call("search_and_read", args).await {
+            if let Ok(found) = ctx.call_part_json("search_and_read", args).await {
                 for item in found["results"].as_array().into_iter().flatten() {
                     let (Some(path), Some(ord)) = (item["path"].as_str(), item["chunk_id"].as_i64()) else { continue };
                     let text = excerpt(item["body"].as_str().unwrap_or_default());
@@ -310,6 +307,7 @@ impl Tool for VaultContext {
             work::settle(ctx).await;
             let filter = EpisodeFilter {
                 principal: Some(ctx.caller.principal_id),
+                eligibility: Some(vec!["eligible".into()]),
                 min_trust: Some(0.5),
                 judgeable: true,
                 words: query
@@ -321,7 +319,7 @@ impl Tool for VaultContext {
             };
             let store_err = work::store_err(name);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
-            let found = tx.eligible_episodes(&filter).await.map_err(&store_err)?;
+            let found = tx.episodes(&filter).await.map_err(&store_err)?;
             tx.commit().await.map_err(&store_err)?;
             for e in found {
                 if packer.take(&e.summary) {
@@ -393,29 +391,14 @@ impl Tool for VaultContext {
             .collect();
         retrieval::record(&vault, &retrieved, true);
 
-        let mut diff_since = Vec::new();
-        if let Some(since) = since
-            && ctx.dispatcher.reachable(ctx.caller, "git_log")
-        {
-            let log = call("git_log", json!({"vault": vault, "limit": 200})).await?;
-            'commits: for commit in log["commits"].as_array().into_iter().flatten() {
-                let at = commit["at"].as_str().unwrap_or_default();
-                let when = chrono::DateTime::parse_from_rfc3339(at).map(|t| t.with_timezone(&chrono::Utc));
-                if when.is_ok_and(|t| t < since) {
-                    break;
-                }
-                for change in commit["changes"].as_array().into_iter().flatten() {
-                    if diff_since.len() >= CHANGES {
-                        break 'commits;
-                    }
-                    diff_since.push(Change {
-                        at: at.to_string(),
-                        path: change["path"].as_str().unwrap_or_default().to_string(),
-                        op: change["op"].as_str().unwrap_or_default().to_string(),
-                    });
-                }
-            }
-        }
+        let diff_since: Vec<Change> = match since {
+            Some(since) => log
+                .into_iter()
+                .take_while(|c| chrono::DateTime::parse_from_rfc3339(&c.at).map_or(true, |t| t >= since))
+                .take(CHANGES)
+                .collect(),
+            None => Vec::new(),
+        };
 
         Ok(Output {
             vault,
@@ -447,43 +430,56 @@ impl Tool for VaultContext {
     }
 }
 
-/// The first chunks of the `k` latest changed notes the caller can read, newest first (from the
-/// change log, which names only readable paths).
-async fn recent(ctx: &CallContext<'_>, tool: &str, view: &View, k: usize) -> Result<Vec<retrieval::Hit>, ToolError> {
-    let log = {
-        let Value::Object(args) = json!({"vault": view.vault.name, "limit": 100}) else { unreachable!() };
-        ctx.call_part("git_log", args).await?
-    };
-    let mut paths: Vec<String> = Vec::new();
+/// The vault's latest changes, newest first, as git_log answers them (the paths the caller may
+/// read).
+async fn log_changes(ctx: &CallContext<'_>, vault: &str) -> Result<Vec<Change>, ToolError> {
+    let log = ctx.call_part_json("git_log", json!({"vault": vault, "limit": 200})).await?;
+    let mut out = Vec::new();
     for commit in log["commits"].as_array().into_iter().flatten() {
+        let at = commit["at"].as_str().unwrap_or_default();
         for change in commit["changes"].as_array().into_iter().flatten() {
-            let Some(path) = change["path"].as_str() else { continue };
-            if paths.len() < k && path.ends_with(".md") && change["op"] != "delete" && !paths.iter().any(|p| p == path)
-            {
-                paths.push(path.to_string());
-            }
+            out.push(Change {
+                at: at.to_string(),
+                path: change["path"].as_str().unwrap_or_default().to_string(),
+                op: change["op"].as_str().unwrap_or_default().to_string(),
+            });
         }
     }
-    let texts = crate::searching::note_texts(ctx, tool, view.vault.id, &paths).await?;
-    let keys: Vec<(String, i32)> = paths.iter().map(|p| (p.clone(), 0)).collect();
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
-    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| crate::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| crate::internal(tool, &e))?;
-    let mut out = Vec::new();
-    for (i, (path, text)) in paths.into_iter().zip(texts).enumerate() {
-        let (Some(text), Some(span)) = (text, spans.iter().find(|s| s.path == path)) else { continue };
-        out.push(retrieval::Hit {
-            content: crate::searching::slice(&text.text, span.start as usize, span.end as usize).to_string(),
-            ord: 0,
-            score: 1.0 / (i as f64 + 1.0),
-            arm: "recent",
-            hop: 0,
-            edge: None,
-            seed: None,
-            raw_score: None,
-            mtime: text.entry.mtime,
-            path,
-        });
-    }
     Ok(out)
+}
+
+/// The first chunks of the `k` latest changed notes of `log`, newest first.
+async fn recent(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    log: &[Change],
+    k: usize,
+) -> Result<Vec<retrieval::Hit>, ToolError> {
+    let mut paths: Vec<String> = Vec::new();
+    for change in log {
+        if paths.len() < k && change.path.ends_with(".md") && change.op != "delete" && !paths.contains(&change.path) {
+            paths.push(change.path.clone());
+        }
+    }
+    let mut firsts = retrieval::first_chunks(ctx, tool, view, &paths).await?;
+    Ok(paths
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, path)| {
+            let (mtime, content) = firsts.remove(&path)?;
+            Some(retrieval::Hit {
+                content,
+                ord: 0,
+                score: 1.0 / (i as f64 + 1.0),
+                arm: "recent",
+                hop: 0,
+                edge: None,
+                seed: None,
+                raw_score: None,
+                mtime,
+                path,
+            })
+        })
+        .collect())
 }

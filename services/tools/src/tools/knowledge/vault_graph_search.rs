@@ -157,8 +157,8 @@ impl Tool for VaultGraphSearch {
                 .map(str::to_string),
             k,
             depth: (2 * k).min(20),
-            since: work::time(input.since.as_deref(), "since")?,
-            as_of: work::time(input.as_of.as_deref(), "as_of")?,
+            since: crate::memory::time_arg(input.since.as_deref(), "since")?,
+            as_of: crate::memory::time_arg(input.as_of.as_deref(), "as_of")?,
             expand: true,
             ..Request::default()
         };

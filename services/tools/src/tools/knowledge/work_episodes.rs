@@ -99,8 +99,8 @@ impl Tool for WorkEpisodes {
             Some(id) => Some(crate::memory::entity_id(id, "session_id")?),
             None => None,
         };
-        let since = work::time(input.since.as_deref(), "since")?;
-        let until = work::time(input.until.as_deref(), "until")?;
+        let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
+        let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
         if let (Some(since), Some(until)) = (since, until)
             && until < since
         {

@@ -63,7 +63,7 @@ impl Tool for WorkResult {
         }
         let now = chrono::Utc::now();
         // A verdict cannot reach calls not made yet.
-        let as_of = work::time(input.as_of.as_deref(), "as_of")?.map_or(now, |t| t.min(now));
+        let as_of = crate::memory::time_arg(input.as_of.as_deref(), "as_of")?.map_or(now, |t| t.min(now));
         work::settle(ctx).await;
         let answer = |session_id: Option<String>, s: otc_store::Stamped, reason: Option<&str>| Output {
             result: input.result,

@@ -118,8 +118,8 @@ impl Tool for WorkSearch {
             principal,
             session,
             tool: input.tool,
-            since: work::time(input.since.as_deref(), "since")?,
-            until: work::time(input.until.as_deref(), "until")?,
+            since: crate::memory::time_arg(input.since.as_deref(), "since")?,
+            until: crate::memory::time_arg(input.until.as_deref(), "until")?,
             eligibility: Some(searched.clone()),
             min_trust: Some(min_trust),
             judgeable: true,
@@ -128,11 +128,7 @@ impl Tool for WorkSearch {
             ..EpisodeFilter::default()
         };
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(name))?;
-        let mut found = match input.include_pending {
-            true => tx.episodes(&filter).await,
-            false => tx.eligible_episodes(&filter).await,
-        }
-        .map_err(work::store_err(name))?;
+        let mut found = tx.episodes(&filter).await.map_err(work::store_err(name))?;
         tx.commit().await.map_err(work::store_err(name))?;
         let ranked: Vec<(Option<f64>, otc_store::Episode)> = match (embedder, query) {
             (Some(embedder), Some(query)) => {
