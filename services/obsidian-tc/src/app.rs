@@ -368,8 +368,7 @@ pub fn embeddings(config: &Config) -> anyhow::Result<Arc<Embeddings>> {
                 0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
                 n => n,
             };
-            let local = otc_embed::local::Local::load(&files, otc_embed::local::MINILM_MODEL, threads)
-                .context("embeddings.provider = \"local\"")?;
+            let local = otc_embed::local::Local::load(&files, threads).context("embeddings.provider = \"local\"")?;
             Embeddings::new(Arc::new(otc_embed::local::LocalEmbedder(Arc::new(local))), None)
         }
         EmbeddingProvider::Openai => {

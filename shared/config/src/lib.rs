@@ -318,7 +318,7 @@ pub struct EmbeddingsConfig {
     pub local_model: Option<String>,
     /// The model's tokenizer.json (local).
     pub local_tokenizer: Option<String>,
-    /// ONNX Runtime threads (local; 0: every core).
+    /// Texts the local model runs at once, one thread each (0: one per core).
     pub local_threads: usize,
     /// Chunks one embedding pass takes at most.
     pub batch_chunks: usize,

@@ -3,11 +3,13 @@
 //!   eval "$(scripts/models env)"; OTC_BENCH_VAULT=$PWD/corpus/<vault> cargo bench -p otc-embed
 //!
 //! Chunks are cut as the indexer cuts them, roughly: each note split at its headings, a part
-//! at most 2,000 bytes. `OTC_BENCH_THREADS` sets ONNX Runtime's threads (default: the cores).
+//! at most 2,000 bytes. `OTC_BENCH_THREADS` sets the texts run at once, one thread each
+//! (default: the cores), as `embeddings.local_threads` does. The model is the one
+//! `scripts/models env` names; `OTC_TEST_EMBEDDING_MODEL=<file>` measures another.
 
 use std::time::Instant;
 
-use otc_embed::local::{Local, LocalFiles, MINILM_MODEL};
+use otc_embed::local::{Local, LocalFiles};
 
 fn chunks(dir: &std::path::Path, out: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -50,7 +52,7 @@ fn main() {
     chunks(std::path::Path::new(&vault), &mut texts);
     texts.truncate(2_000);
     assert!(!texts.is_empty(), "no notes under {vault}");
-    let local = Local::load(&files, MINILM_MODEL, threads).expect("model");
+    let local = Local::load(&files, threads).expect("model");
     local.run(&texts[..texts.len().min(32)]).expect("warm-up");
     let started = Instant::now();
     let mut tokens = 0;
@@ -59,7 +61,8 @@ fn main() {
     }
     let secs = started.elapsed().as_secs_f64();
     println!(
-        "{} chunks ({} tokens, {:.0} a chunk) in {secs:.2} s with {threads} threads: {:.0} chunks/s",
+        "{}: {} chunks ({} tokens, {:.0} a chunk) in {secs:.2} s with {threads} threads: {:.0} chunks/s",
+        local.model(),
         texts.len(),
         tokens,
         tokens as f64 / texts.len() as f64,
