@@ -65,7 +65,7 @@ pub async fn commit_with_jobs(
     };
     tx.commit().await?;
     let commit_time = started.elapsed();
-    let indexed = if committed.changed > 0 { announce(indexer, kv, tenant, vault).await } else { true };
+    let indexed = if committed.changed > 0 { announce(indexer, kv, tenant, vault, committed.seq).await } else { true };
     tracing::debug!(
         changes = changes.len(),
         commit_ms = commit_time.as_millis() as u64,
@@ -76,18 +76,19 @@ pub async fn commit_with_jobs(
     Ok(Ok(Announced { committed, indexed }))
 }
 
-/// After a commit to `vault` and before it is answered: moves the vault's generation on and
-/// indexes what is queued, waiting no longer than the indexer's `inline_deadline`. Returns
-/// whether indexing finished in time.
+/// After a commit to `vault` (at sequence `seq`) and before it is answered: moves the vault's
+/// generation on and indexes what is queued (or waits for this process's pass that does),
+/// waiting no longer than the indexer's `inline_deadline`. Returns whether indexing finished in
+/// time.
 ///
 /// Past the deadline the indexing is dropped: its transaction rolls back (releasing the vault's
 /// index lock), its parsing stops, and the jobs stay queued as they were, not counted as a
 /// failed attempt, for the workers. A huge note, or another indexer holding the vault, so
 /// never holds a commit's answer for longer.
-pub async fn announce(indexer: &Indexer, kv: &Arc<Kv>, tenant: Uuid, vault: Uuid) -> bool {
+pub async fn announce(indexer: &Indexer, kv: &Arc<Kv>, tenant: Uuid, vault: Uuid, seq: i64) -> bool {
     otc_kv::vault_changed(kv, vault).await;
     let deadline = indexer.settings().inline_deadline;
-    match tokio::time::timeout(deadline, indexer.catch_up(tenant, vault)).await {
+    match tokio::time::timeout(deadline, indexer.catch_up_to(tenant, vault, seq)).await {
         Ok(Ok(())) => true,
         Ok(Err(e)) => {
             tracing::warn!(%vault, error = %e.chain(), "indexing after a commit failed; left to the workers");

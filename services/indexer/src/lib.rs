@@ -31,7 +31,7 @@ pub mod extract;
 pub mod fulltext;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -123,6 +123,8 @@ const MERGE_INTERVAL: Duration = Duration::from_secs(30);
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct BatchReport {
     pub jobs: usize,
+    /// The vault's indexed sequence after the batch: every commit up to it is in the index.
+    pub indexed_seq: i64,
     pub notes_parsed: usize,
     pub files_removed: usize,
     pub links_reresolved: usize,
@@ -175,6 +177,19 @@ pub struct Indexer {
     excluded: ExcludedCache,
     /// Set at shutdown: every parse in flight stops, and none starts.
     stopped: Arc<AtomicBool>,
+    /// Per vault, this process's inline indexing ([`Indexer::catch_up_to`]).
+    inline: Arc<Mutex<HashMap<Uuid, Arc<InlineSlot>>>>,
+}
+
+/// One vault's inline indexing in this process. Commits answered at once each wait for their
+/// own commit to be indexed: one of them indexes for all (everything queued), the others wait
+/// for it and find their commit done, instead of each taking the vault's index lock in turn
+/// for a transaction that finds nothing left.
+#[derive(Default)]
+struct InlineSlot {
+    running: tokio::sync::Mutex<()>,
+    /// The highest indexed sequence an inline pass here has seen.
+    indexed: AtomicI64,
 }
 
 /// Sets its flag when dropped: the parses a dropped indexing future started (a commit's
@@ -190,7 +205,7 @@ impl Drop for CancelOnDrop {
 
 impl Indexer {
     pub fn new(store: Store, blobs: Blobs, settings: IndexerSettings) -> Self {
-        Self { store, blobs, settings, excluded: Arc::default(), stopped: Arc::default() }
+        Self { store, blobs, settings, excluded: Arc::default(), stopped: Arc::default(), inline: Arc::default() }
     }
 
     pub fn settings(&self) -> &IndexerSettings {
@@ -258,14 +273,32 @@ impl Indexer {
     }
 
     /// Indexes every due job of the vault now, waiting for another indexer that holds it.
-    /// Jobs waiting out a back-off are left to the workers.
-    pub async fn catch_up(&self, tenant: Uuid, vault: Uuid) -> Result<()> {
+    /// Jobs waiting out a back-off are left to the workers. Returns the vault's indexed
+    /// sequence at the end.
+    pub async fn catch_up(&self, tenant: Uuid, vault: Uuid) -> Result<i64> {
         loop {
             match self.batch(tenant, vault, true).await? {
                 Some(report) if report.jobs > 0 => continue,
-                _ => return Ok(()),
+                report => return Ok(report.map_or(0, |r| r.indexed_seq)),
             }
         }
+    }
+
+    /// Returns once the vault's commits up to `seq` are indexed, indexing what is due if need
+    /// be ([`Indexer::catch_up`]). In this process one caller at a time indexes a vault; those
+    /// that waited for it return without touching the database when its pass covered them.
+    pub async fn catch_up_to(&self, tenant: Uuid, vault: Uuid, seq: i64) -> Result<()> {
+        let slot = self.inline.lock().expect("inline slots").entry(vault).or_default().clone();
+        if slot.indexed.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let _running = slot.running.lock().await;
+        if slot.indexed.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let reached = self.catch_up(tenant, vault).await?;
+        slot.indexed.fetch_max(reached, Ordering::AcqRel);
+        Ok(())
     }
 
     /// One batch for one vault. `None` when another indexer holds the vault (and `wait` is
@@ -281,9 +314,9 @@ impl Indexer {
             jobs = vec![jobs.swap_remove(pos)];
         }
         if jobs.is_empty() {
-            tx.advance_indexed_seq(vault).await?;
+            let indexed_seq = tx.advance_indexed_seq(vault).await?;
             tx.commit().await?;
-            return Ok(Some(BatchReport::default()));
+            return Ok(Some(BatchReport { indexed_seq, ..BatchReport::default() }));
         }
         let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
         let paths: BTreeSet<String> = jobs
@@ -301,7 +334,7 @@ impl Indexer {
                 let merged = self.merge_segments(&mut tx, vault, Some(INLINE_MERGE_NOTES)).await?;
                 let merge_time = started.elapsed() - applied;
                 tx.finish_jobs(&ids).await?;
-                tx.advance_indexed_seq(vault).await?;
+                report.indexed_seq = tx.advance_indexed_seq(vault).await?;
                 tx.commit().await?;
                 tracing::debug!(
                     jobs = ids.len(),

@@ -474,6 +474,7 @@ async fn incremental_indexing_under_concurrent_writers_equals_a_full_rebuild() {
     // that come and go), in folders so that ties between same-named files happen too.
     let app = std::sync::Arc::new(app);
     let mut writers = Vec::new();
+    let (tenant_id, vault_id) = (tenant.id, tenant.vault_id);
     for w in 0..4u64 {
         let (app, token) = (app.clone(), token.clone());
         writers.push(tokio::spawn(async move {
@@ -491,7 +492,13 @@ async fn incremental_indexing_under_concurrent_writers_equals_a_full_rebuild() {
                     }
                 } else {
                     let body = format!("[[n{}]] ![[n{}]] #t{}\n", next(8), next(8), next(3));
-                    commit(&app, &token, "Notes", &[(&path, Some(&body))]).await;
+                    let done = commit(&app, &token, "Notes", &[(&path, Some(&body))]).await;
+                    // Read-your-writes, whether this call indexed or another writer's pass
+                    // covered its commit: the index has reached it by the answer.
+                    let mut tx = app.store.begin(tenant_id).await.unwrap();
+                    let status = tx.index_status(vault_id).await.unwrap();
+                    tx.commit().await.unwrap();
+                    assert!(status.indexed_seq >= done["seq"].as_i64().unwrap(), "{done} answered before {status:?}");
                 }
             }
         }));
