@@ -437,7 +437,10 @@ async fn lint_wiki_asks_the_judge_about_near_duplicates() {
         &token,
         V,
         &[
-            ("wiki/Spacing.md", Some(format!("# Spacing\n{text} SAME\n").as_str())),
+            // The same heading and text under two titles: 0.97 alike, clear of the floor
+            // (0.909). With headings of their own the pair sat on it (0.915 under the packaged
+            // model file, 0.893 under the quantized one).
+            ("wiki/Spacing.md", Some(format!("# Spaced repetition\n{text} SAME\n").as_str())),
             ("wiki/Spaced repetition.md", Some(format!("# Spaced repetition\n{text} SAME\n").as_str())),
             ("wiki/Other.md", Some("# Gardening\nTomatoes need water and sun.\n")),
         ],
