@@ -210,9 +210,19 @@ pub async fn current_text(
     path: &str,
 ) -> Result<Option<(FileEntry, String)>, ToolError> {
     let Some(entry) = current(ctx, tool, vault, path).await? else { return Ok(None) };
+    Ok(Some(text_of(ctx, tool, path, entry).await?))
+}
+
+/// The text of the note `entry` (the manifest row at `path`) holds.
+async fn text_of(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    path: &str,
+    entry: FileEntry,
+) -> Result<(FileEntry, String), ToolError> {
     let bytes = blob(ctx, tool, &entry.hash).await?;
     let text = note_text(path, &bytes)?;
-    Ok(Some((entry, text)))
+    Ok((entry, text))
 }
 
 /// Stores `bytes` as a blob of the caller's tenant (inventory row first, as uploads do) and
@@ -356,7 +366,7 @@ pub async fn write_whole(
 ) -> Result<Edited<bool>, ToolError> {
     let now = current(ctx, tool, view.vault.id, path).await?;
     check_destination(ctx, tool, view, path, field, now.as_ref(), overwrite, None, true).await?;
-    edit_note(ctx, tool, view, path, None, None, |existing, _| match existing {
+    edit_read_note(ctx, tool, view, path, None, None, Some(now), |existing, _| match existing {
         // Made by another writer since the check: replaced only with overwrite.
         Some(_) if !overwrite => Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
             .detail("path", path.to_string())),
@@ -395,6 +405,27 @@ pub async fn edit_note<T, F>(
     path: &str,
     prev: Option<Hash>,
     origin: Option<&str>,
+    edit: F,
+) -> Result<Edited<T>, ToolError>
+where
+    F: FnMut(Option<&str>, Option<&FileEntry>) -> Result<Planned<T>, ToolError>,
+{
+    edit_read_note(ctx, tool, view, path, prev, origin, None, edit).await
+}
+
+/// [`edit_note`] for a caller that has just read the manifest row at `path` (`read`:
+/// `Some(None)` when nothing was there): the first attempt plans from that row instead of
+/// reading it again. A row that moved on in between costs what any race costs: the commit's
+/// compare-and-swap refuses it, and the edit is redone from a fresh read.
+#[allow(clippy::too_many_arguments)]
+pub async fn edit_read_note<T, F>(
+    ctx: &CallContext<'_>,
+    tool: &str,
+    view: &View,
+    path: &str,
+    prev: Option<Hash>,
+    origin: Option<&str>,
+    mut read: Option<Option<FileEntry>>,
     mut edit: F,
 ) -> Result<Edited<T>, ToolError>
 where
@@ -409,7 +440,11 @@ where
             );
             tokio::time::sleep(std::time::Duration::from_millis(u64::from(attempt) * 4 + jitter)).await;
         }
-        let now = current_text(ctx, tool, view.vault.id, path).await?;
+        let now = match read.take() {
+            Some(None) => None,
+            Some(Some(entry)) => Some(text_of(ctx, tool, path, entry).await?),
+            None => current_text(ctx, tool, view.vault.id, path).await?,
+        };
         let entry = now.as_ref().map(|(e, _)| e.clone());
         check_prev(path, prev, entry.as_ref())?;
         let planned = edit(now.as_ref().map(|(_, t)| t.as_str()), entry.as_ref())?;

@@ -105,43 +105,45 @@ impl Tool for WriteNote {
         let mode = input.mode.unwrap_or(Mode::Create);
         // Without an anchor: a new name must be link-safe and clash with no existing one, and
         // replacing existing content needs a person's confirmation (a create asks nothing).
+        // The row read here is the one the edit first plans from.
+        let mut read = None;
         if anchor.is_none() {
             let now = writing::current(ctx, name, view.vault.id, &path).await?;
             if now.is_none() && mode != Mode::Overwrite {
                 writing::check_new_name(ctx, name, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
-                writing::confirm(ctx, name, now.is_some_and(|e| e.size > 0), "it replaces the whole note").await?;
+                writing::confirm(ctx, name, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note")
+                    .await?;
             }
+            read = Some(now);
         }
         let content = input.content.as_str();
+        let origin = input.provenance.map(Origin::as_str);
         let edited =
-            writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
-                match (&anchor, now) {
-                    (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
-                        .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
-                    (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
-                        ErrorCode::NoteExists,
-                        "a note already exists at that path; use append_note or patch_note to edit it in place, or \
+            writing::edit_read_note(ctx, name, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
+                (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
+                    .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
+                (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
+                    ErrorCode::NoteExists,
+                    "a note already exists at that path; use append_note or patch_note to edit it in place, or \
                      mode overwrite to replace it",
-                    )
-                    .detail("path", path.clone())),
-                    (None, now) => {
-                        Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() })
-                    }
-                    (Some(_), None) => Err(crate::reading::not_found(&path)),
-                    (Some(AnchorAt::Text(target)), Some(text)) => {
-                        let note = otc_parser::parse(text);
-                        let patched =
-                            otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
-                        Ok(Planned { text: patched.text, extra: false, trash_old: false })
-                    }
-                    (Some(AnchorAt::Field(field)), Some(text)) => {
-                        let value = writing::field_value(content);
-                        let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
-                        let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
-                        Ok(Planned { text: edited.text, extra: false, trash_old: false })
-                    }
+                )
+                .detail("path", path.clone())),
+                (None, now) => {
+                    Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() })
+                }
+                (Some(_), None) => Err(crate::reading::not_found(&path)),
+                (Some(AnchorAt::Text(target)), Some(text)) => {
+                    let note = otc_parser::parse(text);
+                    let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
+                    Ok(Planned { text: patched.text, extra: false, trash_old: false })
+                }
+                (Some(AnchorAt::Field(field)), Some(text)) => {
+                    let value = writing::field_value(content);
+                    let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
+                    let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
+                    Ok(Planned { text: edited.text, extra: false, trash_old: false })
                 }
             })
             .await?;
