@@ -26,9 +26,7 @@ def main(source: str, out: str) -> None:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = folded
         ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-        partial = out + ".partial"
-        quantize_dynamic(folded, partial, weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(partial, out)
+        quantize_dynamic(folded, out, weight_type=QuantType.QInt8, per_channel=True)
 
 
 if __name__ == "__main__":

@@ -138,12 +138,14 @@ impl Local {
         // Each thread takes the next text not yet taken, so long and short texts even out.
         let next = AtomicUsize::new(0);
         let ids = &ids;
+        // The session is locked per text, so a query (one text, any idle session) waits for at
+        // most one text of a batch, not the batch.
         let work = |session: &Mutex<Session>| -> Result<Vec<(usize, Vec<f32>)>, EmbedError> {
-            let mut session = session.lock().map_err(|_| poisoned())?;
             let mut done = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(text) = ids.get(i) else { return Ok(done) };
+                let mut session = session.lock().map_err(|_| poisoned())?;
                 done.push((i, self.forward(&mut session, text.clone())?));
             }
         };
