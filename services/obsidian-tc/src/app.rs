@@ -110,6 +110,7 @@ pub fn dispatcher_with(
             .transpose()
             .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?
             .map(Arc::new),
+        chat: otc_tools::chat::client(config).context("knowledge.llm_timeout_ms")?,
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))

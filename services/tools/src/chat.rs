@@ -135,11 +135,7 @@ async fn send(
         }
         None => None,
     };
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_millis(services.config.knowledge.llm_timeout_ms))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| ChatError::Endpoint(e.to_string()))?;
+    let client = &services.chat;
     let body = json!({
         "model": llm.model,
         "temperature": 0,
@@ -167,6 +163,15 @@ async fn send(
         + completion_tokens as f64 * llm.completion_cost_per_mtok)
         / 1_000_000.0;
     Ok(Reply { text, model: llm.model.clone(), prompt_tokens, completion_tokens, cost_usd })
+}
+
+/// The client every tenant's chat endpoint is called with: one per process, so connections are
+/// reused across calls (only the URL differs per tenant); no redirects, the configured timeout.
+pub fn client(config: &otc_config::Config) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_millis(config.knowledge.llm_timeout_ms))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
 }
 
 /// The JSON object a model answered, found in its text (a fenced block or the first `{` to the

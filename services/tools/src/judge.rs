@@ -199,9 +199,7 @@ fn without_url(e: &reqwest::Error) -> String {
 /// The verdict and rationale in a model's answer: its JSON object (possibly fenced or with
 /// words around it).
 fn read_answer(content: &str) -> Option<(Verdict, String)> {
-    let start = content.find('{')?;
-    let end = content.rfind('}')?;
-    let object: Value = serde_json::from_str(content.get(start..=end)?).ok()?;
+    let object = crate::chat::json_object(content)?;
     let verdict = serde_json::from_value(object.get("verdict")?.clone()).ok()?;
     let rationale: String = object.get("rationale").and_then(Value::as_str).unwrap_or("").chars().take(400).collect();
     Some((verdict, rationale))

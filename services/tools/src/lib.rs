@@ -194,6 +194,8 @@ pub struct Services {
     /// What opens the secrets sealed under the deployment's secret key (`oauth.secret_key`),
     /// such as a tenant's chat endpoint key, when one is configured.
     pub sealer: Option<Arc<otc_auth::seal::Sealer>>,
+    /// The client tenants' chat endpoints are called with ([`chat::client`]).
+    pub chat: reqwest::Client,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress
