@@ -21,8 +21,9 @@ pub struct AuditRecord {
     pub paths: Vec<String>,
     pub outcome: String,
     pub duration_us: i64,
-    /// What work memory keeps of the call, when the caller has a work session open (written to
-    /// `agent_episodes` with the record; never read back into a record).
+    /// What work memory would keep of the call: written to `agent_episodes` with the record when
+    /// the caller had a work session open at the call's time (the writer's query decides), never
+    /// read back into a record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub episode: Option<crate::work::EpisodeFacts>,
 }

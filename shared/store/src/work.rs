@@ -357,66 +357,56 @@ impl TenantTx {
     /// `as_of`: 0 and +1 make pending ones eligible, -1 holds them. The session's retrievals
     /// from those calls count as stamped too.
     pub async fn stamp_episodes(&mut self, session: Uuid, result: i16, as_of: DateTime<Utc>) -> Result<Stamped> {
-        let rows = sqlx::query!(
-            r#"UPDATE agent_episodes
-                  SET task_result = $3::smallint, verdict_at = now(),
-                      trust = CASE WHEN status = 'error' THEN LEAST(trust, 0.2)
-                                   WHEN $3::smallint = 1 THEN 0.9 WHEN $3::smallint = 0 THEN 0.6 ELSE 0.1 END,
-                      eligibility = CASE WHEN eligibility IN ('blocked', 'held') THEN eligibility
-                                         WHEN $3::smallint = -1 THEN 'held' ELSE 'eligible' END,
-                      eligibility_reason = CASE WHEN eligibility IN ('blocked', 'held') THEN eligibility_reason
-                                                WHEN $3::smallint = -1 THEN 'bad_task_result'
-                                                WHEN $3::smallint = 0 THEN 'neutral_task_result' ELSE 'good_task_result' END
-                WHERE tenant_id = $1 AND session_id = $2 AND task_result IS NULL AND episode_type = 'tool_call'
-                  AND forgotten_at IS NULL AND ts <= $4
-                RETURNING id, (eligibility = 'held' AND eligibility_reason = 'bad_task_result') AS "demoted!""#,
+        let row = sqlx::query!(
+            r#"WITH up AS (
+                   UPDATE agent_episodes
+                      SET task_result = $3::smallint, verdict_at = now(),
+                          trust = CASE WHEN status = 'error' THEN LEAST(trust, 0.2)
+                                       WHEN $3::smallint = 1 THEN 0.9 WHEN $3::smallint = 0 THEN 0.6 ELSE 0.1 END,
+                          eligibility = CASE WHEN eligibility IN ('blocked', 'held') THEN eligibility
+                                             WHEN $3::smallint = -1 THEN 'held' ELSE 'eligible' END,
+                          eligibility_reason = CASE WHEN eligibility IN ('blocked', 'held') THEN eligibility_reason
+                                                    WHEN $3::smallint = -1 THEN 'bad_task_result'
+                                                    WHEN $3::smallint = 0 THEN 'neutral_task_result'
+                                                    ELSE 'good_task_result' END
+                    WHERE tenant_id = $1 AND session_id = $2 AND task_result IS NULL AND episode_type = 'tool_call'
+                      AND forgotten_at IS NULL AND ts <= $4
+                   RETURNING id, (eligibility = 'held' AND eligibility_reason = 'bad_task_result') AS demoted)
+               SELECT count(*) AS "stamped!", count(*) FILTER (WHERE demoted) AS "demoted!",
+                      (SELECT count(*) FROM episode_retrievals r
+                        WHERE r.tenant_id = $1 AND r.episode_id IN (SELECT id FROM up)) AS "retrievals!"
+                 FROM up"#,
             self.tenant,
             session,
             result,
             as_of
         )
-        .fetch_all(&mut *self.tx)
-        .await?;
-        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-        let retrievals = sqlx::query_scalar!(
-            r#"SELECT count(*) AS "n!" FROM episode_retrievals WHERE tenant_id = $1 AND episode_id = ANY($2)"#,
-            self.tenant,
-            &ids
-        )
         .fetch_one(&mut *self.tx)
         .await?;
-        Ok(Stamped {
-            stamped: rows.len() as i64,
-            demoted: rows.iter().filter(|r| r.demoted).count() as i64,
-            retrievals,
-        })
+        Ok(Stamped { stamped: row.stamped, demoted: row.demoted, retrievals: row.retrievals })
     }
 
     /// Tombstones episode `id`: its summary and retrievals go, who forgot it and when stay.
-    /// False when there is no such episode (or it was forgotten already).
+    /// Returns when it was forgotten and how many retrievals went; None when there is no such
+    /// episode (or it was forgotten already).
     pub async fn forget_episode(&mut self, id: Uuid, by: Uuid) -> Result<Option<(DateTime<Utc>, i64)>> {
-        let retrievals = sqlx::query!(
-            "DELETE FROM episode_retrievals WHERE tenant_id = $1 AND episode_id = $2
-               AND EXISTS (SELECT 1 FROM agent_episodes e WHERE e.tenant_id = $1 AND e.id = $2 AND e.forgotten_at IS NULL)",
-            self.tenant,
-            id
-        )
-        .execute(&mut *self.tx)
-        .await?
-        .rows_affected() as i64;
-        let at = sqlx::query_scalar!(
-            r#"UPDATE agent_episodes
-                  SET forgotten_at = now(), forgotten_by = $3, summary = '', paths = '[]', suspects = '{}', client = NULL,
-                      vault = NULL, error_code = NULL
-                WHERE tenant_id = $1 AND id = $2 AND forgotten_at IS NULL
-                RETURNING forgotten_at AS "at!""#,
+        let row = sqlx::query!(
+            r#"WITH f AS (
+                   UPDATE agent_episodes
+                      SET forgotten_at = now(), forgotten_by = $3, summary = '', paths = '[]', suspects = '{}',
+                          client = NULL, vault = NULL, error_code = NULL
+                    WHERE tenant_id = $1 AND id = $2 AND forgotten_at IS NULL
+                   RETURNING id, forgotten_at),
+               gone AS (
+                   DELETE FROM episode_retrievals r USING f WHERE r.tenant_id = $1 AND r.episode_id = f.id RETURNING 1)
+               SELECT f.forgotten_at AS "at!", (SELECT count(*) FROM gone) AS "retrievals!" FROM f"#,
             self.tenant,
             id,
             by
         )
         .fetch_optional(&mut *self.tx)
         .await?;
-        Ok(at.map(|at| (at, retrievals)))
+        Ok(row.map(|r| (r.at, r.retrievals)))
     }
 
     /// Who owns episode `id` and whether it was forgotten (None: no such episode).
