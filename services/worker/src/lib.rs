@@ -342,9 +342,7 @@ impl Worker {
         let standby_every = (self.settings.lease_ttl / 10).min(self.settings.sweep_interval);
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
-        // The scheduled lint, while it runs: its own task, so the lease is renewed meanwhile;
-        // stopped when the lease is lost or the worker stops.
-        let mut linting: Option<tokio::task::JoinHandle<()>> = None;
+        let mut scheduled = Scheduled::default();
         tracing::info!(holder = %self.holder, "worker started");
         loop {
             leader = match self.keep_lease(leader).await {
@@ -374,9 +372,9 @@ impl Worker {
                 next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }
             if leader {
-                self.upkeep(&mut linting).await;
-            } else if let Some(task) = linting.take() {
-                task.abort();
+                self.upkeep(&mut scheduled).await;
+            } else {
+                scheduled.stop();
             }
             let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
@@ -384,9 +382,7 @@ impl Worker {
                 () = tokio::time::sleep(tick) => {}
             }
         }
-        if let Some(task) = linting.take() {
-            task.abort();
-        }
+        scheduled.stop();
         if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
         }
@@ -394,22 +390,21 @@ impl Worker {
     }
 
     /// The leader's scheduled upkeep, each when its period is up: the wiki lint over every
-    /// vault (in a task of its own, one run at a time), the contradiction detector's pass (a task
-    /// of its own), and a regeneration of every wiki's generated pages (queued as jobs). A period is a record in Redis that lives as long as
+    /// vault and the contradiction detector's pass (each in a task of its own, one run at a
+    /// time), and a regeneration of every wiki's generated pages (queued as jobs). A period is a record in Redis that lives as long as
     /// the interval: whoever leads when it has lapsed starts the next run, so a change of
     /// leader neither repeats nor skips one.
-    async fn upkeep(&self, linting: &mut Option<tokio::task::JoinHandle<()>>) {
+    async fn upkeep(&self, scheduled: &mut Scheduled) {
         let (Some(tools), m) = (&self.wiki, &self.settings.maintenance) else { return };
         if !m.enabled {
             return;
         }
-        let running = linting.as_ref().is_some_and(|t| !t.is_finished());
         if m.wiki_lint.enabled
-            && !running
+            && !running(&scheduled.lint)
             && self.period_starts("maintenance:wiki_lint", m.wiki_lint.interval_hours).await
         {
             let (tools, lint) = (tools.clone(), m.wiki_lint.clone());
-            *linting = Some(tokio::spawn(async move {
+            scheduled.lint = Some(tokio::spawn(async move {
                 match otc_tools::maintenance::lint_all(&tools, lint.max_notes, lint.judge, lint.judge_max_calls).await {
                     Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
                     Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
@@ -417,17 +412,18 @@ impl Worker {
             }));
         }
         if m.contradictions.enabled
+            && !running(&scheduled.contradictions)
             && self.period_starts("maintenance:contradictions", m.contradictions.interval_hours).await
         {
             let (tools, max_pairs) = (tools.clone(), m.contradictions.max_pairs);
-            tokio::spawn(async move {
+            scheduled.contradictions = Some(tokio::spawn(async move {
                 match otc_tools::maintenance::detect_contradictions(&tools, max_pairs).await {
                     Ok(run) => tracing::info!(?run, "contradiction detector pass done"),
                     Err(e) => {
                         tracing::warn!(error = %otc_errors::error_chain(&e), "contradiction detector pass failed")
                     }
                 }
-            });
+            }));
         }
         if m.wiki_pages.enabled && self.period_starts("maintenance:wiki_pages", m.wiki_pages.interval_hours).await {
             match otc_tools::wiki_pages::queue_all(tools).await {
@@ -455,4 +451,24 @@ impl Worker {
         }
         self.kv.try_acquire_lease(SWEEP_LEASE, &self.holder, ttl).await
     }
+}
+
+/// The leader's scheduled runs, each in a task of its own while it runs (so the lease is renewed
+/// meanwhile), one run at a time each; stopped when the lease is lost or the worker stops.
+#[derive(Default)]
+struct Scheduled {
+    lint: Option<tokio::task::JoinHandle<()>>,
+    contradictions: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Scheduled {
+    fn stop(&mut self) {
+        for task in [self.lint.take(), self.contradictions.take()].into_iter().flatten() {
+            task.abort();
+        }
+    }
+}
+
+fn running(task: &Option<tokio::task::JoinHandle<()>>) -> bool {
+    task.as_ref().is_some_and(|t| !t.is_finished())
 }

@@ -1220,6 +1220,7 @@ impl Config {
         for (key, hours) in [
             ("maintenance.wiki_lint.interval_hours", m.wiki_lint.interval_hours),
             ("maintenance.wiki_pages.interval_hours", m.wiki_pages.interval_hours),
+            ("maintenance.contradictions.interval_hours", m.contradictions.interval_hours),
         ] {
             if !(hours > 0.0 && hours <= 24.0 * 365.0) {
                 bad(key, "must be above 0 and at most a year".into());
