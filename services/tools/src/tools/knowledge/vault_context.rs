@@ -304,7 +304,8 @@ impl Tool for VaultContext {
 
         let mut episodes = Vec::new();
         if input.include_work.unwrap_or(true) && ctx.dispatcher.reachable(ctx.caller, "work_search") {
-            work::settle(ctx).await;
+            // Only eligible episodes are read: work_result made them so after settling the
+            // audit writer, so waiting for it here could not change the answer.
             let filter = EpisodeFilter {
                 principal: Some(ctx.caller.principal_id),
                 eligibility: Some(vec!["eligible".into()]),

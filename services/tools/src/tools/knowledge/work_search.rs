@@ -113,7 +113,12 @@ impl Tool for WorkSearch {
             (None, Some(q)) => q.split_whitespace().take(12).map(str::to_string).collect(),
             _ => Vec::new(),
         };
-        work::settle(ctx).await;
+        // Episodes reach the store through the audit writer as pending; only a search that
+        // includes them needs it to have written the latest (eligible ones were made so by
+        // work_result, after it settled).
+        if input.include_pending {
+            work::settle(ctx).await;
+        }
         let filter = EpisodeFilter {
             principal,
             session,
