@@ -121,6 +121,7 @@ mod tests {
             audience: None,
             rate_tiers: vec![],
             access: Default::default(),
+            confirm_in_client: false,
         }
     }
 

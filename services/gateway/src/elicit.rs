@@ -1,11 +1,15 @@
 //! `POST /v1/elicit`: an admin confirms one destructive call, as `obsidian-tc elicit` does.
-//! Body: `{tool, args_hash, principal?, ttl_secs?}` from the call's elicit_required details
-//! (principal defaults to the admin's own); answers `{token, expires_at}`. Needs admin:confirm.
+//! Body: `{tool, args_hash, vault?, principal?, ttl_secs?}` from the call's elicit_required
+//! details (principal defaults to the admin's own); answers `{token, expires_at}`. Needs
+//! admin:confirm, and mints only what the admin may itself administer: a credential bound to
+//! one vault confirms calls on that vault only (it must name it), and a token naming a vault
+//! confirms the call on that vault and no other.
 
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Extension, State};
+use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -17,6 +21,8 @@ use crate::{ApiError, AppState, Caller};
 pub struct ElicitRequest {
     tool: String,
     args_hash: String,
+    #[serde(default)]
+    vault: Option<String>,
     #[serde(default)]
     principal: Option<uuid::Uuid>,
     #[serde(default)]
@@ -36,6 +42,32 @@ pub async fn mint(
         return Err(ApiError::from_tool(otc_tools::unknown_tool(&otc_errors::echo(&request.tool))));
     }
     let services = &state.dispatcher.services;
+    // What the admin may administer: a vault it reaches (the one it is bound to, if bound).
+    match (&request.vault, caller.vault_id) {
+        (None, Some(_)) => {
+            return Err(forbidden(
+                "a credential bound to one vault confirms calls on that vault only: name it in vault",
+            ));
+        }
+        (None, None) => {}
+        (Some(name), bound) => {
+            let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
+            let vault = tx.vault_by_name(name).await.map_err(|e| ApiError::from_store(&e))?;
+            tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+            match vault {
+                None => {
+                    return Err(ApiError::from_tool(
+                        ToolError::with_message(ErrorCode::VaultNotFound, "no such vault")
+                            .detail("vault", name.clone()),
+                    ));
+                }
+                Some(v) if bound.is_some_and(|b| b != v.id) => {
+                    return Err(forbidden("this credential is bound to another vault"));
+                }
+                Some(_) => {}
+            }
+        }
+    }
     let ttl = request.ttl_secs.unwrap_or(services.config.tools.confirmation_ttl_secs);
     let principal = request.principal.unwrap_or(caller.principal_id);
     let minted = otc_tools::confirmation::mint(
@@ -44,6 +76,7 @@ pub async fn mint(
         principal,
         &request.tool,
         hash,
+        request.vault.as_deref(),
         Duration::from_secs(ttl),
     )
     .await
@@ -54,5 +87,11 @@ pub async fn mint(
         "tool": request.tool,
         "args_hash": hash,
         "principal": principal,
+        "vault": request.vault,
     })))
+}
+
+fn forbidden(message: &str) -> ApiError {
+    ApiError::from_tool(ToolError::with_message(ErrorCode::Forbidden, message))
+        .with_status(axum::http::StatusCode::FORBIDDEN)
 }

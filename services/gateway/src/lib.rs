@@ -19,6 +19,7 @@ pub mod oauth;
 mod observe;
 mod origin;
 mod pages;
+mod policies;
 mod rate_limit;
 mod request_state;
 mod sync;
@@ -95,6 +96,8 @@ pub struct HttpLimits {
     /// credential.
     pub per_ip_per_minute: u32,
     pub per_ip_burst: u32,
+    /// Dynamic client registrations one address may make per hour.
+    pub registrations_per_hour: u32,
 }
 
 /// The whole HTTP surface. Health routes are open; every other route, unknown ones included,
@@ -114,6 +117,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/oauth/grants", get(directory::grants))
         .route("/v1/oauth/grants/{id}", axum::routing::delete(directory::revoke_grant))
         .route("/v1/idp", get(directory::idp).put(directory::set_idp).delete(directory::remove_idp))
+        .route("/v1/policies", get(policies::get).put(policies::set))
         .route("/scim/v2/ServiceProviderConfig", get(directory::service_provider_config))
         .route("/scim/v2/ResourceTypes", get(directory::resource_types))
         .route("/scim/v2/{resource}", get(directory::list).post(directory::create))
@@ -156,7 +160,10 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route(authorization::METADATA, get(authorization::metadata))
         .route(authorization::OPENID_CONFIGURATION, get(authorization::metadata))
         .route(paths::JWKS, get(authorization::jwks))
-        .route(paths::REGISTER, post(authorization::register))
+        .merge(rate_limit::registrations(
+            Router::new().route(paths::REGISTER, post(authorization::register)),
+            limits.registrations_per_hour,
+        ))
         .route(paths::AUTHORIZE, get(authorization::authorize))
         .route(paths::SIGN_IN, get(authorization::sign_in_page).post(authorization::sign_in))
         .route(paths::CALLBACK, get(authorization::callback))

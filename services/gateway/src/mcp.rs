@@ -48,8 +48,7 @@ impl McpServer {
     /// elicitation.
     fn asker(&self, ctx: &RequestContext<RoleServer>) -> Option<Asker> {
         use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-        if self.fixed_caller.is_none()
-            || !self.mcp_config().confirm_in_client
+        if self.fixed_caller.as_deref().is_none_or(|caller| !self.confirms_in_client(caller))
             || !ctx.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form)
         {
             return None;
@@ -118,6 +117,13 @@ impl McpServer {
         &self.dispatcher.services.config.mcp
     }
 
+    /// Whether `caller`'s client may have its own person confirm a destructive call: the
+    /// deployment lets every client (`mcp.confirm_in_client`, off by default), or the tenant
+    /// named the caller's OAuth client (`obsidian-tc tenant policy --confirm-in-client`).
+    fn confirms_in_client(&self, caller: &Caller) -> bool {
+        self.mcp_config().confirm_in_client || caller.confirm_in_client
+    }
+
     /// A listing's cache hints for a 2026-07-28 client: private, since what a caller sees
     /// depends on its credentials. Older clients get the listing as before.
     fn cache_hints(&self, ctx: &RequestContext<RoleServer>) -> Option<(u64, CacheScope)> {
@@ -135,7 +141,7 @@ impl McpServer {
         request: &CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Round, ErrorData> {
-        let in_client = self.mcp_config().confirm_in_client;
+        let in_client = self.confirms_in_client(caller);
         let can_ask = in_client && ctx.meta.client_capabilities().is_some_and(|c| c.elicitation.is_some());
         let mut answer = None;
         if let (Some(state), true) = (&request.request_state, in_client) {

@@ -73,7 +73,27 @@ fn policy(class: &str, per_minute: u32) -> HeaderValue {
 /// The per-address limit of the routes that need no credential, answering like any throttled
 /// request (the catalogue's body, Retry-After).
 pub fn per_ip(router: Router<AppState>, per_minute: u32, burst: u32) -> Router<AppState> {
-    let per_ms = (60_000 / u64::from(per_minute.max(1))).max(1);
+    let what = format!("this address may make {per_minute} requests a minute (burst {burst}) without a credential");
+    per_ip_every(router, 60_000 / u64::from(per_minute.max(1)), burst, "unauthenticated", what)
+}
+
+/// Dynamic client registrations per address: `per_hour`, a tenth of them at once (at least one).
+pub fn registrations(router: Router<AppState>, per_hour: u32) -> Router<AppState> {
+    let burst = (per_hour / 10).max(1);
+    let what =
+        format!("this address may register {per_hour} clients an hour (burst {burst}); reuse a registered client_id");
+    per_ip_every(router, 3_600_000 / u64::from(per_hour.max(1)), burst, "registration", what)
+}
+
+/// A per-address budget: one request every `period_ms`, `burst` at once.
+fn per_ip_every(
+    router: Router<AppState>,
+    period_ms: u64,
+    burst: u32,
+    class: &'static str,
+    what: String,
+) -> Router<AppState> {
+    let per_ms = period_ms.max(1);
     let config = GovernorConfigBuilder::default()
         .per_millisecond(per_ms)
         .burst_size(burst.max(1))
@@ -81,12 +101,9 @@ pub fn per_ip(router: Router<AppState>, per_minute: u32, burst: u32) -> Router<A
         .expect("a non-zero period and burst");
     let layer = GovernorLayer::new(Arc::new(config)).error_handler(move |error| match error {
         GovernorError::TooManyRequests { wait_time, .. } => {
-            let err = ToolError::with_message(
-                ErrorCode::Throttled,
-                format!("this address may make {per_minute} requests a minute (burst {burst}) without a credential"),
-            )
-            .detail("retry_after", wait_time.max(1))
-            .detail("class", "unauthenticated");
+            let err = ToolError::with_message(ErrorCode::Throttled, what.clone())
+                .detail("retry_after", wait_time.max(1))
+                .detail("class", class);
             let mut response = ApiError::from_tool(err).into_response();
             response.headers_mut().insert("retry-after", number(wait_time.max(1)));
             response

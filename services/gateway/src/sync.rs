@@ -177,7 +177,7 @@ pub async fn changes(
                 "seq": r.seq, "commit_id": r.commit_id, "path": r.path, "op": r.op,
                 "old_hash": r.old_hash.map(hex::encode), "new_hash": r.new_hash.map(hex::encode),
                 "size": r.size, "mtime": r.mtime, "committed_at": r.committed_at, "tool": r.tool,
-                "client_name": r.client_name, "client_model": r.client_model,
+                "client_tool": r.client_tool, "client_name": r.client_name, "client_model": r.client_model,
                 "record_hash": hex::encode(r.record_hash),
             })
         })
@@ -436,6 +436,9 @@ async fn stream_upload(
     Ok(())
 }
 
+/// The tool a /v1 commit is recorded as in provenance.
+pub const V1_COMMIT_TOOL: &str = "v1_commit";
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommitRequest {
@@ -644,12 +647,16 @@ async fn commit_once(
             })?;
         }
     }
+    // What the server knows: the API and the token. The body's `tool` is the client's own word,
+    // kept as client_tool and never shown as the tool.
     let who = Provenance {
         principal_id: Some(caller.principal_id),
-        tool: Some(request.tool.unwrap_or_else(|| "sync".into())),
+        tool: Some(V1_COMMIT_TOOL.into()),
         client_name: request.client_name,
         client_model: request.client_model,
         origin: None,
+        client_tool: request.tool,
+        token_id: Some(caller.token_id),
     };
     let services = &state.dispatcher.services;
     // A person's edit to a wiki's pages queues their generated index and log, as a tool's does.

@@ -133,13 +133,9 @@ pub(crate) fn map_groups(idp: &IdpConfig, groups: &[String]) -> (Vec<String>, Ve
     };
     for group in groups {
         scopes.extend(listed(&idp.group_scopes, group).unwrap_or_default());
-        match listed(&idp.group_acl, group) {
-            Some(names) => acl.extend(names),
-            None if otc_vault::acl::is_group_name(group) => {
-                acl.insert(group.clone());
-            }
-            None => {}
-        }
+        // Only the tenant's explicit mapping makes a provider's group an ACL group: a provider
+        // group that merely shares an ACL group's name grants nothing.
+        acl.extend(listed(&idp.group_acl, group).unwrap_or_default());
     }
     (scopes.into_iter().collect(), acl.into_iter().filter(|g| otc_vault::acl::is_group_name(g)).collect())
 }
@@ -479,8 +475,12 @@ mod tests {
             group_acl: json!({"eng": ["engineering"]}),
             cimd_hosts: vec![],
         };
-        let (scopes, acl) = map_groups(&idp, &["eng".into(), "ops".into(), "bad group!".into()]);
+        // "engineering" is also an ACL group's name: the provider's group of that name is not
+        // mapped, so it grants nothing.
+        let (scopes, acl) = map_groups(&idp, &["eng".into(), "ops".into(), "engineering".into(), "bad group!".into()]);
         assert_eq!(scopes, ["read:*", "write:notes"]);
-        assert_eq!(acl, ["engineering", "ops"]);
+        assert_eq!(acl, ["engineering"]);
+        let (_, acl) = map_groups(&idp, &["ops".into(), "engineering".into()]);
+        assert!(acl.is_empty(), "unmapped groups open nothing: {acl:?}");
     }
 }

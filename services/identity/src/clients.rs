@@ -32,40 +32,63 @@ fn is_loopback_host(url: &url::Url) -> bool {
     }
 }
 
-/// A redirect URI a client may register: https; http on a loopback address (a native app's
-/// local listener, RFC 8252 §7.3); or a private-use scheme (`com.example.app:/cb`, RFC 8252
-/// §7.1). Never a fragment, and never a scheme a browser would run.
-pub fn check_redirect_uri(uri: &str) -> Result<url::Url, String> {
+/// A redirect URI a client may register (OAuth 2.1 §2.3.1 and §7.5, RFC 8252, the MCP
+/// security guidance): https to a named host or address; http only on a loopback address (a
+/// native app's local listener, RFC 8252 §7.3); a private-use scheme in reverse-domain form
+/// (`com.example.app:/cb`, RFC 8252 §7.1) or one of `schemes` (the deployment's list of native
+/// clients' claimed schemes). Never a fragment, user information, a wildcard, or a scheme a
+/// browser would run.
+pub fn check_redirect_uri(uri: &str, schemes: &[String]) -> Result<url::Url, String> {
+    if uri.contains('*') {
+        return Err(format!("{uri:?}: a redirect URI is exact; wildcards are not allowed"));
+    }
     let url = url::Url::parse(uri).map_err(|_| format!("{uri:?} is not an absolute URL"))?;
     if url.fragment().is_some() {
         return Err(format!("{uri:?} has a fragment"));
     }
-    match url.scheme() {
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{uri:?} carries user information (user:password@)"));
+    }
+    if let Some(url::Host::Domain(domain)) = url.host()
+        && !domain.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+    {
+        return Err(format!("{uri:?}: the host is not a plain domain name"));
+    }
+    let scheme = url.scheme();
+    match scheme {
         "https" if url.host().is_some() => Ok(url),
         "http" if is_loopback_host(&url) => Ok(url),
         "http" => Err(format!("{uri:?}: http is allowed only for a loopback address")),
-        "javascript" | "data" | "file" | "vbscript" | "about" | "blob" | "ftp" | "ws" | "wss" => {
-            Err(format!("{uri:?}: scheme {} is not allowed", url.scheme()))
+        "https" | "javascript" | "data" | "file" | "vbscript" | "about" | "blob" | "ftp" | "ws" | "wss" => {
+            Err(format!("{uri:?}: scheme {scheme} is not allowed"))
         }
-        _ => Ok(url),
+        _ if scheme.contains('.') || schemes.iter().any(|s| s == scheme) => Ok(url),
+        _ => Err(format!(
+            "{uri:?}: a custom scheme must be reverse-domain (com.example.app:/cb) or one this server allows ({})",
+            schemes.join(", ")
+        )),
     }
 }
 
 /// Whether `asked` is one of `registered`: the same string, or for a loopback http URI the
-/// same but for the port (a native app picks its port when it starts, RFC 8252 §7.3).
+/// same but for the port (a native app picks its port when it starts, RFC 8252 §7.3). Never
+/// one with a fragment or user information.
 pub fn redirect_matches(registered: &[String], asked: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(asked) else { return false };
+    if parsed.fragment().is_some() || !parsed.username().is_empty() || parsed.password().is_some() {
+        return false;
+    }
     if registered.iter().any(|r| r == asked) {
         return true;
     }
-    let Ok(asked) = url::Url::parse(asked) else { return false };
-    if asked.scheme() != "http" || !is_loopback_host(&asked) {
+    if parsed.scheme() != "http" || !is_loopback_host(&parsed) {
         return false;
     }
     registered.iter().filter_map(|r| url::Url::parse(r).ok()).any(|r| {
         r.scheme() == "http"
-            && r.host() == asked.host()
-            && r.path() == asked.path()
-            && r.query() == asked.query()
+            && r.host() == parsed.host()
+            && r.path() == parsed.path()
+            && r.query() == parsed.query()
             && r.fragment().is_none()
     })
 }
@@ -93,7 +116,7 @@ struct Checked {
     auth_method: String,
 }
 
-fn check_metadata(doc: &Value) -> Result<Checked, OAuthError> {
+fn check_metadata(doc: &Value, schemes: &[String]) -> Result<Checked, OAuthError> {
     if !doc.is_object() {
         return Err(OAuthError::invalid_client_metadata("the client metadata must be a JSON object"));
     }
@@ -105,7 +128,7 @@ fn check_metadata(doc: &Value) -> Result<Checked, OAuthError> {
         if uri.len() > 2000 {
             return Err(OAuthError::invalid_redirect_uri("a redirect URI is longer than 2000 bytes"));
         }
-        check_redirect_uri(uri).map_err(OAuthError::invalid_redirect_uri)?;
+        check_redirect_uri(uri, schemes).map_err(OAuthError::invalid_redirect_uri)?;
     }
     for grant in strings(doc, "grant_types")?.unwrap_or_default() {
         if !matches!(grant.as_str(), "authorization_code" | "refresh_token") && grant != JWT_BEARER {
@@ -143,7 +166,7 @@ impl Identity {
         if request.to_string().len() > MAX_DOCUMENT_BYTES {
             return Err(OAuthError::invalid_client_metadata("the registration is larger than 16 KB"));
         }
-        let checked = check_metadata(request)?;
+        let checked = check_metadata(request, &self.settings.redirect_schemes)?;
         let mut id = [0u8; 16];
         rand::rng().fill_bytes(&mut id);
         let client_id = format!("otcd_{}", hex::encode(id));
@@ -209,7 +232,8 @@ impl Identity {
         if doc.get("client_id").and_then(Value::as_str) != Some(client_id) {
             return Err(OAuthError::invalid_client("the client metadata document's client_id is not its own URL"));
         }
-        let checked = check_metadata(&doc).map_err(|e| OAuthError::invalid_client(e.description))?;
+        let checked = check_metadata(&doc, &self.settings.redirect_schemes)
+            .map_err(|e| OAuthError::invalid_client(e.description))?;
         if checked.auth_method != "none" && doc.get("token_endpoint_auth_method").is_some() {
             return Err(OAuthError::invalid_client("a metadata-document client authenticates with none"));
         }
@@ -262,24 +286,34 @@ mod tests {
 
     #[test]
     fn redirect_uris_are_held_to_the_native_app_rules() {
+        let schemes = ["cursor".to_string()];
         for good in [
             "https://claude.ai/api/mcp/auth_callback",
             "http://127.0.0.1:3000/cb",
             "http://localhost/cb",
             "http://[::1]:8/cb",
             "cursor://anysphere.cursor-retrieval/oauth/callback",
+            "com.example.app:/oauth2redirect",
         ] {
-            assert!(check_redirect_uri(good).is_ok(), "{good}");
+            assert!(check_redirect_uri(good, &schemes).is_ok(), "{good}");
         }
         for bad in [
             "http://evil.example/cb",
             "https://a.example/cb#frag",
+            "https://a.example/cb#",
             "javascript:alert(1)",
             "data:text/html,x",
             "/relative",
             "file:///x",
+            "https://*.evil.example/cb",
+            "https://app.example/*",
+            "https://user:pw@app.example/cb",
+            "https://user@app.example/cb",
+            "http://user:pw@127.0.0.1:3000/cb",
+            "myapp://cb",
+            "vscode://x/cb",
         ] {
-            assert!(check_redirect_uri(bad).is_err(), "{bad}");
+            assert!(check_redirect_uri(bad, &schemes).is_err(), "{bad}");
         }
     }
 
@@ -293,13 +327,21 @@ mod tests {
         assert!(!redirect_matches(&registered, "https://app.example:444/cb"));
         assert!(!redirect_matches(&registered, "https://evil.example/cb"));
         assert!(!redirect_matches(&registered, "http://localhost:3000/cb"));
+        // A registered URI plus a fragment or user information is another URI.
+        assert!(!redirect_matches(&registered, "http://127.0.0.1:49152/cb#x"));
+        assert!(!redirect_matches(&registered, "http://127.0.0.1:3000/cb#"));
+        assert!(!redirect_matches(&registered, "https://app.example/cb#x"));
+        assert!(!redirect_matches(&registered, "http://u:p@127.0.0.1:3000/cb"));
     }
 
     #[test]
     fn metadata_is_checked() {
         assert!(
-            check_metadata(&json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "none"}))
-                .is_ok()
+            check_metadata(
+                &json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "none"}),
+                &[]
+            )
+            .is_ok()
         );
         for bad in [
             json!({}),
@@ -310,7 +352,7 @@ mod tests {
             json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "private_key_jwt"}),
             json!([1]),
         ] {
-            assert!(check_metadata(&bad).is_err(), "{bad}");
+            assert!(check_metadata(&bad, &[]).is_err(), "{bad}");
         }
     }
 }

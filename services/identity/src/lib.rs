@@ -22,7 +22,8 @@ pub mod clients;
 pub mod federation;
 pub mod flow;
 mod keys;
-pub mod net;
+/// Outbound requests to addresses other people chose ([`otc_egress`]).
+pub use otc_egress as net;
 pub mod scim;
 pub mod tokens;
 
@@ -52,6 +53,11 @@ pub struct IdentitySettings {
     pub private_hosts: Vec<String>,
     /// The limit on each outbound request.
     pub fetch_timeout: Duration,
+    /// A grant's absolute lifetime: past it a refresh is refused and the person signs in again
+    /// (None: no limit).
+    pub max_grant_age: Option<Duration>,
+    /// Custom redirect URI schemes allowed besides reverse-domain ones (lowercase).
+    pub redirect_schemes: Vec<String>,
 }
 
 impl Default for IdentitySettings {
@@ -64,6 +70,8 @@ impl Default for IdentitySettings {
             key_rotation: Duration::from_secs(30 * 24 * 3600),
             private_hosts: Vec::new(),
             fetch_timeout: Duration::from_secs(5),
+            max_grant_age: Some(Duration::from_secs(90 * 24 * 3600)),
+            redirect_schemes: Vec::new(),
         }
     }
 }

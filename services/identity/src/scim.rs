@@ -197,6 +197,30 @@ struct UserFields {
     attributes: Value,
 }
 
+/// A user's email must be in one of the tenant's email domains (listed by an operator, or
+/// proven): a directory never provisions a person of another organisation's domain, whom a
+/// sign-in by email would then link here.
+async fn check_domain(tx: &mut otc_store::TenantTx, email: Option<&str>) -> Result<(), ScimError> {
+    let Some(email) = email else { return Ok(()) };
+    let domain = email.rsplit_once('@').map(|(_, d)| d.trim_end_matches('.').to_ascii_lowercase()).unwrap_or_default();
+    let domains = tx.tenant_domains().await?;
+    if domains.iter().any(|d| d.domain == domain) {
+        return Ok(());
+    }
+    Err(ScimError::new(
+        403,
+        None,
+        format!(
+            "{domain:?} is not one of this organisation's email domains ({}); an operator lists them with `obsidian-tc tenant domains`",
+            if domains.is_empty() {
+                "it has none".to_string()
+            } else {
+                domains.iter().map(|d| d.domain.as_str()).collect::<Vec<_>>().join(", ")
+            }
+        ),
+    ))
+}
+
 fn user_fields(user: &Map<String, Value>) -> Result<UserFields, ScimError> {
     let user_name = user
         .get("userName")
@@ -477,6 +501,7 @@ impl Identity {
         let answer = match resource {
             Resource::Users => {
                 let f = user_fields(&canonical_keys(object(body)?))?;
+                check_domain(&mut tx, f.email.as_deref()).await?;
                 let user = match uuid {
                     None => tx.create_directory_user(&f.user_name, f.email.as_deref(), f.active, &f.attributes).await?,
                     Some(uuid) => tx
@@ -522,6 +547,7 @@ impl Identity {
                     patch_user(&mut current, &op, path.as_deref(), value)?;
                 }
                 let f = user_fields(&current)?;
+                check_domain(&mut tx, f.email.as_deref()).await?;
                 let user = tx
                     .update_directory_user(uuid, &f.user_name, f.email.as_deref(), f.active, &f.attributes)
                     .await?

@@ -117,15 +117,21 @@ impl Identity {
         if field(form, "resource").is_some_and(|r| r.trim_end_matches('/') != grant.resource) {
             return Err(OAuthError::invalid_target("the resource differs from the one authorized"));
         }
+        if let Some(max_age) = self.settings.max_grant_age
+            && grant_too_old(grant.created_at, max_age, chrono::Utc::now())
+        {
+            tx.revoke_grant(grant.id, "older than the deployment's maximum grant age").await?;
+            tx.commit().await?;
+            self.tokens_changed(presented.tenant).await;
+            return Err(OAuthError::invalid_grant(format!(
+                "this grant is older than {} days; sign in again",
+                max_age.as_secs() / 86_400
+            )));
+        }
         // A narrower scope may be asked for; never a wider one.
         let scopes = match field(form, "scope") {
-            Some(text) => {
-                let asked = parse_scope(text).map_err(OAuthError::invalid_scope)?;
-                if asked.iter().any(|s| !grant.scopes.contains(s)) {
-                    return Err(OAuthError::invalid_scope("a refresh cannot widen the granted scopes"));
-                }
-                asked
-            }
+            Some(text) => narrowed(&grant.scopes, parse_scope(text).map_err(OAuthError::invalid_scope)?)
+                .map_err(OAuthError::invalid_scope)?,
             None => grant.scopes.clone(),
         };
         // What the person may still grant: the provider's groups may have changed since.
@@ -415,5 +421,45 @@ impl Identity {
             return None;
         }
         parsed.claims["tid"].as_str().and_then(|t| Uuid::try_parse(t).ok())
+    }
+}
+
+/// The scopes a refresh asks for, when each is held by the grant (`read:notes` under a grant
+/// of `read:*`): a refresh may narrow what it gets, never widen it.
+fn narrowed(granted: &[String], asked: Vec<String>) -> Result<Vec<String>, String> {
+    let held: Vec<otc_auth::Scope> = granted.iter().filter_map(|s| s.parse().ok()).collect();
+    match asked.iter().find(|a| !held.iter().any(|g| g.grants(a))) {
+        Some(wider) => Err(format!("a refresh cannot widen the granted scopes ({wider} is not granted)")),
+        None => Ok(asked),
+    }
+}
+
+/// Whether a grant made at `created` has outlived `max_age` at `now`.
+fn grant_too_old(created: chrono::DateTime<Utc>, max_age: std::time::Duration, now: chrono::DateTime<Utc>) -> bool {
+    chrono::Duration::from_std(max_age).is_ok_and(|age| created + age <= now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refresh_may_narrow_a_wildcard_but_never_widen() {
+        let granted = ["read:*".to_string(), "write:notes".to_string()];
+        let ask = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(narrowed(&granted, ask(&["read:notes"])).unwrap(), ["read:notes"]);
+        assert_eq!(narrowed(&granted, ask(&["read:*", "write:notes"])).unwrap(), ["read:*", "write:notes"]);
+        assert!(narrowed(&granted, ask(&["write:*"])).is_err());
+        assert!(narrowed(&granted, ask(&["*"])).is_err());
+        assert!(narrowed(&granted, ask(&["delete:notes"])).is_err());
+    }
+
+    #[test]
+    fn a_grant_has_an_absolute_age() {
+        let now = Utc::now();
+        let day = std::time::Duration::from_secs(86_400);
+        assert!(grant_too_old(now - chrono::Duration::days(400), 90 * day, now));
+        assert!(grant_too_old(now - chrono::Duration::days(90), 90 * day, now));
+        assert!(!grant_too_old(now - chrono::Duration::days(89), 90 * day, now));
     }
 }

@@ -38,6 +38,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use otc_blobs::Blobs;
 use otc_store::{FileEntry, FileKind, Hash, INDEX_JOB, IndexFile, NoteRecord, Store, StoredLink, TenantTx};
+use otc_vault::acl::has_dot_name;
 use otc_vault::excluded::{APP_CONFIG, Excluded};
 use otc_vault::links::{Resolver, affected_link_keys, lookup_keys, name_key};
 use uuid::Uuid;
@@ -370,8 +371,16 @@ impl Indexer {
     /// Brings the index in line with the manifest for `paths` (steps 1-4 of the module doc).
     async fn apply(&self, tx: &mut TenantTx, tenant: Uuid, vault: Uuid, paths: &[String]) -> Result<BatchReport> {
         let mut report = BatchReport::default();
-        let now: HashMap<String, FileEntry> =
-            tx.files_at(vault, paths).await?.into_iter().map(|f| (f.path.clone(), f)).collect();
+        // Obsidian sees no dot-named file or folder: such a file is not in the index at all (no
+        // note, link, tag, chunk or vector; no link resolves to it), so one indexed before
+        // goes as if deleted. It stays in the manifest, the store and the sync API.
+        let now: HashMap<String, FileEntry> = tx
+            .files_at(vault, paths)
+            .await?
+            .into_iter()
+            .filter(|f| !has_dot_name(&f.path))
+            .map(|f| (f.path.clone(), f))
+            .collect();
         let before: HashSet<String> = tx.index_files_at(vault, paths).await?.into_iter().map(|f| f.path).collect();
         let excluded = self.excluded_filters(tx, tenant, vault).await?;
 
@@ -439,7 +448,7 @@ impl Indexer {
         let embed: Vec<&str> = records
             .iter()
             .map(|r| r.path.as_str())
-            .filter(|p| !otc_vault::acl::Audience::Tools.hidden().iter().any(|h| p.starts_with(h)))
+            .filter(|p| otc_vault::acl::Audience::Tools.hides(p).is_none())
             .collect();
         if self.settings.embed && !embed.is_empty() {
             tx.queue_embed_job(vault, &serde_json::json!({ "paths": embed })).await?;
@@ -672,6 +681,8 @@ impl Indexer {
             let page = tx.files(vault, after.as_deref(), 5_000).await?;
             let Some(last) = page.last() else { break };
             after = Some(last.path.clone());
+            // Dot-named files are not indexed (see `apply`).
+            let page: Vec<FileEntry> = page.into_iter().filter(|f| !has_dot_name(&f.path)).collect();
             tx.put_index_files(vault, &page.iter().map(|f| index_file(f, &excluded)).collect::<Vec<_>>()).await?;
             for f in page {
                 if folder.is_none_or(|prefix| f.path.starts_with(prefix)) {

@@ -110,7 +110,7 @@ pub fn dispatcher_with(
             .transpose()
             .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?
             .map(Arc::new),
-        chat: otc_tools::chat::client(config).context("knowledge.llm_timeout_ms")?,
+        chat: otc_tools::chat::client(config),
     };
     let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
     Ok(Arc::new(dispatcher))
@@ -128,6 +128,8 @@ pub fn identity(config: &Config, store: &Store, kv: &Arc<Kv>) -> anyhow::Result<
         refresh_token_ttl: days(config.oauth.refresh_token_ttl_days),
         key_rotation: days(config.oauth.key_rotation_days),
         private_hosts: config.oauth.private_hosts.clone(),
+        max_grant_age: (config.oauth.max_grant_age_days > 0).then(|| days(config.oauth.max_grant_age_days)),
+        redirect_schemes: config.oauth.redirect_schemes.iter().map(|s| s.to_ascii_lowercase()).collect(),
         ..Default::default()
     };
     Ok(Some(Arc::new(otc_identity::Identity::new(store.clone(), kv.clone(), sealer, settings))))
@@ -306,6 +308,7 @@ pub async fn start_gateway_with(
             body_limit_bytes: config.server.body_limit_bytes,
             per_ip_per_minute: config.rate_limits.per_ip_per_minute,
             per_ip_burst: config.rate_limits.per_ip_burst,
+            registrations_per_hour: config.oauth.registrations_per_hour,
         },
     );
     let (stop, until) = stoppable(shutdown);

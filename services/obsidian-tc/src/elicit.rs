@@ -25,6 +25,9 @@ pub struct ElicitArgs {
     /// The call's details.args_hash.
     #[arg(long)]
     hash: String,
+    /// The call's vault (details.vault): the token confirms the call on that vault only.
+    #[arg(long)]
+    vault: Option<String>,
     /// How long the token is valid (default: tools.confirmation_ttl_secs; at most a day).
     #[arg(long)]
     ttl_secs: Option<u64>,
@@ -36,9 +39,17 @@ pub async fn run(sources: Sources, args: ElicitArgs) -> anyhow::Result<ExitCode>
     let store = app::store_only(&sources)?;
     let tenant = store.resolve_tenant(&args.tenant).await.context("finding the tenant")?;
     let ttl = Duration::from_secs(args.ttl_secs.unwrap_or(config.tools.confirmation_ttl_secs));
-    let minted = otc_tools::confirmation::mint(&store, tenant, args.principal, &args.tool, &args.hash, ttl)
-        .await
-        .context("minting the token")?;
+    let minted = otc_tools::confirmation::mint(
+        &store,
+        tenant,
+        args.principal,
+        &args.tool,
+        &args.hash,
+        args.vault.as_deref(),
+        ttl,
+    )
+    .await
+    .context("minting the token")?;
     println!("{}", minted.token);
     eprintln!("valid until {} for one call of {} with those arguments", minted.expires_at.to_rfc3339(), args.tool);
     Ok(ExitCode::SUCCESS)

@@ -1,4 +1,4 @@
-//! `obsidian-tc tenant create|show|limits|quotas|llm`
+//! `obsidian-tc tenant create|show|limits|quotas|llm|policy|domains`
 
 use std::process::ExitCode;
 
@@ -77,6 +77,31 @@ pub enum TenantCommand {
         /// Remove the tenant's endpoint.
         #[arg(long, conflicts_with_all = ["base_url", "model", "api_key_env"])]
         clear: bool,
+    },
+    /// Show or set the tenant's policies: the OAuth clients (client_id) whose own person may
+    /// confirm a destructive call in the client (off for every client unless named here or
+    /// mcp.confirm_in_client is on). Tenant admins set the same with `PUT /v1/policies`.
+    Policy {
+        /// Slug or id.
+        tenant: String,
+        /// A client_id whose person may confirm in the client; repeatable. Replaces the list.
+        #[arg(long = "confirm-in-client", value_name = "CLIENT_ID")]
+        confirm_in_client: Vec<String>,
+        /// Let no client confirm in the client.
+        #[arg(long, conflicts_with = "confirm_in_client")]
+        no_confirm_in_client: bool,
+    },
+    /// Show, add or remove the tenant's email domains: a directory (SCIM) provisions only people
+    /// whose email is in one of them, and a domain belongs to one tenant at most.
+    Domains {
+        /// Slug or id.
+        tenant: String,
+        /// A domain to add (e.g. acme.com); repeatable.
+        #[arg(long = "add", value_name = "DOMAIN")]
+        add: Vec<String>,
+        /// A domain to remove; repeatable.
+        #[arg(long = "remove", value_name = "DOMAIN")]
+        remove: Vec<String>,
     },
 }
 
@@ -233,14 +258,14 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                     (None, None, Some(c)) => (c.base_url.clone(), c.model.clone()),
                     _ => anyhow::bail!("the tenant has no chat endpoint yet: give --base-url and --model"),
                 };
-                anyhow::ensure!(
-                    base_url.starts_with("https://") || base_url.starts_with("http://"),
-                    "--base-url must be an http(s) URL"
-                );
+                let config = app::load(&sources)?.config;
+                // The server posts prompts and the tenant's key there: a public https address, or
+                // one the deployment exempts (oauth.private_hosts), as for identity providers.
+                otc_tools::chat::check_base_url(&config, &base_url)
+                    .map_err(|e| anyhow::anyhow!("--base-url {base_url:?}: {e}"))?;
                 let sealed_api_key = match api_key_env {
                     Some(var) => {
                         let key = std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?;
-                        let config = app::load(&sources)?.config;
                         let secret = config
                             .oauth
                             .secret_key
@@ -294,6 +319,60 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                     "{} {:<20} calls {:>5} failed {:>4} tokens {:>8}/{:<8} ${:.4}",
                     u.day, u.purpose, u.calls, u.failed, u.prompt_tokens, u.completion_tokens, u.cost_usd
                 );
+            }
+        }
+        TenantCommand::Policy { tenant, confirm_in_client, no_confirm_in_client } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            let changed = no_confirm_in_client || !confirm_in_client.is_empty();
+            if changed {
+                tx.set_confirm_in_client_clients(&confirm_in_client).await.map_err(|e| match e {
+                    StoreError::Invalid { .. } => anyhow::anyhow!("--confirm-in-client: at most 50 client ids"),
+                    other => other.into(),
+                })?;
+            }
+            let clients = tx.confirm_in_client_clients().await?;
+            tx.commit().await?;
+            if changed {
+                // Each checked token carries whether its client may confirm: gateways drop them.
+                let (_, kv, config) = app::store_and_kv(&sources)?;
+                if let Err(e) = otc_gateway::auth_cache::revoked(&kv, id).await {
+                    eprintln!(
+                        "warning: could not tell the gateways through Redis ({}); they apply the change within {} ms",
+                        otc_gateway::error_chain(&e),
+                        config.server.auth_cache_ttl_ms
+                    );
+                }
+            }
+            match clients.is_empty() {
+                true => println!("confirm in client: no client"),
+                false => println!("confirm in client: {}", clients.join(", ")),
+            }
+        }
+        TenantCommand::Domains { tenant, add, remove } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            for domain in &add {
+                let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
+                match tx.add_tenant_domain(&domain, "operator").await {
+                    Ok(()) => {}
+                    Err(StoreError::Conflict { .. }) => anyhow::bail!("{domain} belongs to another tenant"),
+                    Err(StoreError::Invalid { .. }) => anyhow::bail!("{domain:?} is not a domain name"),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            for domain in &remove {
+                if !tx.remove_tenant_domain(&domain.trim().to_ascii_lowercase()).await? {
+                    eprintln!("{domain} was not one of the tenant's domains");
+                }
+            }
+            let domains = tx.tenant_domains().await?;
+            tx.commit().await?;
+            for d in &domains {
+                println!("{:<40} {:<9} {}", d.domain, d.via, d.added_at.format("%Y-%m-%d"));
+            }
+            if domains.is_empty() {
+                println!("no email domains: a directory can provision nobody");
             }
         }
     }

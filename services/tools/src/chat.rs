@@ -135,18 +135,22 @@ async fn send(
         }
         None => None,
     };
-    let client = &services.chat;
+    let url = chat_url(&llm.base_url).map_err(ChatError::Endpoint)?;
+    // Checked on every call, not only when it was set: the deployment's exemptions may have
+    // changed, and the resolver refuses a name that now points inside.
+    services.chat.check(&url).map_err(|e| ChatError::Endpoint(e.to_string()))?;
+    let client = services.chat.client();
     let body = json!({
         "model": llm.model,
         "temperature": 0,
         "max_tokens": max_tokens,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
     });
-    let mut request = client.post(format!("{}/chat/completions", llm.base_url.trim_end_matches('/'))).json(&body);
+    let mut request = client.post(url).json(&body);
     if let Some(key) = key {
         request = request.bearer_auth(key);
     }
-    let response = request.send().await.map_err(|e| ChatError::Endpoint(otc_errors::error_chain(&e)))?;
+    let response = request.send().await.map_err(|e| ChatError::Endpoint(otc_egress::describe(&e).to_string()))?;
     let status = response.status();
     if !status.is_success() {
         return Err(ChatError::Endpoint(format!("status {status}")));
@@ -166,12 +170,26 @@ async fn send(
 }
 
 /// The client every tenant's chat endpoint is called with: one per process, so connections are
-/// reused across calls (only the URL differs per tenant); no redirects, the configured timeout.
-pub fn client(config: &otc_config::Config) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .timeout(Duration::from_millis(config.knowledge.llm_timeout_ms))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+/// reused across calls (only the URL differs per tenant); no redirects, the configured timeout,
+/// and only public addresses (or those `oauth.private_hosts` exempts), as for identity providers.
+pub fn client(config: &otc_config::Config) -> otc_egress::Outbound {
+    otc_egress::Outbound::new(
+        config.oauth.private_hosts.clone(),
+        Duration::from_millis(config.knowledge.llm_timeout_ms.max(1)),
+    )
+}
+
+/// `<base_url>/chat/completions`, when the base URL is an absolute URL.
+fn chat_url(base_url: &str) -> Result<url::Url, String> {
+    url::Url::parse(&format!("{}/chat/completions", base_url.trim_end_matches('/')))
+        .map_err(|_| "the base URL is not an absolute URL".to_string())
+}
+
+/// Whether a tenant may set `base_url` as its chat endpoint: https to a public host (or an
+/// address `oauth.private_hosts` exempts), no credentials in it.
+pub fn check_base_url(config: &otc_config::Config, base_url: &str) -> Result<(), String> {
+    let url = chat_url(base_url)?;
+    client(config).check(&url).map_err(|e| e.to_string())
 }
 
 /// The JSON object a model answered, found in its text (a fenced block or the first `{` to the

@@ -75,19 +75,21 @@ pub fn check_args_hash(hash: &str) -> Result<(), ToolError> {
 }
 
 /// Mints a token for `principal` of `tenant` to make the call `tool` with arguments hashing to
-/// `args_hash`, valid for `ttl` (from a second to [`MAX_TTL`]).
+/// `args_hash` (on `vault`, when the token is bound to the call's vault), valid for `ttl` (from
+/// a second to [`MAX_TTL`]).
 pub async fn mint(
     store: &Store,
     tenant: Uuid,
     principal: Uuid,
     tool: &str,
     args_hash: &str,
+    vault: Option<&str>,
     ttl: Duration,
 ) -> Result<Minted, otc_store::StoreError> {
     let key = tenant_key(store, tenant).await?;
     let ttl = ttl.clamp(Duration::from_secs(1), MAX_TTL);
     let expires_at = Utc::now() + chrono::Duration::from_std(ttl).expect("at most a day");
-    let claims = Claims::new(tenant, principal, tool, args_hash, expires_at.timestamp());
+    let claims = Claims::new(tenant, principal, tool, args_hash, expires_at.timestamp()).in_vault(vault);
     Ok(Minted { token: confirm::sign(&key, &claims), expires_at })
 }
 
@@ -100,9 +102,11 @@ fn invalid(why: &str, tool: &str, args_hash: &str) -> ToolError {
     .detail("tool", tool.to_string())
 }
 
-/// Checks `token` for `caller`'s call of `tool` with arguments hashing to `args_hash`, and
-/// spends it: elicit_invalid when it is malformed, signed by another key, made for another
-/// caller, tool or arguments, expired, or already used.
+/// Checks `token` for `caller`'s call of `tool` with arguments hashing to `args_hash` on
+/// `vault` (the call's `vault` argument), and spends it: elicit_invalid when it is malformed,
+/// signed by another key, made for another caller, tool, arguments or vault, expired, or
+/// already used.
+#[allow(clippy::too_many_arguments)]
 pub async fn redeem(
     store: &Store,
     kv: &Kv,
@@ -110,6 +114,7 @@ pub async fn redeem(
     caller: &Caller,
     tool: &str,
     args_hash: &str,
+    vault: Option<&str>,
     token: &str,
 ) -> Result<(), ToolError> {
     let refused = |why: &str| invalid(why, tool, args_hash);
@@ -124,6 +129,9 @@ pub async fn redeem(
     }
     if claims.tool != tool || claims.args_hash != args_hash {
         return Err(refused("this confirmation token confirms another call (its tool or arguments differ)"));
+    }
+    if claims.vault.is_some() && claims.vault.as_deref() != vault {
+        return Err(refused("this confirmation token confirms a call on another vault"));
     }
     let left = claims.expires - Utc::now().timestamp();
     if left <= 0 {

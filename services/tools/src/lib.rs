@@ -195,7 +195,7 @@ pub struct Services {
     /// such as a tenant's chat endpoint key, when one is configured.
     pub sealer: Option<Arc<otc_auth::seal::Sealer>>,
     /// The client tenants' chat endpoints are called with ([`chat::client`]).
-    pub chat: reqwest::Client,
+    pub chat: otc_egress::Outbound,
 }
 
 /// Where a call's progress goes (units done, total when known): the transport's progress

@@ -196,6 +196,7 @@ pub async fn system_caller(store: &otc_store::Store, tenant: Uuid) -> Result<Cal
         audience: None,
         rate_tiers: Vec::new(),
         access,
+        confirm_in_client: false,
     })
 }
 
@@ -223,18 +224,45 @@ pub async fn regenerate(dispatcher: &Dispatcher, tenant: Uuid, vault: Vault) -> 
         View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await.map_err(|e| internal(TOOL, &e))?;
     let Some(wiki) = view.wiki().cloned() else { return Ok(None) };
     let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
+    let readers = every_reader(services, &caller, &view, &mut tx).await.map_err(|e| internal(TOOL, &e))?;
     tx.commit().await.map_err(|e| internal(TOOL, &e))?;
-    let named = Named { view: &view, excluded };
+    let named = Named { view: &view, readers, excluded };
     let key = seal_key(&ctx, TOOL, view.vault.id).await?;
     let index = write_index(&ctx, &named, &wiki, &key).await?;
     let (log, more) = write_log(&ctx, &named, &wiki, &key).await?;
     Ok(Some(Regenerated { index, log, more }))
 }
 
-/// What the pages may name: a path the view reads that is no Excluded file, raw source or
-/// generated page.
+/// The views of the vault's readers as the tenant's rules make them: one per rule of the vault
+/// (a principal's, a group's, everyone's), each under the deployment's floor. A reader's own
+/// view grants at least what one of these grants, so a path every one of them reads is a path
+/// every reader of the generated pages may read.
+async fn every_reader(
+    services: &crate::Services,
+    caller: &Caller,
+    view: &View,
+    tx: &mut otc_store::TenantTx,
+) -> Result<Vec<View>, otc_store::StoreError> {
+    let rules = tx.acl_rules(Some(view.vault.id)).await?;
+    let mut readers = Vec::with_capacity(rules.len());
+    for row in rules {
+        let mut reader = caller.clone();
+        reader.access = otc_store::Access {
+            groups: Vec::new(),
+            rules: vec![otc_store::VaultRule { vault_id: view.vault.id, rule: row.rule() }],
+        };
+        readers.push(View::for_caller(services, &reader, view.vault.clone(), Audience::Tools, tx).await?);
+    }
+    Ok(readers)
+}
+
+/// What the pages may name: a path that every reader of the pages may read (the pages are one
+/// text for everyone, so a page hidden from some reader is never named there), and that is no
+/// Excluded file, raw source or generated page.
 struct Named<'a> {
     view: &'a View,
+    /// The views the tenant's rules give the vault's readers (see [`every_reader`]).
+    readers: Vec<View>,
     excluded: std::collections::HashSet<String>,
 }
 
@@ -244,6 +272,7 @@ impl Named<'_> {
             && !crate::wiki::is_raw(self.view, path)
             && !crate::wiki::is_generated(self.view, path)
             && self.view.can_read(path)
+            && self.readers.iter().all(|r| r.can_read(path))
     }
 }
 

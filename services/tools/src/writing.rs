@@ -271,9 +271,10 @@ pub fn put(path: &str, expect: Expect, hash: Hash, size: i64) -> Change {
     Change { path: path.to_string(), expect, action: Action::Put { hash, size, mtime: chrono::Utc::now() } }
 }
 
-/// What a change expects at a path that holds `entry` now (absent when None).
+/// What a change expects at a path that holds `entry` now: when None, a new name (absent, and
+/// no other file's name clashes with it when the commit lands).
 pub fn expect_of(entry: Option<&FileEntry>) -> Expect {
-    entry.map_or(Expect::Absent, |e| Expect::Hash(e.hash))
+    entry.map_or(Expect::NewName, |e| Expect::Hash(e.hash))
 }
 
 /// Commits `changes` through the one commit path, recording the tool, the principal and the
@@ -296,6 +297,8 @@ pub fn provenance(ctx: &CallContext<'_>, tool: &str, origin: Option<&str>) -> Pr
         client_name: ctx.client_name.map(str::to_string),
         client_model: None,
         origin: origin.map(str::to_string),
+        client_tool: None,
+        token_id: Some(ctx.caller.token_id),
     }
 }
 
@@ -470,6 +473,12 @@ where
             Ok(_) => {
                 return Ok(Edited { before: entry, content_hash: hash, size, changed: true, extra: planned.extra });
             }
+            Err(stale) if entry.is_none() && stale.paths.iter().any(|p| p == path) => {
+                // Another writer landed a name that clashes with this new one (`a.md` against
+                // `A.md`): say so, as the check before the commit would have.
+                check_new_name(ctx, tool, view, path, "path").await?;
+                last = Some(stale);
+            }
             Err(stale) if prev.is_none() && stale.missing.is_empty() => last = Some(stale),
             Err(stale) => return Err(stale_error(view, &stale)),
         }
@@ -593,6 +602,7 @@ pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &s
             ctx.caller,
             tool,
             &hash,
+            ctx.args.get("vault").and_then(Value::as_str),
             token,
         )
         .await;
@@ -618,12 +628,30 @@ pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &s
         "obsidian-tc elicit --tenant {} --principal {} --tool {tool} --hash {hash}",
         ctx.caller.tenant_id, ctx.caller.principal_id
     );
-    Err(ToolError::with_message(ErrorCode::ElicitRequired, format!("{tool} needs a person's confirmation: {reason}"))
-        .detail("args_hash", hash)
-        .detail("tool", tool.to_string())
-        .detail("reason", reason.to_string())
-        .detail("principal", ctx.caller.principal_id.to_string())
-        .detail("command", command))
+    let vault = ctx.args.get("vault").and_then(Value::as_str);
+    let command = match vault {
+        Some(vault) => format!("{command} --vault {}", shell_word(vault)),
+        None => command,
+    };
+    let mut error =
+        ToolError::with_message(ErrorCode::ElicitRequired, format!("{tool} needs a person's confirmation: {reason}"))
+            .detail("args_hash", hash)
+            .detail("tool", tool.to_string())
+            .detail("reason", reason.to_string())
+            .detail("principal", ctx.caller.principal_id.to_string())
+            .detail("command", command);
+    if let Some(vault) = vault {
+        error = error.detail("vault", vault.to_string());
+    }
+    Err(error)
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 #[cfg(test)]

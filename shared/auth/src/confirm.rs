@@ -25,6 +25,10 @@ pub struct Claims {
     pub expires: i64,
     /// Spent on first use.
     pub id: String,
+    /// The vault the confirmed call names (its `vault` argument), when the token is bound to
+    /// one: a call on another vault is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault: Option<String>,
 }
 
 impl Claims {
@@ -32,7 +36,21 @@ impl Claims {
     pub fn new(tenant: Uuid, principal: Uuid, tool: &str, args_hash: &str, expires: i64) -> Self {
         let mut id = [0u8; 16];
         rand::rng().fill_bytes(&mut id);
-        Self { tenant, principal, tool: tool.into(), args_hash: args_hash.into(), expires, id: hex::encode(id) }
+        Self {
+            tenant,
+            principal,
+            tool: tool.into(),
+            args_hash: args_hash.into(),
+            expires,
+            id: hex::encode(id),
+            vault: None,
+        }
+    }
+
+    /// The same claims bound to the call's vault.
+    pub fn in_vault(mut self, vault: Option<&str>) -> Self {
+        self.vault = vault.map(str::to_string);
+        self
     }
 }
 

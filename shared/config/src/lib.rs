@@ -679,6 +679,9 @@ pub struct McpConfig {
     /// elicitation, and for 2026-07-28 clients through an input-required result. This trusts
     /// the client software to show the question and report the answer; `false` leaves only the
     /// confirmation tokens an operator or admin mints (`obsidian-tc elicit`, `POST /v1/elicit`).
+    /// Off by default in a hosted service (any client declaring elicitation could answer its own
+    /// confirmation); a tenant admin may let named OAuth clients do it (`obsidian-tc tenant
+    /// policy T --confirm-in-client CLIENT_ID`, `PUT /v1/policies`).
     pub confirm_in_client: bool,
     /// How long a 2026-07-28 client may take to answer an input-required result (a person's
     /// confirmation) before its request state expires (1 s to an hour).
@@ -698,7 +701,7 @@ impl Default for McpConfig {
             public_url: None,
             authorization_servers: Vec::new(),
             allowed_origins: vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()],
-            confirm_in_client: true,
+            confirm_in_client: false,
             request_state_ttl_secs: 600,
             list_ttl_ms: 60_000,
             listen_max_secs: 300,
@@ -924,6 +927,14 @@ pub struct OAuthConfig {
     /// identity provider or a client metadata document on the deployment's own network;
     /// `host:*` for any port). Everything else private (loopback, RFC 1918, link-local, ...) is refused.
     pub private_hosts: Vec<String>,
+    /// How long a grant lives, refreshed or not: past it the person signs in again. 0 is no limit.
+    pub max_grant_age_days: u64,
+    /// Custom URI schemes a registered client may redirect to besides reverse-domain ones
+    /// (`com.example.app:/cb`, RFC 8252 §7.1): the claimed schemes of known native clients.
+    pub redirect_schemes: Vec<String>,
+    /// Client registrations (`/oauth/register`) one address may make per hour (a burst of a tenth
+    /// of it, at least one, may come at once).
+    pub registrations_per_hour: u32,
 }
 
 impl Default for OAuthConfig {
@@ -934,6 +945,9 @@ impl Default for OAuthConfig {
             refresh_token_ttl_days: 30,
             key_rotation_days: 30,
             private_hosts: Vec::new(),
+            max_grant_age_days: 90,
+            redirect_schemes: ["cursor", "vscode", "vscode-insiders", "windsurf", "claude"].map(String::from).to_vec(),
+            registrations_per_hour: 60,
         }
     }
 }

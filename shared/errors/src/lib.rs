@@ -323,6 +323,38 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// The codes of the catalogue this server never raises, and why: a client may still branch on
+/// them (the spec names them), but no call here answers with one. A tidy test keeps the list
+/// true: none of these is constructed anywhere, and every other code is.
+pub const NOT_RAISED: &[(ErrorCode, &str)] = &[
+    (
+        ErrorCode::CommandNotAllowlisted,
+        "This hosted server runs no Obsidian commands (there is no app to run them in), so there is no allowlist to miss.",
+    ),
+    (
+        ErrorCode::EgressExcluded,
+        "No egress exclusion is configured yet: nothing is refused for it (notes are sent to a model only as each tool describes).",
+    ),
+    (ErrorCode::ExecuteCommandDisabled, "No command execution exists here to be turned off."),
+    (
+        ErrorCode::PathAmbiguous,
+        "Every tool takes an exact vault-relative path, and links and note names resolve by Obsidian's rule, which always picks one file: a path never names more than one note. A name that differs from an existing one only in case or Unicode form is refused as `conflict` when written.",
+    ),
+    (ErrorCode::PluginIncompatible, "No companion plugin is spoken to: vaults are served from their files, headless."),
+    (
+        ErrorCode::PluginMissing,
+        "Vaults are served from their files, so no Obsidian plugin is required; what a plugin would add is either built in or answered as `plugin_unavailable`.",
+    ),
+    (
+        ErrorCode::RequiresLiveObsidian,
+        "What would need a live app (the active file, commands) answers `plugin_unavailable` with the reason in details.",
+    ),
+    (
+        ErrorCode::Unauthorized,
+        "A missing or invalid credential is refused at HTTP, before any tool runs: 401 with a WWW-Authenticate challenge naming the resource metadata, as the MCP authorization spec wants.",
+    ),
+];
+
 pub fn markdown() -> String {
     let mut out = String::from(
         "# Error codes\n\n\
@@ -343,6 +375,10 @@ pub fn markdown() -> String {
             row.message,
             row.hints.iter().map(|h| h.text).collect::<Vec<_>>().join(" Otherwise: ").replace('|', "\\|")
         ));
+    }
+    out.push_str("\n## Codes this server does not raise\n\nThe spec names them, so clients may branch on them; no call here answers with one.\n\n| code | why |\n|---|---|\n");
+    for (code, why) in NOT_RAISED {
+        out.push_str(&format!("| `{code}` | {} |\n", why.replace('|', "\\|")));
     }
     out
 }

@@ -278,11 +278,12 @@ pub struct OutRow {
 // ---------------------------------------------------------------------------------------------
 // The public functions.
 
-/// Parses a `.base` file; empty text is an empty base. Refusals are `invalid_input` with field
-/// `path` and what is wrong in the message.
+/// Parses a `.base` file; empty text is an empty base. Refusals are `bases_syntax_error` with
+/// field `path` and what is wrong in the message: the file, not the call, needs fixing.
 pub fn parse(text: &str) -> Result<Base, ToolError> {
-    let source = load(text).map_err(|m| invalid("path", m))?;
-    let mut base = assemble(&source.root).map_err(|m| invalid("path", format!("the .base file is malformed: {m}")))?;
+    let syntax = |m: String| ToolError::with_message(ErrorCode::BasesSyntaxError, m).detail("field", "path");
+    let source = load(text).map_err(syntax)?;
+    let mut base = assemble(&source.root).map_err(|m| syntax(format!("the .base file is malformed: {m}")))?;
     base.layout = Layout { source: Some(source) };
     Ok(base)
 }
@@ -3940,7 +3941,7 @@ views:
             ("a: 1\n---\nb: 2\n", "one YAML document"),
         ] {
             let err = parse(text).unwrap_err();
-            assert_eq!(err.code, ErrorCode::InvalidInput, "{text}");
+            assert_eq!(err.code, ErrorCode::BasesSyntaxError, "{text}");
             assert_eq!(err.details["field"], "path");
             assert!(err.message.contains(needle), "{needle}: {}", err.message);
         }

@@ -251,7 +251,7 @@ impl TenantTx {
                  FROM (SELECT DISTINCT p FROM UNNEST($3::text[]) AS u(p)) AS want
                  JOIN chunks c ON c.tenant_id = $1 AND c.vault_id = $2 AND c.path = want.p
                  JOIN index_files f ON f.tenant_id = $1 AND f.vault_id = $2 AND f.path = c.path
-                WHERE c.path !~ '^\.(obsidian|trash|git)/'
+                WHERE c.path !~ '(^|/)\.'
                   AND NOT EXISTS (SELECT 1 FROM chunk_vectors v
                                    WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.model = $4
                                      AND v.path = c.path AND v.ord = c.ord)
@@ -576,7 +576,7 @@ impl TenantTx {
         let models = self.vault_models(vault).await?;
         let chunks = sqlx::query_scalar!(
             r#"SELECT count(*) AS "n!" FROM chunks
-                WHERE tenant_id = $1 AND vault_id = $2 AND path !~ '^\.(obsidian|trash|git)/'"#,
+                WHERE tenant_id = $1 AND vault_id = $2 AND path !~ '(^|/)\.'"#,
             self.tenant,
             vault
         )

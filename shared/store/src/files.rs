@@ -89,6 +89,11 @@ pub enum Expect {
     Any,
     /// Nothing: the path must not exist.
     Absent,
+    /// A new name: the path must not exist, and no other file may hold a name (or sit under a
+    /// folder) that differs from it only in case or Unicode form, unless this commit deletes
+    /// it. Checked under the vault's head lock, so of concurrent creations of `a.md` and `A.md`
+    /// one lands and the other is stale.
+    NewName,
     /// Exactly this content.
     Hash(Hash),
 }
@@ -116,6 +121,11 @@ pub struct Provenance {
     pub client_model: Option<String>,
     /// Who stands behind the content, as the writer declared it ("authored", "agent_synthesis").
     pub origin: Option<String>,
+    /// The tool name a client claims for its change (a /v1 commit's body), kept apart from
+    /// `tool`, which is what the server knows made it.
+    pub client_tool: Option<String>,
+    /// The credential the change came with.
+    pub token_id: Option<Uuid>,
 }
 
 /// The longest provenance field kept, in characters; longer ones are cut (they are what a
@@ -137,6 +147,8 @@ impl Provenance {
             client_name: cap(&self.client_name),
             client_model: cap(&self.client_model),
             origin: cap(&self.origin),
+            client_tool: cap(&self.client_tool),
+            token_id: self.token_id,
         }
     }
 }
@@ -183,6 +195,8 @@ pub struct ChangeRecord {
     pub client_name: Option<String>,
     pub client_model: Option<String>,
     pub origin: Option<String>,
+    /// The tool name the client claimed (a /v1 commit's body), apart from `tool`.
+    pub client_tool: Option<String>,
     pub committed_at: DateTime<Utc>,
     pub prev_hash: Hash,
     pub record_hash: Hash,
@@ -258,6 +272,7 @@ pub(crate) struct ChangeRow {
     pub(crate) client_name: Option<String>,
     pub(crate) client_model: Option<String>,
     pub(crate) origin: Option<String>,
+    pub(crate) client_tool: Option<String>,
     pub(crate) committed_at: DateTime<Utc>,
     pub(crate) prev_hash: Vec<u8>,
     pub(crate) record_hash: Vec<u8>,
@@ -279,6 +294,7 @@ impl From<ChangeRow> for ChangeRecord {
             client_name: r.client_name,
             client_model: r.client_model,
             origin: r.origin,
+            client_tool: r.client_tool,
             committed_at: r.committed_at,
             prev_hash: to_hash(&r.prev_hash),
             record_hash: to_hash(&r.record_hash),
@@ -383,8 +399,8 @@ impl TenantTx {
             let now = current.get(&change.path).map(|(h, _)| *h);
             let holds = match (change.expect, now) {
                 (Expect::Any, _) => true,
-                (Expect::Absent, None) => true,
-                (Expect::Absent, Some(_)) => false,
+                (Expect::Absent | Expect::NewName, None) => true,
+                (Expect::Absent | Expect::NewName, Some(_)) => false,
                 (Expect::Hash(want), Some(have)) => want == have,
                 (Expect::Hash(_), None) => false,
             };
@@ -393,6 +409,9 @@ impl TenantTx {
             } else if change.action == Action::Delete && now.is_none() {
                 missing.push(change.path.clone());
             }
+        }
+        if stale.is_empty() && missing.is_empty() {
+            stale = self.new_name_clashes(vault, changes).await?;
         }
         if !stale.is_empty() || !missing.is_empty() {
             return Ok(Err(Stale { paths: stale, missing, head_moved: None }));
@@ -473,8 +492,9 @@ impl TenantTx {
         }
         sqlx::query!(
             r#"INSERT INTO change_log (tenant_id, vault_id, commit_id, principal_id, tool, client_name, client_model,
-                                      origin, seq, path, op, old_hash, new_hash, size, mtime, prev_hash, record_hash)
-               SELECT $1, $2, $3, $4, $5, $6, $7, $8, *
+                                      origin, client_tool, token_id, seq, path, op, old_hash, new_hash, size, mtime,
+                                      prev_hash, record_hash)
+               SELECT $1, $2, $3, $4, $5, $6, $7, $8, $18, $19, *
                  FROM UNNEST($9::bigint[], $10::text[], $11::text[], $12::bytea[], $13::bytea[], $14::bigint[],
                              $15::timestamptz[], $16::bytea[], $17::bytea[])"#,
             tenant,
@@ -493,7 +513,9 @@ impl TenantTx {
             &log.size as &[Option<i64>],
             &log.mtime as &[Option<DateTime<Utc>>],
             &log.prev,
-            &log.hash
+            &log.hash,
+            who.client_tool,
+            who.token_id
         )
         .execute(&mut *self.tx)
         .await?;
@@ -618,7 +640,7 @@ impl TenantTx {
         let rows = sqlx::query_as!(
             ChangeRow,
             r#"SELECT seq, commit_id, path, op, old_hash, new_hash, size, mtime, principal_id, tool, client_name,
-                      client_model, origin, committed_at, prev_hash, record_hash
+                      client_model, origin, client_tool, committed_at, prev_hash, record_hash
                  FROM change_log WHERE tenant_id = $1 AND vault_id = $2 AND seq > $3 ORDER BY seq LIMIT $4"#,
             self.tenant,
             vault,
@@ -817,6 +839,22 @@ impl TenantTx {
         .fetch_all(&mut *self.tx)
         .await?;
         Ok(rows.iter().map(|h| to_hash(h)).collect())
+    }
+
+    /// The paths of `changes` expecting [`Expect::NewName`] that clash with a file this commit
+    /// keeps (one it deletes does not count: a case-only rename stays allowed). Runs under the
+    /// vault's head lock, so no concurrent commit can land a clashing name in between.
+    async fn new_name_clashes(&mut self, vault: Uuid, changes: &[Change]) -> Result<Vec<String>> {
+        let deleted: std::collections::HashSet<&str> =
+            changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.path.as_str()).collect();
+        let mut clashing = Vec::new();
+        for change in changes.iter().filter(|c| c.expect == Expect::NewName) {
+            let clashes = self.name_clashes(vault, &change.path, None).await?;
+            if clashes.iter().any(|c| !deleted.contains(c.path.as_str())) {
+                clashing.push(change.path.clone());
+            }
+        }
+        Ok(clashing)
     }
 
     /// Forgets blobs (after the object store deleted them).

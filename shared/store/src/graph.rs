@@ -47,7 +47,7 @@ impl TenantTx {
         let mut notes = sqlx::query_scalar!(
             r#"SELECT path FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR path ~ ANY($3))"#,
+                  AND path !~ '(^|/)\.' AND ($3::text[] IS NULL OR path ~ ANY($3))"#,
             self.tenant,
             vault,
             readable
@@ -59,11 +59,11 @@ impl TenantTx {
         // counts, and which lead to a note the caller cannot read.
         let rows = sqlx::query!(
             r#"SELECT source_path, resolved_path, count(*)::int AS "links!",
-                      COALESCE(resolved_path !~ '^\.(obsidian|trash|git)/'
+                      COALESCE(resolved_path !~ '(^|/)\.'
                                AND ($3::text[] IS NULL OR resolved_path ~ ANY($3)), false) AS "visible!"
                  FROM links
                 WHERE tenant_id = $1 AND vault_id = $2
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
+                  AND source_path !~ '(^|/)\.' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
                 GROUP BY source_path, resolved_path"#,
             self.tenant,
             vault,
@@ -94,8 +94,8 @@ impl TenantTx {
             let shadowed = sqlx::query!(
                 r#"SELECT source_path, target FROM links
                     WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path IS NOT NULL
-                      AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($3::text[] IS NOT NULL AND NOT resolved_path ~ ANY($3)))
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))"#,
+                      AND (resolved_path ~ '(^|/)\.' OR ($3::text[] IS NOT NULL AND NOT resolved_path ~ ANY($3)))
+                      AND source_path !~ '(^|/)\.' AND ($3::text[] IS NULL OR source_path ~ ANY($3))"#,
                 self.tenant,
                 vault,
                 readable
@@ -135,7 +135,7 @@ impl TenantTx {
                         AS "empty!"
                  FROM notes n
                 WHERE n.tenant_id = $1 AND n.vault_id = $2 AND starts_with(n.path, $4)
-                  AND n.path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR n.path ~ ANY($3))
+                  AND n.path !~ '(^|/)\.' AND ($3::text[] IS NULL OR n.path ~ ANY($3))
                 ORDER BY n.path"#,
             self.tenant,
             vault,

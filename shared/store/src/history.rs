@@ -162,7 +162,7 @@ impl TenantTx {
         let rows = sqlx::query_as!(
             ChangeRow,
             r#"SELECT seq, commit_id, path, op, old_hash, new_hash, size, mtime, principal_id, tool, client_name,
-                      client_model, origin, committed_at, prev_hash, record_hash
+                      client_model, origin, client_tool, committed_at, prev_hash, record_hash
                  FROM change_log WHERE tenant_id = $1 AND vault_id = $2 AND path = $3 AND ($4::bigint IS NULL OR seq < $4)
                 ORDER BY seq DESC LIMIT $5"#,
             self.tenant,
@@ -181,7 +181,7 @@ impl TenantTx {
         let rows = sqlx::query_as!(
             ChangeRow,
             r#"SELECT seq, commit_id, path, op, old_hash, new_hash, size, mtime, principal_id, tool, client_name,
-                      client_model, origin, committed_at, prev_hash, record_hash
+                      client_model, origin, client_tool, committed_at, prev_hash, record_hash
                  FROM change_log WHERE tenant_id = $1 AND vault_id = $2 AND commit_id = $3 ORDER BY seq"#,
             self.tenant,
             vault,

@@ -25,6 +25,7 @@ mod llm;
 mod memory;
 mod oauth;
 mod pages;
+mod policies;
 mod principals;
 mod quotas;
 mod rate_limits;
@@ -72,6 +73,7 @@ pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };
 pub use pages::{LinkTextMatch, NameMatch};
+pub use policies::TenantDomain;
 pub use principals::{Principal, PrincipalKind};
 pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;

@@ -50,7 +50,7 @@ impl TenantTx {
                           WHERE (h->>'level')::int = 1 LIMIT 1) AS h1
                    FROM notes
                   WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $4)
-                    AND path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR path ~ ANY($3))
+                    AND path !~ '(^|/)\.' AND ($3::text[] IS NULL OR path ~ ANY($3))
                ), m AS (
                  SELECT path,
                         otc_name_norm(path) = $5 OR otc_name_norm(regexp_replace(path, '\.md$', '', 'i')) = $5 AS by_path,
@@ -100,13 +100,13 @@ impl TenantTx {
         topic: &str,
     ) -> Result<Vec<LinkTextMatch>> {
         let rows = sqlx::query!(
-            r#"SELECT CASE WHEN resolved_path IS NULL OR resolved_path ~ '^\.(obsidian|trash|git)/'
+            r#"SELECT CASE WHEN resolved_path IS NULL OR resolved_path ~ '(^|/)\.'
                              OR ($3::text[] IS NOT NULL AND NOT resolved_path ~ ANY($3)) THEN NULL
                            ELSE resolved_path END AS resolved_path,
                       array_agg(DISTINCT source_path ORDER BY source_path) AS "sources!"
                  FROM links
                 WHERE tenant_id = $1 AND vault_id = $2
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
+                  AND source_path !~ '(^|/)\.' AND ($3::text[] IS NULL OR source_path ~ ANY($3))
                   AND (otc_name_norm(alias) = $4
                        OR (alias IS NULL AND otc_name_norm(regexp_replace(regexp_replace(target, '^.*/', ''), '\.md$', '', 'i')) = $4))
                 GROUP BY 1

@@ -127,7 +127,7 @@ impl TenantTx {
             r#"SELECT path, title, aliases, frontmatter, frontmatter_error, tags, headings, blocks, body_line, size, mtime,
                       content_hash
                  FROM notes WHERE tenant_id = $1 AND vault_id = $2 AND path = $3
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
+                  AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
             self.tenant,
             vault,
             path,
@@ -205,10 +205,10 @@ impl TenantTx {
                 r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath,
                           alias, property, start_offset, end_offset, line, col
                      FROM links WHERE tenant_id = $1 AND vault_id = $2 AND source_path <> $3
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
                       AND (resolved_path = $3
                            OR (name_key = ANY($8) AND resolved_path IS NOT NULL
-                               AND (resolved_path ~ '^\.(obsidian|trash|git)/'
+                               AND (resolved_path ~ '(^|/)\.'
                                     OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))))
                       AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
                     ORDER BY source_path, ord LIMIT $7"#,
@@ -258,8 +258,8 @@ impl TenantTx {
                 r#"SELECT ord, source_path, kind, wiki, raw, target, name_key, resolved_path, subpath_kind, subpath,
                           alias, property, start_offset, end_offset, line, col
                      FROM links WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(source_path, $3)
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
-                      AND (resolved_path IS NULL OR resolved_path ~ '^\.(obsidian|trash|git)/'
+                      AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND (resolved_path IS NULL OR resolved_path ~ '(^|/)\.'
                            OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
                       AND ($5::text IS NULL OR (source_path, ord) > ($5::text COLLATE "C", $6))
                     ORDER BY source_path, ord LIMIT $7"#,
@@ -324,7 +324,7 @@ impl TenantTx {
             .collect();
         let files = sqlx::query_scalar!(
             r#"SELECT path FROM index_files WHERE tenant_id = $1 AND vault_id = $2 AND name_key = ANY($3)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
+                  AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))"#,
             self.tenant,
             vault,
             &keys,
@@ -360,7 +360,7 @@ impl TenantTx {
             let candidates = sqlx::query_scalar!(
                 r#"SELECT path FROM notes
                     WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
-                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                      AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))
                       AND path > COALESCE($5, '') AND NOT path = ANY($7)
                     ORDER BY path LIMIT $6"#,
                 self.tenant,
@@ -377,7 +377,7 @@ impl TenantTx {
             let linked: std::collections::HashSet<String> = sqlx::query_scalar!(
                 r#"SELECT DISTINCT resolved_path AS "path!" FROM links
                     WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = ANY($3) AND source_path <> resolved_path
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
                       AND NOT source_path = ANY($5)"#,
                 self.tenant,
                 vault,
@@ -401,8 +401,8 @@ impl TenantTx {
             let shadowed = sqlx::query!(
                 r#"SELECT source_path, target FROM links
                     WHERE tenant_id = $1 AND vault_id = $2 AND name_key = ANY($3) AND resolved_path IS NOT NULL
-                      AND (resolved_path ~ '^\.(obsidian|trash|git)/' OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
-                      AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                      AND (resolved_path ~ '(^|/)\.' OR ($4::text[] IS NOT NULL AND NOT resolved_path ~ ANY($4)))
+                      AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
                       AND NOT source_path = ANY($5)"#,
                 self.tenant,
                 vault,
@@ -480,7 +480,7 @@ impl TenantTx {
         let rows = sqlx::query!(
             r#"SELECT path, frontmatter_error AS "error!" FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3) AND frontmatter_error IS NOT NULL
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                  AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))
                 ORDER BY path LIMIT $5"#,
             self.tenant,
             vault,
@@ -522,7 +522,7 @@ impl TenantTx {
         Ok(sqlx::query_scalar!(
             r#"SELECT count(*) AS "n!" FROM (SELECT path FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                  AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))
                 ORDER BY path LIMIT $5) s"#,
             self.tenant,
             vault,
@@ -547,7 +547,7 @@ impl TenantTx {
             r#"WITH scope AS (
                    SELECT path FROM notes
                     WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
-                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                      AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))
                     ORDER BY path LIMIT $5)
                SELECT (array_agg(t.tag ORDER BY t.path, t.ord))[1] AS "tag!", count(DISTINCT t.path) AS "notes!"
                  FROM note_tags t JOIN scope s ON s.path = t.path
@@ -582,7 +582,7 @@ impl TenantTx {
             r#"SELECT path AS "path!", array_agg(DISTINCT tag) AS "tags!" FROM note_tags
                 WHERE tenant_id = $1 AND vault_id = $2 AND tag_key >= $3 AND tag_key < $3 || '0' AND (tag_key = $3 OR starts_with(tag_key, $3 || '/'))
                   AND starts_with(path, $4)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND path !~ '(^|/)\.' AND ($5::text[] IS NULL OR path ~ ANY($5))
                   AND ($6::text IS NULL OR path > $6)
                 GROUP BY path ORDER BY path LIMIT $7"#,
             self.tenant,
@@ -611,7 +611,7 @@ impl TenantTx {
             r#"WITH scope AS (
                    SELECT path FROM notes
                     WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
-                      AND path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR path ~ ANY($4))
+                      AND path !~ '(^|/)\.' AND ($4::text[] IS NULL OR path ~ ANY($4))
                     ORDER BY path LIMIT $5)
                SELECT p.key AS "key!", count(*) AS "notes!", array_agg(DISTINCT jsonb_typeof(p.value)) AS "types!"
                  FROM note_properties p JOIN scope s ON s.path = p.path
@@ -648,7 +648,7 @@ impl TenantTx {
                   AND ($4::jsonb IS NULL OR frontmatter #> $3 = $4
                        OR (jsonb_typeof(frontmatter #> $3) = 'array' AND frontmatter #> $3 @> jsonb_build_array($4)))
                   AND starts_with(path, $5)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($6::text[] IS NULL OR path ~ ANY($6))
+                  AND path !~ '(^|/)\.' AND ($6::text[] IS NULL OR path ~ ANY($6))
                   AND ($7::text IS NULL OR path > $7)
                 ORDER BY path LIMIT $8"#,
             self.tenant,
@@ -686,7 +686,7 @@ impl TenantTx {
                                              NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb)) AS "cited!"
                  FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $4)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND path !~ '(^|/)\.' AND ($5::text[] IS NULL OR path ~ ANY($5))
                   AND ($6::text[] IS NULL OR path ~ ANY($6)) AND NOT ($7::text[] IS NOT NULL AND path ~ ANY($7))"#,
             self.tenant,
             vault,
@@ -702,7 +702,7 @@ impl TenantTx {
             r#"SELECT path FROM notes
                 WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $4)
                   AND COALESCE(frontmatter -> $3, 'null'::jsonb) IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND path !~ '(^|/)\.' AND ($5::text[] IS NULL OR path ~ ANY($5))
                   AND ($6::text[] IS NULL OR path ~ ANY($6)) AND NOT ($7::text[] IS NOT NULL AND path ~ ANY($7))
                 ORDER BY path LIMIT $8"#,
             self.tenant,
@@ -729,7 +729,7 @@ impl TenantTx {
         let rows = sqlx::query!(
             r#"SELECT resolved_path AS "path!", count(DISTINCT source_path) AS "n!" FROM links
                 WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = ANY($3)
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                  AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
                 GROUP BY resolved_path"#,
             self.tenant,
             vault,
@@ -752,7 +752,7 @@ impl TenantTx {
         Ok(sqlx::query_scalar!(
             r#"SELECT DISTINCT source_path FROM links
                 WHERE tenant_id = $1 AND vault_id = $2 AND resolved_path = $3 AND source_path <> $3
-                  AND source_path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
+                  AND source_path !~ '(^|/)\.' AND ($4::text[] IS NULL OR source_path ~ ANY($4))
                 ORDER BY source_path LIMIT $5"#,
             self.tenant,
             vault,
@@ -802,7 +802,7 @@ impl TenantTx {
                  LEFT JOIN notes n ON n.tenant_id = v.tenant_id AND n.vault_id = v.vault_id AND n.path = v.path
                 WHERE v.tenant_id = $1 AND v.vault_id = $2 AND v.kind = 'note'
                   AND starts_with(v.path, $3)
-                  AND v.path !~ '^\.(obsidian|trash|git)/' AND ($4::text[] IS NULL OR v.path ~ ANY($4))
+                  AND v.path !~ '(^|/)\.' AND ($4::text[] IS NULL OR v.path ~ ANY($4))
                   AND NOT COALESCE(f.excluded, false)
                   AND ($5::text[] IS NULL OR v.path = ANY($5))
                   AND (cardinality($6::text[]) = 0
@@ -864,7 +864,7 @@ impl TenantTx {
                 WHERE tenant_id = $1 AND vault_id = $2 AND starts_with(path, $3)
                   AND ($4 OR strpos(substr(path, length($3) + 1), '/') = 0)
                   AND ($5::text[] IS NULL OR lower(substring(path from '\.[^./]*$')) = ANY($5))
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($6::text[] IS NULL OR path ~ ANY($6))
+                  AND path !~ '(^|/)\.' AND ($6::text[] IS NULL OR path ~ ANY($6))
                   AND ($7::text IS NULL OR path > $7)
                 ORDER BY path LIMIT $8"#,
             self.tenant,
@@ -898,7 +898,7 @@ impl TenantTx {
             r#"SELECT path, kind, size, mtime FROM vault_files
                 WHERE tenant_id = $1 AND vault_id = $2 AND kind <> 'note' AND starts_with(path, $3)
                   AND lower(substring(path from '\.[^./]*$')) = ANY($4)
-                  AND path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR path ~ ANY($5))
+                  AND path !~ '(^|/)\.' AND ($5::text[] IS NULL OR path ~ ANY($5))
                   AND ($6::text IS NULL OR path > $6)
                 ORDER BY path LIMIT $7"#,
             self.tenant,
@@ -949,7 +949,7 @@ impl TenantTx {
                  FROM note_tasks t
                 WHERE t.tenant_id = $1 AND t.vault_id = $2 AND starts_with(t.path, $3)
                   AND ($4::text[] IS NULL OR t.path = ANY($4))
-                  AND t.path !~ '^\.(obsidian|trash|git)/' AND ($5::text[] IS NULL OR t.path ~ ANY($5))
+                  AND t.path !~ '(^|/)\.' AND ($5::text[] IS NULL OR t.path ~ ANY($5))
                 ORDER BY t.path, t.ord LIMIT $6"#,
             self.tenant,
             vault,

@@ -102,6 +102,8 @@ pub enum Table {
     Contradictions,
     TenantLlm,
     LlmUsage,
+    TenantPolicies,
+    TenantDomains,
 }
 
 impl Table {
@@ -116,7 +118,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 50] = [
+    pub const ALL: [Table; 52] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -167,6 +169,8 @@ impl Table {
         Table::Contradictions,
         Table::TenantLlm,
         Table::LlmUsage,
+        Table::TenantPolicies,
+        Table::TenantDomains,
     ];
 
     fn name(self) -> &'static str {
@@ -221,6 +225,8 @@ impl Table {
             Table::Contradictions => "contradictions",
             Table::TenantLlm => "tenant_llm",
             Table::LlmUsage => "llm_usage",
+            Table::TenantPolicies => "tenant_policies",
+            Table::TenantDomains => "tenant_domains",
         }
     }
 }
@@ -412,6 +418,8 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::Contradictions => "UPDATE contradictions SET rationale = rationale",
         Table::TenantLlm => "UPDATE tenant_llm SET model = model",
         Table::LlmUsage => "UPDATE llm_usage SET calls = calls",
+        Table::TenantPolicies => "UPDATE tenant_policies SET updated_at = updated_at",
+        Table::TenantDomains => "UPDATE tenant_domains SET via = via",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;
@@ -446,4 +454,13 @@ pub async fn note_warnings(tx: &mut TenantTx, vault: uuid::Uuid, path: &str) -> 
         .bind(path)
         .fetch_optional(&mut *tx.tx)
         .await?)
+}
+
+/// Makes every grant of `tx`'s tenant `days` older, as if signed in that long ago.
+pub async fn age_grants(tx: &mut TenantTx, days: i32) -> Result<u64> {
+    let done = sqlx::query("UPDATE oauth_grants SET created_at = created_at - make_interval(days => $1)")
+        .bind(days)
+        .execute(&mut *tx.tx)
+        .await?;
+    Ok(done.rows_affected())
 }

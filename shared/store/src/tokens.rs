@@ -53,6 +53,9 @@ pub struct Authenticated {
     pub rate_tiers: Vec<crate::RateTier>,
     /// The principal's groups and the tenant's folder-ACL rules for it, per vault.
     pub access: crate::Access,
+    /// Whether the tenant lets this token's OAuth client have its own person confirm a
+    /// destructive call (`tenant_policies`); false for an API token.
+    pub confirm_in_client: bool,
 }
 
 /// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
@@ -117,7 +120,11 @@ impl TenantTx {
                       ARRAY(SELECT per_minute FROM tenant_rate_limits ORDER BY class) AS "tier_per_minute!",
                       ARRAY(SELECT burst FROM tenant_rate_limits ORDER BY class) AS "tier_burst!",
                       (t.last_used_at IS NULL
-                        OR t.last_used_at < now() - make_interval(secs => $2)) AS "stale_use!"
+                        OR t.last_used_at < now() - make_interval(secs => $2)) AS "stale_use!",
+                      EXISTS (SELECT 1 FROM oauth_grants g
+                                JOIN tenant_policies pol ON pol.tenant_id = g.tenant_id
+                               WHERE g.tenant_id = t.tenant_id AND g.id = t.grant_id
+                                 AND g.client_id = ANY (pol.confirm_in_client_clients)) AS "confirm_in_client!"
                  FROM api_tokens t
                  JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
                 WHERE t.token_hash = $1
@@ -155,6 +162,7 @@ impl TenantTx {
                 })
                 .collect(),
             access,
+            confirm_in_client: row.confirm_in_client,
         }))
     }
 

@@ -63,7 +63,7 @@ impl TenantTx {
         let rows = sqlx::query_as!(
             ChangeRow,
             r#"SELECT seq, commit_id, path, op, old_hash, new_hash, size, mtime, principal_id, tool, client_name,
-                      client_model, origin, committed_at, prev_hash, record_hash
+                      client_model, origin, client_tool, committed_at, prev_hash, record_hash
                  FROM change_log
                 WHERE tenant_id = $1 AND vault_id = $2 AND seq > $3 AND seq <= $4
                   AND path !~ $6 AND ($7::text[] IS NULL OR path ~ ANY($7))
@@ -81,12 +81,13 @@ impl TenantTx {
         Ok(rows.into_iter().map(ChangeRecord::from).collect())
     }
 
-    /// Whether `vault` ever held this content at a visible path (now or in its history): the
-    /// content the caller may download by hash.
+    /// Whether `vault` holds this content now at a visible path: the content the caller may
+    /// download by hash. What only history (a deleted or replaced file, the trash) holds is not
+    /// served by hash; snapshots are read through the tools, under their checks.
     pub async fn vault_references_blob(&mut self, vault: Uuid, hash: &Hash, visible: Visible<'_>) -> Result<bool> {
         Ok(sqlx::query_scalar!(
-            r#"SELECT EXISTS (SELECT 1 FROM change_log
-                               WHERE tenant_id = $1 AND vault_id = $2 AND new_hash = $3
+            r#"SELECT EXISTS (SELECT 1 FROM vault_files
+                               WHERE tenant_id = $1 AND vault_id = $2 AND blob_hash = $3
                                  AND path !~ $4 AND ($5::text[] IS NULL OR path ~ ANY($5))) AS "e!""#,
             self.tenant,
             vault,
@@ -115,10 +116,11 @@ impl TenantTx {
     }
 
     /// The sizes of those of `hashes` that `principal` may commit to `vault`: content it
-    /// uploaded to that vault itself, or content the vault holds or held at a visible path (what
-    /// it could download anyway). Anything else, whether the tenant holds it elsewhere or not at
-    /// all, is simply missing from the answer. The inventory rows are locked FOR SHARE, as in
-    /// [`TenantTx::blob_sizes`], so garbage collection leaves them to the commit.
+    /// uploaded to that vault itself, or content the vault holds now at a visible path (what it
+    /// could download anyway). Anything else, whether the tenant holds it elsewhere, in the
+    /// vault's history or not at all, is simply missing from the answer. The inventory rows are
+    /// locked FOR SHARE, as in [`TenantTx::blob_sizes`], so garbage collection leaves them to
+    /// the commit.
     pub async fn committable_blob_sizes(
         &mut self,
         vault: Uuid,
@@ -132,8 +134,8 @@ impl TenantTx {
                 WHERE b.tenant_id = $1 AND b.hash = ANY($2)
                   AND (EXISTS (SELECT 1 FROM blob_uploads u
                                 WHERE u.tenant_id = $1 AND u.vault_id = $3 AND u.principal_id = $4 AND u.hash = b.hash)
-                       OR EXISTS (SELECT 1 FROM change_log c
-                                   WHERE c.tenant_id = $1 AND c.vault_id = $3 AND c.new_hash = b.hash
+                       OR EXISTS (SELECT 1 FROM vault_files c
+                                   WHERE c.tenant_id = $1 AND c.vault_id = $3 AND c.blob_hash = b.hash
                                      AND c.path !~ $5 AND ($6::text[] IS NULL OR c.path ~ ANY($6))))
                 FOR SHARE OF b"#,
             self.tenant,

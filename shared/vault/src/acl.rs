@@ -35,14 +35,34 @@ impl Audience {
         }
     }
 
-    /// [`Audience::hidden`] as one Postgres (and Rust) regular expression, for the store's
+    /// Why this audience never reaches `path`, when it does not: one of [`Audience::hidden`]'s
+    /// folders, or, for the tools, a file or folder whose name starts with a dot (Obsidian
+    /// shows none of them: `.github/`, `.stversions/`, `Notes/.draft.md`; they stay in the
+    /// store and sync).
+    pub fn hides(self, path: &str) -> Option<&'static str> {
+        if let Some(folder) = self.hidden().iter().find(|h| path.starts_with(**h)) {
+            return Some(folder);
+        }
+        (self == Audience::Tools && has_dot_name(path)).then_some(DOT_NAMES)
+    }
+
+    /// [`Audience::hides`] as one Postgres (and Rust) regular expression, for the store's
     /// queries: a path it matches is left out.
     pub fn hidden_regex(self) -> &'static str {
         match self {
-            Audience::Tools => r"^\.(obsidian|trash|git)/",
+            Audience::Tools => r"(^|/)\.",
             Audience::Sync => r"^\.(trash|git)/",
         }
     }
+}
+
+/// What [`Audience::hides`] answers for a dot-named file or folder.
+pub const DOT_NAMES: &str = "a file or folder whose name starts with a dot";
+
+/// Whether a segment of `path` (a folder's name or the file's) starts with a dot: what
+/// Obsidian never shows, indexes or links to.
+pub fn has_dot_name(path: &str) -> bool {
+    path.split('/').any(|segment| segment.starts_with('.'))
 }
 
 /// Where a rule comes from: the deployment's config file, or the tenant's own rules.
@@ -324,7 +344,7 @@ impl Acl {
     }
 
     pub fn allows(&self, op: Op, path: &str) -> bool {
-        !self.audience.hidden().iter().any(|h| path.starts_with(h))
+        self.audience.hides(path).is_none()
             && (op == Op::Read || self.immutable_folder(path).is_none())
             && self.closed_scope(path).is_none()
             && self.layers.iter().all(|rules| rules.iter().any(|r| r.allows(op, path)))
@@ -351,7 +371,7 @@ impl Acl {
 
     /// Which rule decides `op` on `path`, and how.
     pub fn explain(&self, op: Op, path: &str) -> Verdict<'_> {
-        if let Some(h) = self.audience.hidden().iter().find(|h| path.starts_with(*h)) {
+        if let Some(h) = self.audience.hides(path) {
             return Verdict::Hidden(h);
         }
         if let Some(scope) = self.closed_scope(path) {
@@ -451,12 +471,29 @@ mod tests {
     fn hidden_regex_says_what_hidden_says() {
         for audience in [Audience::Tools, Audience::Sync] {
             let re = regex::Regex::new(audience.hidden_regex()).unwrap();
-            for path in
-                [".obsidian/app.json", ".trash/a.md", ".git/HEAD", ".gitx/a.md", "a/.git/x", ".obsidianx/y", "N.md"]
-            {
-                let hidden = audience.hidden().iter().any(|h| path.starts_with(h));
+            for path in [
+                ".obsidian/app.json",
+                ".trash/a.md",
+                ".git/HEAD",
+                ".gitx/a.md",
+                "a/.git/x",
+                ".obsidianx/y",
+                "N.md",
+                ".github/CONTRIBUTING.md",
+                "Notes/.draft.md",
+                "a.b/c.md",
+                "Notes/x.md",
+            ] {
+                let hidden = audience.hides(path).is_some();
                 assert_eq!(re.is_match(path), hidden, "{audience:?} {path}");
             }
+        }
+        for path in [".github/CONTRIBUTING.md", "Notes/.draft.md", "a/.git/x", ".gitx/a.md"] {
+            assert_eq!(Audience::Tools.hides(path), Some(DOT_NAMES), "{path}");
+            assert!(!Acl::open().can_read(path), "{path}");
+        }
+        for path in ["a.b/c.md", "Notes/x.y.md", "N.md"] {
+            assert_eq!(Audience::Tools.hides(path), None, "{path}");
         }
     }
 

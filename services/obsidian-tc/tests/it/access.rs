@@ -398,6 +398,62 @@ async fn a_confirmation_minted_for_one_call_works_once_on_any_gateway() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 403);
+
+    // Minting is held to what the admin itself administers: a credential bound to Notes
+    // confirms calls on Notes only, and must say so; a token naming a vault confirms the call
+    // on that vault and no other.
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    tx.create_vault("Other").await.unwrap();
+    tx.commit().await.unwrap();
+    let (bound, _) = tenant.token(&app.store, "*", true, None).await;
+    let mint_as = |token: &str, body: Value| app.http.post(app.url("/v1/elicit")).bearer_auth(token).json(&body).send();
+    commit(&app, &token, "Notes", &[("F.md", Some("doomed"))]).await;
+    let asked = call_on(&app, &a, &token, "delete_note", json!({"vault": "Notes", "path": "F.md"})).await;
+    let details = error_of(&asked)["details"].clone();
+    assert_eq!(details["vault"], "Notes", "{details}");
+    assert!(details["command"].as_str().unwrap().ends_with("--vault Notes"), "{details}");
+    let f_hash = details["args_hash"].as_str().unwrap().to_string();
+    let unnamed = mint_as(&bound, json!({"tool": "delete_note", "args_hash": f_hash})).await.unwrap();
+    assert_eq!(unnamed.status(), 403);
+    let elsewhere =
+        mint_as(&bound, json!({"tool": "delete_note", "args_hash": f_hash, "vault": "Other"})).await.unwrap();
+    assert_eq!(elsewhere.status(), 403);
+    let missing = mint_as(&token, json!({"tool": "delete_note", "args_hash": f_hash, "vault": "Nope"})).await.unwrap();
+    assert_eq!(missing.status(), 404);
+    let for_other: Value = mint_as(&token, json!({"tool": "delete_note", "args_hash": f_hash, "vault": "Other"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let e = error_of(
+        &call_on(
+            &app,
+            &a,
+            &token,
+            "delete_note",
+            json!({"vault": "Notes", "path": "F.md", "elicit_token": for_other["token"]}),
+        )
+        .await,
+    )
+    .clone();
+    assert!(e["message"].as_str().unwrap().contains("another vault"), "{e}");
+    let own: Value = mint_as(&bound, json!({"tool": "delete_note", "args_hash": f_hash, "vault": "Notes"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(own["vault"], "Notes", "{own}");
+    let ran = call_on(
+        &app,
+        &b,
+        &token,
+        "delete_note",
+        json!({"vault": "Notes", "path": "F.md", "elicit_token": own["token"]}),
+    )
+    .await;
+    assert!(is_ok(&ran), "{ran}");
     second.stop().await.unwrap();
 }
 
@@ -540,6 +596,7 @@ async fn over_stdio_a_client_with_elicitation_is_asked_to_confirm_instead() {
         let mut env = app.iso.env();
         env.push(("OTC_TOKEN".into(), token.clone()));
         env.push(("OTC_TEST_ELICIT".into(), answer.into()));
+        env.push(("OTC__MCP__CONFIRM_IN_CLIENT".into(), "true".into()));
         python_session(Transport::Stdio { args: vec!["stdio".into()], env }, steps.clone())
     };
     // Declined: refused, nothing deleted.

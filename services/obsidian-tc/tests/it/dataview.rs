@@ -216,7 +216,7 @@ async fn bases_are_read_queried_created_and_patched() {
 
     let refusals = [
         ("read_base", json!({"vault": V, "path": "Projects/Alpha.md"}), "invalid_input"),
-        ("read_base", json!({"vault": V, "path": "Views/Broken.base"}), "invalid_input"),
+        ("read_base", json!({"vault": V, "path": "Views/Broken.base"}), "bases_syntax_error"),
         ("query_base", json!({"vault": V, "path": "Views/Projects.base", "view": "Nope"}), "invalid_input"),
         (
             "query_base",

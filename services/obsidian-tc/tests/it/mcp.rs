@@ -1332,6 +1332,7 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
     // A zero task budget: index_vault answers with a task handle (which must fit its schema too).
     let app = TestApp::spawn_with(|c| {
         c.memory.plur.base_url = Some(plur_url.clone());
+        c.oauth.private_hosts = vec!["127.0.0.1:*".into()];
         c.tools.task_budget_ms = 0;
         c.tools.confirm_destructive = false;
         c.wiki.folder = Some("wiki".into());

@@ -67,20 +67,31 @@ pub(crate) async fn fake_chat() -> (Arc<FakeChat>, String) {
 }
 
 fn tenant_llm(app: &TestApp, args: &[&str]) -> String {
-    let mut env = app.iso.env();
-    env.push(("OTC__OAUTH__SECRET_KEY".into(), SECRET_KEY.into()));
-    env.push(("FAKE_CHAT_KEY".into(), "sk-fake-chat-key".into()));
-    let mut all = vec!["tenant", "llm", "acme"];
-    all.extend_from_slice(args);
-    let out = cli_with_env(env, &all);
-    assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+    let out = tenant_llm_with(app, args, "[\"127.0.0.1:*\"]");
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     stdout(&out)
 }
 
-/// The deployment: a secret key (which seals the endpoint's key), a wiki, and a folder ACL
-/// that hides Secret/ from everyone.
+/// `obsidian-tc tenant llm acme ARGS` with `oauth.private_hosts` set to `private_hosts`.
+fn tenant_llm_with(app: &TestApp, args: &[&str], private_hosts: &str) -> std::process::Output {
+    let config_file = std::env::temp_dir().join(format!("otc-llm-{}.toml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&config_file, format!("[oauth]\nprivate_hosts = {private_hosts}\n")).unwrap();
+    let mut env = app.iso.env();
+    env.push(("OTC__OAUTH__SECRET_KEY".into(), SECRET_KEY.into()));
+    env.push(("FAKE_CHAT_KEY".into(), "sk-fake-chat-key".into()));
+    let mut all = vec!["--config", config_file.to_str().unwrap(), "tenant", "llm", "acme"];
+    all.extend_from_slice(args);
+    let out = cli_with_env(env, &all);
+    let _ = std::fs::remove_file(&config_file);
+    out
+}
+
+/// The deployment: a secret key (which seals the endpoint's key), a wiki, a folder ACL that
+/// hides Secret/ from everyone, and the stand-in endpoint's loopback address exempt from the
+/// public-address rule.
 fn configure(c: &mut otc_config::Config) {
     c.oauth.secret_key = Some(otc_config::Secret::new(SECRET_KEY));
+    c.oauth.private_hosts = vec!["127.0.0.1:*".into()];
     c.tools.confirm_destructive = false;
     c.wiki.folder = Some("wiki".into());
     let visible = Some(["Ops/**", "wiki/**"].map(String::from).to_vec());
@@ -242,4 +253,55 @@ async fn model_backed_tools_use_the_tenants_endpoint_within_its_cap() {
     let cleared = tenant_llm(&app, &["--clear"]);
     assert!(cleared.contains("removed the chat endpoint"), "{cleared}");
     app.stop().await;
+}
+
+/// A tenant's chat endpoint is held to the identity providers' rule: public https, or a
+/// `host:port` the deployment exempts (`oauth.private_hosts`). Neither the command nor a call
+/// reaches a loopback or private address otherwise, and the key is never sent there.
+#[tokio::test]
+async fn a_chat_endpoint_on_a_private_address_is_refused_when_set_and_when_called() {
+    let (fake, url) = fake_chat().await;
+    let app = TestApp::spawn_with(|c| {
+        configure(c);
+        c.oauth.private_hosts = Vec::new();
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(&token, V, &[("Ops/Release.md", Some("# Release\n\nReleases go out on Tuesdays.\n"))]).await;
+    for base in [
+        url.as_str(),
+        "http://127.0.0.1:9014/v1",
+        "https://10.0.0.8/v1",
+        "https://localhost/v1",
+        "https://u:p@llm.example/v1",
+    ] {
+        let out = tenant_llm_with(&app, &["--base-url", base, "--model", "m", "--api-key-env", "FAKE_CHAT_KEY"], "[]");
+        assert!(!out.status.success(), "{base} was accepted");
+        assert!(stderr(&out).contains("--base-url"), "{}", stderr(&out));
+    }
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    assert!(tx.tenant_llm().await.unwrap().is_none(), "nothing was stored");
+    // One stored before the rule (or exempt then): the call is refused before anything is sent.
+    tx.set_tenant_llm(&otc_store::TenantLlm {
+        base_url: url.clone(),
+        model: "fake-chat".into(),
+        sealed_api_key: None,
+        daily_cap: 10,
+        prompt_cost_per_mtok: 0.0,
+        completion_cost_per_mtok: 0.0,
+    })
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    let e = err(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?"})).await;
+    assert_eq!(
+        (e["code"].as_str(), e["details"]["reason"].as_str()),
+        (Some("plugin_unreachable"), Some("llm_failed")),
+        "{e}"
+    );
+    assert!(fake.seen.lock().unwrap().is_empty(), "nothing reached the private address");
+    // Exempt, the same endpoint answers.
+    let out = tenant_llm_with(&app, &["--base-url", &url, "--model", "fake-chat"], "[\"127.0.0.1:*\"]");
+    assert!(out.status.success(), "{}", stderr(&out));
 }

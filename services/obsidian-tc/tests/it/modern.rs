@@ -181,7 +181,11 @@ fn refused_with(answer: &(StatusCode, Value), code: i64) -> String {
 
 #[tokio::test]
 async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused() {
-    let app = TestApp::spawn_with(|c| c.mcp.request_state_ttl_secs = 2).await;
+    let app = TestApp::spawn_with(|c| {
+        c.mcp.request_state_ttl_secs = 2;
+        c.mcp.confirm_in_client = true;
+    })
+    .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     let other = tenant.token_as(&app.store, "bob", "*").await;
@@ -273,7 +277,8 @@ async fn a_confirmation_is_an_input_required_round_trip_and_bad_state_is_refused
 
 #[tokio::test]
 async fn confirm_in_client_off_leaves_only_the_token_route() {
-    let app = TestApp::spawn_with(|c| c.mcp.confirm_in_client = false).await;
+    // Off by default: a hosted service does not let a client confirm its own call.
+    let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE))]).await;
@@ -349,11 +354,11 @@ async fn versions_and_routing_headers_are_checked_against_the_body() {
 
 #[tokio::test]
 async fn the_python_sdk_confirms_across_two_gateways_behind_a_round_robin_proxy() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(|c| c.mcp.confirm_in_client = true).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     app.seed(&token, "Notes", &[("Plan.md", Some(NOTE)), ("Keep.md", Some(NOTE))]).await;
-    let b = app.another_gateway(|_| {}).await;
+    let b = app.another_gateway(|c| c.mcp.confirm_in_client = true).await;
     for (answer, path, gone) in [("decline", "Keep.md", false), ("accept", "Plan.md", true)] {
         // Turns per method: the call and its retry reach different gateways whatever the SDK
         // sends between them.
@@ -639,4 +644,73 @@ async fn a_listen_stream_ends_with_its_result_after_its_time() {
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     drop(open);
     app.stop().await;
+}
+
+/// With the deployment's switch off (the default), a tenant admin lets named OAuth clients have
+/// their own person confirm (`PUT /v1/policies`, `admin:confirm`); other clients, and API
+/// tokens, keep the token route.
+#[tokio::test]
+async fn a_tenant_lets_only_the_oauth_clients_it_names_confirm_in_the_client() {
+    use crate::sso::{identity, redirect_uri, register, sign_in, world};
+    let w = world(|c| c.tools.confirm_destructive = true).await;
+    identity(&w.app)
+        .set_idp(
+            w.acme.id,
+            otc_identity::admin::IdpInput {
+                issuer: w.acme_idp.issuer.clone(),
+                client_id: "obsidian-tc-acme".into(),
+                keep_secret: true,
+                email_domains: vec!["acme.test".into()],
+                default_scopes: vec!["read:*".into(), "delete:*".into()],
+                ..Default::default()
+            },
+            otc_identity::admin::Changer::Operator,
+        )
+        .await
+        .unwrap();
+    let (admin, _) = w.acme.token(&w.app.store, "*", false, None).await;
+    w.app.seed(&admin, "Notes", &[("Plan.md", Some(NOTE))]).await;
+    let redirect = redirect_uri();
+    let named = register(&w.app, &redirect, json!({"client_name": "Named"})).await;
+    let other = register(&w.app, &redirect, json!({"client_name": "Other"})).await;
+    let resource = w.app.url("/mcp");
+    let login = ("alice", "pw-a");
+    let named_token =
+        sign_in(&w, &named, &redirect, "read:notes delete:notes", &resource, "alice@acme.test", login).await;
+    let other_token =
+        sign_in(&w, &other, &redirect, "read:notes delete:notes", &resource, "alice@acme.test", login).await;
+    let (named_token, other_token) = (
+        named_token["access_token"].as_str().unwrap().to_string(),
+        other_token["access_token"].as_str().unwrap().to_string(),
+    );
+    let refused = |token: String| {
+        let app = &w.app;
+        async move {
+            let (_, answer) = modern(app, &token, "tools/call", delete_args(), json!({"elicitation": {}})).await;
+            crate::mcp::error_of(&answer["result"])["code"].as_str().unwrap().to_string()
+        }
+    };
+    assert_eq!(refused(named_token.clone()).await, "elicit_required");
+
+    // The policy: admin:confirm, never from a credential bound to one vault.
+    let put =
+        |token: &str, body: Value| w.app.http.put(w.app.url("/v1/policies")).bearer_auth(token).json(&body).send();
+    let (bound, _) = w.acme.token(&w.app.store, "*", true, None).await;
+    assert_eq!(put(&bound, json!({"confirm_in_client_clients": [named]})).await.unwrap().status(), 403);
+    let (reader, _) = w.acme.token(&w.app.store, "read:notes", false, None).await;
+    assert_eq!(put(&reader, json!({"confirm_in_client_clients": [named]})).await.unwrap().status(), 403);
+    let set = put(&admin, json!({"confirm_in_client_clients": [named]})).await.unwrap();
+    assert_eq!(set.status(), 200);
+    let shown: Value =
+        w.app.http.get(w.app.url("/v1/policies")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["confirm_in_client_clients"], json!([named]), "{shown}");
+
+    // The named client is asked, at once; the other client and an API token are not.
+    let state = asked(&w.app, &named_token).await;
+    assert!(!state.is_empty());
+    assert_eq!(refused(other_token).await, "elicit_required");
+    assert_eq!(refused(admin.clone()).await, "elicit_required");
+    // Taken back: the named client too gets the token route again.
+    assert_eq!(put(&admin, json!({"confirm_in_client_clients": []})).await.unwrap().status(), 200);
+    assert_eq!(refused(named_token).await, "elicit_required");
 }

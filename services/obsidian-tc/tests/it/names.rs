@@ -312,3 +312,52 @@ async fn the_clash_key_is_the_same_in_rust_and_in_postgres() {
         differ.iter().take(50).cloned().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// Writers racing to create `Race.md`, `race.md`, `RACE.md` and `rAce.md` at once: exactly one
+/// lands, whatever the interleaving, because the commit checks the clash key under the vault's
+/// lock; the others answer the clash. restore_note brings a deleted note back only under a name
+/// nothing has taken meanwhile.
+#[tokio::test]
+async fn clashing_names_written_at_once_land_only_one() {
+    let (app, token) = setup_with(false, None).await;
+    for trial in 0..6 {
+        let spellings = [
+            format!("Race{trial}.md"),
+            format!("race{trial}.md"),
+            format!("RACE{trial}.md"),
+            format!("rAce{trial}.md"),
+        ];
+        let calls = spellings.iter().map(|path| {
+            let (app, token) = (&app, &token);
+            async move {
+                crate::mcp::call(app, "/mcp", token, "write_note", json!({"vault": V, "path": path, "content": "x\n"}))
+                    .await
+            }
+        });
+        let results = futures::future::join_all(calls).await;
+        let landed = results.iter().filter(|r| r["isError"] == false).count();
+        assert_eq!(landed, 1, "trial {trial}: {results:?}");
+        for refused in results.iter().filter(|r| r["isError"] == true) {
+            assert_eq!(crate::mcp::error_of(refused)["code"], "conflict", "trial {trial}: {refused}");
+        }
+        let files = manifest_paths(&app, &token).await;
+        let kept: Vec<_> = files.iter().filter(|p| p.to_lowercase() == format!("race{trial}.md")).collect();
+        assert_eq!(kept.len(), 1, "trial {trial}: {files:?}");
+    }
+
+    // A deleted note, its name taken in another case meanwhile: the restore is refused.
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "Gone.md", "content": "old\n"})).await;
+    ok(&app, &token, "delete_note", json!({"vault": V, "path": "Gone.md", "permanent": false})).await;
+    let snaps = ok(&app, &token, "list_snapshots", json!({"vault": V, "path": "Gone.md"})).await;
+    let id = snaps["snapshots"][0]["id"].as_str().unwrap().to_string();
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "GONE.md", "content": "new\n"})).await;
+    let e = err(&app, &token, "restore_note", json!({"vault": V, "path": "Gone.md", "snapshot_id": id})).await;
+    assert_eq!((e["code"].as_str(), e["details"]["existing"].as_str()), (Some("conflict"), Some("GONE.md")), "{e}");
+    assert!(!manifest_paths(&app, &token).await.contains("Gone.md"));
+    app.stop().await;
+}
+
+async fn manifest_paths(app: &TestApp, token: &str) -> BTreeSet<String> {
+    let (_, files) = api(app, token, reqwest::Method::GET, "/v1/vaults/Notes/files", None).await;
+    files["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+}

@@ -828,3 +828,52 @@ async fn a_read_after_a_write_sees_it_on_every_gateway() {
     second.stop().await.unwrap();
     app.stop().await;
 }
+
+/// As in Obsidian, a file or folder whose name starts with a dot (`.github/`, `Notes/.draft.md`)
+/// is no note: not listed, read, searched, tagged, linked from or linked to; it stays in the
+/// store and the sync API, as `.obsidian/` does.
+#[tokio::test]
+async fn dot_named_files_and_folders_are_no_notes() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let v = "Notes";
+    commit(
+        &app,
+        &token,
+        v,
+        &[
+            ("Home.md", Some("# Home\nSee [[CONTRIBUTING]] and [[Guide]].\n")),
+            ("Guide.md", Some("# Guide\nzanzibar guide #public\n")),
+            (".github/CONTRIBUTING.md", Some("# Contributing\nzanzibar rules #dotted [[Guide]] [[Ghost]]\n")),
+            ("Notes/.draft.md", Some("# Draft\nzanzibar draft [[Guide]]\n")),
+        ],
+    )
+    .await;
+    let listed = ok(&app, &token, "list_notes", json!({"vault": v, "recursive": true})).await.to_string();
+    assert!(listed.contains("Home.md") && !listed.contains(".github") && !listed.contains(".draft"), "{listed}");
+    let r = call(&app, "/mcp", &token, "read_note", json!({"vault": v, "path": ".github/CONTRIBUTING.md"})).await;
+    assert_eq!(error_of(&r)["code"], "note_not_found", "{r}");
+    let found = ok(&app, &token, "search_text", json!({"vault": v, "query": "zanzibar"})).await.to_string();
+    assert!(found.contains("Guide.md") && !found.contains(".github") && !found.contains(".draft"), "{found}");
+    let found = ok(&app, &token, "search_vault", json!({"vault": v, "query": "zanzibar"})).await.to_string();
+    assert!(!found.contains(".github") && !found.contains(".draft"), "{found}");
+    let tags = ok(&app, &token, "list_tags", json!({"vault": v})).await.to_string();
+    assert!(tags.contains("public") && !tags.contains("dotted"), "{tags}");
+    let back = ok(&app, &token, "get_backlinks", json!({"vault": v, "path": "Guide.md"})).await;
+    let sources: Vec<&str> =
+        back["backlinks"].as_array().unwrap().iter().map(|b| b["source_path"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["Home.md"], "{back}");
+    let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "response_format": "concise"})).await;
+    let targets: Vec<(&str, &str)> = unresolved["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["source_path"].as_str().unwrap(), u["target"].as_str().unwrap()))
+        .collect();
+    assert_eq!(targets, [("Home.md", "CONTRIBUTING")], "a link to a dot-named note is unresolved, as in Obsidian");
+    // The sync API still carries them.
+    let (_, files) = crate::sync::api(&app, &token, reqwest::Method::GET, "/v1/vaults/Notes/files", None).await;
+    assert!(files.to_string().contains(".github/CONTRIBUTING.md"), "{files}");
+    app.stop().await;
+}

@@ -24,6 +24,8 @@ const CLIENT_SECRET: &str = "idp-client-secret";
 pub fn oauth_on(c: &mut otc_config::Config) {
     c.oauth.secret_key = Some(otc_config::Secret::new(SECRET_KEY));
     c.oauth.private_hosts = vec!["127.0.0.1:*".into()];
+    // Tests register many clients from one address; one test holds the default's burst.
+    c.oauth.registrations_per_hour = 6000;
 }
 
 /// A running identity provider.
@@ -94,11 +96,17 @@ pub async fn world(tweak: impl FnOnce(&mut otc_config::Config)) -> World {
     .await;
     let acme = Tenant::create(&app.store, "acme").await;
     let globex = Tenant::create(&app.store, "globex").await;
+    // Each organisation's email domain, as an operator lists it (`obsidian-tc tenant domains`).
+    for (tenant, domain) in [(&acme, "acme.test"), (&globex, "globex.test")] {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        tx.add_tenant_domain(domain, "operator").await.unwrap();
+        tx.commit().await.unwrap();
+    }
     let gateway = app.url("");
     let acme_idp = start_idp(
         &gateway,
         "obsidian-tc-acme",
-        json!([{"sub": "alice-1", "login": "alice", "password": "pw-a", "email": "alice@acme.test", "name": "Alice", "groups": ["eng"]},
+        json!([{"sub": "alice-1", "login": "alice", "password": "pw-a", "email": "alice@acme.test", "name": "Alice", "groups": ["eng", "finance"]},
                {"sub": "mallory-9", "login": "mallory", "password": "pw-m", "email": "mallory@evil.test", "name": "Mallory", "groups": []}]),
     )
     .await;
@@ -423,7 +431,7 @@ async fn seed_acme(w: &World) {
     w.app.seed(&token, "Notes", &[("Hello.md", Some("# Hello\nacme's note\n"))]).await;
 }
 
-fn redirect_uri() -> String {
+pub(crate) fn redirect_uri() -> String {
     format!("http://127.0.0.1:{}/callback", crate::harness::closed_port())
 }
 
@@ -476,7 +484,8 @@ async fn the_python_sdk_signs_in_through_the_tenants_provider_registered_dynamic
     let (status, _) = mcp_call(&w.app, "/mcp", access, "list_vaults", json!({})).await;
     assert_eq!(status, 200);
 
-    // The person is the tenant's principal with the provider's groups, mapped.
+    // The person is the tenant's principal with the provider's groups, mapped: only through the
+    // tenant's mapping ("finance", though an ACL group's name, is not mapped and grants nothing).
     let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
     let alice = tx.find_principal("alice@acme.test").await.unwrap().expect("alice signed in as a principal");
     let access_rules = tx.access(alice.id).await.unwrap();
@@ -1595,4 +1604,138 @@ async fn a_refresh_grants_only_what_the_persons_groups_still_allow_and_a_foreign
         .await
         .unwrap();
     assert_eq!(spoofed.status(), 403);
+}
+
+/// Redirect URIs as OAuth 2.1 and the MCP security guidance want them: no wildcard, no user
+/// information, no fragment (at registration or at /oauth/authorize), a custom scheme only in
+/// reverse-domain form or on the deployment's list; and one address registers only so many.
+#[tokio::test]
+async fn redirect_uris_are_exact_and_registrations_are_limited_per_address() {
+    let w = world(|c| c.oauth.registrations_per_hour = 100).await;
+    let post = |body: Value| {
+        let app = &w.app;
+        async move { app.http.post(app.url("/oauth/register")).json(&body).send().await.unwrap() }
+    };
+    for bad in [
+        "https://*.evil.example/cb",
+        "https://user:pw@app.example/cb",
+        "https://user@app.example/cb",
+        "myapp://callback",
+        "https://app.example/cb#x",
+    ] {
+        let answer = post(json!({"redirect_uris": [bad]})).await;
+        assert_eq!(answer.status(), 400, "{bad}");
+        assert_eq!(answer.json::<Value>().await.unwrap()["error"], "invalid_redirect_uri", "{bad}");
+    }
+    for good in ["com.example.notes:/oauth/cb", "cursor://anysphere.cursor-retrieval/oauth/callback"] {
+        let answer = post(json!({"redirect_uris": [good], "token_endpoint_auth_method": "none"})).await;
+        assert_eq!(answer.status(), 201, "{good}");
+    }
+    // A registered loopback URI plus a fragment is not that URI: a page, no redirect.
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let (_, challenge) = pkce();
+    let with_fragment = format!("{redirect}#stolen");
+    let url = authorize_url(&w.app, &client, &with_fragment, &challenge, "read:notes", &w.app.url("/mcp"));
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let response = no_redirects.get(url.as_str()).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(response.headers().get("location").is_none());
+    // So far 8 registrations; the burst is 10 (a tenth of 100 an hour), then 429 with Retry-After.
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let answer = post(json!({"redirect_uris": [redirect.clone()], "token_endpoint_auth_method": "none"})).await;
+        statuses.push(answer.status().as_u16());
+        if answer.status() == 429 {
+            assert!(answer.headers().get("retry-after").is_some());
+            let body: Value = answer.json().await.unwrap();
+            let e = &body["error"];
+            assert_eq!(
+                (e["code"].as_str(), e["details"]["class"].as_str()),
+                (Some("throttled"), Some("registration")),
+                "{body}"
+            );
+        }
+    }
+    assert_eq!(statuses, [201, 201, 429, 429], "{statuses:?}");
+}
+
+/// A refresh may narrow a wildcard grant (`read:notes` of `read:*`), never widen it; and a
+/// grant older than `oauth.max_grant_age_days` no longer refreshes: the person signs in again.
+#[tokio::test]
+async fn a_refresh_narrows_and_a_grant_past_its_maximum_age_does_not_refresh() {
+    let w = world(|_| {}).await;
+    let redirect = redirect_uri();
+    let client = register(&w.app, &redirect, json!({})).await;
+    let first =
+        sign_in(&w, &client, &redirect, "read:* write:notes", &w.app.url("/mcp"), "alice@acme.test", ("alice", "pw-a"))
+            .await;
+    assert_eq!(first["scope"], "read:* write:notes", "{first}");
+    let refresh = |rt: String, scope: Option<&'static str>| {
+        let (w, client) = (&w, client.clone());
+        async move {
+            let mut form =
+                vec![("grant_type", "refresh_token"), ("refresh_token", rt.as_str()), ("client_id", client.as_str())];
+            if let Some(scope) = scope {
+                form.push(("scope", scope));
+            }
+            token(&w.app, &form).await
+        }
+    };
+    let (status, narrowed) = refresh(first["refresh_token"].as_str().unwrap().to_string(), Some("read:notes")).await;
+    assert_eq!((status, narrowed["scope"].as_str()), (200, Some("read:notes")), "{narrowed}");
+    let (status, wider) = refresh(narrowed["refresh_token"].as_str().unwrap().to_string(), Some("delete:notes")).await;
+    assert_eq!((status, wider["error"].as_str()), (400, Some("invalid_scope")), "{wider}");
+
+    // 400 days later the grant is past the 90-day default: refused, and revoked.
+    let second = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    assert!(otc_store::testing::age_grants(&mut tx, 400).await.unwrap() >= 1);
+    tx.commit().await.unwrap();
+    let (status, old) = refresh(second["refresh_token"].as_str().unwrap().to_string(), None).await;
+    assert_eq!((status, old["error"].as_str()), (400, Some("invalid_grant")), "{old}");
+    assert!(old["error_description"].as_str().unwrap().contains("sign in again"), "{old}");
+    let (status, _) =
+        mcp_call(&w.app, "/mcp", second["access_token"].as_str().unwrap(), "list_vaults", json!({})).await;
+    assert_eq!(status, 401, "the grant's access token stops with it");
+}
+
+/// A directory provisions people of its own organisation's email domains only: acme's SCIM
+/// cannot create (or rename into) a globex.test person, whom a globex sign-in by email would
+/// otherwise find in acme; a domain belongs to one tenant; the operator's command lists them.
+#[tokio::test]
+async fn a_directory_provisions_only_its_own_email_domains() {
+    let w = world(|_| {}).await;
+    let (admin, _) = w.acme.token(&w.app.store, "admin:scim", false, None).await;
+    for body in [
+        json!({"userName": "eve@globex.test"}),
+        json!({"userName": "eve", "emails": [{"value": "eve@globex.test", "primary": true}]}),
+        json!({"userName": "eve@acme.test.evil.example"}),
+    ] {
+        let (status, answer) = scim(&w.app, &admin, Method::POST, "/Users", Some(body.clone())).await;
+        assert_eq!(status, 403, "{body}: {answer}");
+        assert!(answer["detail"].as_str().unwrap().contains("tenant domains"), "{answer}");
+    }
+    let (status, user) =
+        scim(&w.app, &admin, Method::POST, "/Users", Some(json!({"userName": "carol@acme.test"}))).await;
+    assert_eq!(status, 201, "{user}");
+    let id = user["id"].as_str().unwrap();
+    let patch = json!({"Operations": [{"op": "replace", "path": "userName", "value": "carol@globex.test"}]});
+    let (status, _) = scim(&w.app, &admin, Method::PATCH, &format!("/Users/{id}"), Some(patch)).await;
+    assert_eq!(status, 403);
+    let mut tx = w.app.store.begin(w.acme.id).await.unwrap();
+    let (_, users) = tx.directory_users(&otc_store::DirectoryFilter::All, 0, 100).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(users.iter().all(|u| !u.user_name.contains("globex")), "{users:?}");
+
+    // The operator's command: globex.test is globex's, so acme cannot take it.
+    let mut env = w.app.iso.env();
+    env.push(("OTC__OAUTH__SECRET_KEY".into(), SECRET_KEY.into()));
+    let out = crate::harness::cli_with_env(env.clone(), &["tenant", "domains", "acme", "--add", "globex.test"]);
+    assert!(!out.status.success());
+    assert!(crate::harness::stderr(&out).contains("another tenant"), "{}", crate::harness::stderr(&out));
+    let out = crate::harness::cli_with_env(env, &["tenant", "domains", "acme", "--add", "Acme.Example"]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    let shown = crate::harness::stdout(&out);
+    assert!(shown.contains("acme.example") && shown.contains("acme.test") && shown.contains("operator"), "{shown}");
 }

@@ -89,7 +89,9 @@ async fn importing_a_corpus_and_syncing_it_back_gives_a_byte_identical_tree() {
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     assert_eq!(tx.verify_chain(tenant.vault_id).await.unwrap(), None);
     let first_change = &tx.changes_since(tenant.vault_id, 0, 1).await.unwrap()[0];
-    assert_eq!(first_change.tool.as_deref(), Some("sync"));
+    // The server records what it knows (the API, the token); the client's own label apart.
+    assert_eq!(first_change.tool.as_deref(), Some("v1_commit"));
+    assert_eq!(first_change.client_tool.as_deref(), Some("sync"));
     assert_eq!(first_change.client_name.as_deref(), Some("obsidian-tc sync"));
     tx.commit().await.unwrap();
     let _ = std::fs::remove_dir_all(back);
@@ -568,12 +570,14 @@ async fn deleting_nothing_is_not_found_and_client_provenance_is_bounded() {
     let huge = "n".repeat(1_000_000);
     let (status, body) = commit(json!({
         "changes": [{"path": "a.md", "expect": "absent", "put": {"hash": hash}}],
-        "client_name": format!("  {huge}"), "client_model": "model\u{0007}\nname", "tool": "sync"
+        "client_name": format!("  {huge}"), "client_model": "model\u{0007}\nname", "tool": "restore_vault"
     }))
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (_, feed) = api(&app, &token, reqwest::Method::GET, "/v1/vaults/Notes/changes?since=0", None).await;
     let record = &feed["changes"][0];
+    // A commit cannot name its own tool: the body's word is kept as client_tool only.
+    assert_eq!((record["tool"].as_str(), record["client_tool"].as_str()), (Some("v1_commit"), Some("restore_vault")));
     assert_eq!(record["client_name"].as_str().unwrap(), "n".repeat(otc_store::PROVENANCE_FIELD_CHARS));
     assert_eq!(record["client_model"], "modelname", "control characters are dropped");
 }

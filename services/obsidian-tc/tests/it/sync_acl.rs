@@ -370,3 +370,36 @@ async fn a_commit_names_only_content_its_caller_uploaded_here_or_can_already_rea
     assert_eq!(copy.text().await.unwrap(), "open to all\n");
     owned.stop().await;
 }
+
+/// What a vault no longer holds is not served by hash, even to the principal who deleted it:
+/// a deleted note (now only in `.trash/` and the change log) and a replaced version answer 404
+/// like content never stored, and cannot be copied back by hash into a readable path either.
+#[tokio::test]
+async fn content_the_vault_no_longer_holds_is_not_served_or_copied_by_hash() {
+    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let write = |path: &str, content: &str| {
+        let (app, token) = (&app, &token);
+        let args = json!({"vault": V, "path": path, "content": content, "mode": "upsert"});
+        async move { crate::write::ok(app, token, "write_note", args).await }
+    };
+    write("Inbox/Gone.md", "deleted by its writer\n").await;
+    write("Inbox/Twice.md", "the first version\n").await;
+    write("Inbox/Twice.md", "the second version\n").await;
+    let gone =
+        crate::write::ok(&app, &token, "delete_note", json!({"vault": V, "path": "Inbox/Gone.md", "permanent": false}))
+            .await;
+    assert_eq!(gone["trashed_to"], ".trash/Inbox/Gone.md", "{gone}");
+    let (_, never) = get(&app, &token, &format!("/v1/vaults/{V}/blobs/{}", sha("never stored"))).await;
+    for text in ["deleted by its writer\n", "the first version\n"] {
+        let (status, body) = get(&app, &token, &format!("/v1/vaults/{V}/blobs/{}", sha(text))).await;
+        assert_eq!((status, &body), (StatusCode::NOT_FOUND, &never), "{text:?}");
+    }
+    let (status, _) = get(&app, &token, &format!("/v1/vaults/{V}/blobs/{}", sha("the second version\n"))).await;
+    assert_eq!(status, StatusCode::OK, "what the vault holds now is served");
+    let copy = json!({"changes": [{"path": "Inbox/Back.md", "expect": "absent", "put": {"hash": sha("deleted by its writer\n")}}]});
+    let (status, body) = api(&app, &token, Method::POST, &format!("/v1/vaults/{V}/commit"), Some(copy)).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{body}");
+    app.stop().await;
+}

@@ -68,9 +68,30 @@ fn every_commit_goes_through_the_one_commit_path() {
 fn only_the_identity_crate_talks_to_identity_providers_and_picks_outbound_addresses() {
     let found = offenders(&["services/identity/"], "openidconnect::");
     assert!(found.is_empty(), "openidconnect outside services/identity: {found:?}");
-    // The guarded resolver is the one way to reach an address someone else chose.
-    let found = offenders(&["services/identity/src/net.rs"], ".dns_resolver(");
+    // The guarded resolver (otc-egress) is the one way to reach an address someone else chose.
+    let found = offenders(&["shared/egress/"], ".dns_resolver(");
     assert!(found.is_empty(), "another resolver: {found:?}");
+}
+
+#[test]
+fn the_codes_said_never_to_be_raised_are_not_and_every_other_code_is() {
+    let text: String = sources()
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("shared/errors/") && !path.contains("/tests/"))
+        .map(|(_, text)| text)
+        .collect();
+    let constructed = |code: otc_errors::ErrorCode| {
+        let variant = format!("{code:?}");
+        text.match_indices(&format!("ErrorCode::{variant}"))
+            .any(|(i, m)| !text[i + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    };
+    for (code, _) in otc_errors::NOT_RAISED {
+        assert!(!constructed(*code), "{code} is listed as never raised, but the code constructs it");
+    }
+    for row in otc_errors::TABLE {
+        let listed = otc_errors::NOT_RAISED.iter().any(|(c, _)| *c == row.code);
+        assert!(listed || constructed(row.code), "{} is never raised: raise it or list it in NOT_RAISED", row.code);
+    }
 }
 
 #[test]

@@ -457,3 +457,41 @@ async fn lint_wiki_asks_the_judge_about_near_duplicates() {
     assert!(off["proposals"][0].get("judge_verdict").is_none(), "{off}");
     app.stop().await;
 }
+
+/// index.md and log.md are one text for every reader, so they name only pages every reader
+/// may read: a page the tenant's rules hide from one principal (or group) is left out, though
+/// a reader with no rule of its own could read it.
+#[tokio::test]
+async fn the_generated_pages_never_name_a_page_some_reader_cannot_read() {
+    let app = TestApp::spawn_with(wiki).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let bob = tenant.token_as(&app.store, "bob", "read:notes").await;
+    app.seed(
+        &token,
+        V,
+        &[
+            ("wiki/SCHEMA.md", Some(SCHEMA)),
+            ("wiki/people/Ada.md", Some("---\ntype: person\n---\nAda.\n")),
+            ("wiki/private/Salaries.md", Some("---\ntype: concept\n---\nNot for bob.\n")),
+        ],
+    )
+    .await;
+    // bob's own rule: the wiki but its private folder.
+    let rule =
+        json!({"vault": V, "principal": "bob", "read_paths": ["wiki/*.md", "wiki/people/**", "wiki/concepts/**"]});
+    let (status, answer) = crate::sync::api(&app, &token, reqwest::Method::PUT, "/v1/acl", Some(rule)).await;
+    assert_eq!(status, 200, "{answer}");
+    let (stop, worker) = start_worker(&app, wiki).await;
+    commit_page(&app, &token, "wiki/concepts/Budget.md", "concept").await;
+    let index = wait_for(&app, &token, "wiki/index.md", |t| t.contains("Budget")).await;
+    assert!(index.contains("[[wiki/people/Ada|Ada]]"), "{index}");
+    assert!(!index.contains("Salaries"), "a page hidden from bob is named to nobody: {index}");
+    let log = wait_for(&app, &token, "wiki/log.md", |t| t.contains("Budget")).await;
+    assert!(!log.contains("Salaries"), "{log}");
+    // bob reads the index, and finds nothing of the hidden page in it.
+    let read = tool(&app, &bob, "read_note", json!({"vault": V, "path": "wiki/index.md"})).await;
+    assert!(!read.to_string().contains("Salaries"), "{read}");
+    let _ = stop.send(());
+    worker.await.unwrap();
+}

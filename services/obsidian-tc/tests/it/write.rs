@@ -446,7 +446,8 @@ async fn copy_note_and_provenance_follow_the_change_log() {
     assert_eq!(records.len(), 2, "{history}");
     assert_eq!((records[0]["op"].as_str(), records[0]["tool"].as_str()), (Some("update"), Some("append_note")));
     assert_eq!(records[0]["origin"], "agent_synthesis");
-    assert_eq!((records[1]["op"].as_str(), records[1]["tool"].as_str()), (Some("create"), Some("sync")));
+    assert_eq!((records[1]["op"].as_str(), records[1]["tool"].as_str()), (Some("create"), Some("v1_commit")));
+    assert!(records[1].get("client_tool").is_none(), "the commit claimed no tool of its own: {history}");
     assert_eq!(records[0]["prev_content_hash"], records[1]["content_hash"]);
     assert_eq!(history["verification"]["intact"], true);
     let page = ok(&app, &token, "get_provenance", json!({"vault": V, "path": "Plan.md", "limit": 1})).await;

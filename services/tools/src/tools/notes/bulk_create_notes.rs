@@ -144,7 +144,7 @@ impl Tool for BulkCreateNotes {
             match verdict {
                 Ok(()) => {
                     let (hash, size) = writing::put_content(ctx, name, item.content.into_bytes()).await?;
-                    changes.push(writing::put(&item.path, otc_store::Expect::Absent, hash, size));
+                    changes.push(writing::put(&item.path, otc_store::Expect::NewName, hash, size));
                     results.push(ItemResult {
                         path: item.path,
                         ok: true,

@@ -61,9 +61,12 @@ pub struct Record {
     pub from: Option<String>,
     /// RFC 3339.
     pub at: String,
-    /// The tool (or sync, reconcile) that made the change.
+    /// The tool (or v1_commit, reconcile) that made the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The tool name the client claimed for a /v1 commit: its own word, not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_tool: Option<String>,
     /// The client that called it, as it named itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
@@ -216,6 +219,7 @@ fn to_record(r: &ChangeRecord, from: Option<String>, detailed: bool) -> Record {
         from,
         at: r.committed_at.to_rfc3339(),
         tool: r.tool.clone(),
+        client_tool: r.client_tool.clone(),
         client: r.client_name.clone(),
         model: r.client_model.clone(),
         origin: r.origin.clone(),

@@ -75,6 +75,11 @@ impl Tool for RestoreNote {
         }
         let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
         writing::check_prev(&input.path, prev, now.as_ref())?;
+        if now.is_none() {
+            // A deleted note comes back under its old name only if nothing took a name that
+            // clashes with it meanwhile (the commit checks again under the vault's lock).
+            writing::check_new_name(ctx, name, &view, &input.path, "path").await?;
+        }
         let replaces = now.as_ref().is_some_and(|e| e.size > 0 && e.hash != snapshot.hash);
         writing::confirm(ctx, name, replaces, "it replaces the note's current content").await?;
         let mut changes =

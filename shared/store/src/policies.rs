@@ -1,0 +1,79 @@
+//! What a tenant's admin and the operator decide for one tenant: the OAuth clients whose own
+//! person may confirm a destructive call (`tenant_policies`), and the email domains its people
+//! may have (`tenant_domains`).
+
+use chrono::{DateTime, Utc};
+
+use crate::{Result, StoreError, TenantTx};
+
+/// One of a tenant's email domains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantDomain {
+    pub domain: String,
+    /// `operator` (listed by the deployment's operator) or `dns` (proven by the tenant).
+    pub via: String,
+    pub added_at: DateTime<Utc>,
+}
+
+impl TenantTx {
+    /// The OAuth clients (client_id) whose person may confirm a destructive call in the client.
+    pub async fn confirm_in_client_clients(&mut self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar!(
+            "SELECT confirm_in_client_clients FROM tenant_policies WHERE tenant_id = $1",
+            self.tenant
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?
+        .unwrap_or_default())
+    }
+
+    /// Replaces the clients whose person may confirm in the client (at most 50).
+    pub async fn set_confirm_in_client_clients(&mut self, clients: &[String]) -> Result<()> {
+        if clients.len() > 50 || clients.iter().any(|c| c.is_empty() || c.len() > 2000) {
+            return Err(StoreError::Invalid { constraint: "at most 50 client ids of 1 to 2000 bytes".into() });
+        }
+        sqlx::query!(
+            r#"INSERT INTO tenant_policies (tenant_id, confirm_in_client_clients) VALUES ($1, $2)
+               ON CONFLICT (tenant_id) DO UPDATE
+                 SET confirm_in_client_clients = EXCLUDED.confirm_in_client_clients, updated_at = now()"#,
+            self.tenant,
+            clients
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// The tenant's email domains, by name.
+    pub async fn tenant_domains(&mut self) -> Result<Vec<TenantDomain>> {
+        Ok(sqlx::query_as!(
+            TenantDomain,
+            "SELECT domain, via, added_at FROM tenant_domains WHERE tenant_id = $1 ORDER BY domain",
+            self.tenant
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
+    /// Adds a domain (lowercase); `Conflict` when another tenant holds it.
+    pub async fn add_tenant_domain(&mut self, domain: &str, via: &str) -> Result<()> {
+        sqlx::query!(
+            "INSERT INTO tenant_domains (tenant_id, domain, via) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, domain) DO NOTHING",
+            self.tenant,
+            domain,
+            via
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a domain; whether it was there.
+    pub async fn remove_tenant_domain(&mut self, domain: &str) -> Result<bool> {
+        Ok(sqlx::query!("DELETE FROM tenant_domains WHERE tenant_id = $1 AND domain = $2", self.tenant, domain)
+            .execute(&mut *self.tx)
+            .await?
+            .rows_affected()
+            > 0)
+    }
+}
