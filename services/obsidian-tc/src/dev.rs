@@ -66,6 +66,11 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
         loaded.config.object_store.kind = ObjectStoreKind::Local;
         loaded.config.object_store.path = args.data_dir.join("objects");
     }
+    // One person's own server: the client they run it for may ask them to confirm, unless the
+    // configuration says otherwise (a hosted deployment lets no client by default).
+    if loaded.origin("mcp.confirm_in_client").is_none() {
+        loaded.config.mcp.confirm_in_client = true;
+    }
     let config = loaded.config.clone();
     let telemetry = otc_telemetry::init(&config.telemetry)?;
     for unknown in &loaded.unknown_keys {

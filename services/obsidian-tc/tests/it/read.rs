@@ -323,13 +323,14 @@ async fn metadata_and_link_tools_concise_and_detailed() {
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Folder"})).await["type"], "folder");
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "A.md"})).await["type"], "file");
     assert_eq!(ok(&app, &token, "note_exists", json!({"vault": v, "path": "Z.md"})).await["exists"], false);
-    // Notes in the always-hidden folders are not counted (nor listed, nor read).
+    // Notes in the always-hidden folders, and in any dot-named folder (`.gitx/`, as Obsidian
+    // shows none), are not counted (nor listed, nor read).
     app.seed(&token, v, &[(".trash/Old.md", Some("old")), (".obsidian/Note.md", Some("x")), (".gitx/N.md", Some("y"))])
         .await;
     let vaults = ok(&app, &token, "list_vaults", json!({})).await;
-    assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(6)));
+    assert_eq!((vaults["vaults"][0]["name"].as_str(), vaults["vaults"][0]["notes"].as_i64()), (Some("Notes"), Some(5)));
     let vault = ok(&app, &token, "get_vault", json!({"vault": v})).await;
-    assert_eq!(vault["index"]["notes"], 6);
+    assert_eq!(vault["index"]["notes"], 5);
     assert_eq!(vault["acl"]["rules"], json!([]), "unrestricted");
     assert_eq!(
         err(&app, &token, "list_notes", json!({"vault": v, "cursor": "garbage"})).await["details"]["field"],

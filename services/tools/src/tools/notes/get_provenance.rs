@@ -64,7 +64,7 @@ pub struct Record {
     /// The tool (or v1_commit, reconcile) that made the change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
-    /// The tool name the client claimed for a /v1 commit: its own word, not checked.
+    /// The tool a /v1 commit's body claimed (unchecked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_tool: Option<String>,
     /// The client that called it, as it named itself.
