@@ -180,14 +180,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             tx.commit().await?;
             if !set.is_empty() || !reset.is_empty() {
                 // The tiers travel with each checked token: gateways drop what they checked.
-                let (_, kv, config) = app::store_and_kv(&sources)?;
-                if let Err(e) = otc_gateway::auth_cache::revoked(&kv, id).await {
-                    eprintln!(
-                        "warning: could not tell the gateways through Redis ({}); they apply the change within {} ms",
-                        otc_gateway::error_chain(&e),
-                        config.server.auth_cache_ttl_ms
-                    );
-                }
+                tell_gateways(&sources, id).await?;
             }
             let defaults = app::load(&sources)?.config.rate_limits.tiers;
             for class in otc_config::RateTiers::CLASSES {
@@ -335,14 +328,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             tx.commit().await?;
             if changed {
                 // Each checked token carries whether its client may confirm: gateways drop them.
-                let (_, kv, config) = app::store_and_kv(&sources)?;
-                if let Err(e) = otc_gateway::auth_cache::revoked(&kv, id).await {
-                    eprintln!(
-                        "warning: could not tell the gateways through Redis ({}); they apply the change within {} ms",
-                        otc_gateway::error_chain(&e),
-                        config.server.auth_cache_ttl_ms
-                    );
-                }
+                tell_gateways(&sources, id).await?;
             }
             match clients.is_empty() {
                 true => println!("confirm in client: no client"),
@@ -377,4 +363,18 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Moves the tenant's token generation on, so every gateway drops the checks it holds (they
+/// carry the tenant's tiers and policies); warns when Redis cannot be told.
+async fn tell_gateways(sources: &Sources, tenant: uuid::Uuid) -> anyhow::Result<()> {
+    let (_, kv, config) = app::store_and_kv(sources)?;
+    if let Err(e) = otc_gateway::auth_cache::revoked(&kv, tenant).await {
+        eprintln!(
+            "warning: could not tell the gateways through Redis ({}); they apply the change within {} ms",
+            otc_gateway::error_chain(&e),
+            config.server.auth_cache_ttl_ms
+        );
+    }
+    Ok(())
 }
