@@ -18,7 +18,7 @@ use otc_identity::scim::{self, Resource, ScimError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync::require;
+use crate::sync_api::require;
 use crate::{ApiError, AppState, Caller};
 
 const SCIM_SCOPE: &str = "admin:scim";

@@ -111,22 +111,10 @@ impl ApiError {
         }
     }
 
-    /// A catalogue error as an HTTP answer, with the status its code implies.
+    /// A catalogue error as an HTTP answer, with its code's status (the catalogue's table).
     pub fn from_tool(err: otc_errors::ToolError) -> Self {
-        use otc_errors::ErrorCode as C;
         let err = err.bounded();
-        let status = match err.code {
-            C::Unauthorized => StatusCode::UNAUTHORIZED,
-            C::Forbidden | C::AclDenied | C::ReadOnly | C::ReadOnlyMode => StatusCode::FORBIDDEN,
-            C::NotFound | C::VaultNotFound | C::NoteNotFound => StatusCode::NOT_FOUND,
-            C::ConcurrentModification | C::Conflict | C::NoteExists | C::IdempotencyInFlight => StatusCode::CONFLICT,
-            C::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
-            C::Overflow => StatusCode::PAYLOAD_TOO_LARGE,
-            C::Throttled => StatusCode::TOO_MANY_REQUESTS,
-            C::Internal | C::InternalError | C::IndeterminateOutcome => StatusCode::INTERNAL_SERVER_ERROR,
-            C::OperationTimeout => StatusCode::GATEWAY_TIMEOUT,
-            _ => StatusCode::BAD_REQUEST,
-        };
+        let status = StatusCode::from_u16(err.code.http_status()).expect("the catalogue's statuses are valid");
         Self {
             status,
             code: err.code.as_str(),
@@ -161,7 +149,7 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, Json(body)).into_response();
-        response.extensions_mut().insert(crate::audit::Code(self.code));
+        response.extensions_mut().insert(crate::v1_audit::Code(self.code));
         if let Some(value) = self.www_authenticate.and_then(|v| HeaderValue::from_str(&v).ok()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         }

@@ -3,8 +3,8 @@
 //! Stateless: everything a request needs is in Postgres, Redis or the object store, so any
 //! replica answers any request.
 
-mod acl;
-mod audit;
+mod acl_api;
+mod v1_audit;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
@@ -22,7 +22,7 @@ mod pages;
 mod policies;
 mod rate_limit;
 mod request_state;
-mod sync;
+mod sync_api;
 mod whoami;
 
 use std::future::{Future, IntoFuture};
@@ -107,13 +107,13 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     // Uploads carry whole files: they have their own limit (sync.max_blob_bytes), enforced by
     // the handler with a JSON answer, instead of the general body limit.
     let uploads =
-        Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync::download_blob).put(sync::upload_blob));
+        Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync_api::download_blob).put(sync_api::upload_blob));
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/elicit", post(elicit::mint))
-        .route("/v1/audit", get(audit::export))
-        .route("/v1/acl", get(acl::list).put(acl::set).delete(acl::remove))
-        .route("/v1/principals/{principal}/groups", get(acl::groups).post(acl::change_groups))
+        .route("/v1/audit", get(v1_audit::export))
+        .route("/v1/acl", get(acl_api::list).put(acl_api::set).delete(acl_api::remove))
+        .route("/v1/principals/{principal}/groups", get(acl_api::groups).post(acl_api::change_groups))
         .route("/v1/oauth/grants", get(directory::grants))
         .route("/v1/oauth/grants/{id}", axum::routing::delete(directory::revoke_grant))
         .route("/v1/idp", get(directory::idp).put(directory::set_idp).delete(directory::remove_idp))
@@ -125,11 +125,11 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
             "/scim/v2/{resource}/{id}",
             get(directory::get).put(directory::replace).patch(directory::patch).delete(directory::delete),
         )
-        .route("/v1/vaults", get(sync::list_vaults))
-        .route("/v1/vaults/{vault}/files", get(sync::list_files))
-        .route("/v1/vaults/{vault}/file", get(sync::download_file))
-        .route("/v1/vaults/{vault}/changes", get(sync::changes))
-        .route("/v1/vaults/{vault}/commit", post(sync::commit))
+        .route("/v1/vaults", get(sync_api::list_vaults))
+        .route("/v1/vaults/{vault}/files", get(sync_api::list_files))
+        .route("/v1/vaults/{vault}/file", get(sync_api::download_file))
+        .route("/v1/vaults/{vault}/changes", get(sync_api::changes))
+        .route("/v1/vaults/{vault}/commit", post(sync_api::commit))
         .merge(
             // A malformed message gets JSON-RPC's own error before the transport sees it.
             Router::new()
@@ -148,7 +148,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let authenticated = limited
         .merge(uploads)
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::v1))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), audit::v1))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), v1_audit::v1))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(axum::middleware::from_fn_with_state(allowed.clone(), origin::guard));

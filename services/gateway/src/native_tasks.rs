@@ -1,11 +1,11 @@
 //! The Tasks extension of MCP 2026-07-28 (`io.modelcontextprotocol/tasks`) over the task
-//! records the tools already keep in Redis (`otc_tools::tasks`): a long-running call past its
+//! records the tools already keep in Redis (`otc_tools::long_calls`): a long-running call past its
 //! budget answers a task to a client that declared the extension, and `tasks/get`,
 //! `tasks/update` and `tasks/cancel` read and change the record from any gateway. Only the
 //! principal that started a task sees it; any other id is invalid params, as an unknown one is.
 
 use otc_errors::ToolError;
-use otc_tools::tasks::{self, TaskRecord, TaskStatus};
+use otc_tools::long_calls::{self, TaskRecord, TaskStatus};
 use otc_tools::{Caller, Services};
 use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus as Wire};
@@ -21,7 +21,7 @@ fn task(record: &TaskRecord, status: Wire) -> Task {
         record.created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         record.heartbeat_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     )
-    .with_ttl_ms(tasks::RECORD_TTL.as_millis() as u64)
+    .with_ttl_ms(long_calls::RECORD_TTL.as_millis() as u64)
     .with_poll_interval_ms(POLL_INTERVAL_MS);
     if record.status == TaskStatus::Working {
         let progress = match record.total {
@@ -51,13 +51,13 @@ fn refused(err: &ToolError, task_id: &str) -> ErrorData {
 
 /// The task a call started, as its answer.
 pub async fn created(services: &Services, caller: &Caller, task_id: &str) -> Result<CreateTaskResult, ErrorData> {
-    let record = tasks::read(&services.kv, caller, task_id).await.map_err(|e| refused(&e, task_id))?;
+    let record = long_calls::read(&services.kv, caller, task_id).await.map_err(|e| refused(&e, task_id))?;
     Ok(CreateTaskResult::new(task(&record, Wire::Working)))
 }
 
 /// `tasks/get`.
 pub async fn get(services: &Services, caller: &Caller, task_id: &str) -> Result<GetTaskResult, ErrorData> {
-    let record = tasks::read(&services.kv, caller, task_id).await.map_err(|e| refused(&e, task_id))?;
+    let record = long_calls::read(&services.kv, caller, task_id).await.map_err(|e| refused(&e, task_id))?;
     // A tool's failure is the call's result (isError), as it is when the call answers inline;
     // so is a runner that stopped, which the record reads as failed.
     let (status, payload) = match record.status {
@@ -77,11 +77,11 @@ pub async fn get(services: &Services, caller: &Caller, task_id: &str) -> Result<
 
 /// `tasks/cancel`: asks the task to stop; ending tasks and ended ones are acknowledged alike.
 pub async fn cancel(services: &Services, caller: &Caller, task_id: &str) -> Result<(), ErrorData> {
-    tasks::cancel(&services.kv, caller, task_id).await.map(|_| ()).map_err(|e| refused(&e, task_id))
+    long_calls::cancel(&services.kv, caller, task_id).await.map(|_| ()).map_err(|e| refused(&e, task_id))
 }
 
 /// `tasks/update`: no task of ours waits for input, so answers are acknowledged and ignored,
 /// for a task the caller owns.
 pub async fn update(services: &Services, caller: &Caller, task_id: &str) -> Result<(), ErrorData> {
-    tasks::read(&services.kv, caller, task_id).await.map(|_| ()).map_err(|e| refused(&e, task_id))
+    long_calls::read(&services.kv, caller, task_id).await.map(|_| ()).map_err(|e| refused(&e, task_id))
 }

@@ -11,7 +11,7 @@ use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync::require;
+use crate::sync_api::require;
 use crate::{ApiError, AppState, Caller};
 
 const SCOPE: &str = "admin:confirm";

@@ -99,7 +99,7 @@ pub fn dispatcher_with(
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
         confirmation_keys: Default::default(),
-        audit: otc_tools::audit::Audit::new(deps.store.clone(), config.audit.enabled),
+        audit: otc_tools::audit_writer::Audit::new(deps.store.clone(), config.audit.enabled),
         judge: otc_tools::judge::Judge::from_config(&config.wiki.judge).context("wiki.judge")?.map(Arc::new),
         plur: otc_tools::plur::Plur::from_config(&config.memory.plur).context("memory.plur")?.map(Arc::new),
         sealer: config

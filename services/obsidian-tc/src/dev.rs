@@ -18,7 +18,7 @@ use otc_store::{NewToken, PrincipalKind, Store};
 use otc_worker::Worker;
 
 use crate::app::{self, Deps};
-use crate::sync;
+use crate::sync_client;
 
 pub const DEV_TENANT: &str = "local";
 const DEV_PRINCIPAL: &str = "local-dev";
@@ -113,12 +113,12 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
 
     // The folder is imported on start, then mirrored both ways: the agent's edits appear in
     // the folder (where Obsidian shows them), and edits made in Obsidian reach the vault.
-    let remote = sync::Remote { url: format!("http://{}", running.addr), token: token.clone() };
-    let client = sync::Client::new(&remote, &vault_name)?;
+    let remote = sync_client::Remote { url: format!("http://{}", running.addr), token: token.clone() };
+    let client = sync_client::Client::new(&remote, &vault_name)?;
     // A stop during the import cancels it: what was committed stays, the rest comes with the
     // next start's import.
     let first = tokio::select! {
-        first = sync::sync_once(&client, &vault_dir) => Some(first),
+        first = sync_client::sync_once(&client, &vault_dir) => Some(first),
         () = app::until(stopped.clone()) => None,
     };
     let first = match first {
@@ -148,7 +148,7 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     let mirror_dir = vault_dir.clone();
     let mirror_stop = app::until(stopped.clone());
     let mirror = tokio::spawn(async move {
-        if let Err(e) = sync::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await {
+        if let Err(e) = sync_client::watch(&client, &mirror_dir, Duration::from_secs(1), mirror_stop).await {
             tracing::warn!(error = %crate::chain(&e), "the folder mirror stopped");
         }
     });

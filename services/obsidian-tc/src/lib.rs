@@ -1,15 +1,15 @@
 //! `obsidian-tc`: one binary, a subcommand per role. The library half lets the integration
 //! tests start the same app in-process.
 
-pub mod acl;
+pub mod acl_cli;
 pub mod app;
-pub mod audit;
+pub mod audit_cli;
 pub mod dev;
 pub mod doctor;
 pub mod elicit;
-pub mod memory;
+pub mod memory_cli;
 pub mod sso;
-pub mod sync;
+pub mod sync_client;
 pub mod tenant;
 pub mod token;
 pub mod vault;
@@ -72,7 +72,7 @@ enum Command {
     Elicit(elicit::ElicitArgs),
     /// Manage a tenant's folder-ACL rules and its principals' groups.
     #[command(subcommand)]
-    Acl(acl::AclCommand),
+    Acl(acl_cli::AclCommand),
     /// A tenant's identity provider, through which its people sign MCP clients in (OAuth).
     #[command(subcommand)]
     Idp(sso::IdpCommand),
@@ -81,11 +81,11 @@ enum Command {
     Grants(sso::GrantsCommand),
     /// Read a tenant's audit trail (a record per tool call and /v1 request) and set its retention.
     #[command(subcommand)]
-    Audit(audit::AuditCommand),
+    Audit(audit_cli::AuditCommand),
     /// Export a tenant's agent memory (entities, captures, sessions, goals, work episodes,
     /// findings) as JSON lines.
     #[command(subcommand)]
-    Memory(memory::MemoryCommand),
+    Memory(memory_cli::MemoryCommand),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -108,9 +108,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Vault(command) => vault::run(sources, command).await,
         Command::Sync(args) => vault::sync_command(args).await,
         Command::Elicit(args) => elicit::run(sources, args).await,
-        Command::Acl(command) => acl::run(sources, command).await,
-        Command::Audit(command) => audit::run(sources, command).await,
-        Command::Memory(command) => memory::run(sources, command).await,
+        Command::Acl(command) => acl_cli::run(sources, command).await,
+        Command::Audit(command) => audit_cli::run(sources, command).await,
+        Command::Memory(command) => memory_cli::run(sources, command).await,
         Command::Idp(command) => sso::run_idp(sources, command).await,
         Command::Grants(command) => sso::run_grants(sources, command).await,
     }

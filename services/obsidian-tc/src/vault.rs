@@ -10,7 +10,7 @@ use otc_config::Sources;
 use otc_store::StoreError;
 
 use crate::app;
-use crate::sync::{self, Client, Remote};
+use crate::sync_client::{self, Client, Remote};
 
 #[derive(Subcommand, Debug)]
 pub enum VaultCommand {
@@ -149,7 +149,7 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
         VaultCommand::Import { dir, vault, remote, quiet } => {
             anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
             let client = Client::new(&remote, &vault)?;
-            let report = sync::import(&client, &dir, quiet).await?;
+            let report = sync_client::import(&client, &dir, quiet).await?;
             println!(
                 "imported {} files ({:.1} MB) in {:.1} s: {:.0} files/s, {:.1} MB/s; {} already there{}",
                 report.files,
@@ -186,9 +186,9 @@ pub async fn sync_command(args: SyncArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
     let client = Client::new(&args.remote, &args.vault)?;
     if args.watch {
-        sync::watch(&client, &args.dir, Duration::from_secs(args.interval.max(1)), app::shutdown_signal()).await?;
+        sync_client::watch(&client, &args.dir, Duration::from_secs(args.interval.max(1)), app::shutdown_signal()).await?;
     } else {
-        let report = sync::sync_once(&client, &args.dir).await?;
+        let report = sync_client::sync_once(&client, &args.dir).await?;
         println!(
             "pulled {}, pushed {}, deleted {} here and {} there, {} conflict(s); vault at change {}",
             report.pulled,

@@ -6,7 +6,7 @@
 //! Protocol-free: handlers take and return domain types; the gateway turns them into MCP.
 
 pub mod acl_admin;
-pub mod audit;
+pub mod audit_writer;
 pub mod bookmarks;
 pub mod bundles;
 pub mod canvases;
@@ -40,7 +40,7 @@ pub mod semantic;
 pub mod settings_files;
 pub mod tables;
 pub mod task_items;
-pub mod tasks;
+pub mod long_calls;
 pub mod tools;
 pub mod toolset;
 pub mod wiki;
@@ -186,7 +186,7 @@ pub struct Services {
     /// Tenants' confirmation-token keys, once read.
     pub confirmation_keys: confirmation::Keys,
     /// Where each call's audit record goes.
-    pub audit: audit::Audit,
+    pub audit: audit_writer::Audit,
     /// The wiki's judge, when one is configured.
     pub judge: Option<Arc<judge::Judge>>,
     /// The external PLUR engram store the plur_* tools forward to, when one is configured.
@@ -497,7 +497,7 @@ impl Dispatcher {
     ) -> Result<Value, ToolError> {
         let started = Instant::now();
         let trail = &self.services.audit;
-        let named = if trail.is_on() { args.as_ref().map(audit::named) } else { None };
+        let named = if trail.is_on() { args.as_ref().map(audit_writer::named) } else { None };
         // A metric label is a registered name, never whatever a caller sent.
         let label = match (self.registry_for(surface).get(name), Domain::parse(name)) {
             (Some(tool), _) => tool.name(),
@@ -562,8 +562,8 @@ impl Dispatcher {
         }
         let episode = summary.map(|summary| work::facts(name, summary, retrieved));
         let (vault, paths) = named.unwrap_or_default();
-        let call = audit::Call {
-            surface: audit::surface_label(surface),
+        let call = audit_writer::Call {
+            surface: audit_writer::surface_label(surface),
             action: name,
             client: client_name,
             vault,

@@ -43,10 +43,10 @@ pub fn records(tool: &str) -> bool {
 /// A call's summary: the tool, then the vault, the paths and the identifying arguments it named
 /// (secrets are redacted by the writer before anything is stored).
 pub fn summary(tool: &str, args: &Map<String, Value>) -> String {
-    let (vault, mut paths) = crate::audit::named(args);
+    let (vault, mut paths) = crate::audit_writer::named(args);
     // work_forget's target is on the audit trail, never in work memory.
     paths.retain(|p| !p.starts_with("episode:"));
-    let mut out = crate::audit::cut_path(tool);
+    let mut out = crate::audit_writer::cut_path(tool);
     if let Some(vault) = vault {
         out.push_str(&format!(" vault={vault}"));
     }

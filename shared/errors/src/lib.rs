@@ -32,6 +32,9 @@ pub struct CodeInfo {
     /// Best first; the last names no tool.
     pub hints: &'static [Hint],
     pub retryable: bool,
+    /// The HTTP status an answer with this code carries where the protocol is HTTP (the /v1
+    /// API, SCIM, the OAuth endpoints' JSON); MCP tool results carry the code alone.
+    pub http_status: u16,
 }
 
 impl CodeInfo {
@@ -47,7 +50,7 @@ pub fn choose_hint(hints: &'static [Hint], reachable: impl Fn(&str) -> bool) -> 
 }
 
 macro_rules! catalogue {
-    ($( $variant:ident => $code:literal, $retry:literal, $message:literal,
+    ($( $variant:ident => $code:literal, $retry:literal, $status:literal, $message:literal,
         $( $hint:literal $( [ $( $tool:ident ),* ] )? )|+ ; )*) => {
         /// A stable error code: what a client branches on.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,6 +63,7 @@ macro_rules! catalogue {
                 message: $message,
                 hints: &[ $( Hint { text: $hint, tools: &[ $( $( stringify!($tool), )* )? ] }, )+ ],
                 retryable: $retry,
+                http_status: $status,
             }, )*
         ];
 
@@ -75,106 +79,107 @@ macro_rules! catalogue {
     };
 }
 
-// A hint that names a tool lists it in brackets after the text; `|` separates alternatives.
+// Each row: code, retryable, HTTP status, default message, hints. A hint that names a tool
+// lists it in brackets after the text; `|` separates alternatives.
 catalogue! {
-    Aborted => "aborted", true, "the caller cancelled the operation",
+    Aborted => "aborted", true, 400, "the caller cancelled the operation",
         "The request was cancelled before it finished. Send it again if you still want the result.";
-    AclDenied => "acl_denied", false, "the folder ACL does not allow this path",
+    AclDenied => "acl_denied", false, 403, "the folder ACL does not allow this path",
         "This path is outside the folders this caller may use here. Ask inspect_acl which folders are open and stay inside them." [inspect_acl]
         | "This path is outside the folders this caller may use here. Stay inside the folders the vault's ACL opens to you.";
-    BasesSyntaxError => "bases_syntax_error", false, "the .base file has invalid YAML or filter syntax",
+    BasesSyntaxError => "bases_syntax_error", false, 400, "the .base file has invalid YAML or filter syntax",
         "Correct the .base file; read_base shows how the server reads it." [read_base]
         | "Correct the .base file's YAML or filter syntax.";
-    CommandNotAllowlisted => "command_not_allowlisted", false, "the command is not on this vault's allowlist",
+    CommandNotAllowlisted => "command_not_allowlisted", false, 403, "the command is not on this vault's allowlist",
         "Commands are denied unless allowlisted. Add it to the vault's allowlist, or pick one that list_commands shows." [list_commands]
         | "Commands are denied unless allowlisted. Add it to the vault's allowlist, or use an allowlisted command.";
-    ComputeBudgetExceeded => "compute_budget_exceeded", false, "the operation ran out of its compute budget",
+    ComputeBudgetExceeded => "compute_budget_exceeded", false, 422, "the operation ran out of its compute budget",
         "The same input will exhaust the budget again, so do not retry as is. Simplify the pattern or expression, or run it over fewer notes.";
-    ConcurrentModification => "concurrent_modification", true, "the note changed since it was read",
+    ConcurrentModification => "concurrent_modification", true, 409, "the note changed since it was read",
         "Someone changed the note after you read it. Read it again, redo your edit on the new text and send the new content hash.";
-    Conflict => "conflict", false, "the request conflicts with the current state",
+    Conflict => "conflict", false, 409, "the request conflicts with the current state",
         "Read the current state, apply your change to it and try again.";
-    ContentRejected => "content_rejected", false, "the content was rejected by the poison scan",
+    ContentRejected => "content_rejected", false, 422, "the content was rejected by the poison scan",
         "Nothing was written. Remove instruction-like or hidden text from the content, or mark it as human-authored if a person vouches for it.";
-    DqlError => "dql_error", false, "Dataview rejected the query",
+    DqlError => "dql_error", false, 400, "Dataview rejected the query",
         "Check the query with validate_dql, which reports the syntax error without running it." [validate_dql]
         | "Correct the query's Dataview syntax and try again.";
-    EgressExcluded => "egress_excluded", false, "the egress guard refused to send this text out",
+    EgressExcluded => "egress_excluded", false, 403, "the egress guard refused to send this text out",
         "This text is marked as never leaving the server (an excluded folder or property). Leave it out of the request, or ask the operator which content is excluded.";
-    ElicitInvalid => "elicit_invalid", false, "the confirmation token is invalid, spent or expired",
+    ElicitInvalid => "elicit_invalid", false, 403, "the confirmation token is invalid, spent or expired",
         "Send the original call again without a token to get a fresh confirmation request.";
-    ElicitRequired => "elicit_required", false, "a human must confirm this call",
+    ElicitRequired => "elicit_required", false, 428, "a human must confirm this call",
         "Ask a person to confirm: they run details.command (`obsidian-tc elicit`), or an admin calls POST /v1/elicit, and you resend the same call with the token as elicit_token.";
-    EmbeddingProviderError => "embedding_provider_error", true, "the embedding provider failed",
+    EmbeddingProviderError => "embedding_provider_error", true, 502, "the embedding provider failed",
         "Retry shortly. If it keeps failing, server_health shows whether the embedding provider is reachable and configured." [server_health]
         | "Retry shortly. If it keeps failing, ask whoever runs the server to check the embedding provider.";
-    ExecuteCommandDisabled => "execute_command_disabled", false, "command execution is turned off for this vault",
+    ExecuteCommandDisabled => "execute_command_disabled", false, 403, "command execution is turned off for this vault",
         "Running commands is disabled by configuration for this vault; retrying will not change that.";
-    Forbidden => "forbidden", false, "the caller may not do this",
+    Forbidden => "forbidden", false, 403, "the caller may not do this",
         "A required scope or binding is missing (details name it). Use a credential that grants it, or ask inspect_acl what this caller may reach." [inspect_acl]
         | "A required scope or binding is missing (details name it). Use a credential that grants it.";
-    IdempotencyInFlight => "idempotency_in_flight", true, "a call with this idempotency key is still running",
+    IdempotencyInFlight => "idempotency_in_flight", true, 409, "a call with this idempotency key is still running",
         "Wait a moment and send the same call with the same key again: once the first call finishes, it answers with that call's result.";
-    IdempotencyKeyMismatch => "idempotency_key_mismatch", false, "the idempotency key was already used with other arguments",
+    IdempotencyKeyMismatch => "idempotency_key_mismatch", false, 422, "the idempotency key was already used with other arguments",
         "A key stands for one call. Send the original arguments to get the first result, or use a new key for a different call.";
-    IndeterminateOutcome => "indeterminate_outcome", false, "the change may have been applied; verify before acting again",
+    IndeterminateOutcome => "indeterminate_outcome", false, 500, "the change may have been applied; verify before acting again",
         "The effect may have landed before the failure. Read the target again (read_note shows a note's current state) before deciding what to do; this key will not run the call again." [read_note]
         | "The effect may have landed before the failure. Check the target's current state before deciding what to do; this key will not run the call again.";
-    Internal => "internal", true, "internal error",
+    Internal => "internal", true, 500, "internal error",
         "Something failed inside the server. Retry once; if it fails again, check server_health and the server log." [server_health]
         | "Something failed inside the server. Retry once; if it fails again, report the call to whoever runs the server.";
-    InternalError => "internal_error", true, "the tool failed internally",
+    InternalError => "internal_error", true, 500, "the tool failed internally",
         "The tool failed unexpectedly. Retry once; if it fails again, report the call to whoever runs the server.";
-    InvalidInput => "invalid_input", false, "invalid input",
+    InvalidInput => "invalid_input", false, 400, "invalid input",
         "An argument has an acceptable type but an unacceptable value (details name it). Fix it using describe_capability's schema and try again." [describe_capability]
         | "An argument has an acceptable type but an unacceptable value (details name it). Fix it and try again.";
-    JsonlogicError => "jsonlogic_error", false, "the JSONLogic expression is invalid",
+    JsonlogicError => "jsonlogic_error", false, 400, "the JSONLogic expression is invalid",
         "Check the operator names and that each operator gets the number of arguments it takes.";
-    NotFound => "not_found", false, "not found",
+    NotFound => "not_found", false, 404, "not found",
         "The target does not exist. note_exists checks a path, list_notes lists a folder and search_vault finds notes by content." [note_exists, list_notes, search_vault]
         | "The target does not exist. note_exists checks a path and list_notes lists a folder." [note_exists, list_notes]
         | "The target does not exist. Check its name and try again.";
-    NoteExists => "note_exists", false, "a note already exists at that path",
+    NoteExists => "note_exists", false, 409, "a note already exists at that path",
         "Pick another path, or use the tool's overwrite or append option if it has one.";
-    NoteNotFound => "note_not_found", false, "note not found",
+    NoteNotFound => "note_not_found", false, 404, "note not found",
         "Check the path: note_exists tests it, list_notes shows the folder, search_vault finds the note by content." [note_exists, list_notes, search_vault]
         | "Check the path: note_exists tests it and list_notes shows the folder." [note_exists, list_notes]
         | "Check the path and the vault name.";
-    OperationTimeout => "operation_timeout", true, "the operation ran out of time",
+    OperationTimeout => "operation_timeout", true, 504, "the operation ran out of time",
         "Narrow the request (a smaller limit or a more selective query) before trying again.";
-    Overflow => "overflow", false, "the response is larger than the byte budget",
+    Overflow => "overflow", false, 413, "the response is larger than the byte budget",
         "Ask for less: a smaller limit, fewer paths, or a paged or concise read. The same request will overflow again.";
-    PathAmbiguous => "path_ambiguous", false, "the path matches more than one note",
+    PathAmbiguous => "path_ambiguous", false, 409, "the path matches more than one note",
         "Give the full vault-relative path; list_notes or search_vault show the candidates." [list_notes, search_vault]
         | "Give the full vault-relative path; list_notes shows the candidates." [list_notes]
         | "Give the full vault-relative path.";
-    PathInvalid => "path_invalid", false, "the path is invalid",
+    PathInvalid => "path_invalid", false, 400, "the path is invalid",
         "Use a vault-relative path that stays inside the vault, without '..', a leading slash or control characters.";
-    PluginIncompatible => "plugin_incompatible", false, "the companion plugin's API version does not match this server",
+    PluginIncompatible => "plugin_incompatible", false, 501, "the companion plugin's API version does not match this server",
         "One side must be upgraded so their major versions match; retrying will not help.";
-    PluginMissing => "plugin_missing", false, "a required Obsidian plugin is not installed or enabled",
+    PluginMissing => "plugin_missing", false, 501, "a required Obsidian plugin is not installed or enabled",
         "Enable the plugin in Obsidian, then run refresh_plugin_capabilities so the server checks again." [refresh_plugin_capabilities]
         | "Enable the plugin in Obsidian, then try again.";
-    PluginUnavailable => "plugin_unavailable", false, "the companion plugin is not answering",
+    PluginUnavailable => "plugin_unavailable", false, 501, "the companion plugin is not answering",
         "This needs the companion plugin in a running Obsidian. Use a tool that works on the files alone, or start Obsidian with the plugin enabled.";
-    PluginUnreachable => "plugin_unreachable", true, "the plugin is present but its endpoint failed",
+    PluginUnreachable => "plugin_unreachable", true, 502, "the plugin is present but its endpoint failed",
         "Retry shortly; make sure Obsidian is running with its Local REST API reachable.";
-    ReadOnly => "read_only", false, "the server is in read-only mode",
+    ReadOnly => "read_only", false, 403, "the server is in read-only mode",
         "No write can succeed while the server is read-only. Use a read tool, or ask the operator.";
-    ReadOnlyMode => "read_only_mode", false, "the vault is read-only",
+    ReadOnlyMode => "read_only_mode", false, 403, "the vault is read-only",
         "This vault is configured read-only. Write to another vault, or ask the operator to change its configuration.";
-    RequiresLiveObsidian => "requires_live_obsidian", false, "this needs a live Obsidian session",
+    RequiresLiveObsidian => "requires_live_obsidian", false, 501, "this needs a live Obsidian session",
         "This vault is served without a running Obsidian. Use a tool that works on the files alone.";
-    Throttled => "throttled", true, "rate limit exceeded",
+    Throttled => "throttled", true, 429, "rate limit exceeded",
         "Too many calls of this kind. Wait before retrying (details give how long), and spread or batch the calls.";
-    Unauthorized => "unauthorized", false, "authentication required",
+    Unauthorized => "unauthorized", false, 401, "authentication required",
         "Send a valid credential (a bearer token or a signed-in session) and call again.";
-    UnsupportedBaseFilter => "unsupported_base_filter", false, "the base uses filter expressions this server does not evaluate",
+    UnsupportedBaseFilter => "unsupported_base_filter", false, 400, "the base uses filter expressions this server does not evaluate",
         "Read the base and filter its rows yourself, or simplify its filter.";
-    ValidationError => "validation_error", false, "the arguments do not match the tool's input schema",
+    ValidationError => "validation_error", false, 400, "the arguments do not match the tool's input schema",
         "Read the tool's inputSchema with describe_capability and correct the arguments; details name the field." [describe_capability]
         | "Correct the arguments to match the tool's inputSchema; details name the field.";
-    VaultNotFound => "vault_not_found", false, "vault not found",
+    VaultNotFound => "vault_not_found", false, 404, "vault not found",
         "Use a vault from list_vaults." [list_vaults]
         | "Check the vault name (names are case-sensitive).";
 }
@@ -186,6 +191,11 @@ impl ErrorCode {
 
     pub fn retryable(self) -> bool {
         self.info().retryable
+    }
+
+    /// The HTTP status of an answer carrying this code (see [`CodeInfo::http_status`]).
+    pub fn http_status(self) -> u16 {
+        self.info().http_status
     }
 }
 
@@ -362,16 +372,18 @@ pub fn markdown() -> String {
          a test fails when this file and the table differ. -->\n\n\
          Every failure a tool returns carries one of these codes in `structuredContent.code`, with \
          `message`, `retryable`, `hint` (fixed per code, never caller data) and `details` (the \
-         specifics, e.g. the offending field). Branch on the code, not the message. A hint that \
+         specifics, e.g. the offending field). Branch on the code, not the message. Over the /v1 \
+         API the answer's HTTP status is the code's own (the HTTP column). A hint that \
          names a tool the caller cannot reach on this deployment is replaced by the code's next \
          alternative (shown after \"Otherwise:\"); the last one names no tool.\n\n\
-         | code | retryable | default message | what to do |\n|---|---|---|---|\n",
+         | code | retryable | HTTP | default message | what to do |\n|---|---|---|---|---|\n",
     );
     for row in TABLE {
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |\n",
             row.code,
             if row.retryable { "yes" } else { "no" },
+            row.http_status,
             row.message,
             row.hints.iter().map(|h| h.text).collect::<Vec<_>>().join(" Otherwise: ").replace('|', "\\|")
         ));
@@ -400,6 +412,38 @@ mod tests {
             assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
             assert_eq!(ErrorCode::parse(code), Some(row.code));
             assert!(!row.message.is_empty() && row.hints.iter().all(|h| !h.text.is_empty()), "{code}");
+        }
+    }
+
+    #[test]
+    fn every_code_has_an_error_status_that_agrees_with_its_kind() {
+        for row in TABLE {
+            let (code, status) = (row.code, row.http_status);
+            assert!((400..=599).contains(&status), "{code}: {status}");
+            // A retryable code is the server's or a dependency's moment (5xx), or a wait (409,
+            // 429) or a cancellation; a 5xx is never the caller's mistake to fix.
+            if status >= 500 {
+                assert!(
+                    row.retryable || matches!(code, ErrorCode::IndeterminateOutcome) || status == 501,
+                    "{code}: a 5xx other than 501 must be retryable or indeterminate"
+                );
+            }
+        }
+        use ErrorCode as C;
+        for (code, status) in [
+            (C::Unauthorized, 401),
+            (C::AclDenied, 403),
+            (C::VaultNotFound, 404),
+            (C::NoteExists, 409),
+            (C::IdempotencyKeyMismatch, 422),
+            (C::Overflow, 413),
+            (C::Throttled, 429),
+            (C::InternalError, 500),
+            (C::PluginUnreachable, 502),
+            (C::OperationTimeout, 504),
+            (C::InvalidInput, 400),
+        ] {
+            assert_eq!(code.http_status(), status, "{code}");
         }
     }
 

@@ -8,8 +8,8 @@
 //! `SECURITY DEFINER` functions that return ids and nothing else. The authorization server's
 //! deployment data (registered clients, signing keys; no tenant's rows) is read with no tenant set.
 
-mod acl;
-mod audit;
+mod acl_rules;
+mod audit_log;
 mod capture;
 mod directory;
 mod embeddings;
@@ -22,7 +22,7 @@ mod index;
 mod keys;
 mod knowledge;
 mod llm;
-mod memory;
+mod entity_memory;
 mod oauth;
 mod pages;
 mod policies;
@@ -46,8 +46,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-pub use acl::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
-pub use audit::{ActionMetrics, AuditFilter, AuditRecord};
+pub use acl_rules::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
+pub use audit_log::{ActionMetrics, AuditFilter, AuditRecord};
 pub use capture::{Capture, NewCapture};
 pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
 pub use embeddings::{
@@ -68,7 +68,7 @@ pub use index::{
 };
 pub use knowledge::{Contradiction, Gap, MEMORY_TABLES, NewContradiction};
 pub use llm::{LlmUsage, TenantLlm};
-pub use memory::{Entity, NewObservation, Observation, Relation};
+pub use entity_memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };

@@ -96,7 +96,7 @@ async fn malformed_requests_to_every_endpoint_answer_catalogue_json() {
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     commit(&app, &token, "Notes", &[("Plan.md", Some("# Plan\n"))]).await;
-    let hash = obsidian_tc::sync::sha256_hex(b"# Plan\n");
+    let hash = obsidian_tc::sync_client::sha256_hex(b"# Plan\n");
     let huge = "p".repeat(300_000);
     // (An out-of-range limit or since is clamped, as documented, so it is not among these.)
     let cases: Vec<(Method, String, Option<Value>)> = vec![

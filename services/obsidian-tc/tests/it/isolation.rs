@@ -286,7 +286,7 @@ pub(crate) async fn reaches_nothing_of(app: &TestApp, secrets: &Secrets, b_token
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
         // The sync API, every route.
-        let hash = obsidian_tc::sync::sha256_hex(plan.as_bytes());
+        let hash = obsidian_tc::sync_client::sha256_hex(plan.as_bytes());
         let v = vault.replace(' ', "%20");
         for (method, path, body) in [
             (Method::GET, format!("/v1/vaults/{v}/files"), None),

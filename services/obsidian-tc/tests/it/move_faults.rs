@@ -67,7 +67,7 @@ async fn sigkill_during_a_move_with_a_thousand_rewrites_leaves_it_before_or_afte
             .unwrap();
     assert_eq!(made["result"]["isError"], false, "{made}");
     let expected = |target: &str| -> BTreeSet<String> {
-        (0..NOTES).map(|i| obsidian_tc::sync::sha256_hex(linking(target, i).as_bytes())).collect()
+        (0..NOTES).map(|i| obsidian_tc::sync_client::sha256_hex(linking(target, i).as_bytes())).collect()
     };
 
     // Trial 0 runs to completion and measures how long a move takes; the 20 trials after it

@@ -77,7 +77,7 @@ async fn move_note_rewrites_every_kind_of_link_and_the_index_agrees_with_a_rebui
     // The moved note's own relative link still reaches Other.md from its new folder.
     let own = text(&app, &token, "Archive/Renamed.md").await.unwrap();
     assert_eq!(own, TARGET, "../Other.md still resolves from Archive/");
-    assert_eq!(moved["content_hash"], obsidian_tc::sync::sha256_hex(own.as_bytes()));
+    assert_eq!(moved["content_hash"], obsidian_tc::sync_client::sha256_hex(own.as_bytes()));
 
     let back = ok(
         &app,
@@ -147,7 +147,7 @@ async fn refused_moves_change_nothing() {
         &app,
         &token,
         "move_note",
-        json!({"vault": V, "from": "Docs/Target.md", "to": "Z.md", "prev_hash": obsidian_tc::sync::sha256_hex(b"old")}),
+        json!({"vault": V, "from": "Docs/Target.md", "to": "Z.md", "prev_hash": obsidian_tc::sync_client::sha256_hex(b"old")}),
     )
     .await;
     assert_eq!(e["code"], "concurrent_modification");

@@ -17,7 +17,7 @@ fn quotas(app: &TestApp, args: &[&str]) -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    obsidian_tc::sync::sha256_hex(bytes)
+    obsidian_tc::sync_client::sha256_hex(bytes)
 }
 
 async fn put(app: &TestApp, token: &str, hash: &str, body: impl Into<reqwest::Body>) -> (StatusCode, Value) {

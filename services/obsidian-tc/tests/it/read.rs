@@ -67,7 +67,7 @@ async fn read_note_projections_anchors_and_errors() {
     let detailed =
         ok(&app, &token, "read_note", json!({"vault": v, "path": "A.md", "response_format": "detailed"})).await;
     assert_eq!(detailed["content"], A);
-    assert_eq!(detailed["content_hash"], obsidian_tc::sync::sha256_hex(A.as_bytes()));
+    assert_eq!(detailed["content_hash"], obsidian_tc::sync_client::sha256_hex(A.as_bytes()));
     assert_eq!(detailed["frontmatter"]["status"], "open");
     assert_eq!(detailed["has_frontmatter"], true);
     assert!(detailed["body"].as_str().unwrap().starts_with("# Top"));
@@ -796,7 +796,7 @@ async fn a_read_after_a_write_sees_it_on_every_gateway() {
         for base in [&b, &a] {
             let read = read_on(&app, base, &token, "N.md").await;
             assert_eq!(read["structuredContent"]["content"], text, "read after write #{i} on {base}");
-            assert_eq!(read["structuredContent"]["content_hash"], obsidian_tc::sync::sha256_hex(text.as_bytes()));
+            assert_eq!(read["structuredContent"]["content_hash"], obsidian_tc::sync_client::sha256_hex(text.as_bytes()));
             assert_eq!(read["structuredContent"]["stat"]["size"], text.len());
         }
     }

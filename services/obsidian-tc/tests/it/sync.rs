@@ -38,7 +38,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
             if entry.file_type().unwrap().is_dir() {
                 stack.push(path);
             } else {
-                out.insert(rel, obsidian_tc::sync::sha256_hex(&std::fs::read(&path).unwrap()));
+                out.insert(rel, obsidian_tc::sync_client::sha256_hex(&std::fs::read(&path).unwrap()));
             }
         }
     }
@@ -199,7 +199,7 @@ async fn put_blob(
 
 /// Uploads `bytes` under their own hash, which it returns.
 async fn upload_at(http: &reqwest::Client, base: &str, token: &str, vault: &str, bytes: &[u8]) -> String {
-    let hash = obsidian_tc::sync::sha256_hex(bytes);
+    let hash = obsidian_tc::sync_client::sha256_hex(bytes);
     let response = put_blob(http, base, token, vault, &hash, bytes.to_vec()).await;
     assert_eq!(response.status(), StatusCode::CREATED, "{}", response.text().await.unwrap());
     hash
@@ -268,7 +268,7 @@ async fn the_commit_api_is_atomic_and_names_every_stale_path() {
     let wrong = put_blob(&app.http, &app.url(""), &token, "Notes", &h1, "not one").await;
     assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
     let big = vec![b'x'; 4096];
-    let big_hash = obsidian_tc::sync::sha256_hex(&big);
+    let big_hash = obsidian_tc::sync_client::sha256_hex(&big);
     let response = put_blob(&app.http, &app.url(""), &token, "Notes", &big_hash, big).await;
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = response.json().await.unwrap();
@@ -387,7 +387,7 @@ async fn racing_commits_through_two_servers_lose_no_update() {
                     ("absent".to_string(), String::new())
                 } else {
                     let bytes = current.bytes().await.unwrap();
-                    (obsidian_tc::sync::sha256_hex(&bytes), String::from_utf8(bytes.to_vec()).unwrap())
+                    (obsidian_tc::sync_client::sha256_hex(&bytes), String::from_utf8(bytes.to_vec()).unwrap())
                 };
                 let line = format!("w{w}-{i}\n");
                 text.push_str(&line);
@@ -508,7 +508,7 @@ async fn dev_imports_the_folder_and_mirrors_writes_both_ways() {
     let base = dev.url("/v1/vaults/My%20Vault");
     let http = reqwest::Client::new();
     // What sync carries: everything but the ignored files (per-device workspace state ...).
-    let local = obsidian_tc::sync::scan(&vault).unwrap();
+    let local = obsidian_tc::sync_client::scan(&vault).unwrap();
     assert!(tree(&vault).len() > local.len(), "the starter vault has ignored files");
     for _ in 0..200 {
         if dev.log_text().contains("vault folder imported") {

@@ -65,7 +65,7 @@ fn visible() -> BTreeSet<String> {
 }
 
 fn sha(text: &str) -> String {
-    obsidian_tc::sync::sha256_hex(text.as_bytes())
+    obsidian_tc::sync_client::sha256_hex(text.as_bytes())
 }
 
 async fn get(app: &TestApp, token: &str, path: &str) -> (StatusCode, Value) {

@@ -65,7 +65,7 @@ pub(crate) async fn text(app: &TestApp, token: &str, path: &str) -> Option<Strin
 }
 
 fn sha(text: &str) -> String {
-    obsidian_tc::sync::sha256_hex(text.as_bytes())
+    obsidian_tc::sync_client::sha256_hex(text.as_bytes())
 }
 
 #[tokio::test]

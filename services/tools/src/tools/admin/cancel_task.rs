@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tasks;
+use crate::long_calls;
 use crate::tools::admin::get_task_status::Output;
 use crate::{CallContext, Tool};
 
@@ -35,6 +35,6 @@ impl Tool for CancelTask {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        Ok(tasks::cancel(&ctx.services().kv, ctx.caller, &input.task_id).await?.into())
+        Ok(long_calls::cancel(&ctx.services().kv, ctx.caller, &input.task_id).await?.into())
     }
 }

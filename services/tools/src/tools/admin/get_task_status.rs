@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tasks::{self, TaskRecord, TaskStatus};
+use crate::long_calls::{self, TaskRecord, TaskStatus};
 use crate::{CallContext, Tool};
 
 pub struct GetTaskStatus;
@@ -81,6 +81,6 @@ impl Tool for GetTaskStatus {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        Ok(tasks::read(&ctx.services().kv, ctx.caller, &input.task_id).await?.into())
+        Ok(long_calls::read(&ctx.services().kv, ctx.caller, &input.task_id).await?.into())
     }
 }

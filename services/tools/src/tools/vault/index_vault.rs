@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::format::{self, ResponseFormat, Verbosity};
-use crate::tasks::{self, Outcome, TaskHandle};
+use crate::long_calls::{self, Outcome, TaskHandle};
 use crate::{CallContext, ProgressSink, Tool, caller_vault};
 
 pub struct IndexVault;
@@ -172,7 +172,7 @@ impl Tool for IndexVault {
                 .detail("reason", "rebuild_running")
                 .detail("vault", vault.name.clone()));
         }
-        let outcome = tasks::run(ctx, name, "index_vault", move |handle| async move {
+        let outcome = long_calls::run(ctx, name, "index_vault", move |handle| async move {
             let started = std::time::Instant::now();
             let progress = TaskProgress(handle, sink);
             let result = indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await;

@@ -8,7 +8,7 @@ use axum::extract::{MatchedPath, RawPathParams, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
-use otc_tools::audit::{MAX_PATHS, cut_path};
+use otc_tools::audit_writer::{MAX_PATHS, cut_path};
 
 use crate::{AppState, Caller};
 
@@ -55,7 +55,7 @@ pub async fn v1(
         Some(code) => code.0.to_string(),
         None => format!("http_{}", response.status().as_u16()),
     };
-    let call = otc_tools::audit::Call {
+    let call = otc_tools::audit_writer::Call {
         surface: "v1",
         action: &action,
         client: client.as_deref(),
@@ -102,7 +102,7 @@ pub async fn export(
     axum::extract::Extension(caller): axum::extract::Extension<Caller>,
     axum::extract::Query(query): axum::extract::Query<ExportQuery>,
 ) -> Result<Response, crate::ApiError> {
-    crate::sync::require(&caller, "admin:audit")?;
+    crate::sync_api::require(&caller, "admin:audit")?;
     let services = &state.dispatcher.services;
     let limit = query.limit.unwrap_or(1000);
     if !(1..=EXPORT_PAGE).contains(&limit) {

@@ -504,17 +504,17 @@ pub async fn commit(
 ) -> impl axum::response::IntoResponse {
     let body = match request {
         Ok(Json(body)) => body,
-        Err(e) => return (Extension(crate::audit::Paths(vec![])), Err(crate::error::body_rejection("commit", e))),
+        Err(e) => return (Extension(crate::v1_audit::Paths(vec![])), Err(crate::error::body_rejection("commit", e))),
     };
     let paths = body["changes"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|c| c["path"].as_str())
-        .take(otc_tools::audit::MAX_PATHS)
-        .map(otc_tools::audit::cut_path)
+        .take(otc_tools::audit_writer::MAX_PATHS)
+        .map(otc_tools::audit_writer::cut_path)
         .collect();
-    (Extension(crate::audit::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
+    (Extension(crate::v1_audit::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
 }
 
 async fn commit_keyed(
