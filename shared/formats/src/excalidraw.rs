@@ -354,6 +354,55 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
     };
 
     // Check everything before changing anything.
+    let Checked { removing, gone, mut live, given } = check_update(&elements, update)?;
+
+    let mut mix = Mix::new(now_ms, update, elements.len());
+    let mut touched: HashSet<usize> = HashSet::new();
+    remove_elements(&mut elements, &gone, &mut touched);
+    update_elements(&mut elements, update, &mut touched);
+    let kept = elements.len();
+    let added_ids = add_elements(&mut elements, update, given, &mut live, &mut mix, now_ms);
+    bind_added(&mut elements, kept, &mut touched);
+
+    let mut touched: Vec<usize> = touched.into_iter().collect();
+    touched.sort_unstable();
+    for i in touched {
+        if let Some(obj) = elements.get_mut(i).and_then(Value::as_object_mut) {
+            bump(obj, mix.int31(), now_ms);
+        }
+    }
+
+    scene.insert("elements".to_string(), Value::Array(elements));
+    if let Some(fields) = &update.update_app_state {
+        let state = scene.entry("appState").or_insert_with(|| Value::Object(Map::new()));
+        if !state.is_object() {
+            *state = Value::Object(Map::new());
+        }
+        if let Some(state) = state.as_object_mut() {
+            for (k, v) in fields {
+                state.insert(k.clone(), v.clone());
+            }
+        }
+    }
+
+    drawing.texts = section_texts(&drawing.scene, &drawing.texts);
+    drawing.element_links = section_links(&drawing.scene, &drawing.element_links, &drawing.texts);
+    let added = added_ids.len();
+    Ok(Applied { drawing, added, removed: removing.len(), updated: update.update_elements.len(), added_ids })
+}
+
+/// What [`check_update`] found an update may do: the ids removed (in the order given, once
+/// each) and as a set, the ids live once it is applied, and the id each added element gives.
+struct Checked {
+    removing: Vec<String>,
+    gone: HashSet<String>,
+    live: HashSet<String>,
+    given: Vec<Option<String>>,
+}
+
+/// Checks an update against the elements before anything changes (see [`apply`] for the
+/// refusals).
+fn check_update(elements: &[Value], update: &Update) -> Result<Checked, ToolError> {
     let existing: HashSet<String> = elements.iter().filter_map(|e| element_id(e).map(str::to_owned)).collect();
     let mut removing: Vec<String> = Vec::new();
     for id in &update.remove_element_ids {
@@ -383,6 +432,13 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
         }
     }
     let mut live: HashSet<String> = existing.difference(&gone).cloned().collect();
+    let given = check_added(update, &mut live)?;
+    Ok(Checked { removing, gone, live, given })
+}
+
+/// Checks the added elements: their types, their ids (entered in `live`) and what they point
+/// at. Returns the id each one gives, if any.
+fn check_added(update: &Update, live: &mut HashSet<String>) -> Result<Vec<Option<String>>, ToolError> {
     let mut given: Vec<Option<String>> = Vec::with_capacity(update.add_elements.len());
     for (i, a) in update.add_elements.iter().enumerate() {
         let Some(obj) = a.as_object() else {
@@ -423,23 +479,26 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
             }
         }
     }
+    Ok(given)
+}
 
-    let mut mix = Mix::new(now_ms, update, elements.len());
-    let mut touched: HashSet<usize> = HashSet::new();
-
-    // Removals.
+/// Removes the elements whose ids are in `gone` and every reference to them, noting the
+/// elements that changed in `touched`.
+fn remove_elements(elements: &mut Vec<Value>, gone: &HashSet<String>, touched: &mut HashSet<usize>) {
     elements.retain(|e| !element_id(e).is_some_and(|id| gone.contains(id)));
     if !gone.is_empty() {
         for (i, e) in elements.iter_mut().enumerate() {
             if let Some(obj) = e.as_object_mut()
-                && unlink(obj, &gone)
+                && unlink(obj, gone)
             {
                 touched.insert(i);
             }
         }
     }
+}
 
-    // Updates.
+/// Writes the fields of `update.update_elements` into their elements, noting them in `touched`.
+fn update_elements(elements: &mut [Value], update: &Update, touched: &mut HashSet<usize>) {
     for u in &update.update_elements {
         let Some(fields) = u.as_object() else { continue };
         let Some(id) = fields.get("id").and_then(Value::as_str) else { continue };
@@ -457,9 +516,18 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
             touched.insert(i);
         }
     }
+}
 
-    // Additions.
-    let kept = elements.len();
+/// Appends the added elements with their ids (`given`, else a new one) and defaults; returns
+/// their ids in order.
+fn add_elements(
+    elements: &mut Vec<Value>,
+    update: &Update,
+    given: Vec<Option<String>>,
+    live: &mut HashSet<String>,
+    mix: &mut Mix,
+    now_ms: i64,
+) -> Vec<String> {
     let mut added_ids = Vec::with_capacity(update.add_elements.len());
     for (a, id) in update.add_elements.iter().zip(given) {
         let id = id.unwrap_or_else(|| {
@@ -470,10 +538,16 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
             id
         });
         let obj = a.as_object().cloned().unwrap_or_default();
-        let element = with_defaults(obj, &id, now_ms, &mut mix);
+        let element = with_defaults(obj, &id, now_ms, mix);
         elements.push(Value::Object(element));
         added_ids.push(id);
     }
+    added_ids
+}
+
+/// Enters each added element (from index `kept` on) in the `boundElements` of the container
+/// and shapes it is bound to, noting the elements that were there before in `touched`.
+fn bind_added(elements: &mut [Value], kept: usize, touched: &mut HashSet<usize>) {
     for i in kept..elements.len() {
         let (id, kind, targets) = {
             let e = &elements[i];
@@ -503,32 +577,6 @@ pub fn apply(mut drawing: Drawing, update: &Update, now_ms: i64) -> Result<Appli
             }
         }
     }
-
-    let mut touched: Vec<usize> = touched.into_iter().collect();
-    touched.sort_unstable();
-    for i in touched {
-        if let Some(obj) = elements.get_mut(i).and_then(Value::as_object_mut) {
-            bump(obj, mix.int31(), now_ms);
-        }
-    }
-
-    scene.insert("elements".to_string(), Value::Array(elements));
-    if let Some(fields) = &update.update_app_state {
-        let state = scene.entry("appState").or_insert_with(|| Value::Object(Map::new()));
-        if !state.is_object() {
-            *state = Value::Object(Map::new());
-        }
-        if let Some(state) = state.as_object_mut() {
-            for (k, v) in fields {
-                state.insert(k.clone(), v.clone());
-            }
-        }
-    }
-
-    drawing.texts = section_texts(&drawing.scene, &drawing.texts);
-    drawing.element_links = section_links(&drawing.scene, &drawing.element_links, &drawing.texts);
-    let added = added_ids.len();
-    Ok(Applied { drawing, added, removed: removing.len(), updated: update.update_elements.len(), added_ids })
 }
 
 /// Counts and lists what the drawing holds (elements marked deleted left out).
