@@ -4,7 +4,6 @@
 //! replica answers any request.
 
 mod acl_api;
-mod v1_audit;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
@@ -23,6 +22,7 @@ mod policies;
 mod rate_limit;
 mod request_state;
 mod sync_api;
+mod v1_audit;
 mod whoami;
 
 use std::future::{Future, IntoFuture};

@@ -186,7 +186,8 @@ pub async fn sync_command(args: SyncArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
     let client = Client::new(&args.remote, &args.vault)?;
     if args.watch {
-        sync_client::watch(&client, &args.dir, Duration::from_secs(args.interval.max(1)), app::shutdown_signal()).await?;
+        sync_client::watch(&client, &args.dir, Duration::from_secs(args.interval.max(1)), app::shutdown_signal())
+            .await?;
     } else {
         let report = sync_client::sync_once(&client, &args.dir).await?;
         println!(

@@ -13,6 +13,7 @@ mod audit_log;
 mod capture;
 mod directory;
 mod embeddings;
+mod entity_memory;
 mod error;
 mod files;
 mod fulltext;
@@ -22,7 +23,6 @@ mod index;
 mod keys;
 mod knowledge;
 mod llm;
-mod entity_memory;
 mod oauth;
 mod pages;
 mod policies;
@@ -54,6 +54,7 @@ pub use embeddings::{
     ChunkSpan, ChunkToEmbed, ChunkVector, EMBED_JOB, EmbeddingStatus, EmbeddingUsage, LinkNeighbour, VaultModel,
     VectorFilter, VectorHit,
 };
+pub use entity_memory::{Entity, NewObservation, Observation, Relation};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,
@@ -68,7 +69,6 @@ pub use index::{
 };
 pub use knowledge::{Contradiction, Gap, MEMORY_TABLES, NewContradiction};
 pub use llm::{LlmUsage, TenantLlm};
-pub use entity_memory::{Entity, NewObservation, Observation, Relation};
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };

@@ -796,7 +796,10 @@ async fn a_read_after_a_write_sees_it_on_every_gateway() {
         for base in [&b, &a] {
             let read = read_on(&app, base, &token, "N.md").await;
             assert_eq!(read["structuredContent"]["content"], text, "read after write #{i} on {base}");
-            assert_eq!(read["structuredContent"]["content_hash"], obsidian_tc::sync_client::sha256_hex(text.as_bytes()));
+            assert_eq!(
+                read["structuredContent"]["content_hash"],
+                obsidian_tc::sync_client::sha256_hex(text.as_bytes())
+            );
             assert_eq!(read["structuredContent"]["stat"]["size"], text.len());
         }
     }
