@@ -17,7 +17,7 @@ use otc_tools::acl_admin::{self, RuleRequest, SubjectName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync_api::require;
+use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 const SCOPE: &str = "admin:acl";

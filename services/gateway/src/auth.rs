@@ -104,3 +104,11 @@ async fn authenticate(state: &AppState, request: &mut Request) -> Result<(), Api
     request.extensions_mut().insert(caller);
     Ok(())
 }
+
+/// Refuses a caller without `scope`, naming it (403 with an insufficient_scope challenge).
+pub(crate) fn require(caller: &Caller, scope: &str) -> Result<(), crate::ApiError> {
+    if caller.scopes.iter().any(|s| s.grants(scope)) {
+        return Ok(());
+    }
+    Err(crate::ApiError::insufficient_scope(scope))
+}

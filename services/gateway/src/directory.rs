@@ -18,14 +18,10 @@ use otc_identity::scim::{self, Resource, ScimError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync_api::require;
+use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
-const SCIM_SCOPE: &str = "admin:scim";
-const GRANTS_SCOPE: &str = "admin:grants";
-const SSO_SCOPE: &str = "admin:sso";
-/// The scopes this surface checks, for the resource metadata's list.
-pub const SCOPES: [&str; 3] = [SCIM_SCOPE, GRANTS_SCOPE, SSO_SCOPE];
+use crate::scopes::{GRANTS as GRANTS_SCOPE, SCIM as SCIM_SCOPE, SSO as SSO_SCOPE};
 
 fn identity(state: &AppState) -> Result<&std::sync::Arc<otc_identity::Identity>, ApiError> {
     state.identity.as_ref().ok_or_else(|| {
@@ -70,7 +66,7 @@ fn scim_answer(result: Result<Value, ScimError>, status: StatusCode) -> Response
 
 /// The SCIM base URL, for resources' locations.
 fn base(state: &AppState, headers: &HeaderMap) -> String {
-    format!("{}/scim/v2", crate::oauth::base_url(&state.oauth, headers))
+    format!("{}/scim/v2", crate::origin::base_url(state.oauth.public_url.as_deref(), headers))
 }
 
 fn scim_body(body: &Bytes) -> Result<Value, ScimError> {

@@ -13,7 +13,7 @@ use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync_api::require;
+use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 #[derive(Deserialize)]
@@ -34,7 +34,7 @@ pub async fn mint(
     Extension(caller): Extension<Caller>,
     request: Result<Json<ElicitRequest>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    require(&caller, "admin:confirm")?;
+    require(&caller, crate::scopes::CONFIRM)?;
     let Json(request) = request.map_err(|e| crate::error::body_rejection("elicit", e))?;
     let hash = &request.args_hash;
     otc_tools::confirmation::check_args_hash(hash).map_err(ApiError::from_tool)?;

@@ -3,6 +3,16 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+/// The paths a handler's request named (a commit's changes), for the /v1 audit record
+/// (`v1_audit`), carried as a response extension.
+#[derive(Clone, Debug)]
+pub struct Paths(pub Vec<String>);
+
+/// The catalogue code an error answer carries (set by `ApiError`'s response), for the /v1
+/// audit record.
+#[derive(Clone, Copy, Debug)]
+pub struct Code(pub &'static str);
+
 /// An HTTP error a caller can act on: a catalogue code, a message and what to do about it.
 /// Internal detail never goes into it; it goes to the log.
 #[derive(Debug, Clone)]
@@ -149,7 +159,7 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status, Json(body)).into_response();
-        response.extensions_mut().insert(crate::v1_audit::Code(self.code));
+        response.extensions_mut().insert(Code(self.code));
         if let Some(value) = self.www_authenticate.and_then(|v| HeaderValue::from_str(&v).ok()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         }

@@ -21,7 +21,9 @@ mod pages;
 mod policies;
 mod rate_limit;
 mod request_state;
+mod scopes;
 mod sync_api;
+mod tool_results;
 mod v1_audit;
 mod whoami;
 

@@ -12,12 +12,11 @@ use otc_tools::resources::{NoteResource, ResourceText};
 use otc_tools::{Ask, Asker, Caller, Dispatcher, Hooks};
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    DiscoverResult, GetTaskParams, GetTaskResult, Icon, Implementation, InitializeRequestParams, InitializeResult,
-    InputRequest, InputRequiredResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
-    UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, DiscoverResult, GetTaskParams,
+    GetTaskResult, Icon, Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequiredResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::transport::StreamableHttpServerConfig;
@@ -466,31 +465,6 @@ pub fn to_wire(tool: AdvertisedTool) -> Tool {
     wire
 }
 
-/// A successful result: the structured value, and the same as text for clients that read
-/// nothing else.
-pub fn success(value: Value) -> CallToolResult {
-    let text = serde_json::to_string(&value).unwrap_or_default();
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    if value.is_object() {
-        result.structured_content = Some(value);
-    }
-    result
-}
-
-/// A tool failure as a tool result (isError), so a model can read it and correct itself.
-pub fn failure(err: &ToolError) -> CallToolResult {
-    failure_payload(err.to_payload())
-}
-
-/// A failure's catalogue payload (`ToolError::to_payload`) as a tool result.
-pub fn failure_payload(payload: Value) -> CallToolResult {
-    let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
-    let text = format!("{}: {}. {}", field("code"), field("message"), field("hint"));
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(payload);
-    result
-}
-
 /// A note resource as resources/list lists it.
 pub fn resource_to_wire(note: NoteResource) -> Resource {
     Resource::new(note.uri, note.path)
@@ -718,10 +692,10 @@ impl ServerHandler for McpServer {
             }
         }
         Ok(match outcome {
-            Ok(value) => success(value),
+            Ok(value) => crate::tool_results::success(value),
             Err(err) => {
                 tracing::info!(tool = %request.name, code = %err.code, "tool call refused");
-                failure(&err)
+                crate::tool_results::failure(&err)
             }
         }
         .into())

@@ -64,12 +64,12 @@ pub async fn get(services: &Services, caller: &Caller, task_id: &str) -> Result<
         TaskStatus::Working => (Wire::Working, TaskPayload::Working),
         TaskStatus::Cancelled => (Wire::Cancelled, TaskPayload::Cancelled),
         TaskStatus::Completed => {
-            let result = crate::mcp::success(record.result.clone().unwrap_or(Value::Null));
+            let result = crate::tool_results::success(record.result.clone().unwrap_or(Value::Null));
             (Wire::Completed, TaskPayload::Completed { result: object(result) })
         }
         TaskStatus::Failed => {
             let error = record.error.clone().unwrap_or(Value::Null);
-            (Wire::Completed, TaskPayload::Completed { result: object(crate::mcp::failure_payload(error)) })
+            (Wire::Completed, TaskPayload::Completed { result: object(crate::tool_results::failure_payload(error)) })
         }
     };
     Ok(GetTaskResult::new(DetailedTask::new(task(&record, status), payload)))

@@ -6,7 +6,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Uri};
 use serde_json::{Value, json};
 
 use crate::{ApiError, AppState};
@@ -21,17 +21,9 @@ pub struct OAuthSettings {
     pub authorization_servers: Vec<String>,
 }
 
-/// The base URL clients reach this server at: the configured one, else the request's Host.
+/// The base URL clients reach this server at ([`crate::origin::base_url`]).
 pub fn base_url(settings: &OAuthSettings, headers: &HeaderMap) -> String {
-    if let Some(url) = &settings.public_url {
-        return url.trim_end_matches('/').to_string();
-    }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
-    let scheme = match headers.get("x-forwarded-proto").and_then(|h| h.to_str().ok()) {
-        Some("https") => "https",
-        _ => "http",
-    };
-    format!("{scheme}://{host}")
+    crate::origin::base_url(settings.public_url.as_deref(), headers)
 }
 
 /// The resource a request path belongs to: an MCP endpoint (`/mcp`, `/mcp/<surface>`) or, for
@@ -62,8 +54,8 @@ pub fn with_metadata(challenge: &HeaderValue, url: &str) -> HeaderValue {
 pub fn scopes(state: &AppState) -> Vec<String> {
     let mut scopes: Vec<&str> =
         state.dispatcher.registry().iter().flat_map(|t| t.spec.scopes.iter().copied()).collect();
-    scopes.extend(["read:notes", "write:notes", "delete:notes", "admin:confirm"]);
-    scopes.extend(crate::directory::SCOPES);
+    scopes.extend(["read:notes", "write:notes", "delete:notes"]);
+    scopes.extend(crate::scopes::CHECKED);
     scopes.sort_unstable();
     scopes.dedup();
     scopes.into_iter().map(str::to_string).collect()

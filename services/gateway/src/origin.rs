@@ -188,3 +188,17 @@ mod tests {
         assert_eq!(allowed.check(&nul).err().map(|e| e.status), Some(StatusCode::BAD_REQUEST));
     }
 }
+
+/// The base URL clients reach this server at: the configured public URL (`mcp.public_url`),
+/// else the request's Host (https when a proxy says so).
+pub fn base_url(public_url: Option<&str>, headers: &axum::http::HeaderMap) -> String {
+    if let Some(url) = public_url {
+        return url.trim_end_matches('/').to_string();
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    let scheme = match headers.get("x-forwarded-proto").and_then(|h| h.to_str().ok()) {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
+}

@@ -11,10 +11,10 @@ use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::sync_api::require;
+use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
-const SCOPE: &str = "admin:confirm";
+use crate::scopes::CONFIRM as SCOPE;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -32,6 +32,7 @@ use otc_vault::acl::Audience;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 type ApiResult<T> = Result<T, ApiError>;
@@ -42,14 +43,6 @@ fn store_err(e: StoreError) -> ApiError {
 
 fn tool_err(code: ErrorCode, message: impl Into<String>) -> ApiError {
     ApiError::from_tool(ToolError::with_message(code, message))
-}
-
-/// Refuses a caller without `scope`, naming it.
-pub(crate) fn require(caller: &Caller, scope: &str) -> ApiResult<()> {
-    if caller.scopes.iter().any(|s| s.grants(scope)) {
-        return Ok(());
-    }
-    Err(ApiError::insufficient_scope(scope))
 }
 
 fn parse_hash(text: &str) -> ApiResult<Hash> {
@@ -504,7 +497,7 @@ pub async fn commit(
 ) -> impl axum::response::IntoResponse {
     let body = match request {
         Ok(Json(body)) => body,
-        Err(e) => return (Extension(crate::v1_audit::Paths(vec![])), Err(crate::error::body_rejection("commit", e))),
+        Err(e) => return (Extension(crate::error::Paths(vec![])), Err(crate::error::body_rejection("commit", e))),
     };
     let paths = body["changes"]
         .as_array()
@@ -514,7 +507,7 @@ pub async fn commit(
         .take(otc_tools::audit_writer::MAX_PATHS)
         .map(otc_tools::audit_writer::cut_path)
         .collect();
-    (Extension(crate::v1_audit::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
+    (Extension(crate::error::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
 }
 
 async fn commit_keyed(

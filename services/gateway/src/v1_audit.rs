@@ -10,15 +10,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use otc_tools::audit_writer::{MAX_PATHS, cut_path};
 
+use crate::error::{Code, Paths};
 use crate::{AppState, Caller};
-
-/// The paths a handler's request named (a commit's changes), for the audit record.
-#[derive(Clone, Debug)]
-pub struct Paths(pub Vec<String>);
-
-/// The catalogue code an error answer carries (set by `ApiError`'s response).
-#[derive(Clone, Copy, Debug)]
-pub struct Code(pub &'static str);
 
 pub async fn v1(
     State(state): State<AppState>,
@@ -102,7 +95,7 @@ pub async fn export(
     axum::extract::Extension(caller): axum::extract::Extension<Caller>,
     axum::extract::Query(query): axum::extract::Query<ExportQuery>,
 ) -> Result<Response, crate::ApiError> {
-    crate::sync_api::require(&caller, "admin:audit")?;
+    crate::auth::require(&caller, crate::scopes::AUDIT)?;
     let services = &state.dispatcher.services;
     let limit = query.limit.unwrap_or(1000);
     if !(1..=EXPORT_PAGE).contains(&limit) {

@@ -247,7 +247,7 @@ async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) ->
         let tenant = pending[0].0;
         let n = pending.iter().take(BATCH).take_while(|(t, _)| *t == tenant).count();
         let records: Vec<AuditRecord> =
-            pending[..n].iter().map(|(_, r)| r.clone()).map(crate::work::screened).collect();
+            pending[..n].iter().map(|(_, r)| r.clone()).map(crate::screening::screened).collect();
         match store.record_audit(tenant, &records).await {
             Ok(()) => {}
             Err(e) if e.is_unavailable() => return Err(e),

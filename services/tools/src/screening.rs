@@ -7,3 +7,15 @@
 //! labelled set it is measured on).
 
 pub use otc_screen::{Screened, screen};
+
+/// `record` with its episode's summary screened: secrets replaced, and blocked when it reads as
+/// an attempt to instruct a later reader (the audit writer stores episodes this way).
+pub fn screened(mut record: otc_store::AuditRecord) -> otc_store::AuditRecord {
+    if let Some(episode) = &mut record.episode {
+        let screen = screen(&episode.summary);
+        episode.summary = screen.text;
+        episode.blocked = screen.refused.is_some() || !screen.suspects.is_empty();
+        episode.suspects = screen.refused.into_iter().chain(screen.suspects).map(String::from).collect();
+    }
+    record
+}

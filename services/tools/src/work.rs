@@ -72,18 +72,6 @@ pub fn facts(tool: &str, summary: String, retrievals: Vec<RetrievalFact>) -> Epi
     EpisodeFacts { kind: kind.into(), summary, blocked: false, suspects: Vec::new(), retrievals }
 }
 
-/// `record` with its episode's summary screened: secrets replaced, and blocked when it reads as
-/// an attempt to instruct a later reader.
-pub fn screened(mut record: otc_store::AuditRecord) -> otc_store::AuditRecord {
-    if let Some(episode) = &mut record.episode {
-        let screen = crate::screening::screen(&episode.summary);
-        episode.summary = screen.text;
-        episode.blocked = screen.refused.is_some() || !screen.suspects.is_empty();
-        episode.suspects = screen.refused.into_iter().chain(screen.suspects).map(String::from).collect();
-    }
-    record
-}
-
 /// The chunk id work memory and the knowledge tools answer: `path#ordinal`.
 pub fn chunk_id(path: &str, ord: i32) -> String {
     format!("{path}#{ord}")
@@ -312,7 +300,7 @@ mod tests {
                 vec![],
             )),
         };
-        let e = screened(record).episode.unwrap();
+        let e = crate::screening::screened(record).episode.unwrap();
         assert!(e.blocked && e.suspects == ["instruction_override"], "{e:?}");
         assert!(e.summary.contains("[REDACTED:github_token]") && !e.summary.contains("ghp_"), "{e:?}");
         assert_eq!(facts("work_result", String::new(), vec![]).kind, "verdict");

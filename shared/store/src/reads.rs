@@ -8,7 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::files::Hash;
-use crate::index::LinkRecord;
+use crate::index::{LinkRecord, LinkRow, link};
 use crate::{Result, TenantTx};
 
 /// What the index knows of one note.
@@ -70,49 +70,6 @@ pub struct ScanCandidate {
     pub tags: Vec<String>,
     /// When the path was last created (a move creates it anew), when asked for.
     pub created: Option<DateTime<Utc>>,
-}
-
-/// A link row as (position, source, record).
-pub(crate) fn link(r: LinkRow) -> (i32, String, LinkRecord) {
-    (
-        r.ord,
-        r.source_path,
-        LinkRecord {
-            kind: r.kind,
-            wiki: r.wiki,
-            raw: r.raw,
-            target: r.target,
-            name_key: r.name_key,
-            resolved_path: r.resolved_path,
-            subpath_kind: r.subpath_kind,
-            subpath: r.subpath,
-            alias: r.alias,
-            property: r.property,
-            start: r.start_offset,
-            end: r.end_offset,
-            line: r.line,
-            col: r.col,
-        },
-    )
-}
-
-pub(crate) struct LinkRow {
-    pub(crate) ord: i32,
-    pub(crate) source_path: String,
-    pub(crate) kind: String,
-    pub(crate) wiki: bool,
-    pub(crate) raw: String,
-    pub(crate) target: String,
-    pub(crate) name_key: String,
-    pub(crate) resolved_path: Option<String>,
-    pub(crate) subpath_kind: Option<String>,
-    pub(crate) subpath: Option<String>,
-    pub(crate) alias: Option<String>,
-    pub(crate) property: Option<String>,
-    pub(crate) start_offset: i32,
-    pub(crate) end_offset: i32,
-    pub(crate) line: i32,
-    pub(crate) col: i32,
 }
 
 impl TenantTx {

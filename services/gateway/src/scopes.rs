@@ -1,0 +1,17 @@
+//! The scopes the gateway's own HTTP surfaces check (the tools declare theirs in their specs),
+//! in one place so the protected-resource metadata lists them without depending on the
+//! surfaces themselves.
+
+/// SCIM 2.0 at `/scim/v2`.
+pub const SCIM: &str = "admin:scim";
+/// `/v1/oauth/grants`.
+pub const GRANTS: &str = "admin:grants";
+/// `/v1/idp`.
+pub const SSO: &str = "admin:sso";
+/// `/v1/elicit` and `/v1/policies`: confirming destructive calls and who may.
+pub const CONFIRM: &str = "admin:confirm";
+/// `/v1/audit`.
+pub const AUDIT: &str = "admin:audit";
+
+/// Every scope the surfaces above check, for `scopes_supported`.
+pub const CHECKED: [&str; 5] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT];
