@@ -541,24 +541,35 @@ impl Dispatcher {
         .instrument(span.clone());
         let take =
             || CALL_NESTED.try_with(|state| std::mem::take(&mut state.borrow_mut().retrieved)).unwrap_or_default();
-        let (outcome, retrieved) = if outermost {
-            let state = CallState { retrieved: Vec::new(), claimed: claims };
+        let (outcome, retrieved, counted) = if outermost {
+            let via = if wrapper { label } else { "none" };
+            let state = CallState { retrieved: Vec::new(), claimed: claims, via, counted: false };
             CALL_NESTED
                 .scope(std::cell::RefCell::new(state), async {
                     let outcome = run.await;
-                    (outcome, take())
+                    (outcome, take(), CALL_NESTED.with(|state| state.borrow().counted))
                 })
                 .await
         } else {
             let outcome = run.await;
-            (outcome, if claims { take() } else { Vec::new() })
+            (outcome, if claims { take() } else { Vec::new() }, false)
         };
         drop(in_flight);
         let outcome = outcome.map_err(|err| self.hinted_on(surface, caller, err.bounded()));
         let code = outcome.as_ref().map_or_else(|e| e.code.as_str(), |_| "ok");
         span.record("outcome", code);
-        if outermost {
-            metrics.tool_call(label, code, started.elapsed().as_secs_f64());
+        // Counted once per client call, as the tool that ran (the call that is the episode),
+        // under the facade it came through; a wrapper that ran nothing counts as itself.
+        let seconds = started.elapsed().as_secs_f64();
+        if claims && !outermost {
+            let via = CALL_NESTED.try_with(|state| {
+                let mut state = state.borrow_mut();
+                state.counted = true;
+                state.via
+            });
+            metrics.tool_call(label, via.unwrap_or("none"), code, seconds);
+        } else if outermost && (claims || !counted) {
+            metrics.tool_call(label, if wrapper { label } else { "none" }, code, seconds);
         }
         let episode = summary.map(|summary| work::facts(name, summary, retrieved));
         let (vault, paths) = named.unwrap_or_default();
@@ -855,6 +866,11 @@ struct CallState {
     retrieved: Vec<otc_store::RetrievalFact>,
     /// Whether a call has become the episode already.
     claimed: bool,
+    /// The facade or meta-tool the client called, which the call that ran is counted under
+    /// in the metrics (`none` when the client called the tool by name).
+    via: &'static str,
+    /// Whether the call that ran has been counted.
+    counted: bool,
 }
 
 tokio::task_local! {

@@ -98,9 +98,9 @@ impl Drop for Probe {
 pub struct Metrics {
     provider: SdkMeterProvider,
     reader: SharedReader,
-    /// `otc_tool_calls_total{tool, outcome}`
+    /// `otc_tool_calls_total{tool, facade, outcome}`
     pub tool_calls: Counter<u64>,
-    /// `otc_tool_call_duration_seconds{tool}`
+    /// `otc_tool_call_duration_seconds{tool, facade}`
     pub tool_duration: Histogram<f64>,
     /// `otc_tool_calls_in_flight`: the gateways' custom autoscaling metric.
     pub tool_in_flight: UpDownCounter<i64>,
@@ -211,10 +211,13 @@ impl Metrics {
         }
     }
 
-    /// Records one finished tool call (`tool` a registered name, `outcome` ok or a code).
-    pub fn tool_call(&self, tool: &'static str, outcome: &'static str, seconds: f64) {
-        self.tool_calls.add(1, &[KeyValue::new("tool", tool), KeyValue::new("outcome", outcome)]);
-        self.tool_duration.record(seconds, &[KeyValue::new("tool", tool)]);
+    /// Records one finished client call: `tool` the registered tool that ran, `facade` the
+    /// facade or domain meta-tool the client called it through (`none` when called by name),
+    /// `outcome` ok or a code.
+    pub fn tool_call(&self, tool: &'static str, facade: &'static str, outcome: &'static str, seconds: f64) {
+        let (tool, facade) = (KeyValue::new("tool", tool), KeyValue::new("facade", facade));
+        self.tool_calls.add(1, &[tool.clone(), facade.clone(), KeyValue::new("outcome", outcome)]);
+        self.tool_duration.record(seconds, &[tool, facade]);
     }
 
     /// Registers a source of state gauges (a pool, caches), read at each collection until the
@@ -462,21 +465,38 @@ mod tests {
     #[test]
     fn renders_counters_gauges_and_cumulative_histograms() {
         let m = Metrics::new(None, "test");
-        m.tool_call("read_note", "ok", 0.003);
-        m.tool_call("read_note", "ok", 0.2);
-        m.tool_call("read_note", "not_found", 0.004);
+        m.tool_call("read_note", "none", "ok", 0.003);
+        m.tool_call("read_note", "none", "ok", 0.2);
+        m.tool_call("read_note", "none", "not_found", 0.004);
+        m.tool_call("read_note", "call_capability", "ok", 0.004);
         m.tool_in_flight.add(2, &[]);
         m.http_response(503);
         m.rate_limit("write", true);
         let text = m.prometheus_text();
         assert!(text.contains("# TYPE otc_tool_calls_total counter"), "{text}");
-        assert!(text.contains(r#"otc_tool_calls_total{outcome="ok",tool="read_note"} 2"#), "{text}");
-        assert!(text.contains(r#"otc_tool_calls_total{outcome="not_found",tool="read_note"} 1"#), "{text}");
+        assert!(text.contains(r#"otc_tool_calls_total{facade="none",outcome="ok",tool="read_note"} 2"#), "{text}");
+        assert!(
+            text.contains(r#"otc_tool_calls_total{facade="none",outcome="not_found",tool="read_note"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"otc_tool_calls_total{facade="call_capability",outcome="ok",tool="read_note"} 1"#),
+            "{text}"
+        );
         assert!(text.contains("# TYPE otc_tool_call_duration_seconds histogram"), "{text}");
-        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="0.0025"} 0"#), "{text}");
-        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="0.005"} 2"#), "{text}");
-        assert!(text.contains(r#"otc_tool_call_duration_seconds_bucket{tool="read_note",le="+Inf"} 3"#), "{text}");
-        assert!(text.contains(r#"otc_tool_call_duration_seconds_count{tool="read_note"} 3"#), "{text}");
+        assert!(
+            text.contains(r#"otc_tool_call_duration_seconds_bucket{facade="none",tool="read_note",le="0.0025"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"otc_tool_call_duration_seconds_bucket{facade="none",tool="read_note",le="0.005"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"otc_tool_call_duration_seconds_bucket{facade="none",tool="read_note",le="+Inf"} 3"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"otc_tool_call_duration_seconds_count{facade="none",tool="read_note"} 3"#), "{text}");
         assert!(text.contains("# TYPE otc_tool_calls_in_flight gauge"), "{text}");
         assert!(text.contains("otc_tool_calls_in_flight 2"), "{text}");
         assert!(text.contains(r#"otc_http_requests_total{status="5xx"} 1"#), "{text}");

@@ -1581,3 +1581,44 @@ async fn malformed_messages_get_json_rpc_errors_on_every_surface() {
     }
     app.stop().await;
 }
+
+/// The metrics count each client call once, as the tool that ran, under the facade or domain
+/// meta-tool it came through (`none` when called by name); a facade call that ran nothing
+/// counts as itself.
+#[tokio::test]
+async fn metrics_name_the_tool_that_ran_under_its_facade() {
+    let app = TestApp::spawn().await;
+    let token = full_token(&app).await;
+    crate::index::commit(&app, &token, "Notes", &[("Plan.md", Some("# Plan\n"))]).await;
+    let read = json!({"vault": "Notes", "path": "Plan.md"});
+    let direct = call(&app, "/mcp", &token, "read_note", read.clone()).await;
+    assert_eq!(direct["isError"], false, "{direct}");
+    for _ in 0..2 {
+        let routed = call(&app, "/mcp", &token, "call_capability", json!({"name": "read_note", "args": read})).await;
+        assert_eq!(routed["isError"], false, "{routed}");
+    }
+    let domain = call(&app, "/mcp/domain", &token, "notes", json!({"action": "read_note", "args": read})).await;
+    assert_eq!(domain["isError"], false, "{domain}");
+    let nothing = call(&app, "/mcp", &token, "call_capability", json!({"name": "no_such_tool", "args": {}})).await;
+    assert_eq!(nothing["isError"], true, "{nothing}");
+    let malformed = call(&app, "/mcp", &token, "call_capability", json!({"args": {}})).await;
+    assert_eq!(malformed["isError"], true, "{malformed}");
+    let text = otc_telemetry::metrics().prometheus_text();
+    let count = |labels: &str| {
+        let prefix = format!("otc_tool_calls_total{{{labels}}} ");
+        text.lines().find_map(|l| l.strip_prefix(&prefix)).map(|n| n.parse::<u64>().unwrap()).unwrap_or(0)
+    };
+    assert!(count(r#"facade="none",outcome="ok",tool="read_note""#) >= 1, "{text}");
+    assert_eq!(count(r#"facade="call_capability",outcome="ok",tool="read_note""#), 2, "{text}");
+    assert_eq!(count(r#"facade="notes",outcome="ok",tool="read_note""#), 1, "{text}");
+    assert_eq!(count(r#"facade="call_capability",outcome="ok",tool="call_capability""#), 0, "{text}");
+    // A name that is no tool is counted as `unknown` (a label is never what a caller sent).
+    assert_eq!(count(r#"facade="call_capability",outcome="not_found",tool="unknown""#), 1, "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with(r#"otc_tool_calls_total{facade="call_capability","#)
+            && l.contains(r#"tool="call_capability""#)
+            && !l.contains(r#"outcome="ok""#)),
+        "a facade call refused before it routed counts as itself: {text}"
+    );
+    app.stop().await;
+}
