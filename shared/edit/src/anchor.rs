@@ -41,6 +41,10 @@ fn anchor_error(message: impl Into<String>, target: &Target) -> ToolError {
         .detail("anchor", format!("{target:?}"))
 }
 
+/// The most candidate lines an ambiguous heading's refusal lists (`details.matches` counts them
+/// all), so the refusal stays small whatever the note holds.
+pub const MAX_LISTED_LINES: usize = 20;
+
 /// The heading `wanted` names ("Parent > Child" with each earlier part an enclosing heading),
 /// the `occurrence`-th when several match; refused when missing, or ambiguous without one.
 pub fn find_heading<'n>(note: &'n Note, wanted: &str, occurrence: Option<u32>) -> Result<&'n Heading, ToolError> {
@@ -73,7 +77,8 @@ pub fn find_heading<'n>(note: &'n Note, wanted: &str, occurrence: Option<u32>) -
         .collect();
     if matches.len() > 1 && occurrence.is_none() {
         return Err(anchor_error("the heading is ambiguous; pass occurrence", &target)
-            .detail("lines", matches.iter().map(|h| h.span.start.line + 1).collect::<Vec<_>>()));
+            .detail("lines", matches.iter().take(MAX_LISTED_LINES).map(|h| h.span.start.line + 1).collect::<Vec<_>>())
+            .detail("matches", matches.len()));
     }
     let index = occurrence.map_or(0, |o| o.saturating_sub(1) as usize);
     matches.get(index).copied().ok_or_else(|| anchor_error("target heading not found", &target))
@@ -411,6 +416,13 @@ mod tests {
         let out = patch(text, &note, &Target::Heading { heading: "X".into(), occurrence: Some(1) }, Op::Append("y"));
         assert_eq!(out.unwrap().text, "# A\n## X\ny\n# B\n## X\n");
         assert!(patch(text, &note, &heading("Nope"), Op::Append("y")).is_err());
+        // However many headings match, the refusal lists the first few and counts them all.
+        let many = "## X\n".repeat(5_000);
+        let note = otc_parser::parse(&many);
+        let err = patch(&many, &note, &heading("X"), Op::Append("y")).unwrap_err();
+        assert_eq!(err.details["lines"].as_array().unwrap().len(), MAX_LISTED_LINES);
+        assert_eq!(err.details["matches"], 5_000);
+        assert!(err.to_payload().to_string().len() < 2_000);
     }
 
     #[test]
