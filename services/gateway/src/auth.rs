@@ -112,3 +112,17 @@ pub(crate) fn require(caller: &Caller, scope: &str) -> Result<(), crate::ApiErro
     }
     Err(crate::ApiError::insufficient_scope(scope))
 }
+
+/// The caller may act for the whole tenant: it holds `scope` and is bound to no one vault
+/// (403 otherwise, saying it cannot `what`).
+pub(crate) fn tenant_admin(caller: &Caller, scope: &str, what: &str) -> Result<(), crate::ApiError> {
+    require(caller, scope)?;
+    if caller.vault_id.is_some() {
+        return Err(crate::ApiError::from_tool(otc_errors::ToolError::with_message(
+            otc_errors::ErrorCode::Forbidden,
+            format!("a credential bound to one vault cannot {what}"),
+        ))
+        .with_status(axum::http::StatusCode::FORBIDDEN));
+    }
+    Ok(())
+}

@@ -18,7 +18,6 @@ use otc_identity::scim::{self, Resource, ScimError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 use crate::scopes::{GRANTS as GRANTS_SCOPE, SCIM as SCIM_SCOPE, SSO as SSO_SCOPE};
@@ -33,17 +32,9 @@ fn identity(state: &AppState) -> Result<&std::sync::Arc<otc_identity::Identity>,
     })
 }
 
-/// The caller may manage the whole tenant: the scope, and no binding to one vault.
+/// The caller may manage the tenant's sign-in and directory ([`crate::auth::tenant_admin`]).
 fn tenant_admin(caller: &Caller, scope: &str) -> Result<(), ApiError> {
-    require(caller, scope)?;
-    if caller.vault_id.is_some() {
-        return Err(ApiError::from_tool(ToolError::with_message(
-            ErrorCode::Forbidden,
-            "a credential bound to one vault cannot manage the tenant's sign-in or directory",
-        ))
-        .with_status(StatusCode::FORBIDDEN));
-    }
-    Ok(())
+    crate::auth::tenant_admin(caller, scope, "manage the tenant's sign-in or directory")
 }
 
 fn scim_response(status: StatusCode, body: Value) -> Response {

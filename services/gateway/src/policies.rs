@@ -6,12 +6,10 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
-use axum::http::StatusCode;
 use otc_errors::{ErrorCode, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 use crate::scopes::CONFIRM as SCOPE;
@@ -23,15 +21,7 @@ struct PolicyInput {
 }
 
 fn tenant_admin(caller: &Caller) -> Result<(), ApiError> {
-    require(caller, SCOPE)?;
-    if caller.vault_id.is_some() {
-        return Err(ApiError::from_tool(ToolError::with_message(
-            ErrorCode::Forbidden,
-            "a credential bound to one vault cannot set the tenant's policies",
-        ))
-        .with_status(StatusCode::FORBIDDEN));
-    }
-    Ok(())
+    crate::auth::tenant_admin(caller, SCOPE, "set the tenant's policies")
 }
 
 pub async fn get(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Value>, ApiError> {
@@ -56,18 +46,19 @@ pub async fn set(
     let mut clients = input.confirm_in_client_clients;
     clients.sort();
     clients.dedup();
-    if clients.len() > 50 || clients.iter().any(|c| c.trim().is_empty() || c.len() > 2000) {
-        return Err(ApiError::from_tool(
+    let services = &state.dispatcher.services;
+    let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
+    // The store holds the list's bounds.
+    tx.set_confirm_in_client_clients(&clients).await.map_err(|e| match e {
+        otc_store::StoreError::Invalid { .. } => ApiError::from_tool(
             ToolError::with_message(
                 ErrorCode::InvalidInput,
                 "confirm_in_client_clients: at most 50 client ids of 1 to 2000 bytes",
             )
             .detail("field", "confirm_in_client_clients"),
-        ));
-    }
-    let services = &state.dispatcher.services;
-    let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
-    tx.set_confirm_in_client_clients(&clients).await.map_err(|e| ApiError::from_store(&e))?;
+        ),
+        other => ApiError::from_store(&other),
+    })?;
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
     crate::auth_cache::revoked(&services.kv, caller.tenant_id).await.map_err(|e| {
         tracing::warn!(error = %crate::error_chain(&e), "could not move the tenant's token generation");

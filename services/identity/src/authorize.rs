@@ -140,7 +140,7 @@ pub(crate) fn map_groups(idp: &IdpConfig, groups: &[String]) -> (Vec<String>, Ve
     (scopes.into_iter().collect(), acl.into_iter().filter(|g| otc_vault::acl::is_group_name(g)).collect())
 }
 
-fn email_domain(email: &str) -> Option<String> {
+pub(crate) fn email_domain(email: &str) -> Option<String> {
     let (local, domain) = email.rsplit_once('@')?;
     (!local.is_empty() && !domain.is_empty()).then(|| domain.to_ascii_lowercase())
 }

@@ -202,7 +202,7 @@ struct UserFields {
 /// sign-in by email would then link here.
 async fn check_domain(tx: &mut otc_store::TenantTx, email: Option<&str>) -> Result<(), ScimError> {
     let Some(email) = email else { return Ok(()) };
-    let domain = email.rsplit_once('@').map(|(_, d)| d.trim_end_matches('.').to_ascii_lowercase()).unwrap_or_default();
+    let domain = crate::authorize::email_domain(email).map(|d| d.trim_end_matches('.').to_string()).unwrap_or_default();
     let domains = tx.tenant_domains().await?;
     if domains.iter().any(|d| d.domain == domain) {
         return Ok(());

@@ -27,9 +27,10 @@ impl TenantTx {
         .unwrap_or_default())
     }
 
-    /// Replaces the clients whose person may confirm in the client (at most 50).
+    /// Replaces the clients whose person may confirm in the client: `Invalid` unless at most
+    /// 50 client ids of 1 to 2000 bytes, none blank.
     pub async fn set_confirm_in_client_clients(&mut self, clients: &[String]) -> Result<()> {
-        if clients.len() > 50 || clients.iter().any(|c| c.is_empty() || c.len() > 2000) {
+        if clients.len() > 50 || clients.iter().any(|c| c.trim().is_empty() || c.len() > 2000) {
             return Err(StoreError::Invalid { constraint: "at most 50 client ids of 1 to 2000 bytes".into() });
         }
         sqlx::query!(
