@@ -651,23 +651,9 @@ async fn a_listen_stream_ends_with_its_result_after_its_time() {
 /// tokens, keep the token route.
 #[tokio::test]
 async fn a_tenant_lets_only_the_oauth_clients_it_names_confirm_in_the_client() {
-    use crate::sso::{identity, redirect_uri, register, sign_in, world};
+    use crate::sso::{redirect_uri, register, set_acme_scopes, sign_in, world};
     let w = world(|c| c.tools.confirm_destructive = true).await;
-    identity(&w.app)
-        .set_idp(
-            w.acme.id,
-            otc_identity::admin::IdpInput {
-                issuer: w.acme_idp.issuer.clone(),
-                client_id: "obsidian-tc-acme".into(),
-                keep_secret: true,
-                email_domains: vec!["acme.test".into()],
-                default_scopes: vec!["read:*".into(), "delete:*".into()],
-                ..Default::default()
-            },
-            otc_identity::admin::Changer::Operator,
-        )
-        .await
-        .unwrap();
+    set_acme_scopes(&w, &["read:*", "delete:*"]).await;
     let (admin, _) = w.acme.token(&w.app.store, "*", false, None).await;
     w.app.seed(&admin, "Notes", &[("Plan.md", Some(NOTE))]).await;
     let redirect = redirect_uri();

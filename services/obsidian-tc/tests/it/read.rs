@@ -293,12 +293,7 @@ async fn metadata_and_link_tools_concise_and_detailed() {
     assert_eq!(rows[1], json!({"source_path": "A.md", "line": 2}));
 
     let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "response_format": "concise"})).await;
-    let targets: Vec<(&str, &str)> = unresolved["unresolved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| (u["source_path"].as_str().unwrap(), u["target"].as_str().unwrap()))
-        .collect();
+    let targets = unresolved_targets(&unresolved);
     assert_eq!(targets, [("A.md", "Missing.png"), ("B.md", "Nowhere"), ("Secret/S.md", "Nope")]);
     assert_eq!(unresolved["warnings"][0]["path"], "Folder/C.md");
     let folder = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "folder": "Secret"})).await;
@@ -869,15 +864,20 @@ async fn dot_named_files_and_folders_are_no_notes() {
         back["backlinks"].as_array().unwrap().iter().map(|b| b["source_path"].as_str().unwrap()).collect();
     assert_eq!(sources, ["Home.md"], "{back}");
     let unresolved = ok(&app, &token, "find_unresolved_links", json!({"vault": v, "response_format": "concise"})).await;
-    let targets: Vec<(&str, &str)> = unresolved["unresolved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| (u["source_path"].as_str().unwrap(), u["target"].as_str().unwrap()))
-        .collect();
+    let targets = unresolved_targets(&unresolved);
     assert_eq!(targets, [("Home.md", "CONTRIBUTING")], "a link to a dot-named note is unresolved, as in Obsidian");
     // The sync API still carries them.
     let (_, files) = crate::sync::api(&app, &token, reqwest::Method::GET, "/v1/vaults/Notes/files", None).await;
     assert!(files.to_string().contains(".github/CONTRIBUTING.md"), "{files}");
     app.stop().await;
+}
+
+/// find_unresolved_links' answer as (source path, target) pairs.
+fn unresolved_targets(answer: &Value) -> Vec<(&str, &str)> {
+    answer["unresolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (u["source_path"].as_str().unwrap(), u["target"].as_str().unwrap()))
+        .collect()
 }

@@ -173,6 +173,25 @@ pub async fn world(tweak: impl FnOnce(&mut otc_config::Config)) -> World {
 }
 
 /// The authorization server over the test app's clients.
+/// The operator resets acme's provider to grant everyone `scopes` and no group anything.
+pub async fn set_acme_scopes(w: &World, scopes: &[&str]) {
+    identity(&w.app)
+        .set_idp(
+            w.acme.id,
+            otc_identity::admin::IdpInput {
+                issuer: w.acme_idp.issuer.clone(),
+                client_id: "obsidian-tc-acme".into(),
+                keep_secret: true,
+                email_domains: vec!["acme.test".into()],
+                default_scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
+            otc_identity::admin::Changer::Operator,
+        )
+        .await
+        .unwrap();
+}
+
 pub fn identity(app: &TestApp) -> std::sync::Arc<otc_identity::Identity> {
     let mut config = app.iso.config();
     oauth_on(&mut config);
@@ -1558,21 +1577,7 @@ async fn a_refresh_grants_only_what_the_persons_groups_still_allow_and_a_foreign
     assert_eq!(tx.groups(alice).await.unwrap(), ["contractors"], "the admin's own list");
     tx.commit().await.unwrap();
     // The operator no longer lets eng write.
-    identity(&w.app)
-        .set_idp(
-            w.acme.id,
-            otc_identity::admin::IdpInput {
-                issuer: w.acme_idp.issuer.clone(),
-                client_id: "obsidian-tc-acme".into(),
-                keep_secret: true,
-                email_domains: vec!["acme.test".into()],
-                default_scopes: vec!["read:*".into()],
-                ..Default::default()
-            },
-            otc_identity::admin::Changer::Operator,
-        )
-        .await
-        .unwrap();
+    set_acme_scopes(&w, &["read:*"]).await;
     let (status, refreshed) = token(
         &w.app,
         &[
