@@ -37,9 +37,9 @@ pub async fn mint(
     require(&caller, crate::scopes::CONFIRM)?;
     let Json(request) = request.map_err(|e| crate::error::body_rejection("elicit", e))?;
     let hash = &request.args_hash;
-    otc_tools::confirmation::check_args_hash(hash).map_err(ApiError::from_tool)?;
+    otc_kernel::confirmation::check_args_hash(hash).map_err(ApiError::from_tool)?;
     if state.dispatcher.registry().get(&request.tool).is_none() {
-        return Err(ApiError::from_tool(otc_tools::unknown_tool(&otc_errors::echo(&request.tool))));
+        return Err(ApiError::from_tool(otc_kernel::unknown_tool(&otc_errors::echo(&request.tool))));
     }
     let services = &state.dispatcher.services;
     // What the admin may administer: a vault it reaches (the one it is bound to, if bound).
@@ -70,7 +70,7 @@ pub async fn mint(
     }
     let ttl = request.ttl_secs.unwrap_or(services.config.tools.confirmation_ttl_secs);
     let principal = request.principal.unwrap_or(caller.principal_id);
-    let minted = otc_tools::confirmation::mint(
+    let minted = otc_kernel::confirmation::mint(
         &services.store,
         caller.tenant_id,
         principal,

@@ -138,7 +138,7 @@ impl ApiError {
     /// Maps a store failure, logging its full chain.
     pub fn from_store(err: &otc_store::StoreError) -> Self {
         if let otc_store::StoreError::Quota(q) = err {
-            return Self::from_tool(otc_tools::quota_exceeded(q));
+            return Self::from_tool(otc_kernel::quota_exceeded(q));
         }
         tracing::error!(error = %crate::error_chain(err), "store error");
         if err.is_unavailable() { Self::unavailable() } else { Self::internal() }

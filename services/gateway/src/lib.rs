@@ -37,9 +37,9 @@ use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
 use otc_catalog::facade::{Subset, Surface};
 use otc_identity::paths;
+use otc_kernel::Dispatcher;
 use otc_kv::Kv;
 use otc_store::Store;
-use otc_tools::Dispatcher;
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 

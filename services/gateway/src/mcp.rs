@@ -8,8 +8,8 @@ use tracing::Instrument;
 
 use otc_catalog::facade::{AdvertisedTool, Surface};
 use otc_errors::ToolError;
-use otc_tools::resources::{NoteResource, ResourceText};
-use otc_tools::{Ask, Asker, Caller, Dispatcher, Hooks};
+use otc_kernel::resources::{NoteResource, ResourceText};
+use otc_kernel::{Ask, Asker, Caller, Dispatcher, Hooks};
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, DiscoverResult, GetTaskParams,
@@ -53,7 +53,7 @@ impl McpServer {
             return None;
         }
         let peer = ctx.peer.clone();
-        Some(Arc::new(move |ask: otc_tools::Ask| {
+        Some(Arc::new(move |ask: otc_kernel::Ask| {
             let peer = peer.clone();
             let message = ask.message;
             Box::pin(async move {
@@ -210,7 +210,7 @@ impl McpServer {
 /// retry's `inputResponses` and `requestState` sit beside the arguments, not in them).
 fn call_hash(request: &CallToolRequestParams) -> String {
     let args = Value::Object(request.arguments.clone().unwrap_or_default());
-    otc_tools::writing::args_hash(&request.name, &args)
+    otc_kernel::writing::args_hash(&request.name, &args)
 }
 
 /// A refused request state as the JSON-RPC error the call answers: invalid params, or an
@@ -469,7 +469,7 @@ pub fn to_wire(tool: AdvertisedTool) -> Tool {
 pub fn resource_to_wire(note: NoteResource) -> Resource {
     Resource::new(note.uri, note.path)
         .with_title(note.title)
-        .with_mime_type(otc_tools::resources::MIME_TYPE)
+        .with_mime_type(otc_kernel::resources::MIME_TYPE)
         .with_size(note.size.max(0) as u64)
 }
 
@@ -529,7 +529,7 @@ impl ServerHandler for McpServer {
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
-                .filter(|uri| otc_tools::citations::parse_note_uri(uri).is_some())
+                .filter(|uri| otc_kernel::citations::parse_note_uri(uri).is_some())
                 .take(MAX_RESOURCE_SUBSCRIPTIONS)
                 .cloned()
                 .collect()
@@ -616,7 +616,7 @@ impl ServerHandler for McpServer {
         let note = ResourceTemplate::new("obsidian-tc://{vault}/{+path}", "note")
             .with_title("Note")
             .with_description("A note by vault and vault path (each path segment percent-encoded).")
-            .with_mime_type(otc_tools::resources::MIME_TYPE);
+            .with_mime_type(otc_kernel::resources::MIME_TYPE);
         let mut result = ListResourceTemplatesResult::with_all_items(vec![note]);
         if let Some((ttl, scope)) = self.cache_hints(&ctx) {
             result = result.with_ttl_ms(ttl).with_cache_scope(scope);
@@ -655,9 +655,9 @@ impl ServerHandler for McpServer {
             None => self.asker(&ctx),
         };
         let started = Arc::new(std::sync::Mutex::new(None::<String>));
-        let task_sink: Option<otc_tools::TaskSink> = native_tasks(&ctx).then(|| {
+        let task_sink: Option<otc_kernel::TaskSink> = native_tasks(&ctx).then(|| {
             let started = started.clone();
-            Arc::new(move |id: &str| *started.lock().expect("started") = Some(id.to_string())) as otc_tools::TaskSink
+            Arc::new(move |id: &str| *started.lock().expect("started") = Some(id.to_string())) as otc_kernel::TaskSink
         });
         let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref(), task: task_sink.as_ref(), prepaid: false };
         let outcome = self
@@ -712,7 +712,7 @@ fn request_span(ctx: &RequestContext<RoleServer>) -> tracing::Span {
 
 /// Progress notifications for a call whose request carried a progress token: reports are
 /// forwarded in order by one task, which ends when every holder has dropped the sink.
-fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_tools::ProgressSink, tokio::task::JoinHandle<()>)> {
+fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_kernel::ProgressSink, tokio::task::JoinHandle<()>)> {
     let token = ctx.meta.get_progress_token()?;
     let peer = ctx.peer.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, Option<u64>)>();
@@ -729,7 +729,7 @@ fn progress_sink(ctx: &RequestContext<RoleServer>) -> Option<(otc_tools::Progres
             }
         }
     });
-    let sink: otc_tools::ProgressSink = Arc::new(move |done, total| {
+    let sink: otc_kernel::ProgressSink = Arc::new(move |done, total| {
         let _ = tx.send((done, total));
     });
     Some((sink, forwarder))

@@ -1,12 +1,12 @@
 //! The Tasks extension of MCP 2026-07-28 (`io.modelcontextprotocol/tasks`) over the task
-//! records the tools already keep in Redis (`otc_tools::long_calls`): a long-running call past its
+//! records the tools already keep in Redis (`otc_kernel::long_calls`): a long-running call past its
 //! budget answers a task to a client that declared the extension, and `tasks/get`,
 //! `tasks/update` and `tasks/cancel` read and change the record from any gateway. Only the
 //! principal that started a task sees it; any other id is invalid params, as an unknown one is.
 
 use otc_errors::ToolError;
-use otc_tools::long_calls::{self, TaskRecord, TaskStatus};
-use otc_tools::{Caller, Services};
+use otc_kernel::long_calls::{self, TaskRecord, TaskStatus};
+use otc_kernel::{Caller, Services};
 use rmcp::ErrorData;
 use rmcp::model::{CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus as Wire};
 use serde_json::Value;

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use otc_errors::{ErrorCode, ToolError};
-use otc_tools::rate_limits::Spent;
+use otc_kernel::rate_limits::Spent;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::{GovernorError, GovernorLayer};
 

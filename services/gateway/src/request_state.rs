@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use otc_tools::{Caller, Services};
+use otc_kernel::{Caller, Services};
 use rmcp::model::{RequestStateCodec, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -80,7 +80,7 @@ async fn keys(services: &Services, tenant: Uuid, epoch: i64) -> Result<[(i64, [u
     let mut keys = [(epoch, [0; 32]), (epoch - 1, [0; 32])];
     for (e, key) in &mut keys {
         let label = format!("obsidian-tc mcp request state v1\0{e}");
-        *key = otc_tools::confirmation::derived_key(services, tenant, label.as_bytes())
+        *key = otc_kernel::confirmation::derived_key(services, tenant, label.as_bytes())
             .await
             .map_err(|_| Refusal::Unavailable)?;
     }

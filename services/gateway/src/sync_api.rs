@@ -2,7 +2,7 @@
 //! log, download a file by path or a blob by hash, upload a blob, and commit a batch. Every
 //! route is confined to the token's tenant, and to its vault when the token is bound to one.
 //!
-//! Within a vault every route goes through the tools' policy: `otc_tools::reading::View`, the
+//! Within a vault every route goes through the tools' policy: `otc_kernel::reading::View`, the
 //! vault's `[[acl]]` entry compiled once, seen by [`Audience::Sync`]. A path the caller may not
 //! read is answered exactly like a missing one (404 by path, left out of `/files`, `/changes`
 //! and their cursors, its content not downloadable by hash); a commit puts only where the ACL
@@ -26,8 +26,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use otc_errors::{ErrorCode, ToolError};
+use otc_kernel::reading::View;
 use otc_store::{Action, Change, Expect, Hash, Provenance, StoreError, TenantTx, Vault};
-use otc_tools::reading::View;
 use otc_vault::acl::Audience;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -307,7 +307,7 @@ pub async fn upload_blob(
     {
         let used = tx.usage().await.map_err(store_err)?.storage_bytes;
         if used + size as i64 > quota {
-            return Err(ApiError::from_tool(otc_tools::quota_exceeded(&otc_store::QuotaExceeded {
+            return Err(ApiError::from_tool(otc_kernel::quota_exceeded(&otc_store::QuotaExceeded {
                 quota: "storage_bytes",
                 limit: quota,
                 used,
@@ -487,7 +487,7 @@ fn check_acl(view: &View, index: usize, path: &str, delete: bool) -> ApiResult<(
 /// POST /v1/vaults/{vault}/commit: applies a batch atomically, or answers 409
 /// concurrent_modification naming every stale path and applies nothing. With an
 /// `Idempotency-Key` header, the same key and body answer the first commit's result without
-/// committing again (`otc_tools::idempotency`).
+/// committing again (`otc_kernel::idempotency`).
 pub async fn commit(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -504,8 +504,8 @@ pub async fn commit(
         .into_iter()
         .flatten()
         .filter_map(|c| c["path"].as_str())
-        .take(otc_tools::audit_writer::MAX_PATHS)
-        .map(otc_tools::audit_writer::cut_path)
+        .take(otc_kernel::audit_writer::MAX_PATHS)
+        .map(otc_kernel::audit_writer::cut_path)
         .collect();
     (Extension(crate::error::Paths(paths)), commit_keyed(&state, &caller, &vault, &headers, body).await)
 }
@@ -526,11 +526,11 @@ async fn commit_keyed(
     let Some(key) = key else {
         return commit_once(state, caller, vault, body).await.map(Json);
     };
-    let fingerprint = otc_tools::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
+    let fingerprint = otc_kernel::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
     let services = &state.dispatcher.services;
-    let guard = match otc_tools::idempotency::claim(&services.kv, caller, key, &fingerprint).await {
-        Ok(otc_tools::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
-        Ok(otc_tools::idempotency::Claim::Run(guard)) => guard,
+    let guard = match otc_kernel::idempotency::claim(&services.kv, caller, key, &fingerprint).await {
+        Ok(otc_kernel::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
+        Ok(otc_kernel::idempotency::Claim::Run(guard)) => guard,
         Err(e) => return Err(ApiError::from_tool(e)),
     };
     let outcome = commit_once(state, caller, vault, body).await;
@@ -653,13 +653,13 @@ async fn commit_once(
     };
     let services = &state.dispatcher.services;
     // A person's edit to a wiki's pages queues their generated index and log, as a tool's does.
-    let jobs = otc_tools::wiki_pages::jobs_for(&view, changes.iter().map(|c| c.path.as_str()));
+    let jobs = services.features.commit_jobs(&view, changes.iter().map(|c| c.path.as_str()));
     let outcome =
         otc_indexer::commit::commit_with_jobs(&services.indexer, &state.kv, tx, vault.id, &changes, &who, None, jobs)
             .await
             .map_err(|e| match e {
                 otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => {
-                    ApiError::from_tool(otc_tools::quota_exceeded(&q))
+                    ApiError::from_tool(otc_kernel::quota_exceeded(&q))
                 }
                 other => {
                     tracing::error!(error = %other.chain(), "commit failed");

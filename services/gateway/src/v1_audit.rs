@@ -8,7 +8,7 @@ use axum::extract::{MatchedPath, RawPathParams, Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
-use otc_tools::audit_writer::{MAX_PATHS, cut_path};
+use otc_kernel::audit_writer::{MAX_PATHS, cut_path};
 
 use crate::error::{Code, Paths};
 use crate::{AppState, Caller};
@@ -48,7 +48,7 @@ pub async fn v1(
         Some(code) => code.0.to_string(),
         None => format!("http_{}", response.status().as_u16()),
     };
-    let call = otc_tools::audit_writer::Call {
+    let call = otc_kernel::audit_writer::Call {
         surface: "v1",
         action: &action,
         client: client.as_deref(),

@@ -15,9 +15,9 @@ use otc_gateway::auth_cache::AuthCache;
 use otc_gateway::{AppState, HttpLimits};
 use otc_indexer::embedding::{EmbedSettings, Embedding};
 use otc_indexer::{Indexer, IndexerSettings};
+use otc_kernel::{Dispatcher, Services};
 use otc_kv::Kv;
 use otc_store::{Store, StoreOptions};
-use otc_tools::{Dispatcher, Services};
 use otc_worker::{Worker, WorkerSettings};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -81,7 +81,7 @@ pub fn dispatcher(config: &Config, deps: &Deps) -> anyhow::Result<Arc<Dispatcher
 pub fn dispatcher_with(
     config: &Config,
     deps: &Deps,
-    tools: Vec<otc_tools::ToolEntry>,
+    tools: Vec<otc_kernel::ToolEntry>,
 ) -> anyhow::Result<Arc<Dispatcher>> {
     let services = Services {
         store: deps.store.clone(),
@@ -89,19 +89,18 @@ pub fn dispatcher_with(
         blobs: deps.blobs.clone(),
         indexer: deps.indexer.clone(),
         embeddings: deps.embeddings.clone(),
-        acls: Arc::new(otc_tools::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
+        acls: Arc::new(otc_kernel::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
         vault_cache: Default::default(),
-        files: otc_tools::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
-        segments: otc_tools::searching::SegmentCache::new(otc_tools::searching::DEFAULT_CACHE_BYTES),
-        graphs: otc_tools::graphing::GraphCache::new(config.tools.file_cache_ms > 0),
+        files: otc_kernel::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
+        segments: otc_kernel::searching::SegmentCache::new(otc_kernel::searching::DEFAULT_CACHE_BYTES),
+        graphs: otc_kernel::graphing::GraphCache::new(config.tools.file_cache_ms > 0),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
-        limiter: otc_tools::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
+        limiter: otc_kernel::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
         confirmation_keys: Default::default(),
-        audit: otc_tools::audit_writer::Audit::new(deps.store.clone(), config.audit.enabled),
-        judge: otc_tools::judge::Judge::from_config(&config.wiki.judge).context("wiki.judge")?.map(Arc::new),
-        plur: otc_tools::plur::Plur::from_config(&config.memory.plur).context("memory.plur")?.map(Arc::new),
+        audit: otc_kernel::audit_writer::Audit::new(deps.store.clone(), config.audit.enabled),
+        features: otc_tools::features(config)?,
         sealer: config
             .oauth
             .secret_key
@@ -110,9 +109,10 @@ pub fn dispatcher_with(
             .transpose()
             .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?
             .map(Arc::new),
-        chat: otc_tools::chat::client(config),
+        chat: otc_kernel::chat::client(config),
     };
-    let dispatcher = Dispatcher::new(services, tools).context("registering tools")?;
+    let dispatcher =
+        Dispatcher::new(services, otc_tools::toolset::with_catalogue(tools)).context("registering tools")?;
     Ok(Arc::new(dispatcher))
 }
 
@@ -505,7 +505,7 @@ fn stoppable(
 }
 
 /// The caller a token speaks for, or an error saying the token is not live.
-pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_tools::Caller> {
+pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_kernel::Caller> {
     let presented: otc_auth::PresentedToken =
         token.trim().parse().map_err(|_| anyhow::anyhow!("the token is malformed (expected otc_<tenant>_<secret>)"))?;
     let mut tx = store.begin(presented.tenant).await.context("looking up the token")?;
@@ -515,7 +515,7 @@ pub async fn authenticate(store: &Store, token: &str) -> anyhow::Result<otc_tool
 }
 
 /// Serves MCP over stdin/stdout for `caller` until the client closes stdin.
-pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_tools::Caller) -> anyhow::Result<()> {
+pub async fn serve_stdio(dispatcher: Arc<Dispatcher>, caller: otc_kernel::Caller) -> anyhow::Result<()> {
     let audit = dispatcher.services.audit.clone();
     let served = otc_gateway::mcp::serve_stdio(dispatcher, caller).await;
     // The records of the session's last calls, before the process goes.

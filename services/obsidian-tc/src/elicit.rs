@@ -35,11 +35,11 @@ pub struct ElicitArgs {
 
 pub async fn run(sources: Sources, args: ElicitArgs) -> anyhow::Result<ExitCode> {
     let config = app::load(&sources)?.config;
-    otc_tools::confirmation::check_args_hash(&args.hash).map_err(|e| anyhow::anyhow!("--hash: {}", e.message))?;
+    otc_kernel::confirmation::check_args_hash(&args.hash).map_err(|e| anyhow::anyhow!("--hash: {}", e.message))?;
     let store = app::store_only(&sources)?;
     let tenant = store.resolve_tenant(&args.tenant).await.context("finding the tenant")?;
     let ttl = Duration::from_secs(args.ttl_secs.unwrap_or(config.tools.confirmation_ttl_secs));
-    let minted = otc_tools::confirmation::mint(
+    let minted = otc_kernel::confirmation::mint(
         &store,
         tenant,
         args.principal,

@@ -254,7 +254,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 let config = app::load(&sources)?.config;
                 // The server posts prompts and the tenant's key there: a public https address, or
                 // one the deployment exempts (oauth.private_hosts), as for identity providers.
-                otc_tools::chat::check_base_url(&config, &base_url)
+                otc_kernel::chat::check_base_url(&config, &base_url)
                     .map_err(|e| anyhow::anyhow!("--base-url {base_url:?}: {e}"))?;
                 let sealed_api_key = match api_key_env {
                     Some(var) => {
@@ -266,7 +266,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                             .context("oauth.secret_key is not set: a key cannot be stored without it")?;
                         let sealer = otc_auth::seal::Sealer::from_base64(secret.expose())
                             .map_err(|e| anyhow::anyhow!("oauth.secret_key: {e}"))?;
-                        Some(sealer.seal(key.as_bytes(), &otc_tools::chat::key_aad(id)))
+                        Some(sealer.seal(key.as_bytes(), &otc_kernel::chat::key_aad(id)))
                     }
                     None if same_host => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
                     None => {

@@ -49,7 +49,7 @@ fn invalid(field: &str, message: impl Into<String>) -> ToolError {
 }
 
 fn internal(err: &(dyn std::error::Error + 'static)) -> ToolError {
-    crate::internal("acl", err)
+    otc_kernel::internal("acl", err)
 }
 
 /// A group name ([`otc_vault::acl::is_group_name`]), said before the database says it.

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::reading::View;
+use otc_kernel::reading::View;
 
 /// Whether the caller may see `item`: a bookmark of a path it cannot read is left out (a group
 /// stays, with what it may see).

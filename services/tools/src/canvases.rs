@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 /// A `.canvas` path argument named `field`.
 pub fn check_canvas_path(path: &str, field: &str) -> Result<(), ToolError> {
-    crate::reading::check_extension(path, ".canvas", "a canvas is a .canvas file", field)
+    otc_kernel::reading::check_extension(path, ".canvas", "a canvas is a .canvas file", field)
 }
 
 /// The keys a concise node keeps: what it says, not where it sits.

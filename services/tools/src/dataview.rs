@@ -10,8 +10,8 @@ use otc_formats::dql::{self, Page, Query, TaskItem};
 use otc_store::ScanFilter;
 use serde_json::{Map, Value};
 
-use crate::reading::View;
-use crate::{CallContext, graphing, internal, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, graphing, internal, writing};
 
 /// The most notes whose text one query reads for inline fields.
 pub const MAX_TEXT_READS: usize = 5_000;
@@ -161,7 +161,7 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
 
 /// The schema of a list of any JSON values (the cells of a result row).
 pub fn any_value_list(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let item = crate::writing::any_json(generator);
+    let item = otc_kernel::writing::any_json(generator);
     schemars::json_schema!({ "type": "array", "items": item })
 }
 

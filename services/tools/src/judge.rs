@@ -199,7 +199,7 @@ fn without_url(e: &reqwest::Error) -> String {
 /// The verdict and rationale in a model's answer: its JSON object (possibly fenced or with
 /// words around it).
 fn read_answer(content: &str) -> Option<(Verdict, String)> {
-    let object = crate::chat::json_object(content)?;
+    let object = otc_kernel::chat::json_object(content)?;
     let verdict = serde_json::from_value(object.get("verdict")?.clone()).ok()?;
     let rationale: String = object.get("rationale").and_then(Value::as_str).unwrap_or("").chars().take(400).collect();
     Some((verdict, rationale))
@@ -219,13 +219,14 @@ impl JudgeError {
 /// else `on_by_default` of the configured judge; never when the deployment turned the
 /// external-network tag off), Some(None) when it is to ask but no judge is configured.
 pub fn for_call(
-    services: &crate::Services,
+    services: &otc_kernel::Services,
     asked: Option<bool>,
     on_by_default: fn(&otc_config::WikiJudgeConfig) -> bool,
 ) -> Option<Option<&Judge>> {
     let off = services.config.tool_visibility.disabled_tags.iter().any(|t| t == "external-network");
-    let default = services.judge.as_ref().is_some_and(|j| on_by_default(j.settings()));
-    (!off && asked.unwrap_or(default)).then_some(services.judge.as_deref())
+    let judge = services.features.get::<Judge>();
+    let default = judge.is_some_and(|j| on_by_default(j.settings()));
+    (!off && asked.unwrap_or(default)).then_some(judge)
 }
 
 #[cfg(test)]

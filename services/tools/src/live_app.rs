@@ -11,8 +11,8 @@ use otc_errors::{ErrorCode, Hint, ToolError};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::CallContext;
-use crate::reading::View;
+use otc_kernel::CallContext;
+use otc_kernel::reading::View;
 
 /// What a live-app tool would need: the companion plugin or app feature, for the message.
 pub struct Needs {
@@ -72,7 +72,7 @@ macro_rules! live_app_tool {
             hints: &[$(otc_errors::Hint { text: $text, tools: &[$($tool),*] }),+],
         };
 
-        impl $crate::Tool for $ty {
+        impl ::otc_kernel::Tool for $ty {
             type Input = Input;
             type Output = $crate::live_app::Never;
             const ADVERTISE_OUTPUT: bool = false;
@@ -86,7 +86,7 @@ macro_rules! live_app_tool {
             };
 
             async fn call(
-                ctx: &$crate::CallContext<'_>,
+                ctx: &::otc_kernel::CallContext<'_>,
                 input: Input,
             ) -> Result<$crate::live_app::Never, otc_errors::ToolError> {
                 Err($crate::live_app::unavailable(ctx, &NEEDS, &input.vault).await)

@@ -5,7 +5,8 @@
 //! ([`detect_contradictions`]).
 
 use crate::tools::knowledge::lint_wiki::{Input, LintWiki};
-use crate::{Dispatcher, ResponseFormat, Tool, wiki_pages};
+use crate::wiki_pages;
+use otc_kernel::{Dispatcher, ResponseFormat, Tool};
 
 /// What the scheduled lint did over every tenant.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub async fn lint_all(
 ) -> Result<LintRun, otc_store::StoreError> {
     let services = &dispatcher.services;
     let mut run = LintRun::default();
-    let judging = judge && services.judge.as_ref().is_some_and(|j| j.settings().lint_enabled);
+    let judging = judge && services.features.get::<crate::judge::Judge>().is_some_and(|j| j.settings().lint_enabled);
     let mut judge_calls = judge_max_calls;
     for tenant in services.store.tenant_ids().await? {
         let caller = wiki_pages::system_caller(&services.store, tenant).await?;
@@ -145,7 +146,7 @@ pub async fn detect_contradictions(
 }
 
 async fn detect_in_vault(
-    ctx: &crate::CallContext<'_>,
+    ctx: &otc_kernel::CallContext<'_>,
     tenant: uuid::Uuid,
     vault: &otc_store::Vault,
     budget: &mut usize,
@@ -153,8 +154,8 @@ async fn detect_in_vault(
 ) -> Result<(), otc_errors::ToolError> {
     const TOOL: &str = "contradiction_detector";
     let services = ctx.services();
-    let view = crate::reading::View::open(ctx, TOOL, &vault.id.to_string()).await?;
-    let internal = |e: otc_store::StoreError| crate::internal(TOOL, &e);
+    let view = otc_kernel::reading::View::open(ctx, TOOL, &vault.id.to_string()).await?;
+    let internal = |e: otc_store::StoreError| otc_kernel::internal(TOOL, &e);
     let seen_key = format!("contradictions:seq:{tenant}:{}", vault.id);
     let after: i64 = services.kv.get_record(&seen_key).await.ok().flatten().and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut tx = services.store.begin(tenant).await.map_err(internal)?;
@@ -169,7 +170,7 @@ async fn detect_in_vault(
             continue;
         }
         let texts =
-            crate::searching::note_texts(ctx, TOOL, vault.id, &[finding.path_a.clone(), finding.path_b.clone()])
+            otc_kernel::searching::note_texts(ctx, TOOL, vault.id, &[finding.path_a.clone(), finding.path_b.clone()])
                 .await?;
         let (Some(a), Some(b)) = (&texts[0], &texts[1]) else {
             resolve(ctx, TOOL, vault.id, finding.id, "a note of the pair was deleted or moved").await?;
@@ -212,7 +213,7 @@ async fn detect_in_vault(
     let mut judged: Vec<(String, String)> = Vec::new();
     let graph = match changes.is_empty() {
         true => None,
-        false => Some(crate::graphing::load(ctx, TOOL, &view).await?),
+        false => Some(otc_kernel::graphing::load(ctx, TOOL, &view).await?),
     };
     'changes: for change in &changes {
         let wanted = change.op != "delete" && change.path.ends_with(".md") && view.can_read(&change.path);
@@ -235,7 +236,8 @@ async fn detect_in_vault(
             if *budget == 0 {
                 break 'changes;
             }
-            let texts = crate::searching::note_texts(ctx, TOOL, vault.id, &[path_a.clone(), path_b.clone()]).await?;
+            let texts =
+                otc_kernel::searching::note_texts(ctx, TOOL, vault.id, &[path_a.clone(), path_b.clone()]).await?;
             let (Some(a), Some(b)) = (&texts[0], &texts[1]) else { continue };
             *budget -= 1;
             match judge_pair(ctx, tenant, &path_a, &a.text, &path_b, &b.text).await {
@@ -269,7 +271,7 @@ enum Judged {
 }
 
 async fn judge_pair(
-    ctx: &crate::CallContext<'_>,
+    ctx: &otc_kernel::CallContext<'_>,
     tenant: uuid::Uuid,
     path_a: &str,
     a: &str,
@@ -278,7 +280,7 @@ async fn judge_pair(
 ) -> Option<Judged> {
     let cut = |t: &str| t.chars().take(NOTE_CHARS).collect::<String>();
     let user = format!("Note A ({path_a}):\n<<<\n{}\n>>>\n\nNote B ({path_b}):\n<<<\n{}\n>>>", cut(a), cut(b));
-    let reply = match crate::chat::complete_for(
+    let reply = match otc_kernel::chat::complete_for(
         ctx.services(),
         tenant,
         "contradictions",
@@ -294,7 +296,7 @@ async fn judge_pair(
             return None;
         }
     };
-    let answer = crate::chat::json_object(&reply.text)?;
+    let answer = otc_kernel::chat::json_object(&reply.text)?;
     match answer.get("contradiction").and_then(serde_json::Value::as_bool)? {
         false => Some(Judged::Agree),
         true => {
@@ -306,20 +308,21 @@ async fn judge_pair(
 }
 
 async fn keep(
-    ctx: &crate::CallContext<'_>,
+    ctx: &otc_kernel::CallContext<'_>,
     tool: &str,
     vault: uuid::Uuid,
-    (path_a, a): (&String, &crate::reading::Content),
-    (path_b, b): (&String, &crate::reading::Content),
+    (path_a, a): (&String, &otc_kernel::reading::Content),
+    (path_b, b): (&String, &otc_kernel::reading::Content),
     found: &[String; 3],
 ) -> Result<bool, otc_errors::ToolError> {
     // What a model quotes is screened like any text a reader will see.
-    let screen = |t: &str| crate::screening::screen(&t.chars().take(1000).collect::<String>()).text;
+    let screen = |t: &str| otc_kernel::screening::screen(&t.chars().take(1000).collect::<String>()).text;
     let (statement_a, statement_b, rationale) = (screen(&found[0]), screen(&found[1]), screen(&found[2]));
     let model = {
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
-        let llm = tx.tenant_llm().await.map_err(|e| crate::internal(tool, &e))?;
-        tx.commit().await.map_err(|e| crate::internal(tool, &e))?;
+        let mut tx =
+            ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+        let llm = tx.tenant_llm().await.map_err(|e| otc_kernel::internal(tool, &e))?;
+        tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
         llm.map(|l| l.model).unwrap_or_default()
     };
     let finding = otc_store::NewContradiction {
@@ -332,20 +335,20 @@ async fn keep(
         rationale: &rationale,
         model: &model,
     };
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
-    let added = tx.add_contradiction(vault, &finding).await.map_err(|e| crate::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| crate::internal(tool, &e))?;
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    let added = tx.add_contradiction(vault, &finding).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
     Ok(added)
 }
 
 async fn resolve(
-    ctx: &crate::CallContext<'_>,
+    ctx: &otc_kernel::CallContext<'_>,
     tool: &str,
     vault: uuid::Uuid,
     id: uuid::Uuid,
     why: &str,
 ) -> Result<(), otc_errors::ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
-    tx.resolve_contradiction(vault, id, why).await.map_err(|e| crate::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| crate::internal(tool, &e))
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    tx.resolve_contradiction(vault, id, why).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))
 }

@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::reading::View;
-use crate::writing::{self, Planned};
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, internal};
 
 /// An id argument (an entity's, an observation's, a capture's, a session's, a goal's).
 pub fn entity_id(text: &str, field: &str) -> Result<Uuid, ToolError> {
@@ -154,8 +154,8 @@ impl RelationOut {
 
 /// A fact as it may be stored: secrets redacted; text that tries to instruct an AI reader
 /// (which would reach every mirror note and every session that loads it) refused.
-pub fn screen_fact(text: &str) -> Result<crate::screening::Screened, ToolError> {
-    let screened = crate::screening::screen(text);
+pub fn screen_fact(text: &str) -> Result<otc_kernel::screening::Screened, ToolError> {
+    let screened = otc_kernel::screening::screen(text);
     if let Some(kind) = screened.refused {
         return Err(ToolError::with_message(
             ErrorCode::ContentRejected,

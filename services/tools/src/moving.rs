@@ -19,9 +19,9 @@ use otc_vault::links::{Resolver, affected_link_keys, lookup_keys};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::reading::View;
-use crate::writing;
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, internal};
 
 /// One move as asked for, with what is at each end now.
 #[derive(Debug, Clone)]
@@ -200,7 +200,7 @@ pub async fn plan(
         };
         // A wiki's generated pages are the workers' to write (the commit queues their
         // regeneration); an edit would break their seal.
-        if !from_set.contains(path.as_str()) && crate::wiki::is_generated(view, path) {
+        if !from_set.contains(path.as_str()) && view.is_wiki_generated(path) {
             continue;
         }
         // A raw source's links are never rewritten (so one that could not be is no refusal).

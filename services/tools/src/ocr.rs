@@ -9,7 +9,7 @@ use otc_errors::{ErrorCode, Hint, ToolError};
 use otc_store::Hash;
 use tokio::io::AsyncWriteExt;
 
-use crate::CallContext;
+use otc_kernel::CallContext;
 
 /// The image types Tesseract reads.
 pub const IMAGE_EXTENSIONS: [&str; 9] = [".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp", ".pnm"];
@@ -55,7 +55,7 @@ pub async fn recognize(ctx: &CallContext<'_>, tool: &str, hash: &Hash, force: bo
     if !force && let Ok(Some(text)) = kv.get_record(&key).await {
         return Ok(Recognized { text, cached: true, duration_ms: 0 });
     }
-    let bytes = crate::writing::blob(ctx, tool, hash).await?;
+    let bytes = otc_kernel::writing::blob(ctx, tool, hash).await?;
     if bytes.len() as u64 > config.max_bytes {
         return Err(ToolError::with_message(ErrorCode::Overflow, "the image is larger than ocr.max_bytes")
             .detail("size", bytes.len())
@@ -74,7 +74,7 @@ pub async fn recognize(ctx: &CallContext<'_>, tool: &str, hash: &Hash, force: bo
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(unavailable(tool, "the OCR engine (tesseract) is not installed on this server"));
         }
-        Err(e) => return Err(crate::internal(tool, &e)),
+        Err(e) => return Err(otc_kernel::internal(tool, &e)),
     };
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let feed = async move {
@@ -88,7 +88,7 @@ pub async fn recognize(ctx: &CallContext<'_>, tool: &str, hash: &Hash, force: bo
     };
     let output = match tokio::time::timeout(deadline, run).await {
         Ok(Ok(output)) => output,
-        Ok(Err(e)) => return Err(crate::internal(tool, &e)),
+        Ok(Err(e)) => return Err(otc_kernel::internal(tool, &e)),
         Err(_) => {
             return Err(ToolError::with_message(
                 ErrorCode::OperationTimeout,

@@ -15,9 +15,9 @@ use otc_vault::templates::{self, TEMPLATES, TemplateSettings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::CallContext;
-use crate::reading::View;
-use crate::writing::{self, Planned};
+use otc_kernel::CallContext;
+use otc_kernel::reading::View;
+use otc_kernel::writing::{self, Planned};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

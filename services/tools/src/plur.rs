@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::CallContext;
+use otc_kernel::CallContext;
 
 const UNCONFIGURED_HINTS: &[Hint] = &[
     Hint {
@@ -56,7 +56,7 @@ pub async fn forward(
     path: &str,
     body: Option<Value>,
 ) -> Result<Map<String, Value>, ToolError> {
-    let Some(plur) = ctx.services().plur.as_deref() else {
+    let Some(plur) = ctx.services().features.get::<Plur>() else {
         return Err(ToolError::with_message(
             ErrorCode::PluginUnavailable,
             "no PLUR engram store is configured: set [memory.plur] base_url in the server configuration",
@@ -137,7 +137,7 @@ pub async fn recall(
     extra: Option<(&str, f64)>,
 ) -> Result<Recalled, ToolError> {
     let query = self::query(query)?;
-    let k = crate::reading::bounded(k, 10, 1..=100, "k")?;
+    let k = otc_kernel::reading::bounded(k, 10, 1..=100, "k")?;
     let mut body = serde_json::json!({"query": query, "k": k, "scope": scope});
     if let Some((field, value)) = extra {
         body[field] = serde_json::json!(unit(value, field)?);

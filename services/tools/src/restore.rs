@@ -177,8 +177,10 @@ impl RestoreError {
         match self {
             RestoreError::Refused(e) => e,
             RestoreError::Store(StoreError::Quota(q))
-            | RestoreError::Index(otc_indexer::IndexError::Store(StoreError::Quota(q))) => crate::quota_exceeded(&q),
-            other => crate::internal(tool, &other),
+            | RestoreError::Index(otc_indexer::IndexError::Store(StoreError::Quota(q))) => {
+                otc_kernel::quota_exceeded(&q)
+            }
+            other => otc_kernel::internal(tool, &other),
         }
     }
 }

@@ -14,9 +14,9 @@ use otc_errors::{ErrorCode, ToolError};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::reading::View;
-use crate::searching::{note_texts, slice};
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::searching::{note_texts, slice};
+use otc_kernel::{CallContext, internal};
 
 /// Reciprocal rank fusion's constant.
 const RRF_K: f64 = 60.0;
@@ -325,9 +325,9 @@ pub fn changed_since_days(hit: &Hit) -> f64 {
 pub fn record(vault: &str, hits: &[Hit], first: bool) {
     let chunks = hits.iter().map(|h| (h.path.clone(), h.ord, Some(h.score)));
     if first {
-        crate::replace_retrieved(vault, chunks);
+        otc_kernel::replace_retrieved(vault, chunks);
     } else {
-        crate::note_retrieved(vault, chunks);
+        otc_kernel::note_retrieved(vault, chunks);
     }
 }
 
@@ -363,7 +363,7 @@ pub async fn note_gap(
     };
     let (results, nearest) =
         if gap { (json!([]), paths(&mut found.hits.iter())) } else { (paths(&mut direct.into_iter()), json!([])) };
-    let query = crate::screening::screen(query).text;
+    let query = otc_kernel::screening::screen(query).text;
     let norm = crate::wiki::normalize(&query);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     tx.record_gap(view.vault.id, ctx.caller.principal_id, &norm, &query, top_score, gap, &results, &nearest)
@@ -393,7 +393,7 @@ async fn mtimes(
 ) -> Result<HashMap<String, DateTime<Utc>>, ToolError> {
     let mut out = HashMap::new();
     for path in paths {
-        if let Some(entry) = crate::reading::file_entry(ctx, tool, view.vault.id, path).await? {
+        if let Some(entry) = otc_kernel::reading::file_entry(ctx, tool, view.vault.id, path).await? {
             out.insert(path.clone(), entry.mtime);
         }
     }
@@ -409,7 +409,7 @@ async fn expand(
     hits: &[Hit],
     request: &Request,
 ) -> Result<Vec<Hit>, ToolError> {
-    let graph = crate::graphing::load(ctx, tool, view).await?;
+    let graph = otc_kernel::graphing::load(ctx, tool, view).await?;
     let mut taken: HashSet<String> = hits.iter().map(|h| h.path.clone()).collect();
     let mut picked: Vec<(String, &'static str, &Hit, f64)> = Vec::new();
     for seed in hits.iter().take(EXPANDED_SEEDS) {

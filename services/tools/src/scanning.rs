@@ -24,8 +24,8 @@ use otc_errors::{ErrorCode, ToolError};
 use otc_store::{ScanCandidate, ScanFilter};
 use regex_syntax::hir::{Hir, HirKind};
 
-use crate::reading::View;
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, internal};
 
 /// The default page of the search tools (spec: "Result size and paging").
 pub const SEARCH_PAGE: usize = 25;
@@ -56,7 +56,8 @@ pub async fn candidate_paths(
     view: &View,
     literals: &[String],
 ) -> Result<Option<Vec<String>>, ToolError> {
-    crate::searching::notes_that_may_contain(ctx, tool, view, &crate::searching::Scope::default(), literals).await
+    otc_kernel::searching::notes_that_may_contain(ctx, tool, view, &otc_kernel::searching::Scope::default(), literals)
+        .await
 }
 
 /// A `root` argument as a path prefix ("" for the whole vault, else "Folder/").
@@ -82,7 +83,7 @@ pub fn merge_prefix(a: &str, b: &str) -> Option<String> {
 
 /// A page size argument for the search tools: 1 to 1,000, default [`SEARCH_PAGE`].
 pub fn search_limit(limit: Option<u32>) -> Result<usize, ToolError> {
-    crate::reading::bounded(limit, SEARCH_PAGE, 1..=1000, "limit")
+    otc_kernel::reading::bounded(limit, SEARCH_PAGE, 1..=1000, "limit")
 }
 
 /// One call's compute budget, with what the scan has used of it so far.

@@ -15,8 +15,8 @@ use otc_embed::SharedEmbedder;
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::{ChunkSpan, VectorFilter};
 
-use crate::reading::View;
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, internal};
 
 /// The error for a call that needs embeddings where no provider is configured.
 pub fn unavailable(field: &str) -> ToolError {

@@ -7,9 +7,9 @@
 use otc_errors::{ErrorCode, ToolError};
 use serde_json::{Map, Value};
 
-use crate::CallContext;
-use crate::reading::View;
-use crate::writing::{self, Edited, Planned};
+use otc_kernel::CallContext;
+use otc_kernel::reading::View;
+use otc_kernel::writing::{self, Edited, Planned};
 
 pub const BOOKMARKS: &str = ".obsidian/bookmarks.json";
 pub const WORKSPACES: &str = ".obsidian/workspaces.json";

@@ -8,9 +8,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::CallContext;
-use crate::reading::{View, not_found};
-use crate::writing::{self, Planned};
+use otc_kernel::CallContext;
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
 
 /// A table tool's acknowledgement.
 #[derive(Debug, Serialize, JsonSchema)]

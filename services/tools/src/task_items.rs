@@ -7,8 +7,8 @@ use otc_formats::tasks::{self, Priority, StatusType, Task, TaskRow};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::reading::View;
-use crate::{CallContext, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, internal};
 
 /// The most task lines one call reads.
 pub const MAX_TASKS: i64 = 200_000;
@@ -44,7 +44,7 @@ pub struct TaskOut {
 }
 
 fn name_of<T: Serialize>(value: T) -> String {
-    crate::format::variant_name(value)
+    otc_kernel::format::variant_name(value)
 }
 
 impl TaskOut {

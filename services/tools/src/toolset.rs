@@ -1,7 +1,17 @@
 //! The registered tools, as plain data. A tool is added here and nowhere else.
 
 use crate::tools::*;
-use crate::{ToolEntry, entry};
+use otc_kernel::{ToolEntry, Toolset, entry};
+
+/// What a dispatcher serves: `catalogue` (normally [`all`]; tests add probes) and the compat
+/// surface's own tools.
+pub fn with_catalogue(catalogue: Vec<ToolEntry>) -> Toolset {
+    Toolset {
+        catalogue,
+        compat: crate::compat::obsidian::entries(),
+        compat_instructions: crate::compat::obsidian::INSTRUCTIONS,
+    }
+}
 
 /// Every tool this build registers.
 pub fn all() -> Vec<ToolEntry> {

@@ -14,16 +14,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::reading::View;
 use crate::semantic::{Near, VectorSet};
-use crate::{CallContext, internal};
-
-/// The pages the server writes in the wiki folder.
-pub const GENERATED: [&str; 2] = [INDEX_PAGE, LOG_PAGE];
-/// The generated listing of the wiki's pages.
-pub const INDEX_PAGE: &str = "index.md";
-/// The generated projection of the wiki folder's change log.
-pub const LOG_PAGE: &str = "log.md";
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, internal};
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Candidate {
@@ -164,18 +157,6 @@ pub fn is_raw(view: &View, path: &str) -> bool {
     lower.strip_prefix(&raw).is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// Whether `path` is one of the pages the server generates in the wiki folder.
-pub fn is_generated(view: &View, path: &str) -> bool {
-    let Some(wiki) = view.wiki() else { return false };
-    GENERATED.iter().any(|g| path == format!("{}/{g}", wiki.folder))
-}
-
-/// The paths of the pages the server generates in the vault's wiki folder (none without one).
-/// They are no topic, no orphan and no source of inbound links.
-pub fn generated_paths(view: &View) -> Vec<String> {
-    view.wiki().map(|w| GENERATED.iter().map(|g| format!("{}/{g}", w.folder)).collect()).unwrap_or_default()
-}
-
 /// A min_similarity argument: -1 to 1.
 pub fn min_similarity(value: Option<f32>, default: f32) -> Result<f32, ToolError> {
     match value {
@@ -210,7 +191,7 @@ pub async fn find(
     let excluded: std::collections::HashSet<String> =
         tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
     tx.commit().await.map_err(|e| internal(tool, &e))?;
-    let counts = |p: &str| !is_raw(view, p) && !is_generated(view, p);
+    let counts = |p: &str| !is_raw(view, p) && !view.is_wiki_generated(p);
     let mut by_path: BTreeMap<String, Candidate> = BTreeMap::new();
     for m in named.iter().filter(|m| counts(&m.path)) {
         let c = candidate(&mut by_path, &m.path, &excluded);
@@ -321,7 +302,9 @@ async fn ask_judge(
     let mut failure = None;
     let mut asked = 0;
     for c in candidates.iter_mut().filter(|c| !c.excluded && view.can_read(&c.path)).take(limit) {
-        let Some((_, text)) = crate::writing::current_text(ctx, tool, view.vault.id, &c.path).await? else { continue };
+        let Some((_, text)) = otc_kernel::writing::current_text(ctx, tool, view.vault.id, &c.path).await? else {
+            continue;
+        };
         let subject = Side { label: "the topic", text: topic };
         let page = Side { label: &c.path, text: &text };
         match judge.judge(&ctx.services().kv, ctx.caller.tenant_id, subject, page).await {
@@ -427,8 +410,8 @@ pub async fn read_schema(
     if !view.can_read(&path) {
         return Ok(None);
     }
-    let Some(entry) = crate::writing::current(ctx, tool, view.vault.id, &path).await? else { return Ok(None) };
-    let bytes = crate::writing::blob(ctx, tool, &entry.hash).await?;
+    let Some(entry) = otc_kernel::writing::current(ctx, tool, view.vault.id, &path).await? else { return Ok(None) };
+    let bytes = otc_kernel::writing::blob(ctx, tool, &entry.hash).await?;
     Ok(Some(match std::str::from_utf8(&bytes) {
         Ok(text) => crate::wiki_schema::Schema::parse(text),
         Err(_) => Err("SCHEMA.md is not UTF-8 text".into()),
@@ -509,7 +492,7 @@ pub async fn has_inbound(ctx: &CallContext<'_>, tool: &str, view: &View, path: &
     Ok(links.iter().any(|l| {
         l.source_path != path
             && view.can_read(&l.source_path)
-            && !is_generated(view, &l.source_path)
+            && !view.is_wiki_generated(&l.source_path)
             && match &l.resolved_path {
                 Some(to) => to == path,
                 None => names_page(&l.target, path),

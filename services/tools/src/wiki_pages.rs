@@ -24,9 +24,9 @@ use serde_json::Value;
 use sha2::Sha256;
 use uuid::Uuid;
 
-use crate::reading::View;
-use crate::wiki::{INDEX_PAGE, LOG_PAGE};
-use crate::{CallContext, Caller, Dispatcher, internal, store_refusal, writing};
+use otc_kernel::reading::View;
+use otc_kernel::reading::{WIKI_INDEX_PAGE as INDEX_PAGE, WIKI_LOG_PAGE as LOG_PAGE};
+use otc_kernel::{CallContext, Caller, Dispatcher, internal, store_refusal, writing};
 
 /// The outbox job that regenerates a vault's generated pages.
 pub const JOB: &str = "wiki_pages";
@@ -47,10 +47,14 @@ pub fn job() -> NewJob {
 
 /// The jobs a commit of changes at `paths` leaves for the generated pages: one when a path is
 /// in the view's wiki folder (and not a generated page), else none.
-pub fn jobs_for<'a>(view: &View, mut paths: impl Iterator<Item = &'a str>) -> Vec<NewJob> {
+pub fn jobs_for(view: &View, mut paths: &mut dyn Iterator<Item = &str>) -> Vec<NewJob> {
     let Some(w) = view.wiki() else { return Vec::new() };
     let folder = format!("{}/", w.folder);
-    if paths.any(|p| p.starts_with(&folder) && !crate::wiki::is_generated(view, p)) { vec![job()] } else { Vec::new() }
+    if Iterator::any(&mut paths, |p| p.starts_with(&folder) && !view.is_wiki_generated(p)) {
+        vec![job()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Whether a generated page can be trusted.
@@ -238,7 +242,7 @@ pub async fn regenerate(dispatcher: &Dispatcher, tenant: Uuid, vault: Vault) -> 
 /// view grants at least what one of these grants, so a path every one of them reads is a path
 /// every reader of the generated pages may read.
 async fn every_reader(
-    services: &crate::Services,
+    services: &otc_kernel::Services,
     caller: &Caller,
     view: &View,
     tx: &mut otc_store::TenantTx,
@@ -270,7 +274,7 @@ impl Named<'_> {
     fn allows(&self, path: &str) -> bool {
         !self.excluded.contains(path)
             && !crate::wiki::is_raw(self.view, path)
-            && !crate::wiki::is_generated(self.view, path)
+            && !self.view.is_wiki_generated(path)
             && self.view.can_read(path)
             && self.readers.iter().all(|r| r.can_read(path))
     }

@@ -63,7 +63,7 @@ fn named_tools(text: &str, names: &BTreeSet<String>) -> BTreeSet<String> {
 
 fn all_hint_sets() -> Vec<(String, &'static [Hint])> {
     let mut sets: Vec<(String, &'static [Hint])> = TABLE.iter().map(|r| (r.code.to_string(), r.hints)).collect();
-    sets.extend(otc_tools::OWN_HINTS.iter().enumerate().map(|(i, h)| (format!("own hint set {i}"), *h)));
+    sets.extend(otc_kernel::OWN_HINTS.iter().enumerate().map(|(i, h)| (format!("own hint set {i}"), *h)));
     sets
 }
 
@@ -98,9 +98,9 @@ fn every_hint_names_exactly_its_tools_and_callers_get_only_registered_ones() {
 #[test]
 fn an_unknown_tool_is_pointed_at_find_capability() {
     let registry = registry();
-    let hint = choose_hint(otc_tools::UNKNOWN_TOOL_HINTS, |t| registry.get(t).is_some());
+    let hint = choose_hint(otc_kernel::UNKNOWN_TOOL_HINTS, |t| registry.get(t).is_some());
     assert!(hint.contains("find_capability"), "{hint}");
-    let err = otc_tools::unknown_tool("no_such_tool");
+    let err = otc_kernel::unknown_tool("no_such_tool");
     assert_eq!(err.code, otc_errors::ErrorCode::NotFound);
     assert!(!err.hint().contains("note_exists"), "not the missing-note hint: {}", err.hint());
 }

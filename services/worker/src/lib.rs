@@ -237,7 +237,7 @@ pub struct Worker {
     indexer: Option<otc_indexer::Indexer>,
     embedding: Option<otc_indexer::embedding::Embedding>,
     /// The tools, for the wiki's generated pages and the scheduled lint.
-    wiki: Option<Arc<otc_tools::Dispatcher>>,
+    wiki: Option<Arc<otc_kernel::Dispatcher>>,
 }
 
 /// Attempts at a vault's generated pages before its job is dead-lettered.
@@ -258,7 +258,7 @@ impl Worker {
 
     /// Also writes the wikis' generated pages (their `wiki_pages` jobs) until shutdown, and,
     /// as the leader, runs the scheduled upkeep `settings.maintenance` turns on.
-    pub fn with_wiki(mut self, tools: Arc<otc_tools::Dispatcher>) -> Self {
+    pub fn with_wiki(mut self, tools: Arc<otc_kernel::Dispatcher>) -> Self {
         self.wiki = Some(tools);
         self
     }

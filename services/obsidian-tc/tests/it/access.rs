@@ -248,7 +248,7 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     let caller = tx.authenticate(&presented.hash).await.unwrap().unwrap();
     tx.commit().await.unwrap();
     let args = json!({"vault": "Notes", "path": "Slow.md", "content": "s"});
-    let fingerprint = otc_tools::writing::args_hash("write_note", &args);
+    let fingerprint = otc_kernel::writing::args_hash("write_note", &args);
     let keyed = |key: &str| {
         let mut a = args.clone();
         a["idempotency_key"] = json!(key);
@@ -256,8 +256,8 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     };
 
     // Another gateway holds the key mid-call.
-    let claim = otc_tools::idempotency::claim(&app.deps.kv, &caller, "busy", &fingerprint).await.unwrap();
-    let otc_tools::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
+    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &caller, "busy", &fingerprint).await.unwrap();
+    let otc_kernel::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!((e["code"].clone(), e["retryable"].clone()), (json!("idempotency_in_flight"), json!(true)), "{e}");
     // It ends in a way that leaves the effect unknown: never run again under the key.
@@ -265,12 +265,12 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!(e["code"], "indeterminate_outcome", "{e}");
     // Its caller hung up mid-call: the same.
-    let claim = otc_tools::idempotency::claim(&app.deps.kv, &caller, "dropped", &fingerprint).await.unwrap();
+    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &caller, "dropped", &fingerprint).await.unwrap();
     drop(claim);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(err(&app, &token, "write_note", keyed("dropped")).await["code"], "indeterminate_outcome");
     // Its gateway died mid-call (the lease it renewed lapsed).
-    let name = otc_tools::idempotency::record_name(&caller, "died");
+    let name = otc_kernel::idempotency::record_name(&caller, "died");
     let record = json!({"state": "running", "fingerprint": fingerprint, "lease_until_ms": 1, "run": "gone"});
     app.deps.kv.put_record(&name, &record.to_string(), std::time::Duration::from_secs(60)).await.unwrap();
     assert_eq!(err(&app, &token, "write_note", keyed("died")).await["code"], "indeterminate_outcome");
@@ -655,7 +655,7 @@ struct PanicOutput {
     ok: bool,
 }
 
-impl otc_tools::Tool for PanicProbe {
+impl otc_kernel::Tool for PanicProbe {
     type Input = PanicInput;
     type Output = PanicOutput;
     const SPEC: otc_catalog::ToolSpec = otc_catalog::ToolSpec {
@@ -664,14 +664,17 @@ impl otc_tools::Tool for PanicProbe {
         ..otc_catalog::ToolSpec::base("panic_probe", "Panic probe", "Panics.", otc_catalog::Domain::Admin)
     };
 
-    async fn call(_ctx: &otc_tools::CallContext<'_>, _input: PanicInput) -> Result<PanicOutput, otc_errors::ToolError> {
+    async fn call(
+        _ctx: &otc_kernel::CallContext<'_>,
+        _input: PanicInput,
+    ) -> Result<PanicOutput, otc_errors::ToolError> {
         panic!("a bug in a tool");
     }
 }
 
 #[tokio::test]
 async fn a_tool_that_panics_answers_internal_error_and_the_server_carries_on() {
-    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_tools::entry::<PanicProbe>()]).await;
+    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_kernel::entry::<PanicProbe>()]).await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
     for _ in 0..2 {

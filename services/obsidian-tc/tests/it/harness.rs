@@ -100,7 +100,7 @@ impl TestApp {
     }
 
     /// Spawns with `extra` tools registered beside the real ones.
-    pub async fn spawn_with_tools(tweak: impl FnOnce(&mut Config), extra: Vec<otc_tools::ToolEntry>) -> Self {
+    pub async fn spawn_with_tools(tweak: impl FnOnce(&mut Config), extra: Vec<otc_kernel::ToolEntry>) -> Self {
         let iso = Isolation::new().await;
         let mut config = iso.config();
         tweak(&mut config);

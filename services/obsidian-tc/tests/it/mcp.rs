@@ -632,7 +632,7 @@ struct ProbeOutput {
     ok: bool,
 }
 
-impl otc_tools::Tool for FullOnlyProbe {
+impl otc_kernel::Tool for FullOnlyProbe {
     type Input = ProbeInput;
     type Output = ProbeOutput;
     const SPEC: ToolSpec = ToolSpec {
@@ -642,7 +642,7 @@ impl otc_tools::Tool for FullOnlyProbe {
         ..ToolSpec::base("graph_probe", "Graph probe", "Computes a probe over the link graph.", Domain::Structured)
     };
 
-    async fn call(_ctx: &otc_tools::CallContext<'_>, _input: ProbeInput) -> Result<ProbeOutput, ToolError> {
+    async fn call(_ctx: &otc_kernel::CallContext<'_>, _input: ProbeInput) -> Result<ProbeOutput, ToolError> {
         Ok(ProbeOutput { ok: true })
     }
 }
@@ -651,7 +651,7 @@ impl otc_tools::Tool for FullOnlyProbe {
 async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
     let app = TestApp::spawn_with_tools(
         |c| c.tool_facade.profile = otc_config::ProfileSetting::Core,
-        vec![otc_tools::entry::<FullOnlyProbe>()],
+        vec![otc_kernel::entry::<FullOnlyProbe>()],
     )
     .await;
     let token = full_token(&app).await;
@@ -688,7 +688,7 @@ async fn the_core_profile_hides_a_tool_and_every_door_names_the_setting() {
     app.stop().await;
 
     // Under the full profile the same tool is listed and runs.
-    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_tools::entry::<FullOnlyProbe>()]).await;
+    let app = TestApp::spawn_with_tools(|_| {}, vec![otc_kernel::entry::<FullOnlyProbe>()]).await;
     let token = full_token(&app).await;
     assert!(list_names(&app, "/mcp/full", &token).await.contains(&"graph_probe".to_string()));
     assert_eq!(call(&app, "/mcp", &token, "graph_probe", json!({})).await["structuredContent"]["ok"], true);

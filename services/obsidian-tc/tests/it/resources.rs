@@ -42,7 +42,7 @@ async fn setup(tweak: impl FnOnce(&mut otc_config::Config)) -> (TestApp, Tenant,
 }
 
 fn uri(vault: &str, path: &str) -> String {
-    otc_tools::citations::note_uri(vault, path)
+    otc_kernel::citations::note_uri(vault, path)
 }
 
 /// Every page of resources/list over raw JSON-RPC, as (uri, resource).

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Target, call, read, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianDeleteNote;
 

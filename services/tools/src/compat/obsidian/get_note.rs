@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{HeadingMatch, Section, SectionKind, Target, call, find_heading, heading_paths, refuse, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianGetNote;
 
@@ -80,7 +80,7 @@ pub struct Projected {
     pub value_text: Option<String>,
     /// section frontmatter: the field's value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value_json: Option<Value>,
 }
 
@@ -143,7 +143,7 @@ impl Tool for ObsidianGetNote {
             Projection::Content => out.content = Some(text),
             Projection::Full => {
                 let note = otc_parser::parse(&text);
-                out.frontmatter = Some(crate::reading::frontmatter_map(&text).unwrap_or_default());
+                out.frontmatter = Some(otc_kernel::reading::frontmatter_map(&text).unwrap_or_default());
                 out.tags = Some(
                     read["tags"]
                         .as_array()
@@ -246,7 +246,7 @@ fn read_section(text: &str, section: &Section, out: &mut Projected) -> Result<()
         SectionKind::Frontmatter => {
             let field = section.target.trim();
             let value =
-                crate::reading::frontmatter_map(text).and_then(|f| f.get(field).cloned()).ok_or_else(missing)?;
+                otc_kernel::reading::frontmatter_map(text).and_then(|f| f.get(field).cloned()).ok_or_else(missing)?;
             out.value_json = Some(value);
             out.section_target = Some(field.to_string());
         }

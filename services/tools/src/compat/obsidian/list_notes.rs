@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{check_segments, refuse};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ObsidianListNotes;
 
@@ -134,7 +134,7 @@ impl Tool for ObsidianListNotes {
             .map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         if rows.is_empty() && !folder.is_empty() {
-            let file = crate::writing::current(ctx, name, view.vault.id, &folder).await?;
+            let file = otc_kernel::writing::current(ctx, name, view.vault.id, &folder).await?;
             return Err(if file.is_some() && view.can_read(&folder) {
                 refuse(ErrorCode::InvalidInput, "path_is_file", "the path names a file, not a folder")
                     .echo("path", &folder)

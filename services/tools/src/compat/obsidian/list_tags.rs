@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::call;
 use super::list_notes::safe_regex;
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianListTags;
 

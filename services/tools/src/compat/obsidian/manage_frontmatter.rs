@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Target, edit_existing, read, reason, refuse, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianManageFrontmatter;
 
@@ -32,7 +32,7 @@ pub struct Input {
     pub key: String,
     /// operation set: the value (any JSON; null counts).
     #[serde(default)]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
 }
 
@@ -52,7 +52,7 @@ pub struct Outcome {
     pub exists: Option<bool>,
     /// get: the value (null when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
     /// set and delete: every property after the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,7 +89,7 @@ impl Tool for ObsidianManageFrontmatter {
         let outcome = match input.operation {
             Operation::Get => {
                 let note = read(ctx, &input.vault, &path).await?;
-                let value = crate::reading::frontmatter_map(&note.text).and_then(|f| f.get(&key).cloned());
+                let value = otc_kernel::reading::frontmatter_map(&note.text).and_then(|f| f.get(&key).cloned());
                 Outcome {
                     operation: Operation::Get,
                     path: note.path,

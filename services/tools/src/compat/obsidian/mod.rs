@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::periodic::PeriodArg;
-use crate::reading::View;
-use crate::{CallContext, ToolEntry, entry};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, ToolEntry, entry};
 
 /// The surface's tools, in the other server's order.
 pub fn entries() -> Vec<ToolEntry> {
@@ -400,7 +400,7 @@ pub fn anchor_for(text: &str, section: &Section, allow_missing: bool) -> Result<
         }
         SectionKind::Frontmatter => {
             let field = section.target.trim().to_string();
-            if !allow_missing && !crate::reading::frontmatter_map(text).is_some_and(|f| f.contains_key(&field)) {
+            if !allow_missing && !otc_kernel::reading::frontmatter_map(text).is_some_and(|f| f.contains_key(&field)) {
                 return Err(section_missing(section));
             }
             Ok((json!({"type": "frontmatter", "field": field}), field))
@@ -464,11 +464,11 @@ where
     let run = async {
         ctx.dispatcher.resolve(ctx.caller, like)?;
         let view = View::open(ctx, tool, vault).await?;
-        crate::writing::check_write(&view, path, "target.path")?;
-        let edited = crate::writing::edit_note(ctx, tool, &view, path, None, None, |now, _| {
+        otc_kernel::writing::check_write(&view, path, "target.path")?;
+        let edited = otc_kernel::writing::edit_note(ctx, tool, &view, path, None, None, |now, _| {
             let text = now.ok_or_else(|| note_missing(path))?;
             let (text, extra) = edit(text).inspect_err(|e| own = Some(e.clone()))?;
-            Ok(crate::writing::Planned { text, extra, trash_old: false })
+            Ok(otc_kernel::writing::Planned { text, extra, trash_old: false })
         })
         .await?;
         Ok::<_, ToolError>(Edit {
@@ -611,7 +611,7 @@ pub fn edit_section(
         }
         SectionKind::Frontmatter => {
             let field = resolved.clone();
-            let current = crate::reading::frontmatter_map(text).and_then(|f| f.get(&field).cloned());
+            let current = otc_kernel::reading::frontmatter_map(text).and_then(|f| f.get(&field).cloned());
             // A list holds it as an item, text as a substring, anything else as its value.
             let already = match &current {
                 Some(Value::Array(items)) => items.contains(&value),
@@ -669,7 +669,7 @@ fn strip_own_heading(body: &str, heading: &str) -> String {
 
 /// The note's frontmatter keys in the order the YAML writes them (the parsed map is sorted).
 pub fn frontmatter_keys(text: &str) -> Vec<String> {
-    let Some(map) = crate::reading::frontmatter_map(text) else { return Vec::new() };
+    let Some(map) = otc_kernel::reading::frontmatter_map(text) else { return Vec::new() };
     let head = otc_parser::parse_head(text);
     let block = head.frontmatter.as_ref().map_or(0..0, |f| f.span.range());
     let mut keys: Vec<String> = Vec::new();

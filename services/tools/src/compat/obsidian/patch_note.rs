@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ContentType, Section, SectionOp, Target, edit_existing, edit_section, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianPatchNote;
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::list_notes::safe_regex;
 use super::{Target, edit_existing, refuse, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianReplaceInNote;
 

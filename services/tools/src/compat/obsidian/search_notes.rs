@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{call, refuse};
-use crate::reading::View;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianSearchNotes;
 
@@ -42,7 +42,7 @@ pub struct Input {
     /// mode jsonlogic: over path, content, frontmatter.<key>, tags and stat.{ctime,mtime,size};
     /// glob and regexp take [PATTERN, VALUE], e.g. {"glob": ["Projects/*.md", {"var": "path"}]}.
     #[serde(default)]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub logic: Option<Value>,
     /// mode text: characters of context on each side of a match (default 100).
     #[serde(default, rename = "contextLength")]
@@ -98,7 +98,7 @@ pub struct Hit {
     pub truncated: Option<bool>,
     /// mode jsonlogic: what the predicate gave for the note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub result: Option<Value>,
 }
 
@@ -244,14 +244,14 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
     let finder = regex::RegexBuilder::new(&regex::escape(query))
         .case_insensitive(true)
         .build()
-        .map_err(|e| crate::internal(name, &e))?;
+        .map_err(|e| otc_kernel::internal(name, &e))?;
     let mut out = Vec::new();
     // The page's notes, read 16 at a time, in hit order.
     let page_hits: Vec<&Value> = hits.iter().skip(page.offset).collect();
     let paths: Vec<String> = page_hits.iter().map(|hit| hit["path"].as_str().unwrap_or_default().to_string()).collect();
     let vault = view.vault.id;
     let reads = paths.into_iter().map(|path| async move {
-        crate::writing::current_text(ctx, name, vault, &path).await.map(|t| t.map(|(_, text)| text))
+        otc_kernel::writing::current_text(ctx, name, vault, &path).await.map(|t| t.map(|(_, text)| text))
     });
     let texts: Vec<Option<String>> = futures::stream::iter(reads).buffered(16).try_collect().await?;
     for (hit, text) in page_hits.into_iter().zip(texts) {

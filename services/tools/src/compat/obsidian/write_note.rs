@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ContentType, Section, SectionOp, Target, Written, call, edit_existing, edit_section, resolve_target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianWriteNote;
 

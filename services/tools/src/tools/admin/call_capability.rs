@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct CallCapability;
 

@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::long_calls;
 use crate::tools::admin::get_task_status::Output;
-use crate::{CallContext, Tool};
+use otc_kernel::long_calls;
+use otc_kernel::{CallContext, Tool};
 
 pub struct CancelTask;
 

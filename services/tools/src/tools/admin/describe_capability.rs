@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct DescribeCapability;
 
@@ -74,7 +74,7 @@ impl Tool for DescribeCapability {
         let tool = ctx.dispatcher.resolve(ctx.caller, &input.name).map_err(|e| {
             // A tool the caller could not call is described as absent, never as forbidden.
             if e.code == ErrorCode::Forbidden && e.details.get("reason").is_none() {
-                crate::unknown_tool(&input.name)
+                otc_kernel::unknown_tool(&input.name)
             } else {
                 e
             }

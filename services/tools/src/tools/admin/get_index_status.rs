@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetIndexStatus;
 

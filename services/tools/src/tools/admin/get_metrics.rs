@@ -6,7 +6,7 @@ use otc_store::ActionMetrics;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{CallContext, Tool, caller_vault, internal};
+use otc_kernel::{CallContext, Tool, caller_vault, internal};
 
 pub struct GetMetrics;
 

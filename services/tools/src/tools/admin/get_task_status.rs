@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::long_calls::{self, TaskRecord, TaskStatus};
-use crate::{CallContext, Tool};
+use otc_kernel::long_calls::{self, TaskRecord, TaskStatus};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetTaskStatus;
 

@@ -5,9 +5,9 @@ use otc_vault::acl::{Audience, Op as AclOp, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
 use crate::tools::vault::get_vault::RuleOut;
-use crate::{CallContext, Tool, caller_vault, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, caller_vault, internal};
 
 pub struct InspectAcl;
 

@@ -5,8 +5,8 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::{CallContext, Tool};
 
 pub struct InspectVisibility;
 

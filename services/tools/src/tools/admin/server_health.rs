@@ -7,7 +7,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ServerHealth;
 

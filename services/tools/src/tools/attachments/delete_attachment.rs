@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct DeleteAttachment;
 

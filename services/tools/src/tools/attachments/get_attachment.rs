@@ -4,8 +4,8 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetAttachment;
 

@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::moving;
-use crate::reading::View;
 use crate::tools::notes::move_note::{Updated, check_move};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct MoveAttachment;
 

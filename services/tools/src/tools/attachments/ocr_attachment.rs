@@ -3,8 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
-use crate::{CallContext, Tool, ocr, writing};
+use crate::ocr;
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct OcrAttachment;
 

@@ -4,8 +4,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal, ocr, writing};
+use crate::ocr;
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct OcrBulk;
 
@@ -79,7 +80,7 @@ impl Tool for OcrBulk {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let concurrent = crate::reading::bounded(input.max_concurrent, 2, 1..=4, "max_concurrent")?;
+        let concurrent = otc_kernel::reading::bounded(input.max_concurrent, 2, 1..=4, "max_concurrent")?;
         let mut paths = match input.paths {
             Some(paths) => {
                 for path in &paths {
@@ -128,7 +129,7 @@ impl Tool for OcrBulk {
                 let read = async {
                     let entry = writing::current(ctx, name, view.vault.id, &path)
                         .await?
-                        .ok_or_else(|| crate::reading::not_found(&path))?;
+                        .ok_or_else(|| otc_kernel::reading::not_found(&path))?;
                     ocr::recognize(ctx, name, &entry.hash, force).await
                 };
                 match read.await {

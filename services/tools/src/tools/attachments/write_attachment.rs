@@ -5,9 +5,9 @@ use otc_store::FileKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct WriteAttachment;
 

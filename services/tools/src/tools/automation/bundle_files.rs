@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct BundleFiles;
 
@@ -72,8 +72,8 @@ impl Tool for BundleFiles {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        crate::reading::bounded(Some(input.paths.len() as u32), 1, 1..=200, "paths")?;
-        let budget = crate::reading::bounded(
+        otc_kernel::reading::bounded(Some(input.paths.len() as u32), 1, 1..=200, "paths")?;
+        let budget = otc_kernel::reading::bounded(
             input.max_bytes,
             DEFAULT_BUNDLE_BYTES,
             1_000..=MAX_BUNDLE_BYTES as u32,

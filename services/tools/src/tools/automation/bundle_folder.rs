@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct BundleFolder;
 
@@ -79,8 +79,8 @@ impl Tool for BundleFolder {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         let folder = view.folder_prefix(Some(&input.root)).map_err(|e| e.detail("field", "root"))?;
-        let max_files = crate::reading::bounded(input.max_files, 100, 1..=1000, "max_files")?;
-        let budget = crate::reading::bounded(
+        let max_files = otc_kernel::reading::bounded(input.max_files, 100, 1..=1000, "max_files")?;
+        let budget = otc_kernel::reading::bounded(
             input.max_bytes,
             DEFAULT_BUNDLE_BYTES,
             1_000..=MAX_BUNDLE_BYTES as u32,

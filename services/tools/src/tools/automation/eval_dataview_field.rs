@@ -5,8 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::reading::View;
-use crate::{CallContext, Tool, dataview};
+use crate::dataview;
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct EvalDataviewField;
 
@@ -27,7 +28,7 @@ pub struct Output {
     /// The value, as Dataview prints it (dates as ISO text, links as [[path|name]]); absent
     /// when it is null (no such field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
 }
 
@@ -57,8 +58,10 @@ impl Tool for EvalDataviewField {
                 .or_else(|_| dql::parse(&format!("TASK FROM \"{}\"", input.path.replace('"', "\\\""))))
                 .map_err(|e| e.detail("field", "path"))?;
         let pages = dataview::pages(ctx, name, &view, &query).await?;
-        let page =
-            pages.into_iter().find(|p| p.path == input.path).ok_or_else(|| crate::reading::not_found(&input.path))?;
+        let page = pages
+            .into_iter()
+            .find(|p| p.path == input.path)
+            .ok_or_else(|| otc_kernel::reading::not_found(&input.path))?;
         let now = chrono::Utc::now();
         let value = dql::eval_field(&input.expression, &page, now.date_naive(), now)
             .map_err(|e| e.detail("field", "expression"))?;

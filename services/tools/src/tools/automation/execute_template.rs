@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::periodic;
-use crate::reading::View;
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ExecuteTemplate;
 

@@ -6,7 +6,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GenerateUri;
 

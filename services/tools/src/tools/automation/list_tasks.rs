@@ -3,9 +3,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use crate::periodic;
 use crate::task_items::{self, TaskOut};
-use crate::{CallContext, Tool, periodic};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListTasks;
 

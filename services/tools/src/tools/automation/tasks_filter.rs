@@ -4,9 +4,9 @@ use otc_formats::tasks;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
 use crate::task_items::{self, TaskOut};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct TasksFilter;
 

@@ -4,10 +4,11 @@ use otc_formats::tasks::{self, StatusType, TaskRow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
+use crate::periodic;
 use crate::task_items::TaskOut;
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool, periodic};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct UpdateTask;
 

@@ -4,8 +4,9 @@ use otc_formats::dql;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, dataview};
+use crate::dataview;
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ValidateDql;
 
@@ -61,7 +62,7 @@ impl Tool for ValidateDql {
         Ok(match dql::parse(&input.dql) {
             Ok(query) => Output {
                 valid: true,
-                kind: Some(crate::format::variant_name(query.kind)),
+                kind: Some(otc_kernel::format::variant_name(query.kind)),
                 fields: query.fields_used().into_iter().collect(),
                 errors: Vec::new(),
             },

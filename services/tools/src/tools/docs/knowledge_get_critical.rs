@@ -6,9 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct KnowledgeGetCritical;
 
@@ -73,7 +74,7 @@ impl Tool for KnowledgeGetCritical {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let view = View::open(ctx, name, &input.vault).await?;
         let corpus = super::docs_folder(ctx, &view)?;
         let args = json!({"vault": view.vault.name, "key": "severity", "value": "critical", "folder": corpus,
@@ -85,13 +86,13 @@ impl Tool for KnowledgeGetCritical {
             .flatten()
             .filter_map(|m| m["path"].as_str().map(str::to_string))
             .collect();
-        let texts = crate::searching::note_texts(ctx, name, view.vault.id, &paths).await?;
+        let texts = otc_kernel::searching::note_texts(ctx, name, view.vault.id, &paths).await?;
         let want = input.source.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let mut documents = Vec::new();
         let mut truncated = found["truncated"] == true;
         for (path, text) in paths.into_iter().zip(texts) {
             let Some(text) = text else { continue };
-            let props = crate::reading::frontmatter_map(&text.text).unwrap_or_default();
+            let props = otc_kernel::reading::frontmatter_map(&text.text).unwrap_or_default();
             let field = |key: &str| props.get(key).and_then(Value::as_str).map(str::to_string);
             let source = field("source");
             if want.is_some_and(|w| source.as_deref() != Some(w)) {

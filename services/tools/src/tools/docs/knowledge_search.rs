@@ -5,11 +5,12 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
 use crate::retrieval::{self, Request};
 use crate::tools::knowledge::vault_graph_search::HitOut;
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct KnowledgeSearch;
 
@@ -67,7 +68,7 @@ impl Tool for KnowledgeSearch {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let k = crate::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
+        let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
         let view = View::open(ctx, name, &input.vault).await?;
         let corpus = super::docs_folder(ctx, &view)?;

@@ -6,8 +6,8 @@ pub mod knowledge_search;
 
 use otc_errors::ToolError;
 
-use crate::CallContext;
-use crate::reading::View;
+use otc_kernel::CallContext;
+use otc_kernel::reading::View;
 
 /// The docs folder of `view` (no slashes at either end), checked readable as a folder.
 pub fn docs_folder(ctx: &CallContext<'_>, view: &View) -> Result<String, ToolError> {

@@ -4,8 +4,8 @@ use otc_store::Hash;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct GitDiff;
 
@@ -105,7 +105,7 @@ impl Tool for GitDiff {
             }
         };
         if from.is_none() && to.is_none() {
-            return Err(crate::reading::not_found(&input.path));
+            return Err(otc_kernel::reading::not_found(&input.path));
         }
         let text = |hash: Option<Hash>| async move {
             match hash {

@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GitLog;
 
@@ -69,7 +69,7 @@ impl Tool for GitLog {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let limit = crate::reading::bounded(input.limit, 20, 1..=200, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
         let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(name, &e))?;
         let lines = tx

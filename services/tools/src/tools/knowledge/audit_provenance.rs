@@ -4,9 +4,9 @@ use otc_vault::acl::glob_regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, page_limit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, page_limit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct AuditProvenance;
 
@@ -76,7 +76,7 @@ impl Tool for AuditProvenance {
         let globs = |list: Option<Vec<String>>| list.map(|l| l.iter().map(|g| glob_regex(g)).collect::<Vec<_>>());
         let (include, mut exclude) = (globs(input.include), globs(input.exclude));
         // A wiki's generated pages cite nothing by design: never reported as missing a source.
-        let generated = crate::wiki::generated_paths(&view);
+        let generated = view.wiki_generated_paths();
         if !generated.is_empty() {
             exclude.get_or_insert_with(Vec::new).extend(generated.iter().map(|p| glob_regex(p)));
         }

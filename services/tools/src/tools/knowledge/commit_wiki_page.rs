@@ -7,10 +7,10 @@ use otc_store::Expect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
-use crate::screening::screen;
 use crate::wiki::{self, Problem};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::screening::screen;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct CommitWikiPage;
 
@@ -152,7 +152,7 @@ impl Tool for CommitWikiPage {
         if !path.ends_with(".md") {
             return Err(wiki::invalid("not_markdown", "a page is a .md note", "page.path"));
         }
-        if wiki::is_generated(&view, path) {
+        if view.is_wiki_generated(path) {
             return Err(wiki::invalid("generated_page", "index.md and log.md are written by the server", "page.path"));
         }
         writing::check_write(&view, path, "page.path")?;

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::memory;
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct DeleteEntity;
 
@@ -82,10 +82,10 @@ impl Tool for DeleteEntity {
         }
         memory::check_mirrors(&view, &visible)?;
         if let Some(path) = &entity.note_path {
-            crate::writing::check_delete(&view, path, "entity_id")?;
+            otc_kernel::writing::check_delete(&view, path, "entity_id")?;
         }
         tx.commit().await.map_err(store_err)?;
-        crate::writing::confirm(ctx, name, true, "it deletes the entity").await?;
+        otc_kernel::writing::confirm(ctx, name, true, "it deletes the entity").await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let neighbours: Vec<uuid::Uuid> = visible.iter().map(|e| e.id).collect();
         let (observations_removed, relations_removed) = if permanent {

@@ -5,10 +5,11 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
 use crate::retrieval::{self, Request, Trace};
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct DiagnoseRetrieval;
 
@@ -80,13 +81,13 @@ impl Tool for DiagnoseRetrieval {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let k = crate::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
+        let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
         let view = View::open(ctx, name, &input.vault).await?;
         view.readable_path(&input.path)?;
         let path = input.path.clone();
-        if crate::reading::file_entry(ctx, name, view.vault.id, &path).await?.is_none() {
-            return Err(crate::reading::not_found(&path).detail("field", "path"));
+        if otc_kernel::reading::file_entry(ctx, name, view.vault.id, &path).await?.is_none() {
+            return Err(otc_kernel::reading::not_found(&path).detail("field", "path"));
         }
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, ..Request::default() };
         let found = retrieval::retrieve(ctx, name, &view, &request).await?;
@@ -140,14 +141,14 @@ async fn verdict(
         };
         return Ok(Some(("final_top_k", format!("found ({how}) but ranked below the top {k}"))));
     }
-    let graph = crate::graphing::load(ctx, tool, view).await?;
+    let graph = otc_kernel::graphing::load(ctx, tool, view).await?;
     if graph.excluded.contains(path) {
         return Ok(Some(("excluded", "the note is in the vault's Excluded files, which search leaves out".into())));
     }
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| crate::internal(tool, &e))?;
+    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
     let chunks =
-        tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await.map_err(|e| crate::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| crate::internal(tool, &e))?;
+        tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
     if chunks.is_empty() {
         return Ok(Some(("not_indexed", "the note has no indexed chunks yet (empty, or not indexed)".into())));
     }

@@ -7,13 +7,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, bounded, not_found};
-use crate::searching::{Corpus, Scope};
 use crate::tools::knowledge::commit_wiki_page::SEE_ALSO;
 use crate::tools::knowledge::find_existing_page::DEFAULT_MIN_SIMILARITY;
 use crate::wiki::{self, Candidate, Problem, Skipped};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, bounded, not_found};
+use otc_kernel::searching::{Corpus, Scope};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct DraftWikiPage;
 
@@ -260,7 +260,7 @@ impl Tool for DraftWikiPage {
         // The link map, from the full-text index: the topic's words rank what to link; its
         // phrase finds what mentions it.
         let corpus = Corpus::open(ctx, name, &view, &Scope::default()).await?;
-        let usable = |p: &str| !wiki::is_raw(&view, p) && !wiki::is_generated(&view, p);
+        let usable = |p: &str| !wiki::is_raw(&view, p) && !view.is_wiki_generated(p);
         let ranked = |query: &str| -> Vec<String> {
             let Ok(q) = Query::parse(query) else { return Vec::new() };
             let mut hits = corpus.rank(&q);
@@ -349,7 +349,7 @@ impl Tool for DraftWikiPage {
                     .into_iter()
                     .filter(|l| l.resolved_path.as_deref() == Some(path.as_str()))
                     .map(|l| l.source_path)
-                    .filter(|p| p.starts_with(&wiki_prefix) && view.can_read(p) && !wiki::is_generated(&view, p))
+                    .filter(|p| p.starts_with(&wiki_prefix) && view.can_read(p) && !view.is_wiki_generated(p))
                     .collect::<BTreeSet<_>>()
                     .into_iter()
                     .collect();

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::memory;
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct EndSession;
 

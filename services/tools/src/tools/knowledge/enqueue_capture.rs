@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::memory::CaptureOut;
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct EnqueueCapture;
 
@@ -86,7 +86,7 @@ impl Tool for EnqueueCapture {
         let (mut poisoned, mut suspect) = (false, false);
         let mut redactions: Vec<String> = Vec::new();
         let mut screen = |text: &str| {
-            let found = crate::screening::screen(text);
+            let found = otc_kernel::screening::screen(text);
             poisoned |= found.refused.is_some();
             suspect |= !found.suspects.is_empty();
             signals.extend(found.refused.map(str::to_string));

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::work;
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct EpisodeStats;
 
@@ -105,7 +105,7 @@ impl Tool for EpisodeStats {
             GroupBy::Result => (EpisodeGroup::Result, "result"),
         };
         let min_bucket = input.min_bucket.unwrap_or(1).max(1) as i64;
-        let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
         let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
         work::settle(ctx).await;

@@ -5,9 +5,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ExplainAnswer;
 
@@ -103,7 +104,7 @@ impl Tool for ExplainAnswer {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
         let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
         let view = View::open(ctx, name, &input.vault).await?;

@@ -6,9 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct GapReport;
 
@@ -79,7 +80,7 @@ impl Tool for GapReport {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let limit = crate::reading::bounded(input.limit, 20, 1..=200, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
         let view = View::open(ctx, name, &input.vault).await?;
         let store_err = work::store_err(name);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;

@@ -7,10 +7,10 @@ use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory::{self, EntityOut, ObservationOut, RelationOut};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetEntity;
 

@@ -6,10 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::end_session::{own_session, traces};
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory;
-use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetSessionTraces;
 
@@ -86,7 +86,7 @@ impl Tool for GetSessionTraces {
         let view = View::open(ctx, name, &input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let limit = crate::reading::bounded(input.limit, 100, 1..=1000, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 100, 1..=1000, "limit")?;
         let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let session = match &input.session_id {
             Some(id) => Some(own_session(ctx, name, &view, id).await?),

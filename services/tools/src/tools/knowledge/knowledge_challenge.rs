@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::reflect::Citation;
-use crate::reading::View;
 use crate::retrieval::{self, Request};
-use crate::{CallContext, Tool, chat};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, chat};
 
 pub struct KnowledgeChallenge;
 
@@ -132,7 +132,7 @@ impl Tool for KnowledgeChallenge {
             Some(v @ ("conflicts" | "consistent" | "insufficient_evidence")) => v.to_string(),
             _ => "insufficient_evidence".to_string(),
         };
-        let screen = |t: &str| crate::screening::screen(t).text;
+        let screen = |t: &str| otc_kernel::screening::screen(t).text;
         let objections = answer
             .get("objections")
             .and_then(Value::as_array)

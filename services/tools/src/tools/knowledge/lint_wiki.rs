@@ -7,12 +7,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::graphing;
-use crate::reading::{View, bounded};
 use crate::semantic::{Near, VectorSet};
 use crate::wiki::{self, Skipped};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::graphing;
+use otc_kernel::reading::{View, bounded};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct LintWiki;
 
@@ -170,7 +170,7 @@ impl Tool for LintWiki {
 
         let loaded = graphing::load(ctx, name, &view).await?;
         let g = &loaded.graph;
-        let counts_in = |p: &str| p.starts_with(&prefix) && !wiki::is_raw(&view, p) && !wiki::is_generated(&view, p);
+        let counts_in = |p: &str| p.starts_with(&prefix) && !wiki::is_raw(&view, p) && !view.is_wiki_generated(p);
         let pages: Vec<String> = (0..g.len() as u32).map(|n| g.name(n).to_string()).filter(|p| counts_in(p)).collect();
         let mut proposals: Vec<Proposal> = Vec::new();
         let mut skipped = Vec::new();
@@ -379,7 +379,7 @@ impl Tool for LintWiki {
             && let Some(w) = view.wiki()
         {
             let key = crate::wiki_pages::seal_key(ctx, name, view.vault.id).await?;
-            for page in wiki::GENERATED {
+            for page in otc_kernel::reading::WIKI_GENERATED_PAGES {
                 let path = format!("{}/{page}", w.folder);
                 if !path.starts_with(&prefix) || !view.can_read(&path) {
                     continue;

@@ -6,10 +6,10 @@ use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory::CaptureOut;
-use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListCaptureQueue;
 
@@ -63,7 +63,7 @@ impl Tool for ListCaptureQueue {
         let view = View::open(ctx, name, &input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let limit = crate::reading::bounded(input.limit, 50, 1..=100, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=100, "limit")?;
         let before: Option<(chrono::DateTime<chrono::Utc>, uuid::Uuid)> =
             input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let store_err = |e: StoreError| internal(name, &e);

@@ -5,8 +5,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListContradictions;
 

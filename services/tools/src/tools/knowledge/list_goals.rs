@@ -6,9 +6,9 @@ use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListGoals;
 
@@ -92,7 +92,7 @@ impl Tool for ListGoals {
         let view = View::open(ctx, name, &input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let status = match input.status.unwrap_or_default() {
             Status::Open => Some("open"),
             Status::Done => Some("done"),

@@ -5,10 +5,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::graphing::{self, compute};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::graphing::{self, compute};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct NoteQualityReport;
 

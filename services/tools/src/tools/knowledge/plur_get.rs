@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{CallContext, Tool, plur};
+use otc_kernel::{CallContext, Tool};
+
+use crate::plur;
 
 pub struct PlurGet;
 

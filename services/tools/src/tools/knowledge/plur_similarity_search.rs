@@ -5,7 +5,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::{CallContext, Tool, plur};
+use otc_kernel::{CallContext, Tool};
+
+use crate::plur;
 
 pub struct PlurSimilaritySearch;
 

@@ -9,10 +9,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::memory::{self, EntityOut, ObservationOut, RelationOut};
-use crate::reading::{View, decode_cursor, encode_cursor};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct QueryEntityGraph;
 
@@ -100,8 +100,8 @@ impl Tool for QueryEntityGraph {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let seed = memory::entity_id(&input.seed_entity_id, "seed_entity_id")?;
-        let depth = crate::reading::bounded(input.depth, 2, 1..=4, "depth")? as u32;
-        let limit = crate::reading::bounded(input.limit, 50, 1..=500, "limit")?;
+        let depth = otc_kernel::reading::bounded(input.depth, 2, 1..=4, "depth")? as u32;
+        let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
         let direction = input.direction.unwrap_or_default();
         let wanted_relations: Option<BTreeSet<String>> = input.relation_types.map(|t| t.into_iter().collect());

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::work;
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct RecordRetrievalFeedback;
 
@@ -120,7 +120,7 @@ impl Tool for RecordRetrievalFeedback {
             .iter()
             .map(|v| work::parse_chunk_id(&v.chunk_id, "chunk_id").map(|c| (v, c)))
             .collect::<Result<Vec<_>, _>>()?;
-        let last_n = crate::reading::bounded(input.last_n, 1, 1..=50, "last_n")? as i64;
+        let last_n = otc_kernel::reading::bounded(input.last_n, 1, 1..=50, "last_n")? as i64;
         let session = match &input.session_id {
             Some(id) => Some(work::own_session(ctx, name, id).await?),
             None => work::open_session(ctx, name).await?,

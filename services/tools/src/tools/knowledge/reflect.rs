@@ -7,9 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::reading::View;
 use crate::retrieval::{self, Request};
-use crate::{CallContext, Tool, chat};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, chat};
 
 pub struct Reflect;
 
@@ -122,7 +122,7 @@ impl Tool for Reflect {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let k = crate::reading::bounded(input.k, 8, 1..=20, "k")?;
+        let k = otc_kernel::reading::bounded(input.k, 8, 1..=20, "k")?;
         let queries = retrieval::variants(&input.query, None)?;
         let view = View::open(ctx, name, &input.vault).await?;
         if input.persist && !ctx.caller.scopes.iter().any(|s| s.grants("write:notes")) {
@@ -174,7 +174,7 @@ impl Tool for Reflect {
         };
         let reply = chat::complete(ctx, name, "reflect", INSTRUCTIONS, &user, max_tokens).await?;
         let (answer, cited, invalid) = cite(&reply.text, &sources, input.citation_style.unwrap_or_default());
-        let screen = crate::screening::screen(&answer);
+        let screen = otc_kernel::screening::screen(&answer);
         let mut warnings = Vec::new();
         if cited.is_empty() {
             warnings.push("the answer cites no source".to_string());

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::{self, EntityOut};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct RenameEntity;
 
@@ -91,7 +91,7 @@ impl Tool for RenameEntity {
                 let path = memory::mirror_path(ctx, &entity.kind, &title);
                 if path != *old {
                     memory::check_mirror(ctx, name, &view, (&entity.kind, &title), &path, Some(old)).await?;
-                    crate::writing::check_delete(&view, old, "note_path")?;
+                    otc_kernel::writing::check_delete(&view, old, "note_path")?;
                 }
                 Some(path)
             }

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::list_goals::GoalOut;
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct SessionBootstrap;
 
@@ -162,7 +162,7 @@ impl Tool for SessionBootstrap {
                     continue;
                 }
                 used += content.len();
-                let frontmatter = detailed.then(|| crate::reading::frontmatter_map(&content)).flatten();
+                let frontmatter = detailed.then(|| otc_kernel::reading::frontmatter_map(&content)).flatten();
                 notes.push(NoteOut { path: path.to_string(), content, frontmatter });
             }
         }

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::list_goals::GoalOut;
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct SetGoal;
 
@@ -57,7 +57,7 @@ impl Tool for SetGoal {
         }
         let target =
             input.target_date.as_deref().map(|d| crate::periodic::date_arg(Some(d), "target_date")).transpose()?;
-        let text = crate::screening::screen(text).text;
+        let text = otc_kernel::screening::screen(text).text;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let goal = tx.set_goal(view.vault.id, &text, target, Some(ctx.caller.principal_id)).await.map_err(store_err)?;

@@ -10,8 +10,8 @@ use serde::Serialize;
 pub use super::link_entities::Input;
 use super::link_entities::relation;
 use crate::memory::{self, RelationOut};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct UnlinkEntities;
 

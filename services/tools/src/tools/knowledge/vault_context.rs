@@ -9,10 +9,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::View;
 use crate::retrieval::{self, Request};
-use crate::{CallContext, Tool, work};
+use crate::work;
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct VaultContext;
 
@@ -211,8 +212,8 @@ impl Tool for VaultContext {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let budget = crate::reading::bounded(input.token_budget, 2000, 100..=32000, "token_budget")?;
-        let k = crate::reading::bounded(input.k, 8, 1..=30, "k")?;
+        let budget = otc_kernel::reading::bounded(input.token_budget, 2000, 100..=32000, "token_budget")?;
+        let k = otc_kernel::reading::bounded(input.k, 8, 1..=30, "k")?;
         let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
         let query = input.query.as_deref().map(str::trim).filter(|q| !q.is_empty()).map(str::to_string);
         if input.query.is_some() && query.is_none() {
@@ -369,7 +370,7 @@ impl Tool for VaultContext {
         }
         // Notes linked to the packed ones, not packed themselves.
         if !order.is_empty() {
-            let graph = crate::graphing::load(ctx, name, &view).await?;
+            let graph = otc_kernel::graphing::load(ctx, name, &view).await?;
             let packed: HashSet<&String> = order.iter().collect();
             for path in &order {
                 let Some(node) = graph.graph.node(path) else { continue };

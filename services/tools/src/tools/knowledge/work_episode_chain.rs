@@ -5,9 +5,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
 use crate::work::{self, EpisodeOut};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::{CallContext, Tool};
 
 pub struct WorkEpisodeChain;
 
@@ -58,7 +58,7 @@ impl Tool for WorkEpisodeChain {
         let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let k = crate::reading::bounded(input.k, 20, 1..=100, "k")?;
+        let k = otc_kernel::reading::bounded(input.k, 20, 1..=100, "k")?;
         let id = crate::memory::entity_id(&input.id, "id")?;
         work::settle(ctx).await;
         let store_err = work::store_err(name);

@@ -6,10 +6,10 @@ use otc_store::EpisodeFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
-use crate::reading::{decode_cursor, encode_cursor};
 use crate::work::{self, EpisodeOut};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::reading::{decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool};
 
 pub struct WorkEpisodes;
 
@@ -93,7 +93,7 @@ impl Tool for WorkEpisodes {
         let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let limit = crate::reading::bounded(input.k, 50, 1..=500, "k")?;
+        let limit = otc_kernel::reading::bounded(input.k, 50, 1..=500, "k")?;
         let session = match &input.session_id {
             Some(id) if !input.any_caller => Some(work::own_session(ctx, name, id).await?),
             Some(id) => Some(crate::memory::entity_id(id, "session_id")?),

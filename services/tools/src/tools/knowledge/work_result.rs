@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::work;
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct WorkResult;
 

@@ -6,9 +6,10 @@ use otc_store::EpisodeFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{ResponseFormat, Verbosity};
+use crate::semantic;
 use crate::work::{self, EpisodeOut};
-use crate::{CallContext, Tool, semantic};
+use otc_kernel::format::{ResponseFormat, Verbosity};
+use otc_kernel::{CallContext, Tool};
 
 pub struct WorkSearch;
 
@@ -85,7 +86,7 @@ impl Tool for WorkSearch {
         let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
-        let k = crate::reading::bounded(input.k, 10, 1..=100, "k")?;
+        let k = otc_kernel::reading::bounded(input.k, 10, 1..=100, "k")?;
         let min_trust = input.min_trust.unwrap_or(DEFAULT_MIN_TRUST);
         if !(0.0..=1.0).contains(&min_trust) {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "min_trust is between 0 and 1")

@@ -4,9 +4,9 @@ use otc_graph::CycleSearch;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::graphing::{self, compute};
-use crate::reading::{View, bounded};
-use crate::{CallContext, Tool};
+use otc_kernel::graphing::{self, compute};
+use otc_kernel::reading::{View, bounded};
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindLinkCycles;
 

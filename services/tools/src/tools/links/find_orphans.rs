@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct FindOrphans;
 
@@ -63,7 +63,7 @@ impl Tool for FindOrphans {
                 &folder,
                 v.readable(),
                 input.require_no_outgoing.unwrap_or(false),
-                &crate::wiki::generated_paths(&v),
+                &v.wiki_generated_paths(),
                 after.as_deref(),
                 limit as i64 + 1,
             )

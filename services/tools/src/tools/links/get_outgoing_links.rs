@@ -3,10 +3,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::links_out::{LinkView, Warning, view, warnings};
-use crate::reading::{View, not_found};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetOutgoingLinks;
 

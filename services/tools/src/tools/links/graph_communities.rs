@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::graphing::{self, compute};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
-use crate::{CallContext, Tool};
+use otc_kernel::graphing::{self, compute};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GraphCommunities;
 

@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::graphing::{self, compute};
-use crate::reading::View;
-use crate::{CallContext, Tool};
+use otc_kernel::graphing::{self, compute};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct GraphPathBetween;
 

@@ -7,9 +7,9 @@ use otc_store::Expect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, not_found};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct PruneHubLinks;
 

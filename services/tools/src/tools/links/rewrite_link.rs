@@ -8,9 +8,9 @@ use otc_store::Expect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct RewriteLink;
 
@@ -133,7 +133,7 @@ impl Tool for RewriteLink {
                 .map(|l| l.source_path)
                 // A wiki's generated pages are the workers' to write; a canvas's links are its
                 // own JSON (moves rewrite them, a literal retarget does not).
-                .filter(|p| p.starts_with(&prefix) && view.can_read(p) && !crate::wiki::is_generated(&view, p))
+                .filter(|p| p.starts_with(&prefix) && view.can_read(p) && !view.is_wiki_generated(p))
                 .filter(|p| otc_store::FileKind::of_path(p) == otc_store::FileKind::Note)
                 .collect();
             let planned: Vec<Option<(String, otc_store::FileEntry, otc_edit::rewrite::Rewrite)>> =

@@ -5,10 +5,10 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, fit, read_content};
 use crate::semantic::{self, Near, VectorSet};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit, read_content};
+use otc_kernel::{CallContext, Tool, internal};
 
 /// Notes worth linking from a note: its semantic neighbours (when an embedding provider is
 /// configured) fused with its link-graph neighbourhood (notes linking to it, notes linking to
@@ -97,7 +97,7 @@ impl Tool for SuggestLinks {
         let excluded_paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         // A wiki's generated pages link everything: never a suggestion.
-        let generated = crate::wiki::generated_paths(&view);
+        let generated = view.wiki_generated_paths();
         let graph: Vec<_> =
             graph.into_iter().filter(|n| !excluded_paths.contains(&n.path) && !generated.contains(&n.path)).collect();
         let near = match Self::neighbours(ctx, &view, &input.path, &content.text, &linked).await {
@@ -149,8 +149,8 @@ impl SuggestLinks {
         let vector = match semantic::centroid(&vectors) {
             Some(v) => v,
             None => {
-                let body = crate::searching::slice(text, otc_parser::parse_head(text).body_start, text.len());
-                let input = otc_indexer::embedding::input_text(path, "", crate::searching::slice(body, 0, 2_000));
+                let body = otc_kernel::searching::slice(text, otc_parser::parse_head(text).body_start, text.len());
+                let input = otc_indexer::embedding::input_text(path, "", otc_kernel::searching::slice(body, 0, 2_000));
                 set.embed(ctx, name, &input).await?
             }
         };

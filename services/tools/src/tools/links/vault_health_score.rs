@@ -3,10 +3,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::graphing::{self, compute};
-use crate::reading::{View, bounded};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::graphing::{self, compute};
+use otc_kernel::reading::{View, bounded};
+use otc_kernel::{CallContext, Tool};
 
 pub struct VaultHealthScore;
 

@@ -8,10 +8,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, not_found};
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct BulkSetProperty;
 
@@ -26,7 +26,7 @@ pub struct Input {
     /// The top-level property.
     pub key: String,
     /// Its new value (any JSON).
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Value,
     /// true (default): a note that cannot take it (missing, unwritable, YAML that does not
     /// parse) refuses the whole batch. false: the others change and each failure is reported.

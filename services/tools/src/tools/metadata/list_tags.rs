@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListTags;
 
@@ -38,7 +38,7 @@ pub struct Row {
 
 /// A max_notes argument: 1 to 100,000, default 5,000.
 pub fn max_notes(value: Option<u32>) -> Result<i64, ToolError> {
-    Ok(crate::reading::bounded(value, 5_000, 1..=100_000, "max_notes")? as i64)
+    Ok(otc_kernel::reading::bounded(value, 5_000, 1..=100_000, "max_notes")? as i64)
 }
 
 impl Tool for ListTags {

@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, not_found};
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct UpdateFrontmatter;
 
@@ -25,7 +25,7 @@ pub struct Input {
     pub key: Option<String>,
     /// set: the value (any JSON; null stores null).
     #[serde(default)]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
     /// merge, replace: the properties.
     #[serde(default)]

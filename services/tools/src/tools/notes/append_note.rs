@@ -4,11 +4,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, not_found};
-use crate::tools::notes::read_note::Anchor;
-use crate::writing::{self, AnchorAt, Origin, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::Anchor;
+use otc_kernel::writing::{self, AnchorAt, Origin, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct AppendNote;
 

@@ -6,11 +6,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::moving;
-use crate::reading::View;
 use crate::tools::links::rewrite_link::LinkChange;
 use crate::tools::notes::move_note::check_move;
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct BulkMoveNotes;
 

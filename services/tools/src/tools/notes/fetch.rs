@@ -3,9 +3,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::citations::{note_title, note_uri, parse_result_id};
-use crate::reading::{Content, View, not_found, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::citations::{note_title, note_uri, parse_result_id};
+use otc_kernel::reading::{Content, View, not_found, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct Fetch;
 

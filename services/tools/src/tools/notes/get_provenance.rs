@@ -5,9 +5,9 @@ use otc_store::ChangeRecord;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, decode_cursor, encode_cursor, page_limit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, decode_cursor, encode_cursor, page_limit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetProvenance;
 

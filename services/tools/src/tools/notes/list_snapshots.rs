@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, page_limit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, page_limit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListSnapshots;
 

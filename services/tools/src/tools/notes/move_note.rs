@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::moving::{self, MoveSpec};
-use crate::reading::{View, not_found};
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct MoveNote;
 

@@ -4,9 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{Content, View, read_content};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::writing::{Anchor, AnchorKind};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ReadNote;
 
@@ -51,35 +52,6 @@ pub enum Projection {
     Full,
     DocumentMap,
     Section,
-}
-
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Anchor {
-    /// heading, block or frontmatter.
-    #[serde(rename = "type")]
-    pub kind: AnchorKind,
-    /// type heading: the heading's text (without #s), case-insensitive; "Parent > Child" to
-    /// pick one under a parent.
-    #[serde(default)]
-    pub heading: Option<String>,
-    /// type heading: which one when several match (1-based).
-    #[serde(default)]
-    pub occurrence: Option<u32>,
-    /// type block: the block id, without ^.
-    #[serde(default)]
-    pub block_id: Option<String>,
-    /// type frontmatter: the top-level property.
-    #[serde(default)]
-    pub field: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AnchorKind {
-    Heading,
-    Block,
-    Frontmatter,
 }
 
 /// The note, shaped by format and response_format. Every shape carries content_hash: the

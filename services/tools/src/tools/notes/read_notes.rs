@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{Content, View, decode_cursor, encode_cursor, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{Content, View, decode_cursor, encode_cursor, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadNotes;
 

@@ -5,10 +5,10 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{decode_cursor, encode_cursor};
-use crate::resources::{self, MIME_TYPE};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{decode_cursor, encode_cursor};
+use otc_kernel::resources::{self, MIME_TYPE};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadResources;
 

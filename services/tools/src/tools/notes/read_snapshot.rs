@@ -3,8 +3,8 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct ReadSnapshot;
 

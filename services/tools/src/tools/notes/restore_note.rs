@@ -4,9 +4,9 @@ use otc_store::{Action, Change, Expect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
 use crate::tools::notes::read_snapshot::snapshot_not_found;
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct RestoreNote;
 

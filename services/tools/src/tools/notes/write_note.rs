@@ -3,11 +3,11 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::View;
-use crate::tools::notes::read_note::Anchor;
-use crate::writing::{self, AnchorAt, Origin, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::writing::Anchor;
+use otc_kernel::writing::{self, AnchorAt, Origin, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct WriteNote;
 
@@ -122,7 +122,7 @@ impl Tool for WriteNote {
         let origin = input.provenance.map(Origin::as_str);
         let edited =
             writing::edit_read_note(ctx, name, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
-                (None, None) if mode == Mode::Overwrite => Err(crate::reading::not_found(&path)
+                (None, None) if mode == Mode::Overwrite => Err(otc_kernel::reading::not_found(&path)
                     .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
                 (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
                     ErrorCode::NoteExists,
@@ -133,7 +133,7 @@ impl Tool for WriteNote {
                 (None, now) => {
                     Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() })
                 }
-                (Some(_), None) => Err(crate::reading::not_found(&path)),
+                (Some(_), None) => Err(otc_kernel::reading::not_found(&path)),
                 (Some(AnchorAt::Text(target)), Some(text)) => {
                     let note = otc_parser::parse(text);
                     let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;

@@ -5,11 +5,11 @@ use otc_fts::search::{snippet, top};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::citations::{note_title, note_uri, result_id};
-use crate::reading::{View, bounded};
-use crate::searching::{Corpus, Scope, note_texts};
 use crate::tools::search::search_vault::query_error;
-use crate::{CallContext, Tool};
+use otc_kernel::citations::{note_title, note_uri, result_id};
+use otc_kernel::reading::{View, bounded};
+use otc_kernel::searching::{Corpus, Scope, note_texts};
+use otc_kernel::{CallContext, Tool};
 
 /// The knowledge-connector search (ChatGPT deep research and company knowledge call tools by
 /// the names search and fetch, with these fixed shapes).

@@ -5,12 +5,12 @@ use otc_fts::search::top;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{View, bounded, decode_cursor, encode_cursor};
-use crate::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
 use crate::semantic::{self, Near};
 use crate::tools::search::search_vault::query_error;
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{View, bounded, decode_cursor, encode_cursor};
+use otc_kernel::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchAndRead;
 
@@ -206,7 +206,7 @@ impl Tool for SearchAndRead {
                 ),
             };
             if let Some(ord) = chunk_id {
-                crate::note_retrieved(&view.vault.name, [(h.path.clone(), ord as i32, Some(h.score as f64))]);
+                otc_kernel::note_retrieved(&view.vault.name, [(h.path.clone(), ord as i32, Some(h.score as f64))]);
             }
             let body = cut(&whole, share);
             let was_cut = body.len() < whole.len();

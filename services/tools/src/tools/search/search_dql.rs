@@ -5,8 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::reading::View;
-use crate::{CallContext, Tool, dataview};
+use crate::dataview;
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchDql;
 
@@ -61,7 +62,7 @@ pub struct Row {
     pub values: Vec<Value>,
     /// The group's key after GROUP BY.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub group: Option<Value>,
     /// TASK: the tasks of this note or group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -160,7 +161,7 @@ impl Tool for SearchDql {
             .collect();
         Ok(Output {
             vault: view.vault.name.clone(),
-            kind: crate::format::variant_name(output.kind),
+            kind: otc_kernel::format::variant_name(output.kind),
             headers: output.headers,
             rows,
             total: output.total,

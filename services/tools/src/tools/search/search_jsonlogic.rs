@@ -31,13 +31,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
 use crate::scanning::{
     self, Budget, Limit, Matcher, PageSpec, PatternError, Prefilter, RegexFlags, candidate_paths, merge_prefix,
     root_prefix, search_limit,
 };
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchJsonlogic;
 
@@ -47,7 +47,7 @@ pub struct Input {
     pub vault: String,
     /// JSONLogic over {path, content, frontmatter, tags, stat: {ctime, mtime, size}} (epoch ms),
     /// plus glob and regexp taking [PATTERN, VALUE], e.g. {"glob": ["Projects/**", {"var": "path"}]}.
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub logic: Value,
     /// Only notes in this folder.
     #[serde(default)]

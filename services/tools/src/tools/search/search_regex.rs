@@ -7,12 +7,12 @@ use otc_store::ScanCandidate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
 use crate::scanning::{
     self, Budget, Limit, Matcher, PageSpec, Prefilter, RegexFlags, candidate_paths, root_prefix, search_limit,
 };
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchRegex;
 

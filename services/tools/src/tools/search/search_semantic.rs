@@ -3,11 +3,11 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
-use crate::searching::{note_texts, slice};
 use crate::semantic::{self, Near, VectorSet};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
+use otc_kernel::searching::{note_texts, slice};
+use otc_kernel::{CallContext, Tool};
 
 /// Vector search over the notes' chunks: the nearest chunk of each note, best first.
 pub struct SearchSemantic;
@@ -111,7 +111,7 @@ impl Tool for SearchSemantic {
             found.retain(|h| h.score >= min);
         }
         let spans = semantic::spans(ctx, name, &view, &found).await?;
-        crate::note_retrieved(
+        otc_kernel::note_retrieved(
             &view.vault.name,
             found
                 .iter()

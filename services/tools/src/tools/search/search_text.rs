@@ -5,11 +5,11 @@ use otc_fts::tokenize::tokens;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
-use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, slice};
 use crate::tools::search::search_vault::hits_limit;
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
+use otc_kernel::searching::{Corpus, RankKey, Scope, line_col, note_texts, slice};
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchText;
 

@@ -5,11 +5,11 @@ use otc_fts::{Query, QueryError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
-use crate::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
 use crate::semantic::{self, Near};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use otc_kernel::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
+use otc_kernel::{CallContext, Tool};
 
 pub struct SearchVault;
 
@@ -112,7 +112,7 @@ pub fn query_error(e: QueryError) -> ToolError {
 
 /// A hits-per-page argument: 1 to 100, default [`DEFAULT_HITS`].
 pub fn hits_limit(limit: Option<u32>) -> Result<usize, ToolError> {
-    crate::reading::bounded(limit, DEFAULT_HITS, 1..=100, "limit")
+    otc_kernel::reading::bounded(limit, DEFAULT_HITS, 1..=100, "limit")
 }
 
 impl Tool for SearchVault {

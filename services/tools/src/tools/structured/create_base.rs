@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::View;
 use crate::tools::structured::read_base::check_base_path;
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct CreateBase;
 
@@ -26,7 +26,7 @@ pub struct Input {
     pub overwrite: Option<bool>,
     /// Accepted for the public implementation's callers.
     #[serde(default)]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub options: Option<Value>,
     /// The confirmation token for an overwrite.
     #[serde(default)]

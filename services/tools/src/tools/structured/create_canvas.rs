@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::canvases::check_canvas_path;
-use crate::reading::View;
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct CreateCanvas;
 

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::View;
-use crate::writing;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::writing;
+use otc_kernel::{CallContext, Tool};
 
 pub struct CreateExcalidraw;
 
@@ -67,7 +67,7 @@ impl Tool for CreateExcalidraw {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        crate::reading::check_extension(
+        otc_kernel::reading::check_extension(
             &input.path,
             ".excalidraw.md",
             "a drawing's name ends in .excalidraw.md",
@@ -78,7 +78,7 @@ impl Tool for CreateExcalidraw {
             Some(template) => {
                 view.readable_path(template).map_err(|e| e.detail("field", "template"))?;
                 let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, template).await? else {
-                    return Err(crate::reading::not_found(template).detail("field", "template"));
+                    return Err(otc_kernel::reading::not_found(template).detail("field", "template"));
                 };
                 let mut drawing = excalidraw::parse(&text).map_err(|e| e.detail("field", "template"))?;
                 drawing.compressed = true;

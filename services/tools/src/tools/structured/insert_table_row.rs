@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tables::{self, TableWritten, Target};
-use crate::{CallContext, Tool};
+use otc_kernel::{CallContext, Tool};
 
 pub struct InsertTableRow;
 

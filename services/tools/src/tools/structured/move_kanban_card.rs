@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{View, not_found};
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct MoveKanbanCard;
 

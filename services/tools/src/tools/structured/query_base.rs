@@ -5,9 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::{Content, View, decode_cursor, encode_cursor, page_limit, read_content};
+use crate::dataview;
 use crate::tools::structured::read_base::check_base_path;
-use crate::{CallContext, Tool, dataview};
+use otc_kernel::reading::{Content, View, decode_cursor, encode_cursor, page_limit, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct QueryBase;
 
@@ -23,7 +24,7 @@ pub struct Input {
     /// Filters to use instead of the view's own, as a base writes them: an expression, or
     /// {and|or|not: [...]}; the base's own filters still apply.
     #[serde(default)]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub override_filters: Option<Value>,
     /// Rows per page, 1 to 1000 (default 100).
     #[serde(default)]
@@ -55,7 +56,7 @@ pub struct Row {
     pub values: Map<String, Value>,
     /// The group's value, when the view groups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::writing::any_json")]
+    #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub group: Option<Value>,
 }
 

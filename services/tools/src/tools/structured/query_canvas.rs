@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::canvases::check_canvas_path;
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
-use crate::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::{CallContext, Tool, internal, writing};
 
 pub struct QueryCanvas;
 
@@ -127,7 +127,7 @@ impl Tool for QueryCanvas {
         let mut unreadable = Vec::new();
         for path in paths {
             let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else {
-                return Err(crate::reading::not_found(&path));
+                return Err(otc_kernel::reading::not_found(&path));
             };
             let Ok(parsed) = canvas::parse(&text) else {
                 unreadable.push(path);

@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::{Content, View, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadBase;
 
@@ -43,7 +43,7 @@ pub struct ViewInfo {
 
 /// A `.base` path argument.
 pub fn check_base_path(path: &str) -> Result<(), ToolError> {
-    crate::reading::check_extension(path, ".base", "a base is a .base file", "path")
+    otc_kernel::reading::check_extension(path, ".base", "a base is a .base file", "path")
 }
 
 impl Tool for ReadBase {

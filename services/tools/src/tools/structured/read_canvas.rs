@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::canvases::{check_canvas_path, concise_edge, concise_node};
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::reading::{Content, View, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadCanvas;
 

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::{Content, View, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadExcalidraw;
 

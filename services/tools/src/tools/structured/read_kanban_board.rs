@@ -4,8 +4,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::{Content, View, read_content};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadKanbanBoard;
 

@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::{View, not_found};
 use crate::tools::structured::read_base::check_base_path;
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct UpdateBase;
 

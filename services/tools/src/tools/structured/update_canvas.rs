@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::canvases::check_canvas_path;
-use crate::reading::{View, not_found};
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct UpdateCanvas;
 

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::{View, not_found};
-use crate::writing::{self, Planned};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::writing::{self, Planned};
+use otc_kernel::{CallContext, Tool};
 
 pub struct UpdateExcalidraw;
 

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use otc_vault::acl::Rule;
 
-use crate::reading::View;
-use crate::{CallContext, Tool, internal};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetVault;
 

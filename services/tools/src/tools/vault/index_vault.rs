@@ -4,9 +4,9 @@ use otc_indexer::{IndexError, Progress, RebuildReport};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
-use crate::long_calls::{self, Outcome, TaskHandle};
-use crate::{CallContext, ProgressSink, Tool, caller_vault};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::long_calls::{self, Outcome, TaskHandle};
+use otc_kernel::{CallContext, ProgressSink, Tool, caller_vault};
 
 pub struct IndexVault;
 
@@ -166,7 +166,8 @@ impl Tool for IndexVault {
         let kv = ctx.services().kv.clone();
         let lease = format!("rebuild:{tenant}:{}", vault.id);
         let holder = uuid::Uuid::new_v4().to_string();
-        let got = kv.try_acquire_lease(&lease, &holder, REBUILD_LEASE).await.map_err(|e| crate::internal(name, &e))?;
+        let got =
+            kv.try_acquire_lease(&lease, &holder, REBUILD_LEASE).await.map_err(|e| otc_kernel::internal(name, &e))?;
         if !got {
             return Err(ToolError::with_message(ErrorCode::Conflict, "a rebuild of this vault is already running")
                 .detail("reason", "rebuild_running")
@@ -183,14 +184,14 @@ impl Tool for IndexVault {
                 Ok(report) => {
                     let millis = started.elapsed().as_millis() as u64;
                     let out = output(&vault_name, &report, millis, format, model);
-                    serde_json::to_value(out).map_err(|e| crate::internal(name, &e))
+                    serde_json::to_value(out).map_err(|e| otc_kernel::internal(name, &e))
                 }
                 Err(IndexError::Cancelled) => Err(ToolError::new(ErrorCode::Aborted)),
-                Err(e) => Err(crate::internal(name, &e)),
+                Err(e) => Err(otc_kernel::internal(name, &e)),
             }
         })
         .await?;
         let (Outcome::Done(value) | Outcome::Working(value)) = outcome;
-        serde_json::from_value(value).map_err(|e| crate::internal(name, &e))
+        serde_json::from_value(value).map_err(|e| otc_kernel::internal(name, &e))
     }
 }

@@ -3,9 +3,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::reading::View;
 use crate::restore::{self, RestoreAt};
-use crate::{CallContext, Tool, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct RestoreVault;
 

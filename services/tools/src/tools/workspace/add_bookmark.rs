@@ -4,9 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::reading::{View, not_found};
+use crate::bookmarks;
 use crate::settings_files::{self, BOOKMARKS};
-use crate::{CallContext, Tool, bookmarks, writing};
+use otc_kernel::reading::{View, not_found};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct AddBookmark;
 
@@ -72,7 +73,7 @@ pub struct Output {
 fn missing(field: &str, kind: Kind) -> ToolError {
     ToolError::with_message(
         ErrorCode::InvalidInput,
-        format!("a {} bookmark needs {field}", crate::format::variant_name(kind)),
+        format!("a {} bookmark needs {field}", otc_kernel::format::variant_name(kind)),
     )
     .detail("field", "bookmark")
 }

@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::periodic::{self, PeriodArg};
-use crate::reading::View;
 use crate::tools::notes::append_note::append_end;
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct AppendToPeriodicNote;
 

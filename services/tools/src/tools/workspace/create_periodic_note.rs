@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::periodic::{self, PeriodArg};
-use crate::reading::View;
-use crate::{CallContext, Tool, writing};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct CreatePeriodicNote;
 

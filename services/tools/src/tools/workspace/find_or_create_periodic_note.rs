@@ -3,10 +3,10 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::periodic::{self, PeriodArg};
-use crate::reading::View;
-use crate::{CallContext, Tool};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindOrCreatePeriodicNote;
 

@@ -4,10 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::periodic::{self, PeriodArg};
-use crate::reading::View;
-use crate::{CallContext, Tool, writing};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct GetPeriodicNote;
 
@@ -76,7 +76,7 @@ impl Tool for GetPeriodicNote {
         let now = writing::current_text(ctx, name, view.vault.id, &resolved.path).await?;
         let include = input.include_content.unwrap_or(true);
         let frontmatter = match (&now, detailed && include) {
-            (Some((_, text)), true) => crate::reading::frontmatter_map(text),
+            (Some((_, text)), true) => otc_kernel::reading::frontmatter_map(text),
             _ => None,
         };
         Ok(Output {

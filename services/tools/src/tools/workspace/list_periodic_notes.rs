@@ -3,10 +3,10 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::{self, ResponseFormat, Verbosity};
 use crate::periodic::{self, PeriodArg};
-use crate::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use crate::{CallContext, Tool, internal};
+use otc_kernel::format::{self, ResponseFormat, Verbosity};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListPeriodicNotes;
 

@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::reading::View;
 use crate::settings_files::{self, WORKSPACES};
-use crate::{CallContext, Tool};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListWorkspaces;
 

@@ -4,9 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::reading::View;
+use crate::bookmarks;
 use crate::settings_files::{self, BOOKMARKS};
-use crate::{CallContext, Tool, bookmarks};
+use otc_kernel::reading::View;
+use otc_kernel::{CallContext, Tool};
 
 pub struct RemoveBookmark;
 

@@ -41,6 +41,14 @@ pub fn compile_acls(config: &otc_config::Config) -> Result<Vec<VaultAcl>, String
 /// The scope that reads provenance (get_provenance, a wiki's log.md).
 pub const PROVENANCE_SCOPE: &str = "read:provenance";
 
+/// The generated listing of a wiki's pages, in its folder.
+pub const WIKI_INDEX_PAGE: &str = "index.md";
+/// The generated projection of a wiki folder's change log, in the folder, which only callers
+/// with [`PROVENANCE_SCOPE`] may read.
+pub const WIKI_LOG_PAGE: &str = "log.md";
+/// The pages the server generates in a wiki's folder.
+pub const WIKI_GENERATED_PAGES: [&str; 2] = [WIKI_INDEX_PAGE, WIKI_LOG_PAGE];
+
 /// A vault as one caller may see it: the deployment's `[[acl]]` floor for it, narrowed by the
 /// tenant's rules for the caller.
 pub struct View {
@@ -167,7 +175,7 @@ impl View {
         if let Some(w) = &wiki
             && !caller.scopes.iter().any(|g| g.grants(PROVENANCE_SCOPE))
         {
-            acl = acl.with_closed(&format!("{}/{}", w.folder, crate::wiki::LOG_PAGE), PROVENANCE_SCOPE);
+            acl = acl.with_closed(&format!("{}/{}", w.folder, WIKI_LOG_PAGE), PROVENANCE_SCOPE);
         }
         View { vault, read_regex: std::sync::OnceLock::new(), acl: acl.for_audience(audience), wiki }
     }
@@ -175,6 +183,20 @@ impl View {
     /// The vault's wiki and raw folders, when it has a wiki.
     pub fn wiki(&self) -> Option<&otc_config::WikiFolders> {
         self.wiki.as_ref()
+    }
+
+    /// Whether `path` is one of the pages the server generates in the vault's wiki folder.
+    pub fn is_wiki_generated(&self, path: &str) -> bool {
+        let Some(wiki) = self.wiki() else { return false };
+        WIKI_GENERATED_PAGES.iter().any(|g| path == format!("{}/{g}", wiki.folder))
+    }
+
+    /// The paths of the pages the server generates in the vault's wiki folder (none without
+    /// one). They are no topic, no orphan and no source of inbound links.
+    pub fn wiki_generated_paths(&self) -> Vec<String> {
+        self.wiki()
+            .map(|w| WIKI_GENERATED_PAGES.iter().map(|g| format!("{}/{g}", w.folder)).collect())
+            .unwrap_or_default()
     }
 
     /// What the caller may see, for the store's queries: the audience's hidden folders and the

@@ -313,8 +313,8 @@ pub async fn commit_at(
 ) -> Result<Result<Announced, Stale>, ToolError> {
     // A change in a wiki's folder (but to its generated pages) queues their regeneration with
     // the commit, for the workers.
-    let jobs = crate::wiki_pages::jobs_for(view, changes.iter().map(|c| c.path.as_str()));
     let services = ctx.services();
+    let jobs = services.features.commit_jobs(view, changes.iter().map(|c| c.path.as_str()));
     let who = provenance(ctx, tool, origin);
     let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
     let (indexer, kv, vault) = (&services.indexer, &services.kv, view.vault.id);
@@ -669,6 +669,35 @@ mod tests {
     }
 }
 
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    /// heading, block or frontmatter.
+    #[serde(rename = "type")]
+    pub kind: AnchorKind,
+    /// type heading: the heading's text (without #s), case-insensitive; "Parent > Child" to
+    /// pick one under a parent.
+    #[serde(default)]
+    pub heading: Option<String>,
+    /// type heading: which one when several match (1-based).
+    #[serde(default)]
+    pub occurrence: Option<u32>,
+    /// type block: the block id, without ^.
+    #[serde(default)]
+    pub block_id: Option<String>,
+    /// type frontmatter: the top-level property.
+    #[serde(default)]
+    pub field: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AnchorKind {
+    Heading,
+    Block,
+    Frontmatter,
+}
+
 /// Where an edit acts, from a tool's `anchor` argument (read_note's shape).
 pub enum AnchorAt {
     /// A heading, a block, or (a frontmatter anchor without a field) the preamble.
@@ -678,8 +707,7 @@ pub enum AnchorAt {
 }
 
 impl AnchorAt {
-    pub fn of(anchor: &crate::tools::notes::read_note::Anchor) -> Result<AnchorAt, ToolError> {
-        use crate::tools::notes::read_note::AnchorKind;
+    pub fn of(anchor: &Anchor) -> Result<AnchorAt, ToolError> {
         use otc_edit::anchor::Target;
         let missing = |field: &str| {
             ToolError::with_message(ErrorCode::InvalidInput, format!("anchor.{field} is required for this anchor type"))

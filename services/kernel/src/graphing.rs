@@ -106,7 +106,7 @@ async fn read(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGrap
     let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     // A wiki's generated pages list every page: no node, so their links count for nothing.
-    let generated = crate::wiki::generated_paths(view);
+    let generated = view.wiki_generated_paths();
     compute(tool, move || {
         let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
         let notes = rows.notes.into_iter().filter(|p| !excluded.contains(p) && !generated.contains(p));

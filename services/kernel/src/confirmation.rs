@@ -24,7 +24,7 @@ use crate::{Caller, internal};
 pub struct Keys(Mutex<HashMap<Uuid, [u8; 32]>>);
 
 impl Keys {
-    pub(crate) async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
+    pub async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
         if let Some(key) = self.0.lock().expect("keys").get(&tenant) {
             return Ok(*key);
         }
