@@ -99,7 +99,7 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
         // once and matched here (a list of 100k paths costs Postgres more than the lines).
         let paths: Option<Vec<String>> =
             (query.source().is_some() && pages.len() <= 1_000).then(|| pages.iter().map(|p| p.path.clone()).collect());
-        let (rows, _) = crate::task_items::read(ctx, tool, view, "", paths.as_deref()).await?;
+        let (rows, _) = crate::tools::automation::tasks::read(ctx, tool, view, "", paths.as_deref()).await?;
         let mut by_path: BTreeMap<String, Vec<TaskItem>> = BTreeMap::new();
         for row in rows {
             let t = &row.task;

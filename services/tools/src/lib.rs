@@ -5,31 +5,20 @@
 pub mod acl_admin;
 pub mod bookmarks;
 pub mod bundles;
-pub mod canvases;
 pub mod compat;
 pub mod dataview;
-pub mod judge;
 pub mod links_out;
 pub mod live_app;
 pub mod maintenance;
-pub mod memory;
 pub mod moving;
 pub mod ocr;
-pub mod periodic;
-pub mod plur;
 pub mod restore;
-pub mod retrieval;
 pub mod scanning;
 pub mod semantic;
 pub mod settings_files;
 pub mod tables;
-pub mod task_items;
 pub mod tools;
 pub mod toolset;
-pub mod wiki;
-pub mod wiki_pages;
-pub mod wiki_schema;
-pub mod work;
 
 use otc_kernel::features::Features;
 
@@ -45,13 +34,13 @@ pub struct FeatureConfigError {
 /// What the features hand the kernel: the wiki's judge and the PLUR store when configured, and
 /// the wiki's page jobs a commit queues.
 pub fn features(config: &otc_config::Config) -> Result<Features, FeatureConfigError> {
-    let mut features = Features::default().with_commit_jobs(wiki_pages::jobs_for);
-    let judge = judge::Judge::from_config(&config.wiki.judge)
+    let mut features = Features::default().with_commit_jobs(tools::knowledge::wiki::pages::jobs_for);
+    let judge = tools::knowledge::wiki::judge::Judge::from_config(&config.wiki.judge)
         .map_err(|source| FeatureConfigError { section: "wiki.judge", source })?;
     if let Some(judge) = judge {
         features = features.with(judge);
     }
-    let plur = plur::Plur::from_config(&config.memory.plur)
+    let plur = tools::knowledge::plur::Plur::from_config(&config.memory.plur)
         .map_err(|source| FeatureConfigError { section: "memory.plur", source })?;
     if let Some(plur) = plur {
         features = features.with(plur);

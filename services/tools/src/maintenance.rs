@@ -4,8 +4,8 @@
 //! generated pages (`wiki_pages::queue_all`), and the contradiction detector
 //! ([`detect_contradictions`]).
 
-use crate::tools::knowledge::lint_wiki::{Input, LintWiki};
-use crate::wiki_pages;
+use crate::tools::knowledge::wiki::lint_wiki::{Input, LintWiki};
+use crate::tools::knowledge::wiki::pages as wiki_pages;
 use otc_kernel::{Dispatcher, ResponseFormat, Tool};
 
 /// What the scheduled lint did over every tenant.
@@ -26,7 +26,11 @@ pub async fn lint_all(
 ) -> Result<LintRun, otc_store::StoreError> {
     let services = &dispatcher.services;
     let mut run = LintRun::default();
-    let judging = judge && services.features.get::<crate::judge::Judge>().is_some_and(|j| j.settings().lint_enabled);
+    let judging = judge
+        && services
+            .features
+            .get::<crate::tools::knowledge::wiki::judge::Judge>()
+            .is_some_and(|j| j.settings().lint_enabled);
     let mut judge_calls = judge_max_calls;
     for tenant in services.store.tenant_ids().await? {
         let caller = wiki_pages::system_caller(&services.store, tenant).await?;

@@ -69,19 +69,19 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<links::vault_health_score::VaultHealthScore>(),
         entry::<links::prune_hub_links::PruneHubLinks>(),
         entry::<knowledge::note_quality_report::NoteQualityReport>(),
-        entry::<knowledge::find_existing_page::FindExistingPage>(),
-        entry::<knowledge::draft_wiki_page::DraftWikiPage>(),
-        entry::<knowledge::commit_wiki_page::CommitWikiPage>(),
-        entry::<knowledge::lint_wiki::LintWiki>(),
-        entry::<knowledge::create_entity::CreateEntity>(),
-        entry::<knowledge::get_entity::GetEntity>(),
-        entry::<knowledge::add_observation::AddObservation>(),
-        entry::<knowledge::update_observation::UpdateObservation>(),
-        entry::<knowledge::link_entities::LinkEntities>(),
-        entry::<knowledge::unlink_entities::UnlinkEntities>(),
-        entry::<knowledge::rename_entity::RenameEntity>(),
-        entry::<knowledge::delete_entity::DeleteEntity>(),
-        entry::<knowledge::query_entity_graph::QueryEntityGraph>(),
+        entry::<knowledge::wiki::find_existing_page::FindExistingPage>(),
+        entry::<knowledge::wiki::draft_wiki_page::DraftWikiPage>(),
+        entry::<knowledge::wiki::commit_wiki_page::CommitWikiPage>(),
+        entry::<knowledge::wiki::lint_wiki::LintWiki>(),
+        entry::<knowledge::memory::create_entity::CreateEntity>(),
+        entry::<knowledge::memory::get_entity::GetEntity>(),
+        entry::<knowledge::memory::add_observation::AddObservation>(),
+        entry::<knowledge::memory::update_observation::UpdateObservation>(),
+        entry::<knowledge::memory::link_entities::LinkEntities>(),
+        entry::<knowledge::memory::unlink_entities::UnlinkEntities>(),
+        entry::<knowledge::memory::rename_entity::RenameEntity>(),
+        entry::<knowledge::memory::delete_entity::DeleteEntity>(),
+        entry::<knowledge::memory::query_entity_graph::QueryEntityGraph>(),
         entry::<knowledge::enqueue_capture::EnqueueCapture>(),
         entry::<knowledge::list_capture_queue::ListCaptureQueue>(),
         entry::<knowledge::commit_capture::CommitCapture>(),
@@ -92,25 +92,25 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<knowledge::set_goal::SetGoal>(),
         entry::<knowledge::list_goals::ListGoals>(),
         entry::<knowledge::close_goal::CloseGoal>(),
-        entry::<knowledge::work_episodes::WorkEpisodes>(),
-        entry::<knowledge::work_episode_chain::WorkEpisodeChain>(),
-        entry::<knowledge::work_search::WorkSearch>(),
-        entry::<knowledge::work_result::WorkResult>(),
-        entry::<knowledge::work_forget::WorkForget>(),
-        entry::<knowledge::episode_stats::EpisodeStats>(),
-        entry::<knowledge::record_retrieval_feedback::RecordRetrievalFeedback>(),
-        entry::<knowledge::plur_get::PlurGet>(),
-        entry::<knowledge::plur_recall::PlurRecall>(),
-        entry::<knowledge::plur_recall_hybrid::PlurRecallHybrid>(),
-        entry::<knowledge::plur_similarity_search::PlurSimilaritySearch>(),
-        entry::<knowledge::vault_graph_search::VaultGraphSearch>(),
-        entry::<knowledge::vault_context::VaultContext>(),
-        entry::<knowledge::diagnose_retrieval::DiagnoseRetrieval>(),
+        entry::<knowledge::work::work_episodes::WorkEpisodes>(),
+        entry::<knowledge::work::work_episode_chain::WorkEpisodeChain>(),
+        entry::<knowledge::work::work_search::WorkSearch>(),
+        entry::<knowledge::work::work_result::WorkResult>(),
+        entry::<knowledge::work::work_forget::WorkForget>(),
+        entry::<knowledge::work::episode_stats::EpisodeStats>(),
+        entry::<knowledge::work::record_retrieval_feedback::RecordRetrievalFeedback>(),
+        entry::<knowledge::plur::plur_get::PlurGet>(),
+        entry::<knowledge::plur::plur_recall::PlurRecall>(),
+        entry::<knowledge::plur::plur_recall_hybrid::PlurRecallHybrid>(),
+        entry::<knowledge::plur::plur_similarity_search::PlurSimilaritySearch>(),
+        entry::<knowledge::retrieval::vault_graph_search::VaultGraphSearch>(),
+        entry::<knowledge::retrieval::vault_context::VaultContext>(),
+        entry::<knowledge::retrieval::diagnose_retrieval::DiagnoseRetrieval>(),
         entry::<knowledge::gap_report::GapReport>(),
         entry::<knowledge::explain_answer::ExplainAnswer>(),
         entry::<knowledge::list_contradictions::ListContradictions>(),
-        entry::<knowledge::reflect::Reflect>(),
-        entry::<knowledge::knowledge_challenge::KnowledgeChallenge>(),
+        entry::<knowledge::retrieval::reflect::Reflect>(),
+        entry::<knowledge::retrieval::knowledge_challenge::KnowledgeChallenge>(),
         entry::<docs::knowledge_search::KnowledgeSearch>(),
         entry::<docs::knowledge_get_critical::KnowledgeGetCritical>(),
         entry::<search::search_regex::SearchRegex>(),
@@ -143,10 +143,10 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<structured::read_kanban_board::ReadKanbanBoard>(),
         entry::<structured::add_kanban_card::AddKanbanCard>(),
         entry::<structured::move_kanban_card::MoveKanbanCard>(),
-        entry::<structured::read_canvas::ReadCanvas>(),
-        entry::<structured::query_canvas::QueryCanvas>(),
-        entry::<structured::create_canvas::CreateCanvas>(),
-        entry::<structured::update_canvas::UpdateCanvas>(),
+        entry::<structured::canvas::read_canvas::ReadCanvas>(),
+        entry::<structured::canvas::query_canvas::QueryCanvas>(),
+        entry::<structured::canvas::create_canvas::CreateCanvas>(),
+        entry::<structured::canvas::update_canvas::UpdateCanvas>(),
         entry::<structured::read_base::ReadBase>(),
         entry::<structured::query_base::QueryBase>(),
         entry::<structured::create_base::CreateBase>(),
@@ -154,12 +154,12 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<structured::read_excalidraw::ReadExcalidraw>(),
         entry::<structured::create_excalidraw::CreateExcalidraw>(),
         entry::<structured::update_excalidraw::UpdateExcalidraw>(),
-        entry::<workspace::get_periodic_note::GetPeriodicNote>(),
-        entry::<workspace::resolve_daily_note::ResolveDailyNote>(),
-        entry::<workspace::create_periodic_note::CreatePeriodicNote>(),
-        entry::<workspace::find_or_create_periodic_note::FindOrCreatePeriodicNote>(),
-        entry::<workspace::append_to_periodic_note::AppendToPeriodicNote>(),
-        entry::<workspace::list_periodic_notes::ListPeriodicNotes>(),
+        entry::<workspace::periodic::get_periodic_note::GetPeriodicNote>(),
+        entry::<workspace::periodic::resolve_daily_note::ResolveDailyNote>(),
+        entry::<workspace::periodic::create_periodic_note::CreatePeriodicNote>(),
+        entry::<workspace::periodic::find_or_create_periodic_note::FindOrCreatePeriodicNote>(),
+        entry::<workspace::periodic::append_to_periodic_note::AppendToPeriodicNote>(),
+        entry::<workspace::periodic::list_periodic_notes::ListPeriodicNotes>(),
         entry::<workspace::list_bookmarks::ListBookmarks>(),
         entry::<workspace::add_bookmark::AddBookmark>(),
         entry::<workspace::remove_bookmark::RemoveBookmark>(),
@@ -176,9 +176,9 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<git::git_status::GitStatus>(),
         entry::<automation::list_templates::ListTemplates>(),
         entry::<automation::execute_template::ExecuteTemplate>(),
-        entry::<automation::list_tasks::ListTasks>(),
-        entry::<automation::tasks_filter::TasksFilter>(),
-        entry::<automation::update_task::UpdateTask>(),
+        entry::<automation::tasks::list_tasks::ListTasks>(),
+        entry::<automation::tasks::tasks_filter::TasksFilter>(),
+        entry::<automation::tasks::update_task::UpdateTask>(),
         // Tools that need a live Obsidian app: plugin_unavailable, hidden unless
         // tool_visibility.show_live_app_tools.
         entry::<workspace::get_active_file::GetActiveFile>(),
@@ -205,14 +205,18 @@ pub fn all() -> Vec<ToolEntry> {
 
 #[cfg(test)]
 mod tests {
-    /// Each tool sits in the folder of its catalogue domain, in a file named after it
-    /// (`tools/<domain>/<name>.rs`), so the folders group the tools as the catalogue does.
+    /// Each tool sits in the folder of its catalogue domain, or in a feature's folder there, in a
+    /// file named after it (`tools/<domain>/<name>.rs`, `tools/<domain>/<feature>/<name>.rs`),
+    /// so the folders group the tools as the catalogue does.
     #[test]
     fn every_tool_lives_in_its_domain_folder_under_its_own_name() {
         for entry in super::all() {
             let spec = &entry.declaration.spec;
-            let want = format!("otc_tools::tools::{}::{}::", spec.domain.as_str(), spec.name);
-            assert!(entry.type_name().starts_with(&want), "{} is {}, not under {want}", spec.name, entry.type_name());
+            let domain = format!("otc_tools::tools::{}::", spec.domain.as_str());
+            let rest = entry.type_name().strip_prefix(&domain);
+            let modules: Vec<&str> = rest.map(|r| r.split("::").collect()).unwrap_or_default();
+            let placed = matches!(modules.as_slice(), [file, _] | [_, file, _] if *file == spec.name);
+            assert!(placed, "{} is {}, not under {domain}[<feature>::]{}::", spec.name, entry.type_name(), spec.name);
         }
     }
 }

@@ -307,13 +307,14 @@ impl Worker {
             let mut stopped = stopped.clone();
             tokio::spawn(async move {
                 loop {
-                    let busy = match otc_tools::wiki_pages::run_jobs(&tools, WIKI_PAGES_ATTEMPTS).await {
-                        Ok(done) => done > 0,
-                        Err(e) => {
-                            tracing::warn!(error = %otc_errors::error_chain(&e), "wiki pages pass failed");
-                            false
-                        }
-                    };
+                    let busy =
+                        match otc_tools::tools::knowledge::wiki::pages::run_jobs(&tools, WIKI_PAGES_ATTEMPTS).await {
+                            Ok(done) => done > 0,
+                            Err(e) => {
+                                tracing::warn!(error = %otc_errors::error_chain(&e), "wiki pages pass failed");
+                                false
+                            }
+                        };
                     tokio::select! {
                         _ = stopped.wait_for(|s| *s) => return,
                         () = tokio::time::sleep(if busy { Duration::ZERO } else { WIKI_PAGES_POLL }) => {}
@@ -426,7 +427,7 @@ impl Worker {
             }));
         }
         if m.wiki_pages.enabled && self.period_starts("maintenance:wiki_pages", m.wiki_pages.interval_hours).await {
-            match otc_tools::wiki_pages::queue_all(tools).await {
+            match otc_tools::tools::knowledge::wiki::pages::queue_all(tools).await {
                 Ok(n) => tracing::info!(vaults = n, "wiki pages regeneration queued"),
                 Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "queueing wiki pages failed"),
             }

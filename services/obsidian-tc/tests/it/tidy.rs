@@ -264,8 +264,8 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
         "toolset::all",
         "toolset::with_catalogue",
         "features",
-        "wiki_pages::run_jobs",
-        "wiki_pages::queue_all",
+        "tools::knowledge::wiki::pages::run_jobs",
+        "tools::knowledge::wiki::pages::queue_all",
         "maintenance::lint_all",
         "maintenance::detect_contradictions",
         "acl_admin",
@@ -276,7 +276,8 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
     for (path, text) in sources().into_iter().filter(|(p, _)| hosts.iter().any(|h| p.starts_with(h))) {
         for (i, _) in text.match_indices("otc_tools::") {
             let rest = &text[i + "otc_tools::".len()..];
-            let named = rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')).unwrap_or(rest.len())]
+            let named = rest
+                [..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':')).unwrap_or(rest.len())]
                 .trim_end_matches(':');
             if !allowed.iter().any(|a| named == *a || named.starts_with(&format!("{a}::"))) {
                 found.push(format!("{path}: otc_tools::{named}"));

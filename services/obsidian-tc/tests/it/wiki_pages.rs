@@ -36,7 +36,7 @@ fn wiki_with_secret(c: &mut Config) {
 async fn settled(app: &TestApp, tenant: &Tenant) {
     for _ in 0..200 {
         let mut tx = app.store.begin(tenant.id).await.unwrap();
-        let due = tx.due_job_vaults(otc_tools::wiki_pages::JOB, 10).await.unwrap();
+        let due = tx.due_job_vaults(otc_tools::tools::knowledge::wiki::pages::JOB, 10).await.unwrap();
         tx.commit().await.unwrap();
         if due.is_empty() {
             return;
@@ -247,11 +247,12 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let vault = tx.vault(tenant.vault_id).await.unwrap().unwrap();
     tx.commit().await.unwrap();
-    let again = otc_tools::wiki_pages::regenerate(&tools, tenant.id, vault.clone()).await.unwrap().unwrap();
-    use otc_tools::wiki_pages::Outcome;
+    let again =
+        otc_tools::tools::knowledge::wiki::pages::regenerate(&tools, tenant.id, vault.clone()).await.unwrap().unwrap();
+    use otc_tools::tools::knowledge::wiki::pages::Outcome;
     assert_eq!((again.index, again.log), (Outcome::Unchanged, Outcome::Unchanged));
     let bare = app::dispatcher(&app.iso.config(), &app.deps).unwrap();
-    assert_eq!(otc_tools::wiki_pages::regenerate(&bare, tenant.id, vault).await.unwrap(), None);
+    assert_eq!(otc_tools::tools::knowledge::wiki::pages::regenerate(&bare, tenant.id, vault).await.unwrap(), None);
     app.stop().await;
 }
 

@@ -30,7 +30,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::periodic::PeriodArg;
+use crate::tools::workspace::periodic::PeriodArg;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, ToolEntry, entry};
 
@@ -215,8 +215,9 @@ pub async fn resolve_target(
                 .detail("field", "target.period")
             })?;
             let view = View::open(ctx, tool, vault).await?;
-            let resolved =
-                crate::periodic::resolve(ctx, tool, &view, period, target.date.as_deref()).await.map_err(|e| {
+            let resolved = crate::tools::workspace::periodic::resolve(ctx, tool, &view, period, target.date.as_deref())
+                .await
+                .map_err(|e| {
                     let why = if e.details.get("field").is_some_and(|f| f == "date") {
                         "invalid_arguments"
                     } else {

@@ -5,7 +5,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::periodic;
+use crate::tools::workspace::periodic;
 use otc_kernel::reading::View;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::periodic;
+use crate::tools::workspace::periodic;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 

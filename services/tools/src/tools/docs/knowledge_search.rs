@@ -5,9 +5,9 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::retrieval::{self, Request};
-use crate::tools::knowledge::vault_graph_search::HitOut;
-use crate::work;
+use crate::tools::knowledge::retrieval::vault_graph_search::HitOut;
+use crate::tools::knowledge::retrieval::{self, Request};
+use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
@@ -76,8 +76,8 @@ impl Tool for KnowledgeSearch {
             queries: queries.clone(),
             k,
             depth: (2 * k).min(20),
-            since: crate::memory::time_arg(input.since.as_deref(), "since")?,
-            as_of: crate::memory::time_arg(input.as_of.as_deref(), "as_of")?,
+            since: crate::tools::knowledge::memory::time_arg(input.since.as_deref(), "since")?,
+            as_of: crate::tools::knowledge::memory::time_arg(input.as_of.as_deref(), "as_of")?,
             expand: true,
             root: Some(corpus.clone()),
             ..Request::default()

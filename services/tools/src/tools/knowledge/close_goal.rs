@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::list_goals::GoalOut;
-use crate::memory;
+use crate::tools::knowledge::memory;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::memory;
+use crate::tools::knowledge::memory;
 use otc_kernel::reading::View;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool, internal};

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::memory;
+use crate::tools::knowledge::memory;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
@@ -108,7 +108,7 @@ impl Tool for EndSession {
                 .detail("field", "end_metadata"));
         }
         // The calls made just before are written (their episodes found the session open) first.
-        crate::work::settle(ctx).await;
+        crate::tools::knowledge::work::settle(ctx).await;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let ended = tx.end_session(view.vault.id, session.id, &end).await.map_err(store_err)?;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::memory::CaptureOut;
+use crate::tools::knowledge::memory::CaptureOut;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 

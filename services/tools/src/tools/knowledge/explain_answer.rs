@@ -5,7 +5,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::work;
+use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
@@ -105,8 +105,8 @@ impl Tool for ExplainAnswer {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let since = crate::memory::time_arg(input.since.as_deref(), "since")?;
-        let until = crate::memory::time_arg(input.until.as_deref(), "until")?;
+        let since = crate::tools::knowledge::memory::time_arg(input.since.as_deref(), "since")?;
+        let until = crate::tools::knowledge::memory::time_arg(input.until.as_deref(), "until")?;
         let view = View::open(ctx, name, &input.vault).await?;
         let session = match &input.session_id {
             Some(id) => Some(work::own_session(ctx, name, id).await?),

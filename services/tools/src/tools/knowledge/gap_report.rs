@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::work;
+use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};

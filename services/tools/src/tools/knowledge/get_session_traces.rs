@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::end_session::{own_session, traces};
-use crate::memory;
+use crate::tools::knowledge::memory;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{View, decode_cursor, encode_cursor};
 use otc_kernel::{CallContext, Tool};

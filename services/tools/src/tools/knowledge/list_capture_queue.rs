@@ -6,7 +6,7 @@ use otc_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::memory::CaptureOut;
+use crate::tools::knowledge::memory::CaptureOut;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{View, decode_cursor, encode_cursor};
 use otc_kernel::{CallContext, Tool, internal};

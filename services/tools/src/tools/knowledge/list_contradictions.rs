@@ -5,7 +5,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::work;
+use crate::tools::knowledge::work;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 

@@ -55,8 +55,11 @@ impl Tool for SetGoal {
                 ToolError::with_message(ErrorCode::InvalidInput, "text may not be blank").detail("field", "text")
             );
         }
-        let target =
-            input.target_date.as_deref().map(|d| crate::periodic::date_arg(Some(d), "target_date")).transpose()?;
+        let target = input
+            .target_date
+            .as_deref()
+            .map(|d| crate::tools::workspace::periodic::date_arg(Some(d), "target_date"))
+            .transpose()?;
         let text = otc_kernel::screening::screen(text).text;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

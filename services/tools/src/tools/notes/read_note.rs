@@ -21,7 +21,7 @@ pub struct Input {
     /// Instead of path: the periodic note (daily, weekly, monthly, quarterly, yearly) for
     /// `date`, where the vault's Daily notes or Periodic Notes settings say it lives.
     #[serde(default)]
-    pub period: Option<crate::periodic::PeriodArg>,
+    pub period: Option<crate::tools::workspace::periodic::PeriodArg>,
     /// With period: the date, YYYY-MM-DD (default: today, UTC).
     #[serde(default)]
     pub date: Option<String>,
@@ -225,7 +225,7 @@ impl Tool for ReadNote {
         let path = match (&input.path, input.period) {
             (Some(path), None) => path.clone(),
             (None, Some(period)) => {
-                crate::periodic::resolve(ctx, name, &view, period, input.date.as_deref()).await?.path
+                crate::tools::workspace::periodic::resolve(ctx, name, &view, period, input.date.as_deref()).await?.path
             }
             _ => {
                 return Err(ToolError::with_message(ErrorCode::InvalidInput, "give either path or period")

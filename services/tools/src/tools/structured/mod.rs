@@ -1,8 +1,8 @@
 //! The structured-documents domain's tools (`Domain::Structured`), one file each.
 
 pub mod add_kanban_card;
+pub mod canvas;
 pub mod create_base;
-pub mod create_canvas;
 pub mod create_excalidraw;
 pub mod format_table;
 pub mod insert_table_column;
@@ -10,12 +10,9 @@ pub mod insert_table_row;
 pub mod list_kanban_boards;
 pub mod move_kanban_card;
 pub mod query_base;
-pub mod query_canvas;
 pub mod read_base;
-pub mod read_canvas;
 pub mod read_excalidraw;
 pub mod read_kanban_board;
 pub mod sort_table_by_column;
 pub mod update_base;
-pub mod update_canvas;
 pub mod update_excalidraw;

@@ -1,0 +1,58 @@
+//! plur_recall_hybrid: keyword plus embedding recall over the external PLUR store.
+
+use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
+use otc_errors::ToolError;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use otc_kernel::{CallContext, Tool};
+
+use crate::tools::knowledge::plur;
+
+pub struct PlurRecallHybrid;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[schemars(length(min = 1, max = 2000))]
+    pub query: String,
+    /// Engrams answered (default 10, at most 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub k: Option<u32>,
+    /// The store's scope (a namespace it defines).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The keyword share of the fused score, 0 to 1 (the store's default when left out).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub bm25_weight: Option<f64>,
+}
+
+impl Tool for PlurRecallHybrid {
+    type Input = Input;
+    type Output = plur::Recalled;
+    const SPEC: ToolSpec = ToolSpec {
+        scopes: &["read:plur"],
+        response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
+        ..ToolSpec::base(
+            "plur_recall_hybrid",
+            "Recall PLUR engrams, hybrid",
+            "Keyword plus embedding recall over the external PLUR engram store the server is configured with; bm25_weight sets the keyword share (plugin_unavailable without one).",
+            Domain::Knowledge,
+        )
+    };
+
+    async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
+        plur::recall(
+            ctx,
+            Self::SPEC.name,
+            "/recall/hybrid",
+            &input.query,
+            input.k,
+            input.scope,
+            input.bm25_weight.map(|v| ("bm25_weight", v)),
+        )
+        .await
+    }
+}
