@@ -210,6 +210,9 @@ pub struct Hooks<'a> {
 
 /// Everything a handler knows about the call it serves.
 pub struct CallContext<'a> {
+    /// The tool that runs (its registered name; a resource read or a worker's pass names
+    /// itself), which its failures are logged under.
+    pub tool: &'static str,
     pub caller: &'a Caller,
     pub surface: Surface,
     /// The client's self-reported name, when the transport knows it.
@@ -246,6 +249,12 @@ impl CallContext<'_> {
 
     pub fn services(&self) -> &Services {
         &self.dispatcher.services
+    }
+
+    /// A transaction in the caller's tenant; a failure to open one is logged as the tool's and
+    /// answered `internal_error`.
+    pub async fn begin(&self) -> Result<otc_store::TenantTx, ToolError> {
+        self.services().store.begin(self.caller.tenant_id).await.map_err(|e| internal(self.tool, &e))
     }
 
     pub fn settings(&self) -> &FacadeSettings {
@@ -628,6 +637,7 @@ impl Dispatcher {
             }
             let handler = self.handlers[tool.name()];
             let ctx = CallContext {
+                tool: tool.spec.name,
                 caller,
                 surface,
                 client_name,
@@ -831,7 +841,7 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
     let found = match cached {
         Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
         _ => {
-            let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+            let mut tx = ctx.begin().await?;
             let found = tx.vault_by_name_or_id(name).await.map_err(|e| internal(tool, &e))?;
             tx.commit().await.map_err(|e| internal(tool, &e))?;
             if let Some(vault) = &found {

@@ -84,7 +84,7 @@ pub fn unknown_uri(uri: &str) -> ToolError {
 }
 
 async fn tenant_vaults(ctx: &CallContext<'_>, tool: &str) -> Result<Vec<Vault>, ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let mut vaults = tx.list_vaults().await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     vaults.sort_by(|a, b| a.name.cmp(&b.name));
@@ -167,7 +167,7 @@ pub async fn list(ctx: &CallContext<'_>, cursor: Option<&str>) -> Result<Resourc
         let view = View::open(ctx, LIST, &vault.name).await?;
         let after_path = after.as_ref().filter(|(name, _)| *name == vault.name).map(|(_, p)| p.as_str());
         let want = DEFAULT_PAGE + 1 - out.len();
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(LIST, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(vault.id, "", true, Some(&notes), view.readable(), after_path, want as i64)
             .await
@@ -233,7 +233,7 @@ impl Dispatcher {
     /// URIs; others are ignored) for their own changes, every readable note for the listing.
     pub async fn watch_resources(&self, caller: &Caller, subscribed: &[String]) -> Result<Watch, ToolError> {
         let args = Value::Null;
-        let ctx = self.resource_context(caller, &args);
+        let ctx = self.resource_context(WATCH, caller, &args);
         let mut vaults = Vec::new();
         for vault in reachable_vaults(&ctx, WATCH).await? {
             let generation = self.services.kv.generation(otc_kv::Generation::Vault(vault.id)).await.ok();
@@ -258,7 +258,7 @@ impl Dispatcher {
     /// old name may be another vault's now).
     pub async fn resource_changes(&self, caller: &Caller, watch: &mut Watch) -> Result<ResourceChanges, ToolError> {
         let args = Value::Null;
-        let ctx = self.resource_context(caller, &args);
+        let ctx = self.resource_context(WATCH, caller, &args);
         let recheck = watch.read_at.elapsed() >= RECHECK;
         if recheck {
             watch.read_at = std::time::Instant::now();
@@ -306,8 +306,9 @@ impl Dispatcher {
         Ok(changes)
     }
 
-    fn resource_context<'a>(&'a self, caller: &'a Caller, args: &'a Value) -> CallContext<'a> {
+    fn resource_context<'a>(&'a self, tool: &'static str, caller: &'a Caller, args: &'a Value) -> CallContext<'a> {
         CallContext {
+            tool,
             caller,
             surface: Surface::Default,
             client_name: None,
@@ -322,7 +323,7 @@ impl Dispatcher {
     /// resources/list for `caller`: a page of the notes it may read.
     pub async fn list_resources(&self, caller: &Caller, cursor: Option<&str>) -> Result<ResourcePage, ToolError> {
         let args = Value::Null;
-        let ctx = self.resource_context(caller, &args);
+        let ctx = self.resource_context(LIST, caller, &args);
         list(&ctx, cursor).await.map_err(|e| self.hinted(caller, e))
     }
 
@@ -331,7 +332,7 @@ impl Dispatcher {
     /// response ceiling.
     pub async fn read_resource(&self, caller: &Caller, uri: &str) -> Result<ResourceText, ToolError> {
         let args = Value::Null;
-        let ctx = self.resource_context(caller, &args);
+        let ctx = self.resource_context(READ, caller, &args);
         let read = async {
             let note = read(&ctx, READ, &mut HashMap::new(), uri).await?;
             if note.size as u64 > self.max_response_bytes {

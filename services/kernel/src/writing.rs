@@ -88,8 +88,7 @@ pub async fn check_new_name_except(
     from: Option<&str>,
 ) -> Result<(), ToolError> {
     otc_vault::check_new_name(path).map_err(|e| e.detail("field", field.to_string()))?;
-    let services = ctx.services();
-    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let clashes = tx.name_clashes(view.vault.id, path, from).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     match clashes.first() {
@@ -251,7 +250,7 @@ pub async fn put_contents(
     }
     let stored: Vec<(Hash, i64)> = contents.iter().map(|c| (otc_blobs::Blobs::hash_of(c), c.len() as i64)).collect();
     let services = ctx.services();
-    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     let tenant = ctx.caller.tenant_id;
@@ -316,7 +315,7 @@ pub async fn commit_at(
     let services = ctx.services();
     let jobs = services.features.commit_jobs(view, changes.iter().map(|c| c.path.as_str()));
     let who = provenance(ctx, tool, origin);
-    let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let tx = ctx.begin().await?;
     let (indexer, kv, vault) = (&services.indexer, &services.kv, view.vault.id);
     otc_indexer::commit::commit_with_jobs(indexer, kv, tx, vault, changes, &who, at_head, jobs).await.map_err(|e| {
         match e {
@@ -499,7 +498,7 @@ pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, pa
     let numbered = |n: u64| if n == 0 { first.clone() } else { format!("{stem} ({n}){ext}") };
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     for names in [(0..100).map(numbered).collect::<Vec<_>>(), (millis..millis + 100).map(numbered).collect()] {
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
         let taken = tx.existing_paths(vault, &names).await.map_err(|e| internal(tool, &e))?;
         tx.commit().await.map_err(|e| internal(tool, &e))?;
         if let Some(free) = names.into_iter().find(|n| !taken.contains(n)) {

@@ -92,7 +92,7 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
             println!("created vault {} ({})", vault.name, vault.id);
         }
         VaultCommand::Restore { tenant, vault, at, folder, dry_run } => {
-            use otc_tools::restore::{self, RestoreAt, RestoreError};
+            use otc_tools::tools::vault::restore::{self, RestoreAt, RestoreError};
             let at = RestoreAt::parse(&at).context("--at is a change-log sequence number or an RFC 3339 time")?;
             let config = app::load(&sources)?.config;
             let deps = app::Deps::new(&config)?;

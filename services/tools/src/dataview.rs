@@ -52,7 +52,7 @@ pub async fn index_pages(
 ) -> Result<Vec<Page>, ToolError> {
     let graph = graphing::load(ctx, tool, view).await?;
     let filter = ScanFilter { with_meta: true, with_created, ..Default::default() };
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let candidates =
         tx.scan_candidates(view.vault.id, view.readable(), &filter).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;

@@ -3,20 +3,14 @@
 //! feature: what a feature hands it is built here ([`features`]).
 
 pub mod acl_admin;
-pub mod bookmarks;
-pub mod bundles;
 pub mod compat;
 pub mod dataview;
 pub mod links_out;
 pub mod live_app;
 pub mod maintenance;
 pub mod moving;
-pub mod ocr;
-pub mod restore;
-pub mod scanning;
 pub mod semantic;
 pub mod settings_files;
-pub mod tables;
 pub mod tools;
 pub mod toolset;
 

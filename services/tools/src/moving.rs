@@ -95,7 +95,6 @@ pub async fn plan(
     moves: &[MoveSpec],
     update_links: bool,
 ) -> Result<Plan, ToolError> {
-    let services = ctx.services();
     let moved: Vec<Moved> = moves.iter().map(|m| Moved { from: &m.from, to: &m.to }).collect();
     let from_set: BTreeSet<&str> = moves.iter().map(|m| m.from.as_str()).collect();
 
@@ -109,7 +108,7 @@ pub async fn plan(
     let keys: Vec<String> = keys.into_iter().collect();
     let started = std::time::Instant::now();
     let mut sources: BTreeSet<String> = BTreeSet::new();
-    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(tool, &e))?;
     if update_links {
         let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
@@ -165,7 +164,7 @@ pub async fn plan(
         }
     }
     let name_list: Vec<String> = names.iter().cloned().collect();
-    let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let mut paths = tx.paths_named(view.vault.id, &name_list).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     for m in moves {
@@ -355,7 +354,7 @@ pub async fn run(
 /// Whether any change committed after the plan's sequence (up to `now`) can change it: a file
 /// whose name the plan depends on came or went or changed, or a note now links such a name.
 async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, now: i64) -> Result<bool, ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let records = tx.changes_since(view.vault.id, plan.head, now - plan.head).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     for record in records {

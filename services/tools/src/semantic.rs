@@ -54,7 +54,7 @@ impl VectorSet {
     pub async fn open(ctx: &CallContext<'_>, tool: &str, view: &View, field: &str) -> Result<VectorSet, ToolError> {
         let embeddings = &ctx.services().embeddings;
         let Some(active) = embeddings.active().cloned() else { return Err(unavailable(field)) };
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
         let sets = tx.vault_models(view.vault.id).await.map_err(|e| internal(tool, &e))?;
         let pending = tx.embedding_pending(view.vault.id).await.map_err(|e| internal(tool, &e))?;
         tx.commit().await.map_err(|e| internal(tool, &e))?;
@@ -93,7 +93,7 @@ impl VectorSet {
         near: Near<'_>,
     ) -> Result<Vec<NoteHit>, ToolError> {
         let Near { prefix, skip, notes } = near;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
         let filter = VectorFilter { prefix, visible: view.visible(), skip };
         // Chunks, not notes, come back: ask for enough that `notes` distinct notes are likely.
         let limit = (notes * 4 + 20).min(1_000) as i64;
@@ -189,7 +189,7 @@ async fn in_scope(
         })
         .collect();
     if !query.tags.is_empty() {
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
         for tag in &query.tags {
             let tagged: HashSet<String> =
                 tx.paths_tagged(view.vault.id, tag).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
@@ -217,7 +217,7 @@ pub async fn spans(
     hits: &[NoteHit],
 ) -> Result<HashMap<(String, i32), ChunkSpan>, ToolError> {
     let keys: Vec<(String, i32)> = hits.iter().map(|h| (h.path.clone(), h.ord)).collect();
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     Ok(spans.into_iter().map(|s| ((s.path.clone(), s.ord), s)).collect())

@@ -269,7 +269,7 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
         "maintenance::lint_all",
         "maintenance::detect_contradictions",
         "acl_admin",
-        "restore",
+        "tools::vault::restore",
     ];
     let hosts = ["services/gateway/src/", "services/worker/src/", "services/obsidian-tc/src/"];
     let mut found = Vec::new();

@@ -127,7 +127,7 @@ impl Tool for ObsidianListNotes {
 
         let view = View::open(ctx, name, &input.vault).await?;
         let prefix = view.folder_prefix(Some(&folder))?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(view.vault.id, &prefix, true, None, view.readable(), None, FILES_READ)
             .await

@@ -111,7 +111,7 @@ impl Tool for GetIndexStatus {
 
     async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let mut vaults = Vec::new();
         for vault in tx.list_vaults().await.map_err(|e| internal(name, &e))? {
             if ctx.caller.vault_id.is_some_and(|bound| bound != vault.id) {

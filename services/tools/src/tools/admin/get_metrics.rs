@@ -98,7 +98,7 @@ impl Tool for GetMetrics {
         let since = chrono::Utc::now() - chrono::Duration::minutes(i64::from(window));
         // What this gateway has queued so far counts too.
         services.audit.flush(Duration::from_secs(2)).await;
-        let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx.audit_metrics(since, vault.as_deref()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let mut totals = Totals::default();

@@ -86,7 +86,7 @@ impl Tool for InspectAcl {
         otc_vault::check_path(&input.path).map_err(|e| e.detail("field", "path"))?;
         let services = ctx.services();
         let vault = caller_vault(ctx, name, &input.vault).await?;
-        let mut tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let mut subject = ctx.caller.clone();
         if let Some(who) = &input.principal {
             let found = tx.find_principal(who).await.map_err(|e| internal(name, &e))?.ok_or_else(|| {

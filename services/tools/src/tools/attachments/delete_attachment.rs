@@ -61,7 +61,7 @@ impl Tool for DeleteAttachment {
             writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
         writing::confirm(ctx, name, true, "it deletes the file").await?;
         // Who links to it, asked before the delete unresolves those links.
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let still = tx
             .referencing_notes(view.vault.id, &input.path, view.readable(), 100)
             .await

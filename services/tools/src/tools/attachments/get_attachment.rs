@@ -145,7 +145,7 @@ impl Tool for GetAttachment {
                 .detail("field", "path"));
         }
         let max_bytes = input.max_bytes.unwrap_or(10_000_000);
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let entry = tx.file(v.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
         let references = if input.include_references == Some(true) {
             Some(

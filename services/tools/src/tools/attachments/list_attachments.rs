@@ -92,7 +92,7 @@ impl Tool for ListAttachments {
             None => ATTACHMENTS.iter().map(|e| e.to_string()).collect(),
         };
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_attachments(v.vault.id, &folder, &extensions, v.readable(), after.as_deref(), limit as i64 + 1)
             .await

@@ -4,6 +4,5 @@ pub mod delete_attachment;
 pub mod get_attachment;
 pub mod list_attachments;
 pub mod move_attachment;
-pub mod ocr_attachment;
-pub mod ocr_bulk;
+pub mod ocr;
 pub mod write_attachment;

@@ -60,7 +60,7 @@ impl Tool for ListTemplates {
         };
         let prefix = format!("{folder}/");
         let md = [".md".to_string()];
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(view.vault.id, &prefix, true, Some(&md), view.readable(), None, MAX_TEMPLATES)
             .await

@@ -1,7 +1,6 @@
 //! The automation domain's tools (`Domain::Automation`), one file each.
 
-pub mod bundle_files;
-pub mod bundle_folder;
+pub mod bundles;
 pub mod eval_dataview_field;
 pub mod execute_command;
 pub mod execute_template;

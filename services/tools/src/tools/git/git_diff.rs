@@ -85,7 +85,7 @@ impl Tool for GitDiff {
                     ToolError::with_message(ErrorCode::InvalidInput, "a sequence is 0 or more").detail("field", field)
                 );
             }
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let files = tx.files_at_seq(view.vault.id, seq, path).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             Ok::<_, ToolError>(files.into_iter().find(|f| f.path == path).map(|f| f.hash))
@@ -97,7 +97,7 @@ impl Tool for GitDiff {
         let from = match input.from {
             Some(seq) => at(seq, "from").await?,
             None => {
-                let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                let mut tx = ctx.begin().await?;
                 let last =
                     tx.path_history(view.vault.id, &input.path, None, 1).await.map_err(|e| internal(name, &e))?;
                 tx.commit().await.map_err(|e| internal(name, &e))?;

@@ -70,7 +70,7 @@ impl Tool for GitLog {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(name, &e))?;
         let lines = tx
             .changes_under(view.vault.id, "", (head - WINDOW).max(0), WINDOW)

@@ -54,7 +54,7 @@ impl Tool for GitStatus {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(name, &e))?;
         let recent =
             tx.changes_under(view.vault.id, "", (head - 200).max(0), 200).await.map_err(|e| internal(name, &e))?;

@@ -80,7 +80,7 @@ impl Tool for AuditProvenance {
         if !generated.is_empty() {
             exclude.get_or_insert_with(Vec::new).extend(generated.iter().map(|p| glob_regex(p)));
         }
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let (notes, cited, missing) = tx
             .property_coverage(
                 view.vault.id,

@@ -129,7 +129,7 @@ impl Tool for NoteQualityReport {
         wanted.sort();
         wanted.dedup();
         let loaded = graphing::load(ctx, name, &view).await?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let facts = tx.note_facts(view.vault.id, "", view.readable()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let now = chrono::Utc::now();

@@ -66,7 +66,7 @@ impl Tool for GetBacklinks {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         if tx.file(v.vault.id, &input.path).await.map_err(|e| internal(name, &e))?.is_none() {
             return Err(not_found(&input.path));
         }

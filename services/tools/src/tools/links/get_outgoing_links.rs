@@ -69,7 +69,7 @@ impl Tool for GetOutgoingLinks {
         view_.readable_path(&input.path)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let meta = tx
             .note_meta(view_.vault.id, &input.path, view_.readable())
             .await

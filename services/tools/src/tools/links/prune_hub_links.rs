@@ -126,7 +126,7 @@ impl Tool for PruneHubLinks {
                 .filter(|l| !l.target.is_empty())
                 .map(|l| (l.target.as_str(), input.path.as_str()))
                 .collect();
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let resolved = tx
                 .resolve_among_readable(view.vault.id, view.readable(), &asked)
                 .await

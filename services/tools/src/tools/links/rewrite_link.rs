@@ -124,7 +124,7 @@ impl Tool for RewriteLink {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut replanned = false;
         loop {
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let links =
                 tx.links_named(view.vault.id, &keys(&input.from_target)).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;

@@ -88,7 +88,7 @@ impl Tool for SuggestLinks {
                 .detail("field", "path"));
         }
         let content = read_content(ctx, name, &view, &input.path).await?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let linked = tx.link_targets(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
         let graph = tx
             .link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64)
@@ -143,7 +143,7 @@ impl SuggestLinks {
     ) -> Result<Vec<semantic::NoteHit>, ToolError> {
         let name = Self::SPEC.name;
         let set = VectorSet::open(ctx, name, view, "path").await?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let vectors = tx.note_vectors(view.vault.id, &set.model, path).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let vector = match semantic::centroid(&vectors) {

@@ -78,7 +78,7 @@ impl Tool for FindNotesByTag {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .notes_with_tag(v.vault.id, tag, &folder, v.readable(), after.as_deref(), limit as i64 + 1)
             .await

@@ -55,7 +55,7 @@ impl Tool for GetNoteTags {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         view.readable_path(&input.path)?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let meta = tx.note_meta(view.vault.id, &input.path, view.readable()).await.map_err(|e| internal(name, &e))?;
         let meta = meta.ok_or_else(|| not_found(&input.path))?;
         let tags = tx.note_tag_list(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;

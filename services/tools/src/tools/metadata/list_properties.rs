@@ -57,7 +57,7 @@ impl Tool for ListProperties {
         let v = View::open(ctx, name, &input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let max = max_notes(input.max_notes)?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let scanned =
             tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
         let rows = tx.property_counts(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;

@@ -147,7 +147,7 @@ impl Tool for GetProvenance {
             Some(cursor) => decode_cursor::<Position>(name, cursor)?,
             None => Position { path: input.path.clone(), before: i64::MAX },
         };
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let mut records = Vec::new();
         let mut next = None;
         'walk: loop {

@@ -91,7 +91,7 @@ impl Tool for ListNotes {
                 .detail("field", "extensions"));
         }
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(
                 view.vault.id,

@@ -48,7 +48,7 @@ impl Tool for NoteExists {
         let path = input.path.trim_end_matches('/').to_string();
         otc_vault::check_path(&path).map_err(|e| e.detail("field", "path"))?;
         let mut kind = None;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         if view.can_read(&path) && tx.file(view.vault.id, &path).await.map_err(|e| internal(name, &e))?.is_some() {
             kind = Some("file");
         } else {

@@ -306,8 +306,7 @@ impl Tool for ReadNote {
                     note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect(),
                 );
                 if input.include_links == Some(true) {
-                    let mut tx =
-                        ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                    let mut tx = ctx.begin().await?;
                     let links = tx.outgoing_links(view.vault.id, &input_path).await.map_err(|e| internal(name, &e))?;
                     tx.commit().await.map_err(|e| internal(name, &e))?;
                     out.links = Some(

@@ -54,7 +54,7 @@ impl Tool for ReadSnapshot {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         let id = uuid::Uuid::try_parse(input.snapshot_id.trim()).map_err(|_| snapshot_not_found(&input.snapshot_id))?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let snapshot = tx.snapshot(view.vault.id, id).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let snapshot =

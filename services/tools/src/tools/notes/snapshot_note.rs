@@ -45,7 +45,7 @@ impl Tool for SnapshotNote {
         let name = Self::SPEC.name;
         let view = View::open(ctx, name, &input.vault).await?;
         view.readable_path(&input.path)?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let entry = tx.file(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
         let entry = entry.ok_or_else(|| not_found(&input.path))?;
         let snapshot = tx

@@ -49,7 +49,7 @@ impl Tool for ListKanbanBoards {
         let view = View::open(ctx, name, &input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let key = ["kanban-plugin".to_string()];
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .notes_with_property(view.vault.id, &key, None, &folder, view.readable(), None, MAX_BOARDS as i64 + 1)
             .await

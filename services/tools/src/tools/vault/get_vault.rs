@@ -90,7 +90,7 @@ impl Tool for GetVault {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let v = View::open(ctx, name, &input.vault).await?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let (head_seq, indexed_seq) = tx.index_progress(v.vault.id).await.map_err(|e| internal(name, &e))?;
         let notes = tx.note_count(v.vault.id, v.readable()).await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;

@@ -44,7 +44,7 @@ impl Tool for ListVaults {
 
     async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let all = tx.list_vaults().await.map_err(|e| internal(name, &e))?;
         tx.commit().await.map_err(|e| internal(name, &e))?;
         let mut vaults = Vec::new();
@@ -54,7 +54,7 @@ impl Tool for ListVaults {
             }
             // Counted through the caller's folder ACL, like every read.
             let view = View::open(ctx, name, &vault.name).await?;
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let notes = tx.note_count(vault.id, view.readable()).await.map_err(|e| internal(name, &e))?;
             let head_seq = tx.head_seq(vault.id).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;

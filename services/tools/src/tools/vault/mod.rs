@@ -3,4 +3,4 @@
 pub mod get_vault;
 pub mod index_vault;
 pub mod list_vaults;
-pub mod restore_vault;
+pub mod restore;

@@ -82,7 +82,7 @@ pub async fn read(
     folder: &str,
     paths: Option<&[String]>,
 ) -> Result<(Vec<TaskRow>, bool), ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let lines = tx
         .task_lines(view.vault.id, folder, paths, view.readable(), MAX_TASKS + 1)
         .await

@@ -371,7 +371,7 @@ pub async fn note_gap(
         if gap { (json!([]), paths(&mut found.hits.iter())) } else { (paths(&mut direct.into_iter()), json!([])) };
     let query = otc_kernel::screening::screen(query).text;
     let norm = crate::tools::knowledge::wiki::normalize(&query);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     tx.record_gap(view.vault.id, ctx.caller.principal_id, &norm, &query, top_score, gap, &results, &nearest)
         .await
         .map_err(|e| internal(tool, &e))?;
@@ -478,7 +478,7 @@ pub async fn first_chunks(
         return Ok(HashMap::new());
     }
     let keys: Vec<(String, i32)> = paths.iter().map(|p| (p.clone(), 0)).collect();
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     let spans: HashMap<String, (i32, i32)> = spans.into_iter().map(|s| (s.path, (s.start, s.end))).collect();

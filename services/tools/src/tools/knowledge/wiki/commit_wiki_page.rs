@@ -272,7 +272,7 @@ impl Tool for CommitWikiPage {
         // (a bare [[name]] would then lead to whichever Obsidian picks).
         let link_name = {
             let keys = otc_vault::links::affected_link_keys(path);
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let named = tx.paths_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             match named.iter().any(|p| p != path) {

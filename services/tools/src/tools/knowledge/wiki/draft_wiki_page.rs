@@ -273,7 +273,7 @@ impl Tool for DraftWikiPage {
         let mut already: BTreeSet<String> = found.wanted_by.iter().flat_map(|w| w.all.iter().cloned()).collect();
         if let Some(own) = &own {
             let keys = otc_vault::links::affected_link_keys(own);
-            let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+            let mut tx = ctx.begin().await?;
             let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
             tx.commit().await.map_err(|e| internal(name, &e))?;
             already.extend(
@@ -342,7 +342,7 @@ impl Tool for DraftWikiPage {
                 let note = otc_parser::parse(text);
                 let chars = text[note.body_start.min(text.len())..].chars().count();
                 let keys = otc_vault::links::affected_link_keys(path);
-                let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                let mut tx = ctx.begin().await?;
                 let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
                 tx.commit().await.map_err(|e| internal(name, &e))?;
                 let cited_by: Vec<String> = links

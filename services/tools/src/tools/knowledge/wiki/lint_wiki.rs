@@ -196,7 +196,7 @@ impl Tool for LintWiki {
         }
 
         // Reads of the pages' index rows and texts, for the checks that need them.
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let facts = tx.note_facts(view.vault.id, &prefix, view.readable()).await.map_err(|e| internal(name, &e))?;
         let unresolved = if wants(Check::UnresolvedLink) {
             tx.unresolved_links(view.vault.id, &prefix, view.readable(), None, MAX_UNRESOLVED as i64)
@@ -504,7 +504,7 @@ async fn near_duplicates(
     let allowed: BTreeSet<&str> = pages.iter().map(|p| p.as_str()).collect();
     let mut pairs: BTreeMap<(String, String), f32> = BTreeMap::new();
     for page in pages {
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
         let vectors = tx.note_vectors(view.vault.id, &set.model, page).await.map_err(|e| internal(tool, &e))?;
         tx.commit().await.map_err(|e| internal(tool, &e))?;
         let Some(centroid) = crate::semantic::centroid(&vectors) else { continue };

@@ -190,7 +190,7 @@ pub async fn find(
         return Err(ToolError::with_message(ErrorCode::InvalidInput, "topic is empty").detail("field", "topic"));
     }
     let qid = qid(topic);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let named = tx
         .notes_named(view.vault.id, view.readable(), prefix, &norm, qid.as_deref())
         .await
@@ -475,7 +475,7 @@ pub async fn link_problems(
         .filter(|l| !l.target.is_empty() && !names_page(&l.target, path))
         .map(|l| (l.target.as_str(), path))
         .collect();
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let resolved =
         tx.resolve_among_readable(view.vault.id, view.readable(), &asked).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
@@ -498,7 +498,7 @@ pub async fn link_problems(
 /// leads nowhere yet counts: it resolves once the page exists).
 pub async fn has_inbound(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<bool, ToolError> {
     let keys = otc_vault::links::affected_link_keys(path);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     Ok(links.iter().any(|l| {

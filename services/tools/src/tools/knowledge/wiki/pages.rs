@@ -207,6 +207,7 @@ pub async fn system_caller(store: &otc_store::Store, tenant: Uuid) -> Result<Cal
 /// A context for work a worker does as `caller`, outside any request.
 pub fn system_context<'a>(dispatcher: &'a Dispatcher, caller: &'a Caller) -> CallContext<'a> {
     CallContext {
+        tool: TOOL,
         caller,
         surface: Surface::Default,
         client_name: Some("obsidian-tc worker"),
@@ -332,7 +333,7 @@ async fn put(
     let changes = [writing::put(path, expect, stored[0].0, stored[0].1)];
     let who =
         Provenance { tool: Some(TOOL.into()), client_name: Some("obsidian-tc worker".into()), ..Provenance::default() };
-    let tx = services.store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(TOOL, &e))?;
+    let tx = ctx.begin().await?;
     let committed = otc_indexer::commit::commit_and_announce(
         &services.indexer,
         &services.kv,
@@ -365,7 +366,7 @@ async fn pages(
     prefix: &str,
 ) -> Result<Vec<(String, Option<String>)>, ToolError> {
     let view = named.view;
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(TOOL, &e))?;
+    let mut tx = ctx.begin().await?;
     let facts = tx.note_facts(view.vault.id, prefix, view.readable()).await.map_err(|e| internal(TOOL, &e))?;
     let mut types = std::collections::HashMap::new();
     let mut after: Option<String> = None;
@@ -498,7 +499,7 @@ async fn write_log(
         }
     };
     let prefix = format!("{}/", wiki.folder);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(TOOL, &e))?;
+    let mut tx = ctx.begin().await?;
     let records =
         tx.changes_under(view.vault.id, &prefix, last_seq, LOG_BATCH).await.map_err(|e| internal(TOOL, &e))?;
     tx.commit().await.map_err(|e| internal(TOOL, &e))?;

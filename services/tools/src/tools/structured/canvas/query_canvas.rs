@@ -112,7 +112,7 @@ impl Tool for QueryCanvas {
             None => {
                 let folder = view.folder_prefix(input.root.as_deref())?;
                 let ext = [".canvas".to_string()];
-                let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                let mut tx = ctx.begin().await?;
                 let rows = tx
                     .list_files(view.vault.id, &folder, true, Some(&ext), view.readable(), None, MAX_CANVASES)
                     .await

@@ -105,7 +105,7 @@ impl Tool for ListPeriodicNotes {
         let mut found = Vec::new();
         let mut last: Option<String> = None;
         let mut scanned = 0;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         loop {
             let rows = tx
                 .list_files(view.vault.id, &folder, true, Some(&md), view.readable(), last.as_deref(), BATCH)

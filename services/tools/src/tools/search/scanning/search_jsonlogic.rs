@@ -31,7 +31,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::scanning::{
+use crate::tools::search::scanning::{
     self, Budget, Limit, Matcher, PageSpec, PatternError, Prefilter, RegexFlags, candidate_paths, merge_prefix,
     root_prefix, search_limit,
 };

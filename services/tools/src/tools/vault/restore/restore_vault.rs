@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::restore::{self, RestoreAt};
+use crate::tools::vault::restore::{self, RestoreAt};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};
 

@@ -1,6 +1,9 @@
 //! What bundle_files and bundle_folder share: several notes packed into one text for a model's
 //! context, each under its path, within a byte budget.
 
+pub mod bundle_files;
+pub mod bundle_folder;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tables::{self, TableWritten, Target};
+use crate::tools::structured::tables::{self, TableWritten, Target};
 use otc_kernel::{CallContext, Tool};
 
 pub struct FormatTable;

@@ -4,7 +4,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ocr;
+use crate::tools::attachments::ocr;
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal, writing};
 
@@ -104,7 +104,7 @@ impl Tool for OcrBulk {
                     )
                     .detail("field", "extensions"));
                 }
-                let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+                let mut tx = ctx.begin().await?;
                 let rows = tx
                     .list_files(
                         view.vault.id,

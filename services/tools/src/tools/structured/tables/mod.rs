@@ -3,6 +3,11 @@
 //! and the acknowledgement they answer with. The edits themselves are `otc_edit::table`'s: every
 //! byte outside the table stays as it was.
 
+pub mod format_table;
+pub mod insert_table_column;
+pub mod insert_table_row;
+pub mod sort_table_by_column;
+
 use otc_edit::table::TableEdit;
 use otc_errors::ToolError;
 use schemars::JsonSchema;

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::bookmarks;
 use crate::settings_files::{self, BOOKMARKS};
+use crate::tools::workspace::bookmarks;
 use otc_kernel::reading::{View, not_found};
 use otc_kernel::{CallContext, Tool, writing};
 

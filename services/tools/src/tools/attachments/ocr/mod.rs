@@ -2,6 +2,9 @@
 //! bytes (through stdin, no file written), under a deadline, killed past it; each text cached
 //! in Redis per tenant, image content and languages, so an image is read once.
 
+pub mod ocr_attachment;
+pub mod ocr_bulk;
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
+use crate::tools::automation::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{View, decode_cursor, encode_cursor};
 use otc_kernel::{CallContext, Tool, internal, writing};
@@ -93,7 +93,7 @@ impl Tool for BundleFolder {
             .map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase()))
             .collect();
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(name, &e))?;
+        let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(
                 view.vault.id,

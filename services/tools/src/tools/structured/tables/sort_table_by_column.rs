@@ -1,12 +1,20 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, ToolSpec};
+use otc_edit::table::Order as EditOrder;
 use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tables::{self, TableWritten, Target};
+use crate::tools::structured::tables::{self, TableWritten, Target};
 use otc_kernel::{CallContext, Tool};
 
-pub struct InsertTableRow;
+pub struct SortTableByColumn;
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    Asc,
+    Desc,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -16,17 +24,21 @@ pub struct Input {
     /// Which table of the note, 0-based in file order (default 0).
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The cells, left to right; missing ones are left empty, a | is escaped.
-    pub values: Vec<String>,
-    /// 0-based data row the new row becomes (default: after the last).
+    /// The column's header (case-insensitive), or its 0-based position.
+    pub column: String,
+    /// Default asc. The sort is stable.
     #[serde(default)]
-    pub at: Option<usize>,
+    pub order: Option<Order>,
+    /// Compare as numbers (1,234.5 reads as a number); cells that are not numbers go last.
+    /// Default false: text, case-insensitive.
+    #[serde(default)]
+    pub numeric: Option<bool>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
 
-impl Tool for InsertTableRow {
+impl Tool for SortTableByColumn {
     type Input = Input;
     type Output = TableWritten;
     const SPEC: ToolSpec = ToolSpec {
@@ -35,10 +47,10 @@ impl Tool for InsertTableRow {
         response_format: Format::Fixed { why: "a write acknowledgement: counts and the hash" },
         core: false,
         ..ToolSpec::base(
-            "insert_table_row",
-            "Add a row to a Markdown table",
-            "Inserts a row into a Markdown table of a note, at a position or at the end. Every byte \
-             outside the table stays as it was.",
+            "sort_table_by_column",
+            "Sort a Markdown table",
+            "Sorts a Markdown table's rows by one column, as text or as numbers. Every byte outside \
+             the table stays as it was.",
             Domain::Structured,
         )
     };
@@ -50,8 +62,13 @@ impl Tool for InsertTableRow {
             table_index: input.table_index,
             prev_hash: input.prev_hash.as_deref(),
         };
+        let order = match input.order.unwrap_or(Order::Asc) {
+            Order::Asc => EditOrder::Asc,
+            Order::Desc => EditOrder::Desc,
+        };
+        let numeric = input.numeric.unwrap_or(false);
         tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
-            otc_edit::table::insert_row(text, index, &input.values, input.at)
+            otc_edit::table::sort_by_column(text, index, &input.column, order, numeric)
         })
         .await
     }

@@ -2,6 +2,10 @@
 //! folder, heading, block, search, url or a group holding more) as the bookmark tools see them:
 //! filtered to what the caller may read, matched for removal.
 
+pub mod add_bookmark;
+pub mod list_bookmarks;
+pub mod remove_bookmark;
+
 use serde_json::{Map, Value};
 
 use otc_kernel::reading::View;

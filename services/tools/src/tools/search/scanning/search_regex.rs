@@ -7,7 +7,7 @@ use otc_store::ScanCandidate;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::scanning::{
+use crate::tools::search::scanning::{
     self, Budget, Limit, Matcher, PageSpec, Prefilter, RegexFlags, candidate_paths, root_prefix, search_limit,
 };
 use otc_kernel::format::{self, ResponseFormat, Verbosity};

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::ocr;
+use crate::tools::attachments::ocr;
 use otc_kernel::reading::{View, not_found};
 use otc_kernel::{CallContext, Tool, writing};
 

@@ -7,6 +7,8 @@
 //! collected cannot come back; such a restore is refused and names the paths. The trash
 //! (`.trash/`) is left as it is, so nothing deleted since becomes unrecoverable.
 
+pub mod restore_vault;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
+use crate::tools::automation::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};

@@ -14,6 +14,9 @@
 //! pattern requires, which skip notes without running the pattern and narrow the candidates
 //! through [`candidate_paths`].
 
+pub mod search_jsonlogic;
+pub mod search_regex;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -517,7 +520,7 @@ pub async fn candidates(
     view: &View,
     filter: &ScanFilter,
 ) -> Result<Vec<ScanCandidate>, ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
     let rows = tx.scan_candidates(view.vault.id, view.readable(), filter).await.map_err(|e| internal(tool, &e))?;
     tx.commit().await.map_err(|e| internal(tool, &e))?;
     Ok(rows)

@@ -1,20 +1,12 @@
 use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, ToolSpec};
-use otc_edit::table::Order as EditOrder;
 use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::tables::{self, TableWritten, Target};
+use crate::tools::structured::tables::{self, TableWritten, Target};
 use otc_kernel::{CallContext, Tool};
 
-pub struct SortTableByColumn;
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    Asc,
-    Desc,
-}
+pub struct InsertTableRow;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,21 +16,17 @@ pub struct Input {
     /// Which table of the note, 0-based in file order (default 0).
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The column's header (case-insensitive), or its 0-based position.
-    pub column: String,
-    /// Default asc. The sort is stable.
+    /// The cells, left to right; missing ones are left empty, a | is escaped.
+    pub values: Vec<String>,
+    /// 0-based data row the new row becomes (default: after the last).
     #[serde(default)]
-    pub order: Option<Order>,
-    /// Compare as numbers (1,234.5 reads as a number); cells that are not numbers go last.
-    /// Default false: text, case-insensitive.
-    #[serde(default)]
-    pub numeric: Option<bool>,
+    pub at: Option<usize>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
 
-impl Tool for SortTableByColumn {
+impl Tool for InsertTableRow {
     type Input = Input;
     type Output = TableWritten;
     const SPEC: ToolSpec = ToolSpec {
@@ -47,10 +35,10 @@ impl Tool for SortTableByColumn {
         response_format: Format::Fixed { why: "a write acknowledgement: counts and the hash" },
         core: false,
         ..ToolSpec::base(
-            "sort_table_by_column",
-            "Sort a Markdown table",
-            "Sorts a Markdown table's rows by one column, as text or as numbers. Every byte outside \
-             the table stays as it was.",
+            "insert_table_row",
+            "Add a row to a Markdown table",
+            "Inserts a row into a Markdown table of a note, at a position or at the end. Every byte \
+             outside the table stays as it was.",
             Domain::Structured,
         )
     };
@@ -62,13 +50,8 @@ impl Tool for SortTableByColumn {
             table_index: input.table_index,
             prev_hash: input.prev_hash.as_deref(),
         };
-        let order = match input.order.unwrap_or(Order::Asc) {
-            Order::Asc => EditOrder::Asc,
-            Order::Desc => EditOrder::Desc,
-        };
-        let numeric = input.numeric.unwrap_or(false);
         tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
-            otc_edit::table::sort_by_column(text, index, &input.column, order, numeric)
+            otc_edit::table::insert_row(text, index, &input.values, input.at)
         })
         .await
     }
