@@ -16,7 +16,7 @@ use otc_kv::Kv;
 use otc_store::Store;
 use uuid::Uuid;
 
-use crate::{Caller, internal};
+use crate::Caller;
 
 /// Each tenant's key, once read (keys never change): it signs confirmation tokens, and the
 /// wiki's page seals are derived from it.
@@ -122,7 +122,7 @@ pub async fn redeem(
         Ok(tenant) if tenant == caller.tenant_id => {}
         _ => return Err(refused("this confirmation token was not issued for this caller")),
     }
-    let key = keys.get(store, caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let key = keys.get(store, caller.tenant_id).await?;
     let claims = confirm::verify(&key, token).map_err(|e| refused(&e.to_string()))?;
     if claims.principal != caller.principal_id {
         return Err(refused("this confirmation token was issued to another principal"));

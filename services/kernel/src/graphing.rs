@@ -102,9 +102,9 @@ pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Arc<
 /// Reads the caller's link graph of the vault from the index.
 async fn read(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGraph, ToolError> {
     let mut tx = ctx.begin().await?;
-    let rows = tx.link_graph(view.vault.id, view.readable()).await.map_err(|e| internal(tool, &e))?;
-    let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let rows = tx.link_graph(view.vault.id, view.readable()).await?;
+    let excluded = tx.excluded_paths(view.vault.id).await?;
+    tx.commit().await?;
     // A wiki's generated pages list every page: no node, so their links count for nothing.
     let generated = view.wiki_generated_paths();
     compute(tool, move || {

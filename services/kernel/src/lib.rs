@@ -251,6 +251,13 @@ impl CallContext<'_> {
         &self.dispatcher.services
     }
 
+    /// The caller's vault `vault` (a call's `vault` argument, which the dispatcher fills in when
+    /// the caller reaches one vault) with its ACL, as the tools see it: vault_not_found when the
+    /// caller cannot reach it.
+    pub async fn view(&self, vault: &str) -> Result<reading::View, ToolError> {
+        reading::View::open(self, vault).await
+    }
+
     /// A transaction in the caller's tenant; a failure to open one is logged as the tool's and
     /// answered `internal_error`.
     pub async fn begin(&self) -> Result<otc_store::TenantTx, ToolError> {
@@ -699,7 +706,12 @@ impl Dispatcher {
         tx.commit().await.map_err(store_err)?;
         match vaults.as_slice() {
             [] => Err(ToolError::with_message(ErrorCode::VaultNotFound, "this caller can reach no vault")),
-            [only] => Ok(only.name.clone()),
+            [only] => {
+                // The handler finds the vault by this name next: in the cache, not in Postgres.
+                let key = (caller.tenant_id, only.name.clone());
+                self.services.vault_cache.lock().expect("vault cache").insert(key, (only.clone(), Instant::now()));
+                Ok(only.name.clone())
+            }
             several => {
                 const LISTED: usize = 20;
                 let names: Vec<&str> = several.iter().take(LISTED).map(|v| v.name.as_str()).collect();
@@ -829,7 +841,7 @@ pub fn capability_hidden(name: &str) -> ToolError {
 /// The caller's vault named `name` (or, when no vault has that name, whose id it is, as
 /// list_vaults shows it): vault_not_found when the tenant has none such or the caller's token
 /// is bound to another vault (the two answer alike).
-pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<otc_store::Vault, ToolError> {
+pub async fn caller_vault(ctx: &CallContext<'_>, name: &str) -> Result<otc_store::Vault, ToolError> {
     let services = ctx.services();
     let not_found = || ToolError::new(ErrorCode::VaultNotFound).echo("vault", name);
     // No vault name is longer (a UUID is 36).
@@ -842,8 +854,8 @@ pub async fn caller_vault(ctx: &CallContext<'_>, tool: &str, name: &str) -> Resu
         Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
         _ => {
             let mut tx = ctx.begin().await?;
-            let found = tx.vault_by_name_or_id(name).await.map_err(|e| internal(tool, &e))?;
-            tx.commit().await.map_err(|e| internal(tool, &e))?;
+            let found = tx.vault_by_name_or_id(name).await?;
+            tx.commit().await?;
             if let Some(vault) = &found {
                 services.vault_cache.lock().expect("vault cache").insert(key, (vault.clone(), Instant::now()));
             }

@@ -125,8 +125,8 @@ pub const PAGE_BUDGET_BYTES: usize = 17_000;
 impl View {
     /// The caller's vault `name` with its ACL, as the tools see it: vault_not_found when the
     /// caller cannot reach it.
-    pub async fn open(ctx: &CallContext<'_>, tool: &str, name: &str) -> Result<View, ToolError> {
-        let vault = caller_vault(ctx, tool, name).await?;
+    pub async fn open(ctx: &CallContext<'_>, name: &str) -> Result<View, ToolError> {
+        let vault = caller_vault(ctx, name).await?;
         let services = ctx.services();
         let slug = || async {
             let mut tx = services.store.begin(ctx.caller.tenant_id).await?;
@@ -134,8 +134,8 @@ impl View {
             tx.commit().await?;
             Ok(tenant.map(|t| t.slug))
         };
-        let entry = acl_entry(&services.acls, ctx.caller, &vault.name, slug).await.map_err(|e| internal(tool, &e))?;
-        let wiki = wiki_folders(services, ctx.caller, &vault.name).await.map_err(|e| internal(tool, &e))?;
+        let entry = acl_entry(&services.acls, ctx.caller, &vault.name, slug).await?;
+        let wiki = wiki_folders(services, ctx.caller, &vault.name).await?;
         Ok(View::with(ctx.caller, vault, entry, Audience::Tools, wiki))
     }
 

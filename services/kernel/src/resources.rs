@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::citations::{note_title, note_uri, parse_note_uri};
 use crate::reading::{Content, DEFAULT_PAGE, View, decode_cursor, encode_cursor, not_found, read_content};
-use crate::{CallContext, Caller, Dispatcher, ResponseFormat, internal};
+use crate::{CallContext, Caller, Dispatcher, ResponseFormat};
 
 /// The scopes a caller needs to list or read a note resource (read_note's).
 pub const SCOPES: &[&str] = &["read:notes"];
@@ -83,20 +83,20 @@ pub fn unknown_uri(uri: &str) -> ToolError {
         .detail("uri", uri.to_string())
 }
 
-async fn tenant_vaults(ctx: &CallContext<'_>, tool: &str) -> Result<Vec<Vault>, ToolError> {
+async fn tenant_vaults(ctx: &CallContext<'_>) -> Result<Vec<Vault>, ToolError> {
     let mut tx = ctx.begin().await?;
-    let mut vaults = tx.list_vaults().await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let mut vaults = tx.list_vaults().await?;
+    tx.commit().await?;
     vaults.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(vaults)
 }
 
 /// The vaults the caller's note resources reach, in name order.
-async fn reachable_vaults(ctx: &CallContext<'_>, tool: &str) -> Result<Vec<Vault>, ToolError> {
+async fn reachable_vaults(ctx: &CallContext<'_>) -> Result<Vec<Vault>, ToolError> {
     if !may_read(ctx.caller) {
         return Ok(Vec::new());
     }
-    let vaults = tenant_vaults(ctx, tool).await?;
+    let vaults = tenant_vaults(ctx).await?;
     Ok(match ctx.caller.vault_id {
         Some(bound) => vaults.into_iter().filter(|v| v.id == bound).collect(),
         None if ctx.services().config.resources.bound_vault_only && vaults.len() != 1 => Vec::new(),
@@ -106,17 +106,17 @@ async fn reachable_vaults(ctx: &CallContext<'_>, tool: &str) -> Result<Vec<Vault
 
 /// The caller's view of the vault named `vault`, for a note resource at `path`: not found
 /// (for `path`) when the caller may not reach it.
-async fn open(ctx: &CallContext<'_>, tool: &str, vault: &str, path: &str) -> Result<View, ToolError> {
+async fn open(ctx: &CallContext<'_>, vault: &str, path: &str) -> Result<View, ToolError> {
     if !may_read(ctx.caller) {
         return Err(not_found(path));
     }
-    let view = match View::open(ctx, tool, vault).await {
+    let view = match View::open(ctx, vault).await {
         Err(e) if e.code == ErrorCode::VaultNotFound => return Err(not_found(path)),
         other => other?,
     };
     if ctx.services().config.resources.bound_vault_only
         && ctx.caller.vault_id.is_none()
-        && tenant_vaults(ctx, tool).await?.len() != 1
+        && tenant_vaults(ctx).await?.len() != 1
     {
         return Err(not_found(path));
     }
@@ -136,7 +136,7 @@ pub async fn read(
         return Err(not_found(&path));
     }
     if !views.contains_key(&vault) {
-        let view = open(ctx, tool, &vault, &path).await?;
+        let view = open(ctx, &vault, &path).await?;
         views.insert(vault.clone(), view);
     }
     let view = &views[&vault];
@@ -160,19 +160,16 @@ pub async fn list(ctx: &CallContext<'_>, cursor: Option<&str>) -> Result<Resourc
     let after: Option<(String, String)> = cursor.map(|c| decode_cursor(LIST, c)).transpose()?;
     let notes = [".md".to_string()];
     let mut out: Vec<NoteResource> = Vec::new();
-    for vault in reachable_vaults(ctx, LIST).await? {
+    for vault in reachable_vaults(ctx).await? {
         if after.as_ref().is_some_and(|(name, _)| vault.name < *name) {
             continue;
         }
-        let view = View::open(ctx, LIST, &vault.name).await?;
+        let view = View::open(ctx, &vault.name).await?;
         let after_path = after.as_ref().filter(|(name, _)| *name == vault.name).map(|(_, p)| p.as_str());
         let want = DEFAULT_PAGE + 1 - out.len();
         let mut tx = ctx.begin().await?;
-        let rows = tx
-            .list_files(vault.id, "", true, Some(&notes), view.readable(), after_path, want as i64)
-            .await
-            .map_err(|e| internal(LIST, &e))?;
-        tx.commit().await.map_err(|e| internal(LIST, &e))?;
+        let rows = tx.list_files(vault.id, "", true, Some(&notes), view.readable(), after_path, want as i64).await?;
+        tx.commit().await?;
         out.extend(rows.into_iter().map(|r| NoteResource {
             uri: note_uri(&vault.name, &r.path),
             vault: vault.name.clone(),
@@ -235,11 +232,11 @@ impl Dispatcher {
         let args = Value::Null;
         let ctx = self.resource_context(WATCH, caller, &args);
         let mut vaults = Vec::new();
-        for vault in reachable_vaults(&ctx, WATCH).await? {
+        for vault in reachable_vaults(&ctx).await? {
             let generation = self.services.kv.generation(otc_kv::Generation::Vault(vault.id)).await.ok();
-            let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
-            let seq = tx.head_seq(vault.id).await.map_err(|e| internal(WATCH, &e))?;
-            tx.commit().await.map_err(|e| internal(WATCH, &e))?;
+            let mut tx = self.services.store.begin(caller.tenant_id).await?;
+            let seq = tx.head_seq(vault.id).await?;
+            tx.commit().await?;
             vaults.push(Watched { id: vault.id, name: vault.name, seq, generation, more: false });
         }
         let mut by_note: HashMap<(String, String), Vec<String>> = HashMap::new();
@@ -273,16 +270,13 @@ impl Dispatcher {
             if generation.is_some() {
                 watched.generation = generation;
             }
-            let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(|e| internal(WATCH, &e))?;
-            let lines = tx
-                .changes_under(watched.id, "", watched.seq, CHANGES_PER_LOOK)
-                .await
-                .map_err(|e| internal(WATCH, &e))?;
-            tx.commit().await.map_err(|e| internal(WATCH, &e))?;
+            let mut tx = self.services.store.begin(caller.tenant_id).await?;
+            let lines = tx.changes_under(watched.id, "", watched.seq, CHANGES_PER_LOOK).await?;
+            tx.commit().await?;
             watched.more = lines.len() as i64 == CHANGES_PER_LOOK;
             let Some(last) = lines.last() else { continue };
             watched.seq = last.seq;
-            let view = match View::open(&ctx, WATCH, &watched.name).await {
+            let view = match View::open(&ctx, &watched.name).await {
                 Ok(view) if view.vault.id == watched.id => view,
                 // Renamed, gone, or out of the caller's reach: nothing more to say of it.
                 Ok(_) => continue,

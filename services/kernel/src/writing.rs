@@ -67,21 +67,14 @@ fn denied(view: &View, op: Op, path: &str, field: &str, message: &str) -> ToolEr
 /// A name the call is about to create: storable on every desktop, link-safe
 /// (`otc_vault::check_new_name`), and not one that would clash with an existing file on a
 /// case-insensitive or normalization-insensitive file system (macOS, Windows).
-pub async fn check_new_name(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    path: &str,
-    field: &str,
-) -> Result<(), ToolError> {
-    check_new_name_except(ctx, tool, view, path, field, None).await
+pub async fn check_new_name(ctx: &CallContext<'_>, view: &View, path: &str, field: &str) -> Result<(), ToolError> {
+    check_new_name_except(ctx, view, path, field, None).await
 }
 
 /// [`check_new_name`] for a rename: the file moving away from `from` does not count, so a
 /// case-only rename (`a.md` to `A.md`) stays allowed.
 pub async fn check_new_name_except(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     field: &str,
@@ -89,8 +82,8 @@ pub async fn check_new_name_except(
 ) -> Result<(), ToolError> {
     otc_vault::check_new_name(path).map_err(|e| e.detail("field", field.to_string()))?;
     let mut tx = ctx.begin().await?;
-    let clashes = tx.name_clashes(view.vault.id, path, from).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let clashes = tx.name_clashes(view.vault.id, path, from).await?;
+    tx.commit().await?;
     match clashes.first() {
         None => Ok(()),
         Some(first) => Err(name_clash(view, &clashes, first.folder.is_some(), field)),
@@ -114,7 +107,7 @@ pub async fn check_destination(
     confirm: bool,
 ) -> Result<(), ToolError> {
     match now {
-        None => check_new_name_except(ctx, tool, view, path, field, renamed_from).await,
+        None => check_new_name_except(ctx, view, path, field, renamed_from).await,
         Some(_) if !overwrite => Err(ToolError::with_message(
             ErrorCode::NoteExists,
             "a file already exists at the destination; pass overwrite: true to replace it",
@@ -252,7 +245,7 @@ pub async fn put_contents(
     let services = ctx.services();
     let mut tx = ctx.begin().await?;
     tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    tx.commit().await?;
     let tenant = ctx.caller.tenant_id;
     let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();
     futures::stream::iter(contents.into_iter().zip(hashes))
@@ -466,7 +459,7 @@ where
         if planned.trash_old
             && let Some(old) = &entry
         {
-            changes.push(trash_change(ctx, tool, view, path, old).await?);
+            changes.push(trash_change(ctx, view, path, old).await?);
         }
         match commit(ctx, tool, view, &changes, origin).await? {
             Ok(_) => {
@@ -475,7 +468,7 @@ where
             Err(stale) if entry.is_none() && stale.paths.iter().any(|p| p == path) => {
                 // Another writer landed a name that clashes with this new one (`a.md` against
                 // `A.md`): say so, as the check before the commit would have.
-                check_new_name(ctx, tool, view, path, "path").await?;
+                check_new_name(ctx, view, path, "path").await?;
                 last = Some(stale);
             }
             Err(stale) if prev.is_none() && stale.missing.is_empty() => last = Some(stale),
@@ -489,7 +482,7 @@ where
 /// `.trash/<stem> (n).<ext>` with the first n free. The first hundred names are checked in one
 /// query; a name replaced more often than that (a log an agent overwrites) gets the time in
 /// milliseconds as n, so a deep trash costs one more query, not one per copy.
-pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, path: &str) -> Result<String, ToolError> {
+pub async fn trash_path(ctx: &CallContext<'_>, vault: uuid::Uuid, path: &str) -> Result<String, ToolError> {
     let first = format!(".trash/{path}");
     let (stem, ext) = match first.rsplit_once('.') {
         Some((stem, ext)) if !ext.contains('/') && !stem.ends_with('/') => (stem.to_string(), format!(".{ext}")),
@@ -499,8 +492,8 @@ pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, pa
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     for names in [(0..100).map(numbered).collect::<Vec<_>>(), (millis..millis + 100).map(numbered).collect()] {
         let mut tx = ctx.begin().await?;
-        let taken = tx.existing_paths(vault, &names).await.map_err(|e| internal(tool, &e))?;
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        let taken = tx.existing_paths(vault, &names).await?;
+        tx.commit().await?;
         if let Some(free) = names.into_iter().find(|n| !taken.contains(n)) {
             return Ok(free);
         }
@@ -513,7 +506,6 @@ pub async fn trash_path(ctx: &CallContext<'_>, tool: &str, vault: uuid::Uuid, pa
 /// and where the copy goes.
 pub async fn delete_changes(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     entry: &FileEntry,
@@ -523,7 +515,7 @@ pub async fn delete_changes(
     if permanent {
         return Ok((changes, None));
     }
-    let trash = trash_change(ctx, tool, view, path, entry).await?;
+    let trash = trash_change(ctx, view, path, entry).await?;
     let to = trash.path.clone();
     changes.push(trash);
     Ok((changes, Some(to)))
@@ -532,12 +524,11 @@ pub async fn delete_changes(
 /// The change that keeps `old` (what is at `path` now) in the trash.
 pub async fn trash_change(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     old: &FileEntry,
 ) -> Result<Change, ToolError> {
-    let to = trash_path(ctx, tool, view.vault.id, path).await?;
+    let to = trash_path(ctx, view.vault.id, path).await?;
     Ok(put(&to, Expect::Absent, old.hash, old.size))
 }
 

@@ -11,7 +11,7 @@ use otc_store::ScanFilter;
 use serde_json::{Map, Value};
 
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, graphing, internal, writing};
+use otc_kernel::{CallContext, graphing, writing};
 
 /// The most notes whose text one query reads for inline fields.
 pub const MAX_TEXT_READS: usize = 5_000;
@@ -53,9 +53,8 @@ pub async fn index_pages(
     let graph = graphing::load(ctx, tool, view).await?;
     let filter = ScanFilter { with_meta: true, with_created, ..Default::default() };
     let mut tx = ctx.begin().await?;
-    let candidates =
-        tx.scan_candidates(view.vault.id, view.readable(), &filter).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let candidates = tx.scan_candidates(view.vault.id, view.readable(), &filter).await?;
+    tx.commit().await?;
     let names = |nodes: &[otc_graph::Node]| nodes.iter().map(|n| graph.graph.name(*n).to_string()).collect::<Vec<_>>();
     let pages: Vec<Page> = candidates
         .into_iter()
@@ -99,7 +98,7 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
         // once and matched here (a list of 100k paths costs Postgres more than the lines).
         let paths: Option<Vec<String>> =
             (query.source().is_some() && pages.len() <= 1_000).then(|| pages.iter().map(|p| p.path.clone()).collect());
-        let (rows, _) = crate::tools::automation::tasks::read(ctx, tool, view, "", paths.as_deref()).await?;
+        let (rows, _) = crate::tools::automation::tasks::read(ctx, view, "", paths.as_deref()).await?;
         let mut by_path: BTreeMap<String, Vec<TaskItem>> = BTreeMap::new();
         for row in rows {
             let t = &row.task;

@@ -30,7 +30,7 @@ pub struct Never {}
 /// plugin_unavailable for `needs`, once the caller is known to reach `vault` (an unreachable
 /// vault answers vault_not_found as every other tool does).
 pub async fn unavailable(ctx: &CallContext<'_>, needs: &Needs, vault: &str) -> ToolError {
-    if let Err(err) = View::open(ctx, needs.tool, vault).await {
+    if let Err(err) = View::open(ctx, vault).await {
         return err;
     }
     ToolError::with_message(

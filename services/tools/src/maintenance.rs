@@ -158,7 +158,7 @@ async fn detect_in_vault(
 ) -> Result<(), otc_errors::ToolError> {
     const TOOL: &str = "contradiction_detector";
     let services = ctx.services();
-    let view = otc_kernel::reading::View::open(ctx, TOOL, &vault.id.to_string()).await?;
+    let view = otc_kernel::reading::View::open(ctx, &vault.id.to_string()).await?;
     let internal = |e: otc_store::StoreError| otc_kernel::internal(TOOL, &e);
     let seen_key = format!("contradictions:seq:{tenant}:{}", vault.id);
     let after: i64 = services.kv.get_record(&seen_key).await.ok().flatten().and_then(|v| v.parse().ok()).unwrap_or(0);

@@ -19,9 +19,9 @@ use otc_vault::links::{Resolver, affected_link_keys, lookup_keys};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use otc_kernel::CallContext;
 use otc_kernel::reading::View;
 use otc_kernel::writing;
-use otc_kernel::{CallContext, internal};
 
 /// One move as asked for, with what is at each end now.
 #[derive(Debug, Clone)]
@@ -109,15 +109,15 @@ pub async fn plan(
     let started = std::time::Instant::now();
     let mut sources: BTreeSet<String> = BTreeSet::new();
     let mut tx = ctx.begin().await?;
-    let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(tool, &e))?;
+    let head = tx.head_seq(view.vault.id).await?;
     if update_links {
-        let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
+        let links = tx.links_named(view.vault.id, &keys).await?;
         sources.extend(links.into_iter().map(|l| l.source_path));
     }
     // Their manifest rows, read with the links (one snapshot); the moved notes' rows are in hand.
     let wanted: Vec<String> = sources.iter().filter(|p| !from_set.contains(p.as_str())).cloned().collect();
-    let mut entries: Vec<FileEntry> = tx.files_at(view.vault.id, &wanted).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let mut entries: Vec<FileEntry> = tx.files_at(view.vault.id, &wanted).await?;
+    tx.commit().await?;
     entries.extend(moves.iter().map(|m| m.source.clone()));
     // Notes and canvases only, and never Obsidian's own state or the trash.
     let hidden = |p: &str| p.starts_with(".obsidian/") || p.starts_with(".trash/") || p.starts_with(".git/");
@@ -165,8 +165,8 @@ pub async fn plan(
     }
     let name_list: Vec<String> = names.iter().cloned().collect();
     let mut tx = ctx.begin().await?;
-    let mut paths = tx.paths_named(view.vault.id, &name_list).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let mut paths = tx.paths_named(view.vault.id, &name_list).await?;
+    tx.commit().await?;
     for m in moves {
         if !paths.contains(&m.from) {
             paths.push(m.from.clone());
@@ -286,7 +286,7 @@ pub async fn materialize(
         plan.changes.push(Change { path: m.from.clone(), expect: Expect::Hash(m.source.hash), action: Action::Delete });
         plan.changes.push(writing::put(&m.to, writing::expect_of(m.dest.as_ref()), hash, size));
         if let Some(dest) = &m.dest {
-            let trash = writing::trash_change(ctx, tool, view, &m.to, dest).await?;
+            let trash = writing::trash_change(ctx, view, &m.to, dest).await?;
             plan.trashed.insert(m.to.clone(), trash.path.clone());
             plan.changes.push(trash);
         }
@@ -355,8 +355,8 @@ pub async fn run(
 /// whose name the plan depends on came or went or changed, or a note now links such a name.
 async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, now: i64) -> Result<bool, ToolError> {
     let mut tx = ctx.begin().await?;
-    let records = tx.changes_since(view.vault.id, plan.head, now - plan.head).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let records = tx.changes_since(view.vault.id, plan.head, now - plan.head).await?;
+    tx.commit().await?;
     for record in records {
         if affected_link_keys(&record.path).iter().any(|k| plan.names.contains(k)) {
             return Ok(true);

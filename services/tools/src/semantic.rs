@@ -15,8 +15,8 @@ use otc_embed::SharedEmbedder;
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::{ChunkSpan, VectorFilter};
 
+use otc_kernel::CallContext;
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, internal};
 
 /// The error for a call that needs embeddings where no provider is configured.
 pub fn unavailable(field: &str) -> ToolError {
@@ -51,13 +51,13 @@ pub struct VectorSet {
 
 impl VectorSet {
     /// The set the caller's search of `view`'s vault uses.
-    pub async fn open(ctx: &CallContext<'_>, tool: &str, view: &View, field: &str) -> Result<VectorSet, ToolError> {
+    pub async fn open(ctx: &CallContext<'_>, view: &View, field: &str) -> Result<VectorSet, ToolError> {
         let embeddings = &ctx.services().embeddings;
         let Some(active) = embeddings.active().cloned() else { return Err(unavailable(field)) };
         let mut tx = ctx.begin().await?;
-        let sets = tx.vault_models(view.vault.id).await.map_err(|e| internal(tool, &e))?;
-        let pending = tx.embedding_pending(view.vault.id).await.map_err(|e| internal(tool, &e))?;
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        let sets = tx.vault_models(view.vault.id).await?;
+        let pending = tx.embedding_pending(view.vault.id).await?;
+        tx.commit().await?;
         if sets.iter().any(|s| s.complete && s.model == active.model()) {
             return Ok(VectorSet { model: active.model().to_string(), partial: pending, embedder: active });
         }
@@ -87,7 +87,6 @@ impl VectorSet {
     pub async fn nearest_notes(
         &self,
         ctx: &CallContext<'_>,
-        tool: &str,
         view: &View,
         vector: &[f32],
         near: Near<'_>,
@@ -97,11 +96,8 @@ impl VectorSet {
         let filter = VectorFilter { prefix, visible: view.visible(), skip };
         // Chunks, not notes, come back: ask for enough that `notes` distinct notes are likely.
         let limit = (notes * 4 + 20).min(1_000) as i64;
-        let chunks = tx
-            .nearest_chunks(view.vault.id, &self.model, vector, &filter, limit)
-            .await
-            .map_err(|e| internal(tool, &e))?;
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        let chunks = tx.nearest_chunks(view.vault.id, &self.model, vector, &filter, limit).await?;
+        tx.commit().await?;
         let mut best: Vec<NoteHit> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         for c in chunks {
@@ -166,17 +162,16 @@ pub async fn nearest_to_query(
     query: &otc_fts::Query,
     near: Near<'_>,
 ) -> Result<Vec<NoteHit>, ToolError> {
-    let set = VectorSet::open(ctx, tool, view, "mode").await?;
+    let set = VectorSet::open(ctx, view, "mode").await?;
     let vector = set.embed(ctx, tool, meaning).await?;
-    let hits = set.nearest_notes(ctx, tool, view, &vector, near).await?;
-    in_scope(ctx, tool, view, hits, query).await
+    let hits = set.nearest_notes(ctx, view, &vector, near).await?;
+    in_scope(ctx, view, hits, query).await
 }
 
 /// `hits` less the notes outside the query's `path:` and `tag:` filters, as search_vault's
 /// text mode applies them (`-exclusions` are words, which a vector search does not match).
 async fn in_scope(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     hits: Vec<NoteHit>,
     query: &otc_fts::Query,
@@ -191,11 +186,10 @@ async fn in_scope(
     if !query.tags.is_empty() {
         let mut tx = ctx.begin().await?;
         for tag in &query.tags {
-            let tagged: HashSet<String> =
-                tx.paths_tagged(view.vault.id, tag).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
+            let tagged: HashSet<String> = tx.paths_tagged(view.vault.id, tag).await?.into_iter().collect();
             hits.retain(|h| tagged.contains(&h.path));
         }
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        tx.commit().await?;
     }
     Ok(hits)
 }
@@ -212,14 +206,13 @@ pub struct NoteHit {
 /// Where the hits' best chunks sit (a chunk gone since the search is left out).
 pub async fn spans(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     hits: &[NoteHit],
 ) -> Result<HashMap<(String, i32), ChunkSpan>, ToolError> {
     let keys: Vec<(String, i32)> = hits.iter().map(|h| (h.path.clone(), h.ord)).collect();
     let mut tx = ctx.begin().await?;
-    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let spans = tx.chunk_spans(view.vault.id, &keys).await?;
+    tx.commit().await?;
     Ok(spans.into_iter().map(|s| ((s.path.clone(), s.ord), s)).collect())
 }
 

@@ -23,6 +23,16 @@ pub enum StoreError {
     Database(#[source] sqlx::Error),
 }
 
+/// A store failure inside a call: `internal_error` to the caller, the whole chain to the log
+/// (under the call's span, which names the tool). A quota refusal is answered as such by the
+/// kernel's `store_refusal`, where a change can meet one.
+impl From<StoreError> for otc_errors::ToolError {
+    fn from(err: StoreError) -> Self {
+        tracing::error!(error = %otc_errors::error_chain(&err), "store failed");
+        otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError)
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(err: sqlx::Error) -> Self {
         match &err {

@@ -9,8 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{check_segments, refuse};
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianListNotes;
 
@@ -125,14 +124,11 @@ impl Tool for ObsidianListNotes {
             .map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase()));
         let regex = input.name_regex.as_deref().map(|r| safe_regex(r, 256, "nameRegex")).transpose()?;
 
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let prefix = view.folder_prefix(Some(&folder))?;
         let mut tx = ctx.begin().await?;
-        let rows = tx
-            .list_files(view.vault.id, &prefix, true, None, view.readable(), None, FILES_READ)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let rows = tx.list_files(view.vault.id, &prefix, true, None, view.readable(), None, FILES_READ).await?;
+        tx.commit().await?;
         if rows.is_empty() && !folder.is_empty() {
             let file = otc_kernel::writing::current(ctx, name, view.vault.id, &folder).await?;
             return Err(if file.is_some() && view.can_read(&folder) {

@@ -214,7 +214,7 @@ pub async fn resolve_target(
                 )
                 .detail("field", "target.period")
             })?;
-            let view = View::open(ctx, tool, vault).await?;
+            let view = View::open(ctx, vault).await?;
             let resolved = crate::tools::workspace::periodic::resolve(ctx, tool, &view, period, target.date.as_deref())
                 .await
                 .map_err(|e| {
@@ -227,7 +227,7 @@ pub async fn resolve_target(
                 })?;
             Ok(resolved.path)
         }
-        TargetKind::Active => Err(no_active_file(ctx, tool, vault).await),
+        TargetKind::Active => Err(no_active_file(ctx, vault).await),
     }
 }
 
@@ -248,8 +248,8 @@ const ACTIVE_HINTS: &[Hint] = &[
     Hint { text: "No Obsidian app runs here, so there is no active file. Address the note by path.", tools: &[] },
 ];
 
-async fn no_active_file(ctx: &CallContext<'_>, tool: &str, vault: &str) -> ToolError {
-    if let Err(err) = View::open(ctx, tool, vault).await {
+async fn no_active_file(ctx: &CallContext<'_>, vault: &str) -> ToolError {
+    if let Err(err) = View::open(ctx, vault).await {
         return err;
     }
     refuse(
@@ -464,7 +464,7 @@ where
     let mut own: Option<ToolError> = None;
     let run = async {
         ctx.dispatcher.resolve(ctx.caller, like)?;
-        let view = View::open(ctx, tool, vault).await?;
+        let view = View::open(ctx, vault).await?;
         otc_kernel::writing::check_write(&view, path, "target.path")?;
         let edited = otc_kernel::writing::edit_note(ctx, tool, &view, path, None, None, |now, _| {
             let text = now.ok_or_else(|| note_missing(path))?;

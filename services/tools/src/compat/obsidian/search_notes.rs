@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{call, refuse};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ObsidianSearchNotes;
@@ -240,7 +239,7 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
         prefix.as_deref().is_none_or(|p| hit["path"].as_str().is_some_and(|path| path.starts_with(p)))
     })
     .await?;
-    let view = View::open(ctx, name, &input.vault).await?;
+    let view = ctx.view(&input.vault).await?;
     let finder = regex::RegexBuilder::new(&regex::escape(query))
         .case_insensitive(true)
         .build()

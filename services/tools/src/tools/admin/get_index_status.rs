@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetIndexStatus;
 
@@ -110,17 +110,16 @@ impl Tool for GetIndexStatus {
     };
 
     async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let mut tx = ctx.begin().await?;
         let mut vaults = Vec::new();
-        for vault in tx.list_vaults().await.map_err(|e| internal(name, &e))? {
+        for vault in tx.list_vaults().await? {
             if ctx.caller.vault_id.is_some_and(|bound| bound != vault.id) {
                 continue;
             }
-            let s = tx.index_status(vault.id).await.map_err(|e| internal(name, &e))?;
+            let s = tx.index_status(vault.id).await?;
             let embeddings = match ctx.services().embeddings.active() {
                 Some(active) => {
-                    let e = tx.embedding_status(vault.id).await.map_err(|e| internal(name, &e))?;
+                    let e = tx.embedding_status(vault.id).await?;
                     let sets: Vec<VectorSet> = e
                         .models
                         .iter()
@@ -192,7 +191,7 @@ impl Tool for GetIndexStatus {
                 embeddings,
             });
         }
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         Ok(Output { vaults })
     }
 }

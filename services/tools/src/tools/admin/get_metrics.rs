@@ -6,7 +6,7 @@ use otc_store::ActionMetrics;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::{CallContext, Tool, caller_vault, internal};
+use otc_kernel::{CallContext, Tool, caller_vault};
 
 pub struct GetMetrics;
 
@@ -86,12 +86,11 @@ impl Tool for GetMetrics {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let services = ctx.services();
         // A caller bound to one vault sees that vault's calls only.
         let vault = match (&input.vault, ctx.caller.vault_id) {
-            (Some(v), _) => Some(caller_vault(ctx, name, v).await?.name),
-            (None, Some(bound)) => Some(caller_vault(ctx, name, &bound.to_string()).await?.name),
+            (Some(v), _) => Some(caller_vault(ctx, v).await?.name),
+            (None, Some(bound)) => Some(caller_vault(ctx, &bound.to_string()).await?.name),
             (None, None) => None,
         };
         let window = input.window_minutes.unwrap_or(60);
@@ -99,8 +98,8 @@ impl Tool for GetMetrics {
         // What this gateway has queued so far counts too.
         services.audit.flush(Duration::from_secs(2)).await;
         let mut tx = ctx.begin().await?;
-        let rows = tx.audit_metrics(since, vault.as_deref()).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let rows = tx.audit_metrics(since, vault.as_deref()).await?;
+        tx.commit().await?;
         let mut totals = Totals::default();
         for r in &rows {
             totals.calls += r.calls;

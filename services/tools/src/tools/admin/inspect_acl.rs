@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::vault::get_vault::RuleOut;
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, caller_vault, internal};
+use otc_kernel::{CallContext, Tool, caller_vault};
 
 pub struct InspectAcl;
 
@@ -85,25 +85,23 @@ impl Tool for InspectAcl {
         let name = Self::SPEC.name;
         otc_vault::check_path(&input.path).map_err(|e| e.detail("field", "path"))?;
         let services = ctx.services();
-        let vault = caller_vault(ctx, name, &input.vault).await?;
+        let vault = caller_vault(ctx, &input.vault).await?;
         let mut tx = ctx.begin().await?;
         let mut subject = ctx.caller.clone();
         if let Some(who) = &input.principal {
-            let found = tx.find_principal(who).await.map_err(|e| internal(name, &e))?.ok_or_else(|| {
+            let found = tx.find_principal(who).await?.ok_or_else(|| {
                 ToolError::with_message(ErrorCode::NotFound, "no principal of that name or id in your tenant")
                     .echo("principal", who)
             })?;
             if found.id != ctx.caller.principal_id {
-                subject.access = tx.access(found.id).await.map_err(|e| internal(name, &e))?;
+                subject.access = tx.access(found.id).await?;
                 subject.principal_id = found.id;
                 subject.principal_name = found.name;
                 subject.scopes = Vec::new();
             }
         }
-        let view = View::for_caller(services, &subject, vault, Audience::Tools, &mut tx)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let view = View::for_caller(services, &subject, vault, Audience::Tools, &mut tx).await?;
+        tx.commit().await?;
 
         let (op, required) = match input.op {
             Op::Read => (AclOp::Read, "read:notes"),

@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::not_found;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct DeleteAttachment;
 
@@ -55,20 +55,17 @@ impl Tool for DeleteAttachment {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         writing::check_delete(&view, &input.path, "path")?;
         let entry =
             writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
         writing::confirm(ctx, name, true, "it deletes the file").await?;
         // Who links to it, asked before the delete unresolves those links.
         let mut tx = ctx.begin().await?;
-        let still = tx
-            .referencing_notes(view.vault.id, &input.path, view.readable(), 100)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let still = tx.referencing_notes(view.vault.id, &input.path, view.readable(), 100).await?;
+        tx.commit().await?;
         let permanent = input.permanent.unwrap_or(false);
-        let (changes, trashed_to) = writing::delete_changes(ctx, name, &view, &input.path, &entry, permanent).await?;
+        let (changes, trashed_to) = writing::delete_changes(ctx, &view, &input.path, &entry, permanent).await?;
         writing::commit(ctx, name, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;

@@ -4,7 +4,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetAttachment;
@@ -138,7 +138,7 @@ impl Tool for GetAttachment {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         v.readable_path(&input.path)?;
         if input.path.to_ascii_lowercase().ends_with(".md") {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "this is a note: read it with read_note")
@@ -146,17 +146,13 @@ impl Tool for GetAttachment {
         }
         let max_bytes = input.max_bytes.unwrap_or(10_000_000);
         let mut tx = ctx.begin().await?;
-        let entry = tx.file(v.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+        let entry = tx.file(v.vault.id, &input.path).await?;
         let references = if input.include_references == Some(true) {
-            Some(
-                tx.referencing_notes(v.vault.id, &input.path, v.readable(), 1_000)
-                    .await
-                    .map_err(|e| internal(name, &e))?,
-            )
+            Some(tx.referencing_notes(v.vault.id, &input.path, v.readable(), 1_000).await?)
         } else {
             None
         };
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         let entry = entry.ok_or_else(|| not_found(&input.path))?;
         let include = input.include_content != Some(false);
         if include && entry.size as u64 > max_bytes {

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::attachments::get_attachment::mime_of;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListAttachments;
 
@@ -82,7 +82,7 @@ impl Tool for ListAttachments {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let detailed =
@@ -95,17 +95,16 @@ impl Tool for ListAttachments {
         let mut tx = ctx.begin().await?;
         let rows = tx
             .list_attachments(v.vault.id, &folder, &extensions, v.readable(), after.as_deref(), limit as i64 + 1)
-            .await
-            .map_err(|e| internal(name, &e))?;
+            .await?;
         let more = rows.len() > limit;
         let rows: Vec<_> = rows.into_iter().take(limit).collect();
         let counts = if input.include_reference_count == Some(true) {
             let paths: Vec<String> = rows.iter().map(|r| r.path.clone()).collect();
-            Some(tx.reference_counts(v.vault.id, &paths, v.readable()).await.map_err(|e| internal(name, &e))?)
+            Some(tx.reference_counts(v.vault.id, &paths, v.readable()).await?)
         } else {
             None
         };
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         let items: Vec<Entry> = rows
             .into_iter()
             .map(|r| Entry {

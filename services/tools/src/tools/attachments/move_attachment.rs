@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::moving;
 use crate::tools::notes::move_note::{Updated, check_move};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct MoveAttachment;
@@ -64,7 +63,7 @@ impl Tool for MoveAttachment {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let spec =
             check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
         let plan =

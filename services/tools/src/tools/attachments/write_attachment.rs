@@ -5,7 +5,6 @@ use otc_store::FileKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -80,7 +79,7 @@ impl Tool for WriteAttachment {
                 .detail("field", "mime_type"));
             }
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
         let overwrite = input.overwrite.unwrap_or(false);
@@ -88,7 +87,7 @@ impl Tool for WriteAttachment {
         let mut changes = Vec::new();
         let mut trashed_to = None;
         if let Some(old) = &now {
-            let trash = writing::trash_change(ctx, name, &view, &input.path, old).await?;
+            let trash = writing::trash_change(ctx, &view, &input.path, old).await?;
             trashed_to = Some(trash.path.clone());
             changes.push(trash);
         }

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dataview;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct EvalDataviewField;
@@ -50,7 +49,7 @@ impl Tool for EvalDataviewField {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         // One note: its page, with inline fields and tasks, as a query FROM it would see it.
         let query =

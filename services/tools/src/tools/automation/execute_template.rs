@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::workspace::periodic;
-use otc_kernel::reading::View;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -65,7 +64,7 @@ impl Tool for ExecuteTemplate {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let target = if input.target.to_lowercase().ends_with(".md") {
             input.target.clone()
         } else {
@@ -75,7 +74,7 @@ impl Tool for ExecuteTemplate {
         let now = writing::current(ctx, name, view.vault.id, &target).await?;
         let overwrite = input.overwrite.unwrap_or(false);
         match &now {
-            None => writing::check_new_name(ctx, name, &view, &target, "target").await?,
+            None => writing::check_new_name(ctx, &view, &target, "target").await?,
             Some(_) if !overwrite => {
                 return Err(ToolError::with_message(
                     ErrorCode::NoteExists,

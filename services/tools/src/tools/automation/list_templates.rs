@@ -4,8 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::workspace::periodic;
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListTemplates;
 
@@ -53,7 +52,7 @@ impl Tool for ListTemplates {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let settings = periodic::template_settings(ctx, name, &view).await?;
         let Some(folder) = settings.folder else {
             return Ok(Output { vault: view.vault.name.clone(), folder: None, templates: Vec::new() });
@@ -61,11 +60,8 @@ impl Tool for ListTemplates {
         let prefix = format!("{folder}/");
         let md = [".md".to_string()];
         let mut tx = ctx.begin().await?;
-        let rows = tx
-            .list_files(view.vault.id, &prefix, true, Some(&md), view.readable(), None, MAX_TEMPLATES)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let rows = tx.list_files(view.vault.id, &prefix, true, Some(&md), view.readable(), None, MAX_TEMPLATES).await?;
+        tx.commit().await?;
         let templates = rows
             .into_iter()
             .map(|r| {

@@ -5,7 +5,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::dataview;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ValidateDql;
@@ -58,7 +57,7 @@ impl Tool for ValidateDql {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        View::open(ctx, Self::SPEC.name, &input.vault).await?;
+        ctx.view(&input.vault).await?;
         Ok(match dql::parse(&input.dql) {
             Ok(query) => Output {
                 valid: true,

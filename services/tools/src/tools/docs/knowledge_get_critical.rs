@@ -8,7 +8,6 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct KnowledgeGetCritical;
@@ -75,7 +74,7 @@ impl Tool for KnowledgeGetCritical {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let corpus = super::docs_folder(ctx, &view)?;
         let args = json!({"vault": view.vault.name, "key": "severity", "value": "critical", "folder": corpus,
                           "limit": 1000, "response_format": "concise"});

@@ -9,7 +9,6 @@ use crate::tools::knowledge::retrieval::vault_graph_search::HitOut;
 use crate::tools::knowledge::retrieval::{self, Request};
 use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct KnowledgeSearch;
@@ -70,7 +69,7 @@ impl Tool for KnowledgeSearch {
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let corpus = super::docs_folder(ctx, &view)?;
         let request = Request {
             queries: queries.clone(),

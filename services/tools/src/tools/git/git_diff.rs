@@ -4,8 +4,7 @@ use otc_store::Hash;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct GitDiff;
 
@@ -63,7 +62,7 @@ impl Tool for GitDiff {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let out = |diff: String, added, removed, from: Option<Hash>, to: Option<Hash>| Output {
             vault: view.vault.name.clone(),
@@ -86,8 +85,8 @@ impl Tool for GitDiff {
                 );
             }
             let mut tx = ctx.begin().await?;
-            let files = tx.files_at_seq(view.vault.id, seq, path).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let files = tx.files_at_seq(view.vault.id, seq, path).await?;
+            tx.commit().await?;
             Ok::<_, ToolError>(files.into_iter().find(|f| f.path == path).map(|f| f.hash))
         };
         let to = match input.to {
@@ -98,9 +97,8 @@ impl Tool for GitDiff {
             Some(seq) => at(seq, "from").await?,
             None => {
                 let mut tx = ctx.begin().await?;
-                let last =
-                    tx.path_history(view.vault.id, &input.path, None, 1).await.map_err(|e| internal(name, &e))?;
-                tx.commit().await.map_err(|e| internal(name, &e))?;
+                let last = tx.path_history(view.vault.id, &input.path, None, 1).await?;
+                tx.commit().await?;
                 last.into_iter().next().and_then(|r| r.old_hash)
             }
         };

@@ -3,8 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GitLog;
 
@@ -67,16 +66,12 @@ impl Tool for GitLog {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
         let mut tx = ctx.begin().await?;
-        let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(name, &e))?;
-        let lines = tx
-            .changes_under(view.vault.id, "", (head - WINDOW).max(0), WINDOW)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let head = tx.head_seq(view.vault.id).await?;
+        let lines = tx.changes_under(view.vault.id, "", (head - WINDOW).max(0), WINDOW).await?;
+        tx.commit().await?;
         let mut commits: Vec<Commit> = Vec::new();
         for line in lines.into_iter().filter(|l| view.can_read(&l.path)) {
             let id = line.commit_id.to_string();

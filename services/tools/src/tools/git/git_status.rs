@@ -3,8 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GitStatus;
 
@@ -52,13 +51,11 @@ impl Tool for GitStatus {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let mut tx = ctx.begin().await?;
-        let head = tx.head_seq(view.vault.id).await.map_err(|e| internal(name, &e))?;
-        let recent =
-            tx.changes_under(view.vault.id, "", (head - 200).max(0), 200).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let head = tx.head_seq(view.vault.id).await?;
+        let recent = tx.changes_under(view.vault.id, "", (head - 200).max(0), 200).await?;
+        tx.commit().await?;
         let last_change = recent.into_iter().rev().find(|l| view.can_read(&l.path)).map(|l| Last {
             seq: l.seq,
             at: l.committed_at.to_rfc3339(),

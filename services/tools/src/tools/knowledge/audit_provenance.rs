@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::page_limit;
+use otc_kernel::{CallContext, Tool};
 
 pub struct AuditProvenance;
 
@@ -66,13 +66,12 @@ impl Tool for AuditProvenance {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let field = input.field.unwrap_or_else(|| "source".into());
         if field.trim().is_empty() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "field is empty").detail("field", "field"));
         }
         let limit = page_limit(input.limit)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let globs = |list: Option<Vec<String>>| list.map(|l| l.iter().map(|g| glob_regex(g)).collect::<Vec<_>>());
         let (include, mut exclude) = (globs(input.include), globs(input.exclude));
         // A wiki's generated pages cite nothing by design: never reported as missing a source.
@@ -91,9 +90,8 @@ impl Tool for AuditProvenance {
                 exclude.as_deref(),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let truncated = missing.len() > limit;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;

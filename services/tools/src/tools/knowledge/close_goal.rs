@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::list_goals::GoalOut;
 use crate::tools::knowledge::memory;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct CloseGoal;
@@ -54,7 +53,7 @@ impl Tool for CloseGoal {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.id, "id")?;
         let status = match input.status {
             Status::Done => "done",

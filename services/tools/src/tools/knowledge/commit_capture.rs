@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::knowledge::memory;
-use otc_kernel::reading::View;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool, internal};
 
@@ -62,7 +61,7 @@ impl Tool for CommitCapture {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.capture_id, "capture_id")?;
         let path = input.target_path.trim().to_string();
         writing::check_write(&view, &path, "target_path")?;
@@ -99,7 +98,7 @@ impl Tool for CommitCapture {
             )
             .detail("content_hash", capture.content_hash.clone()));
         }
-        writing::check_new_name(ctx, name, &view, &path, "target_path").await?;
+        writing::check_new_name(ctx, &view, &path, "target_path").await?;
         let text = note_text(&capture, input.frontmatter_overrides.as_ref())?;
         // One committer wins the capture; a failed write gives it back.
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

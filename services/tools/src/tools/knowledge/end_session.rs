@@ -100,7 +100,7 @@ impl Tool for EndSession {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let session = own_session(ctx, name, &view, &input.session_id).await?;
         let end = Value::Object(input.end_metadata.unwrap_or_default());
         if end.to_string().len() > 16 * 1024 {

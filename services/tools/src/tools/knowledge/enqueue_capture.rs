@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::tools::knowledge::memory::CaptureOut;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct EnqueueCapture;
@@ -58,7 +57,7 @@ impl Tool for EnqueueCapture {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         if input.content.trim().is_empty() {
             return Err(
                 ToolError::with_message(ErrorCode::InvalidInput, "content may not be blank").detail("field", "content")

@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ExplainAnswer;
@@ -107,7 +106,7 @@ impl Tool for ExplainAnswer {
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let since = crate::tools::knowledge::memory::time_arg(input.since.as_deref(), "since")?;
         let until = crate::tools::knowledge::memory::time_arg(input.until.as_deref(), "until")?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let session = match &input.session_id {
             Some(id) => Some(work::own_session(ctx, name, id).await?),
             None => match work::open_session(ctx, name).await? {

@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use crate::tools::knowledge::work;
 use otc_kernel::format::{ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct GapReport;
@@ -81,7 +80,7 @@ impl Tool for GapReport {
         let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let store_err = work::store_err(name);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let everyone = ctx.caller.scopes.iter().any(|s| s.grants(work::ANY_CALLER_SCOPE));

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::CaptureOut;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::reading::{decode_cursor, encode_cursor};
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct ListCaptureQueue;
@@ -60,7 +60,7 @@ impl Tool for ListCaptureQueue {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=100, "limit")?;

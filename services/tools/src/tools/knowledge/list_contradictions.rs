@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::work;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListContradictions;
@@ -73,7 +72,7 @@ impl Tool for ListContradictions {
                 ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 notes").detail("field", "paths")
             );
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let mut paths = Vec::new();
         for p in &input.paths {
             view.readable_path(p).map_err(|e| e.detail("field", "paths"))?;

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, fit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct NoteQualityReport;
 
@@ -121,7 +121,7 @@ impl Tool for NoteQualityReport {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 50, 1..=500, "limit")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
@@ -130,8 +130,8 @@ impl Tool for NoteQualityReport {
         wanted.dedup();
         let loaded = graphing::load(ctx, name, &view).await?;
         let mut tx = ctx.begin().await?;
-        let facts = tx.note_facts(view.vault.id, "", view.readable()).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let facts = tx.note_facts(view.vault.id, "", view.readable()).await?;
+        tx.commit().await?;
         let now = chrono::Utc::now();
         let mut out = compute(name, move || {
             let g = &loaded.graph;

@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 
 use super::list_goals::GoalOut;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct SessionBootstrap;
@@ -110,7 +109,7 @@ impl Tool for SessionBootstrap {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let (budget, sessions, changes) = match input.mode.unwrap_or_default() {

@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct StartSession;
@@ -49,7 +48,7 @@ impl Tool for StartSession {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let caller = input.caller.trim();
         if caller.is_empty() {
             return Err(

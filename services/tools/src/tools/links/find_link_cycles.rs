@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::{View, bounded};
+use otc_kernel::reading::bounded;
 use otc_kernel::{CallContext, Tool};
 
 pub struct FindLinkCycles;
@@ -64,7 +64,7 @@ impl Tool for FindLinkCycles {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 10, 1..=100, "limit")?;
         let min_len = bounded(input.min_length, 3, 2..=20, "min_length")?;
         let max_len = bounded(input.max_length, 10, 2..=20, "max_length")?;

@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindOrphans;
 
@@ -52,7 +52,7 @@ impl Tool for FindOrphans {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
@@ -67,9 +67,8 @@ impl Tool for FindOrphans {
                 after.as_deref(),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let (orphans, next_cursor) =
             page(name, rows.into_iter().take(limit).collect(), more, PAGE_BUDGET_BYTES, |p: &String| p.clone());

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::links_out::{LinkView, Warning, view, warnings};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindUnresolvedLinks;
 
@@ -64,7 +64,7 @@ impl Tool for FindUnresolvedLinks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let detailed =
@@ -79,16 +79,15 @@ impl Tool for FindUnresolvedLinks {
                 after.as_ref().map(|(p, o)| (p.as_str(), *o)),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
+            .await?;
         let sources: Vec<String> = rows.iter().map(|(_, s, _)| s.clone()).collect();
-        let body_lines = tx.body_lines(v.vault.id, &sources).await.map_err(|e| internal(name, &e))?;
+        let body_lines = tx.body_lines(v.vault.id, &sources).await?;
         let failures = if after.is_none() {
-            tx.frontmatter_failures(v.vault.id, &folder, v.readable(), 20).await.map_err(|e| internal(name, &e))?
+            tx.frontmatter_failures(v.vault.id, &folder, v.readable(), 20).await?
         } else {
             Vec::new()
         };
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let items: Vec<((String, i32), LinkView)> = rows
             .into_iter()

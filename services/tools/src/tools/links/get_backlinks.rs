@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::links_out::{LinkView, view};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, not_found, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, not_found, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetBacklinks;
 
@@ -60,14 +60,14 @@ impl Tool for GetBacklinks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         v.readable_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let mut tx = ctx.begin().await?;
-        if tx.file(v.vault.id, &input.path).await.map_err(|e| internal(name, &e))?.is_none() {
+        if tx.file(v.vault.id, &input.path).await?.is_none() {
             return Err(not_found(&input.path));
         }
         let rows = tx
@@ -78,11 +78,10 @@ impl Tool for GetBacklinks {
                 after.as_ref().map(|(p, o)| (p.as_str(), *o)),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
+            .await?;
         let sources: Vec<String> = rows.iter().map(|(_, s, _)| s.clone()).collect();
-        let body_lines = tx.body_lines(v.vault.id, &sources).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let body_lines = tx.body_lines(v.vault.id, &sources).await?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let items: Vec<((String, i32), LinkView)> = rows
             .into_iter()

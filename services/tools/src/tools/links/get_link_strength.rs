@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct GetLinkStrength;
@@ -58,7 +57,7 @@ impl Tool for GetLinkStrength {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let loaded = graphing::load(ctx, name, &view).await?;
         let a = loaded.node(&view, &input.from, "from")?;
         let b = loaded.node(&view, &input.to, "to")?;

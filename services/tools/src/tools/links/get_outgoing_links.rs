@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::links_out::{LinkView, Warning, view, warnings};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::not_found;
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetOutgoingLinks;
 
@@ -64,21 +64,16 @@ impl Tool for GetOutgoingLinks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view_ = View::open(ctx, name, &input.vault).await?;
+        let view_ = ctx.view(&input.vault).await?;
         view_.readable_path(&input.path)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut tx = ctx.begin().await?;
-        let meta = tx
-            .note_meta(view_.vault.id, &input.path, view_.readable())
-            .await
-            .map_err(|e| internal(name, &e))?
-            .ok_or_else(|| not_found(&input.path))?;
+        let meta =
+            tx.note_meta(view_.vault.id, &input.path, view_.readable()).await?.ok_or_else(|| not_found(&input.path))?;
         let links: Vec<_> = tx
             .outgoing_links(view_.vault.id, &input.path)
-            .await
-            .map_err(|e| internal(name, &e))?
+            .await?
             .into_iter()
             .filter(|l| input.include_embeds != Some(false) || l.kind != "embed")
             .collect();
@@ -89,8 +84,8 @@ impl Tool for GetOutgoingLinks {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        let named = tx.paths_named(view_.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let named = tx.paths_named(view_.vault.id, &keys).await?;
+        tx.commit().await?;
         let resolver = otc_vault::links::Resolver::new(named.into_iter().filter(|p| view_.can_read(p)));
         let mut out = Vec::with_capacity(links.len());
         let mut resolved = 0;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::{View, bounded};
+use otc_kernel::reading::bounded;
 use otc_kernel::{CallContext, Tool};
 
 pub struct GraphCentrality;
@@ -83,7 +83,7 @@ impl Tool for GraphCentrality {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 20, 1..=200, "limit")?;
         let min_in = input.min_incoming_links.unwrap_or(0) as usize;
         let metric = input.metric.unwrap_or_default();

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, fit};
 use otc_kernel::{CallContext, Tool};
 
 pub struct GraphCommunities;
@@ -78,7 +78,7 @@ impl Tool for GraphCommunities {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let min_size = bounded(input.min_size, 2, 1..=1000, "min_size")?;
         let limit = bounded(input.limit, 10, 1..=50, "limit")?;
         let seed = input.seed.unwrap_or(0);

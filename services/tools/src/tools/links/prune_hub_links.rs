@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::not_found;
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct PruneHubLinks;
 
@@ -99,7 +99,7 @@ impl Tool for PruneHubLinks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let dry = input.dry_run.unwrap_or(true);
         if !dry {
@@ -127,12 +127,9 @@ impl Tool for PruneHubLinks {
                 .map(|l| (l.target.as_str(), input.path.as_str()))
                 .collect();
             let mut tx = ctx.begin().await?;
-            let resolved = tx
-                .resolve_among_readable(view.vault.id, view.readable(), &asked)
-                .await
-                .map_err(|e| internal(name, &e))?;
+            let resolved = tx.resolve_among_readable(view.vault.id, view.readable(), &asked).await?;
             let restricted = view.readable().is_some();
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            tx.commit().await?;
             let mut resolved = resolved.into_iter();
             let mut picks = Vec::new();
             let mut seen = HashSet::new();

@@ -9,8 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct RewriteLink;
 
@@ -116,7 +115,7 @@ impl Tool for RewriteLink {
                 ToolError::with_message(ErrorCode::InvalidInput, format!("{field} is empty")).detail("field", field)
             );
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let prefix = view.folder_prefix(input.folder.as_deref())?;
         let dry = input.dry_run.unwrap_or(false);
         let embeds = input.include_embeds.unwrap_or(true);
@@ -125,9 +124,8 @@ impl Tool for RewriteLink {
         let mut replanned = false;
         loop {
             let mut tx = ctx.begin().await?;
-            let links =
-                tx.links_named(view.vault.id, &keys(&input.from_target)).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let links = tx.links_named(view.vault.id, &keys(&input.from_target)).await?;
+            tx.commit().await?;
             let sources: BTreeSet<String> = links
                 .into_iter()
                 .map(|l| l.source_path)

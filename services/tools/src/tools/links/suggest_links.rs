@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::semantic::{self, Near, VectorSet};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit, read_content};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 /// Notes worth linking from a note: its semantic neighbours (when an embedding provider is
 /// configured) fused with its link-graph neighbourhood (notes linking to it, notes linking to
@@ -81,7 +81,7 @@ impl Tool for SuggestLinks {
         let limit = bounded(input.limit, DEFAULT_LIMIT, 1..=50, "limit")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         if !input.path.ends_with(".md") {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "suggest_links takes a note (.md)")
@@ -89,13 +89,10 @@ impl Tool for SuggestLinks {
         }
         let content = read_content(ctx, name, &view, &input.path).await?;
         let mut tx = ctx.begin().await?;
-        let linked = tx.link_targets(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
-        let graph = tx
-            .link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        let excluded_paths = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let linked = tx.link_targets(view.vault.id, &input.path).await?;
+        let graph = tx.link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64).await?;
+        let excluded_paths = tx.excluded_paths(view.vault.id).await?;
+        tx.commit().await?;
         // A wiki's generated pages link everything: never a suggestion.
         let generated = view.wiki_generated_paths();
         let graph: Vec<_> =
@@ -142,10 +139,10 @@ impl SuggestLinks {
         linked: &[String],
     ) -> Result<Vec<semantic::NoteHit>, ToolError> {
         let name = Self::SPEC.name;
-        let set = VectorSet::open(ctx, name, view, "path").await?;
+        let set = VectorSet::open(ctx, view, "path").await?;
         let mut tx = ctx.begin().await?;
-        let vectors = tx.note_vectors(view.vault.id, &set.model, path).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let vectors = tx.note_vectors(view.vault.id, &set.model, path).await?;
+        tx.commit().await?;
         let vector = match semantic::centroid(&vectors) {
             Some(v) => v,
             None => {
@@ -156,6 +153,6 @@ impl SuggestLinks {
         };
         let mut skip = linked.to_vec();
         skip.push(path.to_string());
-        set.nearest_notes(ctx, name, view, &vector, Near { prefix: "", skip: &skip, notes: POOL }).await
+        set.nearest_notes(ctx, view, &vector, Near { prefix: "", skip: &skip, notes: POOL }).await
     }
 }

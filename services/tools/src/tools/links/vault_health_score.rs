@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::graphing::{self, compute};
-use otc_kernel::reading::{View, bounded};
+use otc_kernel::reading::bounded;
 use otc_kernel::{CallContext, Tool};
 
 pub struct VaultHealthScore;
@@ -99,7 +99,7 @@ impl Tool for VaultHealthScore {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let hub_threshold = bounded(input.hub_threshold, 25, 2..=100_000, "hub_threshold")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;

@@ -4,7 +4,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -73,7 +73,7 @@ impl Tool for AddTag {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let tag = normalize_tag(&input.tag)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let location = input.location.unwrap_or(Location::Frontmatter).edit();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -97,7 +97,7 @@ impl Tool for BulkSetProperty {
         if input.key.trim().is_empty() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "key is empty").detail("field", "key"));
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let strict = input.stop_on_first_error.unwrap_or(true);
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindNotesByProperty;
 
@@ -86,7 +86,7 @@ impl Tool for FindNotesByProperty {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         if input.key.trim().is_empty() {
@@ -116,9 +116,8 @@ impl Tool for FindNotesByProperty {
                 after.as_deref(),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let items: Vec<Match> = rows
             .into_iter()

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct FindNotesByTag;
 
@@ -67,7 +67,7 @@ impl Tool for FindNotesByTag {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let tag = input.tag.trim().trim_start_matches('#');
@@ -79,11 +79,9 @@ impl Tool for FindNotesByTag {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let mut tx = ctx.begin().await?;
-        let rows = tx
-            .notes_with_tag(v.vault.id, tag, &folder, v.readable(), after.as_deref(), limit as i64 + 1)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let rows =
+            tx.notes_with_tag(v.vault.id, tag, &folder, v.readable(), after.as_deref(), limit as i64 + 1).await?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let items: Vec<Match> =
             rows.into_iter().take(limit).map(|(path, tags)| Match { path, tags: detailed.then_some(tags) }).collect();

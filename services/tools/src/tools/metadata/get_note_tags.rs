@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::not_found;
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetNoteTags;
 
@@ -52,14 +52,13 @@ impl Tool for GetNoteTags {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let mut tx = ctx.begin().await?;
-        let meta = tx.note_meta(view.vault.id, &input.path, view.readable()).await.map_err(|e| internal(name, &e))?;
+        let meta = tx.note_meta(view.vault.id, &input.path, view.readable()).await?;
         let meta = meta.ok_or_else(|| not_found(&input.path))?;
-        let tags = tx.note_tag_list(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let tags = tx.note_tag_list(view.vault.id, &input.path).await?;
+        tx.commit().await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let of = |source: &str| tags.iter().filter(|(_, s)| s == source).map(|(t, _)| t.clone()).collect();

@@ -4,8 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::metadata::list_tags::max_notes;
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListProperties;
 
@@ -53,15 +52,13 @@ impl Tool for ListProperties {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let max = max_notes(input.max_notes)?;
         let mut tx = ctx.begin().await?;
-        let scanned =
-            tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
-        let rows = tx.property_counts(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let scanned = tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await?;
+        let rows = tx.property_counts(v.vault.id, &folder, v.readable(), max).await?;
+        tx.commit().await?;
         Ok(Output {
             vault: v.vault.name.clone(),
             notes_scanned: scanned,

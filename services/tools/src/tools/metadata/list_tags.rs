@@ -3,8 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListTags;
 
@@ -56,15 +55,13 @@ impl Tool for ListTags {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let max = max_notes(input.max_notes)?;
         let mut tx = ctx.begin().await?;
-        let scanned =
-            tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
-        let rows = tx.tag_counts(v.vault.id, &folder, v.readable(), max).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let scanned = tx.notes_in_scope(v.vault.id, &folder, v.readable(), max).await?;
+        let rows = tx.tag_counts(v.vault.id, &folder, v.readable(), max).await?;
+        tx.commit().await?;
         Ok(Output {
             vault: v.vault.name.clone(),
             notes_scanned: scanned,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadFrontmatter;
@@ -57,7 +57,7 @@ impl Tool for ReadFrontmatter {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
         let note = otc_parser::parse_head(&text);
         let detailed =

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, read_content};
+use otc_kernel::reading::read_content;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadProperty;
@@ -69,7 +69,7 @@ impl Tool for ReadProperty {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let text = read_content(ctx, name, &view, &input.path).await?.text;
         let note = otc_parser::parse_head(&text);
         let nested = input.nested.unwrap_or(false);

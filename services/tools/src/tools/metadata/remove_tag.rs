@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::metadata::add_tag::Location;
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -57,7 +57,7 @@ impl Tool for RemoveTag {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let tag = normalize_tag(&input.tag)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let location = input.location.unwrap_or(Location::Both).edit();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -128,7 +128,7 @@ impl Tool for UpdateFrontmatter {
                 properties: input.properties.as_ref().ok_or_else(|| needs("properties", "replace"))?,
             },
         };
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
@@ -138,7 +138,7 @@ impl Tool for UpdateFrontmatter {
             if !create {
                 return Err(not_found(&path).detail("hint", "pass create_if_missing: true to create the note"));
             }
-            writing::check_new_name(ctx, name, &view, &path, "path").await?;
+            writing::check_new_name(ctx, &view, &path, "path").await?;
         }
         writing::confirm(
             ctx,

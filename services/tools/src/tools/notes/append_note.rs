@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::Anchor;
 use otc_kernel::writing::{self, AnchorAt, Origin, Planned};
 use otc_kernel::{CallContext, Tool};
@@ -135,7 +135,7 @@ impl Tool for AppendNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
@@ -143,7 +143,7 @@ impl Tool for AppendNote {
         let create = input.create_if_missing.unwrap_or(false);
         let ensure_newline = input.ensure_newline.unwrap_or(true);
         if anchor.is_none() && writing::current(ctx, name, view.vault.id, &path).await?.is_none() {
-            writing::check_new_name(ctx, name, &view, &path, "path").await?;
+            writing::check_new_name(ctx, &view, &path, "path").await?;
         }
         let content = input.content.as_str();
         let edited =

@@ -6,7 +6,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -92,7 +91,7 @@ impl Tool for BulkCreateNotes {
             )
             .detail("field", "items"));
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let strict = input.stop_on_first_error.unwrap_or(true);
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
@@ -103,7 +102,7 @@ impl Tool for BulkCreateNotes {
         for item in &input.items {
             let verdict = async {
                 writing::check_write(&view, &item.path, "path")?;
-                writing::check_new_name(ctx, name, &view, &item.path, "path").await?;
+                writing::check_new_name(ctx, &view, &item.path, "path").await?;
                 if !seen.insert(item.path.clone()) {
                     return Err(ToolError::with_message(ErrorCode::InvalidInput, "this path appears twice in items"));
                 }

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::moving;
 use crate::tools::links::rewrite_link::LinkChange;
 use crate::tools::notes::move_note::check_move;
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -125,7 +124,7 @@ impl Tool for BulkMoveNotes {
                 .detail("existing", other.to_string()));
             }
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let dry = input.dry_run.unwrap_or(true);
         let overwrite = input.overwrite.unwrap_or(false);
         let mut specs = Vec::with_capacity(input.moves.len());

@@ -3,7 +3,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -58,7 +58,7 @@ impl Tool for CopyNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.from).map_err(|e| e.detail("field", "from"))?;
         writing::check_write(&view, &input.to, "to")?;
         if input.from == input.to {
@@ -74,7 +74,7 @@ impl Tool for CopyNote {
         let mut changes = Vec::new();
         let mut trashed = None;
         if let Some(old) = &dest {
-            let trash = writing::trash_change(ctx, name, &view, &input.to, old).await?;
+            let trash = writing::trash_change(ctx, &view, &input.to, old).await?;
             trashed = Some(trash.path.clone());
             changes.push(trash);
         }

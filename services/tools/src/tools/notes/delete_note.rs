@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -60,7 +60,7 @@ impl Tool for DeleteNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_delete(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
@@ -68,7 +68,7 @@ impl Tool for DeleteNote {
         let entry = writing::current(ctx, name, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
         writing::confirm(ctx, name, true, "it deletes the note").await?;
-        let (changes, trashed_to) = writing::delete_changes(ctx, name, &view, &path, &entry, permanent).await?;
+        let (changes, trashed_to) = writing::delete_changes(ctx, &view, &path, &entry, permanent).await?;
         writing::commit(ctx, name, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;

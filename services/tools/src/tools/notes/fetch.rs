@@ -57,7 +57,7 @@ impl Tool for Fetch {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let (vault, path) = parse_result_id(&input.id)?;
-        let view = View::open(ctx, name, &vault).await?;
+        let view = View::open(ctx, &vault).await?;
         if otc_store::FileKind::of_path(&path) != otc_store::FileKind::Note {
             return Err(not_found(&path));
         }

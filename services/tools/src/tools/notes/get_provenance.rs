@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, decode_cursor, encode_cursor, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{decode_cursor, encode_cursor, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetProvenance;
 
@@ -136,7 +136,7 @@ impl Tool for GetProvenance {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let since = time_arg(input.since.as_deref(), "since")?;
@@ -151,10 +151,7 @@ impl Tool for GetProvenance {
         let mut records = Vec::new();
         let mut next = None;
         'walk: loop {
-            let page = tx
-                .path_history(view.vault.id, &at.path, Some(at.before), (limit + 1) as i64)
-                .await
-                .map_err(|e| internal(name, &e))?;
+            let page = tx.path_history(view.vault.id, &at.path, Some(at.before), (limit + 1) as i64).await?;
             if page.is_empty() {
                 break;
             }
@@ -172,11 +169,8 @@ impl Tool for GetProvenance {
                 }
                 // A create in a commit that also removed a path holding the same content is the
                 // arrival end of a move: report it as one, and go on with the earlier name.
-                let from = if record.op == "create" {
-                    moved_from(&mut tx, view.vault.id, &record).await.map_err(|e| internal(name, &e))?
-                } else {
-                    None
-                };
+                let from =
+                    if record.op == "create" { moved_from(&mut tx, view.vault.id, &record).await? } else { None };
                 let from = from.filter(|p| view.can_read(p));
                 records.push(to_record(&record, from.clone(), detailed));
                 if let Some(from) = from {
@@ -186,12 +180,12 @@ impl Tool for GetProvenance {
             }
         }
         let verification = if input.include_verification == Some(true) {
-            let broken = tx.verify_chain(view.vault.id).await.map_err(|e| internal(name, &e))?;
+            let broken = tx.verify_chain(view.vault.id).await?;
             Some(Verification { intact: broken.is_none(), first_broken_seq: broken })
         } else {
             None
         };
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         Ok(Output { vault: view.vault.name.clone(), path: input.path, records, next_cursor: next, verification })
     }
 }

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListNotes;
 
@@ -75,7 +75,7 @@ impl Tool for ListNotes {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let detailed =
@@ -102,9 +102,8 @@ impl Tool for ListNotes {
                 after.as_deref(),
                 limit as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let more = rows.len() > limit;
         let entries: Vec<Entry> = rows
             .into_iter()

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::page_limit;
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListSnapshots;
 
@@ -62,15 +62,14 @@ impl Tool for ListSnapshots {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut tx = ctx.begin().await?;
-        let snapshots = tx.snapshots(view.vault.id, &input.path, limit as i64).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let snapshots = tx.snapshots(view.vault.id, &input.path, limit as i64).await?;
+        tx.commit().await?;
         let snapshots = snapshots
             .into_iter()
             .map(|s| Item {

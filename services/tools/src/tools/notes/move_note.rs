@@ -110,7 +110,7 @@ impl Tool for MoveNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let spec =
             check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;

@@ -3,8 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct NoteExists;
 
@@ -43,26 +42,22 @@ impl Tool for NoteExists {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.trim_end_matches('/').to_string();
         otc_vault::check_path(&path).map_err(|e| e.detail("field", "path"))?;
         let mut kind = None;
         let mut tx = ctx.begin().await?;
-        if view.can_read(&path) && tx.file(view.vault.id, &path).await.map_err(|e| internal(name, &e))?.is_some() {
+        if view.can_read(&path) && tx.file(view.vault.id, &path).await?.is_some() {
             kind = Some("file");
         } else {
             // A folder exists for the caller when a file they can read is under it (the folder
             // name itself need not match their read globs).
-            let under = tx
-                .list_files(view.vault.id, &format!("{path}/"), true, None, view.readable(), None, 1)
-                .await
-                .map_err(|e| internal(name, &e))?;
+            let under = tx.list_files(view.vault.id, &format!("{path}/"), true, None, view.readable(), None, 1).await?;
             if !under.is_empty() {
                 kind = Some("folder");
             }
         }
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         Ok(Output { vault: view.vault.name.clone(), path, exists: kind.is_some(), kind: kind.map(str::to_string) })
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::Anchor;
 use otc_kernel::writing::{self, AnchorAt, Planned};
 use otc_kernel::{CallContext, Tool};
@@ -210,7 +210,7 @@ impl Tool for PatchNote {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         check_fields(&input)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;

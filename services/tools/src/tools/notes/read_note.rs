@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::writing::{Anchor, AnchorKind};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ReadNote;
 
@@ -221,7 +221,7 @@ impl Tool for ReadNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = match (&input.path, input.period) {
             (Some(path), None) => path.clone(),
             (None, Some(period)) => {
@@ -307,8 +307,8 @@ impl Tool for ReadNote {
                 );
                 if input.include_links == Some(true) {
                     let mut tx = ctx.begin().await?;
-                    let links = tx.outgoing_links(view.vault.id, &input_path).await.map_err(|e| internal(name, &e))?;
-                    tx.commit().await.map_err(|e| internal(name, &e))?;
+                    let links = tx.outgoing_links(view.vault.id, &input_path).await?;
+                    tx.commit().await?;
                     out.links = Some(
                         links
                             .into_iter()

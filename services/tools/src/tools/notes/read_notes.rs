@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{Content, View, decode_cursor, encode_cursor, read_content};
+use otc_kernel::reading::{Content, decode_cursor, encode_cursor, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadNotes;
@@ -85,7 +85,7 @@ impl Tool for ReadNotes {
                 ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 paths").detail("field", "paths")
             );
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let start: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);

@@ -3,8 +3,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct ReadSnapshot;
 
@@ -52,11 +51,11 @@ impl Tool for ReadSnapshot {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = uuid::Uuid::try_parse(input.snapshot_id.trim()).map_err(|_| snapshot_not_found(&input.snapshot_id))?;
         let mut tx = ctx.begin().await?;
-        let snapshot = tx.snapshot(view.vault.id, id).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let snapshot = tx.snapshot(view.vault.id, id).await?;
+        tx.commit().await?;
         let snapshot =
             snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
         let bytes = writing::blob(ctx, name, &snapshot.hash).await?;

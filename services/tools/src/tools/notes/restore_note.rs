@@ -5,8 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::notes::read_snapshot::snapshot_not_found;
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct RestoreNote;
 
@@ -59,13 +58,13 @@ impl Tool for RestoreNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let id = uuid::Uuid::try_parse(input.snapshot_id.trim()).map_err(|_| snapshot_not_found(&input.snapshot_id))?;
         let mut tx = ctx.begin().await?;
-        let snapshot = tx.snapshot(view.vault.id, id).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let snapshot = tx.snapshot(view.vault.id, id).await?;
+        tx.commit().await?;
         let snapshot =
             snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
         if snapshot.path != input.path {
@@ -78,7 +77,7 @@ impl Tool for RestoreNote {
         if now.is_none() {
             // A deleted note comes back under its old name only if nothing took a name that
             // clashes with it meanwhile (the commit checks again under the vault's lock).
-            writing::check_new_name(ctx, name, &view, &input.path, "path").await?;
+            writing::check_new_name(ctx, &view, &input.path, "path").await?;
         }
         let replaces = now.as_ref().is_some_and(|e| e.size > 0 && e.hash != snapshot.hash);
         writing::confirm(ctx, name, replaces, "it replaces the note's current content").await?;

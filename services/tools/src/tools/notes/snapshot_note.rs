@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{View, not_found};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::not_found;
+use otc_kernel::{CallContext, Tool};
 
 pub struct SnapshotNote;
 
@@ -42,17 +42,13 @@ impl Tool for SnapshotNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let mut tx = ctx.begin().await?;
-        let entry = tx.file(view.vault.id, &input.path).await.map_err(|e| internal(name, &e))?;
+        let entry = tx.file(view.vault.id, &input.path).await?;
         let entry = entry.ok_or_else(|| not_found(&input.path))?;
-        let snapshot = tx
-            .add_snapshot(view.vault.id, &entry.path, &entry.hash, entry.size, entry.seq)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let snapshot = tx.add_snapshot(view.vault.id, &entry.path, &entry.hash, entry.size, entry.seq).await?;
+        tx.commit().await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: entry.path,

@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::writing::Anchor;
 use otc_kernel::writing::{self, AnchorAt, Origin, Planned};
 use otc_kernel::{CallContext, Tool};
@@ -97,7 +96,7 @@ impl Tool for WriteNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
@@ -110,7 +109,7 @@ impl Tool for WriteNote {
         if anchor.is_none() {
             let now = writing::current(ctx, name, view.vault.id, &path).await?;
             if now.is_none() && mode != Mode::Overwrite {
-                writing::check_new_name(ctx, name, &view, &path, "path").await?;
+                writing::check_new_name(ctx, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
                 writing::confirm(ctx, name, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note")

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::search::search_vault::query_error;
 use otc_kernel::citations::{note_title, note_uri, result_id};
-use otc_kernel::reading::{View, bounded};
+use otc_kernel::reading::bounded;
 use otc_kernel::searching::{Corpus, Scope, note_texts};
 use otc_kernel::{CallContext, Tool};
 
@@ -64,7 +64,7 @@ impl Tool for Search {
         let name = Self::SPEC.name;
         let limit = bounded(input.limit, DEFAULT_RESULTS, 1..=MAX_RESULTS, "limit")?;
         let query = Query::parse(&input.query).map_err(query_error)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
         let corpus = Corpus::open(ctx, name, &view, &scope).await?;
         let hits = corpus.rank(&query);

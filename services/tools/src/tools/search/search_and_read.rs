@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::semantic::{self, Near};
 use crate::tools::search::search_vault::query_error;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, bounded, decode_cursor, encode_cursor};
+use otc_kernel::reading::{bounded, decode_cursor, encode_cursor};
 use otc_kernel::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
 use otc_kernel::{CallContext, Tool};
 
@@ -138,7 +138,7 @@ impl Tool for SearchAndRead {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let position: Option<Position> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
         // The ranking: (path, score, where its best chunk is), best first, one page and one more.
@@ -148,7 +148,7 @@ impl Tool for SearchAndRead {
             let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, pool).await?;
             let total = near.len();
             let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
-            let spans = semantic::spans(ctx, name, &view, &near).await?;
+            let spans = semantic::spans(ctx, &view, &near).await?;
             let page = near
                 .into_iter()
                 .map(|h| {

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::dataview;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct SearchDql;
@@ -126,7 +125,7 @@ impl Tool for SearchDql {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let query = dql::parse(&input.dql).map_err(|e| e.detail("field", "dql"))?;
         let pages = dataview::pages(ctx, name, &view, &query).await?;
         let now = chrono::Utc::now();

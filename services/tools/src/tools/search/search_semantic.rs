@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::semantic::{self, Near, VectorSet};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, fit};
 use otc_kernel::searching::{note_texts, slice};
 use otc_kernel::{CallContext, Tool};
 
@@ -101,16 +101,15 @@ impl Tool for SearchSemantic {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         // The vault first: a vault the caller cannot reach answers vault_not_found, as for
         // every other tool, whatever the embedding configuration.
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let prefix = view.folder_prefix(input.root.as_deref())?;
-        let set = VectorSet::open(ctx, name, &view, "query").await?;
+        let set = VectorSet::open(ctx, &view, "query").await?;
         let vector = set.embed(ctx, name, &input.query).await?;
-        let mut found =
-            set.nearest_notes(ctx, name, &view, &vector, Near { prefix: &prefix, skip: &[], notes: k }).await?;
+        let mut found = set.nearest_notes(ctx, &view, &vector, Near { prefix: &prefix, skip: &[], notes: k }).await?;
         if let Some(min) = input.min_score {
             found.retain(|h| h.score >= min);
         }
-        let spans = semantic::spans(ctx, name, &view, &found).await?;
+        let spans = semantic::spans(ctx, &view, &found).await?;
         otc_kernel::note_retrieved(
             &view.vault.name,
             found

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::search::search_vault::hits_limit;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, decode_cursor, page};
 use otc_kernel::searching::{Corpus, RankKey, Scope, line_col, note_texts, slice};
 use otc_kernel::{CallContext, Tool};
 
@@ -169,7 +169,7 @@ impl Tool for SearchText {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let root = match input.root.as_deref() {
             Some(r) => Some(view.folder_prefix(Some(r))?),
             None => None,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::semantic::{self, Near};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page};
 use otc_kernel::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
 use otc_kernel::{CallContext, Tool};
 
@@ -143,7 +143,7 @@ impl Tool for SearchVault {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let root = match input.root.as_deref() {
             Some(r) => Some(view.folder_prefix(Some(r))?),
             None => None,
@@ -220,7 +220,7 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let detailed =
         format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
     let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-    let view = View::open(ctx, name, &input.vault).await?;
+    let view = ctx.view(&input.vault).await?;
     let prefix = view.folder_prefix(input.root.as_deref())?;
     let near = Near { prefix: &prefix, skip: &[], notes: FUSION_POOL };
     let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, near).await?;
@@ -260,13 +260,9 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
     let nearest: std::collections::HashMap<&str, &semantic::NoteHit> =
         near.iter().map(|h| (h.path.as_str(), h)).collect();
-    let spans = semantic::spans(
-        ctx,
-        name,
-        &view,
-        &near.iter().filter(|h| paths.contains(&h.path)).cloned().collect::<Vec<_>>(),
-    )
-    .await?;
+    let spans =
+        semantic::spans(ctx, &view, &near.iter().filter(|h| paths.contains(&h.path)).cloned().collect::<Vec<_>>())
+            .await?;
     let by_text: std::collections::HashMap<&str, &otc_fts::search::Hit> = match &corpus {
         Some(corpus) => text_hits.iter().map(|h| (corpus.path(h.part, h.path), h)).collect(),
         None => Default::default(),

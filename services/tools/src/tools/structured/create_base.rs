@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::structured::read_base::check_base_path;
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -65,7 +64,7 @@ impl Tool for CreateBase {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
         let text = bases::to_yaml(&Value::Object(input.base.clone()));

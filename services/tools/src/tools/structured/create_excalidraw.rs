@@ -5,7 +5,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -66,7 +65,7 @@ impl Tool for CreateExcalidraw {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         otc_kernel::reading::check_extension(
             &input.path,
             ".excalidraw.md",

@@ -3,8 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListKanbanBoards;
 
@@ -45,16 +44,14 @@ impl Tool for ListKanbanBoards {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let key = ["kanban-plugin".to_string()];
         let mut tx = ctx.begin().await?;
         let rows = tx
             .notes_with_property(view.vault.id, &key, None, &folder, view.readable(), None, MAX_BOARDS as i64 + 1)
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let truncated = rows.len() > MAX_BOARDS;
         let boards = rows.into_iter().take(MAX_BOARDS).map(|(path, _)| path).collect();
         Ok(Output { vault: view.vault.name.clone(), boards, truncated })

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::dataview;
 use crate::tools::structured::read_base::check_base_path;
-use otc_kernel::reading::{Content, View, decode_cursor, encode_cursor, page_limit, read_content};
+use otc_kernel::reading::{Content, decode_cursor, encode_cursor, page_limit, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct QueryBase;
@@ -100,7 +100,7 @@ impl Tool for QueryBase {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);

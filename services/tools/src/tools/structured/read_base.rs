@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadBase;
@@ -66,7 +66,7 @@ impl Tool for ReadBase {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
         let base = bases::parse(&text)?;

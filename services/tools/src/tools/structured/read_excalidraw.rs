@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadExcalidraw;
@@ -89,7 +89,7 @@ impl Tool for ReadExcalidraw {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         if input.source == Some(Source::Companion) {
             return Err(ToolError::with_message(
                 ErrorCode::PluginUnavailable,

@@ -4,7 +4,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadKanbanBoard;
@@ -74,7 +74,7 @@ impl Tool for ReadKanbanBoard {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
         let board = kanban::parse_board(&text)?;
         Ok(Output {

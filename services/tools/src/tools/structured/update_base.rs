@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::structured::read_base::check_base_path;
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -57,7 +57,7 @@ impl Tool for UpdateBase {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;

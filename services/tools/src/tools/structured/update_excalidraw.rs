@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -64,7 +64,7 @@ impl Tool for UpdateExcalidraw {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;

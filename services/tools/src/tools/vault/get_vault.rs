@@ -5,8 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use otc_vault::acl::Rule;
 
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct GetVault;
 
@@ -88,12 +87,11 @@ impl Tool for GetVault {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let v = View::open(ctx, name, &input.vault).await?;
+        let v = ctx.view(&input.vault).await?;
         let mut tx = ctx.begin().await?;
-        let (head_seq, indexed_seq) = tx.index_progress(v.vault.id).await.map_err(|e| internal(name, &e))?;
-        let notes = tx.note_count(v.vault.id, v.readable()).await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let (head_seq, indexed_seq) = tx.index_progress(v.vault.id).await?;
+        let notes = tx.note_count(v.vault.id, v.readable()).await?;
+        tx.commit().await?;
         Ok(Output {
             name: v.vault.name.clone(),
             id: v.vault.id.to_string(),

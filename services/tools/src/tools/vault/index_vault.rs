@@ -151,7 +151,7 @@ impl Tool for IndexVault {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let format = format::resolve(input.response_format, input.verbosity, ctx.default_format());
-        let vault = caller_vault(ctx, name, &input.vault).await?;
+        let vault = caller_vault(ctx, &input.vault).await?;
         if let Some(folder) = &input.folder {
             otc_vault::check_path(folder.trim_end_matches('/')).map_err(|e| e.detail("field", "folder"))?;
         }

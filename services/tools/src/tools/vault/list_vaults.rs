@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListVaults;
 
@@ -43,21 +43,20 @@ impl Tool for ListVaults {
     };
 
     async fn call(ctx: &CallContext<'_>, _input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let mut tx = ctx.begin().await?;
-        let all = tx.list_vaults().await.map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        let all = tx.list_vaults().await?;
+        tx.commit().await?;
         let mut vaults = Vec::new();
         for vault in all {
             if ctx.caller.vault_id.is_some_and(|bound| bound != vault.id) {
                 continue;
             }
             // Counted through the caller's folder ACL, like every read.
-            let view = View::open(ctx, name, &vault.name).await?;
+            let view = View::open(ctx, &vault.name).await?;
             let mut tx = ctx.begin().await?;
-            let notes = tx.note_count(vault.id, view.readable()).await.map_err(|e| internal(name, &e))?;
-            let head_seq = tx.head_seq(vault.id).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let notes = tx.note_count(vault.id, view.readable()).await?;
+            let head_seq = tx.head_seq(vault.id).await?;
+            tx.commit().await?;
             vaults.push(Row { name: vault.name, id: vault.id.to_string(), notes, head_seq });
         }
         Ok(Output { vaults })

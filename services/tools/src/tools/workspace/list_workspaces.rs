@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::settings_files::{self, WORKSPACES};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListWorkspaces;
@@ -45,7 +44,7 @@ impl Tool for ListWorkspaces {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let (object, content_hash) = settings_files::read(ctx, name, &view, WORKSPACES).await?;
         let workspaces = object
             .get("workspaces")

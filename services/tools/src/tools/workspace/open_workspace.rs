@@ -48,7 +48,7 @@ impl Tool for OpenWorkspace {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let tool = Self::SPEC.name;
-        let view = View::open(ctx, tool, &input.vault).await?;
+        let view = View::open(ctx, &input.vault).await?;
         let name = input.name.trim().to_string();
         let edited = settings_files::change(ctx, tool, &view, WORKSPACES, input.prev_hash.as_deref(), |mut object| {
             let layout =

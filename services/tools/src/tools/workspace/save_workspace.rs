@@ -61,7 +61,7 @@ impl Tool for SaveWorkspace {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let tool = Self::SPEC.name;
-        let view = View::open(ctx, tool, &input.vault).await?;
+        let view = View::open(ctx, &input.vault).await?;
         let name = input.name.trim();
         if name.is_empty() || name.chars().any(char::is_control) {
             return Err(

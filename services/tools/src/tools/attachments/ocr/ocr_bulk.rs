@@ -5,8 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::attachments::ocr;
-use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct OcrBulk;
 
@@ -79,7 +78,7 @@ impl Tool for OcrBulk {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let concurrent = otc_kernel::reading::bounded(input.max_concurrent, 2, 1..=4, "max_concurrent")?;
         let mut paths = match input.paths {
             Some(paths) => {
@@ -115,9 +114,8 @@ impl Tool for OcrBulk {
                         None,
                         MAX_IMAGES as i64 + 1,
                     )
-                    .await
-                    .map_err(|e| internal(name, &e))?;
-                tx.commit().await.map_err(|e| internal(name, &e))?;
+                    .await?;
+                tx.commit().await?;
                 rows.into_iter().map(|r| r.path).collect()
             }
         };

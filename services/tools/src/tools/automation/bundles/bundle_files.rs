@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::automation::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};
 
 pub struct BundleFiles;
@@ -71,7 +70,7 @@ impl Tool for BundleFiles {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         otc_kernel::reading::bounded(Some(input.paths.len() as u32), 1, 1..=200, "paths")?;
         let budget = otc_kernel::reading::bounded(
             input.max_bytes,

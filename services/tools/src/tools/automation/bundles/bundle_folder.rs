@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::automation::bundles::{Bundle, DEFAULT_BUNDLE_BYTES, Layout, MAX_BUNDLE_BYTES, Part};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, decode_cursor, encode_cursor};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::{decode_cursor, encode_cursor};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct BundleFolder;
 
@@ -77,7 +77,7 @@ impl Tool for BundleFolder {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(Some(&input.root)).map_err(|e| e.detail("field", "root"))?;
         let max_files = otc_kernel::reading::bounded(input.max_files, 100, 1..=1000, "max_files")?;
         let budget = otc_kernel::reading::bounded(
@@ -104,9 +104,8 @@ impl Tool for BundleFolder {
                 after.as_deref(),
                 max_files as i64 + 1,
             )
-            .await
-            .map_err(|e| internal(name, &e))?;
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+            .await?;
+        tx.commit().await?;
         let mut bundle =
             Bundle::new(input.format.unwrap_or_default(), input.include_frontmatter.unwrap_or(true), budget);
         let mut stopped = rows.len() > max_files;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::automation::tasks::{self as task_items, TaskOut};
 use crate::tools::workspace::periodic;
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, encode_cursor, fit, page_limit};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListTasks;
@@ -93,7 +93,7 @@ impl Tool for ListTasks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.root.as_deref())?;
         let limit = page_limit(input.limit)?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
@@ -120,7 +120,7 @@ impl Tool for ListTasks {
         };
         let priority = crate::tools::automation::tasks::priority_arg(input.priority.as_deref(), "priority")?;
         let status = input.status.unwrap_or(Status::All);
-        let (rows, truncated) = task_items::read(ctx, name, &view, &folder, input.paths.as_deref()).await?;
+        let (rows, truncated) = task_items::read(ctx, &view, &folder, input.paths.as_deref()).await?;
         let tags = input.tags.unwrap_or_default();
         let matching: Vec<TaskOut> = rows
             .iter()

@@ -11,8 +11,8 @@ use otc_formats::tasks::{self, Priority, StatusType, Task, TaskRow};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use otc_kernel::CallContext;
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, internal};
 
 /// The most task lines one call reads.
 pub const MAX_TASKS: i64 = 200_000;
@@ -77,17 +77,13 @@ impl TaskOut {
 /// index, in path and line order; and whether there were more than [`MAX_TASKS`].
 pub async fn read(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     folder: &str,
     paths: Option<&[String]>,
 ) -> Result<(Vec<TaskRow>, bool), ToolError> {
     let mut tx = ctx.begin().await?;
-    let lines = tx
-        .task_lines(view.vault.id, folder, paths, view.readable(), MAX_TASKS + 1)
-        .await
-        .map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let lines = tx.task_lines(view.vault.id, folder, paths, view.readable(), MAX_TASKS + 1).await?;
+    tx.commit().await?;
     let truncated = lines.len() as i64 > MAX_TASKS;
     let rows = lines
         .into_iter()

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::automation::tasks::{self as task_items, TaskOut};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, encode_cursor, fit, page_limit};
 use otc_kernel::{CallContext, Tool};
 
 pub struct TasksFilter;
@@ -75,7 +75,7 @@ impl Tool for TasksFilter {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = page_limit(input.limit)?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
         let mut text = input.filter.clone();
@@ -85,7 +85,7 @@ impl Tool for TasksFilter {
             }
         }
         let query = tasks::parse_query(&text)?;
-        let (rows, truncated) = task_items::read(ctx, name, &view, "", None).await?;
+        let (rows, truncated) = task_items::read(ctx, &view, "", None).await?;
         let result = tasks::run_query(&query, rows, chrono::Utc::now().date_naive());
         let grouped = !query.groups.is_empty();
         let all: Vec<Grouped> = result

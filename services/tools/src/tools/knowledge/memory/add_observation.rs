@@ -8,7 +8,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::{self, ObservationOut};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct AddObservation;
@@ -68,7 +67,7 @@ impl Tool for AddObservation {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let text = input.observation.trim();
         if text.is_empty() {
@@ -85,7 +84,7 @@ impl Tool for AddObservation {
         let key = input.key.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let entity = memory::find(&mut tx, name, &view, id).await?;
+        let entity = memory::find(&mut tx, &view, id).await?;
         memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
         let new = NewObservation { key, text: screened.text.clone(), valid_from, valid_to };
         let (observation, superseded) = tx

@@ -8,7 +8,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::{self, EntityOut};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct CreateEntity;
@@ -62,7 +61,7 @@ impl Tool for CreateEntity {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let (kind, title) = (input.kind.trim(), input.name.trim());
         if kind.is_empty() || title.is_empty() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "type and name may not be blank")

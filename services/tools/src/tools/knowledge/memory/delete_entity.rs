@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct DeleteEntity;
@@ -64,15 +63,15 @@ impl Tool for DeleteEntity {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let permanent = input.permanent.unwrap_or(false);
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let entity = memory::find(&mut tx, name, &view, id).await?;
+        let entity = memory::find(&mut tx, &view, id).await?;
         let relations = tx.relations_of(view.vault.id, &[id]).await.map_err(store_err)?;
         // Only the neighbours the caller may see are named, counted and rewritten.
-        let visible = memory::visible_neighbours(&mut tx, name, &view, id).await?;
+        let visible = memory::visible_neighbours(&mut tx, &view, id).await?;
         if !relations.is_empty() && !input.cascade.unwrap_or(false) {
             return Err(ToolError::with_message(
                 ErrorCode::Conflict,

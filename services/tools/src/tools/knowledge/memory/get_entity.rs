@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::{self, EntityOut, ObservationOut, RelationOut};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct GetEntity;
@@ -67,14 +66,14 @@ impl Tool for GetEntity {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let as_of = memory::time_arg(input.as_of.as_deref(), "as_of")?.unwrap_or_else(chrono::Utc::now);
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = match (&input.entity_id, &input.kind, &input.name) {
-            (Some(id), _, _) => memory::find(&mut tx, name, &view, memory::entity_id(id, "entity_id")?).await?,
+            (Some(id), _, _) => memory::find(&mut tx, &view, memory::entity_id(id, "entity_id")?).await?,
             (None, Some(kind), Some(title)) => tx
                 .entity_named(view.vault.id, kind, title)
                 .await

@@ -44,7 +44,7 @@ pub async fn relation(ctx: &CallContext<'_>, tool: &str, view: &View, input: &In
         (memory::entity_id(&input.source_id, "source_id")?, memory::entity_id(&input.target_id, "target_id")?);
     let store_err = |e: StoreError| internal(tool, &e);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-    let ends = [memory::find(&mut tx, tool, view, source).await?, memory::find(&mut tx, tool, view, target).await?];
+    let ends = [memory::find(&mut tx, view, source).await?, memory::find(&mut tx, view, target).await?];
     tx.commit().await.map_err(store_err)?;
     // Both ends' mirrors are rewritten: refused before the change when one may not be.
     memory::check_mirrors(view, &ends)?;
@@ -69,7 +69,7 @@ impl Tool for LinkEntities {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let relation = relation(ctx, name, &view, &input).await?;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

@@ -62,12 +62,8 @@ pub fn visible(view: &View, entity: &Entity) -> bool {
 }
 
 /// The entity `id` as the caller may see it.
-pub async fn find(tx: &mut TenantTx, tool: &str, view: &View, id: Uuid) -> Result<Entity, ToolError> {
-    tx.entity(view.vault.id, id)
-        .await
-        .map_err(|e| internal(tool, &e))?
-        .filter(|e| visible(view, e))
-        .ok_or_else(|| not_found(&id.to_string()))
+pub async fn find(tx: &mut TenantTx, view: &View, id: Uuid) -> Result<Entity, ToolError> {
+    tx.entity(view.vault.id, id).await?.filter(|e| visible(view, e)).ok_or_else(|| not_found(&id.to_string()))
 }
 
 /// A store refusal of a duplicate entity name.
@@ -185,13 +181,8 @@ pub fn check_mirrors(view: &View, entities: &[Entity]) -> Result<(), ToolError> 
 }
 
 /// The entities related to `id` (either way) that the caller may see.
-pub async fn visible_neighbours(
-    tx: &mut TenantTx,
-    tool: &str,
-    view: &View,
-    id: Uuid,
-) -> Result<Vec<Entity>, ToolError> {
-    let relations = tx.relations_of(view.vault.id, &[id]).await.map_err(|e| internal(tool, &e))?;
+pub async fn visible_neighbours(tx: &mut TenantTx, view: &View, id: Uuid) -> Result<Vec<Entity>, ToolError> {
+    let relations = tx.relations_of(view.vault.id, &[id]).await?;
     let mut others: Vec<Uuid> = relations
         .iter()
         .map(|r| if r.source_id == id { r.target_id } else { r.source_id })
@@ -199,7 +190,7 @@ pub async fn visible_neighbours(
         .collect();
     others.sort_unstable();
     others.dedup();
-    let found = tx.entities(view.vault.id, &others).await.map_err(|e| internal(tool, &e))?;
+    let found = tx.entities(view.vault.id, &others).await?;
     Ok(found.into_iter().filter(|e| visible(view, e)).collect())
 }
 
@@ -231,7 +222,7 @@ pub async fn check_mirror(
         }
     }
     writing::check_write(view, path, "name")?;
-    writing::check_new_name_except(ctx, tool, view, path, "name", except).await?;
+    writing::check_new_name_except(ctx, view, path, "name", except).await?;
     if except != Some(path) && writing::current(ctx, tool, view.vault.id, path).await?.is_some() {
         return Err(ToolError::with_message(
             ErrorCode::NoteExists,
@@ -328,7 +319,7 @@ pub async fn remirror(ctx: &CallContext<'_>, tool: &str, view: &View, ids: &[Uui
 pub async fn unmirror(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<(), ToolError> {
     writing::check_delete(view, path, "note_path")?;
     let Some(entry) = writing::current(ctx, tool, view.vault.id, path).await? else { return Ok(()) };
-    let (changes, _) = writing::delete_changes(ctx, tool, view, path, &entry, false).await?;
+    let (changes, _) = writing::delete_changes(ctx, view, path, &entry, false).await?;
     writing::commit(ctx, tool, view, &changes, None).await?.map_err(|stale| writing::stale_error(view, &stale))?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::tools::knowledge::memory::{self, EntityOut, ObservationOut, RelationOut};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, decode_cursor, encode_cursor};
+use otc_kernel::reading::{decode_cursor, encode_cursor};
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct QueryEntityGraph;
@@ -96,7 +96,7 @@ impl Tool for QueryEntityGraph {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let seed = memory::entity_id(&input.seed_entity_id, "seed_entity_id")?;
@@ -109,7 +109,7 @@ impl Tool for QueryEntityGraph {
             input.entity_types.map(|t| t.iter().map(|t| t.to_lowercase()).collect());
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let first = memory::find(&mut tx, name, &view, seed).await?;
+        let first = memory::find(&mut tx, &view, seed).await?;
         // Breadth-first: each hop reads the relations of the frontier and the entities they reach.
         let mut found: Vec<(otc_store::Entity, u32)> = vec![(first, 0)];
         let mut at: HashMap<Uuid, u32> = HashMap::from([(seed, 0)]);

@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::{self, EntityOut};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct RenameEntity;
@@ -58,7 +57,7 @@ impl Tool for RenameEntity {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let new_name = input.new_name.as_deref().map(str::trim);
         if new_name.is_some_and(str::is_empty) {
@@ -71,9 +70,9 @@ impl Tool for RenameEntity {
         }
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let entity = memory::find(&mut tx, name, &view, id).await?;
+        let entity = memory::find(&mut tx, &view, id).await?;
         // The neighbours the caller may see link to it by name in their mirrors: rewritten too.
-        let neighbours = memory::visible_neighbours(&mut tx, name, &view, id).await?;
+        let neighbours = memory::visible_neighbours(&mut tx, &view, id).await?;
         tx.commit().await.map_err(store_err)?;
         memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
         memory::check_mirrors(&view, &neighbours)?;

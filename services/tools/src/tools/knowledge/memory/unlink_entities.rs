@@ -10,7 +10,6 @@ use serde::Serialize;
 pub use super::link_entities::Input;
 use super::link_entities::relation;
 use crate::tools::knowledge::memory::{self, RelationOut};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct UnlinkEntities;
@@ -42,7 +41,7 @@ impl Tool for UnlinkEntities {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let relation = relation(ctx, name, &view, &input).await?;
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

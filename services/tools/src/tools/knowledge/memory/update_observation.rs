@@ -8,7 +8,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::memory::{self, ObservationOut};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, internal};
 
 pub struct UpdateObservation;
@@ -60,7 +59,7 @@ impl Tool for UpdateObservation {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let entity_id = memory::entity_id(&input.entity_id, "entity_id")?;
         let observation_id = memory::entity_id(&input.observation_id, "observation_id")?;
         let retire = input.retire.unwrap_or(false);
@@ -75,7 +74,7 @@ impl Tool for UpdateObservation {
         }
         let store_err = |e: StoreError| internal(name, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let entity = memory::find(&mut tx, name, &view, entity_id).await?;
+        let entity = memory::find(&mut tx, &view, entity_id).await?;
         memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
         // One change to the entity's facts at a time.
         tx.lock_entity(view.vault.id, entity.id).await.map_err(store_err)?;

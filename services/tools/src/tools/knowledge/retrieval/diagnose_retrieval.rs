@@ -83,7 +83,7 @@ impl Tool for DiagnoseRetrieval {
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let path = input.path.clone();
         if otc_kernel::reading::file_entry(ctx, name, view.vault.id, &path).await?.is_none() {

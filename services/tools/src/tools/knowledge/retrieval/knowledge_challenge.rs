@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use super::reflect::Citation;
 use crate::tools::knowledge::retrieval::{self, Request};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, chat};
 
 pub struct KnowledgeChallenge;
@@ -77,7 +76,7 @@ impl Tool for KnowledgeChallenge {
                 ToolError::with_message(ErrorCode::InvalidInput, "proposal is blank").detail("field", "proposal")
             );
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         // Decisions first, then whatever else is near the proposal.
         let decisions = Request {
             queries: vec![format!("{} tag:decision", first_words(proposal))],

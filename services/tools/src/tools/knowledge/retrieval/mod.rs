@@ -372,9 +372,7 @@ pub async fn note_gap(
     let query = otc_kernel::screening::screen(query).text;
     let norm = crate::tools::knowledge::wiki::normalize(&query);
     let mut tx = ctx.begin().await?;
-    tx.record_gap(view.vault.id, ctx.caller.principal_id, &norm, &query, top_score, gap, &results, &nearest)
-        .await
-        .map_err(|e| internal(tool, &e))?;
+    tx.record_gap(view.vault.id, ctx.caller.principal_id, &norm, &query, top_score, gap, &results, &nearest).await?;
     tx.commit().await.map_err(|e| internal(tool, &e))
 }
 
@@ -479,8 +477,8 @@ pub async fn first_chunks(
     }
     let keys: Vec<(String, i32)> = paths.iter().map(|p| (p.clone(), 0)).collect();
     let mut tx = ctx.begin().await?;
-    let spans = tx.chunk_spans(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let spans = tx.chunk_spans(view.vault.id, &keys).await?;
+    tx.commit().await?;
     let spans: HashMap<String, (i32, i32)> = spans.into_iter().map(|s| (s.path, (s.start, s.end))).collect();
     let texts = note_texts(ctx, tool, view.vault.id, paths).await?;
     let mut out = HashMap::new();

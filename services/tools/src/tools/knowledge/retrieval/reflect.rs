@@ -124,7 +124,7 @@ impl Tool for Reflect {
         let name = Self::SPEC.name;
         let k = otc_kernel::reading::bounded(input.k, 8, 1..=20, "k")?;
         let queries = retrieval::variants(&input.query, None)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         if input.persist && !ctx.caller.scopes.iter().any(|s| s.grants("write:notes")) {
             return Err(ToolError::with_message(ErrorCode::Forbidden, "persist needs scope write:notes")
                 .detail("required", vec!["write:notes"])

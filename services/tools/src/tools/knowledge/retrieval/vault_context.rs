@@ -219,7 +219,7 @@ impl Tool for VaultContext {
         if input.query.is_some() && query.is_none() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "query is blank").detail("field", "query"));
         }
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let vault = view.vault.name.clone();
         // The change log, read once for both its uses: the latest notes (no query) and diff_since.
         let log = match query.is_none() || since.is_some() {

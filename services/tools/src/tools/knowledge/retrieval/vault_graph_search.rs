@@ -163,14 +163,14 @@ impl Tool for VaultGraphSearch {
             expand: true,
             ..Request::default()
         };
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let mut searched = vec![view];
         let mut failed_vaults = Vec::new();
         for other in input.vaults.unwrap_or_default() {
             if searched.iter().any(|v| v.vault.name == other) {
                 continue;
             }
-            match View::open(ctx, name, &other).await {
+            match View::open(ctx, &other).await {
                 Ok(v) => searched.push(v),
                 Err(e) => failed_vaults.push(FailedVault { vault: other, reason: e.code.as_str().into() }),
             }

@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::wiki::{self, Problem};
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::screening::screen;
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct CommitWikiPage;
 
@@ -138,7 +138,7 @@ impl Tool for CommitWikiPage {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folders = wiki::folders(&view)?;
         let path = input.page.path.as_str();
         otc_vault::check_path(path).map_err(|e| e.detail("field", "page.path"))?;
@@ -209,7 +209,7 @@ impl Tool for CommitWikiPage {
             _ => {}
         }
         if current.is_none() {
-            writing::check_new_name(ctx, name, &view, path, "page.path").await?;
+            writing::check_new_name(ctx, &view, path, "page.path").await?;
         }
         // The patched notes, read sixteen at a time.
         let vault_id = view.vault.id;
@@ -273,8 +273,8 @@ impl Tool for CommitWikiPage {
         let link_name = {
             let keys = otc_vault::links::affected_link_keys(path);
             let mut tx = ctx.begin().await?;
-            let named = tx.paths_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let named = tx.paths_named(view.vault.id, &keys).await?;
+            tx.commit().await?;
             match named.iter().any(|p| p != path) {
                 true => path.trim_end_matches(".md").to_string(),
                 false => stem.clone(),
@@ -345,10 +345,9 @@ impl Tool for CommitWikiPage {
             wiki::schema_problems(ctx, name, &view, &folders, path, input.page_type.as_deref(), frontmatter.as_ref())
                 .await?,
         );
-        problems.extend(
-            wiki::link_problems(ctx, name, &view, path, &page_note, input.sources.as_deref().unwrap_or(&[])).await?,
-        );
-        if !links_in && !wiki::has_inbound(ctx, name, &view, path).await? {
+        problems
+            .extend(wiki::link_problems(ctx, &view, path, &page_note, input.sources.as_deref().unwrap_or(&[])).await?);
+        if !links_in && !wiki::has_inbound(ctx, &view, path).await? {
             problems.push(Problem::new("no_inbound_link", Some(path), "no note links the page: add a link patch"));
         }
 

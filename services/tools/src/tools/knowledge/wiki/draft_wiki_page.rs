@@ -11,9 +11,9 @@ use crate::tools::knowledge::wiki::commit_wiki_page::SEE_ALSO;
 use crate::tools::knowledge::wiki::find_existing_page::DEFAULT_MIN_SIMILARITY;
 use crate::tools::knowledge::wiki::{self, Candidate, Problem, Skipped};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, bounded, not_found};
+use otc_kernel::reading::{bounded, not_found};
 use otc_kernel::searching::{Corpus, Scope};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct DraftWikiPage;
 
@@ -202,7 +202,7 @@ impl Tool for DraftWikiPage {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folders = wiki::folders(&view)?;
         let limit = bounded(input.limit, 10, 1..=50, "limit")?;
         let min = wiki::min_similarity(input.min_similarity, DEFAULT_MIN_SIMILARITY)?;
@@ -274,8 +274,8 @@ impl Tool for DraftWikiPage {
         if let Some(own) = &own {
             let keys = otc_vault::links::affected_link_keys(own);
             let mut tx = ctx.begin().await?;
-            let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
-            tx.commit().await.map_err(|e| internal(name, &e))?;
+            let links = tx.links_named(view.vault.id, &keys).await?;
+            tx.commit().await?;
             already.extend(
                 links
                     .into_iter()
@@ -343,8 +343,8 @@ impl Tool for DraftWikiPage {
                 let chars = text[note.body_start.min(text.len())..].chars().count();
                 let keys = otc_vault::links::affected_link_keys(path);
                 let mut tx = ctx.begin().await?;
-                let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(name, &e))?;
-                tx.commit().await.map_err(|e| internal(name, &e))?;
+                let links = tx.links_named(view.vault.id, &keys).await?;
+                tx.commit().await?;
                 let cited_by: Vec<String> = links
                     .into_iter()
                     .filter(|l| l.resolved_path.as_deref() == Some(path.as_str()))

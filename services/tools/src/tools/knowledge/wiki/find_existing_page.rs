@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::knowledge::wiki;
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{View, bounded};
+use otc_kernel::reading::bounded;
 use otc_kernel::{CallContext, Tool};
 
 pub struct FindExistingPage;
@@ -82,7 +82,7 @@ impl Tool for FindExistingPage {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 5, 1..=50, "limit")?;
         let min = wiki::min_similarity(input.min_similarity, DEFAULT_MIN_SIMILARITY)?;
         let prefix = view.folder_prefix(input.folder.as_deref())?;

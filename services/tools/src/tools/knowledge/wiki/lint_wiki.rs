@@ -12,7 +12,7 @@ use crate::tools::knowledge::wiki::{self, Skipped};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::graphing;
 use otc_kernel::reading::{View, bounded};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct LintWiki;
 
@@ -152,7 +152,7 @@ impl Tool for LintWiki {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let per_check = bounded(input.limit_per_check, 20, 1..=200, "limit_per_check")?;
         let max_notes = bounded(input.max_notes, 1500, 1..=5000, "max_notes")?;
         let near_floor = wiki::min_similarity(input.min_similarity, DEFAULT_NEAR_DUPLICATE)?;
@@ -197,15 +197,13 @@ impl Tool for LintWiki {
 
         // Reads of the pages' index rows and texts, for the checks that need them.
         let mut tx = ctx.begin().await?;
-        let facts = tx.note_facts(view.vault.id, &prefix, view.readable()).await.map_err(|e| internal(name, &e))?;
+        let facts = tx.note_facts(view.vault.id, &prefix, view.readable()).await?;
         let unresolved = if wants(Check::UnresolvedLink) {
-            tx.unresolved_links(view.vault.id, &prefix, view.readable(), None, MAX_UNRESOLVED as i64)
-                .await
-                .map_err(|e| internal(name, &e))?
+            tx.unresolved_links(view.vault.id, &prefix, view.readable(), None, MAX_UNRESOLVED as i64).await?
         } else {
             Vec::new()
         };
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         let unresolved_cut = unresolved.len() >= MAX_UNRESOLVED;
 
         if wants(Check::UnresolvedLink) {
@@ -340,7 +338,7 @@ impl Tool for LintWiki {
             if ctx.services().embeddings.active().is_none() {
                 skipped.push(Skipped { check: "near_duplicate", reason: "no embedding provider is configured".into() });
             } else {
-                match near_duplicates(ctx, name, &view, &pairwise, &prefix, near_floor).await {
+                match near_duplicates(ctx, &view, &pairwise, &prefix, near_floor).await {
                     Ok(pairs) => {
                         for (a, b, score) in pairs {
                             proposals.push(Proposal {
@@ -380,7 +378,7 @@ impl Tool for LintWiki {
         if wants(Check::GeneratedPages)
             && let Some(w) = view.wiki()
         {
-            let key = crate::tools::knowledge::wiki::pages::seal_key(ctx, name, view.vault.id).await?;
+            let key = crate::tools::knowledge::wiki::pages::seal_key(ctx, view.vault.id).await?;
             for page in otc_kernel::reading::WIKI_GENERATED_PAGES {
                 let path = format!("{}/{page}", w.folder);
                 if !path.starts_with(&prefix) || !view.can_read(&path) {
@@ -494,22 +492,21 @@ async fn judge_pairs<'p>(
 /// alike first.
 async fn near_duplicates(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     pages: &[&String],
     prefix: &str,
     floor: f32,
 ) -> Result<Vec<(String, String, f32)>, ToolError> {
-    let set = VectorSet::open(ctx, tool, view, "checks").await?;
+    let set = VectorSet::open(ctx, view, "checks").await?;
     let allowed: BTreeSet<&str> = pages.iter().map(|p| p.as_str()).collect();
     let mut pairs: BTreeMap<(String, String), f32> = BTreeMap::new();
     for page in pages {
         let mut tx = ctx.begin().await?;
-        let vectors = tx.note_vectors(view.vault.id, &set.model, page).await.map_err(|e| internal(tool, &e))?;
-        tx.commit().await.map_err(|e| internal(tool, &e))?;
+        let vectors = tx.note_vectors(view.vault.id, &set.model, page).await?;
+        tx.commit().await?;
         let Some(centroid) = crate::semantic::centroid(&vectors) else { continue };
         let skip = [(*page).clone()];
-        let near = set.nearest_notes(ctx, tool, view, &centroid, Near { prefix, skip: &skip, notes: 5 }).await?;
+        let near = set.nearest_notes(ctx, view, &centroid, Near { prefix, skip: &skip, notes: 5 }).await?;
         for hit in near.into_iter().filter(|h| h.score >= floor && allowed.contains(h.path.as_str())) {
             let key = if **page < hit.path { ((*page).clone(), hit.path) } else { (hit.path, (*page).clone()) };
             let e = pairs.entry(key).or_insert(hit.score);

@@ -23,8 +23,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::semantic::{Near, VectorSet};
+use otc_kernel::CallContext;
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, internal};
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Candidate {
@@ -191,14 +191,10 @@ pub async fn find(
     }
     let qid = qid(topic);
     let mut tx = ctx.begin().await?;
-    let named = tx
-        .notes_named(view.vault.id, view.readable(), prefix, &norm, qid.as_deref())
-        .await
-        .map_err(|e| internal(tool, &e))?;
-    let linked = tx.links_with_text(view.vault.id, view.readable(), &norm).await.map_err(|e| internal(tool, &e))?;
-    let excluded: std::collections::HashSet<String> =
-        tx.excluded_paths(view.vault.id).await.map_err(|e| internal(tool, &e))?.into_iter().collect();
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let named = tx.notes_named(view.vault.id, view.readable(), prefix, &norm, qid.as_deref()).await?;
+    let linked = tx.links_with_text(view.vault.id, view.readable(), &norm).await?;
+    let excluded: std::collections::HashSet<String> = tx.excluded_paths(view.vault.id).await?.into_iter().collect();
+    tx.commit().await?;
     let counts = |p: &str| !is_raw(view, p) && !view.is_wiki_generated(p);
     let mut by_path: BTreeMap<String, Candidate> = BTreeMap::new();
     for m in named.iter().filter(|m| counts(&m.path)) {
@@ -377,9 +373,9 @@ async fn semantic_candidates(
     topic: &str,
     prefix: &str,
 ) -> Result<Vec<(String, f32)>, ToolError> {
-    let set = VectorSet::open(ctx, tool, view, "topic").await?;
+    let set = VectorSet::open(ctx, view, "topic").await?;
     let vector = set.embed(ctx, tool, topic).await?;
-    let hits = set.nearest_notes(ctx, tool, view, &vector, Near { prefix, skip: &[], notes: 10 }).await?;
+    let hits = set.nearest_notes(ctx, view, &vector, Near { prefix, skip: &[], notes: 10 }).await?;
     Ok(hits.into_iter().map(|h| (h.path, h.score)).collect())
 }
 
@@ -463,7 +459,6 @@ pub async fn schema_problems(
 /// does not link.
 pub async fn link_problems(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     page: &otc_parser::Note,
@@ -476,9 +471,8 @@ pub async fn link_problems(
         .map(|l| (l.target.as_str(), path))
         .collect();
     let mut tx = ctx.begin().await?;
-    let resolved =
-        tx.resolve_among_readable(view.vault.id, view.readable(), &asked).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let resolved = tx.resolve_among_readable(view.vault.id, view.readable(), &asked).await?;
+    tx.commit().await?;
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for ((target, _), to) in asked.iter().zip(&resolved) {
@@ -496,11 +490,11 @@ pub async fn link_problems(
 
 /// Whether a readable note other than the page links it already (a link to its name that
 /// leads nowhere yet counts: it resolves once the page exists).
-pub async fn has_inbound(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<bool, ToolError> {
+pub async fn has_inbound(ctx: &CallContext<'_>, view: &View, path: &str) -> Result<bool, ToolError> {
     let keys = otc_vault::links::affected_link_keys(path);
     let mut tx = ctx.begin().await?;
-    let links = tx.links_named(view.vault.id, &keys).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let links = tx.links_named(view.vault.id, &keys).await?;
+    tx.commit().await?;
     Ok(links.iter().any(|l| {
         l.source_path != path
             && view.can_read(&l.source_path)

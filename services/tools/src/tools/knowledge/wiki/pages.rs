@@ -90,10 +90,9 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// The vault's seal key: the tenant's key (made on first use, kept in Postgres) through HMAC
 /// with the vault's id.
-pub async fn seal_key(ctx: &CallContext<'_>, tool: &str, vault: Uuid) -> Result<[u8; 32], ToolError> {
+pub async fn seal_key(ctx: &CallContext<'_>, vault: Uuid) -> Result<[u8; 32], ToolError> {
     let services = ctx.services();
-    let tenant_key =
-        services.confirmation_keys.get(&services.store, ctx.caller.tenant_id).await.map_err(|e| internal(tool, &e))?;
+    let tenant_key = services.confirmation_keys.get(&services.store, ctx.caller.tenant_id).await?;
     let mut mac = HmacSha256::new_from_slice(&tenant_key).expect("any key length");
     mac.update(b"obsidian-tc wiki page seal v1\0");
     mac.update(vault.as_bytes());
@@ -222,17 +221,16 @@ pub fn system_context<'a>(dispatcher: &'a Dispatcher, caller: &'a Caller) -> Cal
 /// Writes the vault's index.md and log.md as they should be now (None: the vault has no wiki).
 pub async fn regenerate(dispatcher: &Dispatcher, tenant: Uuid, vault: Vault) -> Result<Option<Regenerated>, ToolError> {
     let services = &dispatcher.services;
-    let caller = system_caller(&services.store, tenant).await.map_err(|e| internal(TOOL, &e))?;
+    let caller = system_caller(&services.store, tenant).await?;
     let ctx = system_context(dispatcher, &caller);
-    let mut tx = services.store.begin(tenant).await.map_err(|e| internal(TOOL, &e))?;
-    let view =
-        View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await.map_err(|e| internal(TOOL, &e))?;
+    let mut tx = services.store.begin(tenant).await?;
+    let view = View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await?;
     let Some(wiki) = view.wiki().cloned() else { return Ok(None) };
-    let excluded = tx.excluded_paths(view.vault.id).await.map_err(|e| internal(TOOL, &e))?.into_iter().collect();
-    let readers = every_reader(services, &caller, &view, &mut tx).await.map_err(|e| internal(TOOL, &e))?;
-    tx.commit().await.map_err(|e| internal(TOOL, &e))?;
+    let excluded = tx.excluded_paths(view.vault.id).await?.into_iter().collect();
+    let readers = every_reader(services, &caller, &view, &mut tx).await?;
+    tx.commit().await?;
     let named = Named { view: &view, readers, excluded };
-    let key = seal_key(&ctx, TOOL, view.vault.id).await?;
+    let key = seal_key(&ctx, view.vault.id).await?;
     let index = write_index(&ctx, &named, &wiki, &key).await?;
     let (log, more) = write_log(&ctx, &named, &wiki, &key).await?;
     Ok(Some(Regenerated { index, log, more }))
@@ -367,7 +365,7 @@ async fn pages(
 ) -> Result<Vec<(String, Option<String>)>, ToolError> {
     let view = named.view;
     let mut tx = ctx.begin().await?;
-    let facts = tx.note_facts(view.vault.id, prefix, view.readable()).await.map_err(|e| internal(TOOL, &e))?;
+    let facts = tx.note_facts(view.vault.id, prefix, view.readable()).await?;
     let mut types = std::collections::HashMap::new();
     let mut after: Option<String> = None;
     loop {
@@ -381,8 +379,7 @@ async fn pages(
                 after.as_deref(),
                 TYPE_PAGE,
             )
-            .await
-            .map_err(|e| internal(TOOL, &e))?;
+            .await?;
         let full = rows.len() as i64 == TYPE_PAGE;
         after = rows.last().map(|(p, _)| p.clone());
         for (path, value) in rows {
@@ -394,7 +391,7 @@ async fn pages(
             break;
         }
     }
-    tx.commit().await.map_err(|e| internal(TOOL, &e))?;
+    tx.commit().await?;
     let schema = format!("{prefix}SCHEMA.md");
     Ok(facts
         .into_iter()
@@ -500,9 +497,8 @@ async fn write_log(
     };
     let prefix = format!("{}/", wiki.folder);
     let mut tx = ctx.begin().await?;
-    let records =
-        tx.changes_under(view.vault.id, &prefix, last_seq, LOG_BATCH).await.map_err(|e| internal(TOOL, &e))?;
-    tx.commit().await.map_err(|e| internal(TOOL, &e))?;
+    let records = tx.changes_under(view.vault.id, &prefix, last_seq, LOG_BATCH).await?;
+    tx.commit().await?;
     let Some(last) = records.last().map(|r| r.seq) else { return Ok((Outcome::Unchanged, false)) };
     let more = records.len() as i64 == LOG_BATCH;
     let shown: Vec<&LogLine> = records.iter().filter(|r| named.allows(&r.path)).collect();

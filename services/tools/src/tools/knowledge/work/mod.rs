@@ -194,7 +194,7 @@ impl EpisodeOut {
 /// `episodes` as the caller may see them: another caller's episode (any_caller) that names a
 /// path the reader's folder ACL hides in its vault, or a vault the reader cannot reach, shows
 /// neither its summary nor its vault.
-pub async fn shape(ctx: &CallContext<'_>, tool: &str, episodes: Vec<Episode>, detailed: bool) -> Vec<EpisodeOut> {
+pub async fn shape(ctx: &CallContext<'_>, episodes: Vec<Episode>, detailed: bool) -> Vec<EpisodeOut> {
     let mut views: std::collections::HashMap<String, Option<otc_kernel::reading::View>> = Default::default();
     let mut out = Vec::with_capacity(episodes.len());
     for e in episodes {
@@ -206,7 +206,7 @@ pub async fn shape(ctx: &CallContext<'_>, tool: &str, episodes: Vec<Episode>, de
                 None => paths.is_empty(),
                 Some(vault) => {
                     if !views.contains_key(vault) {
-                        let view = otc_kernel::reading::View::open(ctx, tool, vault).await.ok();
+                        let view = otc_kernel::reading::View::open(ctx, vault).await.ok();
                         views.insert(vault.to_string(), view);
                     }
                     views[vault].as_ref().is_some_and(|view| paths.iter().all(|p| view.can_read(p)))

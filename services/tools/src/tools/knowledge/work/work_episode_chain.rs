@@ -105,6 +105,6 @@ impl Tool for WorkEpisodeChain {
             chain.drain(..chain.len() - k);
             truncated = true;
         }
-        Ok(Output { id: id.to_string(), chain: work::shape(ctx, name, chain, detailed).await, truncated })
+        Ok(Output { id: id.to_string(), chain: work::shape(ctx, chain, detailed).await, truncated })
     }
 }

@@ -129,6 +129,6 @@ impl Tool for WorkEpisodes {
         let more = episodes.len() > limit;
         episodes.truncate(limit);
         let next_cursor = more.then(|| episodes.last().map(|e| encode_cursor(name, &e.id))).flatten();
-        Ok(Output { episodes: work::shape(ctx, name, episodes, detailed).await, next_cursor })
+        Ok(Output { episodes: work::shape(ctx, episodes, detailed).await, next_cursor })
     }
 }

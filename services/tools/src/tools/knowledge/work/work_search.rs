@@ -167,7 +167,7 @@ impl Tool for WorkSearch {
         let (scores, episodes): (Vec<Option<f64>>, Vec<otc_store::Episode>) = ranked.into_iter().unzip();
         // Another caller's episode naming notes the reader may not read is no answer to a search
         // (its match would tell what the hidden note is called).
-        let episodes: Vec<EpisodeOut> = work::shape(ctx, name, episodes, detailed)
+        let episodes: Vec<EpisodeOut> = work::shape(ctx, episodes, detailed)
             .await
             .into_iter()
             .zip(scores)

@@ -516,13 +516,12 @@ pub fn filter(prefix: String, paths: Option<Vec<String>>) -> ScanFilter {
 /// The candidates `filter` leaves, in path order.
 pub async fn candidates(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     filter: &ScanFilter,
 ) -> Result<Vec<ScanCandidate>, ToolError> {
     let mut tx = ctx.begin().await?;
-    let rows = tx.scan_candidates(view.vault.id, view.readable(), filter).await.map_err(|e| internal(tool, &e))?;
-    tx.commit().await.map_err(|e| internal(tool, &e))?;
+    let rows = tx.scan_candidates(view.vault.id, view.readable(), filter).await?;
+    tx.commit().await?;
     Ok(rows)
 }
 

@@ -36,7 +36,7 @@ use crate::tools::search::scanning::{
     root_prefix, search_limit,
 };
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page};
 use otc_kernel::{CallContext, Tool};
 
 pub struct SearchJsonlogic;
@@ -119,7 +119,7 @@ impl Tool for SearchJsonlogic {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let started = Instant::now();
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let root = root_prefix(input.root.as_deref())?;
         let limit = search_limit(input.limit)?;
         let detailed =
@@ -152,7 +152,7 @@ impl Tool for SearchJsonlogic {
             with_meta: rule.needs_meta || detailed,
             with_created: rule.needs_created,
         };
-        let candidates = scanning::candidates(ctx, name, &view, &filter).await?;
+        let candidates = scanning::candidates(ctx, &view, &filter).await?;
         let read_content = rule.needs_content;
         let matcher = Arc::new(RuleMatcher::new(rule, detailed)?);
         let budget = Arc::new(Budget::new(ctx, started));

@@ -11,7 +11,7 @@ use crate::tools::search::scanning::{
     self, Budget, Limit, Matcher, PageSpec, Prefilter, RegexFlags, candidate_paths, root_prefix, search_limit,
 };
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, decode_cursor, page};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, decode_cursor, page};
 use otc_kernel::{CallContext, Tool};
 
 pub struct SearchRegex;
@@ -103,7 +103,7 @@ impl Tool for SearchRegex {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let started = Instant::now();
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let prefix = root_prefix(input.root.as_deref())?;
         let limit = search_limit(input.limit)?;
         let per_file = bounded(input.max_matches_per_file, DEFAULT_MATCHES_PER_FILE, 1..=100, "max_matches_per_file")?;
@@ -119,7 +119,7 @@ impl Tool for SearchRegex {
         } else {
             candidate_paths(ctx, Self::SPEC.name, &view, prefilter.literals()).await?
         };
-        let candidates = scanning::candidates(ctx, name, &view, &scanning::filter(prefix, paths)).await?;
+        let candidates = scanning::candidates(ctx, &view, &scanning::filter(prefix, paths)).await?;
         let matcher = Arc::new(RegexMatcher { regex, prefilter, per_file, detailed });
         let budget = Arc::new(Budget::new(ctx, started));
         let scanned = scanning::scan(ctx, name, candidates, true, PageSpec { after, limit }, matcher, budget).await?;

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::structured::canvas::check_canvas_path;
-use otc_kernel::reading::View;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -67,7 +66,7 @@ impl Tool for CreateCanvas {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
         writing::check_write(&view, &input.path, "path")?;
         let (made, nodes_made, edges_made) =

@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::structured::canvas::check_canvas_path;
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, encode_cursor, fit, page_limit};
-use otc_kernel::{CallContext, Tool, internal, writing};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, encode_cursor, fit, page_limit};
+use otc_kernel::{CallContext, Tool, writing};
 
 pub struct QueryCanvas;
 
@@ -98,7 +98,7 @@ impl Tool for QueryCanvas {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let limit = page_limit(input.limit)?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
         let paths = match input.paths {
@@ -115,9 +115,8 @@ impl Tool for QueryCanvas {
                 let mut tx = ctx.begin().await?;
                 let rows = tx
                     .list_files(view.vault.id, &folder, true, Some(&ext), view.readable(), None, MAX_CANVASES)
-                    .await
-                    .map_err(|e| internal(name, &e))?;
-                tx.commit().await.map_err(|e| internal(name, &e))?;
+                    .await?;
+                tx.commit().await?;
                 rows.into_iter().map(|r| r.path).collect()
             }
         };

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::tools::structured::canvas::{check_canvas_path, concise_edge, concise_node};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{Content, View, read_content};
+use otc_kernel::reading::{Content, read_content};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ReadCanvas;
@@ -71,7 +71,7 @@ impl Tool for ReadCanvas {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
         let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
         let canvas = canvas::parse(&text)?;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::structured::canvas::check_canvas_path;
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::writing::{self, Planned};
 use otc_kernel::{CallContext, Tool};
 
@@ -76,7 +76,7 @@ impl Tool for UpdateCanvas {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;

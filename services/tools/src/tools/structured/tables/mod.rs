@@ -50,7 +50,7 @@ pub async fn edit_table<F>(
 where
     F: Fn(&str, usize) -> Result<TableEdit, ToolError>,
 {
-    let view = View::open(ctx, tool, target.vault).await?;
+    let view = View::open(ctx, target.vault).await?;
     view.readable_path(target.path)?;
     writing::check_write(&view, target.path, "path")?;
     let prev = writing::parse_prev_hash(target.prev_hash)?;

@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::vault::restore::{self, RestoreAt};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};
 
 pub struct RestoreVault;
@@ -65,7 +64,7 @@ impl Tool for RestoreVault {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
         let at = RestoreAt::parse(&input.at).ok_or_else(restore::bad_at)?;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let services = ctx.services();
         // Only what the caller can see is restored (or named); what it can see but not change

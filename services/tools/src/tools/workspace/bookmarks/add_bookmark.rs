@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
-use otc_kernel::reading::{View, not_found};
+use otc_kernel::reading::not_found;
 use otc_kernel::{CallContext, Tool, writing};
 
 pub struct AddBookmark;
@@ -97,7 +97,7 @@ impl Tool for AddBookmark {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let b = &input.bookmark;
         let mut item = Map::new();
         item.insert("type".into(), json!(b.kind));

@@ -6,7 +6,6 @@ use serde_json::{Map, Value};
 
 use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListBookmarks;
@@ -47,7 +46,7 @@ impl Tool for ListBookmarks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let (object, content_hash) = settings_files::read(ctx, name, &view, BOOKMARKS).await?;
         let items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
         Ok(Output { vault: view.vault.name.clone(), items: bookmarks::filtered(&view, &items), content_hash })

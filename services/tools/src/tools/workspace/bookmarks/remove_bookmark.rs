@@ -6,7 +6,6 @@ use serde_json::{Map, Value};
 
 use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct RemoveBookmark;
@@ -56,7 +55,7 @@ impl Tool for RemoveBookmark {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         if input.wanted.is_empty() || input.wanted.keys().any(|k| !KEYS.contains(&k.as_str())) {
             return Err(ToolError::with_message(
                 ErrorCode::InvalidInput,

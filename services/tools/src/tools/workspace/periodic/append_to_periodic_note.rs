@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::notes::append_note::append_end;
 use crate::tools::workspace::periodic::{self, PeriodArg};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct AppendToPeriodicNote;
@@ -60,7 +59,7 @@ impl Tool for AppendToPeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let ensure_newline = input.ensure_newline.unwrap_or(true);

@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::workspace::periodic::{self, PeriodArg};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
 pub struct FindOrCreatePeriodicNote;
@@ -69,7 +68,7 @@ impl Tool for FindOrCreatePeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let ensured =

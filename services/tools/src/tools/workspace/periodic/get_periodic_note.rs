@@ -6,7 +6,6 @@ use serde_json::{Map, Value};
 
 use crate::tools::workspace::periodic::{self, PeriodArg};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};
 
 pub struct GetPeriodicNote;
@@ -68,7 +67,7 @@ impl Tool for GetPeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let detailed =

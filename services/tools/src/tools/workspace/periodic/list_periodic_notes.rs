@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::tools::workspace::periodic::{self, PeriodArg};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, decode_cursor, page, page_limit};
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page, page_limit};
+use otc_kernel::{CallContext, Tool};
 
 pub struct ListPeriodicNotes;
 
@@ -82,7 +82,7 @@ impl Tool for ListPeriodicNotes {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let period = input.period.period();
         let settings = periodic::settings(ctx, name, &view, period).await?;
         let from = input.from.as_deref().map(|d| periodic::date_arg(Some(d), "from")).transpose()?;
@@ -107,10 +107,8 @@ impl Tool for ListPeriodicNotes {
         let mut scanned = 0;
         let mut tx = ctx.begin().await?;
         loop {
-            let rows = tx
-                .list_files(view.vault.id, &folder, true, Some(&md), view.readable(), last.as_deref(), BATCH)
-                .await
-                .map_err(|e| internal(name, &e))?;
+            let rows =
+                tx.list_files(view.vault.id, &folder, true, Some(&md), view.readable(), last.as_deref(), BATCH).await?;
             let full = rows.len() as i64 == BATCH;
             scanned += rows.len();
             last = rows.last().map(|r| r.path.clone());
@@ -125,7 +123,7 @@ impl Tool for ListPeriodicNotes {
                 break;
             }
         }
-        tx.commit().await.map_err(|e| internal(name, &e))?;
+        tx.commit().await?;
         let truncated = scanned >= MAX_SCANNED;
         // Newest first; the path breaks ties (two names for one day), so the cursor is a total order.
         found.sort_by(|(a, ra), (b, rb)| b.cmp(a).then_with(|| ra.path.cmp(&rb.path)));

@@ -250,7 +250,7 @@ where
     let started = if exists {
         None
     } else {
-        writing::check_new_name(ctx, tool, view, &resolved.path, "period").await?;
+        writing::check_new_name(ctx, view, &resolved.path, "period").await?;
         Some(start_periodic(ctx, tool, view, resolved, template_override, expand).await?)
     };
     let edited = writing::edit_note(ctx, tool, view, &resolved.path, None, None, |now, _| {

@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::workspace::periodic::{self, PeriodArg};
-use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool, writing};
 
 pub struct ResolveDailyNote;
@@ -44,7 +43,7 @@ impl Tool for ResolveDailyNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let name = Self::SPEC.name;
-        let view = View::open(ctx, name, &input.vault).await?;
+        let view = ctx.view(&input.vault).await?;
         let resolved = periodic::resolve(ctx, name, &view, PeriodArg::Daily, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let exists = writing::current(ctx, name, view.vault.id, &resolved.path).await?.is_some();
