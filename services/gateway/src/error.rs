@@ -249,6 +249,11 @@ pub async fn json_errors(response: Response) -> Response {
         )),
     };
     let mut rewritten = err.with_status(status).into_response();
+    // A body refused for its size was not read: what is left of it would be taken for the next
+    // request, so the connection ends with this answer.
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        rewritten.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     if let Some(challenge) = challenge {
         rewritten.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     }

@@ -27,13 +27,12 @@ mod tool_results;
 mod v1_audit;
 mod whoami;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use otc_blobs::Blobs;
 use otc_catalog::facade::{Subset, Surface};
 use otc_identity::paths;
@@ -207,42 +206,85 @@ pub fn admin_router(state: AdminState) -> Router {
         .with_state(state)
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then stops accepting, lets in-flight
-/// requests finish for up to `grace`, and returns.
+/// The limits every listener holds a connection to, so a client that sends slowly or not at all
+/// cannot keep a connection, a worker or an upload slot.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// How long a client may take to send a request's headers, and how long a kept-alive
+    /// connection may wait idle for the next request.
+    pub header_timeout: Duration,
+    /// The longest pause in a request body; past it the body fails, the handler answers and
+    /// what it held (an upload's slot) is given back.
+    pub body_idle_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    pub fn from_config(server: &otc_config::ServerConfig) -> Self {
+        Self {
+            header_timeout: Duration::from_millis(server.header_timeout_ms),
+            body_idle_timeout: Duration::from_millis(server.body_idle_timeout_ms),
+        }
+    }
+}
+
+/// Serves `app` on `listener` under `limits` until `shutdown` resolves, then stops accepting,
+/// lets in-flight requests finish for up to `grace`, and returns.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
+    limits: ConnectionLimits,
 ) -> std::io::Result<()> {
-    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
-    let signal = async move {
-        shutdown.await;
-        tracing::info!("shutting down: no new connections; draining in-flight requests");
-        let _ = started_tx.send(());
-    };
-    // Without TCP_NODELAY small responses wait on Nagle's algorithm (~40 ms a call).
-    let listener = listener.tap_io(|tcp| {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use hyper_util::server::conn::auto::Builder;
+    use hyper_util::service::TowerToHyperService;
+    use tower::Service;
+
+    // The peer address is what the per-address limit of the open routes counts by.
+    let mut make = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let shutdown = std::pin::pin!(shutdown);
+    let mut shutdown = shutdown;
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors or a connection reset before it was taken: wait, go on.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Without TCP_NODELAY small responses wait on Nagle's algorithm (~40 ms a call).
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!(error = %e, "could not set TCP_NODELAY");
         }
-    });
-    // The peer address is what the per-address limit of the open routes counts by.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(signal).into_future();
-    tokio::select! {
-        result = server => result,
-        () = async {
-            if started_rx.await.is_ok() {
-                tokio::time::sleep(grace).await;
-            } else {
-                std::future::pending::<()>().await;
+        let Ok(service) = make.call(peer).await;
+        let service = tower_http::timeout::RequestBodyTimeout::new(service, limits.body_idle_timeout);
+        let connection = builder.serve_connection_with_upgrades(TokioIo::new(tcp), TowerToHyperService::new(service));
+        let connection = graceful.watch(connection.into_owned());
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended with an error");
             }
-        } => {
+        });
+    }
+    drop(listener);
+    tracing::info!("shutting down: no new connections; draining in-flight requests");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
             tracing::warn!(grace_secs = grace.as_secs(), "requests still running after the shutdown grace period; exiting anyway");
-            Ok(())
         }
     }
+    Ok(())
 }
 
 pub use otc_errors::error_chain;

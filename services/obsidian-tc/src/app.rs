@@ -224,7 +224,13 @@ pub async fn start_admin(
     });
     let (stop, until) = stoppable(shutdown);
     // Probes and scrapes are short: a second is grace enough.
-    let task = tokio::spawn(otc_gateway::serve(listener, router, until, Duration::from_secs(1)));
+    let task = tokio::spawn(otc_gateway::serve(
+        listener,
+        router,
+        until,
+        Duration::from_secs(1),
+        otc_gateway::ConnectionLimits::from_config(&config.server),
+    ));
     tracing::info!(%addr, "admin listener (health, metrics) on http://{addr}");
     Ok(Some(Running { addr, stop, task, _probe: None }))
 }
@@ -317,8 +323,9 @@ pub async fn start_gateway_with(
         mcp_shutdown.cancel();
     };
     let grace = Duration::from_secs(config.server.shutdown_grace_secs);
+    let limits = otc_gateway::ConnectionLimits::from_config(&config.server);
     let task = tokio::spawn(async move {
-        let served = otc_gateway::serve(listener, router, until, grace).await;
+        let served = otc_gateway::serve(listener, router, until, grace, limits).await;
         // The records of the last requests, before the process goes.
         if !audit.flush(AUDIT_FLUSH_LIMIT).await {
             tracing::error!("audit records still unwritten at shutdown");

@@ -87,6 +87,13 @@ pub struct ServerConfig {
     /// from the public one so metrics never leave the cluster through the Ingress. The worker
     /// serves its probes here. Off when unset.
     pub admin_listen: Option<SocketAddr>,
+    /// How long a client may take to send a request's headers, and how long a kept-alive
+    /// connection may wait for its next request, on every listener; past it the connection is
+    /// closed.
+    pub header_timeout_ms: u64,
+    /// The longest pause allowed in a request body; past it the request fails (an upload gives
+    /// its slot back) and the connection is closed.
+    pub body_idle_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -98,6 +105,8 @@ impl Default for ServerConfig {
             readiness_timeout_ms: 2000,
             auth_cache_ttl_ms: 10_000,
             admin_listen: None,
+            header_timeout_ms: 10_000,
+            body_idle_timeout_ms: 30_000,
         }
     }
 }

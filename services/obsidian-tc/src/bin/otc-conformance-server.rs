@@ -623,6 +623,13 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     let addr = listener.local_addr()?;
     tracing::info!("listening on http://{addr}");
-    otc_gateway::serve(listener, router, app::shutdown_signal(), Duration::from_secs(5)).await?;
+    otc_gateway::serve(
+        listener,
+        router,
+        app::shutdown_signal(),
+        Duration::from_secs(5),
+        otc_gateway::ConnectionLimits::from_config(&config.server),
+    )
+    .await?;
     Ok(())
 }

@@ -15,6 +15,7 @@ mod chart;
 mod cli;
 mod compat;
 mod conformance;
+mod connections;
 mod dataview;
 mod embeddings;
 mod fulltext;

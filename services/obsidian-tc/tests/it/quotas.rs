@@ -195,3 +195,35 @@ async fn a_streamed_blob_round_trips_in_parts_and_a_wrong_one_leaves_nothing() {
     assert_eq!(stored.map_err(|e| otc_gateway::error_chain(&e)).unwrap(), big.len() as u64);
     assert!(app.deps.blobs.get_blob(tenant, &hash).await.unwrap() == big);
 }
+
+#[tokio::test]
+async fn a_stalled_upload_fails_and_gives_its_slot_back() {
+    let app = TestApp::spawn_with(|c| c.server.body_idle_timeout_ms = 500).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    quotas(&app, &["--set", "concurrent_uploads=1"]);
+    // An upload that sends four bytes of sixteen, then nothing (its sender kept open).
+    let slow = b"slow upload body".to_vec();
+    let (send, receive) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(2);
+    let url = app.url(&format!("/v1/vaults/Notes/blobs/{}", hex(&slow)));
+    let request =
+        app.http.put(url).bearer_auth(&token).header("content-length", slow.len()).body(reqwest::Body::wrap_stream(
+            futures::stream::unfold(receive, |mut r| async move { r.recv().await.map(|item| (item, r)) }),
+        ));
+    let in_flight = tokio::spawn(request.send());
+    send.send(Ok(bytes::Bytes::copy_from_slice(&slow[..4]))).await.unwrap();
+    // The stall fails the upload with a typed answer, well before the client would give up.
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(20), in_flight)
+        .await
+        .expect("the stalled upload is answered")
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    let answer: Value = answer.json().await.unwrap();
+    assert_eq!(answer["error"]["details"]["field"], "content-length", "{answer}");
+    // Its slot is free again: the tenant's next upload goes through at once.
+    let (status, answer) = put(&app, &token, &hex(b"next"), b"next".to_vec()).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    // The sender was held open to the end: the stall, not a closed body, ended the upload.
+    drop(send);
+}
