@@ -140,8 +140,11 @@ impl ApiError {
         if let otc_store::StoreError::Quota(q) = err {
             return Self::from_tool(otc_kernel::quota_exceeded(q));
         }
+        if err.is_unavailable() {
+            return Self::from_tool(err.answer());
+        }
         tracing::error!(error = %crate::error_chain(err), "store error");
-        if err.is_unavailable() { Self::unavailable() } else { Self::internal() }
+        Self::internal()
     }
 }
 

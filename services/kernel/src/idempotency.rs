@@ -93,7 +93,11 @@ pub struct Guard {
 pub fn leaves_outcome_unknown(err: &ToolError) -> bool {
     matches!(
         err.code,
-        ErrorCode::Internal | ErrorCode::InternalError | ErrorCode::OperationTimeout | ErrorCode::Aborted
+        ErrorCode::Internal
+            | ErrorCode::InternalError
+            | ErrorCode::OperationTimeout
+            | ErrorCode::Aborted
+            | ErrorCode::ServiceUnavailable
     )
 }
 

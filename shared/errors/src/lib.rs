@@ -1,5 +1,6 @@
-//! The error catalogue: every failure a caller sees carries one of these 41 codes (the spec's
-//! 36 and five more of the public implementation's), a default message, a fixed recovery hint
+//! The error catalogue: every failure a caller sees carries one of these 42 codes (the spec's
+//! 36, five more of the public implementation's, and `service_unavailable`, which names the
+//! dependency an outage took away), a default message, a fixed recovery hint
 //! and a retryable flag. The hint is chosen by the code alone (or,
 //! for a few failures, by the throw site from its own fixed alternatives), so it can never carry a
 //! path, query or other caller data; specifics go in `details`.
@@ -170,6 +171,8 @@ catalogue! {
         "This vault is configured read-only. Write to another vault, or ask the operator to change its configuration.";
     RequiresLiveObsidian => "requires_live_obsidian", false, 501, "this needs a live Obsidian session",
         "This vault is served without a running Obsidian. Use a tool that works on the files alone.";
+    ServiceUnavailable => "service_unavailable", true, 503, "a service the server depends on is unavailable",
+        "A service this server depends on did not answer (details.dependency names it). Retry after a short wait; if the call was a write, read its target first to see whether it landed.";
     Throttled => "throttled", true, 429, "rate limit exceeded",
         "Too many calls of this kind. Wait before retrying (details give how long), and spread or batch the calls.";
     Unauthorized => "unauthorized", false, 401, "authentication required",
@@ -400,8 +403,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_has_41_unique_sorted_snake_case_codes() {
-        assert_eq!(TABLE.len(), 41);
+    fn the_table_has_42_unique_sorted_snake_case_codes() {
+        assert_eq!(TABLE.len(), 42);
         let codes: Vec<&str> = TABLE.iter().map(|r| r.code.as_str()).collect();
         let mut sorted = codes.clone();
         sorted.sort();
@@ -441,6 +444,7 @@ mod tests {
             (C::InternalError, 500),
             (C::PluginUnreachable, 502),
             (C::OperationTimeout, 504),
+            (C::ServiceUnavailable, 503),
             (C::InvalidInput, 400),
         ] {
             assert_eq!(code.http_status(), status, "{code}");
@@ -470,6 +474,7 @@ mod tests {
                 "internal_error",
                 "operation_timeout",
                 "plugin_unreachable",
+                "service_unavailable",
                 "throttled"
             ]
         );

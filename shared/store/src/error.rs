@@ -23,13 +23,11 @@ pub enum StoreError {
     Database(#[source] sqlx::Error),
 }
 
-/// A store failure inside a call: `internal_error` to the caller, the whole chain to the log
-/// (under the call's span, which names the tool). A quota refusal is answered as such by the
-/// kernel's `store_refusal`, where a change can meet one.
+/// A store failure inside a call, as [`StoreError::answer`] answers it. A quota refusal is
+/// answered as such by the kernel's `store_refusal`, where a change can meet one.
 impl From<StoreError> for otc_errors::ToolError {
     fn from(err: StoreError) -> Self {
-        tracing::error!(error = %otc_errors::error_chain(&err), "store failed");
-        otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError)
+        err.answer()
     }
 }
 
@@ -44,6 +42,10 @@ impl From<sqlx::Error> for StoreError {
                 match db.code().as_deref() {
                     Some("23505") => StoreError::Conflict { constraint },
                     Some("23514") | Some("23502") => StoreError::Invalid { constraint },
+                    // The server going away: an administrator's or a crash's shutdown, one not
+                    // taking connections yet, too many connections, a connection exception.
+                    Some("57P01" | "57P02" | "57P03" | "53300") => StoreError::Unavailable(err),
+                    Some(code) if code.starts_with("08") => StoreError::Unavailable(err),
                     _ => StoreError::Database(err),
                 }
             }
@@ -53,6 +55,21 @@ impl From<sqlx::Error> for StoreError {
 }
 
 impl StoreError {
+    /// What a caller is answered for this failure, its whole chain logged (under the call's
+    /// span, which names the tool): `service_unavailable` naming Postgres when it could not be
+    /// reached, else `internal_error`.
+    pub fn answer(&self) -> otc_errors::ToolError {
+        use otc_errors::{ErrorCode, ToolError};
+        tracing::error!(error = %otc_errors::error_chain(self), "store failed");
+        match self {
+            StoreError::Unavailable(_) => {
+                ToolError::with_message(ErrorCode::ServiceUnavailable, "the database is unavailable")
+                    .detail("dependency", "postgres")
+            }
+            _ => ToolError::new(ErrorCode::InternalError),
+        }
+    }
+
     /// Whether the database could not be reached at all (as opposed to refusing a query).
     pub fn is_unavailable(&self) -> bool {
         matches!(self, StoreError::Unavailable(_))

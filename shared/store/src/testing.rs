@@ -464,3 +464,12 @@ pub async fn age_grants(tx: &mut TenantTx, days: i32) -> Result<u64> {
         .await?;
     Ok(done.rows_affected())
 }
+
+/// Ends the server process behind `tx`'s connection from another one, as an administrator's
+/// `pg_terminate_backend` or a restart would: the next statement in `tx` fails (SQLSTATE 57P01,
+/// or the connection closed under it).
+pub async fn terminate_backend_of(store: &Store, tx: &mut TenantTx) -> Result<()> {
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *tx.tx).await?;
+    sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(store.pool()).await?;
+    Ok(())
+}

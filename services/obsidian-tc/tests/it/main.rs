@@ -35,6 +35,7 @@ mod move_faults;
 mod moves;
 mod names;
 mod ocr;
+mod outages;
 mod periodic;
 mod plur;
 mod quality;
