@@ -118,11 +118,11 @@ pub fn quota_exceeded(q: &otc_store::QuotaExceeded) -> ToolError {
 }
 
 /// A store failure as the caller sees it: a quota refusal as [`quota_exceeded`], anything else
-/// as [`internal`].
-pub fn store_refusal(tool: &str, err: &otc_store::StoreError) -> ToolError {
+/// as the store answers it (`service_unavailable` while Postgres is away, else `internal_error`).
+pub fn store_refusal(err: &otc_store::StoreError) -> ToolError {
     match err {
         otc_store::StoreError::Quota(q) => quota_exceeded(q),
-        other => internal(tool, other),
+        other => other.answer(),
     }
 }
 

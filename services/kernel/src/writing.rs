@@ -244,7 +244,7 @@ pub async fn put_contents(
     let stored: Vec<(Hash, i64)> = contents.iter().map(|c| (otc_blobs::Blobs::hash_of(c), c.len() as i64)).collect();
     let services = ctx.services();
     let mut tx = ctx.begin().await?;
-    tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(tool, &e))?;
+    tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(&e))?;
     tx.commit().await?;
     let tenant = ctx.caller.tenant_id;
     let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();

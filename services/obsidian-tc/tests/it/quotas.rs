@@ -33,6 +33,24 @@ async fn put(app: &TestApp, token: &str, hash: &str, body: impl Into<reqwest::Bo
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+type Chunks = tokio::sync::mpsc::Sender<Result<bytes::Bytes, std::io::Error>>;
+
+/// An upload of `body` into Notes whose bytes go only as the test sends them through the
+/// returned sender: the request in flight, and that sender.
+fn held_upload(
+    app: &TestApp,
+    token: &str,
+    body: &[u8],
+) -> (tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>, Chunks) {
+    let (send, receive) = tokio::sync::mpsc::channel(2);
+    let url = app.url(&format!("/v1/vaults/Notes/blobs/{}", hex(body)));
+    let request =
+        app.http.put(url).bearer_auth(token).header("content-length", body.len()).body(reqwest::Body::wrap_stream(
+            futures::stream::unfold(receive, |mut r| async move { r.recv().await.map(|item| (item, r)) }),
+        ));
+    (tokio::spawn(request.send()), send)
+}
+
 #[tokio::test]
 async fn note_and_storage_quotas_refuse_with_the_figures_and_apply_nothing() {
     let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
@@ -138,13 +156,7 @@ async fn uploads_stream_in_parts_land_only_when_the_hash_holds_and_share_one_bud
     // flight (its body held back), the other gateway refuses the next with the figures.
     quotas(&app, &["--set", "concurrent_uploads=1"]);
     let slow = b"slow upload body".to_vec();
-    let (send, receive) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(2);
-    let url = app.url(&format!("/v1/vaults/Notes/blobs/{}", hex(&slow)));
-    let request =
-        app.http.put(url).bearer_auth(&token).header("content-length", slow.len()).body(reqwest::Body::wrap_stream(
-            futures::stream::unfold(receive, |mut r| async move { r.recv().await.map(|item| (item, r)) }),
-        ));
-    let in_flight = tokio::spawn(request.send());
+    let (in_flight, send) = held_upload(&app, &token, &slow);
     send.send(Ok(bytes::Bytes::copy_from_slice(&slow[..4]))).await.unwrap();
     let mut refused = None;
     for _ in 0..50 {
@@ -204,13 +216,7 @@ async fn a_stalled_upload_fails_and_gives_its_slot_back() {
     quotas(&app, &["--set", "concurrent_uploads=1"]);
     // An upload that sends four bytes of sixteen, then nothing (its sender kept open).
     let slow = b"slow upload body".to_vec();
-    let (send, receive) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(2);
-    let url = app.url(&format!("/v1/vaults/Notes/blobs/{}", hex(&slow)));
-    let request =
-        app.http.put(url).bearer_auth(&token).header("content-length", slow.len()).body(reqwest::Body::wrap_stream(
-            futures::stream::unfold(receive, |mut r| async move { r.recv().await.map(|item| (item, r)) }),
-        ));
-    let in_flight = tokio::spawn(request.send());
+    let (in_flight, send) = held_upload(&app, &token, &slow);
     send.send(Ok(bytes::Bytes::copy_from_slice(&slow[..4]))).await.unwrap();
     // The stall fails the upload with a typed answer, well before the client would give up.
     let answer = tokio::time::timeout(std::time::Duration::from_secs(20), in_flight)

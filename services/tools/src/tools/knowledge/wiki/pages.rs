@@ -343,7 +343,7 @@ async fn put(
     )
     .await
     .map_err(|e| match e {
-        otc_indexer::IndexError::Store(s) => store_refusal(TOOL, &s),
+        otc_indexer::IndexError::Store(s) => store_refusal(&s),
         other => internal(TOOL, &other),
     })?;
     match committed {
