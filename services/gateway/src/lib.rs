@@ -247,8 +247,7 @@ pub async fn serve(
     builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
     builder.http2().timer(TokioTimer::new());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let shutdown = std::pin::pin!(shutdown);
-    let mut shutdown = shutdown;
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -171,6 +171,13 @@ pub struct Services {
     pub chat: otc_egress::Outbound,
 }
 
+impl Services {
+    /// Remembers that `name` names `vault` in `tenant`, for [`caller_vault`].
+    fn remember_vault(&self, tenant: uuid::Uuid, name: String, vault: &otc_store::Vault) {
+        self.vault_cache.lock().expect("vault cache").insert((tenant, name), (vault.clone(), Instant::now()));
+    }
+}
+
 /// Where a call's progress goes (units done, total when known): the transport's progress
 /// notifications, when the client asked for them with a progress token.
 pub type ProgressSink = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
@@ -258,10 +265,10 @@ impl CallContext<'_> {
         reading::View::open(self, vault).await
     }
 
-    /// A transaction in the caller's tenant; a failure to open one is logged as the tool's and
-    /// answered `internal_error`.
+    /// A transaction in the caller's tenant; a failure to open one is answered as the store
+    /// answers it (`service_unavailable` while Postgres is away).
     pub async fn begin(&self) -> Result<otc_store::TenantTx, ToolError> {
-        self.services().store.begin(self.caller.tenant_id).await.map_err(|e| internal(self.tool, &e))
+        Ok(self.services().store.begin(self.caller.tenant_id).await?)
     }
 
     pub fn settings(&self) -> &FacadeSettings {
@@ -697,19 +704,17 @@ impl Dispatcher {
     /// The name of the one vault `caller` can reach, for a call that left `vault` out; with
     /// none, vault_not_found; with several, a validation error that lists them.
     async fn only_vault(&self, caller: &Caller, tool: &str) -> Result<String, ToolError> {
-        let store_err = |e: otc_store::StoreError| internal(tool, &e);
-        let mut tx = self.services.store.begin(caller.tenant_id).await.map_err(store_err)?;
+        let mut tx = self.services.store.begin(caller.tenant_id).await?;
         let vaults = match caller.vault_id {
-            Some(bound) => tx.vault(bound).await.map_err(store_err)?.into_iter().collect(),
-            None => tx.list_vaults().await.map_err(store_err)?,
+            Some(bound) => tx.vault(bound).await?.into_iter().collect(),
+            None => tx.list_vaults().await?,
         };
-        tx.commit().await.map_err(store_err)?;
+        tx.commit().await?;
         match vaults.as_slice() {
             [] => Err(ToolError::with_message(ErrorCode::VaultNotFound, "this caller can reach no vault")),
             [only] => {
                 // The handler finds the vault by this name next: in the cache, not in Postgres.
-                let key = (caller.tenant_id, only.name.clone());
-                self.services.vault_cache.lock().expect("vault cache").insert(key, (only.clone(), Instant::now()));
+                self.services.remember_vault(caller.tenant_id, only.name.clone(), only);
                 Ok(only.name.clone())
             }
             several => {
@@ -857,7 +862,7 @@ pub async fn caller_vault(ctx: &CallContext<'_>, name: &str) -> Result<otc_store
             let found = tx.vault_by_name_or_id(name).await?;
             tx.commit().await?;
             if let Some(vault) = &found {
-                services.vault_cache.lock().expect("vault cache").insert(key, (vault.clone(), Instant::now()));
+                services.remember_vault(key.0, key.1, vault);
             }
             found
         }

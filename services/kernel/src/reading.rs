@@ -261,22 +261,17 @@ pub struct Content {
 /// visibility check: callers check what the caller may read.
 pub async fn file_entry(
     ctx: &CallContext<'_>,
-    tool: &str,
     vault: uuid::Uuid,
     path: &str,
 ) -> Result<Option<otc_store::FileEntry>, ToolError> {
     let services = ctx.services();
-    services
-        .files
-        .file(&services.store, &services.kv, ctx.caller.tenant_id, vault, path)
-        .await
-        .map_err(|e| internal(tool, &e))
+    Ok(services.files.file(&services.store, &services.kv, ctx.caller.tenant_id, vault, path).await?)
 }
 
 /// The note's stored content, or not found (missing and unreadable alike).
 pub async fn read_content(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<Content, ToolError> {
     view.readable_path(path)?;
-    let entry = file_entry(ctx, tool, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
+    let entry = file_entry(ctx, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
     let bytes =
         ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
     Ok(Content { text: String::from_utf8_lossy(&bytes).into_owned(), content_hash: hex::encode(entry.hash), entry })

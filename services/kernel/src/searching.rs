@@ -239,7 +239,7 @@ pub async fn note_texts(
     paths: &[String],
 ) -> Result<Vec<Option<Content>>, ToolError> {
     let reads = paths.iter().map(|path| async move {
-        let Some(entry) = crate::reading::file_entry(ctx, tool, vault, path).await? else { return Ok(None) };
+        let Some(entry) = crate::reading::file_entry(ctx, vault, path).await? else { return Ok(None) };
         let bytes =
             ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();

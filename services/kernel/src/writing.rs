@@ -172,13 +172,8 @@ pub fn check_prev(path: &str, prev: Option<Hash>, current: Option<&FileEntry>) -
 
 /// The manifest row at `path` as the database has it now (not from the gateway's cache: a
 /// write plans from the latest state).
-pub async fn current(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    vault: uuid::Uuid,
-    path: &str,
-) -> Result<Option<FileEntry>, ToolError> {
-    ctx.services().store.file(ctx.caller.tenant_id, vault, path).await.map_err(|e| internal(tool, &e))
+pub async fn current(ctx: &CallContext<'_>, vault: uuid::Uuid, path: &str) -> Result<Option<FileEntry>, ToolError> {
+    Ok(ctx.services().store.file(ctx.caller.tenant_id, vault, path).await?)
 }
 
 /// The bytes of a blob.
@@ -201,7 +196,7 @@ pub async fn current_text(
     vault: uuid::Uuid,
     path: &str,
 ) -> Result<Option<(FileEntry, String)>, ToolError> {
-    let Some(entry) = current(ctx, tool, vault, path).await? else { return Ok(None) };
+    let Some(entry) = current(ctx, vault, path).await? else { return Ok(None) };
     Ok(Some(text_of(ctx, tool, path, entry).await?))
 }
 
@@ -359,7 +354,7 @@ pub async fn write_whole(
     text: &str,
     overwrite: bool,
 ) -> Result<Edited<bool>, ToolError> {
-    let now = current(ctx, tool, view.vault.id, path).await?;
+    let now = current(ctx, view.vault.id, path).await?;
     check_destination(ctx, tool, view, path, field, now.as_ref(), overwrite, None, true).await?;
     edit_read_note(ctx, tool, view, path, None, None, Some(now), |existing, _| match existing {
         // Made by another writer since the check: replaced only with overwrite.

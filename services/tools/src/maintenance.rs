@@ -177,7 +177,7 @@ async fn detect_in_vault(
             otc_kernel::searching::note_texts(ctx, TOOL, vault.id, &[finding.path_a.clone(), finding.path_b.clone()])
                 .await?;
         let (Some(a), Some(b)) = (&texts[0], &texts[1]) else {
-            resolve(ctx, TOOL, vault.id, finding.id, "a note of the pair was deleted or moved").await?;
+            resolve(ctx, vault.id, finding.id, "a note of the pair was deleted or moved").await?;
             run.resolved += 1;
             continue;
         };
@@ -191,14 +191,14 @@ async fn detect_in_vault(
         match judge_pair(ctx, tenant, &finding.path_a, &a.text, &finding.path_b, &b.text).await {
             Some(Judged::Agree) => {
                 run.judged += 1;
-                resolve(ctx, TOOL, vault.id, finding.id, "the changed notes no longer contradict").await?;
+                resolve(ctx, vault.id, finding.id, "the changed notes no longer contradict").await?;
                 run.resolved += 1;
             }
             Some(Judged::Contradict(found)) => {
                 run.judged += 1;
-                resolve(ctx, TOOL, vault.id, finding.id, "superseded by a finding on the changed notes").await?;
+                resolve(ctx, vault.id, finding.id, "superseded by a finding on the changed notes").await?;
                 run.resolved += 1;
-                if keep(ctx, TOOL, vault.id, (&finding.path_a, a), (&finding.path_b, b), &found).await? {
+                if keep(ctx, vault.id, (&finding.path_a, a), (&finding.path_b, b), &found).await? {
                     run.found += 1;
                 }
             }
@@ -247,7 +247,7 @@ async fn detect_in_vault(
             match judge_pair(ctx, tenant, &path_a, &a.text, &path_b, &b.text).await {
                 Some(Judged::Contradict(found)) => {
                     run.judged += 1;
-                    if keep(ctx, TOOL, vault.id, (&path_a, a), (&path_b, b), &found).await? {
+                    if keep(ctx, vault.id, (&path_a, a), (&path_b, b), &found).await? {
                         run.found += 1;
                     }
                 }
@@ -313,7 +313,6 @@ async fn judge_pair(
 
 async fn keep(
     ctx: &otc_kernel::CallContext<'_>,
-    tool: &str,
     vault: uuid::Uuid,
     (path_a, a): (&String, &otc_kernel::reading::Content),
     (path_b, b): (&String, &otc_kernel::reading::Content),
@@ -323,10 +322,9 @@ async fn keep(
     let screen = |t: &str| otc_kernel::screening::screen(&t.chars().take(1000).collect::<String>()).text;
     let (statement_a, statement_b, rationale) = (screen(&found[0]), screen(&found[1]), screen(&found[2]));
     let model = {
-        let mut tx =
-            ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-        let llm = tx.tenant_llm().await.map_err(|e| otc_kernel::internal(tool, &e))?;
-        tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
+        let mut tx = ctx.begin().await?;
+        let llm = tx.tenant_llm().await?;
+        tx.commit().await?;
         llm.map(|l| l.model).unwrap_or_default()
     };
     let finding = otc_store::NewContradiction {
@@ -339,20 +337,19 @@ async fn keep(
         rationale: &rationale,
         model: &model,
     };
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    let added = tx.add_contradiction(vault, &finding).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
+    let added = tx.add_contradiction(vault, &finding).await?;
+    tx.commit().await?;
     Ok(added)
 }
 
 async fn resolve(
     ctx: &otc_kernel::CallContext<'_>,
-    tool: &str,
     vault: uuid::Uuid,
     id: uuid::Uuid,
     why: &str,
 ) -> Result<(), otc_errors::ToolError> {
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    tx.resolve_contradiction(vault, id, why).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))
+    let mut tx = ctx.begin().await?;
+    tx.resolve_contradiction(vault, id, why).await?;
+    Ok(tx.commit().await?)
 }

@@ -112,7 +112,6 @@ impl Tool for ObsidianListNotes {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let folder = input.path.as_deref().unwrap_or("").trim().trim_matches('/').to_string();
         check_segments(&folder)?;
         let depth = input.depth.unwrap_or(2).clamp(1, 20);
@@ -130,7 +129,7 @@ impl Tool for ObsidianListNotes {
         let rows = tx.list_files(view.vault.id, &prefix, true, None, view.readable(), None, FILES_READ).await?;
         tx.commit().await?;
         if rows.is_empty() && !folder.is_empty() {
-            let file = otc_kernel::writing::current(ctx, name, view.vault.id, &folder).await?;
+            let file = otc_kernel::writing::current(ctx, view.vault.id, &folder).await?;
             return Err(if file.is_some() && view.can_read(&folder) {
                 refuse(ErrorCode::InvalidInput, "path_is_file", "the path names a file, not a folder")
                     .echo("path", &folder)

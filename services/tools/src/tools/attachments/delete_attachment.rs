@@ -57,8 +57,7 @@ impl Tool for DeleteAttachment {
         let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         writing::check_delete(&view, &input.path, "path")?;
-        let entry =
-            writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
+        let entry = writing::current(ctx, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
         writing::confirm(ctx, name, true, "it deletes the file").await?;
         // Who links to it, asked before the delete unresolves those links.
         let mut tx = ctx.begin().await?;

@@ -81,7 +81,7 @@ impl Tool for WriteAttachment {
         }
         let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
-        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        let now = writing::current(ctx, view.vault.id, &input.path).await?;
         let overwrite = input.overwrite.unwrap_or(false);
         writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();

@@ -71,7 +71,7 @@ impl Tool for ExecuteTemplate {
             format!("{}.md", input.target)
         };
         writing::check_write(&view, &target, "target")?;
-        let now = writing::current(ctx, name, view.vault.id, &target).await?;
+        let now = writing::current(ctx, view.vault.id, &target).await?;
         let overwrite = input.overwrite.unwrap_or(false);
         match &now {
             None => writing::check_new_name(ctx, &view, &target, "target").await?,

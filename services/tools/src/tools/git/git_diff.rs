@@ -91,7 +91,7 @@ impl Tool for GitDiff {
         };
         let to = match input.to {
             Some(seq) => at(seq, "to").await?,
-            None => writing::current(ctx, name, view.vault.id, &input.path).await?.map(|e| e.hash),
+            None => writing::current(ctx, view.vault.id, &input.path).await?.map(|e| e.hash),
         };
         let from = match input.from {
             Some(seq) => at(seq, "from").await?,

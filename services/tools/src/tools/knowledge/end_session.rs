@@ -2,14 +2,14 @@
 
 use otc_catalog::{Domain, ResponseFormat as Format, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
-use otc_store::{AuditFilter, StoreError};
+use otc_store::AuditFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::tools::knowledge::memory;
 use otc_kernel::reading::View;
-use otc_kernel::{CallContext, Tool, internal};
+use otc_kernel::{CallContext, Tool};
 
 pub struct EndSession;
 
@@ -35,17 +35,11 @@ pub struct Output {
 }
 
 /// The session `id` of this caller in the vault.
-pub async fn own_session(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    id: &str,
-) -> Result<otc_store::WorkSession, ToolError> {
+pub async fn own_session(ctx: &CallContext<'_>, view: &View, id: &str) -> Result<otc_store::WorkSession, ToolError> {
     let id = memory::entity_id(id, "session_id")?;
-    let store_err = |e: StoreError| internal(tool, &e);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-    let session = tx.session(view.vault.id, id).await.map_err(store_err)?;
-    tx.commit().await.map_err(store_err)?;
+    let mut tx = ctx.begin().await?;
+    let session = tx.session(view.vault.id, id).await?;
+    tx.commit().await?;
     session.filter(|s| s.principal_id == ctx.caller.principal_id).ok_or_else(|| {
         ToolError::with_message(ErrorCode::NotFound, "no such session of yours in this vault")
             .detail("session_id", id.to_string())
@@ -55,7 +49,6 @@ pub async fn own_session(
 /// The caller's audit records in the vault over a window, newest first, at most `limit`.
 pub async fn traces(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     since: chrono::DateTime<chrono::Utc>,
     until: Option<chrono::DateTime<chrono::Utc>>,
@@ -64,8 +57,7 @@ pub async fn traces(
 ) -> Result<Vec<otc_store::AuditRecord>, ToolError> {
     // What this gateway has not written yet goes first.
     ctx.services().audit.flush(std::time::Duration::from_secs(2)).await;
-    let store_err = |e: StoreError| internal(tool, &e);
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
+    let mut tx = ctx.begin().await?;
     let filter = AuditFilter {
         since: Some(since),
         until,
@@ -75,8 +67,8 @@ pub async fn traces(
         without_forgotten: true,
         ..AuditFilter::default()
     };
-    let records = tx.audit(&filter).await.map_err(store_err)?;
-    tx.commit().await.map_err(store_err)?;
+    let records = tx.audit(&filter).await?;
+    tx.commit().await?;
     // A call names its vault by name or id, or not at all (filled in for a caller with one).
     let (name, id) = (view.vault.name.as_str(), view.vault.id.to_string());
     Ok(records.into_iter().filter(|r| r.vault.as_deref().is_none_or(|v| v == name || v == id)).collect())
@@ -99,9 +91,8 @@ impl Tool for EndSession {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let session = own_session(ctx, name, &view, &input.session_id).await?;
+        let session = own_session(ctx, &view, &input.session_id).await?;
         let end = Value::Object(input.end_metadata.unwrap_or_default());
         if end.to_string().len() > 16 * 1024 {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "end_metadata is larger than 16 KiB")
@@ -109,17 +100,16 @@ impl Tool for EndSession {
         }
         // The calls made just before are written (their episodes found the session open) first.
         crate::tools::knowledge::work::settle(ctx).await;
-        let store_err = |e: StoreError| internal(name, &e);
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
-        let ended = tx.end_session(view.vault.id, session.id, &end).await.map_err(store_err)?;
-        let after = tx.session(view.vault.id, session.id).await.map_err(store_err)?.unwrap_or(session);
-        tx.commit().await.map_err(store_err)?;
+        let mut tx = ctx.begin().await?;
+        let ended = tx.end_session(view.vault.id, session.id, &end).await?;
+        let after = tx.session(view.vault.id, session.id).await?.unwrap_or(session);
+        tx.commit().await?;
         if !ended {
             return Err(ToolError::with_message(ErrorCode::Conflict, "the session has ended already")
                 .detail("ended_at", after.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default()));
         }
         let ended_at = after.ended_at.unwrap_or_else(chrono::Utc::now);
-        let events = traces(ctx, name, &view, after.started_at, Some(ended_at), None, 10_000).await?.len();
+        let events = traces(ctx, &view, after.started_at, Some(ended_at), None, 10_000).await?.len();
         Ok(Output {
             vault: view.vault.name.clone(),
             session_id: after.id.to_string(),

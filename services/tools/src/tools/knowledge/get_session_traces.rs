@@ -89,7 +89,7 @@ impl Tool for GetSessionTraces {
         let limit = otc_kernel::reading::bounded(input.limit, 100, 1..=1000, "limit")?;
         let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
         let session = match &input.session_id {
-            Some(id) => Some(own_session(ctx, name, &view, id).await?),
+            Some(id) => Some(own_session(ctx, &view, id).await?),
             None => None,
         };
         let from = memory::time_arg(input.from.as_deref(), "from")?
@@ -100,7 +100,7 @@ impl Tool for GetSessionTraces {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "to is before from").detail("field", "to"));
         }
         let filter = input.tool_filter.unwrap_or_default();
-        let mut records = traces(ctx, name, &view, from, to, before, (limit as i64 + 1).max(1)).await?;
+        let mut records = traces(ctx, &view, from, to, before, (limit as i64 + 1).max(1)).await?;
         records.retain(|r| filter.is_empty() || filter.contains(&r.action));
         let more = records.len() > limit;
         records.truncate(limit);

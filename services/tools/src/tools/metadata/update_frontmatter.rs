@@ -133,7 +133,7 @@ impl Tool for UpdateFrontmatter {
         writing::check_write(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let create = input.create_if_missing.unwrap_or(false);
-        let exists = writing::current(ctx, name, view.vault.id, &path).await?;
+        let exists = writing::current(ctx, view.vault.id, &path).await?;
         if exists.is_none() {
             if !create {
                 return Err(not_found(&path).detail("hint", "pass create_if_missing: true to create the note"));

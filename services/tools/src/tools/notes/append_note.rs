@@ -142,7 +142,7 @@ impl Tool for AppendNote {
         let anchor = input.anchor.as_ref().map(AnchorAt::of).transpose()?;
         let create = input.create_if_missing.unwrap_or(false);
         let ensure_newline = input.ensure_newline.unwrap_or(true);
-        if anchor.is_none() && writing::current(ctx, name, view.vault.id, &path).await?.is_none() {
+        if anchor.is_none() && writing::current(ctx, view.vault.id, &path).await?.is_none() {
             writing::check_new_name(ctx, &view, &path, "path").await?;
         }
         let content = input.content.as_str();

@@ -116,7 +116,7 @@ impl Tool for BulkCreateNotes {
                     .detail("clash", "file")
                     .detail("existing", other));
                 }
-                if writing::current(ctx, name, view.vault.id, &item.path).await?.is_some() {
+                if writing::current(ctx, view.vault.id, &item.path).await?.is_some() {
                     return Err(ToolError::with_message(ErrorCode::NoteExists, "a note already exists at that path"));
                 }
                 Ok(())

@@ -66,9 +66,8 @@ impl Tool for CopyNote {
                 ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to")
             );
         }
-        let source =
-            writing::current(ctx, name, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
-        let dest = writing::current(ctx, name, view.vault.id, &input.to).await?;
+        let source = writing::current(ctx, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
+        let dest = writing::current(ctx, view.vault.id, &input.to).await?;
         let overwrite = input.overwrite.unwrap_or(false);
         writing::check_destination(ctx, name, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();

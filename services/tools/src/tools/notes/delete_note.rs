@@ -65,7 +65,7 @@ impl Tool for DeleteNote {
         writing::check_delete(&view, &path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let permanent = input.permanent.unwrap_or(false);
-        let entry = writing::current(ctx, name, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
+        let entry = writing::current(ctx, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
         writing::confirm(ctx, name, true, "it deletes the note").await?;
         let (changes, trashed_to) = writing::delete_changes(ctx, &view, &path, &entry, permanent).await?;

@@ -79,9 +79,9 @@ pub async fn check_move(
             ToolError::with_message(ErrorCode::InvalidInput, "from and to are the same path").detail("field", "to")
         );
     }
-    let source = writing::current(ctx, tool, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
+    let source = writing::current(ctx, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
     writing::check_prev(from, prev, Some(&source))?;
-    let dest = writing::current(ctx, tool, view.vault.id, to).await?;
+    let dest = writing::current(ctx, view.vault.id, to).await?;
     writing::check_destination(ctx, tool, view, to, "to", dest.as_ref(), overwrite, Some(from), confirm).await?;
     Ok(MoveSpec { from: from.to_string(), to: to.to_string(), source, dest })
 }

@@ -72,7 +72,7 @@ impl Tool for RestoreNote {
                 .detail("field", "snapshot_id")
                 .detail("snapshot_path", snapshot.path));
         }
-        let now = writing::current(ctx, name, view.vault.id, &input.path).await?;
+        let now = writing::current(ctx, view.vault.id, &input.path).await?;
         writing::check_prev(&input.path, prev, now.as_ref())?;
         if now.is_none() {
             // A deleted note comes back under its old name only if nothing took a name that
@@ -86,7 +86,7 @@ impl Tool for RestoreNote {
         // A deleted note's copy in the trash goes once the note is back.
         let trashed = format!(".trash/{}", input.path);
         if now.is_none()
-            && let Some(copy) = writing::current(ctx, name, view.vault.id, &trashed).await?
+            && let Some(copy) = writing::current(ctx, view.vault.id, &trashed).await?
             && copy.hash == snapshot.hash
         {
             changes.push(Change { path: trashed, expect: Expect::Hash(copy.hash), action: Action::Delete });

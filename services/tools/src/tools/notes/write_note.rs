@@ -107,7 +107,7 @@ impl Tool for WriteNote {
         // The row read here is the one the edit first plans from.
         let mut read = None;
         if anchor.is_none() {
-            let now = writing::current(ctx, name, view.vault.id, &path).await?;
+            let now = writing::current(ctx, view.vault.id, &path).await?;
             if now.is_none() && mode != Mode::Overwrite {
                 writing::check_new_name(ctx, &view, &path, "path").await?;
             }

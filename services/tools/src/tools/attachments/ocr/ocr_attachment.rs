@@ -53,8 +53,7 @@ impl Tool for OcrAttachment {
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         ocr::check_image(&input.path, "path")?;
-        let entry =
-            writing::current(ctx, name, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
+        let entry = writing::current(ctx, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
         let found = ocr::recognize(ctx, name, &entry.hash, input.force.unwrap_or(false)).await?;
         Ok(Output {
             vault: view.vault.name.clone(),

@@ -125,7 +125,7 @@ impl Tool for OcrBulk {
         let results: Vec<Item> = futures::stream::iter(paths)
             .map(|path| async move {
                 let read = async {
-                    let entry = writing::current(ctx, name, view.vault.id, &path)
+                    let entry = writing::current(ctx, view.vault.id, &path)
                         .await?
                         .ok_or_else(|| otc_kernel::reading::not_found(&path))?;
                     ocr::recognize(ctx, name, &entry.hash, force).await

@@ -86,7 +86,7 @@ impl Tool for BundleFiles {
                 missing_paths.push(path.clone());
                 continue;
             }
-            match writing::current(ctx, name, view.vault.id, path).await? {
+            match writing::current(ctx, view.vault.id, path).await? {
                 None => missing_paths.push(path.clone()),
                 Some(entry) => {
                     let bytes = writing::blob(ctx, name, &entry.hash).await?;

@@ -69,7 +69,7 @@ impl Tool for CreateEntity {
         }
         let mirror = if input.materialize.unwrap_or(false) {
             let path = memory::mirror_path(ctx, kind, title);
-            memory::check_mirror(ctx, name, &view, (kind, title), &path, None).await?;
+            memory::check_mirror(ctx, &view, (kind, title), &path, None).await?;
             Some(path)
         } else {
             None

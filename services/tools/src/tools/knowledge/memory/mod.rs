@@ -206,7 +206,6 @@ pub fn mirror_path(ctx: &CallContext<'_>, kind: &str, name: &str) -> String {
 /// file there already (`except`: the entity's own mirror, on a rename).
 pub async fn check_mirror(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     (kind, name): (&str, &str),
     path: &str,
@@ -223,7 +222,7 @@ pub async fn check_mirror(
     }
     writing::check_write(view, path, "name")?;
     writing::check_new_name_except(ctx, view, path, "name", except).await?;
-    if except != Some(path) && writing::current(ctx, tool, view.vault.id, path).await?.is_some() {
+    if except != Some(path) && writing::current(ctx, view.vault.id, path).await?.is_some() {
         return Err(ToolError::with_message(
             ErrorCode::NoteExists,
             "a note already exists where the entity would be mirrored",
@@ -318,7 +317,7 @@ pub async fn remirror(ctx: &CallContext<'_>, tool: &str, view: &View, ids: &[Uui
 /// new mirror is written by [`remirror`]). Nothing when there is no note there.
 pub async fn unmirror(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<(), ToolError> {
     writing::check_delete(view, path, "note_path")?;
-    let Some(entry) = writing::current(ctx, tool, view.vault.id, path).await? else { return Ok(()) };
+    let Some(entry) = writing::current(ctx, view.vault.id, path).await? else { return Ok(()) };
     let (changes, _) = writing::delete_changes(ctx, view, path, &entry, false).await?;
     writing::commit(ctx, tool, view, &changes, None).await?.map_err(|stale| writing::stale_error(view, &stale))?;
     Ok(())

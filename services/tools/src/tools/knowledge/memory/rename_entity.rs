@@ -89,7 +89,7 @@ impl Tool for RenameEntity {
             Some(old) if renamed => {
                 let path = memory::mirror_path(ctx, &entity.kind, &title);
                 if path != *old {
-                    memory::check_mirror(ctx, name, &view, (&entity.kind, &title), &path, Some(old)).await?;
+                    memory::check_mirror(ctx, &view, (&entity.kind, &title), &path, Some(old)).await?;
                     otc_kernel::writing::check_delete(&view, old, "note_path")?;
                 }
                 Some(path)

@@ -86,7 +86,7 @@ impl Tool for DiagnoseRetrieval {
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let path = input.path.clone();
-        if otc_kernel::reading::file_entry(ctx, name, view.vault.id, &path).await?.is_none() {
+        if otc_kernel::reading::file_entry(ctx, view.vault.id, &path).await?.is_none() {
             return Err(otc_kernel::reading::not_found(&path).detail("field", "path"));
         }
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, ..Request::default() };
@@ -145,10 +145,9 @@ async fn verdict(
     if graph.excluded.contains(path) {
         return Ok(Some(("excluded", "the note is in the vault's Excluded files, which search leaves out".into())));
     }
-    let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    let chunks =
-        tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await.map_err(|e| otc_kernel::internal(tool, &e))?;
-    tx.commit().await.map_err(|e| otc_kernel::internal(tool, &e))?;
+    let mut tx = ctx.begin().await?;
+    let chunks = tx.chunk_spans(view.vault.id, &[(path.to_string(), 0)]).await?;
+    tx.commit().await?;
     if chunks.is_empty() {
         return Ok(Some(("not_indexed", "the note has no indexed chunks yet (empty, or not indexed)".into())));
     }

@@ -269,7 +269,7 @@ pub async fn retrieve(
         out.traces.entry(c.path.clone()).or_default().fused_rank = Some(i + 1);
     }
     let paths: Vec<String> = candidates.iter().map(|c| c.path.clone()).collect();
-    let mtimes = mtimes(ctx, tool, view, &paths).await?;
+    let mtimes = mtimes(ctx, view, &paths).await?;
     let unread: Vec<String> = candidates.iter().filter(|c| c.content.is_none()).map(|c| c.path.clone()).collect();
     let mut firsts = first_chunks(ctx, tool, view, &unread).await?;
     for c in candidates.iter_mut().filter(|c| c.content.is_none()) {
@@ -391,13 +391,12 @@ pub fn clip(text: &str, max: usize) -> String {
 /// When each readable note of `paths` last changed (a note gone since is left out).
 async fn mtimes(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     paths: &[String],
 ) -> Result<HashMap<String, DateTime<Utc>>, ToolError> {
     let mut out = HashMap::new();
     for path in paths {
-        if let Some(entry) = otc_kernel::reading::file_entry(ctx, tool, view.vault.id, path).await? {
+        if let Some(entry) = otc_kernel::reading::file_entry(ctx, view.vault.id, path).await? {
             out.insert(path.clone(), entry.mtime);
         }
     }

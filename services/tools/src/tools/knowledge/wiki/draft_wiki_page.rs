@@ -251,7 +251,7 @@ impl Tool for DraftWikiPage {
                 None
             }
             Some(c) => {
-                let entry = writing::current(ctx, name, view.vault.id, &c.path).await?;
+                let entry = writing::current(ctx, view.vault.id, &c.path).await?;
                 entry.map(|e| Existing { path: c.path.clone(), content_hash: hex::encode(e.hash) })
             }
             None => None,
@@ -402,7 +402,7 @@ impl Tool for DraftWikiPage {
         let mut changeset = changeset;
         if let Some(cs) = &mut changeset {
             for m in &link_from {
-                if let Some(entry) = writing::current(ctx, name, view.vault.id, &m.path).await? {
+                if let Some(entry) = writing::current(ctx, view.vault.id, &m.path).await? {
                     cs.patches.push(PatchSkeleton {
                         path: m.path.clone(),
                         prev_hash: hex::encode(entry.hash),

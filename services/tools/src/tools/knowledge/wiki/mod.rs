@@ -418,7 +418,7 @@ pub async fn read_schema(
     if !view.can_read(&path) {
         return Ok(None);
     }
-    let Some(entry) = otc_kernel::writing::current(ctx, tool, view.vault.id, &path).await? else { return Ok(None) };
+    let Some(entry) = otc_kernel::writing::current(ctx, view.vault.id, &path).await? else { return Ok(None) };
     let bytes = otc_kernel::writing::blob(ctx, tool, &entry.hash).await?;
     Ok(Some(match std::str::from_utf8(&bytes) {
         Ok(text) => crate::tools::knowledge::wiki::schema::Schema::parse(text),

@@ -295,7 +295,7 @@ pub(crate) async fn read_page(
     path: &str,
     key: &[u8; 32],
 ) -> Result<Option<Current>, ToolError> {
-    let Some(entry) = writing::current(ctx, tool, vault, path).await? else { return Ok(None) };
+    let Some(entry) = writing::current(ctx, vault, path).await? else { return Ok(None) };
     let bytes = writing::blob(ctx, tool, &entry.hash).await?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let seal = verify(key, vault, path, &text);

@@ -108,7 +108,7 @@ impl Tool for AddBookmark {
                 otc_vault::check_path(path).map_err(|e| e.detail("field", "bookmark"))?;
                 if b.kind != Kind::Folder {
                     view.readable_path(path)?;
-                    writing::current(ctx, name, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
+                    writing::current(ctx, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
                 } else if !bookmarks::folder_visible(&view, path) {
                     return Err(not_found(path));
                 }

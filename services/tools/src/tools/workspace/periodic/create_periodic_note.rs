@@ -73,7 +73,7 @@ impl Tool for CreatePeriodicNote {
             )
             .detail("path", resolved.path.clone())
         };
-        if writing::current(ctx, name, view.vault.id, &resolved.path).await?.is_some() {
+        if writing::current(ctx, view.vault.id, &resolved.path).await?.is_some() {
             return Err(exists());
         }
         let ensured = periodic::ensure(

@@ -67,7 +67,7 @@ pub async fn settings_file(
     view: &View,
     path: &str,
 ) -> Result<Option<Vec<u8>>, ToolError> {
-    match writing::current(ctx, tool, view.vault.id, path).await? {
+    match writing::current(ctx, view.vault.id, path).await? {
         Some(entry) => Ok(Some(writing::blob(ctx, tool, &entry.hash).await?.to_vec())),
         None => Ok(None),
     }
@@ -246,7 +246,7 @@ where
     F: Fn(&str) -> Result<String, ToolError>,
 {
     writing::check_write(view, &resolved.path, "period")?;
-    let exists = writing::current(ctx, tool, view.vault.id, &resolved.path).await?.is_some();
+    let exists = writing::current(ctx, view.vault.id, &resolved.path).await?.is_some();
     let started = if exists {
         None
     } else {

@@ -46,7 +46,7 @@ impl Tool for ResolveDailyNote {
         let view = ctx.view(&input.vault).await?;
         let resolved = periodic::resolve(ctx, name, &view, PeriodArg::Daily, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
-        let exists = writing::current(ctx, name, view.vault.id, &resolved.path).await?.is_some();
+        let exists = writing::current(ctx, view.vault.id, &resolved.path).await?.is_some();
         Ok(Output { vault: view.vault.name.clone(), date: resolved.date.to_string(), path: resolved.path, exists })
     }
 }
