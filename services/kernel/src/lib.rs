@@ -16,6 +16,7 @@ pub mod format;
 pub mod graphing;
 pub mod idempotency;
 pub mod long_calls;
+pub mod memory;
 pub mod rate_limits;
 pub mod reading;
 pub mod resources;
@@ -662,8 +663,12 @@ impl Dispatcher {
                 args: &args,
             };
             // A handler that panics answers internal_error (and its key, if any, indeterminate)
-            // rather than leaving the caller without an answer.
-            match std::panic::AssertUnwindSafe(handler(&ctx)).catch_unwind().await {
+            // rather than leaving the caller without an answer. One past its memory budget that
+            // wrote nothing answers the budget's refusal, whatever it made of it.
+            let account = memory::CallMemory::new(self.services.config.tools.call_memory_bytes);
+            let metered = memory::metered(account.clone(), handler(&ctx));
+            match std::panic::AssertUnwindSafe(metered).catch_unwind().await {
+                Ok(_) if account.exceeded() && !memory::has_committed(&account) => Err(account.refusal()),
                 Ok(outcome) => outcome,
                 Err(panic) => {
                     let what = panic

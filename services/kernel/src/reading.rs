@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::{CallContext, Caller, Services, caller_vault, internal};
+use crate::{CallContext, Caller, Services, caller_vault};
 
 /// A compiled `[[acl]]` entry: the deployment's floor for one vault name.
 pub struct VaultAcl {
@@ -268,13 +268,132 @@ pub async fn file_entry(
     Ok(services.files.file(&services.store, &services.kv, ctx.caller.tenant_id, vault, path).await?)
 }
 
-/// The note's stored content, or not found (missing and unreadable alike).
-pub async fn read_content(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<Content, ToolError> {
+/// The note's stored content, or not found (missing and unreadable alike); a note over
+/// `tools.max_parse_bytes` is refused (see [`check_parse_size`]).
+pub async fn read_content(ctx: &CallContext<'_>, view: &View, path: &str) -> Result<Content, ToolError> {
     view.readable_path(path)?;
     let entry = file_entry(ctx, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
-    let bytes =
-        ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
+    check_parse_size(ctx, path, &entry)?;
+    let bytes = ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await?;
     Ok(Content { text: String::from_utf8_lossy(&bytes).into_owned(), content_hash: hex::encode(entry.hash), entry })
+}
+
+/// Refuses a note larger than a tool reads whole (`tools.max_parse_bytes`): parsing costs many
+/// times a note's size, so a bigger one is read in pages and changed whole, never edited in
+/// place. The refusal names the limit and the ways around it.
+pub fn check_parse_size(ctx: &CallContext<'_>, path: &str, entry: &otc_store::FileEntry) -> Result<(), ToolError> {
+    let limit = ctx.services().config.tools.max_parse_bytes;
+    let size = u64::try_from(entry.size).unwrap_or(0);
+    if size <= limit {
+        return Ok(());
+    }
+    Err(ToolError::with_message(
+        ErrorCode::ComputeBudgetExceeded,
+        format!(
+            "the note is {size} bytes, more than the {limit} a tool reads whole to parse or edit \
+             (tools.max_parse_bytes). Read it in pages (read_note with a cursor) or its document map and \
+             sections; to change it, replace the whole file (PUT a blob and POST /v1/vaults/{{vault}}/commit) or \
+             split it into smaller notes"
+        ),
+    )
+    .detail("path", path)
+    .detail("size", size)
+    .detail("limit", "tools.max_parse_bytes")
+    .detail("limit_bytes", limit))
+}
+
+/// The most note text one page of a paged read carries: `tools.read_page_bytes`, and at most a
+/// quarter of the response budget (escaping can grow text in JSON).
+pub fn page_bytes(ctx: &CallContext<'_>) -> u64 {
+    let config = &ctx.services().config;
+    config.tools.read_page_bytes.min(config.governor.max_response_bytes / 4).max(256)
+}
+
+/// One page of a note read in pages.
+#[derive(Debug)]
+pub struct Page {
+    pub text: String,
+    /// The page's bytes in the note: `start` inclusive, `end` exclusive.
+    pub start: u64,
+    pub end: u64,
+    /// The 1-based lines of the page's first and last byte.
+    pub start_line: u64,
+    pub end_line: u64,
+    /// The cursor for the rest of the range, when the page stops short of it.
+    pub next: Option<String>,
+}
+
+/// Where a paged read goes on: the note's content hash, the next byte, the end of the range
+/// read, and the line the next byte is on.
+#[derive(Serialize, serde::Deserialize)]
+struct PageCursor {
+    h: String,
+    o: u64,
+    e: u64,
+    l: u64,
+}
+
+/// The page of the note `entry` that starts at byte `start` (on 1-based line `line`), within
+/// the range that ends at `end`: at most [`page_bytes`], cut after the last line end in its
+/// second half when there is one, and never inside a character. Only the page's bytes are
+/// read from the object store.
+pub async fn read_page(
+    ctx: &CallContext<'_>,
+    entry: &otc_store::FileEntry,
+    start: u64,
+    end: u64,
+    line: u64,
+) -> Result<Page, ToolError> {
+    let size = u64::try_from(entry.size).unwrap_or(0);
+    let end = end.min(size);
+    let start = start.min(end);
+    let budget = page_bytes(ctx);
+    // One byte past the page, to see whether the cut falls inside a character.
+    let fetch_end = (start + budget + 1).min(end);
+    let bytes = ctx.services().blobs.get_blob_range(ctx.caller.tenant_id, &entry.hash, start..fetch_end).await?;
+    let mut cut = bytes.len().min(budget as usize);
+    if start + (cut as u64) < end {
+        match bytes[cut / 2..cut].iter().rposition(|b| *b == b'\n') {
+            Some(at) => cut = cut / 2 + at + 1,
+            None => {
+                while cut > 0 && bytes.get(cut).is_some_and(|b| b & 0xC0 == 0x80) {
+                    cut -= 1;
+                }
+                if cut == 0 {
+                    cut = bytes.len().min(budget as usize);
+                }
+            }
+        }
+    }
+    let page = &bytes[..cut];
+    let newlines = page.iter().filter(|b| **b == b'\n').count() as u64;
+    let last = page.len().saturating_sub(1);
+    let end_line = line + page[..last].iter().filter(|b| **b == b'\n').count() as u64;
+    let page_end = start + cut as u64;
+    let next = (page_end < end).then(|| {
+        let cursor = PageCursor { h: hex::encode(entry.hash), o: page_end, e: end, l: line + newlines };
+        encode_cursor(ctx.tool, &cursor)
+    });
+    Ok(Page { text: String::from_utf8_lossy(page).into_owned(), start, end: page_end, start_line: line, end_line, next })
+}
+
+/// The page a cursor from [`read_page`] points at, refused when the note changed since.
+pub async fn read_next_page(
+    ctx: &CallContext<'_>,
+    path: &str,
+    entry: &otc_store::FileEntry,
+    cursor: &str,
+) -> Result<Page, ToolError> {
+    let at: PageCursor = decode_cursor(ctx.tool, cursor)?;
+    if at.h != hex::encode(entry.hash) {
+        return Err(ToolError::with_message(
+            ErrorCode::ConcurrentModification,
+            "the note changed since the page before; read it again from its first page",
+        )
+        .detail("path", path)
+        .detail("content_hash", hex::encode(entry.hash)));
+    }
+    read_page(ctx, entry, at.o, at.e, at.l).await
 }
 
 /// An opaque cursor: the tool's name and its position, so a cursor from one tool (or a

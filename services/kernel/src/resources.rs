@@ -127,7 +127,6 @@ async fn open(ctx: &CallContext<'_>, vault: &str, path: &str) -> Result<View, To
 /// each once).
 pub async fn read(
     ctx: &CallContext<'_>,
-    tool: &str,
     views: &mut HashMap<String, View>,
     uri: &str,
 ) -> Result<NoteText, ToolError> {
@@ -140,7 +139,7 @@ pub async fn read(
         views.insert(vault.clone(), view);
     }
     let view = &views[&vault];
-    let Content { text, content_hash, entry } = read_content(ctx, tool, view, &path).await?;
+    let Content { text, content_hash, entry } = read_content(ctx, view, &path).await?;
     let body_start = otc_parser::parse_head(&text).body_start;
     Ok(NoteText {
         uri: note_uri(&view.vault.name, &path),
@@ -328,7 +327,7 @@ impl Dispatcher {
         let args = Value::Null;
         let ctx = self.resource_context(READ, caller, &args);
         let read = async {
-            let note = read(&ctx, READ, &mut HashMap::new(), uri).await?;
+            let note = read(&ctx, &mut HashMap::new(), uri).await?;
             if note.size as u64 > self.max_response_bytes {
                 return Err(ToolError::new(ErrorCode::Overflow)
                     .detail("bytes", note.size)

@@ -178,7 +178,8 @@ pub async fn current(ctx: &CallContext<'_>, vault: uuid::Uuid, path: &str) -> Re
 
 /// The bytes of a blob.
 pub async fn blob(ctx: &CallContext<'_>, tool: &str, hash: &Hash) -> Result<bytes::Bytes, ToolError> {
-    ctx.services().blobs.get_blob(ctx.caller.tenant_id, hash).await.map_err(|e| internal(tool, &e))
+    let _ = tool;
+    Ok(ctx.services().blobs.get_blob(ctx.caller.tenant_id, hash).await?)
 }
 
 /// A note's text: refused when it is not UTF-8 (an edit would corrupt it).
@@ -200,13 +201,15 @@ pub async fn current_text(
     Ok(Some(text_of(ctx, tool, path, entry).await?))
 }
 
-/// The text of the note `entry` (the manifest row at `path`) holds.
+/// The text of the note `entry` (the manifest row at `path`) holds; a note too large to parse
+/// or edit whole is refused.
 async fn text_of(
     ctx: &CallContext<'_>,
     tool: &str,
     path: &str,
     entry: FileEntry,
 ) -> Result<(FileEntry, String), ToolError> {
+    crate::reading::check_parse_size(ctx, path, &entry)?;
     let bytes = blob(ctx, tool, &entry.hash).await?;
     let text = note_text(path, &bytes)?;
     Ok((entry, text))
@@ -303,14 +306,20 @@ pub async fn commit_at(
     let services = ctx.services();
     let jobs = services.features.commit_jobs(view, changes.iter().map(|c| c.path.as_str()));
     let who = provenance(ctx, tool, origin);
+    // The last checkpoint of the call's memory budget: past it, nothing is written.
+    crate::memory::check()?;
     let tx = ctx.begin().await?;
     let (indexer, kv, vault) = (&services.indexer, &services.kv, view.vault.id);
-    otc_indexer::commit::commit_with_jobs(indexer, kv, tx, vault, changes, &who, at_head, jobs).await.map_err(|e| {
-        match e {
+    let landed = otc_indexer::commit::commit_with_jobs(indexer, kv, tx, vault, changes, &who, at_head, jobs)
+        .await
+        .map_err(|e| match e {
             otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => crate::quota_exceeded(&q),
             other => internal(tool, &other),
-        }
-    })
+        })?;
+    if landed.is_ok() {
+        crate::memory::committed();
+    }
+    Ok(landed)
 }
 
 /// The refusal for a commit whose planned state no longer holds: concurrent_modification

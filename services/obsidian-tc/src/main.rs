@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 // Faster than the system allocator under many small, short-lived allocations across threads
-// (every request's JSON); measured in loadtests/read-bench.sh.
+// (every request's JSON); measured in loadtests/read-bench.sh. Metered counts each tool call's
+// allocations against its memory budget (tools.call_memory_bytes).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: otc_kernel::memory::Metered<mimalloc::MiMalloc> = otc_kernel::memory::Metered(mimalloc::MiMalloc);
 
 use clap::Parser;
 use obsidian_tc::{Cli, app::ConfigProblems, chain, run};

@@ -34,6 +34,23 @@ pub enum BlobError {
 
 pub type Result<T, E = BlobError> = std::result::Result<T, E>;
 
+/// An object store failure inside a call, its whole chain logged (under the call's span):
+/// `service_unavailable` naming the object store when it could not be reached, else
+/// `internal_error` (a blob the manifest names but the store lacks is the server's fault).
+impl From<BlobError> for otc_errors::ToolError {
+    fn from(err: BlobError) -> Self {
+        use otc_errors::{ErrorCode, ToolError};
+        tracing::error!(error = %otc_errors::error_chain(&err), "object store failed");
+        match err {
+            BlobError::Unavailable(_) => {
+                ToolError::with_message(ErrorCode::ServiceUnavailable, "the object store is unavailable")
+                    .detail("dependency", "object_store")
+            }
+            _ => ToolError::new(ErrorCode::InternalError),
+        }
+    }
+}
+
 /// A plain object found under a reconcile prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlainObject {
@@ -268,6 +285,29 @@ impl Blobs {
         };
         self.cache.lock().expect("blob cache").insert(key, bytes.clone());
         Ok(bytes)
+    }
+
+    /// The bytes `range` of one of the tenant's blobs (the range ends at the blob's end at
+    /// most), read from the store without the rest.
+    pub async fn get_blob_range(&self, tenant: Uuid, hash: &[u8; 32], range: std::ops::Range<u64>) -> Result<Bytes> {
+        let key = (tenant, *hash);
+        if let Some(bytes) = self.cache.lock().expect("blob cache").map.get(&key) {
+            let len = bytes.len() as u64;
+            return Ok(bytes.slice(range.start.min(len) as usize..range.end.min(len) as usize));
+        }
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        let path = self.blob_path(tenant, hash);
+        let options = object_store::GetOptions {
+            range: Some(object_store::GetRange::Bounded(range)),
+            ..Default::default()
+        };
+        match self.store.get_opts(&path, options).await {
+            Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
+            Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
+            Err(e) => Err(BlobError::Unavailable(e)),
+        }
     }
 
     /// Removes one of the tenant's blobs (garbage collection); a missing blob is not an error.

@@ -869,6 +869,17 @@ pub struct ToolsConfig {
     /// How long one search_regex or search_jsonlogic call may scan before it answers
     /// compute_budget_exceeded.
     pub search_deadline_ms: u64,
+    /// The largest note a tool reads whole to parse or edit (bytes). A larger note is read in
+    /// pages (read_note's cursor); an edit of it, or a projection that needs it parsed, answers
+    /// compute_budget_exceeded naming this limit.
+    pub max_parse_bytes: u64,
+    /// The most note text one page of read_note carries (bytes, cut at a line end when one is
+    /// near).
+    pub read_page_bytes: u64,
+    /// The most memory one call may allocate beyond what it started with (bytes; 0: no
+    /// budget). A call past it stops at its next checkpoint (a parsing step, its commit, its
+    /// answer) and answers compute_budget_exceeded, with nothing written.
+    pub call_memory_bytes: u64,
 }
 
 impl Default for ToolsConfig {
@@ -881,6 +892,9 @@ impl Default for ToolsConfig {
             confirmation_ttl_secs: 300,
             search_scan_bytes: 256 << 20,
             search_deadline_ms: 5_000,
+            max_parse_bytes: 4 << 20,
+            read_page_bytes: 256 << 10,
+            call_memory_bytes: 512 << 20,
         }
     }
 }
@@ -1323,6 +1337,12 @@ impl Config {
         }
         if self.worker.index_max_attempts < 1 {
             bad("worker.index_max_attempts", "must be at least 1".into());
+        }
+        if self.tools.max_parse_bytes < 1024 {
+            bad("tools.max_parse_bytes", "must be at least 1024".into());
+        }
+        if !(1024..=self.governor.max_response_bytes / 2).contains(&self.tools.read_page_bytes) {
+            bad("tools.read_page_bytes", "must be at least 1024 and at most half of governor.max_response_bytes".into());
         }
         if self.index.max_indexed_bytes < 1024 {
             bad("index.max_indexed_bytes", "must be at least 1024".into());

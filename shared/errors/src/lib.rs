@@ -231,6 +231,9 @@ pub struct ToolError {
 /// The most characters of caller input an error repeats.
 pub const ECHO_CHARS: usize = 256;
 
+/// The most items a list in an error's details carries.
+pub const MAX_DETAIL_ITEMS: usize = 50;
+
 /// `text` cut to [`ECHO_CHARS`] characters, with an ellipsis when cut.
 pub fn echo(text: &str) -> String {
     match text.char_indices().nth(ECHO_CHARS) {
@@ -262,18 +265,38 @@ impl ToolError {
     }
 
     /// Every string in `details` (at any depth) and the message cut to [`ECHO_CHARS`] characters
-    /// (the message to four times that): what the answer repeats of the caller's input stays
-    /// bounded whichever throw site put it there.
+    /// (the message to four times that), and every list to [`MAX_DETAIL_ITEMS`] items (how many
+    /// a top-level list left out in `<key>_omitted`): what the answer repeats stays bounded
+    /// whichever throw site put it there.
     pub fn bounded(mut self) -> Self {
-        fn cut(value: &mut Value) {
+        fn cut(value: &mut Value) -> usize {
             match value {
                 Value::String(text) if text.chars().nth(ECHO_CHARS).is_some() => *text = echo(text),
-                Value::Array(items) => items.iter_mut().for_each(cut),
-                Value::Object(map) => map.values_mut().for_each(cut),
+                Value::Array(items) => {
+                    let omitted = items.len().saturating_sub(MAX_DETAIL_ITEMS);
+                    items.truncate(MAX_DETAIL_ITEMS);
+                    items.iter_mut().for_each(|item| {
+                        cut(item);
+                    });
+                    return omitted;
+                }
+                Value::Object(map) => map.values_mut().for_each(|item| {
+                    cut(item);
+                }),
                 _ => {}
             }
+            0
         }
-        self.details.values_mut().for_each(cut);
+        let mut omitted = Vec::new();
+        for (key, value) in self.details.iter_mut() {
+            let left = cut(value);
+            if left > 0 {
+                omitted.push((format!("{key}_omitted"), left));
+            }
+        }
+        for (key, left) in omitted {
+            self.details.insert(key, left.into());
+        }
         if let Some((end, _)) = self.message.char_indices().nth(4 * ECHO_CHARS) {
             self.message.truncate(end);
             self.message.push('…');
@@ -449,6 +472,21 @@ mod tests {
         ] {
             assert_eq!(code.http_status(), status, "{code}");
         }
+    }
+
+    #[test]
+    fn lists_in_details_are_cut_and_say_how_many_they_left_out() {
+        let many: Vec<u32> = (0..500).collect();
+        let err = ToolError::new(ErrorCode::Conflict)
+            .detail("stale", many.clone())
+            .detail("nested", serde_json::json!({"lines": many}))
+            .detail("few", vec![1, 2])
+            .bounded();
+        assert_eq!(err.details["stale"].as_array().unwrap().len(), MAX_DETAIL_ITEMS);
+        assert_eq!(err.details["stale_omitted"], 450);
+        assert_eq!(err.details["nested"]["lines"].as_array().unwrap().len(), MAX_DETAIL_ITEMS);
+        assert_eq!(err.details["few"], serde_json::json!([1, 2]));
+        assert!(err.details.get("few_omitted").is_none());
     }
 
     #[test]

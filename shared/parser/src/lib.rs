@@ -135,7 +135,7 @@ pub struct Frontmatter {
 }
 
 /// Everything found in one note.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Note {
     pub frontmatter: Option<Frontmatter>,
     /// Body and property links, in file order.

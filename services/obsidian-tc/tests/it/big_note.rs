@@ -149,3 +149,149 @@ async fn a_stopped_indexer_leaves_jobs_queued_without_counting_an_attempt() {
     let now = status(&app, &tenant).await;
     assert_eq!((now.queued_jobs, now.notes), (0, 1));
 }
+
+/// A note of `len` bytes or so: lines with two-byte characters, a heading every 20 lines.
+fn paged_note(len: usize) -> String {
+    let mut text = String::from("---\ntitle: Big\n---\n");
+    let mut i = 0;
+    while text.len() < len {
+        i += 1;
+        if i % 20 == 0 {
+            text.push_str(&format!("## Part {i}\n"));
+        }
+        text.push_str(&format!("Line {i}: déjà vu, naïve café, and words enough to fill it out.\n"));
+    }
+    text
+}
+
+fn ok(result: &Value) -> &Value {
+    assert_eq!(result["isError"], false, "{result}");
+    &result["structuredContent"]
+}
+
+/// A note past `tools.max_parse_bytes` is read whole in pages (the cursor refused once the
+/// note changes), its document map and a section come from the index, and an edit of it is
+/// refused with the limit named, the note left as it was.
+#[tokio::test]
+async fn a_note_past_the_parse_limit_is_read_in_pages_and_refused_edits() {
+    use crate::mcp::{call, error_of};
+    let app = TestApp::spawn_with(|c| {
+        c.tools.max_parse_bytes = 64 << 10;
+        c.tools.read_page_bytes = 16 << 10;
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let text = paged_note(200_000);
+    put(&app, &token, "Big.md", text.as_bytes()).await;
+    app.deps.indexer.catch_up(tenant.id, tenant.vault_id).await.unwrap();
+
+    // Page by page, each at most a page and ending at a line end, the whole note comes back.
+    let mut read = String::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"vault": V, "path": "Big.md", "format": "content"});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let result = call(&app, "/mcp", &token, "read_note", args).await;
+        let out = ok(&result);
+        let content = out["content"].as_str().unwrap();
+        assert!(content.len() <= 16 << 10 && content.ends_with('\n'), "page {pages}: {} bytes", content.len());
+        let page = &out["page"];
+        assert_eq!(page["start_byte"].as_u64().unwrap() as usize, read.len());
+        assert_eq!(page["size"].as_u64().unwrap() as usize, text.len());
+        let first_line = read.matches('\n').count() + 1;
+        assert_eq!(page["start_line"].as_u64().unwrap() as usize, first_line);
+        assert_eq!(page["end_line"].as_u64().unwrap() as usize, first_line + content.matches('\n').count() - 1);
+        read.push_str(content);
+        pages += 1;
+        match out.get("next_cursor") {
+            Some(next) => cursor = Some(next.as_str().unwrap().to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(read, text);
+    assert!(pages >= 13, "{pages} pages");
+
+    // The concise default: the first page's body, after the frontmatter.
+    let first = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "response_format": "concise"})).await;
+    assert!(ok(&first)["body"].as_str().unwrap().starts_with("Line 1: déjà vu"), "{first}");
+    assert!(ok(&first)["next_cursor"].is_string());
+
+    // The document map and a section, from the index.
+    let map = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "document-map"})).await;
+    let headings = ok(&map)["headings"].as_array().unwrap().clone();
+    let expected: Vec<usize> =
+        text.lines().enumerate().filter(|(_, l)| l.starts_with("## Part")).map(|(n, _)| n + 1).collect();
+    assert_eq!(headings.iter().map(|h| h["line"].as_u64().unwrap() as usize).collect::<Vec<_>>(), expected);
+    assert_eq!(ok(&map)["frontmatter_fields"], json!(["title"]));
+    let section = call(
+        &app,
+        "/mcp",
+        &token,
+        "read_note",
+        json!({"vault": V, "path": "Big.md", "anchor": {"type": "heading", "heading": "Part 500"}}),
+    )
+    .await;
+    let start = text.find("## Part 500\n").unwrap();
+    let end = text.find("## Part 520\n").unwrap();
+    assert_eq!(ok(&section)["section"]["text"], text[start..end], "{section}");
+    assert_eq!(ok(&section)["section"]["start_line"].as_u64().unwrap() as usize, text[..start].matches('\n').count() + 1);
+
+    // Edits that parse it are refused, naming the limit; the note is as it was.
+    let hash = ok(&first)["content_hash"].clone();
+    for (tool, args) in [
+        ("append_note", json!({"vault": V, "path": "Big.md", "content": "more\n", "anchor": {"type": "heading", "heading": "Part 20"}})),
+        ("patch_note", json!({"vault": V, "path": "Big.md", "operation": "append", "target_heading": "Part 20", "content": "x"})),
+        ("read_note", json!({"vault": V, "path": "Big.md", "format": "full"})),
+    ] {
+        let result = call(&app, "/mcp", &token, tool, args).await;
+        let err = error_of(&result);
+        assert_eq!(err["code"], "compute_budget_exceeded", "{tool}: {err}");
+        assert_eq!(err["details"]["limit"], "tools.max_parse_bytes", "{tool}: {err}");
+        assert_eq!(err["details"]["size"].as_u64().unwrap() as usize, text.len());
+    }
+    let again = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "content"})).await;
+    assert_eq!(ok(&again)["content_hash"], hash);
+
+    // A cursor into a version that is gone is refused.
+    put(&app, &token, "Big.md", paged_note(150_000).as_bytes()).await;
+    let stale = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "cursor": cursor_of(&first)})).await;
+    assert_eq!(error_of(&stale)["code"], "concurrent_modification");
+    app.stop().await;
+}
+
+fn cursor_of(result: &Value) -> String {
+    result["structuredContent"]["next_cursor"].as_str().unwrap().to_string()
+}
+
+/// A call that goes past its memory budget stops at its next checkpoint and writes nothing;
+/// calls within it run as always.
+#[tokio::test]
+async fn a_call_past_its_memory_budget_answers_so_and_writes_nothing() {
+    use crate::mcp::{call, error_of};
+    let app = TestApp::spawn_with(|c| c.tools.call_memory_bytes = 8 << 20).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    // Half a megabyte of links parses into many times its size.
+    let dense = format!("# Top\n{}", "[[Alpha]] #tag [[Beta|b]] x\n".repeat(20_000));
+    put(&app, &token, "Dense.md", dense.as_bytes()).await;
+    put(&app, &token, "Small.md", b"# Top\nsmall\n").await;
+
+    let read = || call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Dense.md", "format": "content"}));
+    let before = ok(&read().await)["content_hash"].clone();
+    let edit = |path: &str| json!({"vault": V, "path": path, "content": "added\n", "anchor": {"type": "heading", "heading": "Top"}});
+    let refused = call(&app, "/mcp", &token, "append_note", edit("Dense.md")).await;
+    let err = error_of(&refused);
+    assert_eq!(err["code"], "compute_budget_exceeded", "{err}");
+    assert_eq!(err["details"]["limit"], "tools.call_memory_bytes");
+    assert_eq!(ok(&read().await)["content_hash"], before, "nothing was written");
+    let map = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Dense.md", "format": "document-map"})).await;
+    assert_eq!(error_of(&map)["code"], "compute_budget_exceeded");
+
+    let small = call(&app, "/mcp", &token, "append_note", edit("Small.md")).await;
+    assert_eq!(small["isError"], false, "{small}");
+    app.stop().await;
+}

@@ -1,6 +1,10 @@
 //! Integration tests: one binary, against real Postgres (pgvector), Redis and an S3 server
 //! started by `scripts/services up`. Each test gets its own database and prefixes.
 
+// The binary's allocator, so each call's memory budget holds here as it does in service.
+#[global_allocator]
+static ALLOCATOR: otc_kernel::memory::Metered<mimalloc::MiMalloc> = otc_kernel::memory::Metered(mimalloc::MiMalloc);
+
 mod harness;
 
 mod access;

@@ -116,7 +116,7 @@ impl Tool for PruneHubLinks {
                 .await?
                 .ok_or_else(|| not_found(&input.path))?;
             writing::check_prev(&input.path, prev, Some(&entry))?;
-            let note = otc_parser::parse(&text);
+            let note = otc_kernel::memory::parse_note(&text)?;
             // Where each link leads among what the caller can read. A caller whose read ACL is
             // restricted cannot tell a dangling link from one to a note it may not read, and
             // neither may the answer: its unresolved links are kept, whatever they lead to.

@@ -77,7 +77,6 @@ impl Tool for SuggestLinks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let limit = bounded(input.limit, DEFAULT_LIMIT, 1..=50, "limit")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
@@ -87,7 +86,7 @@ impl Tool for SuggestLinks {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "suggest_links takes a note (.md)")
                 .detail("field", "path"));
         }
-        let content = read_content(ctx, name, &view, &input.path).await?;
+        let content = read_content(ctx, &view, &input.path).await?;
         let mut tx = ctx.begin().await?;
         let linked = tx.link_targets(view.vault.id, &input.path).await?;
         let graph = tx.link_neighbours(view.vault.id, &input.path, &view.visible(), POOL as i64).await?;
@@ -138,7 +137,6 @@ impl SuggestLinks {
         text: &str,
         linked: &[String],
     ) -> Result<Vec<semantic::NoteHit>, ToolError> {
-        let name = Self::SPEC.name;
         let set = VectorSet::open(ctx, view, "path").await?;
         let mut tx = ctx.begin().await?;
         let vectors = tx.note_vectors(view.vault.id, &set.model, path).await?;
@@ -148,7 +146,7 @@ impl SuggestLinks {
             None => {
                 let body = otc_kernel::searching::slice(text, otc_parser::parse_head(text).body_start, text.len());
                 let input = otc_indexer::embedding::input_text(path, "", otc_kernel::searching::slice(body, 0, 2_000));
-                set.embed(ctx, name, &input).await?
+                set.embed(ctx, ctx.tool, &input).await?
             }
         };
         let mut skip = linked.to_vec();

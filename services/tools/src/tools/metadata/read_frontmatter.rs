@@ -56,9 +56,8 @@ impl Tool for ReadFrontmatter {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, content_hash, .. } = read_content(ctx, &view, &input.path).await?;
         let note = otc_parser::parse_head(&text);
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;

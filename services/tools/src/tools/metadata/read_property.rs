@@ -68,9 +68,8 @@ impl Tool for ReadProperty {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let text = read_content(ctx, name, &view, &input.path).await?.text;
+        let text = read_content(ctx, &view, &input.path).await?.text;
         let note = otc_parser::parse_head(&text);
         let nested = input.nested.unwrap_or(false);
         let value = note

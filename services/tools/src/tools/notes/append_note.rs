@@ -157,13 +157,13 @@ impl Tool for AppendNote {
                         (text, Some(created))
                     }
                     (Some(AnchorAt::Text(otc_edit::anchor::Target::Heading { heading, occurrence })), Some(text)) => {
-                        let note = otc_parser::parse(text);
+                        let note = otc_kernel::memory::parse_note(text)?;
                         let (patched, created) =
                             otc_edit::anchor::append_under_heading(text, &note, heading, *occurrence, content, create)?;
                         (patched.text, Some(created))
                     }
                     (Some(AnchorAt::Text(target)), Some(text)) => {
-                        let note = otc_parser::parse(text);
+                        let note = otc_kernel::memory::parse_note(text)?;
                         (
                             otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Append(content))?.text,
                             None,

@@ -55,13 +55,12 @@ impl Tool for Fetch {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let (vault, path) = parse_result_id(&input.id)?;
         let view = View::open(ctx, &vault).await?;
         if otc_store::FileKind::of_path(&path) != otc_store::FileKind::Note {
             return Err(not_found(&path));
         }
-        let Content { text, content_hash, entry } = read_content(ctx, name, &view, &path).await?;
+        let Content { text, content_hash, entry } = read_content(ctx, &view, &path).await?;
         if entry.size as u64 > ctx.services().config.governor.max_response_bytes {
             return Err(ToolError::with_message(
                 ErrorCode::Overflow,
@@ -70,7 +69,7 @@ impl Tool for Fetch {
             .detail("bytes", entry.size)
             .detail("limit", ctx.services().config.governor.max_response_bytes));
         }
-        let note = otc_parser::parse(&text);
+        let note = otc_kernel::memory::parse_note(&text)?;
         let mut seen = std::collections::HashSet::new();
         let tags = note.tags.iter().filter(|t| seen.insert(t.name.to_lowercase())).map(|t| t.name.clone()).collect();
         let uri = note_uri(&view.vault.name, &path);

@@ -235,7 +235,7 @@ impl Tool for PatchNote {
             let (new_text, lines, bytes) = match &at {
                 AnchorAt::Field(field) => patch_field(text, field, op)?,
                 AnchorAt::Text(target) => {
-                    let note = otc_parser::parse(text);
+                    let note = otc_kernel::memory::parse_note(text)?;
                     let patched = otc_edit::anchor::patch(text, &note, target, op)?;
                     let body_lines = text[note.body_start..].lines().count();
                     if operation == Operation::Replace

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
-use otc_kernel::reading::{Content, read_content};
+use otc_kernel::reading::{self, Content, read_content};
 use otc_kernel::writing::{Anchor, AnchorKind};
 use otc_kernel::{CallContext, Tool};
 
@@ -43,6 +43,9 @@ pub struct Input {
     /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
+    /// A previous answer's next_cursor: the next page of a note read in pages.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -97,6 +100,35 @@ pub struct Output {
     /// The part `anchor` names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<Section>,
+    /// A note longer than a page is read in pages: where this one lies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageOut>,
+    /// Present while the text goes on past this page: pass it as cursor for the next one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// How many headings and blocks a long document map left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<Omitted>,
+    /// What this answer does not cover (a document map read from a partly indexed note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PageOut {
+    /// The page's bytes: start inclusive, end exclusive, of size in all.
+    pub start_byte: u64,
+    pub end_byte: u64,
+    pub size: u64,
+    /// 1-based, inclusive.
+    pub start_line: u64,
+    pub end_line: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Omitted {
+    pub headings: usize,
+    pub blocks: usize,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -220,20 +252,19 @@ impl Tool for ReadNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let path = match (&input.path, input.period) {
             (Some(path), None) => path.clone(),
             (None, Some(period)) => {
-                crate::tools::workspace::periodic::resolve(ctx, name, &view, period, input.date.as_deref()).await?.path
+                crate::tools::workspace::periodic::resolve(ctx, ctx.tool, &view, period, input.date.as_deref())
+                    .await?
+                    .path
             }
             _ => {
                 return Err(ToolError::with_message(ErrorCode::InvalidInput, "give either path or period")
                     .detail("field", "path"));
             }
         };
-        let input_path = path;
-        let Content { text, content_hash, entry } = read_content(ctx, name, &view, &input_path).await?;
         let response = format::resolve(input.response_format, input.verbosity, ctx.default_format());
         let projection = match (input.format, &input.anchor) {
             (Some(Projection::Section), None) => {
@@ -243,38 +274,102 @@ impl Tool for ReadNote {
             (None, Some(_)) => Some(Projection::Section),
             (p, _) => p,
         };
+        view.readable_path(&path)?;
+        let entry = reading::file_entry(ctx, view.vault.id, &path).await?.ok_or_else(|| reading::not_found(&path))?;
+        let size = u64::try_from(entry.size).unwrap_or(0);
+        let mut out = Output::of(&view.vault.name, &path, &entry);
+        if let Some(cursor) = &input.cursor {
+            if matches!(projection, Some(Projection::DocumentMap | Projection::Full)) {
+                return Err(ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    "a cursor pages the note's text: leave format out, or give content or section",
+                )
+                .detail("field", "cursor"));
+            }
+            let page = reading::read_next_page(ctx, &path, &entry, cursor).await?;
+            out.paged(page, size);
+            return Ok(out);
+        }
+        let whole = ctx.services().config.tools.max_parse_bytes;
+        match projection {
+            // Longer than a page: the first page, read alone.
+            Some(Projection::Content) | None if size > reading::page_bytes(ctx) => {
+                let page = reading::read_page(ctx, &entry, 0, size, 1).await?;
+                let head = otc_parser::parse_head(&page.text);
+                if projection.is_none() && response == ResponseFormat::Detailed {
+                    out.has_frontmatter = Some(head.frontmatter.is_some());
+                    out.frontmatter = frontmatter_map(&head);
+                    out.frontmatter_error = head.frontmatter.as_ref().and_then(|f| f.error.clone());
+                    out.stat = Some(Stat { size: entry.size, mtime: entry.mtime.to_rfc3339() });
+                }
+                out.paged(page, size);
+                if projection.is_none() && response == ResponseFormat::Concise {
+                    out.body = out.content.take().map(|text| text[head.body_start..].to_string());
+                }
+                return Ok(out);
+            }
+            // Too large to parse: what the index holds.
+            Some(Projection::DocumentMap) if size > whole => {
+                let meta = indexed(ctx, &view, &path, &entry).await?;
+                out.document_map(
+                    ctx,
+                    headings_of(&meta.headings).map(|h| HeadingOut { level: h.level, text: h.text, line: h.line + 1 }),
+                    blocks_of(&meta.blocks),
+                    meta.frontmatter.as_ref().and_then(Value::as_object),
+                );
+                let covered = ctx.services().config.index.max_indexed_bytes as u64;
+                if size > covered {
+                    out.warnings = Some(vec![format!(
+                        "the note is {size} bytes and the index holds its first {covered} \
+                         (index.max_indexed_bytes): headings and blocks after that are not listed"
+                    )]);
+                }
+                return Ok(out);
+            }
+            Some(Projection::Section) if size > whole => {
+                let anchor = input.anchor.as_ref().expect("a section has an anchor");
+                let (Some(wanted), AnchorKind::Heading) = (anchor.heading.as_deref(), anchor.kind) else {
+                    return Err(reading::check_parse_size(ctx, &path, &entry).unwrap_err());
+                };
+                let meta = indexed(ctx, &view, &path, &entry).await?;
+                // The headings alone, so the heading is found as a parsed note finds it.
+                let outline = otc_parser::Note {
+                    headings: headings_of(&meta.headings).map(IndexedHeading::heading).collect(),
+                    ..otc_parser::Note::default()
+                };
+                let found = otc_edit::anchor::find_heading(&outline, wanted, anchor.occurrence)?;
+                let (start, end) = (found.span.start.offset as u64, found.section.end as u64);
+                let page = reading::read_page(ctx, &entry, start, end, found.span.start.line as u64 + 1).await?;
+                out.section = Some(Section {
+                    text: page.text.clone(),
+                    start_line: page.start_line as usize,
+                    end_line: page.end_line as usize,
+                    heading_level: Some(found.level),
+                    value: None,
+                });
+                out.page = Some(PageOut::of(&page, size));
+                out.next_cursor = page.next;
+                return Ok(out);
+            }
+            _ => {}
+        }
+        let Content { text, .. } = read_content(ctx, &view, &path).await?;
         // The body is parsed only for the projections that show what is in it; the others read
         // the frontmatter alone.
-        let parsed = matches!(projection, Some(Projection::Section | Projection::DocumentMap | Projection::Full))
-            .then(|| otc_parser::parse(&text));
+        let parsed = match projection {
+            Some(Projection::Section | Projection::DocumentMap | Projection::Full) => {
+                Some(otc_kernel::memory::parse_note(&text)?)
+            }
+            _ => None,
+        };
         let head = match &parsed {
             Some(note) => note.head(),
             None => otc_parser::parse_head(&text),
         };
-        let frontmatter = match head.frontmatter.as_ref().and_then(|f| f.value.clone()) {
-            Some(Value::Object(map)) => Some(map),
-            _ => None,
-        };
-        let frontmatter_error = head.frontmatter.as_ref().and_then(|f| f.error.clone());
+        let frontmatter = frontmatter_map(&head);
+        out.frontmatter_error = head.frontmatter.as_ref().and_then(|f| f.error.clone());
         let body = text[head.body_start..].to_string();
         let stat = Stat { size: entry.size, mtime: entry.mtime.to_rfc3339() };
-        let mut out = Output {
-            vault: view.vault.name.clone(),
-            path: input_path.clone(),
-            content_hash,
-            content: None,
-            body: None,
-            frontmatter: None,
-            has_frontmatter: None,
-            frontmatter_error: frontmatter_error.clone(),
-            stat: None,
-            tags: None,
-            links: None,
-            headings: None,
-            blocks: None,
-            frontmatter_fields: None,
-            section: None,
-        };
         match projection {
             Some(Projection::Section) => {
                 let anchor = input.anchor.as_ref().expect("checked above");
@@ -284,15 +379,16 @@ impl Tool for ReadNote {
             Some(Projection::Content) => out.content = Some(text),
             Some(Projection::DocumentMap) => {
                 let note = parsed.as_ref().expect("parsed above for this projection");
-                out.headings = Some(
-                    note.headings
-                        .iter()
-                        .map(|h| HeadingOut { level: h.level, text: h.text.clone(), line: h.span.start.line + 1 })
-                        .collect(),
+                out.document_map(
+                    ctx,
+                    note.headings.iter().map(|h| HeadingOut {
+                        level: h.level,
+                        text: h.text.clone(),
+                        line: h.span.start.line + 1,
+                    }),
+                    note.blocks.iter().map(|b| BlockOut { id: b.id.clone(), line: b.line + 1 }),
+                    frontmatter.as_ref(),
                 );
-                out.blocks =
-                    Some(note.blocks.iter().map(|b| BlockOut { id: b.id.clone(), line: b.line + 1 }).collect());
-                out.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
             }
             Some(Projection::Full) => {
                 let note = parsed.as_ref().expect("parsed above for this projection");
@@ -307,7 +403,7 @@ impl Tool for ReadNote {
                 );
                 if input.include_links == Some(true) {
                     let mut tx = ctx.begin().await?;
-                    let links = tx.outgoing_links(view.vault.id, &input_path).await?;
+                    let links = tx.outgoing_links(view.vault.id, &path).await?;
                     tx.commit().await?;
                     out.links = Some(
                         links
@@ -335,4 +431,145 @@ impl Tool for ReadNote {
         }
         Ok(out)
     }
+}
+
+fn frontmatter_map(head: &otc_parser::Head) -> Option<Map<String, Value>> {
+    match head.frontmatter.as_ref().and_then(|f| f.value.clone()) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+impl Output {
+    fn of(vault: &str, path: &str, entry: &otc_store::FileEntry) -> Self {
+        Output {
+            vault: vault.to_string(),
+            path: path.to_string(),
+            content_hash: hex::encode(entry.hash),
+            content: None,
+            body: None,
+            frontmatter: None,
+            has_frontmatter: None,
+            frontmatter_error: None,
+            stat: None,
+            tags: None,
+            links: None,
+            headings: None,
+            blocks: None,
+            frontmatter_fields: None,
+            section: None,
+            page: None,
+            next_cursor: None,
+            omitted: None,
+            warnings: None,
+        }
+    }
+
+    fn paged(&mut self, page: reading::Page, size: u64) {
+        self.page = Some(PageOut::of(&page, size));
+        self.next_cursor = page.next;
+        self.content = Some(page.text);
+    }
+
+    /// The document map, its lists cut to what fits a page of the answer (the rest counted).
+    fn document_map(
+        &mut self,
+        ctx: &CallContext<'_>,
+        headings: impl Iterator<Item = HeadingOut>,
+        blocks: impl Iterator<Item = BlockOut>,
+        frontmatter: Option<&Map<String, Value>>,
+    ) {
+        let budget = reading::page_bytes(ctx) as usize;
+        let (headings, more_headings) = capped(headings, budget);
+        let (blocks, more_blocks) = capped(blocks, budget / 4);
+        self.headings = Some(headings);
+        self.blocks = Some(blocks);
+        self.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
+        if more_headings + more_blocks > 0 {
+            self.omitted = Some(Omitted { headings: more_headings, blocks: more_blocks });
+        }
+    }
+}
+
+impl PageOut {
+    fn of(page: &reading::Page, size: u64) -> Self {
+        PageOut {
+            start_byte: page.start,
+            end_byte: page.end,
+            size,
+            start_line: page.start_line,
+            end_line: page.end_line,
+        }
+    }
+}
+
+/// The leading items whose JSON fits `budget` bytes, and how many were left out (counted, not
+/// kept).
+fn capped<T: Serialize>(items: impl Iterator<Item = T>, budget: usize) -> (Vec<T>, usize) {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    let mut left = 0;
+    for item in items {
+        if left > 0 {
+            left += 1;
+            continue;
+        }
+        used += serde_json::to_vec(&item).map_or(usize::MAX / 2, |v| v.len() + 1);
+        if used > budget && !kept.is_empty() {
+            left = 1;
+        } else {
+            kept.push(item);
+        }
+    }
+    (kept, left)
+}
+
+/// The index row of a note too large to parse, when the index has caught up with it.
+async fn indexed(
+    ctx: &CallContext<'_>,
+    view: &otc_kernel::reading::View,
+    path: &str,
+    entry: &otc_store::FileEntry,
+) -> Result<otc_store::NoteMeta, ToolError> {
+    let mut tx = ctx.begin().await?;
+    let meta = tx.note_meta(view.vault.id, path, None).await?;
+    tx.commit().await?;
+    match meta {
+        Some(meta) if meta.content_hash == entry.hash => Ok(meta),
+        _ => Err(reading::check_parse_size(ctx, path, entry)
+            .unwrap_err()
+            .detail("index", "the index has not caught up with this version of the note yet; try again shortly")),
+    }
+}
+
+/// A heading as the index keeps it: 0-based line, and the bytes of its section.
+#[derive(Deserialize)]
+struct IndexedHeading {
+    level: u8,
+    text: String,
+    line: usize,
+    start: u64,
+    end: u64,
+}
+
+impl IndexedHeading {
+    fn heading(self) -> otc_parser::Heading {
+        let at = otc_parser::Pos { offset: self.start as usize, line: self.line, col: 0 };
+        otc_parser::Heading {
+            level: self.level,
+            text: self.text,
+            span: otc_parser::Span { start: at, end: at },
+            section: self.start as usize..self.end as usize,
+        }
+    }
+}
+
+fn headings_of(headings: &Value) -> impl Iterator<Item = IndexedHeading> + '_ {
+    headings.as_array().into_iter().flatten().filter_map(|h| serde_json::from_value(h.clone()).ok())
+}
+
+fn blocks_of(blocks: &Value) -> impl Iterator<Item = BlockOut> + '_ {
+    blocks.as_array().into_iter().flatten().filter_map(|b| {
+        Some(BlockOut { id: b.get("id")?.as_str()?.to_string(), line: b.get("line")?.as_u64()? as usize + 1 })
+    })
 }

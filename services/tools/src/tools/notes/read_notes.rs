@@ -99,7 +99,7 @@ impl Tool for ReadNotes {
         let mut out =
             Output { vault: view.vault.name.clone(), notes: Vec::new(), errors: Vec::new(), next_cursor: None };
         for (i, path) in input.paths.iter().enumerate().skip(start) {
-            let note = match read_content(ctx, name, &view, path).await {
+            let note = match read_content(ctx, &view, path).await {
                 Ok(Content { text, content_hash: hash, .. }) => {
                     let parsed = otc_parser::parse_head(&text);
                     let frontmatter = match parsed.frontmatter.and_then(|f| f.value) {

@@ -127,7 +127,7 @@ impl Tool for ReadResources {
         let mut views = HashMap::new();
         let mut out = Output { resources: Vec::new(), next_cursor: None };
         for (i, uri) in input.uris.iter().enumerate().skip(start) {
-            let item = match resources::read(ctx, name, &mut views, uri).await {
+            let item = match resources::read(ctx, &mut views, uri).await {
                 Ok(note) => Item {
                     ok: true,
                     uri: note.uri.clone(),

@@ -134,7 +134,7 @@ impl Tool for WriteNote {
                 }
                 (Some(_), None) => Err(otc_kernel::reading::not_found(&path)),
                 (Some(AnchorAt::Text(target)), Some(text)) => {
-                    let note = otc_parser::parse(text);
+                    let note = otc_kernel::memory::parse_note(text)?;
                     let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
                     Ok(Planned { text: patched.text, extra: false, trash_old: false })
                 }

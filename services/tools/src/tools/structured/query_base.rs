@@ -104,7 +104,7 @@ impl Tool for QueryBase {
         check_base_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
-        let Content { text, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, .. } = read_content(ctx, &view, &input.path).await?;
         let base = bases::parse(&text)?;
         let override_filters = input.override_filters.as_ref().map(filter_of).transpose()?;
         // When each note came into being costs a look-up per note: read only for a base that

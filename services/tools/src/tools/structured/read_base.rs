@@ -65,10 +65,9 @@ impl Tool for ReadBase {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
-        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, content_hash, .. } = read_content(ctx, &view, &input.path).await?;
         let base = bases::parse(&text)?;
         Ok(Output {
             vault: view.vault.name.clone(),

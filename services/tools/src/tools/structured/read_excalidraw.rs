@@ -88,7 +88,6 @@ impl Tool for ReadExcalidraw {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         if input.source == Some(Source::Companion) {
             return Err(ToolError::with_message(
@@ -98,7 +97,7 @@ impl Tool for ReadExcalidraw {
             .detail("needs", "the Excalidraw plugin")
             .with_hints(&[Hint { text: "Leave source out: the drawing is read from its file.", tools: &[] }]));
         }
-        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, content_hash, .. } = read_content(ctx, &view, &input.path).await?;
         if !excalidraw::is_drawing(&input.path, &text) {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "the file is not an Excalidraw drawing")
                 .detail("field", "path"));

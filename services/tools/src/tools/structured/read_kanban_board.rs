@@ -73,9 +73,8 @@ impl Tool for ReadKanbanBoard {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, content_hash, .. } = read_content(ctx, &view, &input.path).await?;
         let board = kanban::parse_board(&text)?;
         Ok(Output {
             vault: view.vault.name.clone(),

@@ -286,7 +286,7 @@ impl Tool for CommitWikiPage {
             if excluded.contains(&p.path) {
                 problems.push(Problem::new("excluded_note", Some(&p.path), "the note is in Obsidian's Excluded files"));
             }
-            let note = otc_parser::parse(text);
+            let note = otc_kernel::memory::parse_note(text)?;
             let already = note.links.iter().any(|l| wiki::names_page(&l.target, path));
             let new_text = match p.op {
                 PatchOp::Link if already => {
@@ -339,7 +339,7 @@ impl Tool for CommitWikiPage {
         }
 
         // Schema and link findings.
-        let page_note = otc_parser::parse(&page_text);
+        let page_note = otc_kernel::memory::parse_note(&page_text)?;
         let frontmatter = page_note.frontmatter.as_ref().and_then(|f| f.value.clone());
         problems.extend(
             wiki::schema_problems(ctx, name, &view, &folders, path, input.page_type.as_deref(), frontmatter.as_ref())

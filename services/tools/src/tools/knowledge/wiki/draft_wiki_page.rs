@@ -339,7 +339,7 @@ impl Tool for DraftWikiPage {
         // The ingest's bookkeeping, and whether the source earns a page.
         let ingest = match &ingest_source {
             Some((path, entry, text)) => {
-                let note = otc_parser::parse(text);
+                let note = otc_kernel::memory::parse_note(text)?;
                 let chars = text[note.body_start.min(text.len())..].chars().count();
                 let keys = otc_vault::links::affected_link_keys(path);
                 let mut tx = ctx.begin().await?;

@@ -70,10 +70,9 @@ impl Tool for ReadCanvas {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
-        let Content { text, content_hash, .. } = read_content(ctx, name, &view, &input.path).await?;
+        let Content { text, content_hash, .. } = read_content(ctx, &view, &input.path).await?;
         let canvas = canvas::parse(&text)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;

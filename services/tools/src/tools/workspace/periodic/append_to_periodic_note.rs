@@ -68,7 +68,7 @@ impl Tool for AppendToPeriodicNote {
         let ensured = periodic::ensure(ctx, name, &view, &resolved, None, true, |text| {
             let out = match input.heading.as_deref() {
                 Some(heading) => {
-                    let note = otc_parser::parse(text);
+                    let note = otc_kernel::memory::parse_note(text)?;
                     otc_edit::anchor::append_under_heading(text, &note, heading, None, content, true)?.0.text
                 }
                 None => append_end(text, content, ensure_newline),
