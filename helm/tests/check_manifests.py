@@ -227,6 +227,12 @@ def policy(docs, values, label, quiet=False):
                 problems.append(f"{kn(w)} {c['name']}: no resources.requests")
             if not (res.get("limits") or {}).get("memory"):
                 problems.append(f"{kn(w)} {c['name']}: no resources.limits.memory")
+            # The caches take their shares of the container's own limit (obsidian-tc reads the
+            # cgroup too; the env makes the two agree wherever the cgroup is not visible).
+            cache_env = [e for e in c.get("env") or [] if e.get("name") == "OTC__CACHES__MEMORY_LIMIT_BYTES"]
+            field = ((cache_env[0].get("valueFrom") or {}).get("resourceFieldRef") or {}) if cache_env else {}
+            if c["name"] in ("gateway", "worker") and field.get("resource") != "limits.memory":
+                problems.append(f"{kn(w)} {c['name']}: OTC__CACHES__MEMORY_LIMIT_BYTES is not its limits.memory")
     checks.report(name("resources: requests and limits.memory on every container"), problems)
 
     # Security.
@@ -531,6 +537,7 @@ def self_test(rendered, values_files):
         ("secrets", "literal database URL", lambda: gateway_container()["env"].append({"name": "OTC__DATABASE__URL", "value": "postgres://u:p@h/db"})),
         ("secrets", "literal API key", lambda: gateway_container()["env"].append({"name": "OTC__EMBEDDINGS__API_KEY", "value": "sk-1"})),
         ("resources", "no memory limit", lambda: gateway_container()["resources"].pop("limits")),
+        ("resources", "caches not sized by the memory limit", lambda: gateway_container().update(env=[e for e in gateway_container()["env"] if e["name"] != "OTC__CACHES__MEMORY_LIMIT_BYTES"])),
         ("security", "root filesystem writable", lambda: gateway_container()["securityContext"].update(readOnlyRootFilesystem=False)),
         ("security", "runs as root", lambda: [gateway_container()["securityContext"].update(runAsUser=0),
                                               find("Deployment", "gateway")["spec"]["template"]["spec"]["securityContext"].update(runAsUser=0)]),

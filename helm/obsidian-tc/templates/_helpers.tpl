@@ -87,6 +87,11 @@ command: ["/usr/local/bin/obsidian-tc"]
 env:
   - name: OTC_CONFIG
     value: /etc/obsidian-tc/obsidian-tc.toml
+  # The in-process caches take their shares of this container's memory limit.
+  - name: OTC__CACHES__MEMORY_LIMIT_BYTES
+    valueFrom:
+      resourceFieldRef:
+        resource: limits.memory
 {{- $refs := .Values.secretRefs | default dict }}
 {{- $names := include "otc.secretEnvNames" . | fromYaml }}
 {{- range $item := keys $names | sortAlpha }}

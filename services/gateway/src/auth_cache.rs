@@ -16,12 +16,10 @@
 use std::time::Duration;
 
 use otc_auth::TokenHash;
-use otc_kv::{Generation, GenerationCache, Kv, KvError};
+use otc_cache::{Figures, GenerationCache};
+use otc_kv::{Generation, Kv, KvError};
 use otc_store::Authenticated;
 use uuid::Uuid;
-
-/// Entries kept at most; past it the cache starts over.
-const MAX_ENTRIES: usize = 100_000;
 
 /// Tells every gateway that tokens of `tenant` were revoked (after the revocation committed):
 /// checks they hold for the tenant stop counting. An error means Redis could not be told; the
@@ -61,9 +59,17 @@ impl AuthCache {
         self.0.is_empty()
     }
 
-    /// A cache trusting a check for at most `ttl` (zero turns it off).
-    pub fn new(ttl: Duration) -> Self {
-        Self(GenerationCache::new(ttl, MAX_ENTRIES))
+    /// What the cache holds and has done.
+    pub fn figures(&self) -> Figures {
+        self.0.figures()
+    }
+
+    /// A cache trusting a check for at most `ttl` (zero turns it off), of at most `max_bytes`
+    /// (`caches.auth_bytes`), the least recently used checks evicted first.
+    pub fn new(ttl: Duration, max_bytes: u64) -> Self {
+        // The caller's scopes, names and bindings: a few hundred bytes beside the struct.
+        let weigh = |_: &(Uuid, [u8; 32]), _: &Authenticated| std::mem::size_of::<Authenticated>() + 512;
+        Self(GenerationCache::new("auth", ttl, usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh))
     }
 
     /// The caller behind a token still valid by a recent check, or what a new check is kept
@@ -127,7 +133,7 @@ mod tests {
 
     #[test]
     fn an_entry_counts_only_under_its_own_generation_and_tenant() {
-        let cache = AuthCache::new(Duration::from_secs(60));
+        let cache = AuthCache::new(Duration::from_secs(60), 1 << 20);
         let (tenant, hash) = (Uuid::new_v4(), TokenHash([1; 32]));
         cache.0.put((tenant, hash.0), 7, caller(tenant, None));
         assert!(cache.cached(tenant, &hash, 7).is_some());
@@ -138,14 +144,14 @@ mod tests {
 
     #[test]
     fn never_past_the_ttl_or_the_token_expiry() {
-        let cache = AuthCache::new(Duration::from_millis(30));
+        let cache = AuthCache::new(Duration::from_millis(30), 1 << 20);
         let (tenant, hash) = (Uuid::new_v4(), TokenHash([4; 32]));
         cache.0.put((tenant, hash.0), 1, caller(tenant, None));
         assert!(cache.cached(tenant, &hash, 1).is_some());
         std::thread::sleep(Duration::from_millis(40));
         assert!(cache.cached(tenant, &hash, 1).is_none());
 
-        let cache = AuthCache::new(Duration::from_secs(60));
+        let cache = AuthCache::new(Duration::from_secs(60), 1 << 20);
         let expired = chrono::Utc::now() - chrono::Duration::seconds(1);
         cache.0.put((tenant, hash.0), 1, caller(tenant, Some(expired)));
         assert!(cache.cached(tenant, &hash, 1).is_none());

@@ -95,6 +95,8 @@ pub struct IndexerSettings {
     /// Leave an `embed` job naming each batch's notes for the embedding workers (an
     /// embedding provider is configured).
     pub embed: bool,
+    /// The most bytes of vaults' Excluded-files filters kept in memory.
+    pub excluded_cache_bytes: usize,
 }
 
 impl Default for IndexerSettings {
@@ -110,6 +112,7 @@ impl Default for IndexerSettings {
             max_indexed_bytes: extract::DEFAULT_MAX_INDEXED_BYTES,
             inline_deadline: Duration::from_millis(2_000),
             embed: false,
+            excluded_cache_bytes: 8 << 20,
         }
     }
 }
@@ -167,8 +170,9 @@ type Parsed = (NoteRecord, Option<String>);
 /// How often a running rebuild asks whether it was cancelled, besides after each batch.
 const CANCEL_POLL: Duration = Duration::from_millis(500);
 
-/// Excluded-files filters per (tenant, vault), with the app.json content hash they came from.
-type ExcludedCache = Arc<Mutex<HashMap<(Uuid, Uuid), (Option<Hash>, Arc<Excluded>)>>>;
+/// Excluded-files filters per (tenant, vault), with the app.json content hash they came from,
+/// bounded in bytes (`caches.excluded_bytes`).
+type ExcludedCache = Arc<otc_cache::Bounded<(Uuid, Uuid), (Option<Hash>, Arc<Excluded>)>>;
 
 #[derive(Clone)]
 pub struct Indexer {
@@ -193,6 +197,32 @@ struct InlineSlot {
     indexed: AtomicI64,
 }
 
+/// A vault's inline slot in use; the last one out removes it from the map, so the map holds
+/// only the vaults being indexed inline now.
+struct HeldSlot<'a> {
+    slots: &'a Mutex<HashMap<Uuid, Arc<InlineSlot>>>,
+    vault: Uuid,
+    slot: Arc<InlineSlot>,
+}
+
+impl std::ops::Deref for HeldSlot<'_> {
+    type Target = InlineSlot;
+
+    fn deref(&self) -> &InlineSlot {
+        &self.slot
+    }
+}
+
+impl Drop for HeldSlot<'_> {
+    fn drop(&mut self) {
+        // Clones are made under this lock, so the count cannot grow while it is read.
+        let mut slots = self.slots.lock().expect("inline slots");
+        if Arc::strong_count(&self.slot) == 2 {
+            slots.remove(&self.vault);
+        }
+    }
+}
+
 /// Sets its flag when dropped: the parses a dropped indexing future started (a commit's
 /// answer that stopped waiting, a cancelled rebuild, a shutdown) stop too, instead of running
 /// on in the blocking pool.
@@ -206,7 +236,14 @@ impl Drop for CancelOnDrop {
 
 impl Indexer {
     pub fn new(store: Store, blobs: Blobs, settings: IndexerSettings) -> Self {
-        Self { store, blobs, settings, excluded: Arc::default(), stopped: Arc::default(), inline: Arc::default() }
+        let weigh = |_: &(Uuid, Uuid), (_, filters): &(Option<Hash>, Arc<Excluded>)| filters.weight() + 40;
+        let excluded = Arc::new(otc_cache::Bounded::new("excluded", usize::MAX, settings.excluded_cache_bytes, weigh));
+        Self { store, blobs, settings, excluded, stopped: Arc::default(), inline: Arc::default() }
+    }
+
+    /// What the Excluded-files filter cache holds and has done.
+    pub fn excluded_figures(&self) -> otc_cache::Figures {
+        self.excluded.figures()
     }
 
     pub fn settings(&self) -> &IndexerSettings {
@@ -290,6 +327,7 @@ impl Indexer {
     /// that waited for it return without touching the database when its pass covered them.
     pub async fn catch_up_to(&self, tenant: Uuid, vault: Uuid, seq: i64) -> Result<()> {
         let slot = self.inline.lock().expect("inline slots").entry(vault).or_default().clone();
+        let slot = HeldSlot { slots: &self.inline, vault, slot };
         if slot.indexed.load(Ordering::Acquire) >= seq {
             return Ok(());
         }
@@ -609,10 +647,8 @@ impl Indexer {
     async fn excluded_filters(&self, tx: &mut TenantTx, tenant: Uuid, vault: Uuid) -> Result<Arc<Excluded>> {
         let entry = tx.files_at(vault, &[APP_CONFIG.to_string()]).await?.into_iter().next();
         let hash = entry.as_ref().map(|e| e.hash);
-        if let Some((cached, filters)) = self.excluded.lock().expect("excluded cache").get(&(tenant, vault))
-            && *cached == hash
-        {
-            return Ok(filters.clone());
+        if let Some((_, filters)) = self.excluded.get_if(&(tenant, vault), |(cached, _)| *cached == hash) {
+            return Ok(filters);
         }
         let filters = match entry {
             Some(e) => {
@@ -625,7 +661,7 @@ impl Indexer {
             }
             None => Arc::new(Excluded::default()),
         };
-        self.excluded.lock().expect("excluded cache").insert((tenant, vault), (hash, filters.clone()));
+        self.excluded.put((tenant, vault), (hash, filters.clone()));
         Ok(filters)
     }
 
@@ -661,7 +697,7 @@ impl Indexer {
         // 1. The file table, in full, so every link below resolves against the whole vault.
         let mut tx = self.store.begin(tenant).await?;
         tx.lock_index(vault, true).await?;
-        self.excluded.lock().expect("excluded cache").remove(&(tenant, vault));
+        self.excluded.remove(&(tenant, vault));
         let excluded = self.excluded_filters(&mut tx, tenant, vault).await?;
         // What the file table held before, to know which names appear or disappear.
         let mut before: HashSet<String> = HashSet::new();

@@ -5,8 +5,6 @@
 //! anywhere verifies on every gateway); the call resent with `elicit_token` proceeds once. A
 //! token's id is spent in Redis on use, so a second use, on any gateway, is refused.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -19,17 +17,31 @@ use uuid::Uuid;
 use crate::Caller;
 
 /// Each tenant's key, once read (keys never change): it signs confirmation tokens, and the
-/// wiki's page seals are derived from it.
-#[derive(Default)]
-pub struct Keys(Mutex<HashMap<Uuid, [u8; 32]>>);
+/// wiki's page seals are derived from it. Bounded like the vault cache (the least recently
+/// used tenants' keys go; a key read again is the same key).
+pub struct Keys(otc_cache::Bounded<Uuid, [u8; 32]>);
 
 impl Keys {
+    /// Keys of at most `max_bytes` (`caches.vaults_bytes`).
+    pub fn new(max_bytes: u64) -> Self {
+        Self(otc_cache::Bounded::new(
+            "tenant_keys",
+            usize::MAX,
+            usize::try_from(max_bytes).unwrap_or(usize::MAX),
+            |_, _| 48,
+        ))
+    }
+
+    pub fn figures(&self) -> otc_cache::Figures {
+        self.0.figures()
+    }
+
     pub async fn get(&self, store: &Store, tenant: Uuid) -> Result<[u8; 32], otc_store::StoreError> {
-        if let Some(key) = self.0.lock().expect("keys").get(&tenant) {
-            return Ok(*key);
+        if let Some(key) = self.0.get(&tenant) {
+            return Ok(key);
         }
         let key = tenant_key(store, tenant).await?;
-        self.0.lock().expect("keys").insert(tenant, key);
+        self.0.put(tenant, key);
         Ok(key)
     }
 }

@@ -15,12 +15,10 @@
 
 use std::time::Duration;
 
-use otc_kv::{Generation, GenerationCache, Kv};
+use otc_cache::{Figures, GenerationCache};
+use otc_kv::{Generation, Kv};
 use otc_store::{FileEntry, Store, StoreError};
 use uuid::Uuid;
-
-/// Rows kept at most; past it the cache starts over.
-const MAX_ENTRIES: usize = 100_000;
 
 /// Manifest rows (None: nothing at that path) by tenant, vault and path.
 pub struct FileCache(GenerationCache<(Uuid, Uuid, String), Option<FileEntry>>);
@@ -35,9 +33,26 @@ impl FileCache {
         self.0.is_empty()
     }
 
-    /// A cache trusting a row for at most `max_age` (zero turns it off).
-    pub fn new(max_age: Duration) -> Self {
-        Self(GenerationCache::new(max_age, MAX_ENTRIES))
+    /// What the cache holds and has done.
+    pub fn figures(&self) -> Figures {
+        self.0.figures()
+    }
+
+    /// A cache trusting a row for at most `max_age` (zero turns it off), of at most
+    /// `max_bytes` (`caches.files_bytes`), the least recently used rows evicted first.
+    pub fn new(max_age: Duration, max_bytes: u64) -> Self {
+        let weigh = |key: &(Uuid, Uuid, String), row: &Option<FileEntry>| {
+            std::mem::size_of::<(Uuid, Uuid, String)>()
+                + 2 * key.2.len()
+                + row.as_ref().map_or(0, |_| std::mem::size_of::<FileEntry>())
+        };
+        Self(GenerationCache::new(
+            "files",
+            max_age,
+            usize::MAX,
+            usize::try_from(max_bytes).unwrap_or(usize::MAX),
+            weigh,
+        ))
     }
 
     /// The manifest row at `path` (None when nothing is there), as of now.

@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
+use otc_cache::{Figures, GenerationCache};
 use otc_errors::{ErrorCode, ToolError};
 use otc_graph::{Graph, Node};
-use otc_kv::{Generation, GenerationCache};
+use otc_kv::Generation;
 use uuid::Uuid;
 
 use crate::reading::{View, not_found};
@@ -25,6 +26,13 @@ pub struct LinkGraph {
 }
 
 impl LinkGraph {
+    /// About how many bytes it holds.
+    pub fn weight(&self) -> usize {
+        self.graph.weight()
+            + self.excluded.iter().map(|p| p.len() + 32).sum::<usize>()
+            + self.counts.iter().map(|c| c.path.len() + 48).sum::<usize>()
+    }
+
     /// Links the nodes hold, of every kind, and how many of them lead nowhere readable.
     pub fn link_totals(&self) -> (u64, u64) {
         self.counts.iter().fold((0, 0), |(l, u), c| (l + u64::from(c.links), u + u64::from(c.unresolved)))
@@ -54,8 +62,6 @@ impl LinkGraph {
     }
 }
 
-/// Graphs kept at most; each is a vault's whole graph as one ACL sees it.
-const CACHED_GRAPHS: usize = 4;
 /// How long a cached graph counts at most, even while the vault's write generation holds (an
 /// index rebuilt without a commit shows after this).
 const CACHED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
@@ -69,10 +75,17 @@ pub struct GraphCache(GenerationCache<GraphKey, Arc<LinkGraph>>);
 type GraphKey = (Uuid, Uuid, Option<Vec<String>>);
 
 impl GraphCache {
-    /// A cache (off when `enabled` is false).
-    pub fn new(enabled: bool) -> Self {
+    /// A cache of at most `max_bytes` of graphs (`caches.graphs_bytes`), the least recently used
+    /// evicted first; off when `enabled` is false.
+    pub fn new(enabled: bool, max_bytes: u64) -> Self {
         let age = if enabled { CACHED_FOR } else { std::time::Duration::ZERO };
-        Self(GenerationCache::new(age, CACHED_GRAPHS))
+        let weigh = |_: &GraphKey, graph: &Arc<LinkGraph>| graph.weight();
+        Self(GenerationCache::new("graphs", age, usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh))
+    }
+
+    /// What the cache holds and has done.
+    pub fn figures(&self) -> Figures {
+        self.0.figures()
     }
 }
 

@@ -10,6 +10,7 @@ pub mod chat;
 pub mod citations;
 pub mod confirmation;
 pub mod episodes;
+pub mod fair_share;
 pub mod features;
 pub mod file_cache;
 pub mod format;
@@ -132,7 +133,15 @@ pub fn store_refusal(err: &otc_store::StoreError) -> ToolError {
 const VAULT_CACHE_TTL: Duration = Duration::from_secs(30);
 
 /// Vaults by (tenant, name), with when they were looked up.
-pub type VaultCache = std::sync::Mutex<HashMap<(uuid::Uuid, String), (otc_store::Vault, Instant)>>;
+pub type VaultCache = otc_cache::Bounded<(uuid::Uuid, String), (otc_store::Vault, Instant)>;
+
+/// A vault cache of at most `max_bytes` (`caches.vaults_bytes`).
+pub fn vault_cache(max_bytes: u64) -> VaultCache {
+    let weigh = |key: &(uuid::Uuid, String), (vault, _): &(otc_store::Vault, Instant)| {
+        std::mem::size_of::<(otc_store::Vault, Instant)>() + 16 + key.1.len() + vault.name.len()
+    };
+    otc_cache::Bounded::new("vaults", usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh)
+}
 
 /// What handlers reach besides their input.
 pub struct Services {
@@ -158,6 +167,8 @@ pub struct Services {
     pub check_timeout: Duration,
     /// Each principal's budget of calls per class, shared by every gateway.
     pub limiter: rate_limits::RateLimiter,
+    /// Each tenant's and principal's places for heavy work on this gateway.
+    pub fair_share: fair_share::FairShare,
     /// Tenants' confirmation-token keys, once read.
     pub confirmation_keys: confirmation::Keys,
     /// Where each call's audit record goes.
@@ -175,7 +186,7 @@ pub struct Services {
 impl Services {
     /// Remembers that `name` names `vault` in `tenant`, for [`caller_vault`].
     fn remember_vault(&self, tenant: uuid::Uuid, name: String, vault: &otc_store::Vault) {
-        self.vault_cache.lock().expect("vault cache").insert((tenant, name), (vault.clone(), Instant::now()));
+        self.vault_cache.put((tenant, name), (vault.clone(), Instant::now()));
     }
 }
 
@@ -553,7 +564,7 @@ impl Dispatcher {
             || CALL_NESTED.try_with(|state| std::mem::take(&mut state.borrow_mut().retrieved)).unwrap_or_default();
         let (outcome, retrieved, counted) = if outermost {
             let via = if wrapper { label } else { "none" };
-            let state = CallState { retrieved: Vec::new(), claimed: claims, via, counted: false };
+            let state = CallState { retrieved: Vec::new(), claimed: claims, via, counted: false, turns: Vec::new() };
             CALL_NESTED
                 .scope(std::cell::RefCell::new(state), async {
                     let outcome = run.await;
@@ -650,6 +661,16 @@ impl Dispatcher {
             if tool.name() != "call_capability" && !hooks.prepaid {
                 self.services.limiter.spend(caller, tool.spec.scope_class.as_str()).await?;
             }
+            // Heavy work waits for the caller's turn, unless the client call already holds one
+            // of this kind (a facade or a bundle running the tool).
+            let _turn = match tool.spec.heavy {
+                Some(kind) if !CALL_NESTED.try_with(|s| s.borrow().turns.contains(&kind)).unwrap_or(false) => {
+                    let turn = self.services.fair_share.turn(caller, kind).await?;
+                    let _ = CALL_NESTED.try_with(|s| s.borrow_mut().turns.push(kind));
+                    Some(HeldTurn { kind, _turn: turn })
+                }
+                _ => None,
+            };
             let handler = self.handlers[tool.name()];
             let ctx = CallContext {
                 tool: tool.spec.name,
@@ -859,10 +880,10 @@ pub async fn caller_vault(ctx: &CallContext<'_>, name: &str) -> Result<otc_store
         return Err(not_found());
     }
     let key = (ctx.caller.tenant_id, name.to_string());
-    let cached = services.vault_cache.lock().expect("vault cache").get(&key).cloned();
+    let cached = services.vault_cache.get_if(&key, |(_, at)| at.elapsed() < VAULT_CACHE_TTL);
     let found = match cached {
-        Some((vault, at)) if at.elapsed() < VAULT_CACHE_TTL => Some(vault),
-        _ => {
+        Some((vault, _)) => Some(vault),
+        None => {
             let mut tx = ctx.begin().await?;
             let found = tx.vault_by_name_or_id(name).await?;
             tx.commit().await?;
@@ -889,6 +910,26 @@ struct CallState {
     via: &'static str,
     /// Whether the call that ran has been counted.
     counted: bool,
+    /// The kinds of heavy work the client call holds a turn at ([`fair_share`]): a call it
+    /// makes of the same kind runs in that turn rather than waiting for a second place.
+    turns: Vec<otc_catalog::Heavy>,
+}
+
+/// A heavy call's turn, marked in the client call's state while it lasts.
+struct HeldTurn {
+    kind: otc_catalog::Heavy,
+    _turn: fair_share::Turn,
+}
+
+impl Drop for HeldTurn {
+    fn drop(&mut self) {
+        let _ = CALL_NESTED.try_with(|state| {
+            let turns = &mut state.borrow_mut().turns;
+            if let Some(at) = turns.iter().rposition(|k| *k == self.kind) {
+                turns.remove(at);
+            }
+        });
+    }
 }
 
 tokio::task_local! {

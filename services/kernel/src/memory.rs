@@ -141,13 +141,14 @@ impl<F: Future> Future for Metering<F> {
 }
 
 fn with_current<T>(f: impl FnOnce(&CallMemory) -> T) -> Option<T> {
-    CURRENT.try_with(|current| {
-        let at = current.get();
-        // SAFETY: as in `account`.
-        (!at.is_null()).then(|| f(unsafe { &*at }))
-    })
-    .ok()
-    .flatten()
+    CURRENT
+        .try_with(|current| {
+            let at = current.get();
+            // SAFETY: as in `account`.
+            (!at.is_null()).then(|| f(unsafe { &*at }))
+        })
+        .ok()
+        .flatten()
 }
 
 /// Whether the call this thread is running has gone past its budget.

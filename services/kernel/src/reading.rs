@@ -374,7 +374,14 @@ pub async fn read_page(
         let cursor = PageCursor { h: hex::encode(entry.hash), o: page_end, e: end, l: line + newlines };
         encode_cursor(ctx.tool, &cursor)
     });
-    Ok(Page { text: String::from_utf8_lossy(page).into_owned(), start, end: page_end, start_line: line, end_line, next })
+    Ok(Page {
+        text: String::from_utf8_lossy(page).into_owned(),
+        start,
+        end: page_end,
+        start_line: line,
+        end_line,
+        next,
+    })
 }
 
 /// The page a cursor from [`read_page`] points at, refused when the note changed since.

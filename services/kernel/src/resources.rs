@@ -125,11 +125,7 @@ async fn open(ctx: &CallContext<'_>, vault: &str, path: &str) -> Result<View, To
 
 /// Reads the note resource `uri` whole. `views` keeps the vaults opened so far (a batch opens
 /// each once).
-pub async fn read(
-    ctx: &CallContext<'_>,
-    views: &mut HashMap<String, View>,
-    uri: &str,
-) -> Result<NoteText, ToolError> {
+pub async fn read(ctx: &CallContext<'_>, views: &mut HashMap<String, View>, uri: &str) -> Result<NoteText, ToolError> {
     let (vault, path) = parse_note_uri(uri).ok_or_else(|| unknown_uri(uri))?;
     if FileKind::of_path(&path) != FileKind::Note {
         return Err(not_found(&path));

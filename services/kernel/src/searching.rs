@@ -9,10 +9,10 @@
 //! of a mask is cached per segment and ACL, since matching globs over 100k paths is the
 //! costly part.
 
+use std::collections::HashSet;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use otc_errors::ToolError;
 use otc_fts::Query;
@@ -23,75 +23,56 @@ use uuid::Uuid;
 use crate::reading::{Content, View};
 use crate::{CallContext, internal};
 
-/// Decoded segments kept per gateway, at most this many bytes.
-pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
-/// ACL masks kept before the mask cache starts over.
-const MAX_MASKS: usize = 4_096;
-
 type MaskKey = (Uuid, i64, u64);
 
-#[derive(Default)]
-struct Inner {
-    segments: HashMap<(Uuid, i64), (Arc<Segment>, u64)>,
-    bytes: usize,
-    tick: u64,
-    masks: HashMap<MaskKey, Arc<Vec<bool>>>,
-}
-
-/// Decoded segments by (tenant, segment id), and ACL masks over them.
+/// Decoded segments by (tenant, segment id), and ACL masks over them, each bounded in bytes
+/// (`caches.segments_bytes`, `caches.masks_bytes`), the least recently used evicted first.
+/// A segment never changes once written, so neither goes stale; a mask outlives its segment
+/// only until it is evicted in turn.
 pub struct SegmentCache {
-    inner: Mutex<Inner>,
-    cap: usize,
+    segments: otc_cache::Bounded<(Uuid, i64), Arc<Segment>>,
+    masks: otc_cache::Bounded<MaskKey, Arc<Vec<bool>>>,
 }
 
 impl SegmentCache {
-    pub fn new(cap: usize) -> Self {
-        Self { inner: Mutex::default(), cap }
+    pub fn new(segment_bytes: u64, mask_bytes: u64) -> Self {
+        let bytes = |b: u64| usize::try_from(b).unwrap_or(usize::MAX);
+        Self {
+            // A decoded segment takes about half as much again as its own estimate.
+            segments: otc_cache::Bounded::new(
+                "search_segments",
+                usize::MAX,
+                bytes(segment_bytes),
+                |_, seg: &Arc<Segment>| seg.weight() * 3 / 2,
+            ),
+            masks: otc_cache::Bounded::new(
+                "search_masks",
+                usize::MAX,
+                bytes(mask_bytes),
+                |_, mask: &Arc<Vec<bool>>| mask.len(),
+            ),
+        }
     }
 
-    /// Decoded segments held now, and their bytes.
-    pub fn usage(&self) -> (usize, usize) {
-        let inner = self.inner.lock().expect("segment cache");
-        (inner.segments.len(), inner.bytes)
+    /// What the two caches hold and have done.
+    pub fn figures(&self) -> [otc_cache::Figures; 2] {
+        [self.segments.figures(), self.masks.figures()]
     }
 
     fn get(&self, tenant: Uuid, id: i64) -> Option<Arc<Segment>> {
-        let mut inner = self.inner.lock().expect("segment cache");
-        inner.tick += 1;
-        let tick = inner.tick;
-        inner.segments.get_mut(&(tenant, id)).map(|(s, used)| {
-            *used = tick;
-            s.clone()
-        })
+        self.segments.get(&(tenant, id))
     }
 
     fn put(&self, tenant: Uuid, id: i64, seg: Arc<Segment>) {
-        let mut inner = self.inner.lock().expect("segment cache");
-        inner.tick += 1;
-        let tick = inner.tick;
-        inner.bytes += seg.weight();
-        if let Some((old, _)) = inner.segments.insert((tenant, id), (seg, tick)) {
-            inner.bytes -= old.weight();
-        }
-        while inner.bytes > self.cap && inner.segments.len() > 1 {
-            let Some((&key, _)) = inner.segments.iter().min_by_key(|(_, (_, used))| *used) else { break };
-            if let Some((gone, _)) = inner.segments.remove(&key) {
-                inner.bytes -= gone.weight();
-            }
-            inner.masks.retain(|k, _| (k.0, k.1) != key);
-        }
+        self.segments.put((tenant, id), seg);
     }
 
     fn mask(&self, key: MaskKey, seg: &Segment, view: &View) -> Arc<Vec<bool>> {
-        if let Some(m) = self.inner.lock().expect("segment cache").masks.get(&key) {
-            return m.clone();
+        if let Some(mask) = self.masks.get(&key) {
+            return mask;
         }
         let mask = Arc::new(seg.paths.iter().map(|p| view.can_read(p)).collect::<Vec<bool>>());
-        let mut inner = self.inner.lock().expect("segment cache");
-        if inner.masks.len() >= MAX_MASKS {
-            inner.masks.clear();
-        }
-        inner.masks.insert(key, mask.clone());
+        self.masks.put(key, mask.clone());
         mask
     }
 }
@@ -238,14 +219,26 @@ pub async fn note_texts(
     vault: Uuid,
     paths: &[String],
 ) -> Result<Vec<Option<Content>>, ToolError> {
-    let reads = paths.iter().map(|path| async move {
-        let Some(entry) = crate::reading::file_entry(ctx, vault, path).await? else { return Ok(None) };
-        let bytes =
-            ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(tool, &e))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        Ok::<_, ToolError>(Some(Content { text, content_hash: hex::encode(entry.hash), entry }))
-    });
-    futures::future::try_join_all(reads).await
+    use futures::{StreamExt, TryStreamExt};
+    let _ = tool;
+    let config = &ctx.services().config;
+    // A note too large to parse is quoted from its first part, which is all the index holds.
+    let most = config.tools.max_parse_bytes;
+    let reads: Vec<_> = paths
+        .iter()
+        .map(|path| async move {
+            let Some(entry) = crate::reading::file_entry(ctx, vault, path).await? else { return Ok(None) };
+            let blobs = &ctx.services().blobs;
+            let bytes = match u64::try_from(entry.size).unwrap_or(0) > most {
+                true => blobs.get_blob_range(ctx.caller.tenant_id, &entry.hash, 0..most).await?,
+                false => blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await?,
+            };
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            Ok::<_, ToolError>(Some(Content { text, content_hash: hex::encode(entry.hash), entry }))
+        })
+        .collect();
+    // A few at a time: each may take a pooled connection for its manifest row.
+    futures::stream::iter(reads).buffered(config.fair_share.connections_per_call.max(1) as usize).try_collect().await
 }
 
 /// `text[start..end]` with both ends moved down to char boundaries and clamped (the text may

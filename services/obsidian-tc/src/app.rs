@@ -83,6 +83,7 @@ pub fn dispatcher_with(
     deps: &Deps,
     tools: Vec<otc_kernel::ToolEntry>,
 ) -> anyhow::Result<Arc<Dispatcher>> {
+    let caches = config.caches.resolve();
     let services = Services {
         store: deps.store.clone(),
         kv: deps.kv.clone(),
@@ -90,15 +91,16 @@ pub fn dispatcher_with(
         indexer: deps.indexer.clone(),
         embeddings: deps.embeddings.clone(),
         acls: Arc::new(otc_kernel::reading::compile_acls(config).map_err(|e| anyhow::anyhow!("acl: {e}"))?),
-        vault_cache: Default::default(),
-        files: otc_kernel::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms)),
-        segments: otc_kernel::searching::SegmentCache::new(otc_kernel::searching::DEFAULT_CACHE_BYTES),
-        graphs: otc_kernel::graphing::GraphCache::new(config.tools.file_cache_ms > 0),
+        vault_cache: otc_kernel::vault_cache(caches.vaults),
+        files: otc_kernel::file_cache::FileCache::new(Duration::from_millis(config.tools.file_cache_ms), caches.files),
+        segments: otc_kernel::searching::SegmentCache::new(caches.segments, caches.masks),
+        graphs: otc_kernel::graphing::GraphCache::new(config.tools.file_cache_ms > 0, caches.graphs),
         config: Arc::new(config.clone()),
         started: std::time::Instant::now(),
         check_timeout: Duration::from_millis(config.server.readiness_timeout_ms),
         limiter: otc_kernel::rate_limits::RateLimiter::new(deps.kv.clone(), config.rate_limits.clone()),
-        confirmation_keys: Default::default(),
+        fair_share: otc_kernel::fair_share::FairShare::new(config.fair_share.clone()),
+        confirmation_keys: otc_kernel::confirmation::Keys::new(caches.vaults),
         audit: otc_kernel::audit_writer::Audit::new(deps.store.clone(), config.audit.enabled),
         features: otc_tools::features(config)?,
         sealer: config
@@ -141,7 +143,9 @@ impl Deps {
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let store = connect_store(config)?;
         let kv = connect_kv(config)?;
-        let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5)).context("object store")?;
+        let blobs = Blobs::from_config(&config.object_store, Duration::from_secs(5))
+            .context("object store")?
+            .with_cache_bytes(config.caches.resolve().blobs);
         let indexer = Indexer::new(store.clone(), blobs.clone(), indexer_settings(config));
         let embeddings = embeddings(config)?;
         let embedding = Embedding::new(store.clone(), blobs.clone(), embeddings.clone(), embed_settings(config));
@@ -273,15 +277,21 @@ pub async fn start_gateway_with(
         .with_context(|| format!("cannot listen on {}", config.server.listen))?;
     let addr = listener.local_addr()?;
     let audit = dispatcher.services.audit.clone();
-    let auth_cache = Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms)));
+    let auth_bytes = config.caches.resolve().auth;
+    let auth_cache = Arc::new(AuthCache::new(Duration::from_millis(config.server.auth_cache_ttl_ms), auth_bytes));
     let probe = {
         let (auth_cache, dispatcher, store) = (auth_cache.clone(), dispatcher.clone(), deps.store.clone());
         otc_telemetry::metrics().probe(move |sample| {
             sample_pool(&store, sample);
-            let (segments, _) = dispatcher.services.segments.usage();
-            sample.caches.push(("auth", auth_cache.len() as i64));
-            sample.caches.push(("files", dispatcher.services.files.len() as i64));
-            sample.caches.push(("search_segments", segments as i64));
+            let services = &dispatcher.services;
+            sample.caches.push(auth_cache.figures());
+            sample.caches.push(services.files.figures());
+            sample.caches.extend(services.segments.figures());
+            sample.caches.push(services.graphs.figures());
+            sample.caches.push(services.blobs.cache_figures());
+            sample.caches.push(services.vault_cache.figures());
+            sample.caches.push(services.confirmation_keys.figures());
+            sample.caches.push(services.indexer.excluded_figures());
         })
     };
     let mcp_shutdown = otc_gateway::mcp::Shutdown::default();
@@ -347,6 +357,7 @@ pub fn indexer_settings(config: &Config) -> IndexerSettings {
         max_indexed_bytes: config.index.max_indexed_bytes.max(1),
         inline_deadline: Duration::from_millis(config.index.inline_deadline_ms),
         embed: config.embeddings.provider != EmbeddingProvider::None,
+        excluded_cache_bytes: usize::try_from(config.caches.resolve().excluded).unwrap_or(usize::MAX),
         ..IndexerSettings::default()
     }
 }

@@ -66,7 +66,7 @@ pub struct Blobs {
     store: Arc<dyn ObjectStore>,
     prefix: String,
     describe: String,
-    cache: Arc<std::sync::Mutex<Cache>>,
+    cache: Arc<otc_cache::Bounded<(Uuid, [u8; 32]), Bytes>>,
 }
 
 /// The part size of a streamed upload (S3 wants at least 5 MiB for every part but the last).
@@ -76,41 +76,14 @@ const PARTS_IN_FLIGHT: usize = 2;
 
 /// Blobs up to this size are kept in memory once read.
 const CACHE_ITEM_MAX: usize = 256 * 1024;
-/// The memory the cache may hold.
+/// The memory the cache holds unless told otherwise ([`Blobs::with_cache_bytes`]).
 const CACHE_LIMIT: usize = 64 * 1024 * 1024;
 
-/// Recently read blobs by (tenant, hash), oldest evicted first. Blobs are content-addressed, so
-/// a cached copy is never stale; the tenant is part of the key, so one tenant's read never
-/// serves another's.
-#[derive(Default)]
-struct Cache {
-    map: std::collections::HashMap<(Uuid, [u8; 32]), Bytes>,
-    order: std::collections::VecDeque<(Uuid, [u8; 32])>,
-    bytes: usize,
-}
-
-impl Cache {
-    fn insert(&mut self, key: (Uuid, [u8; 32]), value: Bytes) {
-        if value.len() > CACHE_ITEM_MAX || self.map.contains_key(&key) {
-            return;
-        }
-        self.bytes += value.len();
-        self.map.insert(key, value);
-        self.order.push_back(key);
-        while self.bytes > CACHE_LIMIT {
-            let Some(old) = self.order.pop_front() else { break };
-            if let Some(gone) = self.map.remove(&old) {
-                self.bytes -= gone.len();
-            }
-        }
-    }
-
-    fn remove(&mut self, key: &(Uuid, [u8; 32])) {
-        if let Some(gone) = self.map.remove(key) {
-            self.bytes -= gone.len();
-            self.order.retain(|k| k != key);
-        }
-    }
+/// Recently read blobs by (tenant, hash), the least recently used evicted first. Blobs are
+/// content-addressed, so a cached copy is never stale; the tenant is part of the key, so one
+/// tenant's read never serves another's.
+fn cache(bytes: usize) -> Arc<otc_cache::Bounded<(Uuid, [u8; 32]), Bytes>> {
+    Arc::new(otc_cache::Bounded::new("blobs", usize::MAX, bytes, |_, value: &Bytes| value.len()))
 }
 
 impl std::fmt::Debug for Blobs {
@@ -157,7 +130,7 @@ impl Blobs {
                 (Arc::new(s3), format!("S3 bucket {} at {at}", config.bucket))
             }
         };
-        Ok(Self { store, prefix, describe, cache: Arc::default() })
+        Ok(Self { store, prefix, describe, cache: cache(CACHE_LIMIT) })
     }
 
     /// Where the store is, for messages (no secrets).
@@ -271,11 +244,22 @@ impl Blobs {
         Ok(size)
     }
 
+    /// This store with a blob cache of at most `bytes` (`caches.blobs_bytes`).
+    pub fn with_cache_bytes(mut self, bytes: u64) -> Self {
+        self.cache = cache(usize::try_from(bytes).unwrap_or(usize::MAX));
+        self
+    }
+
+    /// What the blob cache holds and has done.
+    pub fn cache_figures(&self) -> otc_cache::Figures {
+        self.cache.figures()
+    }
+
     /// The bytes of one of the tenant's blobs (small ones from memory once read).
     pub async fn get_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<Bytes> {
         let key = (tenant, *hash);
-        if let Some(bytes) = self.cache.lock().expect("blob cache").map.get(&key) {
-            return Ok(bytes.clone());
+        if let Some(bytes) = self.cache.get(&key) {
+            return Ok(bytes);
         }
         let path = self.blob_path(tenant, hash);
         let bytes = match self.store.get(&path).await {
@@ -283,7 +267,9 @@ impl Blobs {
             Err(object_store::Error::NotFound { .. }) => return Err(BlobError::NotFound),
             Err(e) => return Err(BlobError::Unavailable(e)),
         };
-        self.cache.lock().expect("blob cache").insert(key, bytes.clone());
+        if bytes.len() <= CACHE_ITEM_MAX {
+            self.cache.put(key, bytes.clone());
+        }
         Ok(bytes)
     }
 
@@ -291,7 +277,7 @@ impl Blobs {
     /// most), read from the store without the rest.
     pub async fn get_blob_range(&self, tenant: Uuid, hash: &[u8; 32], range: std::ops::Range<u64>) -> Result<Bytes> {
         let key = (tenant, *hash);
-        if let Some(bytes) = self.cache.lock().expect("blob cache").map.get(&key) {
+        if let Some(bytes) = self.cache.get(&key) {
             let len = bytes.len() as u64;
             return Ok(bytes.slice(range.start.min(len) as usize..range.end.min(len) as usize));
         }
@@ -299,10 +285,8 @@ impl Blobs {
             return Ok(Bytes::new());
         }
         let path = self.blob_path(tenant, hash);
-        let options = object_store::GetOptions {
-            range: Some(object_store::GetRange::Bounded(range)),
-            ..Default::default()
-        };
+        let options =
+            object_store::GetOptions { range: Some(object_store::GetRange::Bounded(range)), ..Default::default() };
         match self.store.get_opts(&path, options).await {
             Ok(got) => got.bytes().await.map_err(BlobError::Unavailable),
             Err(object_store::Error::NotFound { .. }) => Err(BlobError::NotFound),
@@ -312,7 +296,7 @@ impl Blobs {
 
     /// Removes one of the tenant's blobs (garbage collection); a missing blob is not an error.
     pub async fn delete_blob(&self, tenant: Uuid, hash: &[u8; 32]) -> Result<()> {
-        self.cache.lock().expect("blob cache").remove(&(tenant, *hash));
+        self.cache.remove(&(tenant, *hash));
         match self.store.delete(&self.blob_path(tenant, hash)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(BlobError::Unavailable(e)),
@@ -390,19 +374,26 @@ mod cache_tests {
 
     #[test]
     fn the_cache_keeps_its_limit_and_separates_tenants() {
-        let mut cache = Cache::default();
+        let blobs = Blobs::from_config(
+            &ObjectStoreConfig {
+                kind: ObjectStoreKind::Local,
+                path: std::env::temp_dir().join("otc-blobs-cache-test"),
+                ..Default::default()
+            },
+            Duration::from_secs(1),
+        )
+        .unwrap()
+        .with_cache_bytes(1 << 20);
         let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
-        cache.insert((a, [1; 32]), Bytes::from_static(b"one"));
-        assert!(!cache.map.contains_key(&(b, [1; 32])), "another tenant's key misses");
-        cache.insert((a, [2; 32]), Bytes::from(vec![0u8; CACHE_ITEM_MAX + 1]));
-        assert!(!cache.map.contains_key(&(a, [2; 32])), "too big to keep");
+        blobs.cache.put((a, [1; 32]), Bytes::from_static(b"one"));
+        assert!(blobs.cache.get(&(b, [1; 32])).is_none(), "another tenant's key misses");
         for i in 0..300u32 {
             let mut key = [0u8; 32];
             key[..4].copy_from_slice(&i.to_be_bytes());
-            cache.insert((b, key), Bytes::from(vec![0u8; CACHE_ITEM_MAX]));
+            blobs.cache.put((b, key), Bytes::from(vec![0u8; 64 << 10]));
         }
-        assert!(cache.bytes <= CACHE_LIMIT);
-        assert!(!cache.map.contains_key(&(a, [1; 32])), "the oldest went first");
-        cache.remove(&(b, [0; 32]));
+        let figures = blobs.cache_figures();
+        assert!(figures.bytes <= 1 << 20 && figures.evictions > 0, "{figures:?}");
+        assert!(blobs.cache.get(&(a, [1; 32])).is_none(), "the least recently used went first");
     }
 }

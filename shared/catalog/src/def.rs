@@ -196,6 +196,41 @@ pub struct ToolSpec {
     /// outputs are still checked against the schema in debug builds.
     pub advertise_output_schema: bool,
     pub icons: &'static [Icon],
+    /// The heavy work the tool does, if any: each gateway runs only so many such calls of one
+    /// tenant (and of one principal) at once, so one tenant's heavy calls queue behind its own.
+    pub heavy: Option<Heavy>,
+}
+
+/// Kinds of heavy work, each shared out per tenant on every gateway (`fair_share`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Heavy {
+    /// Reads many notes' text (regex, JSONLogic, Dataview, Bases, whole-vault link checks).
+    Scan,
+    /// Walks a vault's link graph.
+    Graph,
+    /// Changes or packs many notes in one call.
+    Bulk,
+    /// Rebuilds a vault's index.
+    Index,
+    /// Calls a model: embeddings, chat, OCR.
+    Model,
+    /// Returns many notes or a whole attachment.
+    LargeRead,
+}
+
+impl Heavy {
+    pub const ALL: [Heavy; 6] = [Heavy::Scan, Heavy::Graph, Heavy::Bulk, Heavy::Index, Heavy::Model, Heavy::LargeRead];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Heavy::Scan => "scan",
+            Heavy::Graph => "graph",
+            Heavy::Bulk => "bulk",
+            Heavy::Index => "index",
+            Heavy::Model => "model",
+            Heavy::LargeRead => "large_read",
+        }
+    }
 }
 
 impl ToolSpec {
@@ -217,6 +252,7 @@ impl ToolSpec {
             whole_note_reader: false,
             advertise_output_schema: true,
             icons: &[],
+            heavy: None,
         }
     }
 }

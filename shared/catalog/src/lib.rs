@@ -11,7 +11,7 @@ pub mod schema;
 pub mod tags;
 pub mod visibility;
 
-pub use def::{Domain, Icon, ResponseFormat, ScopeClass, Sometimes, ToolSpec};
+pub use def::{Domain, Heavy, Icon, ResponseFormat, ScopeClass, Sometimes, ToolSpec};
 pub use facade::{AdvertisedTool, FacadeMode, FacadeSettings, Listing, Subset, Surface};
 pub use registry::{Declaration, IDEMPOTENCY_KEY, IDEMPOTENCY_KEY_MAX_CHARS, Registered, RegistrationError, Registry};
 pub use visibility::{Profile, Reason, Verdict, Visibility, VisibilityRules};

@@ -45,8 +45,128 @@ pub struct Config {
     pub ocr: OcrConfig,
     pub memory: MemoryConfig,
     pub knowledge: KnowledgeConfig,
+    pub caches: CachesConfig,
+    pub fair_share: FairShareConfig,
     /// Per-vault folder ACLs (`[[acl]]`): what the tools may read, write and delete.
     pub acl: Vec<AclEntry>,
+}
+
+/// How each gateway shares heavy work (scans, graph walks, bulk changes, index rebuilds, model
+/// calls, large reads) between tenants: per kind of work, at most so many calls of one tenant,
+/// and of one principal, run at once; the rest wait their turn behind their own tenant's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FairShareConfig {
+    /// Heavy calls of one kind one tenant runs at once on a gateway (0: no limit).
+    pub per_tenant: u32,
+    /// Heavy calls of one kind one principal runs at once on a gateway (0: no limit).
+    pub per_principal: u32,
+    /// The longest a heavy call waits for its turn; past it the call answers throttled with
+    /// retry_after.
+    pub max_wait_ms: u64,
+    /// The most pooled Postgres connections one call holds at once.
+    pub connections_per_call: u32,
+}
+
+impl Default for FairShareConfig {
+    fn default() -> Self {
+        Self { per_tenant: 4, per_principal: 2, max_wait_ms: 10_000, connections_per_call: 4 }
+    }
+}
+
+/// The in-process caches' bounds (bytes). Each left at 0 is a share of the process's memory
+/// limit, so that together they stay within [`CachesConfig::SHARE`] of it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CachesConfig {
+    /// The memory this process may use (0: the cgroup's `memory.max` when one is set, else
+    /// the machine's memory).
+    pub memory_limit_bytes: u64,
+    /// Decoded full-text index segments (0: 26% of the limit; real use runs up to 1.5x this
+    /// estimate).
+    pub segments_bytes: u64,
+    /// Which of a segment's notes a caller may read (0: 2%).
+    pub masks_bytes: u64,
+    /// Vaults' link graphs (0: 8%).
+    pub graphs_bytes: u64,
+    /// Small notes' bytes as read from the object store (0: 4%).
+    pub blobs_bytes: u64,
+    /// Notes' manifest rows (0: 4%).
+    pub files_bytes: u64,
+    /// Authenticated credentials (0: 1%).
+    pub auth_bytes: u64,
+    /// Vaults looked up by name (0: 0.5%).
+    pub vaults_bytes: u64,
+    /// Vaults' Excluded-files filters, for the indexer (0: 0.5%).
+    pub excluded_bytes: u64,
+}
+
+/// Each cache's bound in bytes, as [`CachesConfig::resolve`] settles them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheBounds {
+    pub memory_limit: u64,
+    pub segments: u64,
+    pub masks: u64,
+    pub graphs: u64,
+    pub blobs: u64,
+    pub files: u64,
+    pub auth: u64,
+    pub vaults: u64,
+    pub excluded: u64,
+}
+
+impl CacheBounds {
+    pub fn sum(&self) -> u64 {
+        self.segments + self.masks + self.graphs + self.blobs + self.files + self.auth + self.vaults + self.excluded
+    }
+}
+
+impl CachesConfig {
+    /// The most of the memory limit the caches may hold together, in percent.
+    pub const SHARE: u64 = 60;
+
+    /// The bounds, each share taken of `memory_limit_bytes` or, when that is 0, of
+    /// [`process_memory_limit`].
+    pub fn resolve(&self) -> CacheBounds {
+        let limit = if self.memory_limit_bytes > 0 { self.memory_limit_bytes } else { process_memory_limit() };
+        // Shares in thousandths of the limit.
+        let or_share = |set: u64, per_mille: u64| if set > 0 { set } else { limit / 1000 * per_mille };
+        CacheBounds {
+            memory_limit: limit,
+            segments: or_share(self.segments_bytes, 260),
+            masks: or_share(self.masks_bytes, 20),
+            graphs: or_share(self.graphs_bytes, 80),
+            blobs: or_share(self.blobs_bytes, 40),
+            files: or_share(self.files_bytes, 40),
+            auth: or_share(self.auth_bytes, 10),
+            vaults: or_share(self.vaults_bytes, 5),
+            excluded: or_share(self.excluded_bytes, 5),
+        }
+    }
+}
+
+/// The memory this process may use: its cgroup v2 `memory.max` when that is a number, else
+/// the machine's memory (`MemTotal`), else 4 GiB.
+pub fn process_memory_limit() -> u64 {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string)));
+    let candidates = cgroup
+        .iter()
+        .map(|path| format!("/sys/fs/cgroup{}/memory.max", path.trim_end_matches('/')))
+        .chain(std::iter::once("/sys/fs/cgroup/memory.max".to_string()));
+    for file in candidates {
+        if let Some(limit) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
+            return limit;
+        }
+    }
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+        })
+        .unwrap_or(4 << 30)
 }
 
 /// One vault's folder ACL. Each list holds globs over vault paths (`*`, `**`, `?`); a list
@@ -1338,11 +1458,23 @@ impl Config {
         if self.worker.index_max_attempts < 1 {
             bad("worker.index_max_attempts", "must be at least 1".into());
         }
+        let caches = self.caches.resolve();
+        if caches.sum() > caches.memory_limit / 100 * CachesConfig::SHARE {
+            bad(
+                "caches",
+                format!(
+                    "the caches' bounds add up to {} bytes, more than {}% of the memory limit of {} bytes",
+                    caches.sum(),
+                    CachesConfig::SHARE,
+                    caches.memory_limit
+                ),
+            );
+        }
         if self.tools.max_parse_bytes < 1024 {
             bad("tools.max_parse_bytes", "must be at least 1024".into());
         }
-        if !(1024..=self.governor.max_response_bytes / 2).contains(&self.tools.read_page_bytes) {
-            bad("tools.read_page_bytes", "must be at least 1024 and at most half of governor.max_response_bytes".into());
+        if self.tools.read_page_bytes < 1024 {
+            bad("tools.read_page_bytes", "must be at least 1024".into());
         }
         if self.index.max_indexed_bytes < 1024 {
             bad("index.max_indexed_bytes", "must be at least 1024".into());

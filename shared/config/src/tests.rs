@@ -225,3 +225,27 @@ fn the_judge_reaches_plain_http_only_on_loopback_or_a_named_host_and_upkeep_is_b
         assert!(check(&[(key, value)]).is_err(), "{key}={value}");
     }
 }
+
+#[test]
+fn the_caches_take_shares_of_the_memory_limit_unless_set_and_must_fit_in_sixty_percent() {
+    let f = file("[caches]\nmemory_limit_bytes = 1073741824\ngraphs_bytes = 1000000\n");
+    let loaded = Sources::new(Some(f.0.clone()), env(&[])).load().unwrap();
+    let bounds = loaded.config.caches.resolve();
+    let share = (1u64 << 30) / 1000;
+    assert_eq!(bounds.segments, 260 * share);
+    assert_eq!(
+        (bounds.masks, bounds.blobs, bounds.files, bounds.auth),
+        (20 * share, 40 * share, 40 * share, 10 * share)
+    );
+    assert_eq!((bounds.vaults, bounds.excluded), (5 * share, 5 * share));
+    assert_eq!(bounds.graphs, 1_000_000, "a set bound is kept");
+    assert!(bounds.sum() <= 600 * share);
+    loaded.validate().unwrap();
+
+    let loaded = Sources::new(Some(f.0.clone()), env(&[("OTC__CACHES__SEGMENTS_BYTES", "900000000")])).load().unwrap();
+    let problems = loaded.validate().unwrap_err();
+    assert!(problems[0].to_string().contains("more than 60% of the memory limit"), "{}", problems[0]);
+
+    // Left at 0, the limit is this process's: its cgroup's, else the machine's memory.
+    assert!(process_memory_limit() > 64 << 20);
+}

@@ -87,6 +87,10 @@ impl OpenAi {
 
     fn permits(&self, tenant: Uuid) -> Arc<Semaphore> {
         let mut tenants = self.tenants.lock().expect("tenant limits");
+        // Only the tenants embedding now need theirs: past a thousand, the idle ones go.
+        if tenants.len() >= 1024 {
+            tenants.retain(|_, permits| Arc::strong_count(permits) > 1);
+        }
         tenants
             .entry(tenant)
             .or_insert_with(|| Arc::new(Semaphore::new(self.settings.tenant_concurrency.max(1))))

@@ -34,6 +34,12 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// About how many bytes the graph holds (names twice, the index's slots, each edge in both
+    /// directions with its weight), for a cache's bound.
+    pub fn weight(&self) -> usize {
+        self.names.iter().map(|n| 2 * n.len() + 3 * 24 + 48).sum::<usize>() + self.edges * 16
+    }
+
     /// The graph of `nodes` (duplicates kept once) and the `edges` between them as (from, to,
     /// links): an edge naming an unknown node or joining a node to itself is left out, and
     /// repeated pairs add up their links.

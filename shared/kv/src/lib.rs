@@ -5,15 +5,11 @@
 //! Also the rate limiter's budgets ([`Kv::rate_check`], GCRA on Redis's clock). Every key goes
 //! through [`Kv::key`], so deployments and tests sharing one Redis never see each other's keys.
 
-mod cache;
-
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Script};
 use tokio::sync::OnceCell;
-
-pub use cache::GenerationCache;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KvError {

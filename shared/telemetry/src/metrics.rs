@@ -37,8 +37,8 @@ pub const OTHER_TENANTS: &str = "_other";
 pub struct Sample {
     /// A Postgres pool: (idle, in use, most it opens).
     pub pool: Option<(i64, i64, i64)>,
-    /// In-process caches: (name, entries).
-    pub caches: Vec<(&'static str, i64)>,
+    /// In-process caches: what each holds and has done.
+    pub caches: Vec<otc_cache::Figures>,
 }
 
 /// One tenant's outbox work of one kind, as last read.
@@ -309,16 +309,38 @@ fn register_observed(meter: &Meter, observed: &Arc<Observed>) {
             }
         })
         .build();
-    let o = observed.clone();
-    meter
-        .i64_observable_gauge("otc_cache_entries")
-        .with_description("Entries in in-process caches")
-        .with_callback(move |gauge| {
-            for (cache, entries) in o.sample().into_iter().flat_map(|s| s.caches) {
-                gauge.observe(entries, &[KeyValue::new("cache", cache)]);
-            }
-        })
-        .build();
+    let cache_gauge = |name: &'static str, help: &'static str, value: fn(&otc_cache::Figures) -> u64| {
+        let o = observed.clone();
+        meter
+            .u64_observable_gauge(name)
+            .with_description(help)
+            .with_callback(move |gauge| {
+                for f in o.sample().into_iter().flat_map(|s| s.caches) {
+                    gauge.observe(value(&f), &[KeyValue::new("cache", f.name)]);
+                }
+            })
+            .build()
+    };
+    cache_gauge("otc_cache_entries", "Entries in in-process caches", |f| f.entries);
+    cache_gauge("otc_cache_bytes", "Bytes in in-process caches (their own estimate)", |f| f.bytes);
+    cache_gauge("otc_cache_max_bytes", "The configured bound of each in-process cache", |f| f.max_bytes);
+    let cache_counter = |name: &'static str, help: &'static str, value: fn(&otc_cache::Figures) -> u64| {
+        let o = observed.clone();
+        meter
+            .u64_observable_counter(name)
+            .with_description(help)
+            .with_callback(move |counter| {
+                for f in o.sample().into_iter().flat_map(|s| s.caches) {
+                    counter.observe(value(&f), &[KeyValue::new("cache", f.name)]);
+                }
+            })
+            .build()
+    };
+    cache_counter("otc_cache_hits_total", "Lookups an in-process cache answered", |f| f.hits);
+    cache_counter("otc_cache_misses_total", "Lookups an in-process cache could not answer", |f| f.misses);
+    cache_counter("otc_cache_evictions_total", "Entries an in-process cache evicted to stay in its bounds", |f| {
+        f.evictions
+    });
     let per_kind = |name: &'static str, help: &'static str, value: fn(&TenantWork) -> i64| {
         let o = observed.clone();
         meter
@@ -508,13 +530,24 @@ mod tests {
         let m = Metrics::new(None, "test");
         let probe = m.probe(|s| {
             s.pool = Some((3, 2, 16));
-            s.caches.push(("auth", 7));
+            s.caches.push(otc_cache::Figures {
+                name: "auth",
+                entries: 7,
+                bytes: 700,
+                max_bytes: 1000,
+                hits: 5,
+                misses: 2,
+                evictions: 1,
+            });
         });
         m.set_outbox(vec![TenantWork { tenant: "acme".into(), kind: "index", queued: 4, dead: 1, lag_seconds: 2.5 }]);
         let text = m.prometheus_text();
         assert!(text.contains(r#"otc_db_pool_connections{state="in_use"} 2"#), "{text}");
         assert!(text.contains("otc_db_pool_max_connections 16"), "{text}");
         assert!(text.contains(r#"otc_cache_entries{cache="auth"} 7"#), "{text}");
+        assert!(text.contains(r#"otc_cache_bytes{cache="auth"} 700"#), "{text}");
+        assert!(text.contains(r#"otc_cache_hits_total{cache="auth"} 5"#), "{text}");
+        assert!(text.contains(r#"otc_cache_evictions_total{cache="auth"} 1"#), "{text}");
         assert!(text.contains(r#"otc_outbox_depth{kind="index",tenant="acme"} 4"#), "{text}");
         assert!(text.contains(r#"otc_index_lag_seconds{tenant="acme"} 2.5"#), "{text}");
         // Gone from the next collection: the probe dropped, the tenant's work done.

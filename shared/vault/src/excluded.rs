@@ -19,6 +19,18 @@ enum Filter {
 }
 
 impl Excluded {
+    /// About how many bytes the filters hold (a compiled pattern weighs far more than its text).
+    pub fn weight(&self) -> usize {
+        self.filters
+            .iter()
+            .map(|f| match f {
+                Filter::Prefix(p) => p.len() + 32,
+                Filter::Pattern(r) => r.as_str().len() * 16 + 1024,
+            })
+            .sum::<usize>()
+            + 24
+    }
+
     /// The filters of an `app.json` (anything unreadable there means no filters).
     pub fn from_app_config(json: &[u8]) -> Self {
         let value: serde_json::Value = serde_json::from_slice(json).unwrap_or_default();

@@ -216,12 +216,15 @@ async fn a_note_past_the_parse_limit_is_read_in_pages_and_refused_edits() {
     assert!(pages >= 13, "{pages} pages");
 
     // The concise default: the first page's body, after the frontmatter.
-    let first = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "response_format": "concise"})).await;
+    let first =
+        call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "response_format": "concise"}))
+            .await;
     assert!(ok(&first)["body"].as_str().unwrap().starts_with("Line 1: déjà vu"), "{first}");
     assert!(ok(&first)["next_cursor"].is_string());
 
     // The document map and a section, from the index.
-    let map = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "document-map"})).await;
+    let map =
+        call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "document-map"})).await;
     let headings = ok(&map)["headings"].as_array().unwrap().clone();
     let expected: Vec<usize> =
         text.lines().enumerate().filter(|(_, l)| l.starts_with("## Part")).map(|(n, _)| n + 1).collect();
@@ -238,13 +241,22 @@ async fn a_note_past_the_parse_limit_is_read_in_pages_and_refused_edits() {
     let start = text.find("## Part 500\n").unwrap();
     let end = text.find("## Part 520\n").unwrap();
     assert_eq!(ok(&section)["section"]["text"], text[start..end], "{section}");
-    assert_eq!(ok(&section)["section"]["start_line"].as_u64().unwrap() as usize, text[..start].matches('\n').count() + 1);
+    assert_eq!(
+        ok(&section)["section"]["start_line"].as_u64().unwrap() as usize,
+        text[..start].matches('\n').count() + 1
+    );
 
     // Edits that parse it are refused, naming the limit; the note is as it was.
     let hash = ok(&first)["content_hash"].clone();
     for (tool, args) in [
-        ("append_note", json!({"vault": V, "path": "Big.md", "content": "more\n", "anchor": {"type": "heading", "heading": "Part 20"}})),
-        ("patch_note", json!({"vault": V, "path": "Big.md", "operation": "append", "target_heading": "Part 20", "content": "x"})),
+        (
+            "append_note",
+            json!({"vault": V, "path": "Big.md", "content": "more\n", "anchor": {"type": "heading", "heading": "Part 20"}}),
+        ),
+        (
+            "patch_note",
+            json!({"vault": V, "path": "Big.md", "operation": "append", "target_heading": "Part 20", "content": "x"}),
+        ),
         ("read_note", json!({"vault": V, "path": "Big.md", "format": "full"})),
     ] {
         let result = call(&app, "/mcp", &token, tool, args).await;
@@ -253,12 +265,15 @@ async fn a_note_past_the_parse_limit_is_read_in_pages_and_refused_edits() {
         assert_eq!(err["details"]["limit"], "tools.max_parse_bytes", "{tool}: {err}");
         assert_eq!(err["details"]["size"].as_u64().unwrap() as usize, text.len());
     }
-    let again = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "content"})).await;
+    let again =
+        call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "format": "content"})).await;
     assert_eq!(ok(&again)["content_hash"], hash);
 
     // A cursor into a version that is gone is refused.
     put(&app, &token, "Big.md", paged_note(150_000).as_bytes()).await;
-    let stale = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "cursor": cursor_of(&first)})).await;
+    let stale =
+        call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Big.md", "cursor": cursor_of(&first)}))
+            .await;
     assert_eq!(error_of(&stale)["code"], "concurrent_modification");
     app.stop().await;
 }
@@ -288,7 +303,9 @@ async fn a_call_past_its_memory_budget_answers_so_and_writes_nothing() {
     assert_eq!(err["code"], "compute_budget_exceeded", "{err}");
     assert_eq!(err["details"]["limit"], "tools.call_memory_bytes");
     assert_eq!(ok(&read().await)["content_hash"], before, "nothing was written");
-    let map = call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Dense.md", "format": "document-map"})).await;
+    let map =
+        call(&app, "/mcp", &token, "read_note", json!({"vault": V, "path": "Dense.md", "format": "document-map"}))
+            .await;
     assert_eq!(error_of(&map)["code"], "compute_budget_exceeded");
 
     let small = call(&app, "/mcp", &token, "append_note", edit("Small.md")).await;

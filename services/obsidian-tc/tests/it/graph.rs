@@ -456,3 +456,64 @@ async fn prune_hub_links_previews_then_removes_dangling_and_repeated_links_only(
     assert_eq!(error_of(&r)["code"], "note_not_found", "{r}");
     app.stop().await;
 }
+
+/// One series' value from this process's `/metrics` text.
+fn metric(name: &str, cache: &str) -> f64 {
+    let text = otc_telemetry::metrics().prometheus_text();
+    let key = format!("{name}{{cache=\"{cache}\"}} ");
+    let line = text.lines().find(|l| l.starts_with(&key)).unwrap_or_else(|| panic!("no {key} in\n{text}"));
+    line[key.len()..].trim().parse().unwrap()
+}
+
+/// Graphs of many vaults stay cached while memory allows (the cache once held four and started
+/// over), least recently used out first past `caches.graphs_bytes`.
+#[tokio::test]
+async fn graphs_of_many_vaults_stay_cached_within_their_byte_bound() {
+    let app = TestApp::spawn_with(|c| c.caches.graphs_bytes = 64 << 10).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let mut names = vec!["Notes".to_string()];
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    for i in 1..8 {
+        names.push(tx.create_vault(&format!("V{i}")).await.unwrap().name);
+    }
+    tx.commit().await.unwrap();
+    for name in &names {
+        app.seed(
+            &token,
+            name,
+            &[("a.md", Some("[[b]] [[c]]\n")), ("b.md", Some("[[c]]\n")), ("c.md", Some("[[a]]\n"))],
+        )
+        .await;
+    }
+    let round = async || {
+        for name in &names {
+            tool(&app, &token, "graph_centrality", json!({"vault": name})).await;
+        }
+    };
+    round().await;
+    let hits = metric("otc_cache_hits_total", "graphs");
+    round().await;
+    assert_eq!(metric("otc_cache_hits_total", "graphs") - hits, 8.0, "every vault's graph came from memory");
+    assert_eq!(metric("otc_cache_entries", "graphs"), 8.0);
+    assert_eq!(metric("otc_cache_evictions_total", "graphs"), 0.0);
+    app.stop().await;
+
+    // A bound that holds two of them: the least recently used go, and the bytes stay within it.
+    let app = TestApp::spawn_with(|c| c.caches.graphs_bytes = 1_000).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    for i in 1..4 {
+        tx.create_vault(&format!("V{i}")).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    for name in ["Notes", "V1", "V2", "V3"] {
+        app.seed(&token, name, &[("a.md", Some("[[b]]\n")), ("b.md", Some("[[a]]\n"))]).await;
+        tool(&app, &token, "graph_centrality", json!({"vault": name})).await;
+    }
+    assert!(metric("otc_cache_evictions_total", "graphs") >= 1.0);
+    assert!(metric("otc_cache_bytes", "graphs") <= 1_000.0);
+    assert!(metric("otc_cache_entries", "graphs") >= 1.0);
+    app.stop().await;
+}

@@ -125,6 +125,20 @@ fn pod_of(docs: &[Value], workload: &Value, secret: &[(String, String)], root: &
             }
         } else if var["valueFrom"]["fieldRef"].is_object() {
             format!("pod-{}", uuid::Uuid::new_v4().simple())
+        } else if let Some(resource) = var["valueFrom"]["resourceFieldRef"]["resource"].as_str() {
+            // As the kubelet fills it: the container's own quantity, in bytes.
+            let (kind, field) = resource.split_once('.').unwrap();
+            let quantity = container["resources"][kind][field].as_str().unwrap();
+            let (number, unit) =
+                quantity.split_at(quantity.find(|c: char| c.is_alphabetic()).unwrap_or(quantity.len()));
+            let scale: u64 = match unit {
+                "" => 1,
+                "Ki" => 1 << 10,
+                "Mi" => 1 << 20,
+                "Gi" => 1 << 30,
+                other => panic!("a quantity unit this simulation cannot read: {other}"),
+            };
+            (number.parse::<u64>().unwrap() * scale).to_string()
         } else {
             panic!("an env var this simulation cannot fill: {var}");
         };

@@ -305,6 +305,17 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
         (r#"otc_http_requests_total{status="4xx"}"#, Box::new(|r| !r.is_empty())),
         (r#"otc_db_pool_max_connections"#, Box::new(|r| r.len() == 2)),
         (r#"otc_cache_entries{cache="auth"}"#, Box::new(|r| !r.is_empty())),
+        // Every cache reports its bound and what it did: the note read again came from memory.
+        (
+            r#"otc_cache_max_bytes{job="obsidian-tc-gateway",cache="search_segments"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) > 0.0)),
+        ),
+        (
+            r#"otc_cache_hits_total{job="obsidian-tc-gateway",cache="blobs"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) >= 1.0)),
+        ),
+        (r#"otc_cache_evictions_total{job="obsidian-tc-gateway",cache="graphs"}"#, Box::new(|r| r.len() == 1)),
+        (r#"otc_cache_bytes{job="obsidian-tc-gateway",cache="files"}"#, Box::new(|r| r.len() == 1)),
         (r#"otc_build_info{role="worker"}"#, Box::new(|r| r.len() == 1)),
         (r#"otc_worker_leader{job="obsidian-tc-worker"}"#, Box::new(|r| r.first().is_some_and(|s| value_of(s) == 1.0))),
         (r#"otc_outbox_depth{job="obsidian-tc-worker",tenant="acme",kind="index"}"#, Box::new(|r| r.len() == 1)),

@@ -49,6 +49,33 @@ fn only_the_store_has_sql() {
     }
 }
 
+/// Every in-process cache is an `otc_cache::Bounded` (a configured bound, eviction, figures on
+/// `/metrics`): a map behind a lock anywhere else must be one that gives its entries back by
+/// itself, listed here with how.
+#[test]
+fn every_cache_is_bounded_and_evicts() {
+    let keeps_itself_small = [
+        // A principal's open listen streams: removed when the count falls to zero.
+        "services/gateway/src/mcp.rs",
+        // Rate-limit budgets: forgotten once unused for a while.
+        "services/kernel/src/rate_limits.rs",
+        // Vaults indexed inline now: the last holder removes its slot.
+        "services/indexer/src/lib.rs",
+        // Tenants' and principals' places for heavy work: pruned to those held.
+        "services/kernel/src/fair_share.rs",
+        // One embedder per configured model; tenants' permits pruned to those in use.
+        "shared/embed/src/lib.rs",
+        "shared/embed/src/http.rs",
+        // The building block itself.
+        "shared/cache/",
+    ];
+    let mut found = Vec::new();
+    for needle in ["Mutex<HashMap", "Mutex<std::collections::HashMap", "RwLock<HashMap", "Mutex<BTreeMap"] {
+        found.extend(offenders(&keeps_itself_small, needle).into_iter().map(|path| format!("{path}: {needle}")));
+    }
+    assert!(found.is_empty(), "a map behind a lock outside otc_cache: {found:?}");
+}
+
 #[test]
 fn only_the_gateway_knows_rmcp() {
     let found = offenders(&["services/gateway/", "services/obsidian-tc/src/bin/otc-conformance-server.rs"], "rmcp::");

@@ -120,6 +120,7 @@ impl Tool for GetAttachment {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::LargeRead),
         scopes: &["read:attachments"],
         // The catalogue lists it in essentials but outside core; essentials is a subset of core
         // here, so it stays out of both.

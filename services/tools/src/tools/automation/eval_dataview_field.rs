@@ -35,6 +35,7 @@ impl Tool for EvalDataviewField {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:dataview"],
         response_format: Format::Fixed { why: "one Dataview value" },
         core: false,

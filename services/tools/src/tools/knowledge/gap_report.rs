@@ -64,6 +64,7 @@ impl Tool for GapReport {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

@@ -108,6 +108,7 @@ impl Tool for NoteQualityReport {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

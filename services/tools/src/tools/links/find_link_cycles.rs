@@ -50,6 +50,7 @@ impl Tool for FindLinkCycles {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         core: false,
         response_format: Format::Fixed { why: "the path lists are the payload; the rest is a count or a flag" },

@@ -40,6 +40,7 @@ impl Tool for FindOrphans {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:notes"],
         response_format: Format::Fixed { why: "bare paths already" },
         ..ToolSpec::base(

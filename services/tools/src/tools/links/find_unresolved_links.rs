@@ -50,6 +50,7 @@ impl Tool for FindUnresolvedLinks {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:notes"],
         essentials: true,
         response_format: Format::Takes,

@@ -44,6 +44,7 @@ impl Tool for GetLinkStrength {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         response_format: Format::Fixed { why: "one scored row: every field is a component of the score" },
         ..ToolSpec::base(

@@ -70,6 +70,7 @@ impl Tool for GraphCentrality {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         core: false,
         response_format: Format::Fixed { why: "the ranked rows are the payload" },

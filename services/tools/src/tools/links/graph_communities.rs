@@ -62,6 +62,7 @@ impl Tool for GraphCommunities {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         core: false,
         response_format: Format::Fixed {

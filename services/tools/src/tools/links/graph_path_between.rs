@@ -40,6 +40,7 @@ impl Tool for GraphPathBetween {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         response_format: Format::Fixed { why: "the hop chain is the payload" },
         ..ToolSpec::base(

@@ -81,6 +81,7 @@ impl Tool for PruneHubLinks {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["write:notes"],
         scope_class: otc_catalog::ScopeClass::Write,
         core: false,

@@ -92,6 +92,7 @@ impl Tool for RewriteLink {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["write:notes"],
         scope_class: otc_catalog::ScopeClass::Write,
         destructive: Sometimes::OnSomeCalls,

@@ -65,6 +65,7 @@ impl Tool for SuggestLinks {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

@@ -86,6 +86,7 @@ impl Tool for VaultHealthScore {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

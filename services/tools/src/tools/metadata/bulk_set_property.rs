@@ -70,6 +70,7 @@ impl Tool for BulkSetProperty {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["write:notes", "bulk:notes"],
         scope_class: otc_catalog::ScopeClass::Bulk,
         hitl: Sometimes::Always,

@@ -69,6 +69,7 @@ impl Tool for BulkCreateNotes {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["write:notes", "bulk:notes"],
         scope_class: otc_catalog::ScopeClass::Bulk,
         hitl: Sometimes::Always,

@@ -77,6 +77,7 @@ impl Tool for BulkMoveNotes {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["write:notes", "delete:notes", "bulk:notes"],
         scope_class: otc_catalog::ScopeClass::Bulk,
         destructive: Sometimes::OnSomeCalls,

@@ -90,6 +90,7 @@ impl Tool for MoveNote {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["write:notes", "delete:notes"],
         scope_class: otc_catalog::ScopeClass::Delete,
         destructive: Sometimes::OnSomeCalls,

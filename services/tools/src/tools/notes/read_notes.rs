@@ -65,6 +65,7 @@ impl Tool for ReadNotes {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::LargeRead),
         scopes: &["read:notes"],
         essentials: true,
         whole_note_reader: true,

@@ -94,6 +94,7 @@ impl Tool for ReadResources {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::LargeRead),
         scopes: &["read:notes"],
         whole_note_reader: true,
         response_format: Format::Takes,

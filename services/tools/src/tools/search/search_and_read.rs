@@ -113,6 +113,7 @@ impl Tool for SearchAndRead {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::LargeRead),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         whole_note_reader: true,

@@ -111,6 +111,7 @@ impl Tool for SearchDql {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:notes", "read:dataview"],
         response_format: Format::Fixed { why: "the rows and the note paths are the payload" },
         core: false,

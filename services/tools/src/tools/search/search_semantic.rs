@@ -73,6 +73,7 @@ impl Tool for SearchSemantic {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         essentials: true,

@@ -86,6 +86,7 @@ impl Tool for QueryBase {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:bases"],
         response_format: Format::Fixed { why: "the resolved rows and columns are the payload" },
         core: false,

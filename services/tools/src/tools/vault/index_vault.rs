@@ -133,6 +133,7 @@ impl Tool for IndexVault {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Index),
         scopes: &["admin:vault"],
         scope_class: ScopeClass::Admin,
         essentials: true,

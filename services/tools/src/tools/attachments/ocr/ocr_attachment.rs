@@ -36,6 +36,7 @@ impl Tool for OcrAttachment {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:ocr"],
         response_format: Format::Fixed { why: "the extracted text and the cache and duration fields" },
         core: false,

@@ -64,6 +64,7 @@ impl Tool for OcrBulk {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["read:ocr"],
         response_format: Format::Fixed { why: "per-file batch results" },
         core: false,

@@ -57,6 +57,7 @@ impl Tool for BundleFiles {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["read:context"],
         response_format: Format::Takes,
         ..ToolSpec::base(

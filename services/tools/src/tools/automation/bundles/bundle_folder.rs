@@ -64,6 +64,7 @@ impl Tool for BundleFolder {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["read:context"],
         response_format: Format::Takes,
         ..ToolSpec::base(

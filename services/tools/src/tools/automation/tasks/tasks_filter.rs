@@ -61,6 +61,7 @@ impl Tool for TasksFilter {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Scan),
         scopes: &["read:tasks"],
         response_format: Format::Fixed { why: "the matching tasks and their recomputed total are the payload" },
         core: false,

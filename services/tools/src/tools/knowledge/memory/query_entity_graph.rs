@@ -82,6 +82,7 @@ impl Tool for QueryEntityGraph {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:memory"],
         response_format: Format::Takes,
         essentials: true,

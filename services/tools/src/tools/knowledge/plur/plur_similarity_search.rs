@@ -33,6 +33,7 @@ impl Tool for PlurSimilaritySearch {
     type Input = Input;
     type Output = plur::Recalled;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:plur"],
         response_format: Format::Fixed { why: "a proxy of an external payload this server does not own" },
         ..ToolSpec::base(

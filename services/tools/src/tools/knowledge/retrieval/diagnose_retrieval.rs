@@ -67,6 +67,7 @@ impl Tool for DiagnoseRetrieval {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

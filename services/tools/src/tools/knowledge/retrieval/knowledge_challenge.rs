@@ -56,6 +56,7 @@ impl Tool for KnowledgeChallenge {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         response_format: Format::Fixed { why: "the verdict and its evidence are the product" },
         ..ToolSpec::base(

@@ -108,6 +108,7 @@ impl Tool for Reflect {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         response_format: Format::Fixed { why: "the synthesized answer and its evidence are the product" },
         ..ToolSpec::base(

@@ -131,6 +131,7 @@ impl Tool for VaultGraphSearch {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Graph),
         scopes: &["read:notes"],
         response_format: Format::Takes,
         ..ToolSpec::base(

@@ -135,6 +135,7 @@ impl Tool for LintWiki {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Model),
         scopes: &["read:notes"],
         // Its judge, when one is configured, reads pages at an endpoint outside the server.
         declared_tags: &["external-network"],

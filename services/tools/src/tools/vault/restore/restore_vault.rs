@@ -45,6 +45,7 @@ impl Tool for RestoreVault {
     type Input = Input;
     type Output = Output;
     const SPEC: ToolSpec = ToolSpec {
+        heavy: Some(otc_catalog::Heavy::Bulk),
         scopes: &["admin:vault"],
         scope_class: otc_catalog::ScopeClass::Admin,
         destructive: Sometimes::OnSomeCalls,

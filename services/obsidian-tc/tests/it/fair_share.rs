@@ -1,0 +1,131 @@
+//! Heavy work shared fairly between tenants on one gateway (`[fair_share]`): a tenant's heavy
+//! calls past its places wait behind its own, another tenant's run meanwhile, and a wait past
+//! `fair_share.max_wait_ms` answers throttled.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::{Tenant, TestApp};
+use crate::mcp::{call, error_of};
+
+/// When each probe call ran: (tenant, principal, start, end).
+static RUNS: Mutex<Vec<(uuid::Uuid, uuid::Uuid, Instant, Instant)>> = Mutex::new(Vec::new());
+
+/// A scan that takes `ms` and records when it ran.
+struct SlowScan;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SlowInput {
+    ms: u64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct SlowOutput {
+    ok: bool,
+}
+
+impl otc_kernel::Tool for SlowScan {
+    type Input = SlowInput;
+    type Output = SlowOutput;
+    const SPEC: otc_catalog::ToolSpec = otc_catalog::ToolSpec {
+        scopes: &["read:notes"],
+        heavy: Some(otc_catalog::Heavy::Scan),
+        response_format: otc_catalog::ResponseFormat::Fixed { why: "test probe" },
+        ..otc_catalog::ToolSpec::base("slow_scan", "Slow scan", "Scans slowly.", otc_catalog::Domain::Admin)
+    };
+
+    async fn call(ctx: &otc_kernel::CallContext<'_>, input: SlowInput) -> Result<SlowOutput, otc_errors::ToolError> {
+        let start = Instant::now();
+        tokio::time::sleep(Duration::from_millis(input.ms)).await;
+        RUNS.lock().unwrap().push((ctx.caller.tenant_id, ctx.caller.principal_id, start, Instant::now()));
+        Ok(SlowOutput { ok: true })
+    }
+}
+
+/// The most runs of `tenant` that overlapped at one moment.
+fn most_at_once(tenant: uuid::Uuid) -> usize {
+    let runs: Vec<_> = RUNS.lock().unwrap().iter().filter(|r| r.0 == tenant).map(|r| (r.2, r.3)).collect();
+    runs.iter().map(|(s, _)| runs.iter().filter(|(s2, e2)| s2 <= s && s < e2).count()).max().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_tenants_heavy_calls_queue_behind_its_own_while_another_tenants_run() {
+    let app = TestApp::spawn_with_tools(
+        |c| {
+            c.fair_share.per_tenant = 2;
+            c.fair_share.per_principal = 2;
+        },
+        vec![otc_kernel::entry::<SlowScan>()],
+    )
+    .await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "bolt").await;
+    let (token_a, _) = a.token(&app.store, "*", false, None).await;
+    let (token_b, _) = b.token(&app.store, "*", false, None).await;
+
+    // Six of A's at once, two places: three rounds. B's one, sent while A's queue is full.
+    let a_calls =
+        futures::future::join_all((0..6).map(|_| call(&app, "/mcp", &token_a, "slow_scan", json!({"ms": 300}))));
+    let b_call = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        call(&app, "/mcp", &token_b, "slow_scan", json!({"ms": 300})).await
+    };
+    let (a_results, b_result) = tokio::join!(a_calls, b_call);
+    assert!(a_results.iter().all(|r| r["isError"] == false), "{a_results:?}");
+    assert_eq!(b_result["isError"], false, "{b_result}");
+
+    assert_eq!(most_at_once(a.id), 2, "A never ran more than its places");
+    let runs = RUNS.lock().unwrap().clone();
+    let b_start = runs.iter().find(|r| r.0 == b.id).unwrap().2;
+    let a_starts: Vec<Instant> = runs.iter().filter(|r| r.0 == a.id).map(|r| r.2).collect();
+    let a_after_b = a_starts.iter().filter(|s| **s > b_start).count();
+    assert!(a_after_b >= 2, "B ran before A's queue drained ({a_after_b} of A's started after it)");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_wait_past_the_limit_answers_throttled_per_tenant_and_per_principal() {
+    let app = TestApp::spawn_with_tools(
+        |c| {
+            c.fair_share.per_tenant = 2;
+            c.fair_share.per_principal = 1;
+            c.fair_share.max_wait_ms = 200;
+        },
+        vec![otc_kernel::entry::<SlowScan>()],
+    )
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (alice, _) = tenant.token(&app.store, "*", false, None).await;
+    let bob = tenant.token_as(&app.store, "bob", "*").await;
+    let carol = tenant.token_as(&app.store, "carol", "*").await;
+
+    // Alice's second call waits for her one place, past the limit.
+    let (first, second) = tokio::join!(call(&app, "/mcp", &alice, "slow_scan", json!({"ms": 1000})), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        call(&app, "/mcp", &alice, "slow_scan", json!({"ms": 10})).await
+    });
+    assert_eq!(first["isError"], false, "{first}");
+    let err = error_of(&second);
+    assert_eq!(err["code"], "throttled", "{err}");
+    assert_eq!(err["details"]["limit"], "fair_share.per_principal");
+    assert_eq!(err["details"]["class"], "scan");
+    assert!(err["details"]["retry_after"].as_f64().unwrap() >= 1.0);
+
+    // Alice and Bob hold the tenant's two places; Carol's call waits past the limit.
+    let (a, b, c) = tokio::join!(
+        call(&app, "/mcp", &alice, "slow_scan", json!({"ms": 1000})),
+        call(&app, "/mcp", &bob, "slow_scan", json!({"ms": 1000})),
+        async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            call(&app, "/mcp", &carol, "slow_scan", json!({"ms": 10})).await
+        }
+    );
+    assert_eq!((a["isError"].clone(), b["isError"].clone()), (json!(false), json!(false)));
+    assert_eq!(error_of(&c)["details"]["limit"], "fair_share.per_tenant", "{c}");
+    // Once they are done, the places are free again.
+    assert_eq!(call(&app, "/mcp", &carol, "slow_scan", json!({"ms": 10})).await["isError"], false);
+    app.stop().await;
+}
