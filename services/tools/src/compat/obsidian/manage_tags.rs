@@ -104,8 +104,7 @@ impl Tool for ObsidianManageTags {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
-        let path = resolve_target(ctx, name, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
         if input.operation == Operation::List {
             let note = read(ctx, &input.vault, &path).await?;
             return Ok(Output {
@@ -135,7 +134,7 @@ impl Tool for ObsidianManageTags {
         };
         let adding = input.operation == Operation::Add;
         let edit =
-            edit_existing(ctx, name, if adding { "add_tag" } else { "remove_tag" }, &input.vault, &path, |text| {
+            edit_existing(ctx, ctx.tool, if adding { "add_tag" } else { "remove_tag" }, &input.vault, &path, |text| {
                 let mut text = text.to_string();
                 let mut applied = Vec::new();
                 for tag in &wanted {

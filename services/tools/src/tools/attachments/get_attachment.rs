@@ -138,7 +138,6 @@ impl Tool for GetAttachment {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         v.readable_path(&input.path)?;
         if input.path.to_ascii_lowercase().ends_with(".md") {
@@ -169,7 +168,7 @@ impl Tool for GetAttachment {
             .detail("max_bytes", max_bytes));
         }
         let bytes =
-            ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(name, &e))?;
+            ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(ctx.tool, &e))?;
         let mime = mime_of(&input.path);
         let dims = pixel_size(&bytes);
         let description = match dims {

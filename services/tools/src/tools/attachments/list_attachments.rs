@@ -81,7 +81,6 @@ impl Tool for ListAttachments {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
@@ -91,7 +90,7 @@ impl Tool for ListAttachments {
             Some(list) => list.iter().map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase())).collect(),
             None => ATTACHMENTS.iter().map(|e| e.to_string()).collect(),
         };
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .list_attachments(v.vault.id, &folder, &extensions, v.readable(), after.as_deref(), limit as i64 + 1)
@@ -115,7 +114,7 @@ impl Tool for ListAttachments {
                 path: r.path,
             })
             .collect();
-        let (attachments, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |a| a.path.clone());
+        let (attachments, next_cursor) = page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |a| a.path.clone());
         Ok(Output { vault: v.vault.name.clone(), attachments, next_cursor })
     }
 }

@@ -62,12 +62,11 @@ impl Tool for MoveAttachment {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let spec =
-            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
+            check_move(ctx, ctx.tool, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
         let plan =
-            moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
+            moving::run(ctx, ctx.tool, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             from: input.from,

@@ -61,7 +61,6 @@ impl Tool for WriteAttachment {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if FileKind::of_path(&input.path) == FileKind::Note {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "a .md path is a note; use write_note")
                 .detail("field", "path"));
@@ -83,7 +82,7 @@ impl Tool for WriteAttachment {
         writing::check_write(&view, &input.path, "path")?;
         let now = writing::current(ctx, view.vault.id, &input.path).await?;
         let overwrite = input.overwrite.unwrap_or(false);
-        writing::check_destination(ctx, name, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
+        writing::check_destination(ctx, ctx.tool, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed_to = None;
         if let Some(old) = &now {
@@ -91,9 +90,9 @@ impl Tool for WriteAttachment {
             trashed_to = Some(trash.path.clone());
             changes.push(trash);
         }
-        let (hash, size) = writing::put_content(ctx, name, bytes).await?;
+        let (hash, size) = writing::put_content(ctx, ctx.tool, bytes).await?;
         changes.insert(0, writing::put(&input.path, writing::expect_of(now.as_ref()), hash, size));
-        writing::commit(ctx, name, &view, &changes, None)
+        writing::commit(ctx, ctx.tool, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {

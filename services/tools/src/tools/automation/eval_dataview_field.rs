@@ -49,7 +49,6 @@ impl Tool for EvalDataviewField {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         // One note: its page, with inline fields and tasks, as a query FROM it would see it.
@@ -57,7 +56,7 @@ impl Tool for EvalDataviewField {
             dql::parse(&format!("TASK FROM \"{}\" WHERE {}", input.path.replace('"', "\\\""), input.expression))
                 .or_else(|_| dql::parse(&format!("TASK FROM \"{}\"", input.path.replace('"', "\\\""))))
                 .map_err(|e| e.detail("field", "path"))?;
-        let pages = dataview::pages(ctx, name, &view, &query).await?;
+        let pages = dataview::pages(ctx, ctx.tool, &view, &query).await?;
         let page = pages
             .into_iter()
             .find(|p| p.path == input.path)

@@ -71,7 +71,6 @@ impl Tool for KnowledgeGetCritical {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let view = ctx.view(&input.vault).await?;
@@ -85,7 +84,7 @@ impl Tool for KnowledgeGetCritical {
             .flatten()
             .filter_map(|m| m["path"].as_str().map(str::to_string))
             .collect();
-        let texts = otc_kernel::searching::note_texts(ctx, name, view.vault.id, &paths).await?;
+        let texts = otc_kernel::searching::note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
         let want = input.source.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let mut documents = Vec::new();
         let mut truncated = found["truncated"] == true;

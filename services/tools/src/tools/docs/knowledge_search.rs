@@ -65,7 +65,6 @@ impl Tool for KnowledgeSearch {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
@@ -81,8 +80,8 @@ impl Tool for KnowledgeSearch {
             root: Some(corpus.clone()),
             ..Request::default()
         };
-        let found = retrieval::retrieve(ctx, name, &view, &request).await?;
-        retrieval::note_gap(ctx, name, &view, &queries[0], &found).await?;
+        let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
+        retrieval::note_gap(ctx, ctx.tool, &view, &queries[0], &found).await?;
         retrieval::record(&view.vault.name, &found.hits, true);
         let best = found.hits.first().map(|h| h.score).unwrap_or(1.0);
         Ok(Output {

@@ -61,7 +61,6 @@ impl Tool for GitDiff {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let out = |diff: String, added, removed, from: Option<Hash>, to: Option<Hash>| Output {
@@ -109,7 +108,7 @@ impl Tool for GitDiff {
             match hash {
                 None => Ok::<_, ToolError>(String::new()),
                 Some(h) => {
-                    let bytes = writing::blob(ctx, name, &h).await?;
+                    let bytes = writing::blob(ctx, ctx.tool, &h).await?;
                     if bytes.len() > MAX_DIFF_BYTES {
                         return Err(ToolError::with_message(
                             ErrorCode::Overflow,

@@ -52,14 +52,13 @@ impl Tool for CloseGoal {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.id, "id")?;
         let status = match input.status {
             Status::Done => "done",
             Status::Abandoned => "abandoned",
         };
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let closed = tx.close_goal(view.vault.id, id, status).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;

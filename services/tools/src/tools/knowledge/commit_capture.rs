@@ -60,12 +60,11 @@ impl Tool for CommitCapture {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.capture_id, "capture_id")?;
         let path = input.target_path.trim().to_string();
         writing::check_write(&view, &path, "target_path")?;
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let missing = || {
             ToolError::with_message(ErrorCode::NotFound, "no such capture in this vault")
                 .detail("capture_id", id.to_string())
@@ -111,7 +110,7 @@ impl Tool for CommitCapture {
             )
             .detail("capture_id", id.to_string()));
         }
-        let written = writing::edit_note(ctx, name, &view, &path, None, None, |existing, _| match existing {
+        let written = writing::edit_note(ctx, ctx.tool, &view, &path, None, None, |existing, _| match existing {
             Some(_) => Err(ToolError::with_message(ErrorCode::NoteExists, "a note already exists at target_path")
                 .detail("field", "target_path")),
             None => Ok(Planned { text: text.clone(), extra: (), trash_old: false }),

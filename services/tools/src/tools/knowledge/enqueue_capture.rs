@@ -56,7 +56,6 @@ impl Tool for EnqueueCapture {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         if input.content.trim().is_empty() {
             return Err(
@@ -121,7 +120,7 @@ impl Tool for EnqueueCapture {
             poison_signals: signals,
             redactions,
         };
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let capture =
             tx.enqueue_capture(view.vault.id, &new, Some(ctx.caller.principal_id)).await.map_err(store_err)?;

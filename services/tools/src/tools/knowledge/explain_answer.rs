@@ -101,18 +101,17 @@ impl Tool for ExplainAnswer {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
         let since = crate::tools::knowledge::memory::time_arg(input.since.as_deref(), "since")?;
         let until = crate::tools::knowledge::memory::time_arg(input.until.as_deref(), "until")?;
         let view = ctx.view(&input.vault).await?;
         let session = match &input.session_id {
-            Some(id) => Some(work::own_session(ctx, name, id).await?),
-            None => match work::open_session(ctx, name).await? {
+            Some(id) => Some(work::own_session(ctx, ctx.tool, id).await?),
+            None => match work::open_session(ctx, ctx.tool).await? {
                 Some(open) => Some(open),
                 None => {
-                    let store_err = work::store_err(name);
+                    let store_err = work::store_err(ctx.tool);
                     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
                     let latest =
                         tx.recent_sessions(view.vault.id, ctx.caller.principal_id, 1).await.map_err(&store_err)?;
@@ -133,7 +132,7 @@ impl Tool for ExplainAnswer {
             });
         };
         work::settle(ctx).await;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let rows = tx
             .session_retrievals(ctx.caller.principal_id, session, since, until, (limit * 4) as i64)

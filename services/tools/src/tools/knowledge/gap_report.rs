@@ -78,11 +78,10 @@ impl Tool for GapReport {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.limit, 20, 1..=200, "limit")?;
         let view = ctx.view(&input.vault).await?;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let everyone = ctx.caller.scopes.iter().any(|s| s.grants(work::ANY_CALLER_SCOPE));
         let whose = (!everyone).then_some(ctx.caller.principal_id);

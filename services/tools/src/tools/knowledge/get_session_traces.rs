@@ -82,12 +82,11 @@ impl Tool for GetSessionTraces {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let limit = otc_kernel::reading::bounded(input.limit, 100, 1..=1000, "limit")?;
-        let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let session = match &input.session_id {
             Some(id) => Some(own_session(ctx, &view, id).await?),
             None => None,
@@ -104,7 +103,7 @@ impl Tool for GetSessionTraces {
         records.retain(|r| filter.is_empty() || filter.contains(&r.action));
         let more = records.len() > limit;
         records.truncate(limit);
-        let next_cursor = more.then(|| records.last().map(|r| encode_cursor(name, &r.id))).flatten();
+        let next_cursor = more.then(|| records.last().map(|r| encode_cursor(ctx.tool, &r.id))).flatten();
         Ok(Output {
             vault: view.vault.name.clone(),
             traces: records

@@ -59,14 +59,13 @@ impl Tool for ListCaptureQueue {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=100, "limit")?;
         let before: Option<(chrono::DateTime<chrono::Utc>, uuid::Uuid)> =
-            input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
-        let store_err = |e: StoreError| internal(name, &e);
+            input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let mut rows = tx
             .captures(
@@ -81,7 +80,7 @@ impl Tool for ListCaptureQueue {
         tx.commit().await.map_err(store_err)?;
         let more = rows.len() > limit;
         rows.truncate(limit);
-        let next_cursor = more.then(|| rows.last().map(|r| encode_cursor(name, &(r.created_at, r.id)))).flatten();
+        let next_cursor = more.then(|| rows.last().map(|r| encode_cursor(ctx.tool, &(r.created_at, r.id)))).flatten();
         // A committed capture is listed only to a caller who may read the note it became.
         rows.retain(|row| row.committed_path.as_deref().is_none_or(|p| view.can_read(p)));
         Ok(Output {

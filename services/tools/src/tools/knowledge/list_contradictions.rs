@@ -66,7 +66,6 @@ impl Tool for ListContradictions {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if input.paths.is_empty() || input.paths.len() > 100 {
             return Err(
                 ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 notes").detail("field", "paths")
@@ -78,7 +77,7 @@ impl Tool for ListContradictions {
             view.readable_path(p).map_err(|e| e.detail("field", "paths"))?;
             paths.push(p.clone());
         }
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let found = tx.contradictions(view.vault.id, &paths, input.include_resolved, 200).await.map_err(&store_err)?;
         tx.commit().await.map_err(&store_err)?;

@@ -87,7 +87,6 @@ impl Tool for ListGoals {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
@@ -98,7 +97,7 @@ impl Tool for ListGoals {
             Status::Abandoned => Some("abandoned"),
             Status::All => None,
         };
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let goals = tx.goals(view.vault.id, status, limit as i64).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;

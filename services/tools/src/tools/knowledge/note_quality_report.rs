@@ -121,7 +121,6 @@ impl Tool for NoteQualityReport {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 50, 1..=500, "limit")?;
         let detailed =
@@ -129,12 +128,12 @@ impl Tool for NoteQualityReport {
         let mut wanted: Vec<Flag> = input.flags.unwrap_or_else(|| ALL.to_vec());
         wanted.sort();
         wanted.dedup();
-        let loaded = graphing::load(ctx, name, &view).await?;
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
         let mut tx = ctx.begin().await?;
         let facts = tx.note_facts(view.vault.id, "", view.readable()).await?;
         tx.commit().await?;
         let now = chrono::Utc::now();
-        let mut out = compute(name, move || {
+        let mut out = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let unresolved: HashMap<&str, u32> =
                 loaded.counts.iter().filter(|c| c.unresolved > 0).map(|c| (c.path.as_str(), c.unresolved)).collect();

@@ -108,7 +108,6 @@ impl Tool for SessionBootstrap {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
@@ -116,7 +115,7 @@ impl Tool for SessionBootstrap {
             Mode::Brief => (16 * 1024, 3, 10),
             Mode::Full => (64 * 1024, 10, 30),
         };
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let may = |scope: &str| ctx.caller.scopes.iter().any(|held| held.grants(scope));
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let goals = tx.goals(view.vault.id, Some("open"), 50).await.map_err(store_err)?;

@@ -46,7 +46,6 @@ impl Tool for SetGoal {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let text = input.text.trim();
         if text.is_empty() {
@@ -60,7 +59,7 @@ impl Tool for SetGoal {
             .map(|d| crate::tools::workspace::periodic::date_arg(Some(d), "target_date"))
             .transpose()?;
         let text = otc_kernel::screening::screen(text).text;
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let goal = tx.set_goal(view.vault.id, &text, target, Some(ctx.caller.principal_id)).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;

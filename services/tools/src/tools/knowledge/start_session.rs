@@ -47,7 +47,6 @@ impl Tool for StartSession {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let caller = input.caller.trim();
         if caller.is_empty() {
@@ -60,7 +59,7 @@ impl Tool for StartSession {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "session_metadata is larger than 16 KiB")
                 .detail("field", "session_metadata"));
         }
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let session =
             tx.start_session(view.vault.id, ctx.caller.principal_id, caller, &metadata).await.map_err(store_err)?;

@@ -64,7 +64,6 @@ impl Tool for FindLinkCycles {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 10, 1..=100, "limit")?;
         let min_len = bounded(input.min_length, 3, 2..=20, "min_length")?;
@@ -73,9 +72,9 @@ impl Tool for FindLinkCycles {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "min_length is more than max_length")
                 .detail("field", "min_length"));
         }
-        let loaded = graphing::load(ctx, name, &view).await?;
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
         let search = CycleSearch { min_len, max_len, keep: KEEP, budget: SEARCH_BUDGET };
-        let found = compute(name, move || {
+        let found = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let c = otc_graph::find_cycles(g, search);
             let cycles: Vec<Vec<String>> = c

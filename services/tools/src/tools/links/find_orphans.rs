@@ -52,11 +52,10 @@ impl Tool for FindOrphans {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .orphans(
@@ -72,7 +71,7 @@ impl Tool for FindOrphans {
         tx.commit().await?;
         let more = rows.len() > limit;
         let (orphans, next_cursor) =
-            page(name, rows.into_iter().take(limit).collect(), more, PAGE_BUDGET_BYTES, |p: &String| p.clone());
+            page(ctx.tool, rows.into_iter().take(limit).collect(), more, PAGE_BUDGET_BYTES, |p: &String| p.clone());
         Ok(Output { vault: v.vault.name.clone(), orphans, next_cursor })
     }
 }

@@ -64,13 +64,12 @@ impl Tool for FindUnresolvedLinks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .unresolved_links(
@@ -106,7 +105,7 @@ impl Tool for FindUnresolvedLinks {
         let warnings = warnings(failures);
         let warnings_size = serde_json::to_vec(&warnings).map_or(0, |v| v.len());
         let (items, next_cursor) =
-            page(name, items, more, PAGE_BUDGET_BYTES.saturating_sub(warnings_size), |(k, _)| k.clone());
+            page(ctx.tool, items, more, PAGE_BUDGET_BYTES.saturating_sub(warnings_size), |(k, _)| k.clone());
         Ok(Output {
             vault: v.vault.name.clone(),
             unresolved: items.into_iter().map(|(_, lv)| lv).collect(),

@@ -59,13 +59,12 @@ impl Tool for GetBacklinks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         v.readable_path(&input.path)?;
         let limit = page_limit(input.limit)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<(String, i32)> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         if tx.file(v.vault.id, &input.path).await?.is_none() {
             return Err(not_found(&input.path));
@@ -95,7 +94,7 @@ impl Tool for GetBacklinks {
                 ((source, ord), lv)
             })
             .collect();
-        let (items, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |(k, _)| k.clone());
+        let (items, next_cursor) = page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |(k, _)| k.clone());
         Ok(Output {
             vault: v.vault.name.clone(),
             path: input.path,

@@ -57,12 +57,11 @@ impl Tool for GetLinkStrength {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let loaded = graphing::load(ctx, name, &view).await?;
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
         let a = loaded.node(&view, &input.from, "from")?;
         let b = loaded.node(&view, &input.to, "to")?;
-        let (s, from, to) = compute(name, move || {
+        let (s, from, to) = compute(ctx.tool, move || {
             let g = &loaded.graph;
             (otc_graph::link_strength(g, a, b), g.name(a).to_string(), g.name(b).to_string())
         })

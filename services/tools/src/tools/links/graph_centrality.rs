@@ -83,13 +83,12 @@ impl Tool for GraphCentrality {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 20, 1..=200, "limit")?;
         let min_in = input.min_incoming_links.unwrap_or(0) as usize;
         let metric = input.metric.unwrap_or_default();
-        let loaded = graphing::load(ctx, name, &view).await?;
-        let (notes, graph_notes, graph_edges, sampled_sources) = compute(name, move || {
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let (notes, graph_notes, graph_edges, sampled_sources) = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let n = g.len();
             let mut sampled = None;

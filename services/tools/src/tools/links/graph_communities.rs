@@ -78,13 +78,12 @@ impl Tool for GraphCommunities {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let min_size = bounded(input.min_size, 2, 1..=1000, "min_size")?;
         let limit = bounded(input.limit, 10, 1..=50, "limit")?;
         let seed = input.seed.unwrap_or(0);
-        let loaded = graphing::load(ctx, name, &view).await?;
-        let mut out = compute(name, move || {
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let mut out = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let c = otc_graph::louvain(g, seed);
             let mut members: Vec<Vec<u32>> = vec![Vec::new(); c.sizes.len()];

@@ -53,13 +53,12 @@ impl Tool for GraphPathBetween {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let loaded = graphing::load(ctx, name, &view).await?;
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
         let from = loaded.node(&view, &input.from, "from")?;
         let to = loaded.node(&view, &input.to, "to")?;
         let directed = input.directed.unwrap_or(true);
-        let (path, from_path, to_path) = compute(name, move || {
+        let (path, from_path, to_path) = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let path = otc_graph::shortest_path(g, from, to, directed)
                 .map(|p| p.into_iter().map(|n| g.name(n).to_string()).collect::<Vec<_>>());

@@ -99,7 +99,6 @@ impl Tool for PruneHubLinks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let dry = input.dry_run.unwrap_or(true);
@@ -113,7 +112,7 @@ impl Tool for PruneHubLinks {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut replanned = false;
         loop {
-            let (entry, text) = writing::current_text(ctx, name, view.vault.id, &input.path)
+            let (entry, text) = writing::current_text(ctx, ctx.tool, view.vault.id, &input.path)
                 .await?
                 .ok_or_else(|| not_found(&input.path))?;
             writing::check_prev(&input.path, prev, Some(&entry))?;
@@ -169,10 +168,10 @@ impl Tool for PruneHubLinks {
             if dry || out.removed_count == 0 {
                 return Ok(out);
             }
-            writing::confirm(ctx, name, true, "it removes links from the note").await?;
-            let (hash, size) = writing::put_content(ctx, name, new_text.into_bytes()).await?;
+            writing::confirm(ctx, ctx.tool, true, "it removes links from the note").await?;
+            let (hash, size) = writing::put_content(ctx, ctx.tool, new_text.into_bytes()).await?;
             let change = writing::put(&input.path, Expect::Hash(entry.hash), hash, size);
-            match writing::commit(ctx, name, &view, &[change], None).await? {
+            match writing::commit(ctx, ctx.tool, &view, &[change], None).await? {
                 Ok(_) => {
                     out.content_hash = Some(hex::encode(hash));
                     if !detailed {

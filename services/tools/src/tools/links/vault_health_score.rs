@@ -99,13 +99,12 @@ impl Tool for VaultHealthScore {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let hub_threshold = bounded(input.hub_threshold, 25, 2..=100_000, "hub_threshold")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let loaded = graphing::load(ctx, name, &view).await?;
-        let mut out = compute(name, move || {
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let mut out = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let n = g.len();
             let nodes = 0..n as u32;

@@ -71,13 +71,12 @@ impl Tool for AddTag {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let tag = normalize_tag(&input.tag)?;
         let view = ctx.view(&input.vault).await?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let location = input.location.unwrap_or(Location::Frontmatter).edit();
-        let edited = writing::edit_note(ctx, name, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let edit = otc_edit::frontmatter::add_tag(text, &tag, location)?;
             Ok(Planned { text: edit.text, extra: (), trash_old: false })

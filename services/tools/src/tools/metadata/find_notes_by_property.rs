@@ -85,7 +85,6 @@ impl Tool for FindNotesByProperty {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
@@ -104,7 +103,7 @@ impl Tool for FindNotesByProperty {
         });
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .notes_with_property(
@@ -124,7 +123,7 @@ impl Tool for FindNotesByProperty {
             .take(limit)
             .map(|(path, value)| Match { path, value: detailed.then(|| value.to_string()) })
             .collect();
-        let (matches, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
+        let (matches, next_cursor) = page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
         let truncated = next_cursor.is_some();
         Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
     }

@@ -66,7 +66,6 @@ impl Tool for FindNotesByTag {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let v = ctx.view(&input.vault).await?;
         let folder = v.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
@@ -77,7 +76,7 @@ impl Tool for FindNotesByTag {
         }
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows =
             tx.notes_with_tag(v.vault.id, tag, &folder, v.readable(), after.as_deref(), limit as i64 + 1).await?;
@@ -85,7 +84,7 @@ impl Tool for FindNotesByTag {
         let more = rows.len() > limit;
         let items: Vec<Match> =
             rows.into_iter().take(limit).map(|(path, tags)| Match { path, tags: detailed.then_some(tags) }).collect();
-        let (matches, next_cursor) = page(name, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
+        let (matches, next_cursor) = page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |m| m.path.clone());
         let truncated = next_cursor.is_some();
         Ok(Output { vault: v.vault.name.clone(), matches, truncated, next_cursor })
     }

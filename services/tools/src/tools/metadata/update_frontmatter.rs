@@ -103,7 +103,6 @@ impl Tool for UpdateFrontmatter {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let operation = input.operation;
         let nested = input.nested.unwrap_or(false);
         let null = Value::Null;
@@ -142,12 +141,12 @@ impl Tool for UpdateFrontmatter {
         }
         writing::confirm(
             ctx,
-            name,
+            ctx.tool,
             operation == Operation::Replace && exists.is_some(),
             "replace discards every other property",
         )
         .await?;
-        let edited = writing::edit_note(ctx, name, &view, &path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &path, prev, None, |now, _| {
             let text = match now {
                 Some(text) => text,
                 None if create => "",

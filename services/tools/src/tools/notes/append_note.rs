@@ -134,7 +134,6 @@ impl Tool for AppendNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
@@ -147,7 +146,7 @@ impl Tool for AppendNote {
         }
         let content = input.content.as_str();
         let edited =
-            writing::edit_note(ctx, name, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
+            writing::edit_note(ctx, ctx.tool, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
                 let (text, section_created) = match (&anchor, now) {
                     (None, None) => (content.to_string(), None),
                     (None, Some(text)) => (append_end(text, content, ensure_newline), None),

@@ -94,7 +94,6 @@ impl Tool for BulkMoveNotes {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if input.moves.is_empty() || input.moves.len() > MAX_MOVES {
             return Err(ToolError::with_message(
                 ErrorCode::InvalidInput,
@@ -131,7 +130,7 @@ impl Tool for BulkMoveNotes {
         let mut specs = Vec::with_capacity(input.moves.len());
         for (i, m) in input.moves.iter().enumerate() {
             specs.push(
-                check_move(ctx, name, &view, &m.from, &m.to, overwrite, None, false)
+                check_move(ctx, ctx.tool, &view, &m.from, &m.to, overwrite, None, false)
                     .await
                     .map_err(|e| e.detail("index", i))?,
             );
@@ -139,10 +138,10 @@ impl Tool for BulkMoveNotes {
         let update = input.update_backlinks.unwrap_or(true);
         let moved: HashSet<&str> = specs.iter().map(|s| s.to.as_str()).collect();
         let plan = if dry {
-            moving::plan(ctx, name, &view, &specs, update).await?
+            moving::plan(ctx, ctx.tool, &view, &specs, update).await?
         } else {
-            writing::confirm(ctx, name, true, "it moves many notes").await?;
-            moving::run(ctx, name, &view, &specs, update).await?
+            writing::confirm(ctx, ctx.tool, true, "it moves many notes").await?;
+            moving::run(ctx, ctx.tool, &view, &specs, update).await?
         };
         let notes_updated = plan.rewritten.keys().filter(|p| !moved.contains(p.as_str())).count();
         let links_updated = plan.rewritten.iter().filter(|(p, _)| !moved.contains(p.as_str())).map(|(_, n)| n).sum();

@@ -57,7 +57,6 @@ impl Tool for CopyNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.from).map_err(|e| e.detail("field", "from"))?;
         writing::check_write(&view, &input.to, "to")?;
@@ -69,7 +68,7 @@ impl Tool for CopyNote {
         let source = writing::current(ctx, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
         let dest = writing::current(ctx, view.vault.id, &input.to).await?;
         let overwrite = input.overwrite.unwrap_or(false);
-        writing::check_destination(ctx, name, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
+        writing::check_destination(ctx, ctx.tool, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed = None;
         if let Some(old) = &dest {
@@ -78,7 +77,7 @@ impl Tool for CopyNote {
             changes.push(trash);
         }
         changes.insert(0, writing::put(&input.to, writing::expect_of(dest.as_ref()), source.hash, source.size));
-        writing::commit(ctx, name, &view, &changes, None)
+        writing::commit(ctx, ctx.tool, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {

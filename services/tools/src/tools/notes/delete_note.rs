@@ -59,7 +59,6 @@ impl Tool for DeleteNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_delete(&view, &path, "path")?;
@@ -67,9 +66,9 @@ impl Tool for DeleteNote {
         let permanent = input.permanent.unwrap_or(false);
         let entry = writing::current(ctx, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
-        writing::confirm(ctx, name, true, "it deletes the note").await?;
+        writing::confirm(ctx, ctx.tool, true, "it deletes the note").await?;
         let (changes, trashed_to) = writing::delete_changes(ctx, &view, &path, &entry, permanent).await?;
-        writing::commit(ctx, name, &view, &changes, None)
+        writing::commit(ctx, ctx.tool, &view, &changes, None)
             .await?
             .map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {

@@ -135,7 +135,6 @@ impl Tool for GetProvenance {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         let limit = page_limit(input.limit)?;
@@ -144,7 +143,7 @@ impl Tool for GetProvenance {
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut at = match &input.cursor {
-            Some(cursor) => decode_cursor::<Position>(name, cursor)?,
+            Some(cursor) => decode_cursor::<Position>(ctx.tool, cursor)?,
             None => Position { path: input.path.clone(), before: i64::MAX },
         };
         let mut tx = ctx.begin().await?;
@@ -164,7 +163,7 @@ impl Tool for GetProvenance {
                     break 'walk;
                 }
                 if records.len() == limit {
-                    next = Some(encode_cursor(name, &Position { path: at.path.clone(), before: record.seq + 1 }));
+                    next = Some(encode_cursor(ctx.tool, &Position { path: at.path.clone(), before: record.seq + 1 }));
                     break 'walk;
                 }
                 // A create in a commit that also removed a path holding the same content is the

@@ -74,7 +74,6 @@ impl Tool for ListNotes {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
         let limit = page_limit(input.limit)?;
@@ -90,7 +89,7 @@ impl Tool for ListNotes {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "extensions are like \"md\" or \".png\"")
                 .detail("field", "extensions"));
         }
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(
@@ -114,7 +113,7 @@ impl Tool for ListNotes {
                 mtime: detailed.then(|| r.mtime.to_rfc3339()),
             })
             .collect();
-        let (notes, next_cursor) = page(name, entries, more, PAGE_BUDGET_BYTES, |n| n.path.clone());
+        let (notes, next_cursor) = page(ctx.tool, entries, more, PAGE_BUDGET_BYTES, |n| n.path.clone());
         Ok(Output { vault: view.vault.name.clone(), notes, next_cursor })
     }
 }

@@ -110,13 +110,12 @@ impl Tool for MoveNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let spec =
-            check_move(ctx, name, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
+            check_move(ctx, ctx.tool, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
         let plan =
-            moving::run(ctx, name, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
+            moving::run(ctx, ctx.tool, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
         let notes = plan.rewritten.keys().filter(|p| **p != spec.to).count();
         let links = plan.rewritten.iter().filter(|(p, _)| **p != spec.to).map(|(_, n)| n).sum();
         Ok(Output {

@@ -208,7 +208,6 @@ impl Tool for PatchNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         check_fields(&input)?;
         let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
@@ -230,7 +229,7 @@ impl Tool for PatchNote {
             },
         };
         let confirmed = input.confirm_replace.unwrap_or(false);
-        let edited = writing::edit_note(ctx, name, &view, &path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&path))?;
             let (new_text, lines, bytes) = match &at {
                 AnchorAt::Field(field) => patch_field(text, field, op)?,

@@ -80,7 +80,6 @@ impl Tool for ReadNotes {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if input.paths.is_empty() || input.paths.len() > 100 {
             return Err(
                 ToolError::with_message(ErrorCode::InvalidInput, "paths holds 1 to 100 paths").detail("field", "paths")
@@ -89,7 +88,7 @@ impl Tool for ReadNotes {
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let start: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let start: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         if start >= input.paths.len() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool handed out")
                 .detail("field", "cursor"));
@@ -133,7 +132,7 @@ impl Tool for ReadNotes {
                 continue;
             }
             if used + size > budget {
-                out.next_cursor = Some(encode_cursor(name, &i));
+                out.next_cursor = Some(encode_cursor(ctx.tool, &i));
                 break;
             }
             used += size;

@@ -109,7 +109,6 @@ impl Tool for ReadResources {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if input.uris.is_empty() || input.uris.len() > 100 {
             return Err(
                 ToolError::with_message(ErrorCode::InvalidInput, "uris holds 1 to 100 URIs").detail("field", "uris")
@@ -117,7 +116,7 @@ impl Tool for ReadResources {
         }
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let start: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let start: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         if start >= input.uris.len() {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "cursor is not one this tool handed out")
                 .detail("field", "cursor"));
@@ -151,7 +150,7 @@ impl Tool for ReadResources {
                 continue;
             }
             if used + size > budget {
-                out.next_cursor = Some(encode_cursor(name, &i));
+                out.next_cursor = Some(encode_cursor(ctx.tool, &i));
                 break;
             }
             used += size;

@@ -50,7 +50,6 @@ impl Tool for ReadSnapshot {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = uuid::Uuid::try_parse(input.snapshot_id.trim()).map_err(|_| snapshot_not_found(&input.snapshot_id))?;
         let mut tx = ctx.begin().await?;
@@ -58,7 +57,7 @@ impl Tool for ReadSnapshot {
         tx.commit().await?;
         let snapshot =
             snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
-        let bytes = writing::blob(ctx, name, &snapshot.hash).await?;
+        let bytes = writing::blob(ctx, ctx.tool, &snapshot.hash).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: snapshot.path,

@@ -95,7 +95,6 @@ impl Tool for WriteNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let path = input.path.clone();
         writing::check_write(&view, &path, "path")?;
@@ -112,7 +111,7 @@ impl Tool for WriteNote {
                 writing::check_new_name(ctx, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
-                writing::confirm(ctx, name, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note")
+                writing::confirm(ctx, ctx.tool, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note")
                     .await?;
             }
             read = Some(now);
@@ -120,7 +119,7 @@ impl Tool for WriteNote {
         let content = input.content.as_str();
         let origin = input.provenance.map(Origin::as_str);
         let edited =
-            writing::edit_read_note(ctx, name, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
+            writing::edit_read_note(ctx, ctx.tool, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
                 (None, None) if mode == Mode::Overwrite => Err(otc_kernel::reading::not_found(&path)
                     .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
                 (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(

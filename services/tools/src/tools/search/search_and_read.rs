@@ -128,7 +128,6 @@ impl Tool for SearchAndRead {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let mode = input.mode.unwrap_or_default();
         let k = bounded(input.k, DEFAULT_K, 1..=MAX_K, "k")?;
         if input.max_bytes_per_item == Some(0) {
@@ -138,7 +137,7 @@ impl Tool for SearchAndRead {
         let query = Query::parse(&input.query).map_err(query_error)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let position: Option<Position> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let position: Option<Position> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let view = ctx.view(&input.vault).await?;
         let first_rank = position.as_ref().map_or(1, |p| p.rank);
         let after = position.as_ref().map(|p| (p.key.s, p.key.p.as_str()));
@@ -146,7 +145,7 @@ impl Tool for SearchAndRead {
         let (total, page, corpus): (usize, Vec<Ranked>, Option<Corpus>) = if mode == Mode::Semantic {
             let meaning = semantic::meaning_of(&input.query)?;
             let pool = Near { prefix: "", skip: &[], notes: SEMANTIC_POOL };
-            let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, pool).await?;
+            let near = semantic::nearest_to_query(ctx, ctx.tool, &view, &meaning, &query, pool).await?;
             let total = near.len();
             let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
             let spans = semantic::spans(ctx, &view, &near).await?;
@@ -160,7 +159,7 @@ impl Tool for SearchAndRead {
             (total, page, None)
         } else {
             let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
-            let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+            let corpus = Corpus::open(ctx, ctx.tool, &view, &scope).await?;
             let hits = corpus.rank(&query);
             let total = hits.len();
             let page = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, k + 1)
@@ -179,7 +178,7 @@ impl Tool for SearchAndRead {
         let share = (budget / k.max(1)).saturating_sub(512);
         let share = input.max_bytes_per_item.map_or(share, |m| (m as usize).min(share)).max(1);
         let paths: Vec<String> = page.iter().map(|h| h.path.clone()).collect();
-        let notes = note_texts(ctx, name, view.vault.id, &paths).await?;
+        let notes = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
         let mut results = Vec::with_capacity(page.len());
         for (i, (h, note)) in page.iter().zip(notes).enumerate() {
             let Some(note) = note else { continue };
@@ -226,7 +225,7 @@ impl Tool for SearchAndRead {
         }
         let next_cursor = match (more, page.last()) {
             (true, Some(last)) => Some(encode_cursor(
-                name,
+                ctx.tool,
                 &Position { key: RankKey { s: last.score, p: last.path.clone() }, rank: first_rank + page.len() },
             )),
             _ => None,

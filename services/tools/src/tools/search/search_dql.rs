@@ -125,10 +125,9 @@ impl Tool for SearchDql {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let query = dql::parse(&input.dql).map_err(|e| e.detail("field", "dql"))?;
-        let pages = dataview::pages(ctx, name, &view, &query).await?;
+        let pages = dataview::pages(ctx, ctx.tool, &view, &query).await?;
         let now = chrono::Utc::now();
         let output = dql::run(&query, &pages, None, now.date_naive(), now)?;
         let rendered = (input.format == Some(Shape::Markdown)).then(|| markdown(&output));

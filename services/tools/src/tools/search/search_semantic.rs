@@ -87,7 +87,6 @@ impl Tool for SearchSemantic {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let k = bounded(input.k, DEFAULT_K, 1..=100, "k")?;
         if let Some(m) = input.min_score
             && !(-1.0..=1.0).contains(&m)
@@ -105,7 +104,7 @@ impl Tool for SearchSemantic {
         let view = ctx.view(&input.vault).await?;
         let prefix = view.folder_prefix(input.root.as_deref())?;
         let set = VectorSet::open(ctx, &view, "query").await?;
-        let vector = set.embed(ctx, name, &input.query).await?;
+        let vector = set.embed(ctx, ctx.tool, &input.query).await?;
         let mut found = set.nearest_notes(ctx, &view, &vector, Near { prefix: &prefix, skip: &[], notes: k }).await?;
         if let Some(min) = input.min_score {
             found.retain(|h| h.score >= min);
@@ -120,7 +119,7 @@ impl Tool for SearchSemantic {
         );
         let texts = if input.return_content || detailed {
             let paths: Vec<String> = found.iter().map(|h| h.path.clone()).collect();
-            note_texts(ctx, name, view.vault.id, &paths).await?
+            note_texts(ctx, ctx.tool, view.vault.id, &paths).await?
         } else {
             found.iter().map(|_| None).collect()
         };

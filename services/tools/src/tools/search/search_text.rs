@@ -150,7 +150,6 @@ impl Tool for SearchText {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let limit = hits_limit(input.limit)?;
         let context_chars = bounded(input.context_length, DEFAULT_CONTEXT, 0..=500, "context_length")?;
         let per_hit = bounded(input.max_matches_per_hit, DEFAULT_MATCHES, 1..=100, "max_matches_per_hit")?;
@@ -168,13 +167,13 @@ impl Tool for SearchText {
             query_tokens.iter().zip(&edges).map(|(t, (_, e))| (input.query[t.start..t.end].to_string(), *e)).collect();
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let view = ctx.view(&input.vault).await?;
         let root = match input.root.as_deref() {
             Some(r) => Some(view.folder_prefix(Some(r))?),
             None => None,
         };
-        let corpus = Corpus::open(ctx, name, &view, &Scope { root: root.as_deref(), ..Scope::default() }).await?;
+        let corpus = Corpus::open(ctx, ctx.tool, &view, &Scope { root: root.as_deref(), ..Scope::default() }).await?;
         let mut hits: Vec<TextHit> = text_matches(&corpus.parts(), &edges);
         let n = folded.len();
         if input.case_sensitive {
@@ -186,7 +185,7 @@ impl Tool for SearchText {
                     .detail("limit", CASE_CHECK_NOTES));
             }
             let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-            let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+            let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
             for (h, note) in hits.iter_mut().zip(texts) {
                 let text = note.map(|c| c.text).unwrap_or_default();
                 h.matches.retain(|&(doc, pos)| {
@@ -201,7 +200,7 @@ impl Tool for SearchText {
         let more = page_hits.len() > limit;
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-        let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+        let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
         let items: Vec<Hit> = page_hits
             .iter()
             .zip(paths)
@@ -234,7 +233,7 @@ impl Tool for SearchText {
         let scores: std::collections::HashMap<String, f32> =
             page_hits.iter().map(|h| (corpus.path(h.part, h.path).to_string(), h.score)).collect();
         let (hits, next_cursor) =
-            page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: scores[&h.path], p: h.path.clone() });
+            page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: scores[&h.path], p: h.path.clone() });
         Ok(Output { vault: view.vault.name.clone(), total_count: total, hits, next_cursor })
     }
 }

@@ -133,7 +133,6 @@ impl Tool for SearchVault {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let mode = input.mode.unwrap_or_default();
         if mode != Mode::Text {
             return by_meaning(ctx, input, mode).await;
@@ -142,7 +141,7 @@ impl Tool for SearchVault {
         let query = Query::parse(&input.query).map_err(query_error)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let key: Option<RankKey> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let view = ctx.view(&input.vault).await?;
         let root = match input.root.as_deref() {
             Some(r) => Some(view.folder_prefix(Some(r))?),
@@ -150,7 +149,7 @@ impl Tool for SearchVault {
         };
         let scope = Scope { root: root.as_deref(), path_contains: &query.paths, tags: &query.tags };
         let started = std::time::Instant::now();
-        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let corpus = Corpus::open(ctx, ctx.tool, &view, &scope).await?;
         let opened = started.elapsed();
         let hits = corpus.rank(&query);
         let ranked = started.elapsed();
@@ -160,7 +159,7 @@ impl Tool for SearchVault {
         let more = page_hits.len() > limit;
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-        let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+        let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
         let read = started.elapsed();
         let mut explained = if input.explain { corpus.explain(&query, page_hits) } else { Vec::new() }.into_iter();
         let items: Vec<Hit> = page_hits
@@ -191,7 +190,7 @@ impl Tool for SearchVault {
             })
             .collect();
         let (hits, next_cursor) =
-            page(name, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
+            page(ctx.tool, items, more, PAGE_BUDGET_BYTES, |h| RankKey { s: h.score, p: h.path.clone() });
         tracing::debug!(
             segments = corpus.parts().len(),
             open_us = opened.as_micros() as u64,

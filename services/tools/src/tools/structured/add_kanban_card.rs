@@ -54,13 +54,12 @@ impl Tool for AddKanbanCard {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let checked = input.checked.unwrap_or(false);
-        let edited = writing::edit_note(ctx, name, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let edit = otc_edit::kanban::add_card(text, &input.column, &input.text, checked)?;
             Ok(Planned { text: edit.text, extra: (edit.lane, edit.position), trash_old: false })

@@ -63,7 +63,6 @@ impl Tool for CreateBase {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
@@ -79,7 +78,7 @@ impl Tool for CreateBase {
             .detail("problems", problems));
         }
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = writing::write_whole(ctx, name, &view, &input.path, "path", &text, overwrite).await?;
+        let edited = writing::write_whole(ctx, ctx.tool, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -100,17 +100,16 @@ impl Tool for QueryBase {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         let limit = page_limit(input.limit)?;
-        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         let Content { text, .. } = read_content(ctx, &view, &input.path).await?;
         let base = bases::parse(&text)?;
         let override_filters = input.override_filters.as_ref().map(filter_of).transpose()?;
         // When each note came into being costs a look-up per note: read only for a base that
         // names it.
-        let rows = dataview::index_pages(ctx, name, &view, text.contains("ctime"))
+        let rows = dataview::index_pages(ctx, ctx.tool, &view, text.contains("ctime"))
             .await?
             .into_iter()
             .map(|p| bases::Row {
@@ -144,7 +143,7 @@ impl Tool for QueryBase {
                 group: r.group.filter(|g| !g.is_null()),
             })
             .collect();
-        let next_cursor = (skip + rows.len() < shown).then(|| encode_cursor(name, &(skip + rows.len())));
+        let next_cursor = (skip + rows.len() < shown).then(|| encode_cursor(ctx.tool, &(skip + rows.len())));
         Ok(Output {
             vault: view.vault.name.clone(),
             view: result.view,

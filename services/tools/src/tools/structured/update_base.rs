@@ -56,14 +56,13 @@ impl Tool for UpdateBase {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_base_path(&input.path)?;
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let patch = Value::Object(input.patch.clone());
-        let edited = writing::edit_note(ctx, name, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let updated = bases::update(text, &patch)?;
             let views = bases::parse(&updated)?.views.len();

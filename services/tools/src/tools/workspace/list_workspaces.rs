@@ -43,9 +43,8 @@ impl Tool for ListWorkspaces {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let (object, content_hash) = settings_files::read(ctx, name, &view, WORKSPACES).await?;
+        let (object, content_hash) = settings_files::read(ctx, ctx.tool, &view, WORKSPACES).await?;
         let workspaces = object
             .get("workspaces")
             .and_then(Value::as_object)

@@ -78,7 +78,6 @@ impl Tool for OcrBulk {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let concurrent = otc_kernel::reading::bounded(input.max_concurrent, 2, 1..=4, "max_concurrent")?;
         let mut paths = match input.paths {
@@ -129,7 +128,7 @@ impl Tool for OcrBulk {
                     let entry = writing::current(ctx, view.vault.id, &path)
                         .await?
                         .ok_or_else(|| otc_kernel::reading::not_found(&path))?;
-                    ocr::recognize(ctx, name, &entry.hash, force).await
+                    ocr::recognize(ctx, ctx.tool, &entry.hash, force).await
                 };
                 match read.await {
                     Ok(found) => {

@@ -70,7 +70,6 @@ impl Tool for BundleFiles {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         otc_kernel::reading::bounded(Some(input.paths.len() as u32), 1, 1..=200, "paths")?;
         let budget = otc_kernel::reading::bounded(
@@ -90,7 +89,7 @@ impl Tool for BundleFiles {
             match writing::current(ctx, view.vault.id, path).await? {
                 None => missing_paths.push(path.clone()),
                 Some(entry) => {
-                    let bytes = writing::blob(ctx, name, &entry.hash).await?;
+                    let bytes = writing::blob(ctx, ctx.tool, &entry.hash).await?;
                     if !bundle.add(path, &String::from_utf8_lossy(&bytes)) {
                         not_included.push(path.clone());
                     }

@@ -92,11 +92,10 @@ impl Tool for ListTasks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.root.as_deref())?;
         let limit = page_limit(input.limit)?;
-        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         if let Some(paths) = &input.paths {
             for path in paths {
                 view.readable_path(path).map_err(|e| e.detail("field", "paths"))?;
@@ -154,7 +153,7 @@ impl Tool for ListTasks {
         let rest: Vec<TaskOut> = matching.into_iter().skip(skip).collect();
         let more = rest.len() > limit;
         let (tasks, cut) = fit(rest.into_iter().take(limit).collect(), PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &(skip + tasks.len())));
+        let next_cursor = (more || cut).then(|| encode_cursor(ctx.tool, &(skip + tasks.len())));
         Ok(Output { vault: view.vault.name.clone(), tasks, total, next_cursor, truncated })
     }
 }

@@ -75,10 +75,9 @@ impl Tool for TasksFilter {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = page_limit(input.limit)?;
-        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         let mut text = input.filter.clone();
         for (keyword, value) in [("sort by", &input.sort_by), ("group by", &input.group_by)] {
             if let Some(value) = value {
@@ -99,7 +98,7 @@ impl Tool for TasksFilter {
         let rest: Vec<Grouped> = all.into_iter().skip(skip).collect();
         let more = rest.len() > limit;
         let (tasks, cut) = fit(rest.into_iter().take(limit).collect(), PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &(skip + tasks.len())));
+        let next_cursor = (more || cut).then(|| encode_cursor(ctx.tool, &(skip + tasks.len())));
         Ok(Output {
             vault: view.vault.name.clone(),
             tasks,

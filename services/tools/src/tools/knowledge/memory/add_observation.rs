@@ -66,7 +66,6 @@ impl Tool for AddObservation {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let text = input.observation.trim();
@@ -82,7 +81,7 @@ impl Tool for AddObservation {
         }
         let screened = memory::screen_fact(text)?;
         let key = input.key.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(str::to_string);
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, &view, id).await?;
         memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
@@ -92,7 +91,7 @@ impl Tool for AddObservation {
             .await
             .map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = memory::remirror(ctx, name, &view, &[entity.id]).await?;
+        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: entity.id.to_string(),

@@ -60,7 +60,6 @@ impl Tool for CreateEntity {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let (kind, title) = (input.kind.trim(), input.name.trim());
         if kind.is_empty() || title.is_empty() {
@@ -92,7 +91,7 @@ impl Tool for CreateEntity {
         }
         redactions.sort();
         redactions.dedup();
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = match tx
             .create_entity(view.vault.id, kind, title, mirror.as_deref(), Some(ctx.caller.principal_id))
@@ -109,7 +108,7 @@ impl Tool for CreateEntity {
         }
         tx.commit().await.map_err(store_err)?;
         // An entity whose mirror could not be written is not kept.
-        if let Err(err) = memory::remirror(ctx, name, &view, &[entity.id]).await {
+        if let Err(err) = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await {
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
             tx.delete_entity(view.vault.id, entity.id).await.map_err(store_err)?;
             tx.commit().await.map_err(store_err)?;

@@ -62,11 +62,10 @@ impl Tool for DeleteEntity {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let permanent = input.permanent.unwrap_or(false);
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, &view, id).await?;
         let relations = tx.relations_of(view.vault.id, &[id]).await.map_err(store_err)?;
@@ -84,7 +83,7 @@ impl Tool for DeleteEntity {
             otc_kernel::writing::check_delete(&view, path, "entity_id")?;
         }
         tx.commit().await.map_err(store_err)?;
-        otc_kernel::writing::confirm(ctx, name, true, "it deletes the entity").await?;
+        otc_kernel::writing::confirm(ctx, ctx.tool, true, "it deletes the entity").await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let neighbours: Vec<uuid::Uuid> = visible.iter().map(|e| e.id).collect();
         let (observations_removed, relations_removed) = if permanent {
@@ -103,9 +102,9 @@ impl Tool for DeleteEntity {
         };
         tx.commit().await.map_err(store_err)?;
         if let Some(path) = &entity.note_path {
-            memory::unmirror(ctx, name, &view, path).await?;
+            memory::unmirror(ctx, ctx.tool, &view, path).await?;
         }
-        let rematerialized = memory::remirror(ctx, name, &view, &neighbours).await?;
+        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &neighbours).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: id.to_string(),

@@ -65,12 +65,11 @@ impl Tool for GetEntity {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let as_of = memory::time_arg(input.as_of.as_deref(), "as_of")?.unwrap_or_else(chrono::Utc::now);
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = match (&input.entity_id, &input.kind, &input.name) {
             (Some(id), _, _) => memory::find(&mut tx, &view, memory::entity_id(id, "entity_id")?).await?,

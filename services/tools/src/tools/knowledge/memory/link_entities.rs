@@ -68,16 +68,15 @@ impl Tool for LinkEntities {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let relation = relation(ctx, name, &view, &input).await?;
-        let store_err = |e: StoreError| internal(name, &e);
+        let relation = relation(ctx, ctx.tool, &view, &input).await?;
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let created =
             tx.link_entities(view.vault.id, &relation, Some(ctx.caller.principal_id)).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
         let rematerialized = if created {
-            memory::remirror(ctx, name, &view, &[relation.source_id, relation.target_id]).await?
+            memory::remirror(ctx, ctx.tool, &view, &[relation.source_id, relation.target_id]).await?
         } else {
             0
         };

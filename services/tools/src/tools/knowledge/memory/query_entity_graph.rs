@@ -96,19 +96,18 @@ impl Tool for QueryEntityGraph {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let seed = memory::entity_id(&input.seed_entity_id, "seed_entity_id")?;
         let depth = otc_kernel::reading::bounded(input.depth, 2, 1..=4, "depth")? as u32;
         let limit = otc_kernel::reading::bounded(input.limit, 50, 1..=500, "limit")?;
-        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         let direction = input.direction.unwrap_or_default();
         let wanted_relations: Option<BTreeSet<String>> = input.relation_types.map(|t| t.into_iter().collect());
         let wanted_types: Option<BTreeSet<String>> =
             input.entity_types.map(|t| t.iter().map(|t| t.to_lowercase()).collect());
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let first = memory::find(&mut tx, &view, seed).await?;
         // Breadth-first: each hop reads the relations of the frontier and the entities they reach.
@@ -185,7 +184,7 @@ impl Tool for QueryEntityGraph {
                 .filter(|r| on_page.contains(&r.source_id) && on_page.contains(&r.target_id))
                 .map(RelationOut::of)
                 .collect(),
-            next_cursor: more.then(|| encode_cursor(name, &(skip + limit))),
+            next_cursor: more.then(|| encode_cursor(ctx.tool, &(skip + limit))),
         })
     }
 }

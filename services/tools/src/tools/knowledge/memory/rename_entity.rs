@@ -56,7 +56,6 @@ impl Tool for RenameEntity {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let id = memory::entity_id(&input.entity_id, "entity_id")?;
         let new_name = input.new_name.as_deref().map(str::trim);
@@ -68,7 +67,7 @@ impl Tool for RenameEntity {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "pass new_name, status or both")
                 .detail("field", "new_name"));
         }
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, &view, id).await?;
         // The neighbours the caller may see link to it by name in their mirrors: rewritten too.
@@ -109,11 +108,11 @@ impl Tool for RenameEntity {
         if let (Some(old), Some(new)) = (&entity.note_path, &mirror)
             && old != new
         {
-            memory::unmirror(ctx, name, &view, old).await?;
+            memory::unmirror(ctx, ctx.tool, &view, old).await?;
         }
         let mut rewrite: Vec<uuid::Uuid> = neighbours.iter().map(|e| e.id).collect();
         rewrite.push(id);
-        memory::remirror(ctx, name, &view, &rewrite).await?;
+        memory::remirror(ctx, ctx.tool, &view, &rewrite).await?;
         Ok(Output { vault: view.vault.name.clone(), entity: EntityOut::of(&after, true), previous_name: entity.name })
     }
 }

@@ -58,7 +58,6 @@ impl Tool for UpdateObservation {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let entity_id = memory::entity_id(&input.entity_id, "entity_id")?;
         let observation_id = memory::entity_id(&input.observation_id, "observation_id")?;
@@ -72,7 +71,7 @@ impl Tool for UpdateObservation {
             (Some(_), true) => return Err(rule("pass observation or retire, not both", "retire")),
             _ => {}
         }
-        let store_err = |e: StoreError| internal(name, &e);
+        let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let entity = memory::find(&mut tx, &view, entity_id).await?;
         memory::check_mirrors(&view, std::slice::from_ref(&entity))?;
@@ -115,7 +114,7 @@ impl Tool for UpdateObservation {
         };
         let previous = tx.observation(view.vault.id, entity.id, old.id).await.map_err(store_err)?.unwrap_or(old);
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = memory::remirror(ctx, name, &view, &[entity.id]).await?;
+        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: entity.id.to_string(),

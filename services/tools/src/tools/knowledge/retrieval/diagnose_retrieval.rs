@@ -80,7 +80,6 @@ impl Tool for DiagnoseRetrieval {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, None)?;
@@ -91,11 +90,11 @@ impl Tool for DiagnoseRetrieval {
             return Err(otc_kernel::reading::not_found(&path).detail("field", "path"));
         }
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, ..Request::default() };
-        let found = retrieval::retrieve(ctx, name, &view, &request).await?;
+        let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
         // A diagnosis retrieves nothing for the caller to cite.
         retrieval::record(&view.vault.name, &[], true);
         let trace = found.traces.get(&path).cloned().unwrap_or_default();
-        let (dropped_at, summary) = match verdict(ctx, name, &view, &path, &trace, k).await? {
+        let (dropped_at, summary) = match verdict(ctx, ctx.tool, &view, &path, &trace, k).await? {
             None => (None, format!("returned at rank {} of {k}", trace.final_rank.unwrap_or(0))),
             Some((stage, why)) => (Some(stage.to_string()), why),
         };

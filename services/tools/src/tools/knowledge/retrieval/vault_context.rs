@@ -210,7 +210,6 @@ impl Tool for VaultContext {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let budget = otc_kernel::reading::bounded(input.token_budget, 2000, 100..=32000, "token_budget")?;
         let k = otc_kernel::reading::bounded(input.k, 8, 1..=30, "k")?;
@@ -232,11 +231,11 @@ impl Tool for VaultContext {
             Some(q) => {
                 let request =
                     Request { queries: vec![q.clone()], k, depth: k.min(20), expand: true, ..Request::default() };
-                let found = retrieval::retrieve(ctx, name, &view, &request).await?;
-                retrieval::note_gap(ctx, name, &view, q, &found).await?;
+                let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
+                retrieval::note_gap(ctx, ctx.tool, &view, q, &found).await?;
                 (found.hits.clone(), Some(found))
             }
-            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, name, &view, &log, k).await?, None),
+            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, ctx.tool, &view, &log, k).await?, None),
             None => {
                 return Err(ToolError::with_message(
                     ErrorCode::Forbidden,
@@ -260,7 +259,7 @@ impl Tool for VaultContext {
         // Safety first: the open contradictions touching the notes.
         let mut contradictions = Vec::new();
         if !packed_paths.is_empty() {
-            let store_err = work::store_err(name);
+            let store_err = work::store_err(ctx.tool);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
             let found =
                 tx.contradictions(view.vault.id, &packed_paths, false, CONTRADICTIONS).await.map_err(&store_err)?;
@@ -319,7 +318,7 @@ impl Tool for VaultContext {
                 limit: EPISODES as i64,
                 ..EpisodeFilter::default()
             };
-            let store_err = work::store_err(name);
+            let store_err = work::store_err(ctx.tool);
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
             let found = tx.episodes(&filter).await.map_err(&store_err)?;
             tx.commit().await.map_err(&store_err)?;
@@ -370,7 +369,7 @@ impl Tool for VaultContext {
         }
         // Notes linked to the packed ones, not packed themselves.
         if !order.is_empty() {
-            let graph = otc_kernel::graphing::load(ctx, name, &view).await?;
+            let graph = otc_kernel::graphing::load(ctx, ctx.tool, &view).await?;
             let packed: HashSet<&String> = order.iter().collect();
             for path in &order {
                 let Some(node) = graph.graph.node(path) else { continue };

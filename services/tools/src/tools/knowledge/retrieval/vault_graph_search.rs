@@ -145,7 +145,6 @@ impl Tool for VaultGraphSearch {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.final_top_k, 10, 1..=50, "final_top_k")?;
         let queries = retrieval::variants(&input.query, input.queries.as_deref())?;
@@ -180,8 +179,8 @@ impl Tool for VaultGraphSearch {
         let mut failed_variants = Vec::new();
         let (mut candidates, mut expanded, mut hybrid) = (0, 0, false);
         for view in &searched {
-            let found = retrieval::retrieve(ctx, name, view, &request).await?;
-            retrieval::note_gap(ctx, name, view, &queries[0], &found).await?;
+            let found = retrieval::retrieve(ctx, ctx.tool, view, &request).await?;
+            retrieval::note_gap(ctx, ctx.tool, view, &queries[0], &found).await?;
             candidates += found.candidates;
             expanded += found.expanded;
             hybrid |= found.mode_used == "hybrid";

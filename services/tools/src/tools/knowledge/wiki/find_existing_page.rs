@@ -81,14 +81,13 @@ impl Tool for FindExistingPage {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = bounded(input.limit, 5, 1..=50, "limit")?;
         let min = wiki::min_similarity(input.min_similarity, DEFAULT_MIN_SIMILARITY)?;
         let prefix = view.folder_prefix(input.folder.as_deref())?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let found = wiki::find(ctx, name, &view, &input.topic, &prefix, min, input.judge).await?;
+        let found = wiki::find(ctx, ctx.tool, &view, &input.topic, &prefix, min, input.judge).await?;
         let mut out = Output {
             vault: view.vault.name.clone(),
             topic: input.topic.clone(),

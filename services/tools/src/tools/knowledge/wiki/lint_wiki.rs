@@ -152,7 +152,6 @@ impl Tool for LintWiki {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let per_check = bounded(input.limit_per_check, 20, 1..=200, "limit_per_check")?;
         let max_notes = bounded(input.max_notes, 1500, 1..=5000, "max_notes")?;
@@ -169,7 +168,7 @@ impl Tool for LintWiki {
         checks.dedup();
         let wants = |c: Check| checks.contains(&c);
 
-        let loaded = graphing::load(ctx, name, &view).await?;
+        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
         let g = &loaded.graph;
         let counts_in = |p: &str| p.starts_with(&prefix) && !wiki::is_raw(&view, p) && !view.is_wiki_generated(p);
         let pages: Vec<String> = (0..g.len() as u32).map(|n| g.name(n).to_string()).filter(|p| counts_in(p)).collect();
@@ -255,7 +254,7 @@ impl Tool for LintWiki {
         let pairwise: Vec<&String> = pages.iter().take(max_notes).collect();
         if wants(Check::DuplicateChunks) || wants(Check::MissingSources) {
             let schema = match view.wiki() {
-                Some(folders) => match wiki::read_schema(ctx, name, &view, folders).await? {
+                Some(folders) => match wiki::read_schema(ctx, ctx.tool, &view, folders).await? {
                     Some(Ok(s)) => Some(s),
                     _ => None,
                 },
@@ -267,7 +266,7 @@ impl Tool for LintWiki {
             let vault_id = view.vault.id;
             let owned: Vec<String> = pairwise.iter().map(|p| p.to_string()).collect();
             let texts: Vec<Option<(otc_store::FileEntry, String)>> = futures::stream::iter(owned)
-                .map(|path| async move { writing::current_text(ctx, name, vault_id, &path).await })
+                .map(|path| async move { writing::current_text(ctx, ctx.tool, vault_id, &path).await })
                 .buffered(16)
                 .try_collect()
                 .await?;
@@ -369,7 +368,7 @@ impl Tool for LintWiki {
                     Some(judge) => {
                         let max = bounded(input.max_judge_calls, 10, 1..=100, "max_judge_calls")?;
                         let near = proposals.iter_mut().filter(|p| p.kind == Check::NearDuplicate).take(max);
-                        if let Some(reason) = judge_pairs(ctx, name, &view, judge, near, &mut judge_verdicts).await? {
+                        if let Some(reason) = judge_pairs(ctx, ctx.tool, &view, judge, near, &mut judge_verdicts).await? {
                             skipped.push(Skipped { check: "judge", reason });
                         }
                     }
@@ -386,7 +385,7 @@ impl Tool for LintWiki {
                     continue;
                 }
                 let Some(page) =
-                    crate::tools::knowledge::wiki::pages::read_page(ctx, name, view.vault.id, &path, &key).await?
+                    crate::tools::knowledge::wiki::pages::read_page(ctx, ctx.tool, view.vault.id, &path, &key).await?
                 else {
                     continue;
                 };

@@ -91,7 +91,6 @@ impl Tool for EpisodeStats {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let tenant_wide = ctx.caller.scopes.iter().any(|s| s.grants(work::ANY_CALLER_SCOPE));
         let principal = (!tenant_wide).then_some(ctx.caller.principal_id);
         let group = input.group_by.unwrap_or_default();
@@ -109,7 +108,7 @@ impl Tool for EpisodeStats {
         let since = crate::tools::knowledge::memory::time_arg(input.since.as_deref(), "since")?;
         let until = crate::tools::knowledge::memory::time_arg(input.until.as_deref(), "until")?;
         work::settle(ctx).await;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let (buckets, forgotten) = tx
             .episode_stats(principal, store_group, since, until, min_bucket, limit as i64)

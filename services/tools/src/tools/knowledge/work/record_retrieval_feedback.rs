@@ -90,7 +90,6 @@ impl Tool for RecordRetrievalFeedback {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let batch = input.verdicts.is_some();
         let single = match (input.chunk_id, input.feedback, &input.verdicts) {
             (Some(chunk), Some(feedback), None) => Some(Verdict { chunk_id: chunk, feedback }),
@@ -122,8 +121,8 @@ impl Tool for RecordRetrievalFeedback {
             .collect::<Result<Vec<_>, _>>()?;
         let last_n = otc_kernel::reading::bounded(input.last_n, 1, 1..=50, "last_n")? as i64;
         let session = match &input.session_id {
-            Some(id) => Some(work::own_session(ctx, name, id).await?),
-            None => work::open_session(ctx, name).await?,
+            Some(id) => Some(work::own_session(ctx, ctx.tool, id).await?),
+            None => work::open_session(ctx, ctx.tool).await?,
         };
         let Some(session) = session else {
             let reason = Some("no_open_session: start_session first, or name a session_id".to_string());
@@ -143,7 +142,7 @@ impl Tool for RecordRetrievalFeedback {
             });
         };
         work::settle(ctx).await;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let mut results = Vec::with_capacity(parsed.len());
         for (verdict, (path, ord)) in parsed {

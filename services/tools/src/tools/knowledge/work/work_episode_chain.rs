@@ -55,13 +55,12 @@ impl Tool for WorkEpisodeChain {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.k, 20, 1..=100, "k")?;
         let id = crate::tools::knowledge::memory::entity_id(&input.id, "id")?;
         work::settle(ctx).await;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let visible = |e: &otc_store::Episode| principal.is_none_or(|p| p == e.principal_id);
         let not_found =

@@ -90,12 +90,11 @@ impl Tool for WorkEpisodes {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.k, 50, 1..=500, "k")?;
         let session = match &input.session_id {
-            Some(id) if !input.any_caller => Some(work::own_session(ctx, name, id).await?),
+            Some(id) if !input.any_caller => Some(work::own_session(ctx, ctx.tool, id).await?),
             Some(id) => Some(crate::tools::knowledge::memory::entity_id(id, "session_id")?),
             None => None,
         };
@@ -108,7 +107,7 @@ impl Tool for WorkEpisodes {
                 ToolError::with_message(ErrorCode::InvalidInput, "until is before since").detail("field", "until")
             );
         }
-        let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let before: Option<uuid::Uuid> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         work::settle(ctx).await;
         let filter = EpisodeFilter {
             principal,
@@ -123,12 +122,12 @@ impl Tool for WorkEpisodes {
             limit: limit as i64 + 1,
             ..EpisodeFilter::default()
         };
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(name))?;
-        let mut episodes = tx.episodes(&filter).await.map_err(work::store_err(name))?;
-        tx.commit().await.map_err(work::store_err(name))?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(ctx.tool))?;
+        let mut episodes = tx.episodes(&filter).await.map_err(work::store_err(ctx.tool))?;
+        tx.commit().await.map_err(work::store_err(ctx.tool))?;
         let more = episodes.len() > limit;
         episodes.truncate(limit);
-        let next_cursor = more.then(|| episodes.last().map(|e| encode_cursor(name, &e.id))).flatten();
+        let next_cursor = more.then(|| episodes.last().map(|e| encode_cursor(ctx.tool, &e.id))).flatten();
         Ok(Output { episodes: work::shape(ctx, episodes, detailed).await, next_cursor })
     }
 }

@@ -46,10 +46,9 @@ impl Tool for WorkForget {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let id = crate::tools::knowledge::memory::entity_id(&input.episode_id, "episode_id")?;
         work::settle(ctx).await;
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let owner = tx.episode_owner(id).await.map_err(&store_err)?;
         let may = |owner: uuid::Uuid| {

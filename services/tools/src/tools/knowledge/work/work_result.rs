@@ -55,7 +55,6 @@ impl Tool for WorkResult {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         if !(-1..=1).contains(&input.result) {
             return Err(
                 ToolError::with_message(ErrorCode::InvalidInput, "result is -1, 0 or 1").detail("field", "result")
@@ -75,7 +74,7 @@ impl Tool for WorkResult {
             as_of: as_of.to_rfc3339(),
             reason: reason.map(str::to_string),
         };
-        let Some(session) = work::open_session(ctx, name).await? else {
+        let Some(session) = work::open_session(ctx, ctx.tool).await? else {
             let none = otc_store::Stamped { stamped: 0, demoted: 0, retrievals: 0 };
             return Ok(answer(
                 None,
@@ -83,7 +82,7 @@ impl Tool for WorkResult {
                 Some("no_open_session: start_session first; calls made outside a session are not kept"),
             ));
         };
-        let store_err = work::store_err(name);
+        let store_err = work::store_err(ctx.tool);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(&store_err)?;
         let stamped = tx.stamp_episodes(session, input.result as i16, as_of).await.map_err(&store_err)?;
         tx.commit().await.map_err(&store_err)?;

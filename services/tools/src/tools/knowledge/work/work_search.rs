@@ -83,7 +83,6 @@ impl Tool for WorkSearch {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let principal = work::whose(ctx, input.any_caller)?;
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let k = otc_kernel::reading::bounded(input.k, 10, 1..=100, "k")?;
@@ -102,7 +101,7 @@ impl Tool for WorkSearch {
             false => None,
         };
         let session = match &input.session_id {
-            Some(id) if !input.any_caller => Some(work::own_session(ctx, name, id).await?),
+            Some(id) if !input.any_caller => Some(work::own_session(ctx, ctx.tool, id).await?),
             Some(id) => Some(crate::tools::knowledge::memory::entity_id(id, "session_id")?),
             None => None,
         };
@@ -133,9 +132,9 @@ impl Tool for WorkSearch {
             limit: if embedder.is_some() { SEMANTIC_CANDIDATES } else { 1000 },
             ..EpisodeFilter::default()
         };
-        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(name))?;
-        let mut found = tx.episodes(&filter).await.map_err(work::store_err(name))?;
-        tx.commit().await.map_err(work::store_err(name))?;
+        let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(work::store_err(ctx.tool))?;
+        let mut found = tx.episodes(&filter).await.map_err(work::store_err(ctx.tool))?;
+        tx.commit().await.map_err(work::store_err(ctx.tool))?;
         let ranked: Vec<(Option<f64>, otc_store::Episode)> = match (embedder, query) {
             (Some(embedder), Some(query)) => {
                 let mut texts = vec![query.to_string()];
@@ -143,7 +142,7 @@ impl Tool for WorkSearch {
                 let embedded = embedder
                     .embed(ctx.caller.tenant_id, &texts)
                     .await
-                    .map_err(|e| semantic::provider_failed(name, embedder.model(), &e))?;
+                    .map_err(|e| semantic::provider_failed(ctx.tool, embedder.model(), &e))?;
                 let mut vectors = embedded.vectors;
                 vectors.iter_mut().for_each(|v| otc_embed::normalize(v));
                 let q = vectors.remove(0);

@@ -118,14 +118,13 @@ impl Tool for SearchJsonlogic {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let started = Instant::now();
         let view = ctx.view(&input.vault).await?;
         let root = root_prefix(input.root.as_deref())?;
         let limit = search_limit(input.limit)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let rule = Rule::new(&input.logic)?;
         let empty = |vault: &str| Output {
             vault: vault.to_string(),
@@ -158,10 +157,10 @@ impl Tool for SearchJsonlogic {
         let matcher = Arc::new(RuleMatcher::new(rule, detailed)?);
         let budget = Arc::new(Budget::new(ctx, started));
         let scanned =
-            scanning::scan(ctx, name, candidates, read_content, PageSpec { after, limit }, matcher.clone(), budget)
+            scanning::scan(ctx, ctx.tool, candidates, read_content, PageSpec { after, limit }, matcher.clone(), budget)
                 .await?;
         let hits: Vec<Hit> = scanned.hits.into_iter().map(|(_, hit)| hit).collect();
-        let (hits, next_cursor) = page(name, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
+        let (hits, next_cursor) = page(ctx.tool, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
         let errors = matcher.errors.load(Ordering::Relaxed);
         Ok(Output {
             vault: view.vault.name.clone(),

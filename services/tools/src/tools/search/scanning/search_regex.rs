@@ -102,7 +102,6 @@ impl Tool for SearchRegex {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let started = Instant::now();
         let view = ctx.view(&input.vault).await?;
         let prefix = root_prefix(input.root.as_deref())?;
@@ -113,7 +112,7 @@ impl Tool for SearchRegex {
         let prefilter = Prefilter::new(&input.pattern, flags);
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
 
         let paths = if prefilter.literals().is_empty() {
             None
@@ -123,9 +122,9 @@ impl Tool for SearchRegex {
         let candidates = scanning::candidates(ctx, &view, &scanning::filter(prefix, paths)).await?;
         let matcher = Arc::new(RegexMatcher { regex, prefilter, per_file, detailed });
         let budget = Arc::new(Budget::new(ctx, started));
-        let scanned = scanning::scan(ctx, name, candidates, true, PageSpec { after, limit }, matcher, budget).await?;
+        let scanned = scanning::scan(ctx, ctx.tool, candidates, true, PageSpec { after, limit }, matcher, budget).await?;
         let hits: Vec<Hit> = scanned.hits.into_iter().map(|(_, hit)| hit).collect();
-        let (hits, next_cursor) = page(name, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
+        let (hits, next_cursor) = page(ctx.tool, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
         Ok(Output { vault: view.vault.name.clone(), total_count: scanned.total, hits, next_cursor })
     }
 }

@@ -65,7 +65,6 @@ impl Tool for CreateCanvas {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
         writing::check_write(&view, &input.path, "path")?;
@@ -73,7 +72,7 @@ impl Tool for CreateCanvas {
             canvas::new_canvas(input.nodes.unwrap_or_default(), input.edges.unwrap_or_default())?;
         let text = canvas::render(&made);
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = writing::write_whole(ctx, name, &view, &input.path, "path", &text, overwrite).await?;
+        let edited = writing::write_whole(ctx, ctx.tool, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

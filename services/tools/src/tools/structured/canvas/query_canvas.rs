@@ -97,10 +97,9 @@ impl Tool for QueryCanvas {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let limit = page_limit(input.limit)?;
-        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?.unwrap_or(0);
+        let skip: usize = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?.unwrap_or(0);
         let paths = match input.paths {
             Some(paths) => {
                 for path in &paths {
@@ -125,7 +124,7 @@ impl Tool for QueryCanvas {
         let mut all = Vec::new();
         let mut unreadable = Vec::new();
         for path in paths {
-            let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, &path).await? else {
+            let Some((_, text)) = writing::current_text(ctx, ctx.tool, view.vault.id, &path).await? else {
                 return Err(otc_kernel::reading::not_found(&path));
             };
             let Ok(parsed) = canvas::parse(&text) else {
@@ -146,7 +145,7 @@ impl Tool for QueryCanvas {
         let rest: Vec<Match> = all.into_iter().skip(skip).collect();
         let more = rest.len() > limit;
         let (matches, cut) = fit(rest.into_iter().take(limit).collect(), PAGE_BUDGET_BYTES);
-        let next_cursor = (more || cut).then(|| encode_cursor(name, &(skip + matches.len())));
+        let next_cursor = (more || cut).then(|| encode_cursor(ctx.tool, &(skip + matches.len())));
         Ok(Output { vault: view.vault.name.clone(), matches, total, unreadable, next_cursor })
     }
 }

@@ -75,7 +75,6 @@ impl Tool for UpdateCanvas {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         check_canvas_path(&input.path, "path")?;
         view.readable_path(&input.path)?;
@@ -89,7 +88,7 @@ impl Tool for UpdateCanvas {
             update_nodes: input.update_nodes.unwrap_or_default(),
             update_edges: input.update_edges.unwrap_or_default(),
         };
-        let edited = writing::edit_note(ctx, name, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let applied = canvas::apply(canvas::parse(text)?, &update)?;
             let counts = [

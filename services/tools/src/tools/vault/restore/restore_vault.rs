@@ -63,7 +63,6 @@ impl Tool for RestoreVault {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let at = RestoreAt::parse(&input.at).ok_or_else(restore::bad_at)?;
         let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(input.folder.as_deref())?;
@@ -73,7 +72,7 @@ impl Tool for RestoreVault {
         let readable = |path: &str| view.can_read(path);
         let plan = restore::plan(&services.store, ctx.caller.tenant_id, view.vault.id, at, &folder, &readable)
             .await
-            .map_err(|e| e.into_tool(name))?;
+            .map_err(|e| e.into_tool(ctx.tool))?;
         for path in &plan.restored {
             writing::check_write(&view, path, "at").map_err(|e| e.detail("path", path.clone()))?;
         }
@@ -83,9 +82,9 @@ impl Tool for RestoreVault {
         let dry = input.dry_run.unwrap_or(false);
         let mut head = plan.head;
         if !dry {
-            writing::confirm(ctx, name, !plan.changes.is_empty(), "it changes every file that differs from then")
+            writing::confirm(ctx, ctx.tool, !plan.changes.is_empty(), "it changes every file that differs from then")
                 .await?;
-            let who = writing::provenance(ctx, name, None);
+            let who = writing::provenance(ctx, ctx.tool, None);
             head = restore::apply(
                 &services.store,
                 &services.kv,
@@ -96,7 +95,7 @@ impl Tool for RestoreVault {
                 &who,
             )
             .await
-            .map_err(|e| e.into_tool(name))?;
+            .map_err(|e| e.into_tool(ctx.tool))?;
         }
         Ok(Output {
             vault: view.vault.name.clone(),

@@ -96,7 +96,6 @@ impl Tool for AddBookmark {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let b = &input.bookmark;
         let mut item = Map::new();
@@ -136,7 +135,7 @@ impl Tool for AddBookmark {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let allow_duplicate = input.allow_duplicate.unwrap_or(false);
-        let edited = settings_files::change(ctx, name, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings_files::change(ctx, ctx.tool, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
             let mut items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
             let mut group_created = false;
             let target: &mut Vec<Value> = match &input.group {

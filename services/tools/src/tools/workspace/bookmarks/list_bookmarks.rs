@@ -45,9 +45,8 @@ impl Tool for ListBookmarks {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let (object, content_hash) = settings_files::read(ctx, name, &view, BOOKMARKS).await?;
+        let (object, content_hash) = settings_files::read(ctx, ctx.tool, &view, BOOKMARKS).await?;
         let items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
         Ok(Output { vault: view.vault.name.clone(), items: bookmarks::filtered(&view, &items), content_hash })
     }

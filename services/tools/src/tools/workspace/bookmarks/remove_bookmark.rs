@@ -54,7 +54,6 @@ impl Tool for RemoveBookmark {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         if input.wanted.is_empty() || input.wanted.keys().any(|k| !KEYS.contains(&k.as_str())) {
             return Err(ToolError::with_message(
@@ -63,7 +62,7 @@ impl Tool for RemoveBookmark {
             )
             .detail("field", "match"));
         }
-        let edited = settings_files::change(ctx, name, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings_files::change(ctx, ctx.tool, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
             let mut items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
             let removed = match &input.group {
                 None => bookmarks::remove(&view, &mut items, &input.wanted),

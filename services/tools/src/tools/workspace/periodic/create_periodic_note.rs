@@ -61,9 +61,8 @@ impl Tool for CreatePeriodicNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let exists = || {
             ToolError::with_message(
@@ -78,7 +77,7 @@ impl Tool for CreatePeriodicNote {
         }
         let ensured = periodic::ensure(
             ctx,
-            name,
+            ctx.tool,
             &view,
             &resolved,
             input.template_override.as_deref(),

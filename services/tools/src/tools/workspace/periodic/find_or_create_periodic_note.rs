@@ -67,12 +67,11 @@ impl Tool for FindOrCreatePeriodicNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let ensured =
-            periodic::ensure(ctx, name, &view, &resolved, None, input.expand_template.unwrap_or(true), |text| {
+            periodic::ensure(ctx, ctx.tool, &view, &resolved, None, input.expand_template.unwrap_or(true), |text| {
                 Ok(text.to_string())
             })
             .await?;

@@ -66,13 +66,12 @@ impl Tool for GetPeriodicNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, name, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let now = writing::current_text(ctx, name, view.vault.id, &resolved.path).await?;
+        let now = writing::current_text(ctx, ctx.tool, view.vault.id, &resolved.path).await?;
         let include = input.include_content.unwrap_or(true);
         let frontmatter = match (&now, detailed && include) {
             (Some((_, text)), true) => otc_kernel::reading::frontmatter_map(text),

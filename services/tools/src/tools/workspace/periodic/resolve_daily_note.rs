@@ -42,9 +42,8 @@ impl Tool for ResolveDailyNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, name, &view, PeriodArg::Daily, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, ctx.tool, &view, PeriodArg::Daily, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let exists = writing::current(ctx, view.vault.id, &resolved.path).await?.is_some();
         Ok(Output { vault: view.vault.name.clone(), date: resolved.date.to_string(), path: resolved.path, exists })
