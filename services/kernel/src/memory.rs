@@ -134,9 +134,19 @@ impl<F: Future> Future for Metering<F> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = &mut *self;
         let previous = CURRENT.with(|current| current.replace(Arc::as_ptr(&this.memory)));
-        let polled = this.future.as_mut().poll(cx);
-        CURRENT.with(|current| current.set(previous));
-        polled
+        // Put back on the way out, a panic's unwinding included: the account may be gone once
+        // the call's answer is made, and nothing may count against it after that.
+        let _restore = Restore(previous);
+        this.future.as_mut().poll(cx)
+    }
+}
+
+/// Puts the account that was current back when dropped.
+struct Restore(*const CallMemory);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|current| current.set(self.0));
     }
 }
 
@@ -184,6 +194,17 @@ pub fn parse_note(text: &str) -> Result<otc_parser::Note, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panicking_call_leaves_no_account_behind() {
+        let memory = CallMemory::new(0);
+        let mut call = metered(memory.clone(), async { panic!("a bug") });
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(&mut call).poll(&mut cx)));
+        assert!(polled.is_err());
+        assert!(CURRENT.with(|current| current.get().is_null()), "the account was put back on unwinding");
+    }
 
     #[test]
     fn an_account_notes_its_peak_and_when_it_passes_its_limit() {
