@@ -13,32 +13,33 @@ use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::AclRuleRow;
-use otc_tools::acl_admin::{self, RuleRequest, SubjectName};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use otc_tools::tools::admin::acl_rules::{self, RuleRequest, SubjectName};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
 const SCOPE: &str = "admin:acl";
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     #[serde(default)]
-    vault: Option<String>,
+    pub vault: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// Whose rule: exactly one of principal, group or everyone, in a vault.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubjectFields {
-    vault: String,
+    pub vault: String,
     #[serde(default)]
-    principal: Option<String>,
+    pub principal: Option<String>,
     #[serde(default)]
-    group: Option<String>,
+    pub group: Option<String>,
     #[serde(default)]
-    everyone: bool,
+    pub everyone: bool,
 }
 
 impl SubjectFields {
@@ -55,65 +56,109 @@ impl SubjectFields {
     }
 }
 
-#[derive(Deserialize)]
+/// A rule to set: a list left out is unrestricted, `[]` allows nothing.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetRule {
     #[serde(flatten)]
-    target: SubjectFields,
+    pub target: SubjectFields,
     #[serde(default)]
-    read_paths: Option<Vec<String>>,
+    pub read_paths: Option<Vec<String>>,
     #[serde(default)]
-    write_paths: Option<Vec<String>>,
+    pub write_paths: Option<Vec<String>>,
     #[serde(default)]
-    delete_paths: Option<Vec<String>>,
+    pub delete_paths: Option<Vec<String>>,
     #[serde(default)]
-    read_only: bool,
+    pub read_only: bool,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GroupChange {
     #[serde(default)]
-    add: Vec<String>,
+    pub add: Vec<String>,
     #[serde(default)]
-    remove: Vec<String>,
+    pub remove: Vec<String>,
 }
 
-fn rule_json(r: &AclRuleRow) -> Value {
-    json!({
-        "id": r.id,
-        "vault": r.vault_name,
-        "vault_id": r.vault_id,
-        "subject": r.subject_label(),
-        "principal": r.principal_name,
-        "principal_id": r.principal_id,
-        "group": r.group_name,
-        "read_paths": r.read_paths,
-        "write_paths": r.write_paths,
-        "delete_paths": r.delete_paths,
-        "read_only": r.read_only,
-        "updated_at": r.updated_at,
-    })
+#[derive(Serialize, JsonSchema)]
+pub struct AclRule {
+    pub id: uuid::Uuid,
+    pub vault: String,
+    pub vault_id: uuid::Uuid,
+    /// "principal alice", "group eng" or "everyone".
+    pub subject: String,
+    pub principal: Option<String>,
+    pub principal_id: Option<uuid::Uuid>,
+    pub group: Option<String>,
+    pub read_paths: Option<Vec<String>>,
+    pub write_paths: Option<Vec<String>>,
+    pub delete_paths: Option<Vec<String>>,
+    pub read_only: bool,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AclRules {
+    pub rules: Vec<AclRule>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AclRuleSet {
+    pub rule: AclRule,
+    /// Every gateway obeys the change before this answer.
+    pub gateways_told: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AclRuleRemoved {
+    pub removed: bool,
+    pub gateways_told: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct PrincipalGroups {
+    pub principal: String,
+    pub principal_id: uuid::Uuid,
+    pub groups: Vec<String>,
+    pub gateways_told: bool,
+}
+
+fn rule_of(r: &AclRuleRow) -> AclRule {
+    AclRule {
+        id: r.id,
+        vault: r.vault_name.clone(),
+        vault_id: r.vault_id,
+        subject: r.subject_label(),
+        principal: r.principal_name.clone(),
+        principal_id: r.principal_id,
+        group: r.group_name.clone(),
+        read_paths: r.read_paths.clone(),
+        write_paths: r.write_paths.clone(),
+        delete_paths: r.delete_paths.clone(),
+        read_only: r.read_only,
+        updated_at: r.updated_at,
+    }
 }
 
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AclRules>, ApiError> {
     require(&caller, SCOPE)?;
     let store = &state.dispatcher.services.store;
-    let rules = acl_admin::rules(store, caller.tenant_id, query.vault.as_deref(), caller.vault_id)
+    let rules = acl_rules::rules(store, caller.tenant_id, query.vault.as_deref(), caller.vault_id)
         .await
         .map_err(ApiError::from_tool)?;
-    Ok(Json(json!({ "rules": rules.iter().map(rule_json).collect::<Vec<_>>() })))
+    Ok(Json(AclRules { rules: rules.iter().map(rule_of).collect() }))
 }
 
 pub async fn set(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     body: Result<Json<SetRule>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AclRuleSet>, ApiError> {
     require(&caller, SCOPE)?;
     let Json(body) = body.map_err(|e| crate::error::body_rejection("acl", e))?;
     let request = RuleRequest {
@@ -126,21 +171,21 @@ pub async fn set(
         read_only: body.read_only,
     };
     let services = &state.dispatcher.services;
-    let changed = acl_admin::set_rule(&services.store, &services.kv, caller.tenant_id, &request)
+    let changed = acl_rules::set_rule(&services.store, &services.kv, caller.tenant_id, &request)
         .await
         .map_err(ApiError::from_tool)?;
-    Ok(Json(json!({ "rule": rule_json(&changed.value), "gateways_told": changed.gateways_told })))
+    Ok(Json(AclRuleSet { rule: rule_of(&changed.value), gateways_told: changed.gateways_told }))
 }
 
 pub async fn remove(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Query(target): Query<SubjectFields>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AclRuleRemoved>, ApiError> {
     require(&caller, SCOPE)?;
     let services = &state.dispatcher.services;
     let subject = target.subject()?;
-    let changed = acl_admin::remove_rule(
+    let changed = acl_rules::remove_rule(
         &services.store,
         &services.kv,
         caller.tenant_id,
@@ -156,14 +201,14 @@ pub async fn remove(
             "no rule for that vault and subject",
         )));
     }
-    Ok(Json(json!({ "removed": true, "gateways_told": changed.gateways_told })))
+    Ok(Json(AclRuleRemoved { removed: true, gateways_told: changed.gateways_told }))
 }
 
 pub async fn groups(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(principal): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PrincipalGroups>, ApiError> {
     group_change(&state, &caller, &principal, GroupChange::default()).await
 }
 
@@ -172,7 +217,7 @@ pub async fn change_groups(
     Extension(caller): Extension<Caller>,
     Path(principal): Path<String>,
     body: Result<Json<GroupChange>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PrincipalGroups>, ApiError> {
     require(&caller, SCOPE)?;
     let Json(change) = body.map_err(|e| crate::error::body_rejection("groups", e))?;
     group_change(&state, &caller, &principal, change).await
@@ -183,7 +228,7 @@ async fn group_change(
     caller: &Caller,
     principal: &str,
     change: GroupChange,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PrincipalGroups>, ApiError> {
     require(caller, SCOPE)?;
     if caller.vault_id.is_some() {
         return Err(ApiError::from_tool(ToolError::with_message(
@@ -192,7 +237,7 @@ async fn group_change(
         )));
     }
     let services = &state.dispatcher.services;
-    let changed = acl_admin::change_groups(
+    let changed = acl_rules::change_groups(
         &services.store,
         &services.kv,
         caller.tenant_id,
@@ -203,10 +248,10 @@ async fn group_change(
     .await
     .map_err(ApiError::from_tool)?;
     let (who, groups) = changed.value;
-    Ok(Json(json!({
-        "principal": who.name,
-        "principal_id": who.id,
-        "groups": groups,
-        "gateways_told": changed.gateways_told,
-    })))
+    Ok(Json(PrincipalGroups {
+        principal: who.name,
+        principal_id: who.id,
+        groups,
+        gateways_told: changed.gateways_told,
+    }))
 }

@@ -15,8 +15,9 @@ use axum::response::{IntoResponse, Response};
 use otc_errors::{ErrorCode, ToolError};
 use otc_identity::admin::{AdminError, Changer, IdpInput};
 use otc_identity::scim::{self, Resource, ScimError};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::{ApiError, AppState, Caller};
 
@@ -245,13 +246,60 @@ fn admin_error(err: AdminError) -> ApiError {
     }
 }
 
-#[derive(Deserialize)]
+/// Whose grants (a principal's name or id; everyone's when left out), and whether revoked ones
+/// too.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrantsQuery {
     #[serde(default)]
-    principal: Option<String>,
+    pub principal: Option<String>,
     #[serde(default)]
-    all: bool,
+    pub all: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Grants {
+    pub grants: Vec<GrantOut>,
+}
+
+/// One OAuth grant: a client a principal let act for them.
+#[derive(Serialize, JsonSchema)]
+pub struct GrantOut {
+    pub id: uuid::Uuid,
+    pub principal: GrantPrincipal,
+    pub client_id: String,
+    pub client_name: Option<String>,
+    pub scopes: Vec<String>,
+    pub resource: String,
+    /// How it was granted (consent, sso, id-jag ...).
+    pub via: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub last_used_at: chrono::DateTime<chrono::Utc>,
+    pub revoked_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub revoked_reason: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct GrantPrincipal {
+    pub id: uuid::Uuid,
+    pub name: String,
+    pub active: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct GrantRevoked {
+    pub revoked: bool,
+    pub gateways_told: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Idp {
+    pub idp: Option<otc_identity::admin::IdpView>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct IdpRemoved {
+    pub removed: bool,
 }
 
 /// `GET /v1/oauth/grants`.
@@ -259,20 +307,27 @@ pub async fn grants(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Query(q): Query<GrantsQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Grants>, ApiError> {
     tenant_admin(&caller, GRANTS_SCOPE)?;
     let identity = identity(&state)?;
     let grants = identity.grants(caller.tenant_id, q.principal.as_deref(), q.all).await.map_err(admin_error)?;
-    let grants: Vec<Value> = grants
+    let grants = grants
         .into_iter()
-        .map(|g| {
-            json!({"id": g.id, "principal": {"id": g.principal_id, "name": g.principal_name, "active": g.principal_active},
-                   "client_id": g.client_id, "client_name": g.client_name, "scopes": g.scopes, "resource": g.resource,
-                   "via": g.via, "created_at": g.created_at, "last_used_at": g.last_used_at,
-                   "revoked_at": g.revoked_at, "revoked_reason": g.revoked_reason})
+        .map(|g| GrantOut {
+            id: g.id,
+            principal: GrantPrincipal { id: g.principal_id, name: g.principal_name, active: g.principal_active },
+            client_id: g.client_id,
+            client_name: g.client_name,
+            scopes: g.scopes,
+            resource: g.resource,
+            via: g.via,
+            created_at: g.created_at,
+            last_used_at: g.last_used_at,
+            revoked_at: g.revoked_at,
+            revoked_reason: g.revoked_reason,
         })
         .collect();
-    Ok(Json(json!({"grants": grants})))
+    Ok(Json(Grants { grants }))
 }
 
 /// `DELETE /v1/oauth/grants/{id}`.
@@ -280,19 +335,19 @@ pub async fn revoke_grant(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<GrantRevoked>, ApiError> {
     tenant_admin(&caller, GRANTS_SCOPE)?;
     let identity = identity(&state)?;
     let id = uuid::Uuid::try_parse(&id).map_err(|_| admin_error(AdminError::NotFound(format!("grant {id}"))))?;
     let revoked = identity.revoke_grant(caller.tenant_id, id).await.map_err(admin_error)?;
-    Ok(Json(json!({"revoked": revoked, "gateways_told": true})))
+    Ok(Json(GrantRevoked { revoked, gateways_told: true }))
 }
 
 /// `GET /v1/idp`.
-pub async fn idp(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Value>, ApiError> {
+pub async fn idp(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Idp>, ApiError> {
     tenant_admin(&caller, SSO_SCOPE)?;
     let view = identity(&state)?.idp(caller.tenant_id).await.map_err(admin_error)?;
-    Ok(Json(json!({"idp": view})))
+    Ok(Json(Idp { idp: view.into() }))
 }
 
 /// `PUT /v1/idp`: the body is the provider's settings (`issuer`, `client_id`, `client_secret`
@@ -302,24 +357,24 @@ pub async fn set_idp(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Idp>, ApiError> {
     tenant_admin(&caller, SSO_SCOPE)?;
     let input: IdpInput = serde_json::from_slice(&body)
         .map_err(|e| ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, format!("the body: {e}"))))?;
     let by = Changer::TenantAdmin { scopes: caller.scopes.clone() };
     let view = identity(&state)?.set_idp(caller.tenant_id, input, by).await.map_err(admin_error)?;
-    Ok(Json(json!({"idp": view})))
+    Ok(Json(Idp { idp: view.into() }))
 }
 
 /// `DELETE /v1/idp`.
 pub async fn remove_idp(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<IdpRemoved>, ApiError> {
     tenant_admin(&caller, SSO_SCOPE)?;
     let removed = identity(&state)?.remove_idp(caller.tenant_id).await.map_err(admin_error)?;
     if !removed {
         return Err(admin_error(AdminError::NotFound("identity provider".into())));
     }
-    Ok(Json(json!({"removed": true})))
+    Ok(Json(IdpRemoved { removed: true }))
 }

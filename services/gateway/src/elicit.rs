@@ -10,30 +10,42 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::{Extension, State};
 use otc_errors::{ErrorCode, ToolError};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
 
-#[derive(Deserialize)]
+/// `POST /v1/elicit`: a person's confirmation of one call (its tool and `args_hash`).
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ElicitRequest {
-    tool: String,
-    args_hash: String,
+    pub tool: String,
+    pub args_hash: String,
     #[serde(default)]
-    vault: Option<String>,
+    pub vault: Option<String>,
     #[serde(default)]
-    principal: Option<uuid::Uuid>,
+    pub principal: Option<uuid::Uuid>,
     #[serde(default)]
-    ttl_secs: Option<u64>,
+    pub ttl_secs: Option<u64>,
+}
+
+/// The confirmation token, for the call's `elicit_token`.
+#[derive(Serialize, JsonSchema)]
+pub struct Elicited {
+    pub token: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    pub tool: String,
+    pub args_hash: String,
+    pub principal: uuid::Uuid,
+    pub vault: Option<String>,
 }
 
 pub async fn mint(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     request: Result<Json<ElicitRequest>, axum::extract::rejection::JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Elicited>, ApiError> {
     require(&caller, crate::scopes::CONFIRM)?;
     let Json(request) = request.map_err(|e| crate::error::body_rejection("elicit", e))?;
     let hash = &request.args_hash;
@@ -81,14 +93,14 @@ pub async fn mint(
     )
     .await
     .map_err(|e| ApiError::from_store(&e))?;
-    Ok(Json(json!({
-        "token": minted.token,
-        "expires_at": minted.expires_at,
-        "tool": request.tool,
-        "args_hash": hash,
-        "principal": principal,
-        "vault": request.vault,
-    })))
+    Ok(Json(Elicited {
+        token: minted.token,
+        expires_at: minted.expires_at,
+        tool: request.tool,
+        args_hash: hash.to_string(),
+        principal,
+        vault: request.vault,
+    }))
 }
 
 fn forbidden(message: &str) -> ApiError {

@@ -3,14 +3,15 @@
 //! Stateless: everything a request needs is in Postgres, Redis or the object store, so any
 //! replica answers any request.
 
-mod acl_api;
+pub mod acl_api;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
-mod directory;
-mod elicit;
+pub mod directory;
+pub mod elicit;
 mod error;
 mod health;
+pub mod http_api;
 mod jsonrpc;
 pub mod mcp;
 mod native_tasks;
@@ -18,14 +19,15 @@ pub mod oauth;
 mod observe;
 mod origin;
 mod pages;
-mod policies;
+pub mod policies;
 mod rate_limit;
 mod request_state;
 mod scopes;
-mod sync_api;
+pub mod sync_api;
 mod tool_results;
 mod v1_audit;
-mod whoami;
+pub mod whoami;
+pub mod wire;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -7,7 +7,6 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Uri};
-use serde_json::{Value, json};
 
 use crate::{ApiError, AppState};
 
@@ -66,8 +65,22 @@ pub fn resource_url(settings: &OAuthSettings, headers: &HeaderMap, path: &str) -
     format!("{}{}", base_url(settings, headers), resource_path(path))
 }
 
+/// Protected resource metadata (RFC 9728).
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct ResourceMetadata {
+    pub resource: String,
+    pub authorization_servers: Vec<String>,
+    pub scopes_supported: Vec<String>,
+    pub bearer_methods_supported: Vec<String>,
+    pub resource_name: String,
+}
+
 /// `GET /.well-known/oauth-protected-resource[/mcp[/<surface>]]`.
-pub async fn metadata(State(state): State<AppState>, headers: HeaderMap, uri: Uri) -> Result<Json<Value>, ApiError> {
+pub async fn metadata(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Json<ResourceMetadata>, ApiError> {
     let rest = uri.path().strip_prefix(WELL_KNOWN).unwrap_or("");
     let resource = resource_path(rest);
     if rest != resource && !(rest == "/" && resource.is_empty()) {
@@ -80,11 +93,11 @@ pub async fn metadata(State(state): State<AppState>, headers: HeaderMap, uri: Ur
         servers.push(base.clone());
     }
     servers.extend(state.oauth.authorization_servers.iter().filter(|s| **s != base).cloned());
-    Ok(Json(json!({
-        "resource": format!("{base}{resource}"),
-        "authorization_servers": servers,
-        "scopes_supported": scopes(&state),
-        "bearer_methods_supported": ["header"],
-        "resource_name": "obsidian-tc",
-    })))
+    Ok(Json(ResourceMetadata {
+        resource: format!("{base}{resource}"),
+        authorization_servers: servers,
+        scopes_supported: scopes(&state),
+        bearer_methods_supported: vec!["header".into()],
+        resource_name: "obsidian-tc".into(),
+    }))
 }

@@ -7,30 +7,35 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, State};
 use otc_errors::{ErrorCode, ToolError};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::{ApiError, AppState, Caller};
 
 use crate::scopes::CONFIRM as SCOPE;
 
-#[derive(Deserialize)]
+/// The tenant's policies: the OAuth clients whose own confirmation prompt stands in for
+/// `elicit_required` (at most 50).
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PolicyInput {
-    confirm_in_client_clients: Vec<String>,
+pub struct Policies {
+    pub confirm_in_client_clients: Vec<String>,
 }
 
 fn tenant_admin(caller: &Caller) -> Result<(), ApiError> {
     crate::auth::tenant_admin(caller, SCOPE, "set the tenant's policies")
 }
 
-pub async fn get(State(state): State<AppState>, Extension(caller): Extension<Caller>) -> Result<Json<Value>, ApiError> {
+pub async fn get(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Policies>, ApiError> {
     tenant_admin(&caller)?;
     let store = &state.dispatcher.services.store;
     let mut tx = store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
     let clients = tx.confirm_in_client_clients().await.map_err(|e| ApiError::from_store(&e))?;
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
-    Ok(Json(json!({"confirm_in_client_clients": clients})))
+    Ok(Json(Policies { confirm_in_client_clients: clients }))
 }
 
 /// `PUT /v1/policies` `{confirm_in_client_clients: [client_id, ...]}` (at most 50): replaces the
@@ -39,9 +44,9 @@ pub async fn set(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Policies>, ApiError> {
     tenant_admin(&caller)?;
-    let input: PolicyInput = serde_json::from_slice(&body)
+    let input: Policies = serde_json::from_slice(&body)
         .map_err(|e| ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, format!("the body: {e}"))))?;
     let mut clients = input.confirm_in_client_clients;
     clients.sort();
@@ -67,5 +72,5 @@ pub async fn set(
             "the policy was saved but the gateways could not be told; they apply it within the auth cache's age",
         ))
     })?;
-    Ok(Json(json!({"confirm_in_client_clients": clients})))
+    Ok(Json(Policies { confirm_in_client_clients: clients }))
 }

@@ -24,12 +24,16 @@ use axum::body::Body;
 use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use otc_errors::{ErrorCode, ToolError};
 use otc_kernel::reading::View;
 use otc_store::{Action, Change, Expect, Hash, Provenance, StoreError, TenantTx, Vault};
+
+use crate::wire::{
+    ChangeList, ChangeRow, CommitRequest, Committed, FileList, FileQuery, FileRow, PageQuery, Uploaded, VaultList,
+    VaultRow,
+};
 use otc_vault::acl::Audience;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::auth::require;
@@ -82,18 +86,11 @@ fn no_file(path: &str) -> ApiError {
     ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, "no file at that path").detail("path", path))
 }
 
-#[derive(Serialize)]
-pub struct VaultRow {
-    id: uuid::Uuid,
-    name: String,
-    created_at: DateTime<Utc>,
-}
-
 /// GET /v1/vaults
 pub async fn list_vaults(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<VaultList>> {
     let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
     let vaults = tx.list_vaults().await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
@@ -102,21 +99,12 @@ pub async fn list_vaults(
         .filter(|v| caller.vault_id.is_none_or(|bound| bound == v.id))
         .map(|v| VaultRow { id: v.id, name: v.name, created_at: v.created_at })
         .collect();
-    Ok(Json(json!({ "vaults": rows })))
+    Ok(Json(VaultList { vaults: rows }))
 }
 
-#[derive(Deserialize)]
-pub struct PageQuery {
-    after: Option<String>,
-    since: Option<i64>,
-    limit: Option<i64>,
-}
-
-impl PageQuery {
-    /// The page size asked for: 1000 by default, 1 to 5000.
-    fn limit(&self) -> i64 {
-        self.limit.unwrap_or(1000).clamp(1, 5000)
-    }
+/// The page size asked for: 1000 by default, 1 to 5000.
+fn limit_of(page: &PageQuery) -> i64 {
+    page.limit.unwrap_or(1000).clamp(1, 5000)
 }
 
 /// GET /v1/vaults/{vault}/files?after=PATH&limit=N: the manifest in path order, the paths
@@ -126,20 +114,27 @@ pub async fn list_files(
     Extension(caller): Extension<Caller>,
     Path(vault): Path<String>,
     Query(page): Query<PageQuery>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<FileList>> {
     require(&caller, "read:notes")?;
     let (mut tx, view) = open_view(&state, &caller, &vault).await?;
     let vault = &view.vault;
-    let limit = page.limit();
+    let limit = limit_of(&page);
     let files = tx.visible_files(vault.id, page.after.as_deref(), limit, view.visible()).await.map_err(store_err)?;
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
     let next = (files.len() as i64 == limit).then(|| files.last().map(|f| f.path.clone())).flatten();
-    let rows: Vec<_> = files
+    let files = files
         .into_iter()
-        .map(|f| json!({"path": f.path, "hash": hex::encode(f.hash), "size": f.size, "mtime": f.mtime, "kind": f.kind.as_str(), "seq": f.seq}))
+        .map(|f| FileRow {
+            path: f.path,
+            hash: hex::encode(f.hash),
+            size: f.size,
+            mtime: f.mtime,
+            kind: f.kind.as_str().to_string(),
+            seq: f.seq,
+        })
         .collect();
-    Ok(Json(json!({ "vault": vault.name, "head": head, "files": rows, "next_after": next })))
+    Ok(Json(FileList { vault: vault.name.clone(), head, files, next_after: next }))
 }
 
 /// GET /v1/vaults/{vault}/changes?since=SEQ&limit=N: the change log after a sequence, records
@@ -150,12 +145,12 @@ pub async fn changes(
     Extension(caller): Extension<Caller>,
     Path(vault): Path<String>,
     Query(page): Query<PageQuery>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<ChangeList>> {
     require(&caller, "read:notes")?;
     let (mut tx, view) = open_view(&state, &caller, &vault).await?;
     let vault = &view.vault;
     let since = page.since.unwrap_or(0).max(0);
-    let limit = page.limit();
+    let limit = limit_of(&page);
     // The head first: every record up to it is committed, so the scan below sees all of them,
     // and a page short of `limit` has covered the log up to the head.
     let head = tx.head_seq(vault.id).await.map_err(store_err)?;
@@ -163,24 +158,26 @@ pub async fn changes(
     tx.commit().await.map_err(store_err)?;
     let next =
         if (records.len() as i64) < limit { head.max(since) } else { records.last().map(|r| r.seq).unwrap_or(since) };
-    let rows: Vec<_> = records
+    let changes = records
         .into_iter()
-        .map(|r| {
-            json!({
-                "seq": r.seq, "commit_id": r.commit_id, "path": r.path, "op": r.op,
-                "old_hash": r.old_hash.map(hex::encode), "new_hash": r.new_hash.map(hex::encode),
-                "size": r.size, "mtime": r.mtime, "committed_at": r.committed_at, "tool": r.tool,
-                "client_tool": r.client_tool, "client_name": r.client_name, "client_model": r.client_model,
-                "record_hash": hex::encode(r.record_hash),
-            })
+        .map(|r| ChangeRow {
+            seq: r.seq,
+            commit_id: r.commit_id,
+            path: r.path,
+            op: r.op,
+            old_hash: r.old_hash.map(hex::encode),
+            new_hash: r.new_hash.map(hex::encode),
+            size: r.size,
+            mtime: r.mtime,
+            committed_at: r.committed_at,
+            tool: r.tool,
+            client_tool: r.client_tool,
+            client_name: r.client_name,
+            client_model: r.client_model,
+            record_hash: hex::encode(r.record_hash),
         })
         .collect();
-    Ok(Json(json!({ "vault": vault.name, "head": head, "changes": rows, "next_since": next, "more": next < head })))
-}
-
-#[derive(Deserialize)]
-pub struct FileQuery {
-    path: String,
+    Ok(Json(ChangeList { vault: vault.name.clone(), head, changes, next_since: next, more: next < head }))
 }
 
 fn bytes_response(hash: &Hash, bytes: bytes::Bytes) -> Response {
@@ -262,7 +259,7 @@ pub async fn upload_blob(
     Path((vault, hash)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
     body: Body,
-) -> ApiResult<(StatusCode, Json<serde_json::Value>)> {
+) -> ApiResult<(StatusCode, Json<Uploaded>)> {
     require(&caller, "write:notes")?;
     let hash = parse_hash(&hash)?;
     let (tx, vault) = open_vault(&state, &caller, &vault).await?;
@@ -319,7 +316,7 @@ pub async fn upload_blob(
     let slot = Slot::take(&state, &caller, size, &quotas).await?;
     let outcome = stream_upload(&state, &caller, &vault, &hash, size, body, &slot).await;
     slot.release(&state).await;
-    outcome.map(|()| (StatusCode::CREATED, Json(json!({ "hash": hex::encode(hash), "size": size }))))
+    outcome.map(|()| (StatusCode::CREATED, Json(Uploaded { hash: hex::encode(hash), size })))
 }
 
 /// An upload's place among its tenant's uploads in flight (none when Redis could not count it:
@@ -431,38 +428,6 @@ async fn stream_upload(
 
 /// The tool a /v1 commit is recorded as in provenance.
 pub const V1_COMMIT_TOOL: &str = "v1_commit";
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommitRequest {
-    changes: Vec<ChangeRequest>,
-    #[serde(default)]
-    tool: Option<String>,
-    #[serde(default)]
-    client_name: Option<String>,
-    #[serde(default)]
-    client_model: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChangeRequest {
-    path: String,
-    /// "absent", "any", or the 64-hex hash the path must hold.
-    expect: String,
-    #[serde(default)]
-    put: Option<PutRequest>,
-    #[serde(default)]
-    delete: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PutRequest {
-    hash: String,
-    #[serde(default)]
-    mtime: Option<DateTime<Utc>>,
-}
 
 /// The folder ACL on one change of a commit: a put needs a path the caller may write, a delete
 /// one it may delete; acl_denied otherwise. A path the caller cannot read answers the same (it
@@ -667,10 +632,14 @@ async fn commit_once(
                 }
             })?;
     match outcome {
-        Ok(done) => Ok(json!({
-            "vault": vault.name, "seq": done.committed.seq, "commit_id": done.committed.commit_id,
-            "changed": done.committed.changed, "indexed": done.indexed,
-        })),
+        Ok(done) => Ok(serde_json::to_value(Committed {
+            vault: vault.name.clone(),
+            seq: done.committed.seq,
+            commit_id: done.committed.commit_id,
+            changed: done.committed.changed,
+            indexed: done.indexed,
+        })
+        .expect("a commit's answer serializes")),
         // A delete of a path that holds nothing (expect "any"): not found, nothing applied.
         Err(stale) if stale.paths.is_empty() && !stale.missing.is_empty() => Err(ApiError::from_tool(
             ToolError::with_message(ErrorCode::NotFound, "no file at that path; nothing was applied")

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::{ApiError, AppState, Caller};
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct WhoAmI {
     tenant: TenantInfo,
     principal: Named,
@@ -15,14 +15,14 @@ pub struct WhoAmI {
     vault: Option<Named>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct TenantInfo {
     id: Uuid,
     slug: String,
     name: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Named {
     id: Uuid,
     name: String,

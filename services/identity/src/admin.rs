@@ -18,7 +18,7 @@ pub fn secret_aad(tenant: Uuid) -> String {
 }
 
 /// A tenant's identity provider as an admin sets it.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IdpInput {
     pub issuer: String,
@@ -57,7 +57,7 @@ pub enum Changer {
 }
 
 /// A tenant's identity provider as shown: never the secret, only whether there is one.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct IdpView {
     pub issuer: String,
     pub client_id: String,

@@ -60,12 +60,12 @@ const NOT_CONFIGURED_HINTS: &[Hint] = &[
 /// `system` and `user` sent for `purpose` on behalf of the caller's tenant, as a tool's answer.
 pub async fn complete(
     ctx: &CallContext<'_>,
-    tool: &str,
     purpose: &str,
     system: &str,
     user: &str,
     max_tokens: u32,
 ) -> Result<Reply, ToolError> {
+    let tool = ctx.tool;
     complete_for(ctx.services(), ctx.caller.tenant_id, purpose, system, user, max_tokens).await.map_err(|e| match e {
         ChatError::NotConfigured => ToolError::with_message(
             ErrorCode::PluginUnavailable,

@@ -91,7 +91,7 @@ impl GraphCache {
 
 /// The caller's link graph of the vault: from this gateway's cache while the vault is
 /// unchanged, else loaded.
-pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Arc<LinkGraph>, ToolError> {
+pub async fn load(ctx: &CallContext<'_>, view: &View) -> Result<Arc<LinkGraph>, ToolError> {
     let services = ctx.services();
     let cache = &services.graphs.0;
     let key = (ctx.caller.tenant_id, view.vault.id, view.readable().map(<[String]>::to_vec));
@@ -105,7 +105,7 @@ pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Arc<
     {
         return Ok(graph);
     }
-    let graph = Arc::new(read(ctx, tool, view).await?);
+    let graph = Arc::new(read(ctx, view).await?);
     if let Some(generation) = generation {
         cache.put(key, generation, graph.clone());
     }
@@ -113,7 +113,8 @@ pub async fn load(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<Arc<
 }
 
 /// Reads the caller's link graph of the vault from the index.
-async fn read(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<LinkGraph, ToolError> {
+async fn read(ctx: &CallContext<'_>, view: &View) -> Result<LinkGraph, ToolError> {
+    let tool = ctx.tool;
     let mut tx = ctx.begin().await?;
     let rows = tx.link_graph(view.vault.id, view.readable()).await?;
     let excluded = tx.excluded_paths(view.vault.id).await?;

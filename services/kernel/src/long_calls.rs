@@ -161,11 +161,12 @@ pub enum Outcome {
 }
 
 /// Runs `work` as a task of `tool` for the caller, waiting up to the budget.
-pub async fn run<F, Fut>(ctx: &CallContext<'_>, tool: &'static str, what: &str, work: F) -> Result<Outcome, ToolError>
+pub async fn run<F, Fut>(ctx: &CallContext<'_>, what: &str, work: F) -> Result<Outcome, ToolError>
 where
     F: FnOnce(TaskHandle) -> Fut,
     Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
+    let tool = ctx.tool;
     let services = ctx.services();
     let kv = services.kv.clone();
     let tenant = ctx.caller.tenant_id;

@@ -96,7 +96,8 @@ pub struct Corpus {
 
 impl Corpus {
     /// The vault's segments as the caller may search them within `scope`.
-    pub async fn open(ctx: &CallContext<'_>, tool: &str, view: &View, scope: &Scope<'_>) -> Result<Corpus, ToolError> {
+    pub async fn open(ctx: &CallContext<'_>, view: &View, scope: &Scope<'_>) -> Result<Corpus, ToolError> {
+        let tool = ctx.tool;
         let tenant = ctx.caller.tenant_id;
         let vault = view.vault.id;
         let services = ctx.services();
@@ -215,12 +216,10 @@ fn ranked(query: &Query) -> Ranked<'_> {
 /// readable to it.
 pub async fn note_texts(
     ctx: &CallContext<'_>,
-    tool: &str,
     vault: Uuid,
     paths: &[String],
 ) -> Result<Vec<Option<Content>>, ToolError> {
     use futures::{StreamExt, TryStreamExt};
-    let _ = tool;
     let config = &ctx.services().config;
     // A note too large to parse is quoted from its first part, which is all the index holds.
     let most = config.tools.max_parse_bytes;
@@ -274,7 +273,6 @@ pub struct RankKey {
 /// to narrow by (none has a letter or digit), so every note must be scanned.
 pub async fn notes_that_may_contain(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     scope: &Scope<'_>,
     literals: &[String],
@@ -282,7 +280,7 @@ pub async fn notes_that_may_contain(
     if literals.is_empty() {
         return Ok(None);
     }
-    let corpus = Corpus::open(ctx, tool, view, scope).await?;
+    let corpus = Corpus::open(ctx, view, scope).await?;
     let parts = corpus.parts();
     let mut all: Option<Vec<HashSet<u32>>> = None;
     for literal in literals {

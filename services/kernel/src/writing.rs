@@ -97,7 +97,6 @@ pub async fn check_new_name_except(
 #[allow(clippy::too_many_arguments)]
 pub async fn check_destination(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     field: &str,
@@ -113,7 +112,7 @@ pub async fn check_destination(
             "a file already exists at the destination; pass overwrite: true to replace it",
         )
         .detail("path", path.to_string())),
-        Some(_) => self::confirm(ctx, tool, confirm, "it replaces the file at the destination").await,
+        Some(_) => self::confirm(ctx, confirm, "it replaces the file at the destination").await,
     }
 }
 
@@ -177,8 +176,7 @@ pub async fn current(ctx: &CallContext<'_>, vault: uuid::Uuid, path: &str) -> Re
 }
 
 /// The bytes of a blob.
-pub async fn blob(ctx: &CallContext<'_>, tool: &str, hash: &Hash) -> Result<bytes::Bytes, ToolError> {
-    let _ = tool;
+pub async fn blob(ctx: &CallContext<'_>, hash: &Hash) -> Result<bytes::Bytes, ToolError> {
     Ok(ctx.services().blobs.get_blob(ctx.caller.tenant_id, hash).await?)
 }
 
@@ -193,42 +191,34 @@ pub fn note_text(path: &str, bytes: &[u8]) -> Result<String, ToolError> {
 /// The current text of the note at `path`, with its row, or None when nothing is there.
 pub async fn current_text(
     ctx: &CallContext<'_>,
-    tool: &str,
     vault: uuid::Uuid,
     path: &str,
 ) -> Result<Option<(FileEntry, String)>, ToolError> {
+    let tool = ctx.tool;
     let Some(entry) = current(ctx, vault, path).await? else { return Ok(None) };
-    Ok(Some(text_of(ctx, tool, path, entry).await?))
+    Ok(Some(text_of(ctx, tool, entry).await?))
 }
 
 /// The text of the note `entry` (the manifest row at `path`) holds; a note too large to parse
 /// or edit whole is refused.
-async fn text_of(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    path: &str,
-    entry: FileEntry,
-) -> Result<(FileEntry, String), ToolError> {
+async fn text_of(ctx: &CallContext<'_>, path: &str, entry: FileEntry) -> Result<(FileEntry, String), ToolError> {
     crate::reading::check_parse_size(ctx, path, &entry)?;
-    let bytes = blob(ctx, tool, &entry.hash).await?;
+    let bytes = blob(ctx, &entry.hash).await?;
     let text = note_text(path, &bytes)?;
     Ok((entry, text))
 }
 
 /// Stores `bytes` as a blob of the caller's tenant (inventory row first, as uploads do) and
 /// returns its hash and size. Refuses content over the upload limit.
-pub async fn put_content(ctx: &CallContext<'_>, tool: &str, bytes: Vec<u8>) -> Result<(Hash, i64), ToolError> {
-    let stored = put_contents(ctx, tool, vec![bytes]).await?;
+pub async fn put_content(ctx: &CallContext<'_>, bytes: Vec<u8>) -> Result<(Hash, i64), ToolError> {
+    let stored = put_contents(ctx, vec![bytes]).await?;
     Ok(stored[0])
 }
 
 /// [`put_content`] for many contents at once: one inventory statement, then the objects written
 /// sixteen at a time. Returns each content's hash and size, in order.
-pub async fn put_contents(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    contents: Vec<Vec<u8>>,
-) -> Result<Vec<(Hash, i64)>, ToolError> {
+pub async fn put_contents(ctx: &CallContext<'_>, contents: Vec<Vec<u8>>) -> Result<Vec<(Hash, i64)>, ToolError> {
+    let tool = ctx.tool;
     use futures::{StreamExt, TryStreamExt};
     let limit = ctx.services().config.sync.max_blob_bytes;
     if contents.iter().any(|c| c.len() > limit) {
@@ -271,16 +261,16 @@ pub fn expect_of(entry: Option<&FileEntry>) -> Expect {
 /// client. `Err(Stale)` when a path changed since it was planned (nothing applied).
 pub async fn commit(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     changes: &[Change],
     origin: Option<&str>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
-    commit_at(ctx, tool, view, changes, origin, None).await
+    commit_at(ctx, view, changes, origin, None).await
 }
 
 /// What the change log records about a call's writes: the principal, the tool, the client.
-pub fn provenance(ctx: &CallContext<'_>, tool: &str, origin: Option<&str>) -> Provenance {
+pub fn provenance(ctx: &CallContext<'_>, origin: Option<&str>) -> Provenance {
+    let tool = ctx.tool;
     Provenance {
         principal_id: Some(ctx.caller.principal_id),
         tool: Some(tool.to_string()),
@@ -295,17 +285,17 @@ pub fn provenance(ctx: &CallContext<'_>, tool: &str, origin: Option<&str>) -> Pr
 /// [`commit`], refused unless the vault is still at sequence `at_head` (when given).
 pub async fn commit_at(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     changes: &[Change],
     origin: Option<&str>,
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
+    let tool = ctx.tool;
     // A change in a wiki's folder (but to its generated pages) queues their regeneration with
     // the commit, for the workers.
     let services = ctx.services();
     let jobs = services.features.commit_jobs(view, changes.iter().map(|c| c.path.as_str()));
-    let who = provenance(ctx, tool, origin);
+    let who = provenance(ctx, origin);
     // The last checkpoint of the call's memory budget: past it, nothing is written.
     crate::memory::check()?;
     let tx = ctx.begin().await?;
@@ -356,7 +346,6 @@ pub fn stale_error(view: &View, stale: &Stale) -> ToolError {
 /// its old content kept in the trash. The edit's extra is whether the file was created.
 pub async fn write_whole(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     field: &str,
@@ -364,8 +353,8 @@ pub async fn write_whole(
     overwrite: bool,
 ) -> Result<Edited<bool>, ToolError> {
     let now = current(ctx, view.vault.id, path).await?;
-    check_destination(ctx, tool, view, path, field, now.as_ref(), overwrite, None, true).await?;
-    edit_read_note(ctx, tool, view, path, None, None, Some(now), |existing, _| match existing {
+    check_destination(ctx, view, path, field, now.as_ref(), overwrite, None, true).await?;
+    edit_read_note(ctx, view, path, None, None, Some(now), |existing, _| match existing {
         // Made by another writer since the check: replaced only with overwrite.
         Some(_) if !overwrite => Err(ToolError::with_message(ErrorCode::NoteExists, "a file already exists at path")
             .detail("path", path.to_string())),
@@ -399,7 +388,6 @@ pub struct Planned<T> {
 /// edit redone (at most eight times, with growing, jittered pauses), so concurrent edits never lose one another.
 pub async fn edit_note<T, F>(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     prev: Option<Hash>,
@@ -409,7 +397,7 @@ pub async fn edit_note<T, F>(
 where
     F: FnMut(Option<&str>, Option<&FileEntry>) -> Result<Planned<T>, ToolError>,
 {
-    edit_read_note(ctx, tool, view, path, prev, origin, None, edit).await
+    edit_read_note(ctx, view, path, prev, origin, None, edit).await
 }
 
 /// [`edit_note`] for a caller that has just read the manifest row at `path` (`read`:
@@ -419,7 +407,6 @@ where
 #[allow(clippy::too_many_arguments)]
 pub async fn edit_read_note<T, F>(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     prev: Option<Hash>,
@@ -430,6 +417,7 @@ pub async fn edit_read_note<T, F>(
 where
     F: FnMut(Option<&str>, Option<&FileEntry>) -> Result<Planned<T>, ToolError>,
 {
+    let tool = ctx.tool;
     let mut last = None;
     for attempt in 0..EDIT_ATTEMPTS {
         if attempt > 0 {
@@ -441,8 +429,8 @@ where
         }
         let now = match read.take() {
             Some(None) => None,
-            Some(Some(entry)) => Some(text_of(ctx, tool, path, entry).await?),
-            None => current_text(ctx, tool, view.vault.id, path).await?,
+            Some(Some(entry)) => Some(text_of(ctx, tool, entry).await?),
+            None => current_text(ctx, view.vault.id, path).await?,
         };
         let entry = now.as_ref().map(|(e, _)| e.clone());
         check_prev(path, prev, entry.as_ref())?;
@@ -458,14 +446,14 @@ where
                 extra: planned.extra,
             });
         }
-        let (hash, size) = put_content(ctx, tool, planned.text.into_bytes()).await?;
+        let (hash, size) = put_content(ctx, planned.text.into_bytes()).await?;
         let mut changes = vec![put(path, expect_of(entry.as_ref()), hash, size)];
         if planned.trash_old
             && let Some(old) = &entry
         {
             changes.push(trash_change(ctx, view, path, old).await?);
         }
-        match commit(ctx, tool, view, &changes, origin).await? {
+        match commit(ctx, view, &changes, origin).await? {
             Ok(_) => {
                 return Ok(Edited { before: entry, content_hash: hash, size, changed: true, extra: planned.extra });
             }
@@ -582,7 +570,8 @@ pub fn args_hash(tool: &str, args: &Value) -> String {
 /// (`tools.confirm_destructive`), the call carries a confirmation token minted for it
 /// (`confirmation::redeem`: this caller, tool and arguments, unexpired, unused), or the client
 /// asked its person (MCP elicitation, on stdio) and they accepted.
-pub async fn confirm(ctx: &CallContext<'_>, tool: &str, needed: bool, reason: &str) -> Result<(), ToolError> {
+pub async fn confirm(ctx: &CallContext<'_>, needed: bool, reason: &str) -> Result<(), ToolError> {
+    let tool = ctx.tool;
     if !needed || !ctx.services().config.tools.confirm_destructive {
         return Ok(());
     }

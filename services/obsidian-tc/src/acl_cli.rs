@@ -1,13 +1,13 @@
 //! `obsidian-tc acl list|set|remove|groups`: a tenant's folder-ACL rules and its principals'
 //! groups, managed from the command line. Every gateway obeys a change before the command
-//! returns (the change moves the tenant's token generation; see `otc_tools::acl_admin`).
+//! returns (the change moves the tenant's token generation; see `otc_tools::tools::admin::acl_rules`).
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use otc_config::Sources;
-use otc_tools::acl_admin::{self, Changed, RuleRequest, SubjectName};
+use otc_tools::tools::admin::acl_rules::{self, Changed, RuleRequest, SubjectName};
 
 use crate::app;
 
@@ -143,7 +143,7 @@ pub async fn run(sources: Sources, command: AclCommand) -> anyhow::Result<ExitCo
     match command {
         AclCommand::List { tenant, vault } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
-            let rules = acl_admin::rules(&store, id, vault.as_deref(), None).await?;
+            let rules = acl_rules::rules(&store, id, vault.as_deref(), None).await?;
             if rules.is_empty() {
                 println!("no rules: only the deployment's [[acl]] entries apply");
             }
@@ -160,13 +160,13 @@ pub async fn run(sources: Sources, command: AclCommand) -> anyhow::Result<ExitCo
                 delete_paths: list(delete, no_delete),
                 read_only,
             };
-            let changed = acl_admin::set_rule(&store, &kv, id, &request).await?;
+            let changed = acl_rules::set_rule(&store, &kv, id, &request).await?;
             told(&changed, &config);
             print_rule(&changed.value);
         }
         AclCommand::Remove { tenant, vault, target } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
-            let changed = acl_admin::remove_rule(&store, &kv, id, &vault, None, &target.subject()).await?;
+            let changed = acl_rules::remove_rule(&store, &kv, id, &vault, None, &target.subject()).await?;
             told(&changed, &config);
             if !changed.value {
                 anyhow::bail!("no such rule");
@@ -175,7 +175,7 @@ pub async fn run(sources: Sources, command: AclCommand) -> anyhow::Result<ExitCo
         }
         AclCommand::Groups { tenant, principal, add, remove } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
-            let changed = acl_admin::change_groups(&store, &kv, id, &principal, &add, &remove).await?;
+            let changed = acl_rules::change_groups(&store, &kv, id, &principal, &add, &remove).await?;
             told(&changed, &config);
             let (who, groups) = changed.value;
             println!(

@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use futures::StreamExt;
+use otc_gateway::wire::{ChangeRequest, CommitRequest, Committed, FileList, PutRequest};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// How to reach the server.
@@ -180,16 +181,15 @@ impl Client {
             if let Some(a) = &after {
                 request = request.query(&[("after", a)]);
             }
-            let page: Value = Self::check(send(request).await?).await?.json().await?;
+            let page: FileList = Self::check(send(request).await?).await?.json().await?;
             if after.is_none() {
-                head = page["head"].as_i64().unwrap_or(0);
+                head = page.head;
             }
-            for f in page["files"].as_array().into_iter().flatten() {
-                let file: RemoteFile = serde_json::from_value(f.clone())?;
-                files.insert(file.path.clone(), file);
+            for f in page.files {
+                files.insert(f.path.clone(), RemoteFile { path: f.path, hash: f.hash, size: f.size });
             }
-            match page["next_after"].as_str() {
-                Some(next) => after = Some(next.to_string()),
+            match page.next_after {
+                Some(next) => after = Some(next),
                 None => return Ok((head, files)),
             }
         }
@@ -207,9 +207,14 @@ impl Client {
         Ok(Self::check(response).await?.bytes().await?)
     }
 
-    /// Commits `changes` (JSON change objects); a stale refusal is a [`StaleCommit`].
-    pub async fn commit(&self, changes: Vec<Value>) -> anyhow::Result<i64> {
-        let body = json!({ "changes": changes, "tool": "sync", "client_name": "obsidian-tc sync" });
+    /// Commits `changes`; a stale refusal is a [`StaleCommit`].
+    pub async fn commit(&self, changes: Vec<ChangeRequest>) -> anyhow::Result<i64> {
+        let body = CommitRequest {
+            changes,
+            tool: Some("sync".into()),
+            client_name: Some("obsidian-tc sync".into()),
+            client_model: None,
+        };
         // A key per commit: a resend (after a dropped connection or a 429) commits at most once.
         let key = uuid::Uuid::new_v4().to_string();
         let request = self.http.post(self.url("/commit")).bearer_auth(&self.token).header("idempotency-key", key);
@@ -223,8 +228,8 @@ impl Client {
                 .filter_map(|p| p.as_str().map(String::from));
             return Err(StaleCommit(stale.collect()).into());
         }
-        let v: Value = Self::check(response).await?.json().await?;
-        Ok(v["seq"].as_i64().unwrap_or(0))
+        let committed: Committed = Self::check(response).await?.json().await?;
+        Ok(committed.seq)
     }
 }
 
@@ -489,9 +494,19 @@ async fn upload_all<'a>(
 /// sake: a refused batch is split until each refused change stands alone, and those are
 /// returned with the server's reason. Returns the last sequence committed (None when nothing
 /// was) and the refused paths. A stale refusal is a [`StaleCommit`].
+/// A put of the uploaded content `hash` at `path`, expecting `expect` there.
+fn put_change(path: &str, expect: String, hash: &str) -> ChangeRequest {
+    ChangeRequest {
+        path: path.to_string(),
+        expect,
+        put: Some(PutRequest { hash: hash.to_string(), mtime: None }),
+        delete: false,
+    }
+}
+
 async fn commit_isolating(
     client: &Client,
-    changes: Vec<(String, Value)>,
+    changes: Vec<(String, ChangeRequest)>,
 ) -> anyhow::Result<(Option<i64>, Vec<Skipped>)> {
     let mut seq = None;
     let mut refused = Vec::new();
@@ -578,7 +593,7 @@ pub async fn import(client: &Client, root: &Path, quiet: bool) -> anyhow::Result
             .iter()
             .map(|f| {
                 let expect = remote.get(&f.path).map(|r| r.hash.clone()).unwrap_or_else(|| "absent".into());
-                (f.path.clone(), json!({ "path": f.path, "expect": expect, "put": { "hash": f.hash } }))
+                (f.path.clone(), put_change(&f.path, expect, &f.hash))
             })
             .collect();
         let (_, refused) = commit_isolating(client, changes).await.map_err(stopped)?;
@@ -872,8 +887,8 @@ async fn sync_pass(client: &Client, root: &Path) -> anyhow::Result<SyncReport> {
             .filter(|(path, _, _)| !not_sent.iter().any(|s| s.path == *path))
             .map(|(path, expect, hash)| {
                 let change = match hash {
-                    Some(h) => json!({ "path": path, "expect": expect, "put": { "hash": h } }),
-                    None => json!({ "path": path, "expect": expect, "delete": true }),
+                    Some(h) => put_change(path, expect.clone(), h),
+                    None => ChangeRequest { path: path.clone(), expect: expect.clone(), put: None, delete: true },
                 };
                 (path.clone(), change)
             })

@@ -2,15 +2,7 @@
 //! whose helpers they share. Every call runs through the kernel (`otc_kernel`), which knows no
 //! feature: what a feature hands it is built here ([`features`]).
 
-pub mod acl_admin;
 pub mod compat;
-pub mod dataview;
-pub mod links_out;
-pub mod live_app;
-pub mod maintenance;
-pub mod moving;
-pub mod semantic;
-pub mod settings_files;
 pub mod tools;
 pub mod toolset;
 

@@ -406,7 +406,14 @@ impl Worker {
         {
             let (tools, lint) = (tools.clone(), m.wiki_lint.clone());
             scheduled.lint = Some(tokio::spawn(async move {
-                match otc_tools::maintenance::lint_all(&tools, lint.max_notes, lint.judge, lint.judge_max_calls).await {
+                match otc_tools::tools::knowledge::maintenance::lint_all(
+                    &tools,
+                    lint.max_notes,
+                    lint.judge,
+                    lint.judge_max_calls,
+                )
+                .await
+                {
                     Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
                     Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
                 }
@@ -418,7 +425,7 @@ impl Worker {
         {
             let (tools, max_pairs) = (tools.clone(), m.contradictions.max_pairs);
             scheduled.contradictions = Some(tokio::spawn(async move {
-                match otc_tools::maintenance::detect_contradictions(&tools, max_pairs).await {
+                match otc_tools::tools::knowledge::maintenance::detect_contradictions(&tools, max_pairs).await {
                     Ok(run) => tracing::info!(?run, "contradiction detector pass done"),
                     Err(e) => {
                         tracing::warn!(error = %otc_errors::error_chain(&e), "contradiction detector pass failed")

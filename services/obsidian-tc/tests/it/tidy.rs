@@ -77,6 +77,20 @@ fn every_cache_is_bounded_and_evicts() {
 }
 
 #[test]
+fn the_tools_crate_root_holds_only_the_registration() {
+    let lib = std::fs::read_to_string(root().join("services/tools/src/lib.rs")).unwrap();
+    let modules: Vec<&str> =
+        lib.lines().filter_map(|l| l.strip_prefix("pub mod ").or(l.strip_prefix("mod "))).collect();
+    assert_eq!(modules, ["compat;", "tools;", "toolset;"], "the tools crate's root modules");
+    let flat: Vec<String> = std::fs::read_dir(root().join("services/tools/src"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rs") && !["lib.rs", "toolset.rs"].contains(&name.as_str()))
+        .collect();
+    assert!(flat.is_empty(), "helpers beside the root instead of in their feature's folder: {flat:?}");
+}
+
+#[test]
 fn only_the_gateway_knows_rmcp() {
     let found = offenders(&["services/gateway/", "services/obsidian-tc/src/bin/otc-conformance-server.rs"], "rmcp::");
     assert!(found.is_empty(), "rmcp outside the gateway: {found:?}");
@@ -293,9 +307,9 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
         "features",
         "tools::knowledge::wiki::pages::run_jobs",
         "tools::knowledge::wiki::pages::queue_all",
-        "maintenance::lint_all",
-        "maintenance::detect_contradictions",
-        "acl_admin",
+        "tools::knowledge::maintenance::lint_all",
+        "tools::knowledge::maintenance::detect_contradictions",
+        "tools::admin::acl_rules",
         "tools::vault::restore",
     ];
     let hosts = ["services/gateway/src/", "services/worker/src/", "services/obsidian-tc/src/"];

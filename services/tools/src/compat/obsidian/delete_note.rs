@@ -50,7 +50,7 @@ impl Tool for ObsidianDeleteNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         let before = read(ctx, &input.vault, &path).await?;
         let mut args = json!({"vault": input.vault, "path": before.path, "prev_hash": before.hash});
         if let Some(token) = input.elicit_token {

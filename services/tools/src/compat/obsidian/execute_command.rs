@@ -1,6 +1,6 @@
 //! obsidian_execute_command: the command palette exists only inside a running Obsidian.
 
-crate::live_app::live_app_tool!(ObsidianExecuteCommand {
+crate::tools::workspace::live_app::live_app_tool!(ObsidianExecuteCommand {
     name: "obsidian_execute_command",
     title: "Run an Obsidian command (live app)",
     description: "Runs a command-palette command in a running Obsidian. No app runs here: answers plugin_unavailable; the obsidian_* note tools change files directly.",

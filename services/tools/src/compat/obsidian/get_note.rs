@@ -117,7 +117,7 @@ impl Tool for ObsidianGetNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         if input.format == Projection::Section && input.section.is_none() {
             return Err(refuse(ErrorCode::ValidationError, "section_required", "format section needs section")
                 .detail("field", "section"));

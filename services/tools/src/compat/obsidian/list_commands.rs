@@ -1,6 +1,6 @@
 //! obsidian_list_commands: the command palette exists only inside a running Obsidian.
 
-crate::live_app::live_app_tool!(ObsidianListCommands {
+crate::tools::workspace::live_app::live_app_tool!(ObsidianListCommands {
     name: "obsidian_list_commands",
     title: "List Obsidian commands (live app)",
     description: "Lists a running Obsidian's command-palette commands. No app runs here: answers plugin_unavailable; the obsidian_* note tools change files directly.",

@@ -82,7 +82,7 @@ impl Tool for ObsidianManageFrontmatter {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         let key = input.key.clone();
         let invalid = |e: ToolError| reason(e, "frontmatter_invalid");
         let outcome = match input.operation {
@@ -109,7 +109,7 @@ impl Tool for ObsidianManageFrontmatter {
                     }
                     (_, value) => value.cloned().unwrap_or(Value::Null),
                 };
-                let edit = edit_existing(ctx, ctx.tool, "update_frontmatter", &input.vault, &path, |text| {
+                let edit = edit_existing(ctx, "update_frontmatter", &input.vault, &path, |text| {
                     let change = match op {
                         Operation::Set => FrontmatterOp::Set { key: &key, value: &value, nested: false },
                         _ => FrontmatterOp::Remove { key: &key, nested: false },

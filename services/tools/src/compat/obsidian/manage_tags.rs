@@ -104,7 +104,7 @@ impl Tool for ObsidianManageTags {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         if input.operation == Operation::List {
             let note = read(ctx, &input.vault, &path).await?;
             return Ok(Output {
@@ -133,26 +133,24 @@ impl Tool for ObsidianManageTags {
             (_, Location::Both) => &[TagLocation::Both],
         };
         let adding = input.operation == Operation::Add;
-        let edit =
-            edit_existing(ctx, ctx.tool, if adding { "add_tag" } else { "remove_tag" }, &input.vault, &path, |text| {
-                let mut text = text.to_string();
-                let mut applied = Vec::new();
-                for tag in &wanted {
-                    let mut changed = false;
-                    for location in locations {
-                        let edit =
-                            if adding { add_tag(&text, tag, *location) } else { remove_tag(&text, tag, *location) };
-                        let edit = edit.map_err(|e| reason(e, "frontmatter_invalid"))?;
-                        changed |= edit.changed;
-                        text = edit.text;
-                    }
-                    if changed {
-                        applied.push(tag.clone());
-                    }
+        let edit = edit_existing(ctx, if adding { "add_tag" } else { "remove_tag" }, &input.vault, &path, |text| {
+            let mut text = text.to_string();
+            let mut applied = Vec::new();
+            for tag in &wanted {
+                let mut changed = false;
+                for location in locations {
+                    let edit = if adding { add_tag(&text, tag, *location) } else { remove_tag(&text, tag, *location) };
+                    let edit = edit.map_err(|e| reason(e, "frontmatter_invalid"))?;
+                    changed |= edit.changed;
+                    text = edit.text;
                 }
-                Ok((text.clone(), (applied, split(&text).all)))
-            })
-            .await?;
+                if changed {
+                    applied.push(tag.clone());
+                }
+            }
+            Ok((text.clone(), (applied, split(&text).all)))
+        })
+        .await?;
         let (applied, all) = edit.extra;
         let skipped = wanted.iter().filter(|t| !applied.contains(t)).cloned().collect();
         Ok(Output {

@@ -190,12 +190,7 @@ pub async fn call(ctx: &CallContext<'_>, tool: &str, args: Value) -> Result<Valu
 
 /// The vault path a target names. A `.` or `..` segment is refused before anything is read
 /// (`path_traversal`); the active file needs a running app.
-pub async fn resolve_target(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    vault: &str,
-    target: &Target,
-) -> Result<String, ToolError> {
+pub async fn resolve_target(ctx: &CallContext<'_>, vault: &str, target: &Target) -> Result<String, ToolError> {
     match target.kind {
         TargetKind::Path => {
             let path = target.path.as_deref().map(str::trim).filter(|p| !p.is_empty()).ok_or_else(|| {
@@ -215,7 +210,7 @@ pub async fn resolve_target(
                 .detail("field", "target.period")
             })?;
             let view = View::open(ctx, vault).await?;
-            let resolved = crate::tools::workspace::periodic::resolve(ctx, tool, &view, period, target.date.as_deref())
+            let resolved = crate::tools::workspace::periodic::resolve(ctx, &view, period, target.date.as_deref())
                 .await
                 .map_err(|e| {
                     let why = if e.details.get("field").is_some_and(|f| f == "date") {
@@ -451,7 +446,6 @@ pub struct Edit<T> {
 /// an edit: a deployment that disabled it (or a caller without its scopes) gets its answer.
 pub async fn edit_existing<T, F>(
     ctx: &CallContext<'_>,
-    tool: &str,
     like: &str,
     vault: &str,
     path: &str,
@@ -466,7 +460,7 @@ where
         ctx.dispatcher.resolve(ctx.caller, like)?;
         let view = View::open(ctx, vault).await?;
         otc_kernel::writing::check_write(&view, path, "target.path")?;
-        let edited = otc_kernel::writing::edit_note(ctx, tool, &view, path, None, None, |now, _| {
+        let edited = otc_kernel::writing::edit_note(ctx, &view, path, None, None, |now, _| {
             let text = now.ok_or_else(|| note_missing(path))?;
             let (text, extra) = edit(text).inspect_err(|e| own = Some(e.clone()))?;
             Ok(otc_kernel::writing::Planned { text, extra, trash_old: false })

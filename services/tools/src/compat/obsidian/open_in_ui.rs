@@ -1,6 +1,6 @@
 //! obsidian_open_in_ui: opening a note in the app needs a running Obsidian.
 
-crate::live_app::live_app_tool!(ObsidianOpenInUi {
+crate::tools::workspace::live_app::live_app_tool!(ObsidianOpenInUi {
     name: "obsidian_open_in_ui",
     title: "Open a note in Obsidian (live app)",
     description: "Opens a file in a running Obsidian. No app runs here: answers plugin_unavailable; read the note with obsidian_get_note.",

@@ -80,7 +80,7 @@ impl Tool for ObsidianPatchNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         let options = input.patch_options.unwrap_or_default();
         let create = options.create_target_if_missing.unwrap_or(false);
         let reject = !options.apply_if_content_preexists.unwrap_or(false);
@@ -90,7 +90,7 @@ impl Tool for ObsidianPatchNote {
             Operation::Replace => SectionOp::Replace,
         };
         let kind = input.content_type.unwrap_or_default();
-        let edit = edit_existing(ctx, ctx.tool, "patch_note", &input.vault, &path, |text| {
+        let edit = edit_existing(ctx, "patch_note", &input.vault, &path, |text| {
             edit_section(text, &input.section, op, &input.content, kind, create, reject)
         })
         .await?;

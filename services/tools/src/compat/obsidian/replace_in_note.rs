@@ -99,12 +99,12 @@ impl Tool for ObsidianReplaceInNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         let scope = input.scope.unwrap_or_default();
         let compiled: Vec<(Regex, &Replacement)> =
             input.replacements.iter().map(|r| Ok((pattern(r)?, r))).collect::<Result<_, ToolError>>()?;
         let edit =
-            edit_existing(ctx, ctx.tool, "write_note", &input.vault, &path, |text| replace(text, scope, &compiled)).await?;
+            edit_existing(ctx, "write_note", &input.vault, &path, |text| replace(text, scope, &compiled)).await?;
         let counts = edit.extra;
         Ok(Output {
             path: edit.path,

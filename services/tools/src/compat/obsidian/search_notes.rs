@@ -250,7 +250,7 @@ async fn text(ctx: &CallContext<'_>, input: &Input, page: Cursor) -> Result<Outp
     let paths: Vec<String> = page_hits.iter().map(|hit| hit["path"].as_str().unwrap_or_default().to_string()).collect();
     let vault = view.vault.id;
     let reads = paths.into_iter().map(|path| async move {
-        otc_kernel::writing::current_text(ctx, name, vault, &path).await.map(|t| t.map(|(_, text)| text))
+        otc_kernel::writing::current_text(ctx, vault, &path).await.map(|t| t.map(|(_, text)| text))
     });
     let texts: Vec<Option<String>> = futures::stream::iter(reads).buffered(16).try_collect().await?;
     for (hit, text) in page_hits.into_iter().zip(texts) {

@@ -55,10 +55,10 @@ impl Tool for ObsidianWriteNote {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Written, ToolError> {
-        let path = resolve_target(ctx, ctx.tool, &input.vault, &input.target).await?;
+        let path = resolve_target(ctx, &input.vault, &input.target).await?;
         let kind = input.content_type.unwrap_or_default();
         if let Some(section) = &input.section {
-            let edit = edit_existing(ctx, ctx.tool, "patch_note", &input.vault, &path, |text| {
+            let edit = edit_existing(ctx, "patch_note", &input.vault, &path, |text| {
                 edit_section(text, section, SectionOp::Replace, &input.content, kind, false, false)
             })
             .await?;

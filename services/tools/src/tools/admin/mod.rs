@@ -1,5 +1,6 @@
 //! The admin domain's tools (`Domain::Admin`), one file each.
 
+pub mod acl_rules;
 pub mod call_capability;
 pub mod cancel_task;
 pub mod describe_capability;

@@ -57,16 +57,14 @@ impl Tool for DeleteAttachment {
         let view = ctx.view(&input.vault).await?;
         writing::check_delete(&view, &input.path, "path")?;
         let entry = writing::current(ctx, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
-        writing::confirm(ctx, ctx.tool, true, "it deletes the file").await?;
+        writing::confirm(ctx, true, "it deletes the file").await?;
         // Who links to it, asked before the delete unresolves those links.
         let mut tx = ctx.begin().await?;
         let still = tx.referencing_notes(view.vault.id, &input.path, view.readable(), 100).await?;
         tx.commit().await?;
         let permanent = input.permanent.unwrap_or(false);
         let (changes, trashed_to) = writing::delete_changes(ctx, &view, &input.path, &entry, permanent).await?;
-        writing::commit(ctx, ctx.tool, &view, &changes, None)
-            .await?
-            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -167,8 +167,12 @@ impl Tool for GetAttachment {
             .detail("size", entry.size)
             .detail("max_bytes", max_bytes));
         }
-        let bytes =
-            ctx.services().blobs.get_blob(ctx.caller.tenant_id, &entry.hash).await.map_err(|e| internal(ctx.tool, &e))?;
+        let bytes = ctx
+            .services()
+            .blobs
+            .get_blob(ctx.caller.tenant_id, &entry.hash)
+            .await
+            .map_err(|e| internal(ctx.tool, &e))?;
         let mime = mime_of(&input.path);
         let dims = pixel_size(&bytes);
         let description = match dims {

@@ -3,8 +3,8 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::moving;
 use crate::tools::notes::move_note::{Updated, check_move};
+use crate::tools::notes::moving;
 use otc_kernel::{CallContext, Tool};
 
 pub struct MoveAttachment;
@@ -39,7 +39,7 @@ pub struct Output {
     pub content_hash: String,
     pub references_updated: Updated,
     #[serde(flatten)]
-    pub immutable: Option<crate::moving::ImmutableSkipped>,
+    pub immutable: Option<crate::tools::notes::moving::ImmutableSkipped>,
 }
 
 impl Tool for MoveAttachment {
@@ -63,10 +63,9 @@ impl Tool for MoveAttachment {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let spec =
-            check_move(ctx, ctx.tool, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
+        let spec = check_move(ctx, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), None, true).await?;
         let plan =
-            moving::run(ctx, ctx.tool, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
+            moving::run(ctx, &view, std::slice::from_ref(&spec), input.update_references.unwrap_or(true)).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             from: input.from,

@@ -82,7 +82,7 @@ impl Tool for WriteAttachment {
         writing::check_write(&view, &input.path, "path")?;
         let now = writing::current(ctx, view.vault.id, &input.path).await?;
         let overwrite = input.overwrite.unwrap_or(false);
-        writing::check_destination(ctx, ctx.tool, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
+        writing::check_destination(ctx, &view, &input.path, "path", now.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed_to = None;
         if let Some(old) = &now {
@@ -90,11 +90,9 @@ impl Tool for WriteAttachment {
             trashed_to = Some(trash.path.clone());
             changes.push(trash);
         }
-        let (hash, size) = writing::put_content(ctx, ctx.tool, bytes).await?;
+        let (hash, size) = writing::put_content(ctx, bytes).await?;
         changes.insert(0, writing::put(&input.path, writing::expect_of(now.as_ref()), hash, size));
-        writing::commit(ctx, ctx.tool, &view, &changes, None)
-            .await?
-            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::dataview;
+use crate::tools::search::dataview;
 use otc_kernel::{CallContext, Tool};
 
 pub struct EvalDataviewField;
@@ -56,7 +56,7 @@ impl Tool for EvalDataviewField {
             dql::parse(&format!("TASK FROM \"{}\" WHERE {}", input.path.replace('"', "\\\""), input.expression))
                 .or_else(|_| dql::parse(&format!("TASK FROM \"{}\"", input.path.replace('"', "\\\""))))
                 .map_err(|e| e.detail("field", "path"))?;
-        let pages = dataview::pages(ctx, ctx.tool, &view, &query).await?;
+        let pages = dataview::pages(ctx, &view, &query).await?;
         let page = pages
             .into_iter()
             .find(|p| p.path == input.path)

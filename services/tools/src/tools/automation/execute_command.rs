@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(ExecuteCommand {
+crate::tools::workspace::live_app::live_app_tool!(ExecuteCommand {
     name: "execute_command",
     title: "Run an Obsidian command (live app)",
     description: "Runs a command-palette command in a running Obsidian. Commands exist only inside the app: answers plugin_unavailable; the note tools change files directly.",

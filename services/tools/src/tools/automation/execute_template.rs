@@ -83,16 +83,16 @@ impl Tool for ExecuteTemplate {
             }
             Some(entry) => {
                 view.readable_path(&target)?;
-                writing::confirm(ctx, ctx.tool, entry.size > 0, "it replaces the whole note").await?;
+                writing::confirm(ctx, entry.size > 0, "it replaces the whole note").await?;
             }
         }
-        let settings = periodic::template_settings(ctx, ctx.tool, &view).await?;
+        let settings = periodic::template_settings(ctx, &view).await?;
         let (template, text) =
-            periodic::find_template(ctx, ctx.tool, &view, settings.folder.as_deref(), &input.template, "template").await?;
+            periodic::find_template(ctx, &view, settings.folder.as_deref(), &input.template, "template").await?;
         let at = chrono::Utc::now().naive_utc();
         let args = input.args.unwrap_or_default();
         let (text, unknown) = periodic::fill_template(ctx.tool, &text, &target, at, &settings, &args, true)?;
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &target, None, None, |current, _| match current {
+        let edited = writing::edit_note(ctx, &view, &target, None, None, |current, _| match current {
             Some(_) if !overwrite => Err(ToolError::with_message(
                 ErrorCode::NoteExists,
                 "a note already exists at target; send overwrite: true to replace it",

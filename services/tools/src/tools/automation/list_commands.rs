@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(ListCommands {
+crate::tools::workspace::live_app::live_app_tool!(ListCommands {
     name: "list_commands",
     title: "List Obsidian commands (live app)",
     description: "Lists the command-palette commands of a running Obsidian. Commands exist only inside the app: answers plugin_unavailable.",

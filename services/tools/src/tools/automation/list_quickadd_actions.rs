@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(ListQuickaddActions {
+crate::tools::workspace::live_app::live_app_tool!(ListQuickaddActions {
     name: "list_quickadd_actions",
     title: "List QuickAdd actions (live app)",
     description: "Lists QuickAdd choices of a running Obsidian. QuickAdd runs only inside the app: answers plugin_unavailable.",

@@ -52,7 +52,7 @@ impl Tool for ListTemplates {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let settings = periodic::template_settings(ctx, ctx.tool, &view).await?;
+        let settings = periodic::template_settings(ctx, &view).await?;
         let Some(folder) = settings.folder else {
             return Ok(Output { vault: view.vault.name.clone(), folder: None, templates: Vec::new() });
         };

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(MakemdListSpaces {
+crate::tools::workspace::live_app::live_app_tool!(MakemdListSpaces {
     name: "makemd_list_spaces",
     title: "List Make.md spaces (live app)",
     description: "Lists Make.md spaces of a running Obsidian. Make.md's spaces live in the app: answers plugin_unavailable; list_notes lists folders.",

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(MakemdQuery {
+crate::tools::workspace::live_app::live_app_tool!(MakemdQuery {
     name: "makemd_query",
     title: "Query a Make.md space (live app)",
     description: "Queries a Make.md space in a running Obsidian. Make.md's spaces live in the app: answers plugin_unavailable; search_jsonlogic queries note properties.",

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(RemotelySaveStatus {
+crate::tools::workspace::live_app::live_app_tool!(RemotelySaveStatus {
     name: "remotely_save_status",
     title: "Remotely Save status (live app)",
     description: "Reports Remotely Save's sync state in a running Obsidian. A hosted vault is stored by the server itself: answers plugin_unavailable; get_index_status shows its state.",

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(TriggerQuickadd {
+crate::tools::workspace::live_app::live_app_tool!(TriggerQuickadd {
     name: "trigger_quickadd",
     title: "Run a QuickAdd action (live app)",
     description: "Runs a QuickAdd choice in a running Obsidian. QuickAdd runs only inside the app: answers plugin_unavailable; append_note and write_note capture directly.",

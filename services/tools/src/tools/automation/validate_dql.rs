@@ -4,7 +4,7 @@ use otc_formats::dql;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::dataview;
+use crate::tools::search::dataview;
 use otc_kernel::{CallContext, Tool};
 
 pub struct ValidateDql;

@@ -84,7 +84,7 @@ impl Tool for KnowledgeGetCritical {
             .flatten()
             .filter_map(|m| m["path"].as_str().map(str::to_string))
             .collect();
-        let texts = otc_kernel::searching::note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+        let texts = otc_kernel::searching::note_texts(ctx, view.vault.id, &paths).await?;
         let want = input.source.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let mut documents = Vec::new();
         let mut truncated = found["truncated"] == true;

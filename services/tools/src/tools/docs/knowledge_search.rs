@@ -80,8 +80,8 @@ impl Tool for KnowledgeSearch {
             root: Some(corpus.clone()),
             ..Request::default()
         };
-        let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
-        retrieval::note_gap(ctx, ctx.tool, &view, &queries[0], &found).await?;
+        let found = retrieval::retrieve(ctx, &view, &request).await?;
+        retrieval::note_gap(ctx, &view, &queries[0], &found).await?;
         retrieval::record(&view.vault.name, &found.hits, true);
         let best = found.hits.first().map(|h| h.score).unwrap_or(1.0);
         Ok(Output {

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(GitCommit {
+crate::tools::workspace::live_app::live_app_tool!(GitCommit {
     name: "git_commit",
     title: "Commit (Obsidian Git)",
     description: "Commits with the Obsidian Git plugin. A hosted vault commits every write when it answers, so this answers plugin_unavailable; git_log shows the commits.",

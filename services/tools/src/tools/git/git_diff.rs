@@ -108,7 +108,7 @@ impl Tool for GitDiff {
             match hash {
                 None => Ok::<_, ToolError>(String::new()),
                 Some(h) => {
-                    let bytes = writing::blob(ctx, ctx.tool, &h).await?;
+                    let bytes = writing::blob(ctx, &h).await?;
                     if bytes.len() > MAX_DIFF_BYTES {
                         return Err(ToolError::with_message(
                             ErrorCode::Overflow,

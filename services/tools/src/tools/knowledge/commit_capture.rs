@@ -110,7 +110,7 @@ impl Tool for CommitCapture {
             )
             .detail("capture_id", id.to_string()));
         }
-        let written = writing::edit_note(ctx, ctx.tool, &view, &path, None, None, |existing, _| match existing {
+        let written = writing::edit_note(ctx, &view, &path, None, None, |existing, _| match existing {
             Some(_) => Err(ToolError::with_message(ErrorCode::NoteExists, "a note already exists at target_path")
                 .detail("field", "target_path")),
             None => Ok(Planned { text: text.clone(), extra: (), trash_old: false }),

@@ -107,7 +107,7 @@ impl Tool for ExplainAnswer {
         let until = crate::tools::knowledge::memory::time_arg(input.until.as_deref(), "until")?;
         let view = ctx.view(&input.vault).await?;
         let session = match &input.session_id {
-            Some(id) => Some(work::own_session(ctx, ctx.tool, id).await?),
+            Some(id) => Some(work::own_session(ctx, id).await?),
             None => match work::open_session(ctx, ctx.tool).await? {
                 Some(open) => Some(open),
                 None => {

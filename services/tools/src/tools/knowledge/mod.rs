@@ -11,6 +11,7 @@ pub mod get_session_traces;
 pub mod list_capture_queue;
 pub mod list_contradictions;
 pub mod list_goals;
+pub mod maintenance;
 pub mod memory;
 pub mod note_quality_report;
 pub mod plur;

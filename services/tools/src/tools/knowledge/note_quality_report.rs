@@ -128,7 +128,7 @@ impl Tool for NoteQualityReport {
         let mut wanted: Vec<Flag> = input.flags.unwrap_or_else(|| ALL.to_vec());
         wanted.sort();
         wanted.dedup();
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let mut tx = ctx.begin().await?;
         let facts = tx.note_facts(view.vault.id, "", view.readable()).await?;
         tx.commit().await?;

@@ -72,7 +72,7 @@ impl Tool for FindLinkCycles {
             return Err(ToolError::with_message(ErrorCode::InvalidInput, "min_length is more than max_length")
                 .detail("field", "min_length"));
         }
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let search = CycleSearch { min_len, max_len, keep: KEEP, budget: SEARCH_BUDGET };
         let found = compute(ctx.tool, move || {
             let g = &loaded.graph;

@@ -3,7 +3,7 @@ use otc_errors::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::links_out::{LinkView, view};
+use crate::tools::links::outgoing::{LinkView, view};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, not_found, page, page_limit};
 use otc_kernel::{CallContext, Tool};

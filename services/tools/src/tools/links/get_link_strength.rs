@@ -58,7 +58,7 @@ impl Tool for GetLinkStrength {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let a = loaded.node(&view, &input.from, "from")?;
         let b = loaded.node(&view, &input.to, "to")?;
         let (s, from, to) = compute(ctx.tool, move || {

@@ -87,7 +87,7 @@ impl Tool for GraphCentrality {
         let limit = bounded(input.limit, 20, 1..=200, "limit")?;
         let min_in = input.min_incoming_links.unwrap_or(0) as usize;
         let metric = input.metric.unwrap_or_default();
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let (notes, graph_notes, graph_edges, sampled_sources) = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let n = g.len();

@@ -82,7 +82,7 @@ impl Tool for GraphCommunities {
         let min_size = bounded(input.min_size, 2, 1..=1000, "min_size")?;
         let limit = bounded(input.limit, 10, 1..=50, "limit")?;
         let seed = input.seed.unwrap_or(0);
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let mut out = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let c = otc_graph::louvain(g, seed);

@@ -54,7 +54,7 @@ impl Tool for GraphPathBetween {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let from = loaded.node(&view, &input.from, "from")?;
         let to = loaded.node(&view, &input.to, "to")?;
         let directed = input.directed.unwrap_or(true);

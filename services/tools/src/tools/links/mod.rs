@@ -9,6 +9,7 @@ pub mod get_outgoing_links;
 pub mod graph_centrality;
 pub mod graph_communities;
 pub mod graph_path_between;
+pub mod outgoing;
 pub mod prune_hub_links;
 pub mod rewrite_link;
 pub mod suggest_links;

@@ -112,9 +112,8 @@ impl Tool for PruneHubLinks {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut replanned = false;
         loop {
-            let (entry, text) = writing::current_text(ctx, ctx.tool, view.vault.id, &input.path)
-                .await?
-                .ok_or_else(|| not_found(&input.path))?;
+            let (entry, text) =
+                writing::current_text(ctx, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
             writing::check_prev(&input.path, prev, Some(&entry))?;
             let note = otc_kernel::memory::parse_note(&text)?;
             // Where each link leads among what the caller can read. A caller whose read ACL is
@@ -168,10 +167,10 @@ impl Tool for PruneHubLinks {
             if dry || out.removed_count == 0 {
                 return Ok(out);
             }
-            writing::confirm(ctx, ctx.tool, true, "it removes links from the note").await?;
-            let (hash, size) = writing::put_content(ctx, ctx.tool, new_text.into_bytes()).await?;
+            writing::confirm(ctx, true, "it removes links from the note").await?;
+            let (hash, size) = writing::put_content(ctx, new_text.into_bytes()).await?;
             let change = writing::put(&input.path, Expect::Hash(entry.hash), hash, size);
-            match writing::commit(ctx, ctx.tool, &view, &[change], None).await? {
+            match writing::commit(ctx, &view, &[change], None).await? {
                 Ok(_) => {
                     out.content_hash = Some(hex::encode(hash));
                     if !detailed {

@@ -139,8 +139,7 @@ impl Tool for RewriteLink {
                     .map(|path| {
                         let (from, to) = (&input.from_target, &input.to_target);
                         async move {
-                            let Some((entry, text)) = writing::current_text(ctx, ctx.tool, view.vault.id, &path).await?
-                            else {
+                            let Some((entry, text)) = writing::current_text(ctx, view.vault.id, &path).await? else {
                                 return Ok::<_, ToolError>(None);
                             };
                             let rewrite =
@@ -183,16 +182,16 @@ impl Tool for RewriteLink {
                 out.changes = Some(changes);
                 return Ok(out);
             }
-            writing::confirm(ctx, ctx.tool, true, "it rewrites links in many notes").await?;
+            writing::confirm(ctx, true, "it rewrites links in many notes").await?;
             let mut batch = Vec::with_capacity(writable.len());
             let (notes, texts): (Vec<_>, Vec<_>) =
                 writable.into_iter().map(|(path, entry, rewrite)| ((path, entry), rewrite.text.into_bytes())).unzip();
-            let stored = writing::put_contents(ctx, ctx.tool, texts).await?;
+            let stored = writing::put_contents(ctx, texts).await?;
             for (((path, entry), (hash, size)), change) in notes.into_iter().zip(stored).zip(changes.iter_mut()) {
                 change.content_hash = Some(hex::encode(hash));
                 batch.push(writing::put(&path, Expect::Hash(entry.hash), hash, size));
             }
-            match writing::commit(ctx, ctx.tool, &view, &batch, None).await? {
+            match writing::commit(ctx, &view, &batch, None).await? {
                 Ok(_) => {
                     out.changes = detailed.then_some(changes);
                     return Ok(out);

@@ -5,7 +5,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::semantic::{self, Near, VectorSet};
+use crate::tools::search::semantic::{self, Near, VectorSet};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{PAGE_BUDGET_BYTES, View, bounded, fit, read_content};
 use otc_kernel::{CallContext, Tool};

@@ -103,7 +103,7 @@ impl Tool for VaultHealthScore {
         let hub_threshold = bounded(input.hub_threshold, 25, 2..=100_000, "hub_threshold")?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let mut out = compute(ctx.tool, move || {
             let g = &loaded.graph;
             let n = g.len();

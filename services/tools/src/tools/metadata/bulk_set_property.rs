@@ -110,7 +110,7 @@ impl Tool for BulkSetProperty {
                 let planned = async {
                     writing::check_write(&view, path, "paths")?;
                     let (entry, text) =
-                        writing::current_text(ctx, ctx.tool, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
+                        writing::current_text(ctx, view.vault.id, path).await?.ok_or_else(|| not_found(path))?;
                     let op = FrontmatterOp::Set { key: &input.key, value: &input.value, nested: false };
                     Ok::<_, ToolError>((entry, edit_frontmatter(&text, op)?))
                 }
@@ -124,7 +124,7 @@ impl Tool for BulkSetProperty {
                         message: None,
                     }),
                     Ok((entry, edited)) => {
-                        let (hash, size) = writing::put_content(ctx, ctx.tool, edited.text.into_bytes()).await?;
+                        let (hash, size) = writing::put_content(ctx, edited.text.into_bytes()).await?;
                         changes.push(writing::put(path, Expect::Hash(entry.hash), hash, size));
                         results.push(ItemResult {
                             path: path.clone(),
@@ -151,8 +151,8 @@ impl Tool for BulkSetProperty {
                 }
             }
             if !changes.is_empty() {
-                writing::confirm(ctx, ctx.tool, true, "it changes many notes").await?;
-                match writing::commit(ctx, ctx.tool, &view, &changes, None).await? {
+                writing::confirm(ctx, true, "it changes many notes").await?;
+                match writing::commit(ctx, &view, &changes, None).await? {
                     Ok(_) => {}
                     Err(_) if !replanned => {
                         replanned = true;

@@ -60,7 +60,7 @@ impl Tool for RemoveTag {
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let location = input.location.unwrap_or(Location::Both).edit();
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let edit = otc_edit::frontmatter::remove_tag(text, &tag, location)?;
             Ok(Planned { text: edit.text, extra: (edit.frontmatter_changed, edit.body_changed), trash_old: false })

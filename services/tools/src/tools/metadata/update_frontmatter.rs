@@ -141,12 +141,11 @@ impl Tool for UpdateFrontmatter {
         }
         writing::confirm(
             ctx,
-            ctx.tool,
             operation == Operation::Replace && exists.is_some(),
             "replace discards every other property",
         )
         .await?;
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &path, prev, None, |now, _| {
             let text = match now {
                 Some(text) => text,
                 None if create => "",

@@ -145,33 +145,29 @@ impl Tool for AppendNote {
             writing::check_new_name(ctx, &view, &path, "path").await?;
         }
         let content = input.content.as_str();
-        let edited =
-            writing::edit_note(ctx, ctx.tool, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
-                let (text, section_created) = match (&anchor, now) {
-                    (None, None) => (content.to_string(), None),
-                    (None, Some(text)) => (append_end(text, content, ensure_newline), None),
-                    (Some(_), None) => return Err(not_found(&path)),
-                    (Some(AnchorAt::Field(field)), Some(text)) => {
-                        let (text, created) = append_field(text, field, content, create)?;
-                        (text, Some(created))
-                    }
-                    (Some(AnchorAt::Text(otc_edit::anchor::Target::Heading { heading, occurrence })), Some(text)) => {
-                        let note = otc_kernel::memory::parse_note(text)?;
-                        let (patched, created) =
-                            otc_edit::anchor::append_under_heading(text, &note, heading, *occurrence, content, create)?;
-                        (patched.text, Some(created))
-                    }
-                    (Some(AnchorAt::Text(target)), Some(text)) => {
-                        let note = otc_kernel::memory::parse_note(text)?;
-                        (
-                            otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Append(content))?.text,
-                            None,
-                        )
-                    }
-                };
-                Ok(Planned { text, extra: (now.is_none(), section_created), trash_old: false })
-            })
-            .await?;
+        let edited = writing::edit_note(ctx, &view, &path, prev, input.provenance.map(Origin::as_str), |now, _| {
+            let (text, section_created) = match (&anchor, now) {
+                (None, None) => (content.to_string(), None),
+                (None, Some(text)) => (append_end(text, content, ensure_newline), None),
+                (Some(_), None) => return Err(not_found(&path)),
+                (Some(AnchorAt::Field(field)), Some(text)) => {
+                    let (text, created) = append_field(text, field, content, create)?;
+                    (text, Some(created))
+                }
+                (Some(AnchorAt::Text(otc_edit::anchor::Target::Heading { heading, occurrence })), Some(text)) => {
+                    let note = otc_kernel::memory::parse_note(text)?;
+                    let (patched, created) =
+                        otc_edit::anchor::append_under_heading(text, &note, heading, *occurrence, content, create)?;
+                    (patched.text, Some(created))
+                }
+                (Some(AnchorAt::Text(target)), Some(text)) => {
+                    let note = otc_kernel::memory::parse_note(text)?;
+                    (otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Append(content))?.text, None)
+                }
+            };
+            Ok(Planned { text, extra: (now.is_none(), section_created), trash_old: false })
+        })
+        .await?;
         let (created, section_created) = edited.extra;
         let mut out = Output {
             vault: view.vault.name.clone(),

@@ -135,14 +135,14 @@ impl Tool for BulkCreateNotes {
             .detail("failed", failures));
         }
         if failures < input.items.len() {
-            writing::confirm(ctx, ctx.tool, true, "it creates many notes").await?;
+            writing::confirm(ctx, true, "it creates many notes").await?;
         }
         let mut changes = Vec::new();
         let mut results = Vec::with_capacity(input.items.len());
         for (item, verdict) in input.items.into_iter().zip(verdicts) {
             match verdict {
                 Ok(()) => {
-                    let (hash, size) = writing::put_content(ctx, ctx.tool, item.content.into_bytes()).await?;
+                    let (hash, size) = writing::put_content(ctx, item.content.into_bytes()).await?;
                     changes.push(writing::put(&item.path, otc_store::Expect::NewName, hash, size));
                     results.push(ItemResult {
                         path: item.path,
@@ -164,7 +164,7 @@ impl Tool for BulkCreateNotes {
             }
         }
         if !changes.is_empty() {
-            writing::commit(ctx, ctx.tool, &view, &changes, None).await?.map_err(|stale| {
+            writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| {
                 // A note appeared at one of the paths meanwhile: nothing was written.
                 ToolError::with_message(
                     ErrorCode::NoteExists,

@@ -5,9 +5,9 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::moving;
 use crate::tools::links::rewrite_link::LinkChange;
 use crate::tools::notes::move_note::check_move;
+use crate::tools::notes::moving;
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
 
@@ -55,7 +55,7 @@ pub struct Output {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<NoteLinks>>,
     #[serde(flatten)]
-    pub immutable: Option<crate::moving::ImmutableSkipped>,
+    pub immutable: Option<crate::tools::notes::moving::ImmutableSkipped>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -130,7 +130,7 @@ impl Tool for BulkMoveNotes {
         let mut specs = Vec::with_capacity(input.moves.len());
         for (i, m) in input.moves.iter().enumerate() {
             specs.push(
-                check_move(ctx, ctx.tool, &view, &m.from, &m.to, overwrite, None, false)
+                check_move(ctx, &view, &m.from, &m.to, overwrite, None, false)
                     .await
                     .map_err(|e| e.detail("index", i))?,
             );
@@ -138,10 +138,10 @@ impl Tool for BulkMoveNotes {
         let update = input.update_backlinks.unwrap_or(true);
         let moved: HashSet<&str> = specs.iter().map(|s| s.to.as_str()).collect();
         let plan = if dry {
-            moving::plan(ctx, ctx.tool, &view, &specs, update).await?
+            moving::plan(ctx, &view, &specs, update).await?
         } else {
-            writing::confirm(ctx, ctx.tool, true, "it moves many notes").await?;
-            moving::run(ctx, ctx.tool, &view, &specs, update).await?
+            writing::confirm(ctx, true, "it moves many notes").await?;
+            moving::run(ctx, &view, &specs, update).await?
         };
         let notes_updated = plan.rewritten.keys().filter(|p| !moved.contains(p.as_str())).count();
         let links_updated = plan.rewritten.iter().filter(|(p, _)| !moved.contains(p.as_str())).map(|(_, n)| n).sum();

@@ -68,7 +68,7 @@ impl Tool for CopyNote {
         let source = writing::current(ctx, view.vault.id, &input.from).await?.ok_or_else(|| not_found(&input.from))?;
         let dest = writing::current(ctx, view.vault.id, &input.to).await?;
         let overwrite = input.overwrite.unwrap_or(false);
-        writing::check_destination(ctx, ctx.tool, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
+        writing::check_destination(ctx, &view, &input.to, "to", dest.as_ref(), overwrite, None, true).await?;
         let mut changes = Vec::new();
         let mut trashed = None;
         if let Some(old) = &dest {
@@ -77,9 +77,7 @@ impl Tool for CopyNote {
             changes.push(trash);
         }
         changes.insert(0, writing::put(&input.to, writing::expect_of(dest.as_ref()), source.hash, source.size));
-        writing::commit(ctx, ctx.tool, &view, &changes, None)
-            .await?
-            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             from: input.from,

@@ -66,11 +66,9 @@ impl Tool for DeleteNote {
         let permanent = input.permanent.unwrap_or(false);
         let entry = writing::current(ctx, view.vault.id, &path).await?.ok_or_else(|| not_found(&path))?;
         writing::check_prev(&path, prev, Some(&entry))?;
-        writing::confirm(ctx, ctx.tool, true, "it deletes the note").await?;
+        writing::confirm(ctx, true, "it deletes the note").await?;
         let (changes, trashed_to) = writing::delete_changes(ctx, &view, &path, &entry, permanent).await?;
-        writing::commit(ctx, ctx.tool, &view, &changes, None)
-            .await?
-            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path,

@@ -10,6 +10,7 @@ pub mod get_provenance;
 pub mod list_notes;
 pub mod list_snapshots;
 pub mod move_note;
+pub mod moving;
 pub mod note_exists;
 pub mod patch_note;
 pub mod read_note;

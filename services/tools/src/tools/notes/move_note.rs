@@ -3,7 +3,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::moving::{self, MoveSpec};
+use crate::tools::notes::moving::{self, MoveSpec};
 use otc_kernel::reading::{View, not_found};
 use otc_kernel::writing;
 use otc_kernel::{CallContext, Tool};
@@ -47,7 +47,7 @@ pub struct Output {
     pub content_hash: String,
     pub backlinks_updated: Updated,
     #[serde(flatten)]
-    pub immutable: Option<crate::moving::ImmutableSkipped>,
+    pub immutable: Option<crate::tools::notes::moving::ImmutableSkipped>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -63,7 +63,6 @@ pub struct Updated {
 #[allow(clippy::too_many_arguments)]
 pub async fn check_move(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     from: &str,
     to: &str,
@@ -82,7 +81,7 @@ pub async fn check_move(
     let source = writing::current(ctx, view.vault.id, from).await?.ok_or_else(|| not_found(from))?;
     writing::check_prev(from, prev, Some(&source))?;
     let dest = writing::current(ctx, view.vault.id, to).await?;
-    writing::check_destination(ctx, tool, view, to, "to", dest.as_ref(), overwrite, Some(from), confirm).await?;
+    writing::check_destination(ctx, view, to, "to", dest.as_ref(), overwrite, Some(from), confirm).await?;
     Ok(MoveSpec { from: from.to_string(), to: to.to_string(), source, dest })
 }
 
@@ -112,10 +111,8 @@ impl Tool for MoveNote {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
-        let spec =
-            check_move(ctx, ctx.tool, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
-        let plan =
-            moving::run(ctx, ctx.tool, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
+        let spec = check_move(ctx, &view, &input.from, &input.to, input.overwrite.unwrap_or(false), prev, true).await?;
+        let plan = moving::run(ctx, &view, std::slice::from_ref(&spec), input.update_backlinks.unwrap_or(true)).await?;
         let notes = plan.rewritten.keys().filter(|p| **p != spec.to).count();
         let links = plan.rewritten.iter().filter(|(p, _)| **p != spec.to).map(|(_, n)| n).sum();
         Ok(Output {

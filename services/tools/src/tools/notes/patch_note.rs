@@ -229,7 +229,7 @@ impl Tool for PatchNote {
             },
         };
         let confirmed = input.confirm_replace.unwrap_or(false);
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&path))?;
             let (new_text, lines, bytes) = match &at {
                 AnchorAt::Field(field) => patch_field(text, field, op)?,

@@ -256,9 +256,7 @@ impl Tool for ReadNote {
         let path = match (&input.path, input.period) {
             (Some(path), None) => path.clone(),
             (None, Some(period)) => {
-                crate::tools::workspace::periodic::resolve(ctx, ctx.tool, &view, period, input.date.as_deref())
-                    .await?
-                    .path
+                crate::tools::workspace::periodic::resolve(ctx, &view, period, input.date.as_deref()).await?.path
             }
             _ => {
                 return Err(ToolError::with_message(ErrorCode::InvalidInput, "give either path or period")

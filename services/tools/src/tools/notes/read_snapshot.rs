@@ -57,7 +57,7 @@ impl Tool for ReadSnapshot {
         tx.commit().await?;
         let snapshot =
             snapshot.filter(|s| view.can_read(&s.path)).ok_or_else(|| snapshot_not_found(&input.snapshot_id))?;
-        let bytes = writing::blob(ctx, ctx.tool, &snapshot.hash).await?;
+        let bytes = writing::blob(ctx, &snapshot.hash).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: snapshot.path,

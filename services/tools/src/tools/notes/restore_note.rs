@@ -79,7 +79,7 @@ impl Tool for RestoreNote {
             writing::check_new_name(ctx, &view, &input.path, "path").await?;
         }
         let replaces = now.as_ref().is_some_and(|e| e.size > 0 && e.hash != snapshot.hash);
-        writing::confirm(ctx, ctx.tool, replaces, "it replaces the note's current content").await?;
+        writing::confirm(ctx, replaces, "it replaces the note's current content").await?;
         let mut changes =
             vec![writing::put(&input.path, writing::expect_of(now.as_ref()), snapshot.hash, snapshot.size)];
         // A deleted note's copy in the trash goes once the note is back.
@@ -90,9 +90,7 @@ impl Tool for RestoreNote {
         {
             changes.push(Change { path: trashed, expect: Expect::Hash(copy.hash), action: Action::Delete });
         }
-        writing::commit(ctx, ctx.tool, &view, &changes, None)
-            .await?
-            .map_err(|stale| writing::stale_error(&view, &stale))?;
+        writing::commit(ctx, &view, &changes, None).await?.map_err(|stale| writing::stale_error(&view, &stale))?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -111,40 +111,36 @@ impl Tool for WriteNote {
                 writing::check_new_name(ctx, &view, &path, "path").await?;
             }
             if mode != Mode::Create {
-                writing::confirm(ctx, ctx.tool, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note")
-                    .await?;
+                writing::confirm(ctx, now.as_ref().is_some_and(|e| e.size > 0), "it replaces the whole note").await?;
             }
             read = Some(now);
         }
         let content = input.content.as_str();
         let origin = input.provenance.map(Origin::as_str);
-        let edited =
-            writing::edit_read_note(ctx, ctx.tool, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
-                (None, None) if mode == Mode::Overwrite => Err(otc_kernel::reading::not_found(&path)
-                    .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
-                (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
-                    ErrorCode::NoteExists,
-                    "a note already exists at that path; use append_note or patch_note to edit it in place, or \
+        let edited = writing::edit_read_note(ctx, &view, &path, prev, origin, read, |now, _| match (&anchor, now) {
+            (None, None) if mode == Mode::Overwrite => Err(otc_kernel::reading::not_found(&path)
+                .detail("hint", "mode overwrite replaces an existing note; use create or upsert")),
+            (None, Some(_)) if mode == Mode::Create => Err(ToolError::with_message(
+                ErrorCode::NoteExists,
+                "a note already exists at that path; use append_note or patch_note to edit it in place, or \
                      mode overwrite to replace it",
-                )
-                .detail("path", path.clone())),
-                (None, now) => {
-                    Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() })
-                }
-                (Some(_), None) => Err(otc_kernel::reading::not_found(&path)),
-                (Some(AnchorAt::Text(target)), Some(text)) => {
-                    let note = otc_kernel::memory::parse_note(text)?;
-                    let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
-                    Ok(Planned { text: patched.text, extra: false, trash_old: false })
-                }
-                (Some(AnchorAt::Field(field)), Some(text)) => {
-                    let value = writing::field_value(content);
-                    let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
-                    let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
-                    Ok(Planned { text: edited.text, extra: false, trash_old: false })
-                }
-            })
-            .await?;
+            )
+            .detail("path", path.clone())),
+            (None, now) => Ok(Planned { text: content.to_string(), extra: now.is_none(), trash_old: now.is_some() }),
+            (Some(_), None) => Err(otc_kernel::reading::not_found(&path)),
+            (Some(AnchorAt::Text(target)), Some(text)) => {
+                let note = otc_kernel::memory::parse_note(text)?;
+                let patched = otc_edit::anchor::patch(text, &note, target, otc_edit::anchor::Op::Replace(content))?;
+                Ok(Planned { text: patched.text, extra: false, trash_old: false })
+            }
+            (Some(AnchorAt::Field(field)), Some(text)) => {
+                let value = writing::field_value(content);
+                let op = otc_edit::frontmatter::FrontmatterOp::Set { key: field, value: &value, nested: false };
+                let edited = otc_edit::frontmatter::edit_frontmatter(text, op)?;
+                Ok(Planned { text: edited.text, extra: false, trash_old: false })
+            }
+        })
+        .await?;
         let mode_used = match (&anchor, edited.extra) {
             (Some(_), _) => "section",
             (None, true) => "create",

@@ -1,6 +1,7 @@
 //! The search domain's tools (`Domain::Search`), one file each.
 
 // The search domain holds a tool named search (the connector contract's).
+pub mod dataview;
 pub mod query_datacore;
 pub mod scanning;
 #[allow(clippy::module_inception)]
@@ -11,3 +12,4 @@ pub mod search_omnisearch;
 pub mod search_semantic;
 pub mod search_text;
 pub mod search_vault;
+pub mod semantic;

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(QueryDatacore {
+crate::tools::workspace::live_app::live_app_tool!(QueryDatacore {
     name: "query_datacore",
     title: "Datacore query (live app)",
     description: "Runs a Datacore query in a running Obsidian. Datacore runs only inside the app: answers plugin_unavailable; search_jsonlogic queries note properties.",

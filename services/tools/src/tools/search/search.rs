@@ -65,11 +65,11 @@ impl Tool for Search {
         let query = Query::parse(&input.query).map_err(query_error)?;
         let view = ctx.view(&input.vault).await?;
         let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
-        let corpus = Corpus::open(ctx, ctx.tool, &view, &scope).await?;
+        let corpus = Corpus::open(ctx, &view, &scope).await?;
         let hits = corpus.rank(&query);
         let hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), None, limit);
         let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-        let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+        let texts = note_texts(ctx, view.vault.id, &paths).await?;
         let vault = &view.vault.name;
         let results = hits
             .iter()

@@ -5,8 +5,8 @@ use otc_fts::search::top;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::semantic::{self, Near};
 use crate::tools::search::search_vault::query_error;
+use crate::tools::search::semantic::{self, Near};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{bounded, decode_cursor, encode_cursor};
 use otc_kernel::searching::{Corpus, RankKey, Scope, note_texts, section_of, slice};
@@ -145,7 +145,7 @@ impl Tool for SearchAndRead {
         let (total, page, corpus): (usize, Vec<Ranked>, Option<Corpus>) = if mode == Mode::Semantic {
             let meaning = semantic::meaning_of(&input.query)?;
             let pool = Near { prefix: "", skip: &[], notes: SEMANTIC_POOL };
-            let near = semantic::nearest_to_query(ctx, ctx.tool, &view, &meaning, &query, pool).await?;
+            let near = semantic::nearest_to_query(ctx, &view, &meaning, &query, pool).await?;
             let total = near.len();
             let near = semantic::ranked_page(near, |h| h.score, |h| h.path.as_str(), after, k + 1);
             let spans = semantic::spans(ctx, &view, &near).await?;
@@ -159,7 +159,7 @@ impl Tool for SearchAndRead {
             (total, page, None)
         } else {
             let scope = Scope { root: None, path_contains: &query.paths, tags: &query.tags };
-            let corpus = Corpus::open(ctx, ctx.tool, &view, &scope).await?;
+            let corpus = Corpus::open(ctx, &view, &scope).await?;
             let hits = corpus.rank(&query);
             let total = hits.len();
             let page = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), after, k + 1)
@@ -178,7 +178,7 @@ impl Tool for SearchAndRead {
         let share = (budget / k.max(1)).saturating_sub(512);
         let share = input.max_bytes_per_item.map_or(share, |m| (m as usize).min(share)).max(1);
         let paths: Vec<String> = page.iter().map(|h| h.path.clone()).collect();
-        let notes = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+        let notes = note_texts(ctx, view.vault.id, &paths).await?;
         let mut results = Vec::with_capacity(page.len());
         for (i, (h, note)) in page.iter().zip(notes).enumerate() {
             let Some(note) = note else { continue };

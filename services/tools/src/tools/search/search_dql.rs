@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::dataview;
+use crate::tools::search::dataview;
 use otc_kernel::{CallContext, Tool};
 
 pub struct SearchDql;
@@ -57,7 +57,7 @@ pub struct Row {
     pub path: Option<String>,
     /// One value per header; "" where Dataview shows nothing (no such field, or an expression
     /// that failed on this row).
-    #[schemars(schema_with = "crate::dataview::any_value_list")]
+    #[schemars(schema_with = "crate::tools::search::dataview::any_value_list")]
     pub values: Vec<Value>,
     /// The group's key after GROUP BY.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,7 +127,7 @@ impl Tool for SearchDql {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
         let query = dql::parse(&input.dql).map_err(|e| e.detail("field", "dql"))?;
-        let pages = dataview::pages(ctx, ctx.tool, &view, &query).await?;
+        let pages = dataview::pages(ctx, &view, &query).await?;
         let now = chrono::Utc::now();
         let output = dql::run(&query, &pages, None, now.date_naive(), now)?;
         let rendered = (input.format == Some(Shape::Markdown)).then(|| markdown(&output));

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(SearchOmnisearch {
+crate::tools::workspace::live_app::live_app_tool!(SearchOmnisearch {
     name: "search_omnisearch",
     title: "Omnisearch (live app)",
     description: "Searches with the Omnisearch plugin of a running Obsidian. Omnisearch runs only inside the app: answers plugin_unavailable; search_vault ranks notes the same way.",

@@ -3,7 +3,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::semantic::{self, Near, VectorSet};
+use crate::tools::search::semantic::{self, Near, VectorSet};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{PAGE_BUDGET_BYTES, bounded, fit};
 use otc_kernel::searching::{note_texts, slice};
@@ -119,7 +119,7 @@ impl Tool for SearchSemantic {
         );
         let texts = if input.return_content || detailed {
             let paths: Vec<String> = found.iter().map(|h| h.path.clone()).collect();
-            note_texts(ctx, ctx.tool, view.vault.id, &paths).await?
+            note_texts(ctx, view.vault.id, &paths).await?
         } else {
             found.iter().map(|_| None).collect()
         };

@@ -173,7 +173,7 @@ impl Tool for SearchText {
             Some(r) => Some(view.folder_prefix(Some(r))?),
             None => None,
         };
-        let corpus = Corpus::open(ctx, ctx.tool, &view, &Scope { root: root.as_deref(), ..Scope::default() }).await?;
+        let corpus = Corpus::open(ctx, &view, &Scope { root: root.as_deref(), ..Scope::default() }).await?;
         let mut hits: Vec<TextHit> = text_matches(&corpus.parts(), &edges);
         let n = folded.len();
         if input.case_sensitive {
@@ -185,7 +185,7 @@ impl Tool for SearchText {
                     .detail("limit", CASE_CHECK_NOTES));
             }
             let paths: Vec<String> = hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-            let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+            let texts = note_texts(ctx, view.vault.id, &paths).await?;
             for (h, note) in hits.iter_mut().zip(texts) {
                 let text = note.map(|c| c.text).unwrap_or_default();
                 h.matches.retain(|&(doc, pos)| {
@@ -200,7 +200,7 @@ impl Tool for SearchText {
         let more = page_hits.len() > limit;
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-        let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+        let texts = note_texts(ctx, view.vault.id, &paths).await?;
         let items: Vec<Hit> = page_hits
             .iter()
             .zip(paths)

@@ -5,7 +5,7 @@ use otc_fts::{Query, QueryError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::semantic::{self, Near};
+use crate::tools::search::semantic::{self, Near};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::reading::{PAGE_BUDGET_BYTES, decode_cursor, page};
 use otc_kernel::searching::{Corpus, RankKey, Scope, line_col, note_texts, section_of, slice};
@@ -149,7 +149,7 @@ impl Tool for SearchVault {
         };
         let scope = Scope { root: root.as_deref(), path_contains: &query.paths, tags: &query.tags };
         let started = std::time::Instant::now();
-        let corpus = Corpus::open(ctx, ctx.tool, &view, &scope).await?;
+        let corpus = Corpus::open(ctx, &view, &scope).await?;
         let opened = started.elapsed();
         let hits = corpus.rank(&query);
         let ranked = started.elapsed();
@@ -159,7 +159,7 @@ impl Tool for SearchVault {
         let more = page_hits.len() > limit;
         let page_hits = &page_hits[..page_hits.len().min(limit)];
         let paths: Vec<String> = page_hits.iter().map(|h| corpus.path(h.part, h.path).to_string()).collect();
-        let texts = note_texts(ctx, ctx.tool, view.vault.id, &paths).await?;
+        let texts = note_texts(ctx, view.vault.id, &paths).await?;
         let read = started.elapsed();
         let mut explained = if input.explain { corpus.explain(&query, page_hits) } else { Vec::new() }.into_iter();
         let items: Vec<Hit> = page_hits
@@ -222,11 +222,11 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let view = ctx.view(&input.vault).await?;
     let prefix = view.folder_prefix(input.root.as_deref())?;
     let near = Near { prefix: &prefix, skip: &[], notes: FUSION_POOL };
-    let near = semantic::nearest_to_query(ctx, name, &view, &meaning, &query, near).await?;
+    let near = semantic::nearest_to_query(ctx, &view, &meaning, &query, near).await?;
     let (corpus, text_hits) = if mode == Mode::Hybrid {
         let root = (!prefix.is_empty()).then_some(prefix.as_str());
         let scope = Scope { root, path_contains: &query.paths, tags: &query.tags };
-        let corpus = Corpus::open(ctx, name, &view, &scope).await?;
+        let corpus = Corpus::open(ctx, &view, &scope).await?;
         let hits = corpus.rank(&query);
         let hits = top(hits, |h| h.score, |h| corpus.path(h.part, h.path), None, FUSION_POOL);
         (Some(corpus), hits)
@@ -256,7 +256,7 @@ async fn by_meaning(ctx: &CallContext<'_>, input: Input, mode: Mode) -> Result<O
     let more = page_hits.len() > limit;
     let page_hits = &page_hits[..page_hits.len().min(limit)];
     let paths: Vec<String> = page_hits.iter().map(|(p, _)| p.clone()).collect();
-    let texts = note_texts(ctx, name, view.vault.id, &paths).await?;
+    let texts = note_texts(ctx, view.vault.id, &paths).await?;
     let nearest: std::collections::HashMap<&str, &semantic::NoteHit> =
         near.iter().map(|h| (h.path.as_str(), h)).collect();
     let spans =

@@ -59,7 +59,7 @@ impl Tool for AddKanbanCard {
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let checked = input.checked.unwrap_or(false);
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let edit = otc_edit::kanban::add_card(text, &input.column, &input.text, checked)?;
             Ok(Planned { text: edit.text, extra: (edit.lane, edit.position), trash_old: false })

@@ -78,7 +78,7 @@ impl Tool for CreateBase {
             .detail("problems", problems));
         }
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = writing::write_whole(ctx, ctx.tool, &view, &input.path, "path", &text, overwrite).await?;
+        let edited = writing::write_whole(ctx, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

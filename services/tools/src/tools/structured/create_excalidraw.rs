@@ -75,7 +75,7 @@ impl Tool for CreateExcalidraw {
         let start = match &input.template {
             Some(template) => {
                 view.readable_path(template).map_err(|e| e.detail("field", "template"))?;
-                let Some((_, text)) = writing::current_text(ctx, ctx.tool, view.vault.id, template).await? else {
+                let Some((_, text)) = writing::current_text(ctx, view.vault.id, template).await? else {
                     return Err(otc_kernel::reading::not_found(template).detail("field", "template"));
                 };
                 let mut drawing = excalidraw::parse(&text).map_err(|e| e.detail("field", "template"))?;
@@ -94,7 +94,7 @@ impl Tool for CreateExcalidraw {
         let elements = excalidraw::summary(&applied.drawing).elements;
         let text = excalidraw::render(&applied.drawing);
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = writing::write_whole(ctx, ctx.tool, &view, &input.path, "path", &text, overwrite).await?;
+        let edited = writing::write_whole(ctx, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

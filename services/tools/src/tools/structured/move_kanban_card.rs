@@ -60,7 +60,7 @@ impl Tool for MoveKanbanCard {
         view.readable_path(&input.path)?;
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let edit = otc_edit::kanban::move_card(text, &input.from_column, &input.to_column, &input.card_text)
                 .map_err(argument_names)?;

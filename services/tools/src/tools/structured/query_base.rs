@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dataview;
+use crate::tools::search::dataview;
 use crate::tools::structured::read_base::check_base_path;
 use otc_kernel::reading::{Content, decode_cursor, encode_cursor, page_limit, read_content};
 use otc_kernel::{CallContext, Tool};
@@ -109,7 +109,7 @@ impl Tool for QueryBase {
         let override_filters = input.override_filters.as_ref().map(filter_of).transpose()?;
         // When each note came into being costs a look-up per note: read only for a base that
         // names it.
-        let rows = dataview::index_pages(ctx, ctx.tool, &view, text.contains("ctime"))
+        let rows = dataview::index_pages(ctx, &view, text.contains("ctime"))
             .await?
             .into_iter()
             .map(|p| bases::Row {

@@ -62,7 +62,7 @@ impl Tool for UpdateBase {
         writing::check_write(&view, &input.path, "path")?;
         let prev = writing::parse_prev_hash(input.prev_hash.as_deref())?;
         let patch = Value::Object(input.patch.clone());
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let updated = bases::update(text, &patch)?;
             let views = bases::parse(&updated)?.views.len();

@@ -74,7 +74,7 @@ impl Tool for UpdateExcalidraw {
             update_app_state: input.update_app_state,
         };
         let now_ms = chrono::Utc::now().timestamp_millis();
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             if !excalidraw::is_drawing(&input.path, text) {
                 return Err(ToolError::with_message(ErrorCode::InvalidInput, "the file is not an Excalidraw drawing")

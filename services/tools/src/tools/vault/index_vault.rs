@@ -174,7 +174,7 @@ impl Tool for IndexVault {
                 .detail("reason", "rebuild_running")
                 .detail("vault", vault.name.clone()));
         }
-        let outcome = long_calls::run(ctx, name, "index_vault", move |handle| async move {
+        let outcome = long_calls::run(ctx, "index_vault", move |handle| async move {
             let started = std::time::Instant::now();
             let progress = TaskProgress(handle, sink);
             let result = indexer.rebuild(tenant, vault.id, folder.as_deref(), &progress).await;

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(DeleteActiveFile {
+crate::tools::workspace::live_app::live_app_tool!(DeleteActiveFile {
     name: "delete_active_file",
     title: "Delete the active file (live app)",
     description: "Deletes the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; delete_note deletes by path.",

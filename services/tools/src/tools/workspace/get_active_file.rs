@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(GetActiveFile {
+crate::tools::workspace::live_app::live_app_tool!(GetActiveFile {
     name: "get_active_file",
     title: "Active file (live app)",
     description: "Reads the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; read_note reads a note by path.",

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::settings_files::{self, WORKSPACES};
+use crate::tools::workspace::settings::{self, WORKSPACES};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListWorkspaces;
@@ -44,7 +44,7 @@ impl Tool for ListWorkspaces {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let (object, content_hash) = settings_files::read(ctx, ctx.tool, &view, WORKSPACES).await?;
+        let (object, content_hash) = settings::read(ctx, &view, WORKSPACES).await?;
         let workspaces = object
             .get("workspaces")
             .and_then(Value::as_object)

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::settings_files::{self, WORKSPACES};
+use crate::tools::workspace::settings::{self, WORKSPACES};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
@@ -47,10 +47,9 @@ impl Tool for OpenWorkspace {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let tool = Self::SPEC.name;
         let view = View::open(ctx, &input.vault).await?;
         let name = input.name.trim().to_string();
-        let edited = settings_files::change(ctx, tool, &view, WORKSPACES, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings::change(ctx, &view, WORKSPACES, input.prev_hash.as_deref(), |mut object| {
             let layout =
                 object.get("workspaces").and_then(|w| w.get(&name)).and_then(Value::as_object).cloned().ok_or_else(
                     || {

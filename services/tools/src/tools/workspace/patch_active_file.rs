@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(PatchActiveFile {
+crate::tools::workspace::live_app::live_app_tool!(PatchActiveFile {
     name: "patch_active_file",
     title: "Patch the active file (live app)",
     description: "Patches the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; patch_note patches by path.",

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::settings_files::{self, WORKSPACES};
+use crate::tools::workspace::settings::{self, WORKSPACES};
 use otc_kernel::reading::View;
 use otc_kernel::{CallContext, Tool};
 
@@ -60,7 +60,6 @@ impl Tool for SaveWorkspace {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let tool = Self::SPEC.name;
         let view = View::open(ctx, &input.vault).await?;
         let name = input.name.trim();
         if name.is_empty() || name.chars().any(char::is_control) {
@@ -69,7 +68,7 @@ impl Tool for SaveWorkspace {
             );
         }
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = settings_files::change(ctx, tool, &view, WORKSPACES, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings::change(ctx, &view, WORKSPACES, input.prev_hash.as_deref(), |mut object| {
             let mut workspaces = object.get("workspaces").and_then(Value::as_object).cloned().unwrap_or_default();
             let existed = workspaces.contains_key(name);
             if existed && !overwrite {

@@ -1,4 +1,4 @@
-crate::live_app::live_app_tool!(UpdateActiveFile {
+crate::tools::workspace::live_app::live_app_tool!(UpdateActiveFile {
     name: "update_active_file",
     title: "Replace the active file (live app)",
     description: "Replaces the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; write_note writes by path.",

@@ -48,7 +48,8 @@ fn cache_key(ctx: &CallContext<'_>, hash: &Hash, languages: &str) -> String {
 }
 
 /// The text in the image with content `hash`, from the cache unless `force`.
-pub async fn recognize(ctx: &CallContext<'_>, tool: &str, hash: &Hash, force: bool) -> Result<Recognized, ToolError> {
+pub async fn recognize(ctx: &CallContext<'_>, hash: &Hash, force: bool) -> Result<Recognized, ToolError> {
+    let tool = ctx.tool;
     let config = &ctx.services().config.ocr;
     if config.command.is_empty() {
         return Err(unavailable(tool, "OCR is turned off here (ocr.command is empty)"));
@@ -58,7 +59,7 @@ pub async fn recognize(ctx: &CallContext<'_>, tool: &str, hash: &Hash, force: bo
     if !force && let Ok(Some(text)) = kv.get_record(&key).await {
         return Ok(Recognized { text, cached: true, duration_ms: 0 });
     }
-    let bytes = otc_kernel::writing::blob(ctx, tool, hash).await?;
+    let bytes = otc_kernel::writing::blob(ctx, hash).await?;
     if bytes.len() as u64 > config.max_bytes {
         return Err(ToolError::with_message(ErrorCode::Overflow, "the image is larger than ocr.max_bytes")
             .detail("size", bytes.len())

@@ -54,7 +54,7 @@ impl Tool for OcrAttachment {
         view.readable_path(&input.path)?;
         ocr::check_image(&input.path, "path")?;
         let entry = writing::current(ctx, view.vault.id, &input.path).await?.ok_or_else(|| not_found(&input.path))?;
-        let found = ocr::recognize(ctx, ctx.tool, &entry.hash, input.force.unwrap_or(false)).await?;
+        let found = ocr::recognize(ctx, &entry.hash, input.force.unwrap_or(false)).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

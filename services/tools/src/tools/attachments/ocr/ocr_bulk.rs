@@ -128,7 +128,7 @@ impl Tool for OcrBulk {
                     let entry = writing::current(ctx, view.vault.id, &path)
                         .await?
                         .ok_or_else(|| otc_kernel::reading::not_found(&path))?;
-                    ocr::recognize(ctx, ctx.tool, &entry.hash, force).await
+                    ocr::recognize(ctx, &entry.hash, force).await
                 };
                 match read.await {
                     Ok(found) => {

@@ -89,7 +89,7 @@ impl Tool for BundleFiles {
             match writing::current(ctx, view.vault.id, path).await? {
                 None => missing_paths.push(path.clone()),
                 Some(entry) => {
-                    let bytes = writing::blob(ctx, ctx.tool, &entry.hash).await?;
+                    let bytes = writing::blob(ctx, &entry.hash).await?;
                     if !bundle.add(path, &String::from_utf8_lossy(&bytes)) {
                         not_included.push(path.clone());
                     }

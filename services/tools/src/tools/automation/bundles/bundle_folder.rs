@@ -112,7 +112,7 @@ impl Tool for BundleFolder {
         let mut stopped = rows.len() > max_files;
         for row in rows.iter().take(max_files) {
             // Gone since the listing: nothing to pack.
-            let Some((_, text)) = writing::current_text(ctx, name, view.vault.id, &row.path).await? else { continue };
+            let Some((_, text)) = writing::current_text(ctx, view.vault.id, &row.path).await? else { continue };
             if !bundle.add(&row.path, &text) {
                 stopped = true;
                 break;

@@ -117,7 +117,7 @@ impl Tool for UpdateTask {
             (date_field(&set.due, "set")?, date_field(&set.scheduled, "set")?, date_field(&set.start, "set")?);
         let today = chrono::Utc::now().date_naive();
         let line = input.line;
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let bad_line = || {
                 ToolError::with_message(ErrorCode::InvalidInput, "that line of the note is not a task")

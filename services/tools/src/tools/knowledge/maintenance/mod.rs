@@ -174,8 +174,7 @@ async fn detect_in_vault(
             continue;
         }
         let texts =
-            otc_kernel::searching::note_texts(ctx, TOOL, vault.id, &[finding.path_a.clone(), finding.path_b.clone()])
-                .await?;
+            otc_kernel::searching::note_texts(ctx, vault.id, &[finding.path_a.clone(), finding.path_b.clone()]).await?;
         let (Some(a), Some(b)) = (&texts[0], &texts[1]) else {
             resolve(ctx, vault.id, finding.id, "a note of the pair was deleted or moved").await?;
             run.resolved += 1;
@@ -217,7 +216,7 @@ async fn detect_in_vault(
     let mut judged: Vec<(String, String)> = Vec::new();
     let graph = match changes.is_empty() {
         true => None,
-        false => Some(otc_kernel::graphing::load(ctx, TOOL, &view).await?),
+        false => Some(otc_kernel::graphing::load(ctx, &view).await?),
     };
     'changes: for change in &changes {
         let wanted = change.op != "delete" && change.path.ends_with(".md") && view.can_read(&change.path);
@@ -240,8 +239,7 @@ async fn detect_in_vault(
             if *budget == 0 {
                 break 'changes;
             }
-            let texts =
-                otc_kernel::searching::note_texts(ctx, TOOL, vault.id, &[path_a.clone(), path_b.clone()]).await?;
+            let texts = otc_kernel::searching::note_texts(ctx, vault.id, &[path_a.clone(), path_b.clone()]).await?;
             let (Some(a), Some(b)) = (&texts[0], &texts[1]) else { continue };
             *budget -= 1;
             match judge_pair(ctx, tenant, &path_a, &a.text, &path_b, &b.text).await {

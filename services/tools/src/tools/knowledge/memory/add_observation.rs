@@ -91,7 +91,7 @@ impl Tool for AddObservation {
             .await
             .map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await?;
+        let rematerialized = memory::remirror(ctx, &view, &[entity.id]).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: entity.id.to_string(),

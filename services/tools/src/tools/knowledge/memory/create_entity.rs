@@ -108,7 +108,7 @@ impl Tool for CreateEntity {
         }
         tx.commit().await.map_err(store_err)?;
         // An entity whose mirror could not be written is not kept.
-        if let Err(err) = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await {
+        if let Err(err) = memory::remirror(ctx, &view, &[entity.id]).await {
             let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
             tx.delete_entity(view.vault.id, entity.id).await.map_err(store_err)?;
             tx.commit().await.map_err(store_err)?;

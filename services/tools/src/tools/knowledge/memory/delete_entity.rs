@@ -83,7 +83,7 @@ impl Tool for DeleteEntity {
             otc_kernel::writing::check_delete(&view, path, "entity_id")?;
         }
         tx.commit().await.map_err(store_err)?;
-        otc_kernel::writing::confirm(ctx, ctx.tool, true, "it deletes the entity").await?;
+        otc_kernel::writing::confirm(ctx, true, "it deletes the entity").await?;
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let neighbours: Vec<uuid::Uuid> = visible.iter().map(|e| e.id).collect();
         let (observations_removed, relations_removed) = if permanent {
@@ -102,9 +102,9 @@ impl Tool for DeleteEntity {
         };
         tx.commit().await.map_err(store_err)?;
         if let Some(path) = &entity.note_path {
-            memory::unmirror(ctx, ctx.tool, &view, path).await?;
+            memory::unmirror(ctx, &view, path).await?;
         }
-        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &neighbours).await?;
+        let rematerialized = memory::remirror(ctx, &view, &neighbours).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: id.to_string(),

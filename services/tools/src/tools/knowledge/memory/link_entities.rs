@@ -34,7 +34,8 @@ pub struct Output {
 }
 
 /// The relation an input names, both ends visible to the caller.
-pub async fn relation(ctx: &CallContext<'_>, tool: &str, view: &View, input: &Input) -> Result<Relation, ToolError> {
+pub async fn relation(ctx: &CallContext<'_>, view: &View, input: &Input) -> Result<Relation, ToolError> {
+    let tool = ctx.tool;
     let kind = input.relation_type.trim();
     if kind.is_empty() {
         return Err(ToolError::with_message(ErrorCode::InvalidInput, "relation_type may not be blank")
@@ -69,17 +70,14 @@ impl Tool for LinkEntities {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let relation = relation(ctx, ctx.tool, &view, &input).await?;
+        let relation = relation(ctx, &view, &input).await?;
         let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let created =
             tx.link_entities(view.vault.id, &relation, Some(ctx.caller.principal_id)).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = if created {
-            memory::remirror(ctx, ctx.tool, &view, &[relation.source_id, relation.target_id]).await?
-        } else {
-            0
-        };
+        let rematerialized =
+            if created { memory::remirror(ctx, &view, &[relation.source_id, relation.target_id]).await? } else { 0 };
         Ok(Output { vault: view.vault.name.clone(), relation: RelationOut::of(&relation), created, rematerialized })
     }
 }

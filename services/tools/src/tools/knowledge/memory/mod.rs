@@ -274,7 +274,8 @@ fn mirror_text(entity: &Entity, observations: &[Observation], relations: &[Relat
 
 /// Rewrites the mirror notes of these entities (those that have one) from the store, through
 /// the commit engine with the call's provenance. Returns how many were written.
-pub async fn remirror(ctx: &CallContext<'_>, tool: &str, view: &View, ids: &[Uuid]) -> Result<usize, ToolError> {
+pub async fn remirror(ctx: &CallContext<'_>, view: &View, ids: &[Uuid]) -> Result<usize, ToolError> {
+    let tool = ctx.tool;
     let store_err = |e: otc_store::StoreError| internal(tool, &e);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
     let entities: Vec<Entity> = tx
@@ -304,7 +305,7 @@ pub async fn remirror(ctx: &CallContext<'_>, tool: &str, view: &View, ids: &[Uui
             relations.iter().filter(|r| r.source_id == entity.id || r.target_id == entity.id).cloned().collect();
         let text = mirror_text(entity, &mine, &rels, &names);
         writing::check_write(view, &path, "note_path")?;
-        let edited = writing::edit_note(ctx, tool, view, &path, None, None, |_, _| {
+        let edited = writing::edit_note(ctx, view, &path, None, None, |_, _| {
             Ok(Planned { text: text.clone(), extra: (), trash_old: false })
         })
         .await?;
@@ -315,11 +316,11 @@ pub async fn remirror(ctx: &CallContext<'_>, tool: &str, view: &View, ids: &[Uui
 
 /// Moves the mirror note at `path` into the vault's trash (an entity deleted, or renamed: its
 /// new mirror is written by [`remirror`]). Nothing when there is no note there.
-pub async fn unmirror(ctx: &CallContext<'_>, tool: &str, view: &View, path: &str) -> Result<(), ToolError> {
+pub async fn unmirror(ctx: &CallContext<'_>, view: &View, path: &str) -> Result<(), ToolError> {
     writing::check_delete(view, path, "note_path")?;
     let Some(entry) = writing::current(ctx, view.vault.id, path).await? else { return Ok(()) };
     let (changes, _) = writing::delete_changes(ctx, view, path, &entry, false).await?;
-    writing::commit(ctx, tool, view, &changes, None).await?.map_err(|stale| writing::stale_error(view, &stale))?;
+    writing::commit(ctx, view, &changes, None).await?.map_err(|stale| writing::stale_error(view, &stale))?;
     Ok(())
 }
 

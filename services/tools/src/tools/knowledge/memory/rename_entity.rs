@@ -108,11 +108,11 @@ impl Tool for RenameEntity {
         if let (Some(old), Some(new)) = (&entity.note_path, &mirror)
             && old != new
         {
-            memory::unmirror(ctx, ctx.tool, &view, old).await?;
+            memory::unmirror(ctx, &view, old).await?;
         }
         let mut rewrite: Vec<uuid::Uuid> = neighbours.iter().map(|e| e.id).collect();
         rewrite.push(id);
-        memory::remirror(ctx, ctx.tool, &view, &rewrite).await?;
+        memory::remirror(ctx, &view, &rewrite).await?;
         Ok(Output { vault: view.vault.name.clone(), entity: EntityOut::of(&after, true), previous_name: entity.name })
     }
 }

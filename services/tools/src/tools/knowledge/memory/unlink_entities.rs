@@ -41,16 +41,13 @@ impl Tool for UnlinkEntities {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let relation = relation(ctx, ctx.tool, &view, &input).await?;
+        let relation = relation(ctx, &view, &input).await?;
         let store_err = |e: StoreError| internal(ctx.tool, &e);
         let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;
         let removed = tx.unlink_entities(view.vault.id, &relation).await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = if removed {
-            memory::remirror(ctx, ctx.tool, &view, &[relation.source_id, relation.target_id]).await?
-        } else {
-            0
-        };
+        let rematerialized =
+            if removed { memory::remirror(ctx, &view, &[relation.source_id, relation.target_id]).await? } else { 0 };
         Ok(Output { vault: view.vault.name.clone(), relation: RelationOut::of(&relation), removed, rematerialized })
     }
 }

@@ -114,7 +114,7 @@ impl Tool for UpdateObservation {
         };
         let previous = tx.observation(view.vault.id, entity.id, old.id).await.map_err(store_err)?.unwrap_or(old);
         tx.commit().await.map_err(store_err)?;
-        let rematerialized = memory::remirror(ctx, ctx.tool, &view, &[entity.id]).await?;
+        let rematerialized = memory::remirror(ctx, &view, &[entity.id]).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             entity_id: entity.id.to_string(),

@@ -55,12 +55,8 @@ impl Plur {
 
 /// The store's answer to `GET path` (body None) or `POST path` with `body`, for `tool`: its
 /// JSON object as it came.
-pub async fn forward(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    path: &str,
-    body: Option<Value>,
-) -> Result<Map<String, Value>, ToolError> {
+pub async fn forward(ctx: &CallContext<'_>, path: &str, body: Option<Value>) -> Result<Map<String, Value>, ToolError> {
+    let tool = ctx.tool;
     let Some(plur) = ctx.services().features.get::<Plur>() else {
         return Err(ToolError::with_message(
             ErrorCode::PluginUnavailable,
@@ -134,7 +130,6 @@ pub struct Recalled {
 /// and `scope` sent with `extra`, a named share or floor that must lie in 0..=1.
 pub async fn recall(
     ctx: &CallContext<'_>,
-    tool: &str,
     route: &str,
     query: &str,
     k: Option<u32>,
@@ -147,5 +142,5 @@ pub async fn recall(
     if let Some((field, value)) = extra {
         body[field] = serde_json::json!(unit(value, field)?);
     }
-    Ok(Recalled { results: forward(ctx, tool, route, Some(body)).await? })
+    Ok(Recalled { results: forward(ctx, route, Some(body)).await? })
 }

@@ -49,7 +49,7 @@ impl Tool for PlurGet {
             )
             .detail("field", "engram_id"));
         }
-        let engram = plur::forward(ctx, Self::SPEC.name, &format!("/engrams/{id}"), None).await?;
+        let engram = plur::forward(ctx, &format!("/engrams/{id}"), None).await?;
         Ok(Output { engram })
     }
 }

@@ -41,6 +41,6 @@ impl Tool for PlurRecall {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
-        plur::recall(ctx, Self::SPEC.name, "/recall", &input.query, input.k, input.scope, None).await
+        plur::recall(ctx, "/recall", &input.query, input.k, input.scope, None).await
     }
 }

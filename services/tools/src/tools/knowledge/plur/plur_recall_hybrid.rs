@@ -47,7 +47,6 @@ impl Tool for PlurRecallHybrid {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
         plur::recall(
             ctx,
-            Self::SPEC.name,
             "/recall/hybrid",
             &input.query,
             input.k,

@@ -45,15 +45,7 @@ impl Tool for PlurSimilaritySearch {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<plur::Recalled, ToolError> {
-        plur::recall(
-            ctx,
-            Self::SPEC.name,
-            "/similarity",
-            &input.query,
-            input.k,
-            input.scope,
-            input.min_score.map(|v| ("min_score", v)),
-        )
-        .await
+        plur::recall(ctx, "/similarity", &input.query, input.k, input.scope, input.min_score.map(|v| ("min_score", v)))
+            .await
     }
 }

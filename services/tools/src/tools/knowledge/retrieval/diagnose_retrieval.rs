@@ -90,11 +90,11 @@ impl Tool for DiagnoseRetrieval {
             return Err(otc_kernel::reading::not_found(&path).detail("field", "path"));
         }
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, ..Request::default() };
-        let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
+        let found = retrieval::retrieve(ctx, &view, &request).await?;
         // A diagnosis retrieves nothing for the caller to cite.
         retrieval::record(&view.vault.name, &[], true);
         let trace = found.traces.get(&path).cloned().unwrap_or_default();
-        let (dropped_at, summary) = match verdict(ctx, ctx.tool, &view, &path, &trace, k).await? {
+        let (dropped_at, summary) = match verdict(ctx, &view, &path, &trace, k).await? {
             None => (None, format!("returned at rank {} of {k}", trace.final_rank.unwrap_or(0))),
             Some((stage, why)) => (Some(stage.to_string()), why),
         };
@@ -120,7 +120,6 @@ impl Tool for DiagnoseRetrieval {
 /// The stage a note fell out at, and why in words (None: it was returned).
 async fn verdict(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     trace: &Trace,
@@ -141,7 +140,7 @@ async fn verdict(
         };
         return Ok(Some(("final_top_k", format!("found ({how}) but ranked below the top {k}"))));
     }
-    let graph = otc_kernel::graphing::load(ctx, tool, view).await?;
+    let graph = otc_kernel::graphing::load(ctx, view).await?;
     if graph.excluded.contains(path) {
         return Ok(Some(("excluded", "the note is in the vault's Excluded files, which search leaves out".into())));
     }

@@ -92,8 +92,8 @@ impl Tool for KnowledgeChallenge {
             expand: true,
             ..Request::default()
         };
-        let mut hits = retrieval::retrieve(ctx, ctx.tool, &view, &decisions).await?.hits;
-        for h in retrieval::retrieve(ctx, ctx.tool, &view, &near).await?.hits {
+        let mut hits = retrieval::retrieve(ctx, &view, &decisions).await?.hits;
+        for h in retrieval::retrieve(ctx, &view, &near).await?.hits {
             if hits.len() < EVIDENCE && !hits.iter().any(|x| x.path == h.path && x.ord == h.ord) {
                 hits.push(h);
             }
@@ -119,7 +119,7 @@ impl Tool for KnowledgeChallenge {
         for (e, h) in evidence.iter().zip(&hits) {
             user.push_str(&format!("[{}] {}\n<<<\n{}\n>>>\n\n", e.n, e.path, h.content));
         }
-        let reply = chat::complete(ctx, ctx.tool, "knowledge_challenge", INSTRUCTIONS, &user, 800).await?;
+        let reply = chat::complete(ctx, "knowledge_challenge", INSTRUCTIONS, &user, 800).await?;
         let answer = chat::json_object(&reply.text).ok_or_else(|| {
             ToolError::with_message(
                 ErrorCode::PluginUnreachable,

@@ -136,12 +136,7 @@ struct Candidate {
 }
 
 /// Runs `request` in `view` for `tool`.
-pub async fn retrieve(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    request: &Request,
-) -> Result<Retrieval, ToolError> {
+pub async fn retrieve(ctx: &CallContext<'_>, view: &View, request: &Request) -> Result<Retrieval, ToolError> {
     let vault = view.vault.name.clone();
     let depth = request.depth.max(request.k).clamp(1, 20);
     let semantic_on = !request.keyword_only && ctx.services().embeddings.active().is_some();
@@ -271,7 +266,7 @@ pub async fn retrieve(
     let paths: Vec<String> = candidates.iter().map(|c| c.path.clone()).collect();
     let mtimes = mtimes(ctx, view, &paths).await?;
     let unread: Vec<String> = candidates.iter().filter(|c| c.content.is_none()).map(|c| c.path.clone()).collect();
-    let mut firsts = first_chunks(ctx, tool, view, &unread).await?;
+    let mut firsts = first_chunks(ctx, view, &unread).await?;
     for c in candidates.iter_mut().filter(|c| c.content.is_none()) {
         c.content = firsts.remove(&c.path).map(|(_, text)| text);
     }
@@ -300,7 +295,7 @@ pub async fn retrieve(
         });
     }
     if request.expand && !hits.is_empty() {
-        let neighbours = expand(ctx, tool, view, &hits, request).await?;
+        let neighbours = expand(ctx, view, &hits, request).await?;
         out.expanded = neighbours.len();
         for n in &neighbours {
             out.traces.entry(n.path.clone()).or_default().graph = true;
@@ -344,13 +339,8 @@ const WEAK_COSINE: f64 = 0.3;
 /// it directly, or only by meaning and weakly (judged before any time window: a window narrows
 /// what is shown, not what the vault knows). A retrieval with a failed arm or variant is not
 /// judged. The query is kept with its secrets redacted.
-pub async fn note_gap(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    query: &str,
-    found: &Retrieval,
-) -> Result<(), ToolError> {
+pub async fn note_gap(ctx: &CallContext<'_>, view: &View, query: &str, found: &Retrieval) -> Result<(), ToolError> {
+    let tool = ctx.tool;
     if !found.failed.is_empty() {
         return Ok(());
     }
@@ -405,14 +395,8 @@ async fn mtimes(
 
 /// The notes one hop from the best seeds, each by its first chunk, scored as a share of its
 /// seed's score; notes already hit are not repeated.
-async fn expand(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    hits: &[Hit],
-    request: &Request,
-) -> Result<Vec<Hit>, ToolError> {
-    let graph = otc_kernel::graphing::load(ctx, tool, view).await?;
+async fn expand(ctx: &CallContext<'_>, view: &View, hits: &[Hit], request: &Request) -> Result<Vec<Hit>, ToolError> {
+    let graph = otc_kernel::graphing::load(ctx, view).await?;
     let mut taken: HashSet<String> = hits.iter().map(|h| h.path.clone()).collect();
     let mut picked: Vec<(String, &'static str, &Hit, f64)> = Vec::new();
     for seed in hits.iter().take(EXPANDED_SEEDS) {
@@ -440,7 +424,7 @@ async fn expand(
         return Ok(Vec::new());
     }
     let paths: Vec<String> = picked.iter().map(|(p, ..)| p.clone()).collect();
-    let mut firsts = first_chunks(ctx, tool, view, &paths).await?;
+    let mut firsts = first_chunks(ctx, view, &paths).await?;
     let mut out = Vec::new();
     for (path, edge, seed, score) in picked {
         let Some((mtime, content)) = firsts.remove(&path) else { continue };
@@ -467,7 +451,6 @@ async fn expand(
 /// note without chunks, or gone, is left out.
 pub async fn first_chunks(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     paths: &[String],
 ) -> Result<HashMap<String, (DateTime<Utc>, String)>, ToolError> {
@@ -479,7 +462,7 @@ pub async fn first_chunks(
     let spans = tx.chunk_spans(view.vault.id, &keys).await?;
     tx.commit().await?;
     let spans: HashMap<String, (i32, i32)> = spans.into_iter().map(|s| (s.path, (s.start, s.end))).collect();
-    let texts = note_texts(ctx, tool, view.vault.id, paths).await?;
+    let texts = note_texts(ctx, view.vault.id, paths).await?;
     let mut out = HashMap::new();
     for (path, text) in paths.iter().zip(texts) {
         let (Some(text), Some(&(start, end))) = (text, spans.get(path)) else { continue };

@@ -138,7 +138,7 @@ impl Tool for Reflect {
             None => None,
         };
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, root, ..Request::default() };
-        let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
+        let found = retrieval::retrieve(ctx, &view, &request).await?;
         retrieval::record(&view.vault.name, &found.hits, true);
         let sources: Vec<Citation> = found
             .hits
@@ -172,7 +172,7 @@ impl Tool for Reflect {
             Detail::Brief => 400,
             Detail::Full => 1200,
         };
-        let reply = chat::complete(ctx, ctx.tool, "reflect", INSTRUCTIONS, &user, max_tokens).await?;
+        let reply = chat::complete(ctx, "reflect", INSTRUCTIONS, &user, max_tokens).await?;
         let (answer, cited, invalid) = cite(&reply.text, &sources, input.citation_style.unwrap_or_default());
         let screen = otc_kernel::screening::screen(&answer);
         let mut warnings = Vec::new();

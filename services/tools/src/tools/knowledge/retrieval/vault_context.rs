@@ -231,11 +231,11 @@ impl Tool for VaultContext {
             Some(q) => {
                 let request =
                     Request { queries: vec![q.clone()], k, depth: k.min(20), expand: true, ..Request::default() };
-                let found = retrieval::retrieve(ctx, ctx.tool, &view, &request).await?;
-                retrieval::note_gap(ctx, ctx.tool, &view, q, &found).await?;
+                let found = retrieval::retrieve(ctx, &view, &request).await?;
+                retrieval::note_gap(ctx, &view, q, &found).await?;
                 (found.hits.clone(), Some(found))
             }
-            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, ctx.tool, &view, &log, k).await?, None),
+            None if ctx.dispatcher.reachable(ctx.caller, "git_log") => (recent(ctx, &view, &log, k).await?, None),
             None => {
                 return Err(ToolError::with_message(
                     ErrorCode::Forbidden,
@@ -369,7 +369,7 @@ impl Tool for VaultContext {
         }
         // Notes linked to the packed ones, not packed themselves.
         if !order.is_empty() {
-            let graph = otc_kernel::graphing::load(ctx, ctx.tool, &view).await?;
+            let graph = otc_kernel::graphing::load(ctx, &view).await?;
             let packed: HashSet<&String> = order.iter().collect();
             for path in &order {
                 let Some(node) = graph.graph.node(path) else { continue };
@@ -452,7 +452,6 @@ async fn log_changes(ctx: &CallContext<'_>, vault: &str) -> Result<Vec<Change>, 
 /// The first chunks of the `k` latest changed notes of `log`, newest first.
 async fn recent(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     log: &[Change],
     k: usize,
@@ -463,7 +462,7 @@ async fn recent(
             paths.push(change.path.clone());
         }
     }
-    let mut firsts = retrieval::first_chunks(ctx, tool, view, &paths).await?;
+    let mut firsts = retrieval::first_chunks(ctx, view, &paths).await?;
     Ok(paths
         .into_iter()
         .enumerate()

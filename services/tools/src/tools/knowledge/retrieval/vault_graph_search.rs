@@ -179,8 +179,8 @@ impl Tool for VaultGraphSearch {
         let mut failed_variants = Vec::new();
         let (mut candidates, mut expanded, mut hybrid) = (0, 0, false);
         for view in &searched {
-            let found = retrieval::retrieve(ctx, ctx.tool, view, &request).await?;
-            retrieval::note_gap(ctx, ctx.tool, view, &queries[0], &found).await?;
+            let found = retrieval::retrieve(ctx, view, &request).await?;
+            retrieval::note_gap(ctx, view, &queries[0], &found).await?;
             candidates += found.candidates;
             expanded += found.expanded;
             hybrid |= found.mode_used == "hybrid";

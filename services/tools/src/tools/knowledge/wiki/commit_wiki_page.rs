@@ -193,7 +193,7 @@ impl Tool for CommitWikiPage {
         }
 
         // What is there now, and every stale prev_hash at once.
-        let current = writing::current_text(ctx, ctx.tool, view.vault.id, path).await?;
+        let current = writing::current_text(ctx, view.vault.id, path).await?;
         let mut stale = Vec::new();
         match (&current, mode) {
             (Some(_), PageMode::Create) => {
@@ -213,13 +213,14 @@ impl Tool for CommitWikiPage {
         // The patched notes, read sixteen at a time.
         let vault_id = view.vault.id;
         let paths: Vec<String> = patches.iter().map(|p| p.path.clone()).collect();
-        let notes: Vec<(otc_store::FileEntry, String)> = futures::stream::iter(paths)
-            .map(|path| async move {
-                writing::current_text(ctx, ctx.tool, vault_id, &path).await?.ok_or_else(|| not_found(&path))
-            })
-            .buffered(16)
-            .try_collect()
-            .await?;
+        let notes: Vec<(otc_store::FileEntry, String)> =
+            futures::stream::iter(paths)
+                .map(|path| async move {
+                    writing::current_text(ctx, vault_id, &path).await?.ok_or_else(|| not_found(&path))
+                })
+                .buffered(16)
+                .try_collect()
+                .await?;
         for ((p, prev), (entry, _)) in patches.iter().zip(&patch_prev).zip(&notes) {
             if entry.hash != *prev {
                 stale.push(p.path.clone());
@@ -242,7 +243,7 @@ impl Tool for CommitWikiPage {
         let topic = input.topic.clone().unwrap_or_else(|| stem.clone());
         let min = crate::tools::knowledge::wiki::find_existing_page::DEFAULT_MIN_SIMILARITY;
         let wiki_prefix = format!("{}/", folders.folder);
-        let found = wiki::find(ctx, ctx.tool, &view, &topic, &wiki_prefix, min, input.judge).await?;
+        let found = wiki::find(ctx, &view, &topic, &wiki_prefix, min, input.judge).await?;
         if let Some(existing) = found.existing().filter(|c| c.path != path)
             && !input.allow_duplicate.unwrap_or(false)
         {
@@ -341,8 +342,7 @@ impl Tool for CommitWikiPage {
         let page_note = otc_kernel::memory::parse_note(&page_text)?;
         let frontmatter = page_note.frontmatter.as_ref().and_then(|f| f.value.clone());
         problems.extend(
-            wiki::schema_problems(ctx, ctx.tool, &view, &folders, path, input.page_type.as_deref(), frontmatter.as_ref())
-                .await?,
+            wiki::schema_problems(ctx, &view, &folders, path, input.page_type.as_deref(), frontmatter.as_ref()).await?,
         );
         problems
             .extend(wiki::link_problems(ctx, &view, path, &page_note, input.sources.as_deref().unwrap_or(&[])).await?);
@@ -354,20 +354,20 @@ impl Tool for CommitWikiPage {
         if let Some((entry, _)) = &current
             && entry.size > 0
         {
-            writing::confirm(ctx, ctx.tool, true, "it overwrites a wiki page").await?;
+            writing::confirm(ctx, true, "it overwrites a wiki page").await?;
         }
 
         // One commit: the page and every patch, each expecting what was read.
         let mut texts = vec![page_text.into_bytes()];
         texts.extend(planned.iter().map(|(_, t)| t.clone().into_bytes()));
-        let stored = writing::put_contents(ctx, ctx.tool, texts).await?;
+        let stored = writing::put_contents(ctx, texts).await?;
         let mut changes =
             vec![writing::put(path, writing::expect_of(current.as_ref().map(|(e, _)| e)), stored[0].0, stored[0].1)];
         for ((i, _), (hash, size)) in planned.iter().zip(&stored[1..]) {
             changes.push(writing::put(&patches[*i].path, Expect::Hash(patch_prev[*i]), *hash, *size));
         }
         // The commit queues the regeneration of the generated index.md and log.md.
-        if let Err(stale) = writing::commit(ctx, ctx.tool, &view, &changes, None).await? {
+        if let Err(stale) = writing::commit(ctx, &view, &changes, None).await? {
             return Err(writing::stale_error(&view, &stale));
         }
         Ok(Output {

@@ -228,7 +228,7 @@ impl Tool for DraftWikiPage {
                     return Err(wiki::invalid("not_markdown", "source must be a .md note", "source"));
                 }
                 let (entry, text) =
-                    writing::current_text(ctx, ctx.tool, view.vault.id, source).await?.ok_or_else(|| not_found(source))?;
+                    writing::current_text(ctx, view.vault.id, source).await?.ok_or_else(|| not_found(source))?;
                 if !sources.contains(source) {
                     sources.push(source.clone());
                 }
@@ -239,7 +239,7 @@ impl Tool for DraftWikiPage {
 
         // The duplicate check over the wiki's pages (what commit_wiki_page checks again).
         let wiki_prefix = format!("{}/", folders.folder);
-        let found = wiki::find(ctx, ctx.tool, &view, &input.topic, &wiki_prefix, min, input.judge).await?;
+        let found = wiki::find(ctx, &view, &input.topic, &wiki_prefix, min, input.judge).await?;
         let existing = match found.existing() {
             Some(c) if c.excluded => {
                 problems.push(Problem::new(
@@ -258,7 +258,7 @@ impl Tool for DraftWikiPage {
 
         // The link map, from the full-text index: the topic's words rank what to link; its
         // phrase finds what mentions it.
-        let corpus = Corpus::open(ctx, ctx.tool, &view, &Scope::default()).await?;
+        let corpus = Corpus::open(ctx, &view, &Scope::default()).await?;
         let usable = |p: &str| !wiki::is_raw(&view, p) && !view.is_wiki_generated(p);
         let ranked = |query: &str| -> Vec<String> {
             let Ok(q) = Query::parse(query) else { return Vec::new() };
@@ -309,7 +309,7 @@ impl Tool for DraftWikiPage {
         }
 
         // SCHEMA.md's requirements for the type.
-        let schema = match wiki::read_schema(ctx, ctx.tool, &view, &folders).await? {
+        let schema = match wiki::read_schema(ctx, &view, &folders).await? {
             None => None,
             Some(Err(why)) => {
                 problems.push(Problem::new("schema_file", Some(&format!("{}/SCHEMA.md", folders.folder)), why));

@@ -87,7 +87,7 @@ impl Tool for FindExistingPage {
         let prefix = view.folder_prefix(input.folder.as_deref())?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let found = wiki::find(ctx, ctx.tool, &view, &input.topic, &prefix, min, input.judge).await?;
+        let found = wiki::find(ctx, &view, &input.topic, &prefix, min, input.judge).await?;
         let mut out = Output {
             vault: view.vault.name.clone(),
             topic: input.topic.clone(),

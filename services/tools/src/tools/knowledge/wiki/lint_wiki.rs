@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::semantic::{Near, VectorSet};
 use crate::tools::knowledge::wiki::{self, Skipped};
+use crate::tools::search::semantic::{Near, VectorSet};
 use otc_kernel::format::{self, ResponseFormat, Verbosity};
 use otc_kernel::graphing;
 use otc_kernel::reading::{View, bounded};
@@ -168,7 +168,7 @@ impl Tool for LintWiki {
         checks.dedup();
         let wants = |c: Check| checks.contains(&c);
 
-        let loaded = graphing::load(ctx, ctx.tool, &view).await?;
+        let loaded = graphing::load(ctx, &view).await?;
         let g = &loaded.graph;
         let counts_in = |p: &str| p.starts_with(&prefix) && !wiki::is_raw(&view, p) && !view.is_wiki_generated(p);
         let pages: Vec<String> = (0..g.len() as u32).map(|n| g.name(n).to_string()).filter(|p| counts_in(p)).collect();
@@ -254,7 +254,7 @@ impl Tool for LintWiki {
         let pairwise: Vec<&String> = pages.iter().take(max_notes).collect();
         if wants(Check::DuplicateChunks) || wants(Check::MissingSources) {
             let schema = match view.wiki() {
-                Some(folders) => match wiki::read_schema(ctx, ctx.tool, &view, folders).await? {
+                Some(folders) => match wiki::read_schema(ctx, &view, folders).await? {
                     Some(Ok(s)) => Some(s),
                     _ => None,
                 },
@@ -266,7 +266,7 @@ impl Tool for LintWiki {
             let vault_id = view.vault.id;
             let owned: Vec<String> = pairwise.iter().map(|p| p.to_string()).collect();
             let texts: Vec<Option<(otc_store::FileEntry, String)>> = futures::stream::iter(owned)
-                .map(|path| async move { writing::current_text(ctx, ctx.tool, vault_id, &path).await })
+                .map(|path| async move { writing::current_text(ctx, vault_id, &path).await })
                 .buffered(16)
                 .try_collect()
                 .await?;
@@ -368,7 +368,7 @@ impl Tool for LintWiki {
                     Some(judge) => {
                         let max = bounded(input.max_judge_calls, 10, 1..=100, "max_judge_calls")?;
                         let near = proposals.iter_mut().filter(|p| p.kind == Check::NearDuplicate).take(max);
-                        if let Some(reason) = judge_pairs(ctx, ctx.tool, &view, judge, near, &mut judge_verdicts).await? {
+                        if let Some(reason) = judge_pairs(ctx, &view, judge, near, &mut judge_verdicts).await? {
                             skipped.push(Skipped { check: "judge", reason });
                         }
                     }
@@ -385,7 +385,7 @@ impl Tool for LintWiki {
                     continue;
                 }
                 let Some(page) =
-                    crate::tools::knowledge::wiki::pages::read_page(ctx, ctx.tool, view.vault.id, &path, &key).await?
+                    crate::tools::knowledge::wiki::pages::read_page(ctx, view.vault.id, &path, &key).await?
                 else {
                     continue;
                 };
@@ -458,18 +458,18 @@ impl Tool for LintWiki {
 /// then left unjudged).
 async fn judge_pairs<'p>(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     judge: &crate::tools::knowledge::wiki::judge::Judge,
     proposals: impl Iterator<Item = &'p mut Proposal>,
     counts: &mut BTreeMap<String, usize>,
 ) -> Result<Option<String>, ToolError> {
+    let tool = ctx.tool;
     use crate::tools::knowledge::wiki::judge::Side;
     for p in proposals {
         let Some(other) = p.related.first() else { continue };
         let (Some((_, a)), Some((_, b))) = (
-            writing::current_text(ctx, tool, view.vault.id, &p.subject).await?,
-            writing::current_text(ctx, tool, view.vault.id, other).await?,
+            writing::current_text(ctx, view.vault.id, &p.subject).await?,
+            writing::current_text(ctx, view.vault.id, other).await?,
         ) else {
             continue;
         };
@@ -504,7 +504,7 @@ async fn near_duplicates(
         let mut tx = ctx.begin().await?;
         let vectors = tx.note_vectors(view.vault.id, &set.model, page).await?;
         tx.commit().await?;
-        let Some(centroid) = crate::semantic::centroid(&vectors) else { continue };
+        let Some(centroid) = crate::tools::search::semantic::centroid(&vectors) else { continue };
         let skip = [(*page).clone()];
         let near = set.nearest_notes(ctx, view, &centroid, Near { prefix, skip: &skip, notes: 5 }).await?;
         for hit in near.into_iter().filter(|h| h.score >= floor && allowed.contains(h.path.as_str())) {

@@ -22,7 +22,7 @@ use otc_errors::{ErrorCode, ToolError};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::semantic::{Near, VectorSet};
+use crate::tools::search::semantic::{Near, VectorSet};
 use otc_kernel::CallContext;
 use otc_kernel::reading::View;
 
@@ -178,7 +178,6 @@ pub fn min_similarity(value: Option<f32>, default: f32) -> Result<f32, ToolError
 /// The duplicate check for `topic` among the readable notes under `prefix`.
 pub async fn find(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     topic: &str,
     prefix: &str,
@@ -240,7 +239,7 @@ pub async fn find(
     if ctx.services().embeddings.active().is_none() {
         skipped.push(Skipped { check: "semantic", reason: "no embedding provider is configured".into() });
     } else {
-        match semantic_candidates(ctx, tool, view, topic, prefix).await {
+        match semantic_candidates(ctx, view, topic, prefix).await {
             Ok(hits) => {
                 for (path, score) in hits.into_iter().filter(|(p, s)| *s >= min_similarity && counts(p)) {
                     let c = candidate(&mut by_path, &path, &excluded);
@@ -274,7 +273,7 @@ pub async fn find(
         match asked {
             None => skipped.push(Skipped { check: "judge", reason: "no judge is configured".into() }),
             Some(j) if verdict == "ambiguous" && identities == 0 => {
-                let (decided, reason) = ask_judge(ctx, tool, view, j, topic, &mut candidates).await?;
+                let (decided, reason) = ask_judge(ctx, view, j, topic, &mut candidates).await?;
                 if let Some(reason) = reason {
                     skipped.push(Skipped { check: "judge", reason });
                 }
@@ -299,18 +298,18 @@ pub async fn find(
 /// back when a call could not be made or failed.
 async fn ask_judge(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     judge: &crate::tools::knowledge::wiki::judge::Judge,
     topic: &str,
     candidates: &mut [Candidate],
 ) -> Result<(Option<JudgedBy>, Option<String>), ToolError> {
+    let tool = ctx.tool;
     use crate::tools::knowledge::wiki::judge::{Side, Verdict};
     let limit = judge.settings().max_calls_per_request as usize;
     let mut failure = None;
     let mut asked = 0;
     for c in candidates.iter_mut().filter(|c| !c.excluded && view.can_read(&c.path)).take(limit) {
-        let Some((_, text)) = otc_kernel::writing::current_text(ctx, tool, view.vault.id, &c.path).await? else {
+        let Some((_, text)) = otc_kernel::writing::current_text(ctx, view.vault.id, &c.path).await? else {
             continue;
         };
         let subject = Side { label: "the topic", text: topic };
@@ -368,11 +367,11 @@ fn candidate<'a>(
 /// The notes whose best chunk is nearest the topic, with the cosine (Excluded files left out).
 async fn semantic_candidates(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     topic: &str,
     prefix: &str,
 ) -> Result<Vec<(String, f32)>, ToolError> {
+    let tool = ctx.tool;
     let set = VectorSet::open(ctx, view, "topic").await?;
     let vector = set.embed(ctx, tool, topic).await?;
     let hits = set.nearest_notes(ctx, view, &vector, Near { prefix, skip: &[], notes: 10 }).await?;
@@ -410,7 +409,6 @@ pub fn names_page(target: &str, page: &str) -> bool {
 /// Err(reason) when it cannot be read.
 pub async fn read_schema(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     folders: &otc_config::WikiFolders,
 ) -> Result<Option<Result<crate::tools::knowledge::wiki::schema::Schema, String>>, ToolError> {
@@ -419,7 +417,7 @@ pub async fn read_schema(
         return Ok(None);
     }
     let Some(entry) = otc_kernel::writing::current(ctx, view.vault.id, &path).await? else { return Ok(None) };
-    let bytes = otc_kernel::writing::blob(ctx, tool, &entry.hash).await?;
+    let bytes = otc_kernel::writing::blob(ctx, &entry.hash).await?;
     Ok(Some(match std::str::from_utf8(&bytes) {
         Ok(text) => crate::tools::knowledge::wiki::schema::Schema::parse(text),
         Err(_) => Err("SCHEMA.md is not UTF-8 text".into()),
@@ -430,7 +428,6 @@ pub async fn read_schema(
 /// file cannot be read or was cut.
 pub async fn schema_problems(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     folders: &otc_config::WikiFolders,
     path: &str,
@@ -438,7 +435,7 @@ pub async fn schema_problems(
     frontmatter: Option<&serde_json::Value>,
 ) -> Result<Vec<Problem>, ToolError> {
     let schema_path = format!("{}/SCHEMA.md", folders.folder);
-    Ok(match read_schema(ctx, tool, view, folders).await? {
+    Ok(match read_schema(ctx, view, folders).await? {
         None => Vec::new(),
         Some(Err(why)) => vec![Problem::new("schema_file", Some(&schema_path), why)],
         Some(Ok(schema)) => schema

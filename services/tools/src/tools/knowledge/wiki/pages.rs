@@ -290,13 +290,12 @@ pub(crate) struct Current {
 /// that are not UTF-8 cannot hold a valid seal.
 pub(crate) async fn read_page(
     ctx: &CallContext<'_>,
-    tool: &str,
     vault: Uuid,
     path: &str,
     key: &[u8; 32],
 ) -> Result<Option<Current>, ToolError> {
     let Some(entry) = writing::current(ctx, vault, path).await? else { return Ok(None) };
-    let bytes = writing::blob(ctx, tool, &entry.hash).await?;
+    let bytes = writing::blob(ctx, &entry.hash).await?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let seal = verify(key, vault, path, &text);
     Ok(Some(Current { entry, text, seal }))
@@ -304,7 +303,7 @@ pub(crate) async fn read_page(
 
 /// [`read_page`] for a regeneration, which logs a page it must leave alone.
 async fn current(ctx: &CallContext<'_>, view: &View, path: &str, key: &[u8; 32]) -> Result<Option<Current>, ToolError> {
-    let Some(page) = read_page(ctx, TOOL, view.vault.id, path, key).await? else { return Ok(None) };
+    let Some(page) = read_page(ctx, view.vault.id, path, key).await? else { return Ok(None) };
     if page.seal != Seal::Valid {
         tracing::warn!(
             tenant = %ctx.caller.tenant_id,
@@ -326,7 +325,7 @@ async fn put(
     text: String,
 ) -> Result<Outcome, ToolError> {
     let services = ctx.services();
-    let stored = writing::put_contents(ctx, TOOL, vec![text.into_bytes()]).await?;
+    let stored = writing::put_contents(ctx, vec![text.into_bytes()]).await?;
     let expect = before.map_or(Expect::Absent, |c| Expect::Hash(c.entry.hash));
     let changes = [writing::put(path, expect, stored[0].0, stored[0].1)];
     let who =
@@ -424,7 +423,7 @@ async fn write_index(
     if pages.is_empty() && before.is_none() {
         return Ok(Outcome::Unchanged);
     }
-    let order: Vec<String> = match crate::tools::knowledge::wiki::read_schema(ctx, TOOL, view, wiki).await? {
+    let order: Vec<String> = match crate::tools::knowledge::wiki::read_schema(ctx, view, wiki).await? {
         Some(Ok(schema)) => schema.types.iter().map(|t| t.name.clone()).collect(),
         _ => Vec::new(),
     };

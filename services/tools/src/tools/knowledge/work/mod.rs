@@ -77,7 +77,8 @@ pub async fn settle(ctx: &CallContext<'_>) {
 }
 
 /// A session id argument, which must be one of the caller's sessions.
-pub async fn own_session(ctx: &CallContext<'_>, tool: &str, id: &str) -> Result<Uuid, ToolError> {
+pub async fn own_session(ctx: &CallContext<'_>, id: &str) -> Result<Uuid, ToolError> {
+    let tool = ctx.tool;
     let id = crate::tools::knowledge::memory::entity_id(id, "session_id")?;
     let store_err = |e: StoreError| internal(tool, &e);
     let mut tx = ctx.services().store.begin(ctx.caller.tenant_id).await.map_err(store_err)?;

@@ -121,7 +121,7 @@ impl Tool for RecordRetrievalFeedback {
             .collect::<Result<Vec<_>, _>>()?;
         let last_n = otc_kernel::reading::bounded(input.last_n, 1, 1..=50, "last_n")? as i64;
         let session = match &input.session_id {
-            Some(id) => Some(work::own_session(ctx, ctx.tool, id).await?),
+            Some(id) => Some(work::own_session(ctx, id).await?),
             None => work::open_session(ctx, ctx.tool).await?,
         };
         let Some(session) = session else {

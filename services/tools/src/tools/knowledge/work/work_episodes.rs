@@ -94,7 +94,7 @@ impl Tool for WorkEpisodes {
         let detailed = work::detailed(ctx, input.response_format, input.verbosity);
         let limit = otc_kernel::reading::bounded(input.k, 50, 1..=500, "k")?;
         let session = match &input.session_id {
-            Some(id) if !input.any_caller => Some(work::own_session(ctx, ctx.tool, id).await?),
+            Some(id) if !input.any_caller => Some(work::own_session(ctx, id).await?),
             Some(id) => Some(crate::tools::knowledge::memory::entity_id(id, "session_id")?),
             None => None,
         };

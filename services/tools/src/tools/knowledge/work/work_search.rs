@@ -6,8 +6,8 @@ use otc_store::EpisodeFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::semantic;
 use crate::tools::knowledge::work::{self, EpisodeOut};
+use crate::tools::search::semantic;
 use otc_kernel::format::{ResponseFormat, Verbosity};
 use otc_kernel::{CallContext, Tool};
 
@@ -101,7 +101,7 @@ impl Tool for WorkSearch {
             false => None,
         };
         let session = match &input.session_id {
-            Some(id) if !input.any_caller => Some(work::own_session(ctx, ctx.tool, id).await?),
+            Some(id) if !input.any_caller => Some(work::own_session(ctx, id).await?),
             Some(id) => Some(crate::tools::knowledge::memory::entity_id(id, "session_id")?),
             None => None,
         };

@@ -90,7 +90,6 @@ impl Plan {
 /// Plans `moves` (nothing is stored or written); with `update_links` false only the files move.
 pub async fn plan(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     moves: &[MoveSpec],
     update_links: bool,
@@ -133,7 +132,7 @@ pub async fn plan(
         .map(|entry| {
             async move {
                 let path = entry.path.clone();
-                let bytes = writing::blob(ctx, tool, &entry.hash).await?;
+                let bytes = writing::blob(ctx, &entry.hash).await?;
                 // A note that is not text holds no links to rewrite.
                 match String::from_utf8(bytes.to_vec()) {
                     Ok(text) => Ok::<_, ToolError>(Some((path, entry, text))),
@@ -270,7 +269,6 @@ pub async fn plan(
 /// content the plan was made from, and the trash copy of each overwritten destination.
 pub async fn materialize(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     moves: &[MoveSpec],
     plan: &mut Plan,
@@ -279,7 +277,7 @@ pub async fn materialize(
         plan.pending.drain(..).map(|(path, hash, text)| (path, (hash, text))).collect();
     for m in moves {
         let (hash, size) = match texts.remove(&m.from) {
-            Some((_, text)) => writing::put_content(ctx, tool, text.into_bytes()).await?,
+            Some((_, text)) => writing::put_content(ctx, text.into_bytes()).await?,
             None => (m.source.hash, m.source.size),
         };
         plan.dest_hash.insert(m.to.clone(), hash);
@@ -295,7 +293,7 @@ pub async fn materialize(
     rest.sort_by(|a, b| a.0.cmp(&b.0));
     let (paths, texts): (Vec<(String, otc_store::Hash)>, Vec<Vec<u8>>) =
         rest.into_iter().map(|(path, (was, text))| ((path, was), text.into_bytes())).unzip();
-    let stored = writing::put_contents(ctx, tool, texts).await?;
+    let stored = writing::put_contents(ctx, texts).await?;
     for ((path, was), (hash, size)) in paths.into_iter().zip(stored) {
         plan.changes.push(writing::put(&path, Expect::Hash(was), hash, size));
     }
@@ -308,18 +306,17 @@ pub async fn materialize(
 /// as planned; otherwise it plans once more, and a second conflict is refused.
 pub async fn run(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     moves: &[MoveSpec],
     update_links: bool,
 ) -> Result<Plan, ToolError> {
     let mut replanned = false;
-    let mut plan = plan(ctx, tool, view, moves, update_links).await?;
+    let mut plan = plan(ctx, view, moves, update_links).await?;
     let started = std::time::Instant::now();
-    materialize(ctx, tool, view, moves, &mut plan).await?;
+    materialize(ctx, view, moves, &mut plan).await?;
     let stored = started.elapsed();
     for _ in 0..16 {
-        let stale = match writing::commit_at(ctx, tool, view, &plan.changes, None, Some(plan.head)).await? {
+        let stale = match writing::commit_at(ctx, view, &plan.changes, None, Some(plan.head)).await? {
             Ok(_) => {
                 tracing::debug!(
                     changes = plan.changes.len(),
@@ -336,7 +333,7 @@ pub async fn run(
             return Err(writing::stale_error(view, &stale));
         }
         if let Some(now) = stale.head_moved
-            && !touches(ctx, tool, view, &plan, now).await?
+            && !touches(ctx, view, &plan, now).await?
         {
             plan.head = now;
             continue;
@@ -345,15 +342,15 @@ pub async fn run(
             return Err(writing::stale_error(view, &stale));
         }
         replanned = true;
-        plan = self::plan(ctx, tool, view, moves, update_links).await?;
-        materialize(ctx, tool, view, moves, &mut plan).await?;
+        plan = self::plan(ctx, view, moves, update_links).await?;
+        materialize(ctx, view, moves, &mut plan).await?;
     }
     Err(writing::stale_error(view, &otc_store::Stale { paths: Vec::new(), missing: Vec::new(), head_moved: None }))
 }
 
 /// Whether any change committed after the plan's sequence (up to `now`) can change it: a file
 /// whose name the plan depends on came or went or changed, or a note now links such a name.
-async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, now: i64) -> Result<bool, ToolError> {
+async fn touches(ctx: &CallContext<'_>, view: &View, plan: &Plan, now: i64) -> Result<bool, ToolError> {
     let mut tx = ctx.begin().await?;
     let records = tx.changes_since(view.vault.id, plan.head, now - plan.head).await?;
     tx.commit().await?;
@@ -365,14 +362,14 @@ async fn touches(ctx: &CallContext<'_>, tool: &str, view: &View, plan: &Plan, no
         let names = |target: &str| lookup_keys(target).iter().any(|k| plan.names.contains(k));
         match otc_store::FileKind::of_path(&record.path) {
             otc_store::FileKind::Note => {
-                let bytes = writing::blob(ctx, tool, &hash).await?;
+                let bytes = writing::blob(ctx, &hash).await?;
                 let text = String::from_utf8_lossy(&bytes);
                 if otc_parser::parse(&text).links.iter().any(|l| names(&l.target)) {
                     return Ok(true);
                 }
             }
             otc_store::FileKind::Canvas => {
-                let bytes = writing::blob(ctx, tool, &hash).await?;
+                let bytes = writing::blob(ctx, &hash).await?;
                 if let Ok(canvas) = otc_formats::canvas::parse(&String::from_utf8_lossy(&bytes)) {
                     let links = otc_formats::canvas::links(&canvas);
                     if links.files.iter().any(|f| names(f)) || links.text_links.iter().any(|l| names(&l.target)) {

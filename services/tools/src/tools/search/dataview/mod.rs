@@ -44,13 +44,8 @@ const GROUP_FIELDS: [&str; 4] = ["key", "rows", "row", "this"];
 /// Every note the caller may read (Excluded files left out), as the index holds it: frontmatter,
 /// tags, aliases, links both ways, size, modification time and, when `with_created`, when each
 /// came into being (a look-up per note in the change log). Bases read the same.
-pub async fn index_pages(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    with_created: bool,
-) -> Result<Vec<Page>, ToolError> {
-    let graph = graphing::load(ctx, tool, view).await?;
+pub async fn index_pages(ctx: &CallContext<'_>, view: &View, with_created: bool) -> Result<Vec<Page>, ToolError> {
+    let graph = graphing::load(ctx, view).await?;
     let filter = ScanFilter { with_meta: true, with_created, ..Default::default() };
     let mut tx = ctx.begin().await?;
     let candidates = tx.scan_candidates(view.vault.id, view.readable(), &filter).await?;
@@ -86,10 +81,10 @@ pub async fn index_pages(
 
 /// The pages `query` runs over: [`index_pages`] its FROM keeps, with their task lines when
 /// it needs them and their inline fields when it reads fields.
-pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
+pub async fn pages(ctx: &CallContext<'_>, view: &View, query: &Query) -> Result<Vec<Page>, ToolError> {
     let fields = query.fields_used();
     let created = fields.iter().any(|f| matches!(f.as_str(), "file.ctime" | "file.cday"));
-    let mut pages = index_pages(ctx, tool, view, created).await?;
+    let mut pages = index_pages(ctx, view, created).await?;
     if let Some(source) = query.source() {
         pages.retain(|p| dql::source_matches(source, p));
     }
@@ -148,7 +143,7 @@ pub async fn pages(ctx: &CallContext<'_>, tool: &str, view: &View, query: &Query
             .detail("notes", pages.len()));
         }
         for page in &mut pages {
-            if let Some((_, text)) = writing::current_text(ctx, tool, view.vault.id, &page.path).await? {
+            if let Some((_, text)) = writing::current_text(ctx, view.vault.id, &page.path).await? {
                 for (key, raw) in dql::inline_fields(&text) {
                     page.fields.entry(key).or_insert_with(|| dql::field_value(&raw));
                 }

@@ -55,12 +55,10 @@ pub const MAX_PATTERN_BYTES: usize = 4096;
 /// query applies the read ACL, the hidden folders and Excluded files to whatever this returns.
 pub async fn candidate_paths(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     literals: &[String],
 ) -> Result<Option<Vec<String>>, ToolError> {
-    otc_kernel::searching::notes_that_may_contain(ctx, tool, view, &otc_kernel::searching::Scope::default(), literals)
-        .await
+    otc_kernel::searching::notes_that_may_contain(ctx, view, &otc_kernel::searching::Scope::default(), literals).await
 }
 
 /// A `root` argument as a path prefix ("" for the whole vault, else "Folder/").
@@ -230,7 +228,6 @@ impl<H> Tally<H> {
 /// `read_content`, within `budget`: the page after `page.after`, and the count of every match.
 pub async fn scan<M: Matcher>(
     ctx: &CallContext<'_>,
-    tool: &str,
     candidates: Vec<ScanCandidate>,
     read_content: bool,
     page: PageSpec,
@@ -247,7 +244,7 @@ pub async fn scan<M: Matcher>(
     let deadline = tokio::time::Instant::from_std(budget.deadline);
     // Matching runs on the blocking pool; the grace covers the batch in hand when time ran out.
     let grace = Duration::from_millis(250);
-    let work = run_scan(ctx, tool, candidates, read_content, page, matcher, budget.clone());
+    let work = run_scan(ctx, candidates, read_content, page, matcher, budget.clone());
     match tokio::time::timeout_at(deadline + grace, work).await {
         Ok(Ok(scanned)) => Ok(scanned),
         Ok(Err(ScanError::Limit(limit))) => Err(budget.exceeded(limit)),
@@ -263,13 +260,13 @@ enum ScanError {
 
 async fn run_scan<M: Matcher>(
     ctx: &CallContext<'_>,
-    tool: &str,
     candidates: Vec<ScanCandidate>,
     read_content: bool,
     page: PageSpec,
     matcher: Arc<M>,
     budget: Arc<Budget>,
 ) -> Result<Scanned<M::Hit>, ScanError> {
+    let tool = ctx.tool;
     let blobs = ctx.services().blobs.clone();
     let tenant = ctx.caller.tenant_id;
     let mut notes = futures::stream::iter(candidates)

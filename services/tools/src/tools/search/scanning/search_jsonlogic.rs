@@ -140,7 +140,7 @@ impl Tool for SearchJsonlogic {
             return Ok(empty(&view.vault.name));
         };
         let paths = if rule.needs_content && !rule.narrow.literals.is_empty() {
-            candidate_paths(ctx, Self::SPEC.name, &view, &rule.narrow.literals).await?
+            candidate_paths(ctx, &view, &rule.narrow.literals).await?
         } else {
             None
         };
@@ -157,8 +157,7 @@ impl Tool for SearchJsonlogic {
         let matcher = Arc::new(RuleMatcher::new(rule, detailed)?);
         let budget = Arc::new(Budget::new(ctx, started));
         let scanned =
-            scanning::scan(ctx, ctx.tool, candidates, read_content, PageSpec { after, limit }, matcher.clone(), budget)
-                .await?;
+            scanning::scan(ctx, candidates, read_content, PageSpec { after, limit }, matcher.clone(), budget).await?;
         let hits: Vec<Hit> = scanned.hits.into_iter().map(|(_, hit)| hit).collect();
         let (hits, next_cursor) = page(ctx.tool, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
         let errors = matcher.errors.load(Ordering::Relaxed);

@@ -117,12 +117,12 @@ impl Tool for SearchRegex {
         let paths = if prefilter.literals().is_empty() {
             None
         } else {
-            candidate_paths(ctx, Self::SPEC.name, &view, prefilter.literals()).await?
+            candidate_paths(ctx, &view, prefilter.literals()).await?
         };
         let candidates = scanning::candidates(ctx, &view, &scanning::filter(prefix, paths)).await?;
         let matcher = Arc::new(RegexMatcher { regex, prefilter, per_file, detailed });
         let budget = Arc::new(Budget::new(ctx, started));
-        let scanned = scanning::scan(ctx, ctx.tool, candidates, true, PageSpec { after, limit }, matcher, budget).await?;
+        let scanned = scanning::scan(ctx, candidates, true, PageSpec { after, limit }, matcher, budget).await?;
         let hits: Vec<Hit> = scanned.hits.into_iter().map(|(_, hit)| hit).collect();
         let (hits, next_cursor) = page(ctx.tool, hits, scanned.more, PAGE_BUDGET_BYTES, |h| h.path.clone());
         Ok(Output { vault: view.vault.name.clone(), total_count: scanned.total, hits, next_cursor })

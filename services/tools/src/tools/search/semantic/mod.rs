@@ -156,12 +156,12 @@ pub fn meaning_of(query: &str) -> Result<String, ToolError> {
 /// hybrid modes and of search_and_read's semantic mode.
 pub async fn nearest_to_query(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     meaning: &str,
     query: &otc_fts::Query,
     near: Near<'_>,
 ) -> Result<Vec<NoteHit>, ToolError> {
+    let tool = ctx.tool;
     let set = VectorSet::open(ctx, view, "mode").await?;
     let vector = set.embed(ctx, tool, meaning).await?;
     let hits = set.nearest_notes(ctx, view, &vector, near).await?;

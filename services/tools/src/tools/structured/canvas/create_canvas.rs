@@ -72,7 +72,7 @@ impl Tool for CreateCanvas {
             canvas::new_canvas(input.nodes.unwrap_or_default(), input.edges.unwrap_or_default())?;
         let text = canvas::render(&made);
         let overwrite = input.overwrite.unwrap_or(false);
-        let edited = writing::write_whole(ctx, ctx.tool, &view, &input.path, "path", &text, overwrite).await?;
+        let edited = writing::write_whole(ctx, &view, &input.path, "path", &text, overwrite).await?;
         Ok(Output {
             vault: view.vault.name.clone(),
             path: input.path,

@@ -124,7 +124,7 @@ impl Tool for QueryCanvas {
         let mut all = Vec::new();
         let mut unreadable = Vec::new();
         for path in paths {
-            let Some((_, text)) = writing::current_text(ctx, ctx.tool, view.vault.id, &path).await? else {
+            let Some((_, text)) = writing::current_text(ctx, view.vault.id, &path).await? else {
                 return Err(otc_kernel::reading::not_found(&path));
             };
             let Ok(parsed) = canvas::parse(&text) else {

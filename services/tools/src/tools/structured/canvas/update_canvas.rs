@@ -88,7 +88,7 @@ impl Tool for UpdateCanvas {
             update_nodes: input.update_nodes.unwrap_or_default(),
             update_edges: input.update_edges.unwrap_or_default(),
         };
-        let edited = writing::edit_note(ctx, ctx.tool, &view, &input.path, prev, None, |now, _| {
+        let edited = writing::edit_note(ctx, &view, &input.path, prev, None, |now, _| {
             let text = now.ok_or_else(|| not_found(&input.path))?;
             let applied = canvas::apply(canvas::parse(text)?, &update)?;
             let counts = [

@@ -45,6 +45,6 @@ impl Tool for FormatTable {
             table_index: input.table_index,
             prev_hash: input.prev_hash.as_deref(),
         };
-        tables::edit_table(ctx, Self::SPEC.name, target, otc_edit::table::format_table).await
+        tables::edit_table(ctx, target, otc_edit::table::format_table).await
     }
 }

@@ -73,7 +73,7 @@ impl Tool for InsertTableColumn {
             Align::Right => EditAlign::Right,
         };
         let values = input.values.unwrap_or_default();
-        tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
+        tables::edit_table(ctx, target, |text, index| {
             otc_edit::table::insert_column(text, index, &input.header, &values, input.at, align)
         })
         .await

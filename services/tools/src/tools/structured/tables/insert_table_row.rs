@@ -50,9 +50,7 @@ impl Tool for InsertTableRow {
             table_index: input.table_index,
             prev_hash: input.prev_hash.as_deref(),
         };
-        tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
-            otc_edit::table::insert_row(text, index, &input.values, input.at)
-        })
-        .await
+        tables::edit_table(ctx, target, |text, index| otc_edit::table::insert_row(text, index, &input.values, input.at))
+            .await
     }
 }

@@ -41,12 +41,7 @@ pub struct Target<'a> {
 }
 
 /// Applies `edit` (given the note's text and the table's index) to the note at `target.path`.
-pub async fn edit_table<F>(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    target: Target<'_>,
-    edit: F,
-) -> Result<TableWritten, ToolError>
+pub async fn edit_table<F>(ctx: &CallContext<'_>, target: Target<'_>, edit: F) -> Result<TableWritten, ToolError>
 where
     F: Fn(&str, usize) -> Result<TableEdit, ToolError>,
 {
@@ -55,7 +50,7 @@ where
     writing::check_write(&view, target.path, "path")?;
     let prev = writing::parse_prev_hash(target.prev_hash)?;
     let index = target.table_index.unwrap_or(0);
-    let edited = writing::edit_note(ctx, tool, &view, target.path, prev, None, |now, _| {
+    let edited = writing::edit_note(ctx, &view, target.path, prev, None, |now, _| {
         let text = now.ok_or_else(|| not_found(target.path))?;
         let table = edit(text, index)?;
         Ok(Planned { text: table.text, extra: (table.rows, table.columns), trash_old: false })

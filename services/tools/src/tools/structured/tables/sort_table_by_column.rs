@@ -67,7 +67,7 @@ impl Tool for SortTableByColumn {
             Order::Desc => EditOrder::Desc,
         };
         let numeric = input.numeric.unwrap_or(false);
-        tables::edit_table(ctx, Self::SPEC.name, target, |text, index| {
+        tables::edit_table(ctx, target, |text, index| {
             otc_edit::table::sort_by_column(text, index, &input.column, order, numeric)
         })
         .await

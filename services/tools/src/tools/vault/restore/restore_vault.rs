@@ -82,9 +82,8 @@ impl Tool for RestoreVault {
         let dry = input.dry_run.unwrap_or(false);
         let mut head = plan.head;
         if !dry {
-            writing::confirm(ctx, ctx.tool, !plan.changes.is_empty(), "it changes every file that differs from then")
-                .await?;
-            let who = writing::provenance(ctx, ctx.tool, None);
+            writing::confirm(ctx, !plan.changes.is_empty(), "it changes every file that differs from then").await?;
+            let who = writing::provenance(ctx, None);
             head = restore::apply(
                 &services.store,
                 &services.kv,

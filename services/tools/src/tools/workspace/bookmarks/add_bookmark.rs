@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
+use crate::tools::workspace::settings::{self, BOOKMARKS};
 use otc_kernel::reading::not_found;
 use otc_kernel::{CallContext, Tool, writing};
 
@@ -135,7 +135,7 @@ impl Tool for AddBookmark {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let allow_duplicate = input.allow_duplicate.unwrap_or(false);
-        let edited = settings_files::change(ctx, ctx.tool, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings::change(ctx, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
             let mut items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
             let mut group_created = false;
             let target: &mut Vec<Value> = match &input.group {

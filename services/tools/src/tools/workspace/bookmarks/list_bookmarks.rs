@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
+use crate::tools::workspace::settings::{self, BOOKMARKS};
 use otc_kernel::{CallContext, Tool};
 
 pub struct ListBookmarks;
@@ -46,7 +46,7 @@ impl Tool for ListBookmarks {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let (object, content_hash) = settings_files::read(ctx, ctx.tool, &view, BOOKMARKS).await?;
+        let (object, content_hash) = settings::read(ctx, &view, BOOKMARKS).await?;
         let items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
         Ok(Output { vault: view.vault.name.clone(), items: bookmarks::filtered(&view, &items), content_hash })
     }

@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::settings_files::{self, BOOKMARKS};
 use crate::tools::workspace::bookmarks;
+use crate::tools::workspace::settings::{self, BOOKMARKS};
 use otc_kernel::{CallContext, Tool};
 
 pub struct RemoveBookmark;
@@ -62,7 +62,7 @@ impl Tool for RemoveBookmark {
             )
             .detail("field", "match"));
         }
-        let edited = settings_files::change(ctx, ctx.tool, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
+        let edited = settings::change(ctx, &view, BOOKMARKS, input.prev_hash.as_deref(), |mut object| {
             let mut items = object.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
             let removed = match &input.group {
                 None => bookmarks::remove(&view, &mut items, &input.wanted),

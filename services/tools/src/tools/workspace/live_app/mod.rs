@@ -66,7 +66,7 @@ macro_rules! live_app_tool {
             pub vault: String,
         }
 
-        const NEEDS: $crate::live_app::Needs = $crate::live_app::Needs {
+        const NEEDS: $crate::tools::workspace::live_app::Needs = $crate::tools::workspace::live_app::Needs {
             tool: $name,
             what: $what,
             hints: &[$(otc_errors::Hint { text: $text, tools: &[$($tool),*] }),+],
@@ -74,13 +74,13 @@ macro_rules! live_app_tool {
 
         impl ::otc_kernel::Tool for $ty {
             type Input = Input;
-            type Output = $crate::live_app::Never;
+            type Output = $crate::tools::workspace::live_app::Never;
             const ADVERTISE_OUTPUT: bool = false;
             const SPEC: otc_catalog::ToolSpec = otc_catalog::ToolSpec {
                 scopes: &[$($scope),+],
                 scope_class: otc_catalog::ScopeClass::$class,
                 declared_tags: &["plugin-bridge"],
-                response_format: otc_catalog::ResponseFormat::Fixed { why: $crate::live_app::FIXED },
+                response_format: otc_catalog::ResponseFormat::Fixed { why: $crate::tools::workspace::live_app::FIXED },
                 core: false,
                 ..otc_catalog::ToolSpec::base($name, $title, $description, otc_catalog::Domain::$domain)
             };
@@ -88,8 +88,8 @@ macro_rules! live_app_tool {
             async fn call(
                 ctx: &::otc_kernel::CallContext<'_>,
                 input: Input,
-            ) -> Result<$crate::live_app::Never, otc_errors::ToolError> {
-                Err($crate::live_app::unavailable(ctx, &NEEDS, &input.vault).await)
+            ) -> Result<$crate::tools::workspace::live_app::Never, otc_errors::ToolError> {
+                Err($crate::tools::workspace::live_app::unavailable(ctx, &NEEDS, &input.vault).await)
             }
         }
     };

@@ -59,12 +59,12 @@ impl Tool for AppendToPeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let ensure_newline = input.ensure_newline.unwrap_or(true);
         let content = input.content.as_str();
         let appended = std::sync::atomic::AtomicUsize::new(0);
-        let ensured = periodic::ensure(ctx, ctx.tool, &view, &resolved, None, true, |text| {
+        let ensured = periodic::ensure(ctx, &view, &resolved, None, true, |text| {
             let out = match input.heading.as_deref() {
                 Some(heading) => {
                     let note = otc_kernel::memory::parse_note(text)?;

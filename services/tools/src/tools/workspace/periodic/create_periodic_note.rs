@@ -62,7 +62,7 @@ impl Tool for CreatePeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let exists = || {
             ToolError::with_message(
@@ -77,7 +77,6 @@ impl Tool for CreatePeriodicNote {
         }
         let ensured = periodic::ensure(
             ctx,
-            ctx.tool,
             &view,
             &resolved,
             input.template_override.as_deref(),

@@ -68,13 +68,12 @@ impl Tool for FindOrCreatePeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
-        let ensured =
-            periodic::ensure(ctx, ctx.tool, &view, &resolved, None, input.expand_template.unwrap_or(true), |text| {
-                Ok(text.to_string())
-            })
-            .await?;
+        let ensured = periodic::ensure(ctx, &view, &resolved, None, input.expand_template.unwrap_or(true), |text| {
+            Ok(text.to_string())
+        })
+        .await?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         Ok(Output {

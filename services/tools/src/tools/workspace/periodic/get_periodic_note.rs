@@ -67,11 +67,11 @@ impl Tool for GetPeriodicNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, ctx.tool, &view, input.period, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, &view, input.period, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
-        let now = writing::current_text(ctx, ctx.tool, view.vault.id, &resolved.path).await?;
+        let now = writing::current_text(ctx, view.vault.id, &resolved.path).await?;
         let include = input.include_content.unwrap_or(true);
         let frontmatter = match (&now, detailed && include) {
             (Some((_, text)), true) => otc_kernel::reading::frontmatter_map(text),

@@ -83,7 +83,7 @@ impl Tool for ListPeriodicNotes {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
         let period = input.period.period();
-        let settings = periodic::settings(ctx, ctx.tool, &view, period).await?;
+        let settings = periodic::settings(ctx, &view, period).await?;
         let from = input.from.as_deref().map(|d| periodic::date_arg(Some(d), "from")).transpose()?;
         let to = input.to.as_deref().map(|d| periodic::date_arg(Some(d), "to")).transpose()?;
         if let (Some(from), Some(to)) = (from, to)
@@ -145,7 +145,8 @@ impl Tool for ListPeriodicNotes {
                 mtime: detailed.then(|| row.mtime.to_rfc3339()),
             })
             .collect();
-        let (notes, next_cursor) = page(ctx.tool, entries, more, PAGE_BUDGET_BYTES, |e| (e.date.clone(), e.path.clone()));
+        let (notes, next_cursor) =
+            page(ctx.tool, entries, more, PAGE_BUDGET_BYTES, |e| (e.date.clone(), e.path.clone()));
         Ok(Output { vault: view.vault.name.clone(), notes, next_cursor, truncated })
     }
 }

@@ -61,14 +61,9 @@ pub fn date_arg(text: Option<&str>, field: &str) -> Result<NaiveDate, ToolError>
 
 /// The bytes of a settings file (a path under `.obsidian/`), when the vault has one. No
 /// visibility check: settings are read by the server, never shown.
-pub async fn settings_file(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    path: &str,
-) -> Result<Option<Vec<u8>>, ToolError> {
+pub async fn settings_file(ctx: &CallContext<'_>, view: &View, path: &str) -> Result<Option<Vec<u8>>, ToolError> {
     match writing::current(ctx, view.vault.id, path).await? {
-        Some(entry) => Ok(Some(writing::blob(ctx, tool, &entry.hash).await?.to_vec())),
+        Some(entry) => Ok(Some(writing::blob(ctx, &entry.hash).await?.to_vec())),
         None => Ok(None),
     }
 }
@@ -76,9 +71,9 @@ pub async fn settings_file(
 /// Where `period`'s notes live in the vault: its Periodic Notes settings, its Daily notes
 /// settings for daily notes, else Obsidian's defaults for daily notes; another period with no
 /// settings is refused.
-pub async fn settings(ctx: &CallContext<'_>, tool: &str, view: &View, period: Period) -> Result<Settings, ToolError> {
-    let periodic = settings_file(ctx, tool, view, PERIODIC_NOTES).await?;
-    let daily = if period == Period::Daily { settings_file(ctx, tool, view, DAILY_NOTES).await? } else { None };
+pub async fn settings(ctx: &CallContext<'_>, view: &View, period: Period) -> Result<Settings, ToolError> {
+    let periodic = settings_file(ctx, view, PERIODIC_NOTES).await?;
+    let daily = if period == Period::Daily { settings_file(ctx, view, DAILY_NOTES).await? } else { None };
     if let Some(found) = otc_vault::periodic::settings(period, periodic.as_deref(), daily.as_deref()) {
         return Ok(found);
     }
@@ -103,14 +98,13 @@ pub struct Resolved {
 /// The note of `period` for `date` (default today).
 pub async fn resolve(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     period: PeriodArg,
     date: Option<&str>,
 ) -> Result<Resolved, ToolError> {
     let period = period.period();
     let asked = date_arg(date, "date")?;
-    let settings = settings(ctx, tool, view, period).await?;
+    let settings = settings(ctx, view, period).await?;
     let date = period.start(asked, &settings.format);
     Ok(Resolved { date, path: settings.path_for(asked), settings })
 }
@@ -129,15 +123,14 @@ pub struct Started {
 }
 
 /// The templates plugin's settings.
-pub async fn template_settings(ctx: &CallContext<'_>, tool: &str, view: &View) -> Result<TemplateSettings, ToolError> {
-    Ok(templates::settings(settings_file(ctx, tool, view, TEMPLATES).await?.as_deref()))
+pub async fn template_settings(ctx: &CallContext<'_>, view: &View) -> Result<TemplateSettings, ToolError> {
+    Ok(templates::settings(settings_file(ctx, view, TEMPLATES).await?.as_deref()))
 }
 
 /// The template `name` names: a vault path (".md" optional), or a note of the templates
 /// folder. It must be a note the caller can read; anything else is refused naming `field`.
 pub async fn find_template(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     folder: Option<&str>,
     name: &str,
@@ -153,7 +146,7 @@ pub async fn find_template(
         if otc_vault::check_path(&path).is_err() || !view.can_read(&path) {
             continue;
         }
-        if let Some((_, text)) = writing::current_text(ctx, tool, view.vault.id, &path).await? {
+        if let Some((_, text)) = writing::current_text(ctx, view.vault.id, &path).await? {
             return Ok((path, text));
         }
     }
@@ -201,12 +194,12 @@ const TEMPLATER_HINTS: &[otc_errors::Hint] = &[otc_errors::Hint {
 /// in for the period's first day at the current time of day; empty without a template.
 pub async fn start_periodic(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     resolved: &Resolved,
     template_override: Option<&str>,
     expand: bool,
 ) -> Result<Started, ToolError> {
+    let tool = ctx.tool;
     let (name, field) = match template_override {
         Some(t) => (Some(t), "template_override"),
         None => (resolved.settings.template.as_deref(), "period"),
@@ -214,8 +207,8 @@ pub async fn start_periodic(
     let Some(name) = name else {
         return Ok(Started::default());
     };
-    let settings = template_settings(ctx, tool, view).await?;
-    let (template, text) = find_template(ctx, tool, view, settings.folder.as_deref(), name, field).await?;
+    let settings = template_settings(ctx, view).await?;
+    let (template, text) = find_template(ctx, view, settings.folder.as_deref(), name, field).await?;
     let at = resolved.date.and_time(chrono::Utc::now().time());
     let (text, unknown) = fill_template(tool, &text, &resolved.path, at, &settings, &BTreeMap::new(), expand)?;
     Ok(Started { text, template: Some(template), expanded: expand, unknown })
@@ -235,7 +228,6 @@ pub struct Ensured {
 /// compare-and-swap write. `expand` says whether a template's variables are filled in.
 pub async fn ensure<F>(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     resolved: &Resolved,
     template_override: Option<&str>,
@@ -251,9 +243,9 @@ where
         None
     } else {
         writing::check_new_name(ctx, view, &resolved.path, "period").await?;
-        Some(start_periodic(ctx, tool, view, resolved, template_override, expand).await?)
+        Some(start_periodic(ctx, view, resolved, template_override, expand).await?)
     };
-    let edited = writing::edit_note(ctx, tool, view, &resolved.path, None, None, |now, _| {
+    let edited = writing::edit_note(ctx, view, &resolved.path, None, None, |now, _| {
         let (base, created) = match (now, &started) {
             (Some(text), _) => (text.to_string(), false),
             (None, Some(started)) => (started.text.clone(), true),

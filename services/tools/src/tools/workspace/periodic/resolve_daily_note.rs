@@ -43,7 +43,7 @@ impl Tool for ResolveDailyNote {
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let view = ctx.view(&input.vault).await?;
-        let resolved = periodic::resolve(ctx, ctx.tool, &view, PeriodArg::Daily, input.date.as_deref()).await?;
+        let resolved = periodic::resolve(ctx, &view, PeriodArg::Daily, input.date.as_deref()).await?;
         view.readable_path(&resolved.path)?;
         let exists = writing::current(ctx, view.vault.id, &resolved.path).await?.is_some();
         Ok(Output { vault: view.vault.name.clone(), date: resolved.date.to_string(), path: resolved.path, exists })

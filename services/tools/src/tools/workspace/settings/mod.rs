@@ -16,13 +16,8 @@ pub const WORKSPACES: &str = ".obsidian/workspaces.json";
 
 /// A settings file's JSON object (empty when the file is missing or is not a JSON object) and
 /// its hash ("" when missing): the prev_hash of the next change.
-pub async fn read(
-    ctx: &CallContext<'_>,
-    tool: &str,
-    view: &View,
-    path: &str,
-) -> Result<(Map<String, Value>, String), ToolError> {
-    match writing::current_text(ctx, tool, view.vault.id, path).await? {
+pub async fn read(ctx: &CallContext<'_>, view: &View, path: &str) -> Result<(Map<String, Value>, String), ToolError> {
+    match writing::current_text(ctx, view.vault.id, path).await? {
         Some((entry, text)) => Ok((parse(&text), hex::encode(entry.hash))),
         None => Ok((Map::new(), String::new())),
     }
@@ -40,7 +35,6 @@ fn parse(text: &str) -> Map<String, Value> {
 /// does not let it write everywhere.
 pub async fn change<T, F>(
     ctx: &CallContext<'_>,
-    tool: &str,
     view: &View,
     path: &str,
     prev_hash: Option<&str>,
@@ -57,7 +51,7 @@ where
         .detail("operation", "write"));
     }
     let prev = writing::parse_prev_hash(prev_hash.filter(|h| !h.is_empty()))?;
-    writing::edit_note(ctx, tool, view, path, prev, None, |now, _| {
+    writing::edit_note(ctx, view, path, prev, None, |now, _| {
         let (object, extra) = edit(now.map(parse).unwrap_or_default())?;
         let text = serde_json::to_string_pretty(&Value::Object(object)).expect("JSON values serialize");
         Ok(Planned { text, extra, trash_old: false })

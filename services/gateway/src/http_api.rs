@@ -1,0 +1,382 @@
+//! The HTTP API's committed contract (`docs/http-api.json`): every route the gateway serves
+//! besides MCP's JSON-RPC (whose tools have their own snapshots), with its method, what it
+//! needs, and the JSON Schema of what it takes and answers, generated from the very types the
+//! handlers use. Where a standard defines the body (OAuth 2.0 and its extensions, SCIM 2.0),
+//! the route names the standard. A test compares the generated contract with the committed
+//! file, so a change to the API is a change to that file too.
+
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use crate::{acl_api, authorization, directory, elicit, oauth, policies, scopes, whoami, wire};
+
+/// What a body is.
+enum Body {
+    None,
+    /// JSON described by a schema of ours.
+    Json(schemars::Schema),
+    /// Raw bytes (a file's content).
+    Bytes,
+    /// JSON Lines or CSV rows, as the query asks.
+    Export,
+    /// What the named standard defines.
+    Standard(&'static str),
+}
+
+struct Route {
+    method: &'static str,
+    path: &'static str,
+    /// A scope the token must hold, or how else the route is reached.
+    access: &'static str,
+    query: Option<schemars::Schema>,
+    request: Body,
+    response: Body,
+    /// The status of a success, when it is not 200.
+    status: u16,
+}
+
+/// The error body every `/v1` route answers a refusal with.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ErrorBody {
+    error: ErrorPayload,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ErrorPayload {
+    /// One of `codes` below.
+    code: String,
+    message: String,
+    retryable: bool,
+    /// What to do about it.
+    hint: String,
+    details: Map<String, Value>,
+}
+
+fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
+    macro_rules! s {
+        ($t:ty) => {
+            g.subschema_for::<$t>()
+        };
+    }
+    let route = |method, path, access, query, request, response| Route {
+        method,
+        path,
+        access,
+        query,
+        request,
+        response,
+        status: 200,
+    };
+    let scim = "SCIM 2.0 (RFC 7643 resources, RFC 7644 protocol)";
+    vec![
+        route("GET", "/healthz", "open", None, Body::None, Body::Standard("200 with `ok` while the process runs")),
+        route(
+            "GET",
+            "/readyz",
+            "open",
+            None,
+            Body::None,
+            Body::Standard("200 while every dependency answers, else 503 naming them"),
+        ),
+        route(
+            "GET",
+            "/metrics",
+            "the operators' listener (server.admin_listen)",
+            None,
+            Body::None,
+            Body::Standard("Prometheus text exposition 0.0.4"),
+        ),
+        route("GET", "/v1/whoami", "any token", None, Body::None, Body::Json(s!(whoami::WhoAmI))),
+        route(
+            "POST",
+            "/v1/elicit",
+            scopes::CONFIRM,
+            None,
+            Body::Json(s!(elicit::ElicitRequest)),
+            Body::Json(s!(elicit::Elicited)),
+        ),
+        route("GET", "/v1/audit", scopes::AUDIT, None, Body::None, Body::Export),
+        route(
+            "GET",
+            "/v1/acl",
+            "admin:acl",
+            Some(s!(acl_api::ListQuery)),
+            Body::None,
+            Body::Json(s!(acl_api::AclRules)),
+        ),
+        route(
+            "PUT",
+            "/v1/acl",
+            "admin:acl",
+            None,
+            Body::Json(s!(acl_api::SetRule)),
+            Body::Json(s!(acl_api::AclRuleSet)),
+        ),
+        route(
+            "DELETE",
+            "/v1/acl",
+            "admin:acl",
+            Some(s!(acl_api::SubjectFields)),
+            Body::None,
+            Body::Json(s!(acl_api::AclRuleRemoved)),
+        ),
+        route(
+            "GET",
+            "/v1/principals/{principal}/groups",
+            "admin:acl",
+            None,
+            Body::None,
+            Body::Json(s!(acl_api::PrincipalGroups)),
+        ),
+        route(
+            "POST",
+            "/v1/principals/{principal}/groups",
+            "admin:acl",
+            None,
+            Body::Json(s!(acl_api::GroupChange)),
+            Body::Json(s!(acl_api::PrincipalGroups)),
+        ),
+        route(
+            "GET",
+            "/v1/oauth/grants",
+            scopes::GRANTS,
+            Some(s!(directory::GrantsQuery)),
+            Body::None,
+            Body::Json(s!(directory::Grants)),
+        ),
+        route(
+            "DELETE",
+            "/v1/oauth/grants/{id}",
+            scopes::GRANTS,
+            None,
+            Body::None,
+            Body::Json(s!(directory::GrantRevoked)),
+        ),
+        route("GET", "/v1/idp", scopes::SSO, None, Body::None, Body::Json(s!(directory::Idp))),
+        route(
+            "PUT",
+            "/v1/idp",
+            scopes::SSO,
+            None,
+            Body::Json(s!(otc_identity::admin::IdpInput)),
+            Body::Json(s!(directory::Idp)),
+        ),
+        route("DELETE", "/v1/idp", scopes::SSO, None, Body::None, Body::Json(s!(directory::IdpRemoved))),
+        route("GET", "/v1/policies", scopes::CONFIRM, None, Body::None, Body::Json(s!(policies::Policies))),
+        route(
+            "PUT",
+            "/v1/policies",
+            scopes::CONFIRM,
+            None,
+            Body::Json(s!(policies::Policies)),
+            Body::Json(s!(policies::Policies)),
+        ),
+        route("GET", "/scim/v2/ServiceProviderConfig", scopes::SCIM, None, Body::None, Body::Standard(scim)),
+        route("GET", "/scim/v2/ResourceTypes", scopes::SCIM, None, Body::None, Body::Standard(scim)),
+        route("GET", "/scim/v2/{resource}", scopes::SCIM, None, Body::None, Body::Standard(scim)),
+        Route {
+            status: 201,
+            ..route("POST", "/scim/v2/{resource}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim))
+        },
+        route("GET", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::None, Body::Standard(scim)),
+        route("PUT", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim)),
+        route("PATCH", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim)),
+        Route {
+            status: 204,
+            ..route("DELETE", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::None, Body::None)
+        },
+        route("GET", "/v1/vaults", "any token", None, Body::None, Body::Json(s!(wire::VaultList))),
+        route(
+            "GET",
+            "/v1/vaults/{vault}/files",
+            "read:notes",
+            Some(s!(wire::PageQuery)),
+            Body::None,
+            Body::Json(s!(wire::FileList)),
+        ),
+        route("GET", "/v1/vaults/{vault}/file", "read:notes", Some(s!(wire::FileQuery)), Body::None, Body::Bytes),
+        route(
+            "GET",
+            "/v1/vaults/{vault}/changes",
+            "read:notes",
+            Some(s!(wire::PageQuery)),
+            Body::None,
+            Body::Json(s!(wire::ChangeList)),
+        ),
+        route(
+            "POST",
+            "/v1/vaults/{vault}/commit",
+            "write:notes (delete:notes to delete)",
+            None,
+            Body::Json(s!(wire::CommitRequest)),
+            Body::Json(s!(wire::Committed)),
+        ),
+        route("GET", "/v1/vaults/{vault}/blobs/{hash}", "read:notes", None, Body::None, Body::Bytes),
+        Route {
+            status: 201,
+            ..route(
+                "PUT",
+                "/v1/vaults/{vault}/blobs/{hash}",
+                "write:notes",
+                None,
+                Body::Bytes,
+                Body::Json(s!(wire::Uploaded)),
+            )
+        },
+        route("GET", oauth::WELL_KNOWN, "open", None, Body::None, Body::Json(s!(oauth::ResourceMetadata))),
+        route(
+            "GET",
+            "/.well-known/oauth-protected-resource/{*resource}",
+            "open",
+            None,
+            Body::None,
+            Body::Json(s!(oauth::ResourceMetadata)),
+        ),
+        route("GET", authorization::METADATA, "open", None, Body::None, Body::Standard("RFC 8414")),
+        route(
+            "GET",
+            authorization::OPENID_CONFIGURATION,
+            "open",
+            None,
+            Body::None,
+            Body::Standard("OpenID Connect Discovery 1.0"),
+        ),
+        route("GET", otc_identity::paths::JWKS, "open", None, Body::None, Body::Standard("RFC 7517 (JWK Set)")),
+        Route {
+            status: 201,
+            ..route(
+                "POST",
+                otc_identity::paths::REGISTER,
+                "open, rate limited per address",
+                None,
+                Body::Standard("RFC 7591"),
+                Body::Standard("RFC 7591"),
+            )
+        },
+        route(
+            "GET",
+            otc_identity::paths::AUTHORIZE,
+            "open",
+            None,
+            Body::None,
+            Body::Standard("RFC 6749 section 4.1 with PKCE (RFC 7636); a redirect"),
+        ),
+        route("GET", otc_identity::paths::SIGN_IN, "open", None, Body::None, Body::Standard("an HTML page")),
+        route(
+            "POST",
+            otc_identity::paths::SIGN_IN,
+            "open",
+            None,
+            Body::Standard("an HTML form"),
+            Body::Standard("a redirect"),
+        ),
+        route(
+            "GET",
+            otc_identity::paths::CALLBACK,
+            "open",
+            None,
+            Body::None,
+            Body::Standard("OpenID Connect authorization code response; a redirect"),
+        ),
+        route("GET", otc_identity::paths::CONSENT, "signed in", None, Body::None, Body::Standard("an HTML page")),
+        route(
+            "POST",
+            otc_identity::paths::CONSENT,
+            "signed in",
+            None,
+            Body::Standard("an HTML form"),
+            Body::Standard("a redirect"),
+        ),
+        route(
+            "POST",
+            otc_identity::paths::TOKEN,
+            "client",
+            None,
+            Body::Standard("RFC 6749 (form), RFC 8693 token exchange, ID-JAG"),
+            Body::Standard("RFC 6749 section 5"),
+        ),
+        route("POST", otc_identity::paths::REVOKE, "client", None, Body::Standard("RFC 7009 (form)"), Body::None),
+    ]
+}
+
+fn body(body: &Body) -> Value {
+    match body {
+        Body::None => Value::Null,
+        Body::Json(schema) => json!({ "content_type": "application/json", "schema": schema.clone().to_value() }),
+        Body::Bytes => json!({ "content_type": "application/octet-stream" }),
+        Body::Export => json!({ "content_type": "application/x-ndjson or text/csv", "rows": "audit records" }),
+        Body::Standard(what) => json!({ "standard": what }),
+    }
+}
+
+/// The contract as committed: routes, the schemas they name, the error body and every code
+/// with its HTTP status.
+pub fn contract() -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let routes: Vec<Value> = routes(&mut generator)
+        .iter()
+        .map(|r| {
+            json!({
+                "method": r.method,
+                "path": r.path,
+                "access": r.access,
+                "status": r.status,
+                "query": r.query.clone().map(|q| q.to_value()),
+                "request": body(&r.request),
+                "response": body(&r.response),
+            })
+        })
+        .collect();
+    let error_body = generator.subschema_for::<ErrorBody>().to_value();
+    let codes: Map<String, Value> =
+        otc_errors::TABLE.iter().map(|c| (c.code.as_str().to_string(), json!(c.http_status))).collect();
+    json!({
+        "title": "obsidian-tc HTTP API",
+        "note": "MCP's JSON-RPC routes (/mcp and its surfaces) are described by the tool snapshots",
+        "routes": routes,
+        "error": { "schema": error_body, "codes": codes },
+        "$defs": generator.take_definitions(true),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed_path() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/http-api.json")
+    }
+
+    /// `UPDATE_SNAPSHOTS=1 cargo test -p otc-gateway http_api` writes it anew.
+    #[test]
+    fn the_committed_contract_is_the_generated_one() {
+        let generated = serde_json::to_string_pretty(&contract()).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(committed_path(), &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(committed_path()).expect("docs/http-api.json is committed");
+        assert!(
+            committed == generated,
+            "docs/http-api.json differs from the API's types: run UPDATE_SNAPSHOTS=1 cargo test -p otc-gateway http_api and commit it"
+        );
+    }
+
+    /// Every route the router names by a literal path is in the contract.
+    #[test]
+    fn every_route_is_in_the_contract() {
+        let source = include_str!("lib.rs");
+        let listed: Vec<String> =
+            contract()["routes"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect();
+        let mut missing = Vec::new();
+        for piece in source.split(".route(\"").skip(1).chain(source.split(".route_service(\"").skip(1)) {
+            let path = &piece[..piece.find('"').unwrap()];
+            if !path.starts_with("/mcp") && !listed.iter().any(|l| l == path) {
+                missing.push(path.to_string());
+            }
+        }
+        assert!(missing.is_empty(), "routes missing from the contract: {missing:?}");
+        assert!(listed.len() >= 45, "{} routes", listed.len());
+    }
+}
