@@ -688,7 +688,12 @@ impl Dispatcher {
             // wrote nothing answers the budget's refusal, whatever it made of it.
             let account = memory::CallMemory::new(self.services.config.tools.call_memory_bytes);
             let metered = memory::metered(account.clone(), handler(&ctx));
-            match std::panic::AssertUnwindSafe(metered).catch_unwind().await {
+            let outcome = std::panic::AssertUnwindSafe(metered).catch_unwind().await;
+            // A nested call's commit is its caller's too: past it, the caller's answer stands.
+            if memory::has_committed(&account) {
+                memory::committed();
+            }
+            match outcome {
                 Ok(_) if account.exceeded() && !memory::has_committed(&account) => Err(account.refusal()),
                 Ok(outcome) => outcome,
                 Err(panic) => {
