@@ -108,9 +108,10 @@ fn now_ms() -> u64 {
 fn unavailable(e: &otc_kv::KvError) -> ToolError {
     tracing::warn!(error = ?e, "idempotency records unavailable");
     ToolError::with_message(
-        ErrorCode::Internal,
+        ErrorCode::ServiceUnavailable,
         "the idempotency record store is unavailable; the call was not run (resend it with the same key)",
     )
+    .detail("dependency", "redis")
 }
 
 /// A key as sent: 1 to [`MAX_KEY_CHARS`] characters, none of them a control character.

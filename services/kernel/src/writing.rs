@@ -218,7 +218,6 @@ pub async fn put_content(ctx: &CallContext<'_>, bytes: Vec<u8>) -> Result<(Hash,
 /// [`put_content`] for many contents at once: one inventory statement, then the objects written
 /// sixteen at a time. Returns each content's hash and size, in order.
 pub async fn put_contents(ctx: &CallContext<'_>, contents: Vec<Vec<u8>>) -> Result<Vec<(Hash, i64)>, ToolError> {
-    let tool = ctx.tool;
     use futures::{StreamExt, TryStreamExt};
     let limit = ctx.services().config.sync.max_blob_bytes;
     if contents.iter().any(|c| c.len() > limit) {
@@ -238,7 +237,7 @@ pub async fn put_contents(ctx: &CallContext<'_>, contents: Vec<Vec<u8>>) -> Resu
     let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();
     futures::stream::iter(contents.into_iter().zip(hashes))
         .map(|(bytes, hash)| async move {
-            services.blobs.put_blob(tenant, &hash, bytes.into()).await.map_err(|e| internal(tool, &e))
+            services.blobs.put_blob(tenant, &hash, bytes.into()).await.map_err(ToolError::from)
         })
         .buffer_unordered(16)
         .try_collect::<Vec<()>>()

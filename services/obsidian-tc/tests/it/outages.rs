@@ -20,3 +20,42 @@ async fn a_terminated_database_connection_is_named_as_postgres_being_unavailable
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     assert!(tx.list_vaults().await.is_ok());
 }
+
+/// With Redis unreachable, a keyed write is refused before it runs, naming Redis, and a keyless
+/// one still runs (the limiter lets calls through by default); with the object store
+/// unreachable, a write answers service_unavailable naming it, retryable, and nothing lands.
+#[tokio::test]
+async fn a_redis_or_object_store_outage_names_the_dependency_and_writes_nothing() {
+    use crate::harness::closed_port;
+    use crate::mcp::{call, error_of};
+    use serde_json::json;
+
+    let dead = format!("redis://127.0.0.1:{}/", closed_port());
+    let app = TestApp::spawn_with(move |c| c.redis.url = otc_config::Secret::new(&dead)).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let keyed = json!({"vault": "Notes", "path": "Keyed.md", "content": "x\n", "idempotency_key": "k-1"});
+    let refused = call(&app, "/mcp", &token, "write_note", keyed).await;
+    let err = error_of(&refused);
+    assert_eq!((err["code"].as_str(), err["retryable"].as_bool()), (Some("service_unavailable"), Some(true)), "{err}");
+    assert_eq!(err["details"]["dependency"], "redis");
+    let exists = call(&app, "/mcp", &token, "note_exists", json!({"vault": "Notes", "path": "Keyed.md"})).await;
+    assert_eq!(exists["structuredContent"]["exists"], false, "{exists}");
+    let keyless =
+        call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": "Plain.md", "content": "x\n"})).await;
+    assert_eq!(keyless["isError"], false, "{keyless}");
+    app.stop().await;
+
+    let port = closed_port();
+    let app = TestApp::spawn_with(move |c| c.object_store.endpoint = Some(format!("http://127.0.0.1:{port}"))).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let refused =
+        call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": "A.md", "content": "x\n"})).await;
+    let err = error_of(&refused);
+    assert_eq!((err["code"].as_str(), err["retryable"].as_bool()), (Some("service_unavailable"), Some(true)), "{err}");
+    assert_eq!(err["details"]["dependency"], "object_store");
+    let exists = call(&app, "/mcp", &token, "note_exists", json!({"vault": "Notes", "path": "A.md"})).await;
+    assert_eq!(exists["structuredContent"]["exists"], false, "{exists}");
+    app.stop().await;
+}
