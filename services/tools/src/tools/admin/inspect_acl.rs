@@ -82,7 +82,6 @@ impl Tool for InspectAcl {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         otc_vault::check_path(&input.path).map_err(|e| e.detail("field", "path"))?;
         let services = ctx.services();
         let vault = caller_vault(ctx, &input.vault).await?;
@@ -113,7 +112,7 @@ impl Tool for InspectAcl {
                 list.iter()
                     .map(|s| {
                         s.parse::<Scope>().map_err(|e| {
-                            ToolError::with_message(ErrorCode::InvalidInput, format!("{name}: scopes: {e}"))
+                            ToolError::with_message(ErrorCode::InvalidInput, format!("{}: scopes: {e}", ctx.tool))
                                 .detail("field", "scopes")
                         })
                     })

@@ -150,7 +150,6 @@ impl Tool for IndexVault {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let format = format::resolve(input.response_format, input.verbosity, ctx.default_format());
         let vault = caller_vault(ctx, &input.vault).await?;
         if let Some(folder) = &input.folder {
@@ -167,8 +166,10 @@ impl Tool for IndexVault {
         let kv = ctx.services().kv.clone();
         let lease = format!("rebuild:{tenant}:{}", vault.id);
         let holder = uuid::Uuid::new_v4().to_string();
-        let got =
-            kv.try_acquire_lease(&lease, &holder, REBUILD_LEASE).await.map_err(|e| otc_kernel::internal(name, &e))?;
+        let got = kv
+            .try_acquire_lease(&lease, &holder, REBUILD_LEASE)
+            .await
+            .map_err(|e| otc_kernel::internal(ctx.tool, &e))?;
         if !got {
             return Err(ToolError::with_message(ErrorCode::Conflict, "a rebuild of this vault is already running")
                 .detail("reason", "rebuild_running")
@@ -185,14 +186,14 @@ impl Tool for IndexVault {
                 Ok(report) => {
                     let millis = started.elapsed().as_millis() as u64;
                     let out = output(&vault_name, &report, millis, format, model);
-                    serde_json::to_value(out).map_err(|e| otc_kernel::internal(name, &e))
+                    serde_json::to_value(out).map_err(|e| otc_kernel::internal(Self::SPEC.name, &e))
                 }
                 Err(IndexError::Cancelled) => Err(ToolError::new(ErrorCode::Aborted)),
-                Err(e) => Err(otc_kernel::internal(name, &e)),
+                Err(e) => Err(otc_kernel::internal(Self::SPEC.name, &e)),
             }
         })
         .await?;
         let (Outcome::Done(value) | Outcome::Working(value)) = outcome;
-        serde_json::from_value(value).map_err(|e| otc_kernel::internal(name, &e))
+        serde_json::from_value(value).map_err(|e| otc_kernel::internal(ctx.tool, &e))
     }
 }

@@ -77,7 +77,6 @@ impl Tool for BundleFolder {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let name = Self::SPEC.name;
         let view = ctx.view(&input.vault).await?;
         let folder = view.folder_prefix(Some(&input.root)).map_err(|e| e.detail("field", "root"))?;
         let max_files = otc_kernel::reading::bounded(input.max_files, 100, 1..=1000, "max_files")?;
@@ -93,7 +92,7 @@ impl Tool for BundleFolder {
             .iter()
             .map(|e| format!(".{}", e.trim_start_matches('.').to_lowercase()))
             .collect();
-        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(name, c)).transpose()?;
+        let after: Option<String> = input.cursor.as_deref().map(|c| decode_cursor(ctx.tool, c)).transpose()?;
         let mut tx = ctx.begin().await?;
         let rows = tx
             .list_files(
@@ -118,7 +117,7 @@ impl Tool for BundleFolder {
                 break;
             }
         }
-        let next_cursor = stopped.then(|| encode_cursor(name, &bundle.parts.last().map(|p| p.path.clone())));
+        let next_cursor = stopped.then(|| encode_cursor(ctx.tool, &bundle.parts.last().map(|p| p.path.clone())));
         let detailed =
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         Ok(Output {
