@@ -493,7 +493,7 @@ async fn commit_keyed(
     };
     let fingerprint = otc_kernel::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
     let services = &state.dispatcher.services;
-    let guard = match otc_kernel::idempotency::claim(&services.kv, caller, key, &fingerprint).await {
+    let guard = match otc_kernel::idempotency::claim(&services.kv, &services.store, caller, key, &fingerprint).await {
         Ok(otc_kernel::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
         Ok(otc_kernel::idempotency::Claim::Run(guard)) => guard,
         Err(e) => return Err(ApiError::from_tool(e)),

@@ -81,6 +81,8 @@ pub enum Claim {
 /// [`Guard::finish`] (the caller hung up mid-call) it marks the key indeterminate.
 pub struct Guard {
     kv: Arc<Kv>,
+    store: otc_store::Store,
+    tenant: uuid::Uuid,
     name: String,
     fingerprint: String,
     /// The record as last written.
@@ -134,7 +136,13 @@ pub fn record_name(caller: &Caller, key: &str) -> String {
 
 /// Claims `key` for a call with this `fingerprint` (a hash of what it does), or answers how
 /// an earlier call under the key ended.
-pub async fn claim(kv: &Arc<Kv>, caller: &Caller, key: &str, fingerprint: &str) -> Result<Claim, ToolError> {
+pub async fn claim(
+    kv: &Arc<Kv>,
+    store: &otc_store::Store,
+    caller: &Caller,
+    key: &str,
+    fingerprint: &str,
+) -> Result<Claim, ToolError> {
     check_key(key)?;
     let name = record_name(caller, key);
     let running = {
@@ -147,10 +155,25 @@ pub async fn claim(kv: &Arc<Kv>, caller: &Caller, key: &str, fingerprint: &str) 
     let first = running(now_ms() + LEASE.as_millis() as u64);
     loop {
         if kv.create_record(&name, &first, KEPT).await.map_err(|e| unavailable(&e))? {
+            // Redis had nothing: a restart may have lost a finished call's record, which
+            // Postgres keeps too. Found, it goes back to Redis and answers as it would have.
+            let kept = match durable_record(store, caller.tenant_id, &name).await {
+                Ok(kept) => kept,
+                Err(e) => {
+                    let _ = kv.delete_record_if(&name, &first).await;
+                    return Err(e);
+                }
+            };
+            if let Some(text) = kept {
+                kv.swap_record(&name, &first, &text).await.map_err(|e| unavailable(&e))?;
+                continue; // Read from Redis again, like any other finished record.
+            }
             let current = Arc::new(tokio::sync::Mutex::new(first));
             let renew = tokio::spawn(renew(kv.clone(), name.clone(), current.clone(), running.clone()));
             return Ok(Claim::Run(Guard {
                 kv: kv.clone(),
+                store: store.clone(),
+                tenant: caller.tenant_id,
                 name,
                 fingerprint: fingerprint.into(),
                 current,
@@ -182,6 +205,27 @@ pub async fn claim(kv: &Arc<Kv>, caller: &Caller, key: &str, fingerprint: &str) 
                 Err(indeterminate(key))
             }
         };
+    }
+}
+
+/// A finished call's record as Postgres keeps it, unless expired.
+async fn durable_record(store: &otc_store::Store, tenant: uuid::Uuid, name: &str) -> Result<Option<String>, ToolError> {
+    let mut tx = store.begin(tenant).await?;
+    let record = tx.idempotency_record(name).await?;
+    tx.commit().await?;
+    Ok(record)
+}
+
+/// Keeps a finished call's record in Postgres for the key's lifetime (logged when it cannot).
+async fn keep_durably(store: &otc_store::Store, tenant: uuid::Uuid, name: &str, text: &str) {
+    let until = chrono::Utc::now() + chrono::Duration::from_std(KEPT).expect("a day fits");
+    let kept = async {
+        let mut tx = store.begin(tenant).await?;
+        tx.put_idempotency_record(name, text, until).await?;
+        tx.commit().await
+    };
+    if let Err(e) = kept.await {
+        tracing::warn!(error = %otc_errors::error_chain(&e), "could not keep a keyed call's record in Postgres; a Redis restart would forget it");
     }
 }
 
@@ -230,6 +274,7 @@ impl Guard {
         let written = match result {
             Some(record) => {
                 let text = record.text();
+                keep_durably(&self.store, self.tenant, &self.name, &text).await;
                 self.kv.swap_record(&self.name, &held, &text).await
             }
             None => self.kv.delete_record_if(&self.name, &held).await,
@@ -248,6 +293,7 @@ impl Drop for Guard {
         }
         // Dropped mid-call (the caller hung up): the effect may or may not have landed.
         let (kv, name, current) = (self.kv.clone(), self.name.clone(), self.current.clone());
+        let (store, tenant) = (self.store.clone(), self.tenant);
         let lapsed = Record::Indeterminate { fingerprint: self.fingerprint.clone() }.text();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
@@ -255,6 +301,7 @@ impl Drop for Guard {
                 if let Some(renew) = renew {
                     renew.abort();
                 }
+                keep_durably(&store, tenant, &name, &lapsed).await;
                 let _ = kv.swap_record(&name, &held, &lapsed).await;
             });
         } else if let Some(renew) = renew {

@@ -649,7 +649,7 @@ impl Dispatcher {
             None => None,
             Some(key) => {
                 let fingerprint = writing::args_hash(tool.name(), &args);
-                match idempotency::claim(&self.services.kv, caller, key, &fingerprint).await? {
+                match idempotency::claim(&self.services.kv, &self.services.store, caller, key, &fingerprint).await? {
                     idempotency::Claim::Replay(output) => return self.governed(tool, output),
                     idempotency::Claim::Run(guard) => Some(guard),
                 }

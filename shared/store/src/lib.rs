@@ -19,6 +19,7 @@ mod files;
 mod fulltext;
 mod graph;
 mod history;
+mod idempotency;
 mod index;
 mod keys;
 mod knowledge;

@@ -104,6 +104,7 @@ pub enum Table {
     LlmUsage,
     TenantPolicies,
     TenantDomains,
+    IdempotencyRecords,
 }
 
 impl Table {
@@ -118,7 +119,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 52] = [
+    pub const ALL: [Table; 53] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -171,6 +172,7 @@ impl Table {
         Table::LlmUsage,
         Table::TenantPolicies,
         Table::TenantDomains,
+        Table::IdempotencyRecords,
     ];
 
     fn name(self) -> &'static str {
@@ -227,6 +229,7 @@ impl Table {
             Table::LlmUsage => "llm_usage",
             Table::TenantPolicies => "tenant_policies",
             Table::TenantDomains => "tenant_domains",
+            Table::IdempotencyRecords => "idempotency_records",
         }
     }
 }
@@ -420,6 +423,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::LlmUsage => "UPDATE llm_usage SET calls = calls",
         Table::TenantPolicies => "UPDATE tenant_policies SET updated_at = updated_at",
         Table::TenantDomains => "UPDATE tenant_domains SET via = via",
+        Table::IdempotencyRecords => "UPDATE idempotency_records SET record = record",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

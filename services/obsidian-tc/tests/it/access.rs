@@ -256,7 +256,7 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     };
 
     // Another gateway holds the key mid-call.
-    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &caller, "busy", &fingerprint).await.unwrap();
+    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "busy", &fingerprint).await.unwrap();
     let otc_kernel::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!((e["code"].clone(), e["retryable"].clone()), (json!("idempotency_in_flight"), json!(true)), "{e}");
@@ -265,7 +265,8 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!(e["code"], "indeterminate_outcome", "{e}");
     // Its caller hung up mid-call: the same.
-    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &caller, "dropped", &fingerprint).await.unwrap();
+    let claim =
+        otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "dropped", &fingerprint).await.unwrap();
     drop(claim);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(err(&app, &token, "write_note", keyed("dropped")).await["code"], "indeterminate_outcome");

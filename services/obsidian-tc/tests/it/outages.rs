@@ -59,3 +59,47 @@ async fn a_redis_or_object_store_outage_names_the_dependency_and_writes_nothing(
     assert_eq!(exists["structuredContent"]["exists"], false, "{exists}");
     app.stop().await;
 }
+
+/// A Redis restart loses the running leases, not what finished calls answered: a retry with the
+/// same key replays the first result from Postgres (the note is written once), other arguments
+/// under the key are still refused, and an indeterminate key stays so.
+#[tokio::test]
+async fn a_redis_restart_keeps_what_keyed_calls_answered() {
+    use crate::mcp::{call, error_of};
+    use serde_json::json;
+
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let presented: otc_auth::PresentedToken = token.parse().unwrap();
+    let caller = tx.authenticate(&presented.hash).await.unwrap().unwrap();
+    tx.commit().await.unwrap();
+    // What a restart does to a key: its Redis record is gone.
+    let forget = async |key: &str| {
+        let name = otc_kernel::idempotency::record_name(&caller, key);
+        let held = app.deps.kv.get_record(&name).await.unwrap().expect("the key is in Redis");
+        assert!(app.deps.kv.delete_record_if(&name, &held).await.unwrap());
+    };
+
+    let append = json!({"vault": "Notes", "path": "Log.md", "content": "once\n", "create_if_missing": true, "idempotency_key": "k-1"});
+    let first = call(&app, "/mcp", &token, "append_note", append.clone()).await;
+    assert_eq!(first["isError"], false, "{first}");
+    forget("k-1").await;
+    let again = call(&app, "/mcp", &token, "append_note", append.clone()).await;
+    assert_eq!(again["structuredContent"], first["structuredContent"], "the first result, replayed");
+    assert_eq!(crate::write::text(&app, &token, "Log.md").await.as_deref(), Some("once\n"), "written once");
+    forget("k-1").await;
+    let mut other = append.clone();
+    other["content"] = json!("twice\n");
+    let mismatch = call(&app, "/mcp", &token, "append_note", other).await;
+    assert_eq!(error_of(&mismatch)["code"], "idempotency_key_mismatch");
+
+    // A key whose call ended with its outcome unknown stays indeterminate across the restart.
+    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "k-2", "fp").await.unwrap();
+    let otc_kernel::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
+    guard.finish(&Err(otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError))).await;
+    forget("k-2").await;
+    let err = otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "k-2", "fp").await.err().unwrap();
+    assert_eq!(err.code, otc_errors::ErrorCode::IndeterminateOutcome);
+}
