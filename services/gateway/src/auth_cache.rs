@@ -69,7 +69,7 @@ impl AuthCache {
     pub fn new(ttl: Duration, max_bytes: u64) -> Self {
         // The caller's scopes, names and bindings: a few hundred bytes beside the struct.
         let weigh = |_: &(Uuid, [u8; 32]), _: &Authenticated| std::mem::size_of::<Authenticated>() + 512;
-        Self(GenerationCache::new("auth", ttl, usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh))
+        Self(GenerationCache::new("auth", ttl, usize::MAX, max_bytes, weigh))
     }
 
     /// The caller behind a token still valid by a recent check, or what a new check is kept

@@ -96,7 +96,7 @@ pub struct IndexerSettings {
     /// embedding provider is configured).
     pub embed: bool,
     /// The most bytes of vaults' Excluded-files filters kept in memory.
-    pub excluded_cache_bytes: usize,
+    pub excluded_cache_bytes: u64,
 }
 
 impl Default for IndexerSettings {

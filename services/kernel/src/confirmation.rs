@@ -24,12 +24,7 @@ pub struct Keys(otc_cache::Bounded<Uuid, [u8; 32]>);
 impl Keys {
     /// Keys of at most `max_bytes` (`caches.vaults_bytes`).
     pub fn new(max_bytes: u64) -> Self {
-        Self(otc_cache::Bounded::new(
-            "tenant_keys",
-            usize::MAX,
-            usize::try_from(max_bytes).unwrap_or(usize::MAX),
-            |_, _| 48,
-        ))
+        Self(otc_cache::Bounded::new("tenant_keys", usize::MAX, max_bytes, |_, _| 48))
     }
 
     pub fn figures(&self) -> otc_cache::Figures {

@@ -45,11 +45,6 @@ impl FairShare {
         Self { config, lanes: Mutex::default() }
     }
 
-    /// Lanes held in memory now.
-    pub fn lanes(&self) -> usize {
-        self.lanes.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-
     fn lane(&self, holder: Holder, kind: Heavy, places: u32) -> Arc<Semaphore> {
         let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
         if lanes.len() >= PRUNE_PAST {

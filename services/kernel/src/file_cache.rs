@@ -46,13 +46,7 @@ impl FileCache {
                 + 2 * key.2.len()
                 + row.as_ref().map_or(0, |_| std::mem::size_of::<FileEntry>())
         };
-        Self(GenerationCache::new(
-            "files",
-            max_age,
-            usize::MAX,
-            usize::try_from(max_bytes).unwrap_or(usize::MAX),
-            weigh,
-        ))
+        Self(GenerationCache::new("files", max_age, usize::MAX, max_bytes, weigh))
     }
 
     /// The manifest row at `path` (None when nothing is there), as of now.

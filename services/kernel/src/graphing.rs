@@ -80,7 +80,7 @@ impl GraphCache {
     pub fn new(enabled: bool, max_bytes: u64) -> Self {
         let age = if enabled { CACHED_FOR } else { std::time::Duration::ZERO };
         let weigh = |_: &GraphKey, graph: &Arc<LinkGraph>| graph.weight();
-        Self(GenerationCache::new("graphs", age, usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh))
+        Self(GenerationCache::new("graphs", age, usize::MAX, max_bytes, weigh))
     }
 
     /// What the cache holds and has done.

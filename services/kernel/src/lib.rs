@@ -140,7 +140,7 @@ pub fn vault_cache(max_bytes: u64) -> VaultCache {
     let weigh = |key: &(uuid::Uuid, String), (vault, _): &(otc_store::Vault, Instant)| {
         std::mem::size_of::<(otc_store::Vault, Instant)>() + 16 + key.1.len() + vault.name.len()
     };
-    otc_cache::Bounded::new("vaults", usize::MAX, usize::try_from(max_bytes).unwrap_or(usize::MAX), weigh)
+    otc_cache::Bounded::new("vaults", usize::MAX, max_bytes, weigh)
 }
 
 /// What handlers reach besides their input.

@@ -283,11 +283,17 @@ pub async fn read_content(ctx: &CallContext<'_>, view: &View, path: &str) -> Res
 /// place. The refusal names the limit and the ways around it.
 pub fn check_parse_size(ctx: &CallContext<'_>, path: &str, entry: &otc_store::FileEntry) -> Result<(), ToolError> {
     let limit = ctx.services().config.tools.max_parse_bytes;
-    let size = u64::try_from(entry.size).unwrap_or(0);
-    if size <= limit {
-        return Ok(());
+    match u64::try_from(entry.size).unwrap_or(0) <= limit {
+        true => Ok(()),
+        false => Err(too_large_to_parse(ctx, path, entry)),
     }
-    Err(ToolError::with_message(
+}
+
+/// The refusal of a note over `tools.max_parse_bytes` to a call that would read it whole.
+pub fn too_large_to_parse(ctx: &CallContext<'_>, path: &str, entry: &otc_store::FileEntry) -> ToolError {
+    let limit = ctx.services().config.tools.max_parse_bytes;
+    let size = u64::try_from(entry.size).unwrap_or(0);
+    ToolError::with_message(
         ErrorCode::ComputeBudgetExceeded,
         format!(
             "the note is {size} bytes, more than the {limit} a tool reads whole to parse or edit \
@@ -299,7 +305,7 @@ pub fn check_parse_size(ctx: &CallContext<'_>, path: &str, entry: &otc_store::Fi
     .detail("path", path)
     .detail("size", size)
     .detail("limit", "tools.max_parse_bytes")
-    .detail("limit_bytes", limit))
+    .detail("limit_bytes", limit)
 }
 
 /// The most note text one page of a paged read carries: `tools.read_page_bytes`, and at most a
@@ -426,19 +432,25 @@ pub fn decode_cursor<T: DeserializeOwned>(tool: &str, cursor: &str) -> Result<T,
 /// The leading items whose JSON fits `budget` bytes (at least one, so a page always moves on),
 /// and whether any were left out.
 pub fn fit<T: Serialize>(items: Vec<T>, budget: usize) -> (Vec<T>, bool) {
-    let mut used = 0;
-    let mut kept = Vec::with_capacity(items.len());
-    let total = items.len();
-    for item in items {
+    let (kept, left) = fit_counted(items, budget);
+    (kept, left > 0)
+}
+
+/// [`fit`] over any list, counting the items left out (they are only counted, never kept or
+/// serialized).
+pub fn fit_counted<T: Serialize>(items: impl IntoIterator<Item = T>, budget: usize) -> (Vec<T>, usize) {
+    let mut used: usize = 0;
+    let mut kept = Vec::new();
+    let mut items = items.into_iter();
+    for item in items.by_ref() {
         let size = serde_json::to_vec(&item).map(|v| v.len() + 1).unwrap_or(usize::MAX);
-        if !kept.is_empty() && used + size > budget {
-            break;
+        if !kept.is_empty() && used.saturating_add(size) > budget {
+            return (kept, 1 + items.count());
         }
-        used += size;
+        used = used.saturating_add(size);
         kept.push(item);
     }
-    let cut = kept.len() < total;
-    (kept, cut)
+    (kept, 0)
 }
 
 /// One page of a keyset-paged list: the leading items that fit `budget`, and the cursor for

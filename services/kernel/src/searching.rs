@@ -36,21 +36,14 @@ pub struct SegmentCache {
 
 impl SegmentCache {
     pub fn new(segment_bytes: u64, mask_bytes: u64) -> Self {
-        let bytes = |b: u64| usize::try_from(b).unwrap_or(usize::MAX);
         Self {
             // A decoded segment takes about half as much again as its own estimate.
-            segments: otc_cache::Bounded::new(
-                "search_segments",
-                usize::MAX,
-                bytes(segment_bytes),
-                |_, seg: &Arc<Segment>| seg.weight() * 3 / 2,
-            ),
-            masks: otc_cache::Bounded::new(
-                "search_masks",
-                usize::MAX,
-                bytes(mask_bytes),
-                |_, mask: &Arc<Vec<bool>>| mask.len(),
-            ),
+            segments: otc_cache::Bounded::new("search_segments", usize::MAX, segment_bytes, |_, seg: &Arc<Segment>| {
+                seg.weight() * 3 / 2
+            }),
+            masks: otc_cache::Bounded::new("search_masks", usize::MAX, mask_bytes, |_, mask: &Arc<Vec<bool>>| {
+                mask.len()
+            }),
         }
     }
 

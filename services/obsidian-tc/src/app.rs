@@ -357,7 +357,7 @@ pub fn indexer_settings(config: &Config) -> IndexerSettings {
         max_indexed_bytes: config.index.max_indexed_bytes.max(1),
         inline_deadline: Duration::from_millis(config.index.inline_deadline_ms),
         embed: config.embeddings.provider != EmbeddingProvider::None,
-        excluded_cache_bytes: usize::try_from(config.caches.resolve().excluded).unwrap_or(usize::MAX),
+        excluded_cache_bytes: config.caches.resolve().excluded,
         ..IndexerSettings::default()
     }
 }

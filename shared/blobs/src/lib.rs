@@ -77,12 +77,12 @@ const PARTS_IN_FLIGHT: usize = 2;
 /// Blobs up to this size are kept in memory once read.
 const CACHE_ITEM_MAX: usize = 256 * 1024;
 /// The memory the cache holds unless told otherwise ([`Blobs::with_cache_bytes`]).
-const CACHE_LIMIT: usize = 64 * 1024 * 1024;
+const CACHE_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// Recently read blobs by (tenant, hash), the least recently used evicted first. Blobs are
 /// content-addressed, so a cached copy is never stale; the tenant is part of the key, so one
 /// tenant's read never serves another's.
-fn cache(bytes: usize) -> Arc<otc_cache::Bounded<(Uuid, [u8; 32]), Bytes>> {
+fn cache(bytes: u64) -> Arc<otc_cache::Bounded<(Uuid, [u8; 32]), Bytes>> {
     Arc::new(otc_cache::Bounded::new("blobs", usize::MAX, bytes, |_, value: &Bytes| value.len()))
 }
 
@@ -246,7 +246,7 @@ impl Blobs {
 
     /// This store with a blob cache of at most `bytes` (`caches.blobs_bytes`).
     pub fn with_cache_bytes(mut self, bytes: u64) -> Self {
-        self.cache = cache(usize::try_from(bytes).unwrap_or(usize::MAX));
+        self.cache = cache(bytes);
         self
     }
 

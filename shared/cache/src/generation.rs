@@ -29,7 +29,7 @@ impl<K: Eq + Hash + 'static, V: Clone + 'static> GenerationCache<K, V> {
         name: &'static str,
         max_age: Duration,
         max_entries: usize,
-        max_bytes: usize,
+        max_bytes: u64,
         weigh: fn(&K, &V) -> usize,
     ) -> Self {
         let weigh = move |key: &K, tagged: &Tagged<V>| weigh(key, &tagged.value);

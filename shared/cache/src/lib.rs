@@ -53,13 +53,14 @@ impl<K: Eq + Hash, V: Clone> Bounded<K, V> {
     pub fn new(
         name: &'static str,
         max_entries: usize,
-        max_bytes: usize,
+        max_bytes: u64,
         weigh: impl Fn(&K, &V) -> usize + Send + Sync + 'static,
     ) -> Self {
         Self {
             name,
             max_entries,
-            max_bytes,
+            // A bound past what this machine can address is no bound.
+            max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
             weigh: Box::new(weigh),
             inner: Mutex::new(Inner { map: LinkedHashMap::new(), bytes: 0 }),
             hits: AtomicU64::new(0),
@@ -199,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_least_recently_used_goes_first_when_the_bytes_run_out() {
-        let cache = Bounded::new("t", 100, 3 * (100 + ENTRY_OVERHEAD), weigh);
+        let cache = Bounded::new("t", 100, 3 * (100 + ENTRY_OVERHEAD) as u64, weigh);
         for k in 0..3 {
             cache.put(k, vec![0; 100]);
         }

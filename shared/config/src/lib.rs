@@ -146,8 +146,13 @@ impl CachesConfig {
 }
 
 /// The memory this process may use: its cgroup v2 `memory.max` when that is a number, else
-/// the machine's memory (`MemTotal`), else 4 GiB.
+/// the machine's memory (`MemTotal`), else 4 GiB. Read once: every cache's bound is a share of it.
 pub fn process_memory_limit() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(read_memory_limit)
+}
+
+fn read_memory_limit() -> u64 {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|text| text.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string)));

@@ -243,10 +243,7 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
     let app = TestApp::spawn().await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let mut tx = app.store.begin(tenant.id).await.unwrap();
-    let presented: otc_auth::PresentedToken = token.parse().unwrap();
-    let caller = tx.authenticate(&presented.hash).await.unwrap().unwrap();
-    tx.commit().await.unwrap();
+    let caller = tenant.caller(&app.store, &token).await;
     let args = json!({"vault": "Notes", "path": "Slow.md", "content": "s"});
     let fingerprint = otc_kernel::writing::args_hash("write_note", &args);
     let keyed = |key: &str| {

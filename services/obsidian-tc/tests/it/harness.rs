@@ -216,6 +216,15 @@ impl Tenant {
         self.token_of(store, "alice", scopes, bound, expires_at).await
     }
 
+    /// The caller `token` speaks for, as the gateway authenticates it.
+    pub async fn caller(&self, store: &Store, token: &str) -> otc_store::Authenticated {
+        let mut tx = store.begin(self.id).await.unwrap();
+        let presented: otc_auth::PresentedToken = token.parse().unwrap();
+        let caller = tx.authenticate(&presented.hash).await.unwrap().unwrap();
+        tx.commit().await.unwrap();
+        caller
+    }
+
     /// A live token with these scopes for the user `principal` (alice is [`Tenant::token`]'s).
     pub async fn token_as(&self, store: &Store, principal: &str, scopes: &str) -> String {
         self.token_of(store, principal, scopes, false, None).await.0

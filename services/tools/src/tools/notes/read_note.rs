@@ -327,7 +327,7 @@ impl Tool for ReadNote {
             Some(Projection::Section) if size > whole => {
                 let anchor = input.anchor.as_ref().expect("a section has an anchor");
                 let (Some(wanted), AnchorKind::Heading) = (anchor.heading.as_deref(), anchor.kind) else {
-                    return Err(reading::check_parse_size(ctx, &path, &entry).unwrap_err());
+                    return Err(reading::too_large_to_parse(ctx, &path, &entry));
                 };
                 let meta = indexed(ctx, &view, &path, &entry).await?;
                 // The headings alone, so the heading is found as a parsed note finds it.
@@ -478,8 +478,8 @@ impl Output {
         frontmatter: Option<&Map<String, Value>>,
     ) {
         let budget = reading::page_bytes(ctx) as usize;
-        let (headings, more_headings) = capped(headings, budget);
-        let (blocks, more_blocks) = capped(blocks, budget / 4);
+        let (headings, more_headings) = reading::fit_counted(headings, budget);
+        let (blocks, more_blocks) = reading::fit_counted(blocks, budget / 4);
         self.headings = Some(headings);
         self.blocks = Some(blocks);
         self.frontmatter_fields = Some(frontmatter.iter().flat_map(|m| m.keys().cloned()).collect());
@@ -501,27 +501,6 @@ impl PageOut {
     }
 }
 
-/// The leading items whose JSON fits `budget` bytes, and how many were left out (counted, not
-/// kept).
-fn capped<T: Serialize>(items: impl Iterator<Item = T>, budget: usize) -> (Vec<T>, usize) {
-    let mut used = 0;
-    let mut kept = Vec::new();
-    let mut left = 0;
-    for item in items {
-        if left > 0 {
-            left += 1;
-            continue;
-        }
-        used += serde_json::to_vec(&item).map_or(usize::MAX / 2, |v| v.len() + 1);
-        if used > budget && !kept.is_empty() {
-            left = 1;
-        } else {
-            kept.push(item);
-        }
-    }
-    (kept, left)
-}
-
 /// The index row of a note too large to parse, when the index has caught up with it.
 async fn indexed(
     ctx: &CallContext<'_>,
@@ -534,8 +513,7 @@ async fn indexed(
     tx.commit().await?;
     match meta {
         Some(meta) if meta.content_hash == entry.hash => Ok(meta),
-        _ => Err(reading::check_parse_size(ctx, path, entry)
-            .unwrap_err()
+        _ => Err(reading::too_large_to_parse(ctx, path, entry)
             .detail("index", "the index has not caught up with this version of the note yet; try again shortly")),
     }
 }
