@@ -7,10 +7,12 @@
 //!   indeterminate_outcome, since the effect may have landed.
 //! - done: the same key and arguments answer the stored result without running again.
 //! - indeterminate: the call failed in a way that does not say whether its effect landed (an
-//!   internal failure, a timeout, the caller hanging up mid-call); the key answers
-//!   indeterminate_outcome and the call is never run again under it.
+//!   internal failure, a dependency going away, a timeout, the caller hanging up mid-call)
+//!   after it sent a commit; the key answers indeterminate_outcome and the call is never run
+//!   again under it.
 //!
-//! A refusal (any other error: validation, not found, conflict, elicit_required, throttled...)
+//! A call that failed so before sending any commit provably changed nothing
+//! ([`otc_store::CallEffects`]): its key is freed, so the retry the error invites runs. A refusal (any other error: validation, not found, conflict, elicit_required, throttled...)
 //! changes nothing, so it frees the key and a retry runs. The same key with other arguments
 //! answers idempotency_key_mismatch. Without Redis a keyed call is refused (retryable) rather
 //! than run without the promise.
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Caller;
+use otc_store::CallEffects;
 
 /// How long a key's record (and its stored result) is kept.
 pub const KEPT: Duration = Duration::from_secs(24 * 3600);
@@ -78,7 +81,8 @@ pub enum Claim {
 }
 
 /// A running keyed call's hold on its key. Renews the lease while alive; dropped without
-/// [`Guard::finish`] (the caller hung up mid-call) it marks the key indeterminate.
+/// [`Guard::finish`] (the caller hung up mid-call) it marks the key indeterminate, or frees it
+/// if the call had sent no commit.
 pub struct Guard {
     kv: Arc<Kv>,
     store: otc_store::Store,
@@ -89,6 +93,8 @@ pub struct Guard {
     current: Arc<tokio::sync::Mutex<String>>,
     renew: Option<tokio::task::JoinHandle<()>>,
     finished: bool,
+    /// The commits the call sends, counted while it runs under [`CallEffects::track`].
+    effects: CallEffects,
 }
 
 /// Whether `err` leaves the call's effect unknown (it may have landed) rather than refused.
@@ -135,13 +141,15 @@ pub fn record_name(caller: &Caller, key: &str) -> String {
 }
 
 /// Claims `key` for a call with this `fingerprint` (a hash of what it does), or answers how
-/// an earlier call under the key ended.
+/// an earlier call under the key ended. The call is to run under `effects.track`, so that a
+/// failure before its first commit frees the key.
 pub async fn claim(
     kv: &Arc<Kv>,
     store: &otc_store::Store,
     caller: &Caller,
     key: &str,
     fingerprint: &str,
+    effects: &CallEffects,
 ) -> Result<Claim, ToolError> {
     check_key(key)?;
     let name = record_name(caller, key);
@@ -164,8 +172,10 @@ pub async fn claim(
                     return Err(e);
                 }
             };
-            if let Some(text) = kept {
-                kv.swap_record(&name, &first, &text).await.map_err(|e| unavailable(&e))?;
+            if let Some((text, expires_at)) = kept {
+                // For what is left of its day, not a fresh one.
+                let left = (expires_at - chrono::Utc::now()).to_std().unwrap_or_default();
+                kv.swap_record_for(&name, &first, &text, left).await.map_err(|e| unavailable(&e))?;
                 continue; // Read from Redis again, like any other finished record.
             }
             let current = Arc::new(tokio::sync::Mutex::new(first));
@@ -179,6 +189,7 @@ pub async fn claim(
                 current,
                 renew: Some(renew),
                 finished: false,
+                effects: effects.clone(),
             }));
         }
         let Some(text) = kv.get_record(&name).await.map_err(|e| unavailable(&e))? else {
@@ -208,8 +219,12 @@ pub async fn claim(
     }
 }
 
-/// A finished call's record as Postgres keeps it, unless expired.
-async fn durable_record(store: &otc_store::Store, tenant: uuid::Uuid, name: &str) -> Result<Option<String>, ToolError> {
+/// A finished call's record as Postgres keeps it and when it expires, unless it has.
+async fn durable_record(
+    store: &otc_store::Store,
+    tenant: uuid::Uuid,
+    name: &str,
+) -> Result<Option<(String, chrono::DateTime<chrono::Utc>)>, ToolError> {
     let mut tx = store.begin(tenant).await?;
     let record = tx.idempotency_record(name).await?;
     tx.commit().await?;
@@ -256,8 +271,9 @@ async fn renew(
 }
 
 impl Guard {
-    /// Records how the call ended: a result is kept for replay, an unknown outcome marks the
-    /// key indeterminate, a refusal frees the key.
+    /// Records how the call ended: a result is kept for replay, an unknown outcome after a
+    /// commit was sent marks the key indeterminate, a refusal (or any failure before the first
+    /// commit) frees the key.
     pub async fn finish(mut self, outcome: &Result<Value, ToolError>) {
         self.finished = true;
         // The lock first: a renewal under way finishes and records what it wrote.
@@ -268,7 +284,9 @@ impl Guard {
         let fingerprint = self.fingerprint.clone();
         let result = match outcome {
             Ok(value) => Some(Record::Done { fingerprint, result: value.clone() }),
-            Err(e) if leaves_outcome_unknown(e) => Some(Record::Indeterminate { fingerprint }),
+            Err(e) if leaves_outcome_unknown(e) && self.effects.committed_any() => {
+                Some(Record::Indeterminate { fingerprint })
+            }
             Err(_) => None,
         };
         let written = match result {
@@ -291,18 +309,29 @@ impl Drop for Guard {
         if self.finished {
             return;
         }
-        // Dropped mid-call (the caller hung up): the effect may or may not have landed.
+        // Dropped mid-call (the caller hung up): once a commit was sent, the effect may or may
+        // not have landed; before, nothing did and the key is free again.
         let (kv, name, current) = (self.kv.clone(), self.name.clone(), self.current.clone());
         let (store, tenant) = (self.store.clone(), self.tenant);
-        let lapsed = Record::Indeterminate { fingerprint: self.fingerprint.clone() }.text();
+        let lapsed = self
+            .effects
+            .committed_any()
+            .then(|| Record::Indeterminate { fingerprint: self.fingerprint.clone() }.text());
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 let held = current.lock().await.clone();
                 if let Some(renew) = renew {
                     renew.abort();
                 }
-                keep_durably(&store, tenant, &name, &lapsed).await;
-                let _ = kv.swap_record(&name, &held, &lapsed).await;
+                match lapsed {
+                    Some(lapsed) => {
+                        keep_durably(&store, tenant, &name, &lapsed).await;
+                        let _ = kv.swap_record(&name, &held, &lapsed).await;
+                    }
+                    None => {
+                        let _ = kv.delete_record_if(&name, &held).await;
+                    }
+                }
             });
         } else if let Some(renew) = renew {
             renew.abort();

@@ -645,17 +645,19 @@ impl Dispatcher {
             Some(Value::String(key)) if tool.spec.scope_class != ScopeClass::Read => Some(key),
             _ => None,
         };
-        let guard = match &key {
+        // A keyed call's commits are counted, so that a failure before the first frees the key.
+        let keyed = match &key {
             None => None,
             Some(key) => {
                 let fingerprint = writing::args_hash(tool.name(), &args);
-                match idempotency::claim(&self.services.kv, &self.services.store, caller, key, &fingerprint).await? {
+                let (services, effects) = (&self.services, otc_store::CallEffects::new());
+                match idempotency::claim(&services.kv, &services.store, caller, key, &fingerprint, &effects).await? {
                     idempotency::Claim::Replay(output) => return self.governed(tool, output),
-                    idempotency::Claim::Run(guard) => Some(guard),
+                    idempotency::Claim::Run(guard) => Some((guard, effects)),
                 }
             }
         };
-        let ran = async {
+        let call = async {
             // call_capability only routes: the call it makes spends from its own class. A compat
             // tool spends once, for the catalogue calls it makes.
             if tool.name() != "call_capability" && !hooks.prepaid {
@@ -706,9 +708,12 @@ impl Dispatcher {
                     Err(ToolError::new(ErrorCode::InternalError))
                 }
             }
-        }
-        .await;
-        if let Some(guard) = guard {
+        };
+        let ran = match &keyed {
+            Some((_, effects)) => effects.track(call).await,
+            None => call.await,
+        };
+        if let Some((guard, _)) = keyed {
             guard.finish(&ran).await;
         }
         let output = ran?;

@@ -232,7 +232,8 @@ pub async fn put_contents(ctx: &CallContext<'_>, contents: Vec<Vec<u8>>) -> Resu
     let services = ctx.services();
     let mut tx = ctx.begin().await?;
     tx.record_blobs(&stored).await.map_err(|e| crate::store_refusal(&e))?;
-    tx.commit().await?;
+    // Inventory rows: a retry records the same ones, so they are not the call's effect.
+    tx.commit_repeatable().await?;
     let tenant = ctx.caller.tenant_id;
     let hashes: Vec<Hash> = stored.iter().map(|(hash, _)| *hash).collect();
     futures::stream::iter(contents.into_iter().zip(hashes))
@@ -303,6 +304,9 @@ pub async fn commit_at(
         .await
         .map_err(|e| match e {
             otc_indexer::IndexError::Store(otc_store::StoreError::Quota(q)) => crate::quota_exceeded(&q),
+            // A dependency that went away mid-commit is named, retryable (logged with its chain).
+            otc_indexer::IndexError::Store(e) if e.is_unavailable() => e.answer(),
+            otc_indexer::IndexError::Blob { source: e @ otc_blobs::BlobError::Unavailable(_), .. } => e.into(),
             other => internal(tool, &other),
         })?;
     if landed.is_ok() {

@@ -132,6 +132,14 @@ impl Kv {
         Ok((millis >= 0).then(|| Duration::from_millis(millis as u64)))
     }
 
+    /// How long the record `name` has left, if it exists.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis record_remaining", otel.kind = "client", db.system = "redis"))]
+    pub async fn record_remaining(&self, name: &str) -> Result<Option<Duration>> {
+        let mut conn = self.conn().await?;
+        let millis: i64 = conn.pttl(self.key(name)).await.map_err(classify)?;
+        Ok((millis >= 0).then(|| Duration::from_millis(millis as u64)))
+    }
+
     /// Who holds the lease `name` now, if anyone.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis lease_holder", otel.kind = "client", db.system = "redis"))]
     pub async fn lease_holder(&self, name: &str) -> Result<Option<String>> {
@@ -208,6 +216,27 @@ impl Kv {
         let mut conn = self.conn().await?;
         let swapped: i64 =
             script.key(self.key(name)).arg(expected).arg(value).invoke_async(&mut conn).await.map_err(classify)?;
+        Ok(swapped == 1)
+    }
+
+    /// [`Kv::swap_record`], the record then living `ttl` (at least a millisecond) from now.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis swap_record_for", otel.kind = "client", db.system = "redis"))]
+    pub async fn swap_record_for(&self, name: &str, expected: &str, value: &str, ttl: Duration) -> Result<bool> {
+        let script = Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+               redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 \
+             else return 0 end",
+        );
+        let mut conn = self.conn().await?;
+        let ttl_ms = ttl.as_millis().max(1) as u64;
+        let swapped: i64 = script
+            .key(self.key(name))
+            .arg(expected)
+            .arg(value)
+            .arg(ttl_ms)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(classify)?;
         Ok(swapped == 1)
     }
 }

@@ -35,14 +35,15 @@ impl TenantTx {
         Ok(())
     }
 
-    /// The record `name`, unless it has expired.
-    pub async fn idempotency_record(&mut self, name: &str) -> Result<Option<String>> {
-        Ok(sqlx::query_scalar!(
-            "SELECT record FROM idempotency_records WHERE tenant_id = $1 AND name = $2 AND expires_at > now()",
+    /// The record `name` and when it expires, unless it has.
+    pub async fn idempotency_record(&mut self, name: &str) -> Result<Option<(String, DateTime<Utc>)>> {
+        let row = sqlx::query!(
+            "SELECT record, expires_at FROM idempotency_records WHERE tenant_id = $1 AND name = $2 AND expires_at > now()",
             self.tenant,
             name
         )
         .fetch_optional(&mut *self.tx)
-        .await?)
+        .await?;
+        Ok(row.map(|r| (r.record, r.expires_at)))
     }
 }

@@ -10,6 +10,7 @@
 
 mod acl_rules;
 mod audit_log;
+mod call_effects;
 mod capture;
 mod directory;
 mod embeddings;
@@ -49,6 +50,7 @@ use uuid::Uuid;
 
 pub use acl_rules::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use audit_log::{ActionMetrics, AuditFilter, AuditRecord};
+pub use call_effects::CallEffects;
 pub use capture::{Capture, NewCapture};
 pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
 pub use embeddings::{
@@ -237,6 +239,14 @@ impl TenantTx {
     }
 
     pub async fn commit(self) -> Result<()> {
+        call_effects::commit(self.tx).await?;
+        Ok(())
+    }
+
+    /// Commits a transaction whose writes a rerun of the call repeats to the same end (the
+    /// blob inventory's rows): it is not counted among the call's effects
+    /// ([`CallEffects`]), so a failure after it still frees the call's idempotency key.
+    pub async fn commit_repeatable(self) -> Result<()> {
         self.tx.commit().await?;
         Ok(())
     }

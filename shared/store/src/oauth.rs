@@ -175,7 +175,7 @@ impl Store {
         )
         .fetch_optional(&mut *tx)
         .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(client)
     }
 
@@ -203,7 +203,7 @@ impl Store {
         )
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(())
     }
 
@@ -216,7 +216,7 @@ impl Store {
         )
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(())
     }
 
@@ -225,7 +225,7 @@ impl Store {
     pub async fn purge_unused_oauth_clients(&self, before: DateTime<Utc>) -> Result<u64> {
         let mut tx = self.begin_untenanted().await?;
         let done = sqlx::query!("DELETE FROM oauth_clients WHERE last_used_at < $1", before).execute(&mut *tx).await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(done.rows_affected())
     }
 
@@ -239,7 +239,7 @@ impl Store {
         )
         .fetch_all(&mut *tx)
         .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(keys)
     }
 
@@ -271,7 +271,7 @@ impl Store {
             .await?;
         }
         sqlx::query!("DELETE FROM oauth_signing_keys WHERE drop_at <= now()").execute(&mut *tx).await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(added)
     }
 
@@ -281,7 +281,7 @@ impl Store {
         let id = sqlx::query_scalar!("SELECT otc_tenant_id_by_email_domain($1) AS \"id\"", domain)
             .fetch_one(&mut *tx)
             .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(id)
     }
 
@@ -292,7 +292,7 @@ impl Store {
         let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenant_ids_by_idp_issuer($1) AS id", issuer)
             .fetch_all(&mut *tx)
             .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(ids)
     }
 }

@@ -54,7 +54,7 @@ impl Store {
     pub async fn tenant_id_by_slug(&self, slug: &str) -> Result<Option<Uuid>> {
         let mut tx = self.begin_untenanted().await?;
         let id = sqlx::query_scalar!("SELECT otc_tenant_id_by_slug($1) AS \"id\"", slug).fetch_one(&mut *tx).await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(id)
     }
 
@@ -62,7 +62,7 @@ impl Store {
     pub async fn tenant_ids(&self) -> Result<Vec<Uuid>> {
         let mut tx = self.begin_untenanted().await?;
         let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenant_ids() AS id").fetch_all(&mut *tx).await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(ids)
     }
 
@@ -72,7 +72,7 @@ impl Store {
         let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenants_with_due_jobs() AS id")
             .fetch_all(&mut *tx)
             .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(ids)
     }
 
@@ -86,7 +86,7 @@ impl Store {
         )
         .fetch_all(&mut *tx)
         .await?;
-        tx.commit().await?;
+        crate::call_effects::commit(tx).await?;
         Ok(rows)
     }
 

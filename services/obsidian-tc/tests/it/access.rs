@@ -252,21 +252,46 @@ async fn a_key_whose_call_is_running_or_died_mid_call_never_runs_it_again() {
         a
     };
 
+    // A call that has sent a commit of a write (whether it landed is what the key cannot tell).
+    let sent_a_commit = async |effects: &otc_store::CallEffects| {
+        effects.track(crate::harness::commit_a_write(&app.store, tenant.id)).await;
+    };
+    let claim = async |key: &str, effects: &otc_store::CallEffects| {
+        let claim = otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, key, &fingerprint, effects);
+        match claim.await.unwrap() {
+            otc_kernel::idempotency::Claim::Run(guard) => guard,
+            otc_kernel::idempotency::Claim::Replay(_) => panic!("a fresh key runs"),
+        }
+    };
+    let internal = Err(otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError));
+
     // Another gateway holds the key mid-call.
-    let claim = otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "busy", &fingerprint).await.unwrap();
-    let otc_kernel::idempotency::Claim::Run(guard) = claim else { panic!("a fresh key runs") };
+    let effects = otc_store::CallEffects::new();
+    let guard = claim("busy", &effects).await;
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!((e["code"].clone(), e["retryable"].clone()), (json!("idempotency_in_flight"), json!(true)), "{e}");
-    // It ends in a way that leaves the effect unknown: never run again under the key.
-    guard.finish(&Err(otc_errors::ToolError::new(otc_errors::ErrorCode::InternalError))).await;
+    // It ends, after a commit, in a way that leaves the effect unknown: never run again under
+    // the key.
+    sent_a_commit(&effects).await;
+    guard.finish(&internal).await;
     let e = err(&app, &token, "write_note", keyed("busy")).await;
     assert_eq!(e["code"], "indeterminate_outcome", "{e}");
-    // Its caller hung up mid-call: the same.
-    let claim =
-        otc_kernel::idempotency::claim(&app.deps.kv, &app.store, &caller, "dropped", &fingerprint).await.unwrap();
-    drop(claim);
+    // Its caller hung up mid-call, after a commit: the same.
+    let effects = otc_store::CallEffects::new();
+    let guard = claim("dropped", &effects).await;
+    sent_a_commit(&effects).await;
+    drop(guard);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(err(&app, &token, "write_note", keyed("dropped")).await["code"], "indeterminate_outcome");
+    // The same two before any commit: nothing can have landed, so each key is given back.
+    let guard = claim("failed early", &otc_store::CallEffects::new()).await;
+    guard.finish(&internal).await;
+    drop(claim("hung up early", &otc_store::CallEffects::new()).await);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    for key in ["failed early", "hung up early"] {
+        let name = otc_kernel::idempotency::record_name(&caller, key);
+        assert_eq!(app.deps.kv.get_record(&name).await.unwrap(), None, "{key} is free again");
+    }
     // Its gateway died mid-call (the lease it renewed lapsed).
     let name = otc_kernel::idempotency::record_name(&caller, "died");
     let record = json!({"state": "running", "fingerprint": fingerprint, "lease_until_ms": 1, "run": "gone"});

@@ -400,6 +400,95 @@ pub fn closed_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
+/// A TCP relay on loopback in front of a real dependency (Postgres, the S3 server): cut, it
+/// closes every connection it carries and stops listening, so new ones are refused, as a
+/// restart does to the app; mended, it listens on the same port and forwards again.
+pub struct Relay {
+    pub addr: SocketAddr,
+    upstream: String,
+    carried: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+    accept: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Relay {
+    /// A relay to `upstream` (host:port).
+    pub async fn start(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let relay = Self {
+            addr: listener.local_addr().unwrap(),
+            upstream,
+            carried: Default::default(),
+            accept: Default::default(),
+        };
+        relay.listen(listener);
+        relay
+    }
+
+    fn listen(&self, listener: tokio::net::TcpListener) {
+        let (upstream, carried) = (self.upstream.clone(), self.carried.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let task = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                let mut carried = carried.lock().unwrap();
+                carried.retain(|t| !t.is_finished());
+                carried.push(task.abort_handle());
+            }
+        });
+        *self.accept.lock().unwrap() = Some(accept);
+    }
+
+/// `url` with its host and port replaced by the relay's.
+    pub fn in_front_of(&self, url: &str) -> String {
+        let mut url = url::Url::parse(url).unwrap();
+        url.set_host(Some("127.0.0.1")).unwrap();
+        url.set_port(Some(self.addr.port())).unwrap();
+        url.to_string()
+    }
+
+    /// The dependency goes away: every connection through the relay is closed and new ones
+    /// are refused.
+    pub fn cut(&self) {
+        if let Some(accept) = self.accept.lock().unwrap().take() {
+            accept.abort(); // dropping the listener with it
+        }
+        for task in self.carried.lock().unwrap().drain(..) {
+            task.abort();
+        }
+    }
+
+    /// The dependency is back, on the same port.
+    pub async fn mend(&self) {
+        let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
+        self.listen(listener);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}
+
+/// The `host:port` of a service URL.
+pub fn host_port(url: &str) -> String {
+    let url = url::Url::parse(url).unwrap();
+    format!("{}:{}", url.host_str().unwrap(), url.port_or_known_default().unwrap())
+}
+
+/// Commits a transaction of `tenant` that wrote (it sets the audit retention it read back): a
+/// call's effect, as [`otc_store::CallEffects`] counts them.
+pub async fn commit_a_write(store: &Store, tenant: Uuid) {
+    let mut tx = store.begin(tenant).await.unwrap();
+    let days = tx.audit_retention().await.unwrap();
+    tx.set_audit_retention(days).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
 /// Where `scripts/mcp-clients` installed the real MCP clients.
 /// A deployment `[[acl]]` entry that lets callers read only `read_paths` of `vault` (in the
 /// tenant with slug `tenant`, or every tenant's vault of that name).
