@@ -6,6 +6,12 @@
 //!   cargo run --release -p otc-loadtests -- --url http://127.0.0.1:8080/v1/whoami \
 //!       --token "$TOKEN" --concurrency 16 --duration 10
 //!
+//! A bodies file may give each body its own bearer token (`TOKEN<TAB>{json}` per line), so
+//! one run can speak for many tenants. With `--refusals-ok` a refusal (a tool error, a
+//! JSON-RPC error, an HTTP 4xx) is counted by its code rather than as a failure: an abusive
+//! mix is expected to be refused; only 5xx answers and transport errors fail the run. The last
+//! line is a `summary` JSON object for scripts.
+//!
 //! MCP tools/call (see loadtests/README.md for the full command):
 //!   otc-load --url http://127.0.0.1:8080/mcp --token "$TOKEN" --header "Accept: application/json, text/event-stream" \
 //!       --json '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_capability","arguments":{"query":"health"}}}'
@@ -45,12 +51,25 @@ struct Args {
     /// Extra request header, "Name: value" (repeatable).
     #[arg(long = "header")]
     headers: Vec<String>,
+    /// Count refusals (tool errors, JSON-RPC errors, HTTP 4xx) by code instead of as failures.
+    #[arg(long)]
+    refusals_ok: bool,
+}
+
+/// One request to send: its body and, when the bodies file gives one, its own token.
+struct Request {
+    token: Option<String>,
+    body: String,
 }
 
 #[derive(Default)]
 struct Tally {
     latencies_us: Vec<u64>,
     errors: u64,
+    /// 5xx answers (among the errors).
+    server_errors: u64,
+    /// Refusals by code, with --refusals-ok.
+    refused: std::collections::BTreeMap<String, u64>,
     /// What the first failed request answered (warm-up included), for the report.
     first_failure: Option<String>,
 }
@@ -91,11 +110,20 @@ async fn main() -> anyhow::Result<()> {
         );
     }
 
-    let bodies: Vec<String> = match (&args.json, &args.bodies) {
-        (Some(json), _) => vec![json.clone()],
+    let bodies: Vec<Request> = match (&args.json, &args.bodies) {
+        (Some(json), _) => vec![Request { token: None, body: json.clone() }],
         (None, Some(file)) => {
             let text = std::fs::read_to_string(file).with_context(|| format!("--bodies {}", file.display()))?;
-            let lines: Vec<String> = text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+            let lines: Vec<Request> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|line| match line.split_once('\t') {
+                    Some((token, body)) if !token.starts_with('{') => {
+                        Request { token: Some(token.to_string()), body: body.to_string() }
+                    }
+                    _ => Request { token: None, body: line.to_string() },
+                })
+                .collect();
             anyhow::ensure!(!lines.is_empty(), "--bodies {}: no bodies", file.display());
             lines
         }
@@ -116,23 +144,30 @@ async fn main() -> anyhow::Result<()> {
                 if now >= stop_at {
                     break;
                 }
-                let mut request = if bodies.is_empty() {
-                    client.get(&url)
+                let (mut request, own_token) = if bodies.is_empty() {
+                    (client.get(&url), None)
                 } else {
                     next = (next + 1) % bodies.len();
-                    client.post(&url).header("content-type", "application/json").body(bodies[next].clone())
+                    let Request { token, body } = &bodies[next];
+                    (client.post(&url).header("content-type", "application/json").body(body.clone()), token.as_ref())
                 };
-                if let Some(token) = &token {
+                if let Some(token) = own_token.or(token.as_ref()) {
                     request = request.bearer_auth(token);
                 }
                 request = request.headers(headers.clone());
                 let began = Instant::now();
+                let mut server_error = false;
+                let mut refusal = None;
                 let failure = match request.send().await {
                     Ok(response) => {
                         let status = response.status();
+                        server_error = status.is_server_error();
                         match response.bytes().await {
                             Ok(body) if status.is_success() && !failed_rpc(&body) => None,
                             Ok(body) => {
+                                if args.refusals_ok && !server_error {
+                                    refusal = Some(error_code(&body).unwrap_or_else(|| status.as_u16().to_string()));
+                                }
                                 Some(format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(400)])))
                             }
                             Err(e) => Some(format!("{status}: reading the body: {e}")),
@@ -141,15 +176,18 @@ async fn main() -> anyhow::Result<()> {
                     Err(e) => Some(format!("request: {e}")),
                 };
                 let ok = failure.is_none();
-                if tally.first_failure.is_none() {
+                if tally.first_failure.is_none() && refusal.is_none() {
                     tally.first_failure = failure;
                 }
                 let took = began.elapsed();
                 if began >= measure_from {
                     if ok {
                         tally.latencies_us.push(took.as_micros() as u64);
+                    } else if let Some(code) = refusal {
+                        *tally.refused.entry(code).or_default() += 1;
                     } else {
                         tally.errors += 1;
+                        tally.server_errors += u64::from(server_error);
                     }
                 }
             }
@@ -161,6 +199,10 @@ async fn main() -> anyhow::Result<()> {
         let tally = worker.await?;
         all.latencies_us.extend(tally.latencies_us);
         all.errors += tally.errors;
+        all.server_errors += tally.server_errors;
+        for (code, n) in tally.refused {
+            *all.refused.entry(code).or_default() += n;
+        }
         if all.first_failure.is_none() {
             all.first_failure = tally.first_failure;
         }
@@ -181,9 +223,23 @@ async fn main() -> anyhow::Result<()> {
         percentile(&all.latencies_us, 99.0),
         percentile(&all.latencies_us, 100.0)
     );
+    if !all.refused.is_empty() {
+        println!("refused      {:?}", all.refused);
+    }
     if let Some(first) = &all.first_failure {
         println!("first failure {first}");
     }
+    let summary = serde_json::json!({
+        "ok": n,
+        "failed": all.errors,
+        "server_errors": all.server_errors,
+        "refused": all.refused,
+        "seconds": measured,
+        "p50_ms": percentile(&all.latencies_us, 50.0),
+        "p99_ms": percentile(&all.latencies_us, 99.0),
+        "max_ms": percentile(&all.latencies_us, 100.0),
+    });
+    println!("summary {summary}");
     if all.errors > 0 {
         bail!("{} requests failed", all.errors);
     }
@@ -193,6 +249,14 @@ async fn main() -> anyhow::Result<()> {
 /// A JSON-RPC answer that is an error, or a tool result flagged isError: counted as a failure
 /// (a benchmark of refusals measures nothing). Spaces are not looked for: serde_json writes
 /// none.
+/// The catalogue code a refusal names (`"code":"throttled"`), if any.
+fn error_code(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let at = text.find("\"code\":\"")? + 8;
+    let end = text[at..].find('"')?;
+    Some(text[at..at + end].to_string())
+}
+
 fn failed_rpc(body: &[u8]) -> bool {
     let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
     has(b"\"isError\":true") || body.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\"")
