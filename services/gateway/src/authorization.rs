@@ -49,7 +49,7 @@ pub fn resources(issuer: &str) -> Vec<String> {
 
 fn oauth_error(err: OAuthError) -> Response {
     let status = StatusCode::from_u16(err.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let mut response = (status, Json(err.to_json())).into_response();
+    let mut response = (status, Json(err.body())).into_response();
     no_store(&mut response);
     if status == StatusCode::UNAUTHORIZED {
         response

@@ -38,7 +38,7 @@ fn tenant_admin(caller: &Caller, scope: &str) -> Result<(), ApiError> {
     crate::auth::tenant_admin(caller, scope, "manage the tenant's sign-in or directory")
 }
 
-fn scim_response(status: StatusCode, body: Value) -> Response {
+fn scim_response(status: StatusCode, body: impl serde::Serialize) -> Response {
     let mut response = (status, Json(body)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/scim+json"));
     response
@@ -46,10 +46,10 @@ fn scim_response(status: StatusCode, body: Value) -> Response {
 
 fn scim_error(err: ScimError) -> Response {
     let status = StatusCode::from_u16(err.status).unwrap_or(StatusCode::BAD_REQUEST);
-    scim_response(status, err.to_json())
+    scim_response(status, err.body())
 }
 
-fn scim_answer(result: Result<Value, ScimError>, status: StatusCode) -> Response {
+fn scim_answer(result: Result<impl serde::Serialize, ScimError>, status: StatusCode) -> Response {
     match result {
         Ok(body) => scim_response(status, body),
         Err(e) => scim_error(e),

@@ -2,8 +2,10 @@
 //! besides MCP's JSON-RPC (whose tools have their own snapshots), with its method, what it
 //! needs, and the JSON Schema of what it takes and answers, generated from the very types the
 //! handlers use. Where a standard defines the body (OAuth 2.0 and its extensions, SCIM 2.0),
-//! the route names the standard. A test compares the generated contract with the committed
-//! file, so a change to the API is a change to that file too.
+//! the route names the standard beside the schema of what we serve of it
+//! (`otc_identity::wire`); pages and redirects name the standard alone. A test compares the
+//! generated contract with the committed file, so a change to the API is a change to that file
+//! too.
 
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
@@ -19,8 +21,14 @@ enum Body {
     Bytes,
     /// JSON Lines or CSV rows, as the query asks.
     Export,
-    /// What the named standard defines.
+    /// What the named standard defines, and nothing of ours to describe (a page, a redirect).
     Standard(&'static str),
+    /// What the named standard defines, as we serve or read it: its content type and schema.
+    Defined {
+        standard: &'static str,
+        content_type: &'static str,
+        schema: schemars::Schema,
+    },
 }
 
 struct Route {
@@ -69,7 +77,21 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
         response,
         status: 200,
     };
-    let scim = "SCIM 2.0 (RFC 7643 resources, RFC 7644 protocol)";
+    use otc_identity::wire as idw;
+    macro_rules! scim {
+        ($t:ident $(<$p:ty>)?) => {
+            Body::Defined {
+                standard: "SCIM 2.0 (RFC 7643 resources, RFC 7644 protocol)",
+                content_type: "application/scim+json",
+                schema: g.subschema_for::<idw::$t $(<$p>)?>(),
+            }
+        };
+    }
+    macro_rules! oauth {
+        ($standard:literal, $content_type:literal, $t:ident) => {
+            Body::Defined { standard: $standard, content_type: $content_type, schema: g.subschema_for::<idw::$t>() }
+        };
+    }
     vec![
         route("GET", "/healthz", "open", None, Body::None, Body::Standard("200 with `ok` while the process runs")),
         route(
@@ -173,16 +195,23 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(policies::Policies)),
             Body::Json(s!(policies::Policies)),
         ),
-        route("GET", "/scim/v2/ServiceProviderConfig", scopes::SCIM, None, Body::None, Body::Standard(scim)),
-        route("GET", "/scim/v2/ResourceTypes", scopes::SCIM, None, Body::None, Body::Standard(scim)),
-        route("GET", "/scim/v2/{resource}", scopes::SCIM, None, Body::None, Body::Standard(scim)),
+        route("GET", "/scim/v2/ServiceProviderConfig", scopes::SCIM, None, Body::None, scim!(ServiceProviderConfig)),
+        route("GET", "/scim/v2/ResourceTypes", scopes::SCIM, None, Body::None, scim!(ScimList<idw::ResourceType>)),
+        route(
+            "GET",
+            "/scim/v2/{resource}",
+            scopes::SCIM,
+            Some(s!(otc_identity::scim::ListQuery)),
+            Body::None,
+            scim!(ScimList<idw::ScimResource>),
+        ),
         Route {
             status: 201,
-            ..route("POST", "/scim/v2/{resource}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim))
+            ..route("POST", "/scim/v2/{resource}", scopes::SCIM, None, scim!(ScimResource), scim!(ScimResource))
         },
-        route("GET", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::None, Body::Standard(scim)),
-        route("PUT", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim)),
-        route("PATCH", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::Standard(scim), Body::Standard(scim)),
+        route("GET", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::None, scim!(ScimResource)),
+        route("PUT", "/scim/v2/{resource}/{id}", scopes::SCIM, None, scim!(ScimResource), scim!(ScimResource)),
+        route("PATCH", "/scim/v2/{resource}/{id}", scopes::SCIM, None, scim!(ScimPatch), scim!(ScimResource)),
         Route {
             status: 204,
             ..route("DELETE", "/scim/v2/{resource}/{id}", scopes::SCIM, None, Body::None, Body::None)
@@ -234,16 +263,30 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::None,
             Body::Json(s!(oauth::ResourceMetadata)),
         ),
-        route("GET", authorization::METADATA, "open", None, Body::None, Body::Standard("RFC 8414")),
+        route(
+            "GET",
+            authorization::METADATA,
+            "open",
+            None,
+            Body::None,
+            oauth!("RFC 8414", "application/json", ServerMetadata),
+        ),
         route(
             "GET",
             authorization::OPENID_CONFIGURATION,
             "open",
             None,
             Body::None,
-            Body::Standard("OpenID Connect Discovery 1.0"),
+            oauth!("OpenID Connect Discovery 1.0", "application/json", ServerMetadata),
         ),
-        route("GET", otc_identity::paths::JWKS, "open", None, Body::None, Body::Standard("RFC 7517 (JWK Set)")),
+        route(
+            "GET",
+            otc_identity::paths::JWKS,
+            "open",
+            None,
+            Body::None,
+            oauth!("RFC 7517", "application/json", JwkSet),
+        ),
         Route {
             status: 201,
             ..route(
@@ -251,8 +294,8 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
                 otc_identity::paths::REGISTER,
                 "open, rate limited per address",
                 None,
-                Body::Standard("RFC 7591"),
-                Body::Standard("RFC 7591"),
+                oauth!("RFC 7591", "application/json", ClientMetadata),
+                oauth!("RFC 7591", "application/json", RegisteredClient),
             )
         },
         route(
@@ -294,10 +337,17 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             otc_identity::paths::TOKEN,
             "client",
             None,
-            Body::Standard("RFC 6749 (form), RFC 8693 token exchange, ID-JAG"),
-            Body::Standard("RFC 6749 section 5"),
+            oauth!("RFC 6749, RFC 7523 (ID-JAG)", "application/x-www-form-urlencoded", TokenRequest),
+            oauth!("RFC 6749 section 5.1", "application/json", TokenResponse),
         ),
-        route("POST", otc_identity::paths::REVOKE, "client", None, Body::Standard("RFC 7009 (form)"), Body::None),
+        route(
+            "POST",
+            otc_identity::paths::REVOKE,
+            "client",
+            None,
+            oauth!("RFC 7009", "application/x-www-form-urlencoded", RevokeRequest),
+            Body::None,
+        ),
     ]
 }
 
@@ -308,6 +358,9 @@ fn body(body: &Body) -> Value {
         Body::Bytes => json!({ "content_type": "application/octet-stream" }),
         Body::Export => json!({ "content_type": "application/x-ndjson or text/csv", "rows": "audit records" }),
         Body::Standard(what) => json!({ "standard": what }),
+        Body::Defined { standard, content_type, schema } => {
+            json!({ "standard": standard, "content_type": content_type, "schema": schema.clone().to_value() })
+        }
     }
 }
 
@@ -330,6 +383,8 @@ pub fn contract() -> Value {
         })
         .collect();
     let error_body = generator.subschema_for::<ErrorBody>().to_value();
+    let oauth_error = generator.subschema_for::<otc_identity::wire::OAuthErrorBody>().to_value();
+    let scim_error = generator.subschema_for::<otc_identity::wire::ScimErrorBody>().to_value();
     let codes: Map<String, Value> =
         otc_errors::TABLE.iter().map(|c| (c.code.as_str().to_string(), json!(c.http_status))).collect();
     json!({
@@ -337,6 +392,8 @@ pub fn contract() -> Value {
         "note": "MCP's JSON-RPC routes (/mcp and its surfaces) are described by the tool snapshots",
         "routes": routes,
         "error": { "schema": error_body, "codes": codes },
+        "oauth_error": { "standard": "RFC 6749 section 5.2", "schema": oauth_error },
+        "scim_error": { "standard": "RFC 7644 section 3.12", "content_type": "application/scim+json", "schema": scim_error },
         "$defs": generator.take_definitions(true),
     })
 }

@@ -494,7 +494,9 @@ async fn commit_keyed(
     let fingerprint = otc_kernel::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
     let services = &state.dispatcher.services;
     let effects = otc_store::CallEffects::new();
-    let guard = match otc_kernel::idempotency::claim(&services.kv, &services.store, caller, key, &fingerprint, &effects).await {
+    let guard = match otc_kernel::idempotency::claim(&services.kv, &services.store, caller, key, &fingerprint, &effects)
+        .await
+    {
         Ok(otc_kernel::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
         Ok(otc_kernel::idempotency::Claim::Run(guard)) => guard,
         Err(e) => return Err(ApiError::from_tool(e)),

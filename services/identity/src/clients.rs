@@ -6,9 +6,10 @@ use chrono::Utc;
 use otc_auth::TokenHash;
 use otc_store::OAuthClient;
 use rand::RngCore;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::net::FetchError;
+use crate::wire::{ClientMetadata, RegisteredClient};
 use crate::{Identity, JWT_BEARER, OAuthError};
 
 /// The largest metadata document fetched.
@@ -162,7 +163,7 @@ fn check_metadata(doc: &Value, schemes: &[String]) -> Result<Checked, OAuthError
 impl Identity {
     /// Dynamic client registration (RFC 7591): answers the registration with its client_id (and
     /// a client_secret for a confidential client, shown this once).
-    pub async fn register(&self, request: &Value) -> Result<Value, OAuthError> {
+    pub async fn register(&self, request: &Value) -> Result<RegisteredClient, OAuthError> {
         if request.to_string().len() > MAX_DOCUMENT_BYTES {
             return Err(OAuthError::invalid_client_metadata("the registration is larger than 16 KB"));
         }
@@ -187,16 +188,29 @@ impl Identity {
             fetched_at: None,
         };
         self.store.put_oauth_client(&client).await?;
-        let mut answer = request.clone();
-        answer["client_id"] = json!(client_id);
-        answer["client_id_issued_at"] = json!(client.created_at.timestamp());
-        answer["redirect_uris"] = json!(checked.redirect_uris);
-        answer["token_endpoint_auth_method"] = json!(checked.auth_method);
-        if let Some(secret) = secret {
-            answer["client_secret"] = json!(secret);
-            answer["client_secret_expires_at"] = json!(0);
+        // The metadata as registered: what was sent, with the checked fields as they were kept.
+        let mut other = request.as_object().cloned().unwrap_or_default();
+        let read = ["redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "client_name"];
+        let assigned = ["client_id", "client_id_issued_at", "client_secret", "client_secret_expires_at"];
+        for name in read.iter().chain(&assigned) {
+            other.remove(*name);
         }
-        Ok(answer)
+        let metadata = ClientMetadata {
+            redirect_uris: checked.redirect_uris,
+            token_endpoint_auth_method: Some(checked.auth_method),
+            grant_types: strings(request, "grant_types")?,
+            response_types: strings(request, "response_types")?,
+            client_name: request.get("client_name").and_then(Value::as_str).map(str::to_string),
+            client_id: None,
+            other,
+        };
+        Ok(RegisteredClient {
+            metadata,
+            client_id,
+            client_id_issued_at: client.created_at.timestamp(),
+            client_secret_expires_at: secret.is_some().then_some(0),
+            client_secret: secret,
+        })
     }
 
     /// The client a client_id names: a registered one, or a metadata document (fetched, or from
@@ -283,6 +297,7 @@ impl Identity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn redirect_uris_are_held_to_the_native_app_rules() {

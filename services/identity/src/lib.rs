@@ -26,6 +26,7 @@ mod keys;
 pub use otc_egress as net;
 pub mod scim;
 pub mod tokens;
+pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,7 +34,6 @@ use std::time::Duration;
 use otc_auth::seal::Sealer;
 use otc_kv::Kv;
 use otc_store::Store;
-use serde_json::{Value, json};
 
 /// The grant type of an identity assertion (RFC 7523).
 pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -139,8 +139,8 @@ impl OAuthError {
         Self::new("temporarily_unavailable", 503, "the server is briefly unavailable; try again")
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({"error": self.error, "error_description": self.description})
+    pub fn body(&self) -> wire::OAuthErrorBody {
+        wire::OAuthErrorBody { error: self.error.to_string(), error_description: self.description.clone() }
     }
 }
 
@@ -238,36 +238,34 @@ impl Identity {
 
     /// RFC 8414 authorization-server metadata for `issuer` (also served as OpenID discovery,
     /// where some clients look). `scopes` are the scopes the tools declare.
-    pub fn metadata(&self, issuer: &str, scopes: &[String], openid: bool) -> Value {
-        let auth_methods = ["none", "client_secret_basic", "client_secret_post"];
-        let mut doc = json!({
-            "issuer": issuer,
-            "authorization_endpoint": format!("{issuer}{}", paths::AUTHORIZE),
-            "token_endpoint": format!("{issuer}{}", paths::TOKEN),
-            "registration_endpoint": format!("{issuer}{}", paths::REGISTER),
-            "revocation_endpoint": format!("{issuer}{}", paths::REVOKE),
-            "jwks_uri": format!("{issuer}{}", paths::JWKS),
-            "response_types_supported": ["code"],
-            "response_modes_supported": ["query"],
-            "grant_types_supported": ["authorization_code", "refresh_token", JWT_BEARER],
-            "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": auth_methods,
-            "revocation_endpoint_auth_methods_supported": auth_methods,
-            "scopes_supported": scopes,
-            "client_id_metadata_document_supported": true,
-            "authorization_response_iss_parameter_supported": true,
-        });
-        if openid {
-            doc["subject_types_supported"] = json!(["public"]);
-            doc["id_token_signing_alg_values_supported"] = json!(["ES256"]);
+    pub fn metadata(&self, issuer: &str, scopes: &[String], openid: bool) -> wire::ServerMetadata {
+        let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let auth_methods = strings(&["none", "client_secret_basic", "client_secret_post"]);
+        wire::ServerMetadata {
+            issuer: issuer.to_string(),
+            authorization_endpoint: format!("{issuer}{}", paths::AUTHORIZE),
+            token_endpoint: format!("{issuer}{}", paths::TOKEN),
+            registration_endpoint: format!("{issuer}{}", paths::REGISTER),
+            revocation_endpoint: format!("{issuer}{}", paths::REVOKE),
+            jwks_uri: format!("{issuer}{}", paths::JWKS),
+            response_types_supported: strings(&["code"]),
+            response_modes_supported: strings(&["query"]),
+            grant_types_supported: strings(&["authorization_code", "refresh_token", JWT_BEARER]),
+            code_challenge_methods_supported: strings(&["S256"]),
+            token_endpoint_auth_methods_supported: auth_methods.clone(),
+            revocation_endpoint_auth_methods_supported: auth_methods,
+            scopes_supported: scopes.to_vec(),
+            client_id_metadata_document_supported: true,
+            authorization_response_iss_parameter_supported: true,
+            subject_types_supported: openid.then(|| strings(&["public"])),
+            id_token_signing_alg_values_supported: openid.then(|| strings(&["ES256"])),
         }
-        doc
     }
 
     /// The JWK Set of the keys that sign access tokens.
-    pub async fn jwks(&self) -> Result<Value, IdentityError> {
+    pub async fn jwks(&self) -> Result<wire::JwkSet, IdentityError> {
         // Make the first key on first use, so the set is never empty once anyone looks.
         self.keys.signing_key(&self.store, &self.sealer).await?;
-        Ok(json!({"keys": self.keys.public_keys(&self.store, None).await?}))
+        Ok(wire::JwkSet { keys: self.keys.public_keys(&self.store, None).await? })
     }
 }

@@ -9,6 +9,10 @@ use otc_store::{DirectoryFilter, DirectoryGroup, DirectoryUser, StoreError};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use crate::wire::{
+    AuthenticationScheme, BulkSupport, FilterSupport, ResourceType, ScimErrorBody, ScimGroup, ScimList, ScimMember,
+    ScimMeta, ScimResource, ScimUser, ServiceProviderConfig, Supported,
+};
 use crate::{Identity, IdentityError};
 
 pub const USER_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -42,12 +46,13 @@ impl ScimError {
         Self::new(404, None, format!("{what} {id} not found"))
     }
 
-    pub fn to_json(&self) -> Value {
-        let mut body = json!({"schemas": [ERROR_SCHEMA], "status": self.status.to_string(), "detail": self.detail});
-        if let Some(t) = self.scim_type {
-            body["scimType"] = json!(t);
+    pub fn body(&self) -> ScimErrorBody {
+        ScimErrorBody {
+            schemas: vec![ERROR_SCHEMA.into()],
+            status: self.status.to_string(),
+            scim_type: self.scim_type.map(str::to_string),
+            detail: self.detail.clone(),
         }
-        body
     }
 }
 
@@ -106,9 +111,14 @@ fn page(start_index: Option<i64>, count: Option<i64>) -> (i64, i64) {
     (start, count)
 }
 
-fn list(resources: Vec<Value>, total: i64, start: i64) -> Value {
-    json!({"schemas": [LIST_SCHEMA], "totalResults": total, "startIndex": start,
-           "itemsPerPage": resources.len(), "Resources": resources})
+fn list<T>(resources: Vec<T>, total: i64, start: i64) -> ScimList<T> {
+    ScimList {
+        schemas: vec![LIST_SCHEMA.into()],
+        total_results: total,
+        start_index: start,
+        items_per_page: resources.len(),
+        resources,
+    }
 }
 
 /// The core attributes by their canonical spelling: SCIM attribute names are case-insensitive
@@ -157,32 +167,46 @@ fn email_of(user: &Map<String, Value>, user_name: &str) -> Option<String> {
         .map(|e| e.to_lowercase())
 }
 
-fn user_json(base: &str, user: &DirectoryUser) -> Value {
-    let mut out = user.attributes.as_object().cloned().unwrap_or_default();
-    out.insert("schemas".into(), json!([USER_SCHEMA]));
-    out.insert("id".into(), json!(user.id));
-    out.insert("userName".into(), json!(user.user_name));
-    out.insert("active".into(), json!(user.active));
-    out.insert(
-        "meta".into(),
-        json!({"resourceType": "User", "created": user.created_at, "location": format!("{base}/Users/{}", user.id)}),
-    );
-    Value::Object(out)
+fn user_json(base: &str, user: &DirectoryUser) -> ScimResource {
+    let mut attributes = user.attributes.as_object().cloned().unwrap_or_default();
+    // What the server owns is its own, whatever an older row kept.
+    for owned in ["schemas", "id", "userName", "active", "meta"] {
+        attributes.remove(owned);
+    }
+    ScimResource::User(ScimUser {
+        schemas: vec![USER_SCHEMA.into()],
+        id: user.id,
+        user_name: user.user_name.clone(),
+        active: user.active,
+        meta: ScimMeta {
+            resource_type: "User".into(),
+            created: Some(user.created_at),
+            last_modified: None,
+            location: format!("{base}/Users/{}", user.id),
+        },
+        attributes,
+    })
 }
 
-fn group_json(base: &str, group: &DirectoryGroup) -> Value {
-    let mut out = json!({
-        "schemas": [GROUP_SCHEMA],
-        "id": group.id,
-        "displayName": group.display_name,
-        "members": group.members.iter().map(|(id, name)| json!({"value": id, "display": name, "$ref": format!("{base}/Users/{id}")})).collect::<Vec<_>>(),
-        "meta": {"resourceType": "Group", "created": group.created_at, "lastModified": group.updated_at,
-                 "location": format!("{base}/Groups/{}", group.id)},
-    });
-    if let Some(external) = &group.external_id {
-        out["externalId"] = json!(external);
-    }
-    out
+fn group_json(base: &str, group: &DirectoryGroup) -> ScimResource {
+    let members = group
+        .members
+        .iter()
+        .map(|(id, name)| ScimMember { value: *id, display: name.clone(), reference: format!("{base}/Users/{id}") })
+        .collect();
+    ScimResource::Group(ScimGroup {
+        schemas: vec![GROUP_SCHEMA.into()],
+        id: group.id,
+        display_name: group.display_name.clone(),
+        external_id: group.external_id.clone(),
+        members: Some(members),
+        meta: ScimMeta {
+            resource_type: "Group".into(),
+            created: Some(group.created_at),
+            last_modified: Some(group.updated_at),
+            location: format!("{base}/Groups/{}", group.id),
+        },
+    })
 }
 
 fn object(body: &Value) -> Result<&Map<String, Value>, ScimError> {
@@ -415,7 +439,7 @@ impl Resource {
 }
 
 /// A listing's query: `filter`, `startIndex`, `count`, `excludedAttributes`.
-#[derive(Debug, Default, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     pub filter: Option<String>,
     #[serde(rename = "startIndex")]
@@ -448,7 +472,7 @@ impl Identity {
         base: &str,
         resource: Resource,
         query: &ListQuery,
-    ) -> Result<Value, ScimError> {
+    ) -> Result<ScimList<ScimResource>, ScimError> {
         let filter = parse_filter(query.filter.as_deref(), resource.name_attribute())?;
         let (start, count) = page(query.start_index, query.count);
         let mut tx = self.store.begin(tenant).await?;
@@ -463,8 +487,10 @@ impl Identity {
                 let (total, groups) = tx.directory_groups(&filter, start - 1, count).await?;
                 let groups = groups.iter().map(|g| {
                     let mut out = group_json(base, g);
-                    if without_members {
-                        out.as_object_mut().map(|o| o.remove("members"));
+                    if let ScimResource::Group(group) = &mut out
+                        && without_members
+                    {
+                        group.members = None;
                     }
                     out
                 });
@@ -475,7 +501,13 @@ impl Identity {
         Ok(list(resources, total, start))
     }
 
-    pub async fn scim_get(&self, tenant: Uuid, base: &str, resource: Resource, id: &str) -> Result<Value, ScimError> {
+    pub async fn scim_get(
+        &self,
+        tenant: Uuid,
+        base: &str,
+        resource: Resource,
+        id: &str,
+    ) -> Result<ScimResource, ScimError> {
         let uuid = resource.id(id)?;
         let mut tx = self.store.begin(tenant).await?;
         let found = match resource {
@@ -494,7 +526,7 @@ impl Identity {
         resource: Resource,
         id: Option<&str>,
         body: &Value,
-    ) -> Result<Value, ScimError> {
+    ) -> Result<ScimResource, ScimError> {
         let uuid = id.map(|id| resource.id(id)).transpose()?;
         let missing = || ScimError::not_found(resource.noun(), id.unwrap_or(""));
         let mut tx = self.store.begin(tenant).await?;
@@ -534,7 +566,7 @@ impl Identity {
         resource: Resource,
         id: &str,
         body: &Value,
-    ) -> Result<Value, ScimError> {
+    ) -> Result<ScimResource, ScimError> {
         let uuid = resource.id(id)?;
         let ops = operations(body)?;
         let missing = || ScimError::not_found(resource.noun(), id);
@@ -542,7 +574,11 @@ impl Identity {
         let answer = match resource {
             Resource::Users => {
                 let user = tx.directory_user(uuid).await?.ok_or_else(missing)?;
-                let mut current = user_json(base, &user).as_object().cloned().unwrap_or_default();
+                // The representation a directory sees, patched as it would patch it.
+                let mut current = match serde_json::to_value(user_json(base, &user)) {
+                    Ok(Value::Object(user)) => user,
+                    _ => Map::new(),
+                };
                 for (op, path, value) in ops {
                     patch_user(&mut current, &op, path.as_deref(), value)?;
                 }
@@ -635,30 +671,42 @@ impl Identity {
 }
 
 /// `GET /ServiceProviderConfig`.
-pub fn service_provider_config(base: &str) -> Value {
-    json!({
-        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
-        "documentationUri": format!("{base}/ServiceProviderConfig"),
-        "patch": {"supported": true},
-        "bulk": {"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
-        "filter": {"supported": true, "maxResults": MAX_PAGE},
-        "changePassword": {"supported": false},
-        "sort": {"supported": false},
-        "etag": {"supported": false},
-        "authenticationSchemes": [{"type": "oauthbearertoken", "name": "Bearer token",
-            "description": "An obsidian-tc API token of the tenant with the admin:scim scope", "primary": true}],
-    })
+pub fn service_provider_config(base: &str) -> ServiceProviderConfig {
+    let no = || Supported { supported: false };
+    ServiceProviderConfig {
+        schemas: vec!["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig".into()],
+        documentation_uri: format!("{base}/ServiceProviderConfig"),
+        patch: Supported { supported: true },
+        bulk: BulkSupport { supported: false, max_operations: 0, max_payload_size: 0 },
+        filter: FilterSupport { supported: true, max_results: MAX_PAGE },
+        change_password: no(),
+        sort: no(),
+        etag: no(),
+        authentication_schemes: vec![AuthenticationScheme {
+            kind: "oauthbearertoken".into(),
+            name: "Bearer token".into(),
+            description: "An obsidian-tc API token of the tenant with the admin:scim scope".into(),
+            primary: true,
+        }],
+    }
 }
 
 /// `GET /ResourceTypes`.
-pub fn resource_types(base: &str) -> Value {
-    let types = vec![
-        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"], "id": "User", "name": "User",
-               "endpoint": "/Users", "schema": USER_SCHEMA, "meta": {"resourceType": "ResourceType", "location": format!("{base}/ResourceTypes/User")}}),
-        json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"], "id": "Group", "name": "Group",
-               "endpoint": "/Groups", "schema": GROUP_SCHEMA, "meta": {"resourceType": "ResourceType", "location": format!("{base}/ResourceTypes/Group")}}),
-    ];
-    list(types, 2, 1)
+pub fn resource_types(base: &str) -> ScimList<ResourceType> {
+    let of = |id: &str, schema: &str| ResourceType {
+        schemas: vec!["urn:ietf:params:scim:schemas:core:2.0:ResourceType".into()],
+        id: id.into(),
+        name: id.into(),
+        endpoint: format!("/{id}s"),
+        schema: schema.into(),
+        meta: ScimMeta {
+            resource_type: "ResourceType".into(),
+            created: None,
+            last_modified: None,
+            location: format!("{base}/ResourceTypes/{id}"),
+        },
+    };
+    list(vec![of("User", USER_SCHEMA), of("Group", GROUP_SCHEMA)], 2, 1)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::authorize::{grantable, map_groups, parse_scope};
+use crate::wire::TokenResponse;
 use crate::{Identity, IdentityError, JWT_BEARER, OAuthError, federation};
 
 /// The JWT type of an access token (RFC 9068) and of an identity assertion.
@@ -43,7 +44,7 @@ impl Identity {
         resources: &[String],
         form: &Form,
         basic: Option<(String, String)>,
-    ) -> Result<Value, OAuthError> {
+    ) -> Result<TokenResponse, OAuthError> {
         let client = self.authenticate_client(basic, field(form, "client_id"), field(form, "client_secret")).await?;
         self.store.touch_oauth_client(&client.client_id).await?;
         match field(form, "grant_type") {
@@ -60,7 +61,7 @@ impl Identity {
         }
     }
 
-    async fn redeem_code(&self, issuer: &str, client_id: &str, form: &Form) -> Result<Value, OAuthError> {
+    async fn redeem_code(&self, issuer: &str, client_id: &str, form: &Form) -> Result<TokenResponse, OAuthError> {
         let code = field(form, "code").ok_or_else(|| OAuthError::invalid_request("code is required"))?;
         let presented = PresentedToken::parse_with(otc_auth::CODE_PREFIX, code)
             .map_err(|_| OAuthError::invalid_grant("the code is not valid"))?;
@@ -94,7 +95,7 @@ impl Identity {
         Ok(answer)
     }
 
-    async fn refresh(&self, issuer: &str, client_id: &str, form: &Form) -> Result<Value, OAuthError> {
+    async fn refresh(&self, issuer: &str, client_id: &str, form: &Form) -> Result<TokenResponse, OAuthError> {
         let token =
             field(form, "refresh_token").ok_or_else(|| OAuthError::invalid_request("refresh_token is required"))?;
         let presented = PresentedToken::parse_with(REFRESH_PREFIX, token)
@@ -182,7 +183,7 @@ impl Identity {
         grant: &Grant,
         scopes: &[String],
         refresh: bool,
-    ) -> Result<Value, IdentityError> {
+    ) -> Result<TokenResponse, IdentityError> {
         let key = self.keys.signing_key(&self.store, &self.sealer).await?;
         let now = Utc::now();
         let ttl = self.settings.access_token_ttl.as_secs() as i64;
@@ -211,17 +212,18 @@ impl Identity {
             expires_at: now + chrono::Duration::seconds(ttl),
         })
         .await?;
-        let mut answer = json!({
-            "access_token": access,
-            "token_type": "Bearer",
-            "expires_in": ttl,
-            "scope": scopes.join(" "),
-        });
+        let mut answer = TokenResponse {
+            access_token: access,
+            token_type: "Bearer".into(),
+            expires_in: ttl,
+            scope: scopes.join(" "),
+            refresh_token: None,
+        };
         if refresh {
             let token = otc_auth::mint_with(REFRESH_PREFIX, tx.tenant_id());
             let expires = now + chrono::Duration::from_std(self.settings.refresh_token_ttl).unwrap_or_default();
             tx.store_refresh_token(&token.hash.0, grant.id, expires).await?;
-            answer["refresh_token"] = json!(token.plaintext);
+            answer.refresh_token = Some(token.plaintext);
         }
         Ok(answer)
     }
@@ -232,7 +234,7 @@ impl Identity {
         resources: &[String],
         client_id: &str,
         form: &Form,
-    ) -> Result<Value, OAuthError> {
+    ) -> Result<TokenResponse, OAuthError> {
         let bad = |why: &str| OAuthError::invalid_grant(format!("the identity assertion {why}"));
         let assertion = field(form, "assertion").ok_or_else(|| OAuthError::invalid_request("assertion is required"))?;
         let unverified = Unverified::parse(assertion).map_err(|_| bad("is not a JWT"))?;

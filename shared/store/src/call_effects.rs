@@ -59,9 +59,8 @@ impl Default for CallEffects {
 /// before COMMIT is sent, since once sent it may land even if its answer is lost.
 pub(crate) async fn commit(mut tx: Transaction<'static, Postgres>) -> sqlx::Result<()> {
     if let Ok(node) = CURRENT.try_with(Arc::clone) {
-        let wrote: bool = sqlx::query_scalar("SELECT pg_current_xact_id_if_assigned() IS NOT NULL")
-            .fetch_one(&mut *tx)
-            .await?;
+        let wrote: bool =
+            sqlx::query_scalar("SELECT pg_current_xact_id_if_assigned() IS NOT NULL").fetch_one(&mut *tx).await?;
         if wrote {
             sent(&node);
         }

@@ -442,7 +442,7 @@ impl Relay {
         *self.accept.lock().unwrap() = Some(accept);
     }
 
-/// `url` with its host and port replaced by the relay's.
+    /// `url` with its host and port replaced by the relay's.
     pub fn in_front_of(&self, url: &str) -> String {
         let mut url = url::Url::parse(url).unwrap();
         url.set_host(Some("127.0.0.1")).unwrap();

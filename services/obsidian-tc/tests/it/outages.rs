@@ -138,15 +138,17 @@ async fn a_keyed_call_that_failed_before_committing_runs_when_retried() {
     .await;
     let tenant = Tenant::create(&app.store, "acme").await;
     let (token, _) = tenant.token(&app.store, "*", false, None).await;
-    let append = |key: &str| {
-        json!({"vault": "Notes", "path": "Log.md", "content": "once\n", "create_if_missing": true, "idempotency_key": key})
-    };
+    let append = |key: &str| json!({"vault": "Notes", "path": "Log.md", "content": "once\n", "create_if_missing": true, "idempotency_key": key});
     let text = async || crate::write::text(&app, &token, "Log.md").await;
 
     s3.cut();
     let refused = call(&app, "/mcp", &token, "append_note", append("k-s3")).await;
     let err = error_of(&refused);
-    assert_eq!((err["code"].as_str(), err["details"]["dependency"].as_str()), (Some("service_unavailable"), Some("object_store")), "{err}");
+    assert_eq!(
+        (err["code"].as_str(), err["details"]["dependency"].as_str()),
+        (Some("service_unavailable"), Some("object_store")),
+        "{err}"
+    );
     s3.mend().await;
     let ran = call(&app, "/mcp", &token, "append_note", append("k-s3")).await;
     assert_eq!(ran["isError"], false, "the retry runs: {ran}");
@@ -157,7 +159,11 @@ async fn a_keyed_call_that_failed_before_committing_runs_when_retried() {
     pg.cut();
     let refused = call(&app, "/mcp", &token, "append_note", append("k-pg")).await;
     let err = error_of(&refused);
-    assert_eq!((err["code"].as_str(), err["details"]["dependency"].as_str()), (Some("service_unavailable"), Some("postgres")), "{err}");
+    assert_eq!(
+        (err["code"].as_str(), err["details"]["dependency"].as_str()),
+        (Some("service_unavailable"), Some("postgres")),
+        "{err}"
+    );
     pg.mend().await;
     // The pool's connections from before the outage fail once each as they come up: the retry
     // that meets one is refused as unavailable again, and frees the key again.
@@ -193,13 +199,15 @@ async fn audit_records_wait_out_a_postgres_outage() {
     let mut answered = Vec::new();
     for i in 0..5 {
         let path = format!("Before {i}.md");
-        let out = call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": path, "content": "x"})).await;
+        let out =
+            call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": path, "content": "x"})).await;
         assert_eq!(out["isError"], false, "{out}");
         answered.push(path);
     }
     pg.cut();
     // A call made while Postgres is away is answered so, and recorded so.
-    let during = call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": "During.md", "content": "x"})).await;
+    let during =
+        call(&app, "/mcp", &token, "write_note", json!({"vault": "Notes", "path": "During.md", "content": "x"})).await;
     assert_eq!(error_of(&during)["code"], "service_unavailable", "{during}");
     // The writer retries each second: let it fail a few times.
     tokio::time::sleep(std::time::Duration::from_millis(3500)).await;

@@ -1403,18 +1403,18 @@ async fn signing_keys_rotate_and_tokens_signed_before_still_verify() {
     let sealer = otc_auth::seal::Sealer::from_base64(SECRET_KEY).unwrap();
     let settings = otc_identity::IdentitySettings { key_rotation: Duration::from_secs(1), ..Default::default() };
     let fast = otc_identity::Identity::new(w.app.deps.store.clone(), w.app.deps.kv.clone(), sealer, settings);
-    let first = fast.jwks().await.unwrap()["keys"].as_array().unwrap().clone();
+    let first = fast.jwks().await.unwrap().keys;
     // The gateway signs with the newest key; a token it issues now names it.
     let redirect = redirect_uri();
     let client = register(&w.app, &redirect, json!({})).await;
     let before = sign_in_alice(&w, &client, &redirect, &w.app.url("/mcp")).await;
     let before = before["access_token"].as_str().unwrap().to_string();
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let after = fast.jwks().await.unwrap()["keys"].as_array().unwrap().clone();
+    let after = fast.jwks().await.unwrap().keys;
     assert_eq!(after.len(), first.len() + 1, "a new key, the old one still published: {after:?}");
     assert_ne!(after[0]["kid"], first[0]["kid"], "the newest key first");
     // A second rotation at the same moment by another gateway makes no second key.
-    let again = fast.jwks().await.unwrap()["keys"].as_array().unwrap().len();
+    let again = fast.jwks().await.unwrap().keys.len();
     assert_eq!(again, after.len());
     // The token signed with the retired key still verifies and works.
     assert!(fast.access_token_tenant_for(&before, Some(&w.app.url(""))).await.is_some());
