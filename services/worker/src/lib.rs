@@ -1,11 +1,16 @@
 //! The worker role: background work off the request path.
 //!
-//! Periodic work runs on one worker at a time, the holder of a Redis lease (leader election);
-//! the others stand by and take over when the lease lapses. The periodic work is the sweep:
-//! dead tokens, old snapshots and unreferenced blobs. Every worker also runs the indexer
-//! (`otc_indexer`), which needs no lease: it claims outbox jobs with `FOR UPDATE SKIP LOCKED`,
-//! and, given the tools, writes the wikis' generated pages from their `wiki_pages` jobs the same
-//! way. The leader also runs the scheduled wiki upkeep (`[maintenance]`).
+//! Each tenant's sweep (dead tokens and secrets, the audit trail past its retention, old
+//! snapshots, forgotten uploads, unreferenced blobs) is an upkeep item in Postgres that any
+//! worker claims when it is due ([`Worker::run`]'s upkeep loop): one indexed query finds the due
+//! items across tenants, the claim is renewed while the item runs and the run stops if it cannot
+//! be, and an idle tenant costs nothing between its due times. Every worker also runs the
+//! indexer (`otc_indexer`), which claims outbox jobs with `FOR UPDATE SKIP LOCKED`, and, given
+//! the tools, writes the wikis' generated pages from their `wiki_pages` jobs the same way.
+//!
+//! What is not per tenant runs on one worker at a time, the holder of a Redis lease (leader
+//! election), the others standing by: the purge of unused OAuth clients, reconcile mode, and
+//! the scheduled wiki upkeep (`[maintenance]`).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -166,11 +171,19 @@ pub struct SweepReport {
 
 /// Blobs collected per transaction.
 const GC_BATCH: i64 = 500;
+/// The longest one tenant's sweep runs at a time: past it, the item is handed back due at once
+/// (the rest waits for the next claim, behind other tenants' due items).
+const SWEEP_BUDGET: Duration = Duration::from_secs(60);
+/// How often a worker with no due item looks again (at most).
+const UPKEEP_POLL: Duration = Duration::from_secs(5);
+/// How often the leader reconciles the vaults in reconcile mode (at most).
+const RECONCILE_EVERY: Duration = Duration::from_secs(60);
 
-/// One pass over every tenant: deletes tokens revoked or expired longer ago than the
-/// retention and audit records past the tenant's retention, prunes snapshots beyond the per-path limit, forgets upload records and collects
-/// blobs nothing references once their grace period is over. A tenant that fails is logged and
-/// counted; the others still run.
+/// One pass over every tenant at once (tests and operators; the workers sweep each tenant as its
+/// upkeep item comes due): deletes tokens revoked or expired longer ago than the retention and
+/// audit records past the tenant's retention, prunes snapshots beyond the per-path limit,
+/// forgets upload records and collects blobs nothing references once their grace period is
+/// over. A tenant that fails is logged and counted; the others still run.
 pub async fn sweep_once(
     store: &Store,
     blobs: &Blobs,
@@ -182,8 +195,8 @@ pub async fn sweep_once(
     let mut report = SweepReport { oauth_clients_purged, ..Default::default() };
     for tenant in store.tenant_ids().await? {
         report.tenants += 1;
-        match sweep_tenant(store, blobs, settings, tenant, &mut report).await {
-            Ok(()) => {}
+        match sweep_tenant(store, blobs, settings, tenant, &mut report, None).await {
+            Ok(_) => {}
             Err(e) => {
                 report.tenants_failed += 1;
                 tracing::error!(%tenant, error = %e, "sweep failed for tenant");
@@ -193,13 +206,15 @@ pub async fn sweep_once(
     Ok(report)
 }
 
+/// Sweeps one tenant; with a `deadline`, stops collecting blobs past it. True when it finished.
 async fn sweep_tenant(
     store: &Store,
     blobs: &Blobs,
     settings: &WorkerSettings,
     tenant: uuid::Uuid,
     report: &mut SweepReport,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    deadline: Option<tokio::time::Instant>,
+) -> Result<bool, Box<dyn std::error::Error + Send + Sync>> {
     let mut tx = store.begin(tenant).await?;
     report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
     report.oauth_secrets_purged += tx.purge_dead_oauth_secrets(Utc::now() - settings.token_retention).await?;
@@ -213,7 +228,7 @@ async fn sweep_tenant(
         let mut tx = store.begin(tenant).await?;
         let doomed = tx.unreferenced_blobs(Utc::now() - settings.gc_grace, GC_BATCH).await?;
         if doomed.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         for hash in &doomed {
             blobs.delete_blob(tenant, hash).await?;
@@ -221,9 +236,152 @@ async fn sweep_tenant(
         report.blobs_collected += tx.forget_blobs(&doomed).await?;
         tx.commit().await?;
         if (doomed.len() as i64) < GC_BATCH {
-            return Ok(());
+            return Ok(true);
+        }
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            return Ok(false);
         }
     }
+}
+
+/// Every worker's share of the tenants' upkeep: claims the most overdue sweep item (one
+/// indexed query across tenants), runs it while renewing the claim, hands it back due a period
+/// later; looks again at once after an item, else after [`UPKEEP_POLL`]. Stops at `shutdown`,
+/// giving back an item it holds unrun.
+pub async fn upkeep_loop(store: Store, blobs: Blobs, settings: WorkerSettings, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    let hold = settings.lease_ttl.max(Duration::from_secs(3));
+    let poll = UPKEEP_POLL.min(settings.sweep_interval);
+    loop {
+        let claim = uuid::Uuid::new_v4();
+        let claimed_at = tokio::time::Instant::now();
+        let claimed = tokio::select! {
+            () = &mut shutdown => return,
+            claimed = store.claim_upkeep(otc_store::upkeep::SWEEP, claim, 1, hold) => claimed,
+        };
+        let tenant = match claimed {
+            Ok(tenants) => tenants.first().copied(),
+            Err(e) => {
+                tracing::warn!(error = %otc_errors::error_chain(&e), "could not claim upkeep; will retry");
+                None
+            }
+        };
+        let Some(tenant) = tenant else {
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = tokio::time::sleep(poll) => continue,
+            }
+        };
+        let mut report = SweepReport { tenants: 1, ..Default::default() };
+        let end = tokio::select! {
+            () = &mut shutdown => ItemEnd::Stopped,
+            () = keep_claim(&store, tenant, claim, hold, claimed_at + hold) => ItemEnd::Lost,
+            done = sweep_tenant(&store, &blobs, &settings, tenant, &mut report, Some(claimed_at + SWEEP_BUDGET)) => {
+                match done {
+                    Ok(finished) => ItemEnd::Ran { finished },
+                    Err(e) => ItemEnd::Failed(otc_errors::error_chain(&*e)),
+                }
+            }
+        };
+        let period = chrono::Duration::from_std(settings.sweep_interval).unwrap_or(chrono::Duration::hours(1));
+        let how = match end {
+            ItemEnd::Ran { finished } => {
+                tracing::debug!(%tenant, ?report, finished, "tenant swept");
+                HandBack::Finish { next: if finished { Utc::now() + period } else { Utc::now() }, error: None }
+            }
+            ItemEnd::Failed(error) => {
+                tracing::error!(%tenant, error = %error, "sweep failed for tenant; it is due again in a period");
+                HandBack::Finish { next: Utc::now() + period, error: Some(error) }
+            }
+            ItemEnd::Lost => {
+                tracing::warn!(%tenant, "the sweep's claim could not be renewed in time; stopped it (another worker may take it)");
+                continue;
+            }
+            ItemEnd::Stopped => HandBack::Release,
+        };
+        let stopping = matches!(how, HandBack::Release);
+        hand_back(&store, tenant, claim, how).await;
+        if stopping {
+            return;
+        }
+    }
+}
+
+/// What a worker does with an item it holds once done with it.
+enum HandBack {
+    /// Due again at `next`, with the run's error if it failed.
+    Finish { next: chrono::DateTime<Utc>, error: Option<String> },
+    /// Unrun, due as it was (the worker is stopping).
+    Release,
+}
+
+/// Hands `tenant`'s sweep item back under `claim` (logged when the claim no longer held it, or
+/// when Postgres could not be reached: the claim then lapses by itself).
+async fn hand_back(store: &Store, tenant: uuid::Uuid, claim: uuid::Uuid, how: HandBack) {
+    let kind = otc_store::upkeep::SWEEP;
+    let done = async {
+        let mut tx = store.begin(tenant).await?;
+        let held = match &how {
+            HandBack::Finish { next, error } => tx.finish_upkeep(kind, claim, *next, error.as_deref()).await?,
+            HandBack::Release => tx.release_upkeep(kind, claim).await?,
+        };
+        tx.commit().await?;
+        Ok::<_, otc_store::StoreError>(held)
+    };
+    match done.await {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(%tenant, "the sweep item was no longer this worker's to hand back"),
+        Err(e) => {
+            tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "could not hand an upkeep item back; its claim lapses by itself")
+        }
+    }
+}
+
+/// Renews `tenant`'s claim every third of `hold`; returns once it can no longer vouch for it:
+/// the claim was taken, or could not be renewed before `held_until` (as this worker's clock
+/// counts, from before each request went out).
+async fn keep_claim(
+    store: &Store,
+    tenant: uuid::Uuid,
+    claim: uuid::Uuid,
+    hold: Duration,
+    mut held_until: tokio::time::Instant,
+) {
+    loop {
+        tokio::time::sleep(hold / 3).await;
+        let asked = tokio::time::Instant::now();
+        let renewed = async {
+            let mut tx = store.begin(tenant).await?;
+            let held = tx.renew_upkeep(otc_store::upkeep::SWEEP, claim, hold).await?;
+            tx.commit().await?;
+            Ok::<_, otc_store::StoreError>(held)
+        };
+        match tokio::time::timeout(hold / 4, renewed).await {
+            Ok(Ok(true)) => held_until = asked + hold,
+            Ok(Ok(false)) => return,
+            Ok(Err(e)) => {
+                tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "could not renew an upkeep claim")
+            }
+            Err(_) => tracing::warn!(%tenant, "renewing an upkeep claim timed out"),
+        }
+        // The next renewal would come too late: stop while the claim still holds.
+        if tokio::time::Instant::now() + hold / 3 + hold / 4 >= held_until {
+            return;
+        }
+    }
+}
+
+/// How one claimed item ended.
+enum ItemEnd {
+    /// Ran: hand it back due after a period (or at once, when it stopped at its budget).
+    Ran {
+        finished: bool,
+    },
+    Failed(String),
+    /// The claim could not be renewed in time: another worker may hold it now.
+    Lost,
+    /// The worker is stopping.
+    Stopped,
 }
 
 /// A worker process's main loop.
@@ -322,9 +480,19 @@ impl Worker {
                 }
             })
         });
+        let upkeep = {
+            let mut stopped = stopped.clone();
+            let (store, blobs, settings) = (self.store.clone(), self.blobs.clone(), self.settings.clone());
+            tokio::spawn(upkeep_loop(store, blobs, settings, async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            }))
+        };
         self.sweep_loop(shutdown).await;
         let _ = stop.send(true);
-        for (name, task) in [("indexer", indexing), ("embedding", embedding), ("wiki pages", wiki_pages)] {
+        let upkeep = Some(upkeep);
+        for (name, task) in
+            [("indexer", indexing), ("embedding", embedding), ("wiki pages", wiki_pages), ("upkeep", upkeep)]
+        {
             if let Some(task) = task
                 && let Err(e) = task.await
             {
@@ -343,6 +511,7 @@ impl Worker {
         let standby_every = (self.settings.lease_ttl / 10).min(self.settings.sweep_interval);
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
+        let mut next_reconcile = next_sweep;
         let mut scheduled = Scheduled::default();
         tracing::info!(holder = %self.holder, "worker started");
         loop {
@@ -360,17 +529,23 @@ impl Worker {
             };
             otc_telemetry::metrics().worker_leader.record(i64::from(leader), &[]);
             if leader && tokio::time::Instant::now() >= next_sweep {
-                match sweep_once(&self.store, &self.blobs, &self.settings).await {
-                    Ok(report) => tracing::info!(?report, "sweep done"),
-                    Err(e) => tracing::warn!(error = ?e, "sweep failed; will retry"),
+                // Registration is open to anyone: clients no token request named for as long as
+                // a refresh token lives are gone (they register again).
+                let unused_since = Utc::now() - self.settings.oauth_client_retention;
+                match self.store.purge_unused_oauth_clients(unused_since).await {
+                    Ok(purged) => tracing::info!(purged, "unused OAuth clients purged"),
+                    Err(e) => tracing::warn!(error = ?e, "purging unused OAuth clients failed; will retry"),
                 }
+                next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
+            }
+            if leader && tokio::time::Instant::now() >= next_reconcile {
                 for target in &self.settings.reconcile {
                     match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
                         Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
                         Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
                     }
                 }
-                next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
+                next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
             }
             if leader {
                 self.upkeep(&mut scheduled).await;

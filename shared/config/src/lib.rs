@@ -354,9 +354,11 @@ impl Default for TelemetryConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct WorkerConfig {
-    /// How often the periodic sweep runs.
+    /// How often each tenant is swept (its upkeep item comes due), and how often the leader
+    /// purges unused OAuth clients and reconciles.
     pub sweep_interval_secs: u64,
-    /// How long the leader lease lasts; the holder renews it at a third of this.
+    /// How long the leader lease, and a worker's claim on an upkeep item, last; each is renewed
+    /// at a third of this.
     pub lease_ttl_secs: u64,
     /// Expired or revoked tokens are deleted this many days after they stopped working.
     pub token_retention_days: u32,
@@ -378,7 +380,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
-            sweep_interval_secs: 60,
+            sweep_interval_secs: 3600,
             lease_ttl_secs: 30,
             token_retention_days: 30,
             index_poll_ms: 500,

@@ -35,6 +35,7 @@ mod reads;
 mod sessions;
 mod tenants;
 mod tokens;
+pub mod upkeep;
 mod vaults;
 mod visible;
 mod work;

@@ -105,6 +105,7 @@ pub enum Table {
     TenantPolicies,
     TenantDomains,
     IdempotencyRecords,
+    UpkeepItems,
 }
 
 impl Table {
@@ -119,7 +120,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 53] = [
+    pub const ALL: [Table; 54] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -173,6 +174,7 @@ impl Table {
         Table::TenantPolicies,
         Table::TenantDomains,
         Table::IdempotencyRecords,
+        Table::UpkeepItems,
     ];
 
     fn name(self) -> &'static str {
@@ -230,6 +232,7 @@ impl Table {
             Table::TenantPolicies => "tenant_policies",
             Table::TenantDomains => "tenant_domains",
             Table::IdempotencyRecords => "idempotency_records",
+            Table::UpkeepItems => "upkeep_items",
         }
     }
 }
@@ -424,6 +427,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::TenantPolicies => "UPDATE tenant_policies SET updated_at = updated_at",
         Table::TenantDomains => "UPDATE tenant_domains SET via = via",
         Table::IdempotencyRecords => "UPDATE idempotency_records SET record = record",
+        Table::UpkeepItems => "UPDATE upkeep_items SET runs = runs",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;
@@ -476,4 +480,41 @@ pub async fn terminate_backend_of(store: &Store, tx: &mut TenantTx) -> Result<()
     let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut *tx.tx).await?;
     sqlx::query("SELECT pg_terminate_backend($1)").bind(pid).execute(store.pool()).await?;
     Ok(())
+}
+
+/// The generic plan (`EXPLAIN (GENERIC_PLAN)`, parameters left as `$n`) of `sql` as `tx` would
+/// run it, under its tenant's row-level security, with sequential scans priced out: a plan that
+/// still scans a table whole has no index it could use.
+pub async fn plan_without_seq_scans(tx: &mut TenantTx, sql: &str) -> Result<String> {
+    sqlx::query("SAVEPOINT plan").execute(&mut *tx.tx).await?;
+    sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx.tx).await?;
+    // The simple protocol: a prepared statement would want its `$n` bound.
+    let explain = format!("EXPLAIN (GENERIC_PLAN) {sql}");
+    let rows = sqlx::raw_sql(&explain).fetch_all(&mut *tx.tx).await?;
+    let lines: Vec<String> = rows.iter().map(|row| sqlx::Row::get(row, 0)).collect();
+    sqlx::query("ROLLBACK TO SAVEPOINT plan").execute(&mut *tx.tx).await?;
+    Ok(lines.join("\n"))
+}
+
+/// The SQL text of every query macro in the body of `pub async fn {function}` in `source` (a
+/// file of this crate), in order: for tests that look at the statements a function runs.
+pub fn statements_of(source: &str, function: &str) -> Vec<String> {
+    let start = source.find(&format!("fn {function}(")).unwrap_or_else(|| panic!("no fn {function}"));
+    let rest = &source[start..];
+    let end = rest[1..].find("\n    pub ").or_else(|| rest[1..].find("\n}")).map_or(rest.len(), |e| e + 1);
+    let body = &rest[..end];
+    let mut out = Vec::new();
+    for piece in body.split("query").skip(1) {
+        let Some(open) = piece.find('!') else { continue };
+        let after = &piece[open..];
+        let (text, close) = match (after.find("r#\""), after.find('"')) {
+            (Some(raw), Some(plain)) if raw < plain => (&after[raw + 3..], "\"#"),
+            (_, Some(plain)) => (&after[plain + 1..], "\""),
+            _ => continue,
+        };
+        if let Some(end) = text.find(close) {
+            out.push(text[..end].replace("\\\n", " "));
+        }
+    }
+    out
 }

@@ -327,3 +327,21 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
     }
     assert!(found.is_empty(), "the hosts reach into the tools crate: {found:#?}");
 }
+
+/// The workers sweep a tenant only as its upkeep item comes due: the one pass over every tenant
+/// in the worker crate is `sweep_once` (for tests and operators), which the worker never calls.
+#[test]
+fn the_worker_visits_every_tenant_only_in_the_operators_sweep() {
+    let worker: Vec<(String, String)> =
+        sources().into_iter().filter(|(path, _)| path.starts_with("services/worker/src/")).collect();
+    let listing: Vec<&String> =
+        worker.iter().filter(|(_, text)| text.contains("tenant_ids()")).map(|(path, _)| path).collect();
+    assert_eq!(listing, ["services/worker/src/lib.rs"], "only the sweep lists every tenant");
+    let lib = &worker.iter().find(|(path, _)| path == "services/worker/src/lib.rs").unwrap().1;
+    let sweep_once = &lib[lib.find("pub async fn sweep_once(").expect("sweep_once")..];
+    let body = &sweep_once[..sweep_once.find("\n}\n").unwrap()];
+    assert_eq!(lib.matches("tenant_ids()").count(), 1);
+    assert!(body.contains("tenant_ids()"), "the listing is sweep_once's");
+    let calls: usize = worker.iter().map(|(_, text)| text.matches("sweep_once(").count()).sum();
+    assert_eq!(calls, 1, "sweep_once is defined in the worker and called by nothing there");
+}

@@ -301,3 +301,155 @@ async fn reconcile_mode_imports_plain_objects_written_by_an_outside_tool() {
     tx.commit().await.unwrap();
     assert_eq!(blobs.get_blob(tenant.id, &inbox.hash).await.unwrap().as_ref(), b"second");
 }
+
+/// Upkeep items: claims across tenants never overlap, a held item is not claimed again, a claim
+/// that lapsed is taken by the next worker, and the worker whose claim lapsed can neither renew
+/// nor hand back the item.
+#[tokio::test]
+async fn an_upkeep_item_is_held_by_one_claim_at_a_time_and_taken_over_when_it_lapses() {
+    use otc_store::upkeep::SWEEP;
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let mut tenants = Vec::new();
+    for i in 0..20 {
+        tenants.push(Tenant::create(&store, &format!("t{i}")).await.id);
+    }
+    let hold = Duration::from_secs(30);
+    let (one, two) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    let (a, b) = tokio::join!(store.claim_upkeep(SWEEP, one, 15, hold), store.claim_upkeep(SWEEP, two, 15, hold));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(a.iter().all(|t| !b.contains(t)), "two claims never hold the same item: {a:?} {b:?}");
+    let mut all: Vec<_> = a.iter().chain(&b).copied().collect();
+    all.sort();
+    tenants.sort();
+    assert_eq!(all, tenants, "every due item is claimed once");
+    assert!(store.claim_upkeep(SWEEP, uuid::Uuid::new_v4(), 100, hold).await.unwrap().is_empty(), "all are held");
+
+    // A worker that claimed and died: its claim lapses and the next claim takes the item.
+    let late = Tenant::create(&store, "late").await.id;
+    let dead = uuid::Uuid::new_v4();
+    assert_eq!(store.claim_upkeep(SWEEP, dead, 1, Duration::from_millis(300)).await.unwrap(), [late]);
+    assert!(store.claim_upkeep(SWEEP, uuid::Uuid::new_v4(), 1, hold).await.unwrap().is_empty());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let next = uuid::Uuid::new_v4();
+    assert_eq!(store.claim_upkeep(SWEEP, next, 1, hold).await.unwrap(), [late], "the lapsed claim is taken over");
+    let mut tx = store.begin(late).await.unwrap();
+    assert!(!tx.renew_upkeep(SWEEP, dead, hold).await.unwrap(), "the old claim cannot renew");
+    let later = Utc::now() + chrono::Duration::hours(1);
+    assert!(!tx.finish_upkeep(SWEEP, dead, later, None).await.unwrap(), "nor hand it back");
+    assert!(tx.renew_upkeep(SWEEP, next, hold).await.unwrap());
+    assert!(tx.finish_upkeep(SWEEP, next, later, None).await.unwrap());
+    let (due, runs) = tx.upkeep_item(SWEEP).await.unwrap().unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(runs, 1);
+    assert!((due - later).num_milliseconds().abs() < 1, "due when handed back: {due} {later}");
+}
+
+/// Two workers share the tenants' sweeps: each tenant's item runs once in its period (its run
+/// count is 1 and it is due a period later), and a tenant made meanwhile is swept too. Nothing
+/// visits a tenant before its item is due.
+#[tokio::test]
+async fn two_workers_sweep_every_tenant_once_in_its_period() {
+    use otc_store::upkeep::SWEEP;
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let kv = Arc::new(kv(&iso));
+    let mut tenants = Vec::new();
+    for i in 0..30 {
+        let tenant = Tenant::create(&store, &format!("t{i}")).await;
+        let (_, revoked) = tenant.token(&store, "read:notes", false, None).await;
+        let mut tx = store.begin(tenant.id).await.unwrap();
+        tx.revoke_token(revoked).await.unwrap();
+        tx.commit().await.unwrap();
+        tenants.push(tenant.id);
+    }
+    let settings = WorkerSettings { sweep_interval: Duration::from_secs(3600), ..settings(chrono::Duration::zero()) };
+    let mut stops = Vec::new();
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let worker = Worker::new(store.clone(), kv.clone(), blobs(&iso), settings.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tasks.push(tokio::spawn(worker.run(async {
+            let _ = stopped.await;
+        })));
+        stops.push(stop);
+    }
+    let late = Tenant::create(&store, "late").await;
+    tenants.push(late.id);
+    let started = Utc::now();
+    let mut remaining = tenants.clone();
+    for _ in 0..100 {
+        let mut left = Vec::new();
+        for tenant in &remaining {
+            let mut tx = store.begin(*tenant).await.unwrap();
+            let (_, runs) = tx.upkeep_item(SWEEP).await.unwrap().unwrap();
+            tx.commit().await.unwrap();
+            if runs == 0 {
+                left.push(*tenant);
+            }
+        }
+        remaining = left;
+        if remaining.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(remaining.is_empty(), "{} tenants not swept", remaining.len());
+    for stop in stops {
+        stop.send(()).unwrap();
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for tenant in &tenants {
+        let mut tx = store.begin(*tenant).await.unwrap();
+        let (due, runs) = tx.upkeep_item(SWEEP).await.unwrap().unwrap();
+        let tokens = tx.list_tokens().await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(runs, 1, "once in its period");
+        assert!(due > started + chrono::Duration::minutes(59), "due a period later: {due}");
+        assert!(tokens.is_empty(), "swept");
+    }
+}
+
+/// Every statement the sweep runs, and the claim of due items, has an index to use: planned
+/// with sequential scans priced out, none scans a table whole (each table holds every tenant's
+/// rows, so a whole scan grows with the tenant count).
+#[tokio::test]
+async fn the_sweeps_statements_have_indexes_to_use() {
+    use otc_store::testing::{plan_without_seq_scans, statements_of};
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let sources = [
+        (include_str!("../../../../shared/store/src/tokens.rs"), "purge_dead_tokens"),
+        (include_str!("../../../../shared/store/src/oauth.rs"), "purge_dead_oauth_secrets"),
+        (include_str!("../../../../shared/store/src/audit_log.rs"), "purge_audit"),
+        (include_str!("../../../../shared/store/src/files.rs"), "prune_snapshots"),
+        (include_str!("../../../../shared/store/src/visible.rs"), "forget_uploads"),
+        (include_str!("../../../../shared/store/src/files.rs"), "unreferenced_blobs"),
+        (include_str!("../../../../shared/store/src/files.rs"), "forget_blobs"),
+        (include_str!("../../../../shared/store/src/upkeep.rs"), "renew_upkeep"),
+        (include_str!("../../../../shared/store/src/upkeep.rs"), "finish_upkeep"),
+    ];
+    let mut statements: Vec<(String, String)> = Vec::new();
+    for (source, function) in sources {
+        let found = statements_of(source, function);
+        assert!(!found.is_empty(), "no statement found in {function}");
+        statements.extend(found.into_iter().map(|sql| (function.to_string(), sql)));
+    }
+    // The claim's search for due items, as migrations/20261229000001_upkeep_items.sql has it.
+    statements.push((
+        "otc_claim_upkeep".into(),
+        "SELECT tenant_id FROM upkeep_items WHERE kind = $1 AND due_at <= now() \
+         AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED"
+            .into(),
+    ));
+    let mut tx = store.begin(tenant.id).await.unwrap();
+    for (function, sql) in &statements {
+        let plan = plan_without_seq_scans(&mut tx, sql).await.unwrap_or_else(|e| panic!("{function}: {e}\n{sql}"));
+        assert!(!plan.contains("Seq Scan"), "{function} scans a whole table:\n{sql}\n{plan}");
+    }
+    tx.commit().await.unwrap();
+    assert!(statements.len() >= 12, "{statements:?}");
+}
