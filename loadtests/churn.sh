@@ -28,7 +28,7 @@ base=${OTC__DATABASE__URL%/*}
 psql=.services/pg/pkg/pgserver/pginstall/bin/psql
 export OTC__DATABASE__URL="$base/otc_churn"
 export OTC__REDIS__KEY_PREFIX="churn:" OTC__OBJECT_STORE__KIND=local OTC__OBJECT_STORE__PATH=$state/objects
-export OTC__SERVER__LISTEN=127.0.0.1:$port RUST_LOG=${RUST_LOG:-warn}
+export OTC__SERVER__LISTEN=127.0.0.1:$port OTC__SERVER__ADMIN_LISTEN=127.0.0.1:9096 RUST_LOG=${RUST_LOG:-warn}
 export OTC__CACHES__MEMORY_LIMIT_BYTES=$limit_bytes
 source loadtests/limits.sh
 
@@ -37,7 +37,7 @@ if [ "${REUSE:-0}" != 1 ]; then
   "$psql" "$base/postgres" -qc "DROP DATABASE IF EXISTS otc_churn" -c "CREATE DATABASE otc_churn"
   "$bin" migrate >/dev/null
   # One small vault, imported everywhere: NOTES notes of the starter vault, links and all.
-  (cd corpus/starter-vault && find . -name '*.md' | sort | head -n "$notes" |
+  (cd corpus/starter-vault && find . -name '*.md' | sort | sed -n "1,${notes}p" |
     while IFS= read -r f; do mkdir -p "$state/vault/$(dirname "$f")" && cp "$f" "$state/vault/$f"; done)
   : > "$state/tokens"
   for t in $(seq 1 "$tenants"); do
@@ -56,12 +56,12 @@ if [ "${REUSE:-0}" != 1 ]; then
   while IFS=$'\t' read -r tenant token; do
     for v in $(seq 1 "$per_tenant"); do printf '%s\tv%s\n' "$token" "$v"; done
   done < "$state/tokens" |
-    xargs -P 4 -L 1 sh -c 'OTC_URL='"$url"' OTC_TOKEN=$0 '"$bin"' vault import '"$state/vault"' --vault $1 --quiet'
+    xargs -P 4 -L 1 sh -c 'for try in 1 2 3; do OTC_URL='"$url"' OTC_TOKEN=$0 '"$bin"' vault import '"$state/vault"' --vault $1 --quiet && exit 0; sleep 1; done; exit 1'
   echo "import of $vaults vaults: $(($(date +%s) - start)) s"
 fi
 
 # Round-robin over every vault: a read, a search, a graph ranking each.
-first_note=$(cd "$state/vault" && find . -name '*.md' | sort | head -1 | sed 's|^\./||')
+first_note=$(cd "$state/vault" && find . -name '*.md' | sort | sed -n 1p | sed 's|^\./||')
 python3 - "$state/tokens" "$per_tenant" "$first_note" > "$state/bodies" <<'EOF'
 import json, sys
 tokens = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
@@ -78,16 +78,18 @@ calls=$(wc -l < "$state/bodies")
 
 rss_mib() { echo $(( $(awk '/^VmRSS:/ {print $2}' /proc/$server/status) / 1024 )); }
 caches() {
-  curl -sf $url/metrics | python3 -c 'import sys, re, collections
+  curl -sf http://127.0.0.1:9096/metrics | python3 -c '
+import sys, re, collections
 figures = collections.defaultdict(dict)
 for line in sys.stdin:
     m = re.match(r"otc_cache_(\w+)\{cache=\"([^\"]+)\"\} (\S+)", line)
     if m:
         figures[m.group(2)][m.group(1)] = float(m.group(3))
 for name, f in sorted(figures.items()):
-    looked = f.get("hits_total", 0) + f.get("misses_total", 0)
-    rate = f"{100 * f.get(\"hits_total\", 0) / looked:.0f}%" if looked else "-"
-    print(f"   {name:<14} {f.get(\"bytes\", 0) / 2**20:7.1f} MiB {int(f.get(\"entries\", 0)):7d} entries  hit rate {rate:>4}  evictions {int(f.get(\"evictions_total\", 0))}")'
+    hits, misses = f.get("hits_total", 0), f.get("misses_total", 0)
+    rate = "%.0f%%" % (100 * hits / (hits + misses)) if hits + misses else "-"
+    print("   %-14s %7.1f MiB %7d entries  hit rate %4s  evictions %d" % (
+        name, f.get("bytes", 0) / 2**20, f.get("entries", 0), rate, f.get("evictions_total", 0)))'
 }
 echo "fresh gateway: $(rss_mib) MiB; limit $((limit_bytes / 1048576)) MiB; $calls calls a pass"
 for pass in $(seq 1 "$passes"); do

@@ -85,13 +85,13 @@ for line in sys.stdin:
     name, args = line.rstrip("\n").split("\t", 1)
     print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":json.loads(args)}}))'
 }
-notes=$(cd corpus/starter-vault && find . -name '*.md' | sed 's|^\./||' | sort | head -10)
+notes=$(cd corpus/starter-vault && find . -name '*.md' | sed 's|^\./||' | sort | sed -n 1,10p)
 {
   while IFS= read -r p; do printf 'read_note\t{"vault":"b0","path":%s}\n' "$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$p")"; done <<< "$notes"
   printf 'search_text\t{"vault":"b0","query":"note","limit":10}\n'
   printf 'search_text\t{"vault":"b0","query":"project plan","limit":10}\n'
-  printf 'write_note\t{"vault":"b0","path":"Neighbour/One.md","content":"# One\\nwritten beside a noisy neighbour\\n"}\n'
-  printf 'write_note\t{"vault":"b0","path":"Neighbour/Two.md","content":"# Two\\nwritten beside a noisy neighbour\\n"}\n'
+  printf 'write_note\t{"vault":"b0","path":"Neighbour/One.md","mode":"upsert","content":"# One\\nwritten beside a noisy neighbour\\n"}\n'
+  printf 'write_note\t{"vault":"b0","path":"Neighbour/Two.md","mode":"upsert","content":"# Two\\nwritten beside a noisy neighbour\\n"}\n'
   printf 'list_notes\t{"vault":"b0","limit":20}\n'
 } | to_bodies > "$work/b.jsonl"
 printf 'read_note\t{"vault":"a0","path":"Big.md","format":"content"}\nread_note\t{"vault":"a0","path":"Big.md","format":"document-map"}\nread_note\t{"vault":"a0","path":"Big.md","format":"section","anchor":{"type":"heading","heading":"Section 40"}}\n' | to_bodies > "$work/a-read.jsonl"
@@ -120,7 +120,7 @@ holders+=("$!")
 
 neighbour() {
   "$load" --url $url/mcp --token "$token_b" --concurrency 4 --duration "$duration" --warmup 2 "${accept[@]}" \
-    --bodies "$work/b.jsonl" | tee "$work/$1.out" | grep -E '^(requests|throughput|latency)'
+    --bodies "$work/b.jsonl" | tee "$work/$1.out" | grep -E '^(requests|throughput|latency|refused|first failure)' || true
 }
 echo "== B alone"
 neighbour solo

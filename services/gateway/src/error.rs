@@ -1,5 +1,5 @@
 use axum::Json;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
@@ -181,13 +181,17 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 /// `Connection: close` instead of the server hanging up on a request the client already sent.
 /// A client that asked `Expect: 100-continue` has not sent its body and should not: the
 /// connection ends instead.
-pub async fn refuse(request: axum::extract::Request, mut response: Response) -> Response {
-    let drained = match request.headers().contains_key(header::EXPECT) {
+pub async fn refuse(request: axum::extract::Request, response: Response) -> Response {
+    let (parts, body) = request.into_parts();
+    refuse_unread(&parts.headers, body, response).await
+}
+
+/// [`refuse`] for a handler that refuses a request whose `body` it has not read (an upload past
+/// a quota): the same draining, the same `Connection: close` when it cannot.
+pub async fn refuse_unread(headers: &HeaderMap, body: axum::body::Body, mut response: Response) -> Response {
+    let drained = match headers.contains_key(header::EXPECT) {
         true => false,
-        false => {
-            let body = request.into_body();
-            matches!(tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_LIMIT)).await, Ok(Ok(_)))
-        }
+        false => matches!(tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_LIMIT)).await, Ok(Ok(_))),
     };
     if !drained {
         response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -259,10 +259,31 @@ pub async fn upload_blob(
     Path((vault, hash)): Path<(String, String)>,
     headers: axum::http::HeaderMap,
     body: Body,
-) -> ApiResult<(StatusCode, Json<Uploaded>)> {
-    require(&caller, "write:notes")?;
-    let hash = parse_hash(&hash)?;
-    let (tx, vault) = open_vault(&state, &caller, &vault).await?;
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (vault, hash, size, slot) = match admit_upload(&state, &caller, &vault, &hash, &headers).await {
+        Ok(admitted) => admitted,
+        // Refused before a byte was read: a small body is drained so the connection carries the
+        // client's next request (its retry), as every early refusal does.
+        Err(refused) => return crate::error::refuse_unread(&headers, body, refused.into_response()).await,
+    };
+    let outcome = stream_upload(&state, &caller, &vault, &hash, size, body, &slot).await;
+    slot.release(&state).await;
+    outcome.map(|()| (StatusCode::CREATED, Json(Uploaded { hash: hex::encode(hash), size }))).into_response()
+}
+
+/// An upload's checks before its body is read: scope, vault, declared size, storage quota, then a
+/// slot among the tenant's uploads in flight.
+async fn admit_upload(
+    state: &AppState,
+    caller: &Caller,
+    vault: &str,
+    hash: &str,
+    headers: &axum::http::HeaderMap,
+) -> ApiResult<(Vault, Hash, u64, Slot)> {
+    require(caller, "write:notes")?;
+    let hash = parse_hash(hash)?;
+    let (tx, vault) = open_vault(state, caller, vault).await?;
     drop(tx);
     let limit = state.sync.max_blob_bytes as u64;
     let too_large = || {
@@ -313,10 +334,8 @@ pub async fn upload_blob(
         }
     }
     tx.commit().await.map_err(store_err)?;
-    let slot = Slot::take(&state, &caller, size, &quotas).await?;
-    let outcome = stream_upload(&state, &caller, &vault, &hash, size, body, &slot).await;
-    slot.release(&state).await;
-    outcome.map(|()| (StatusCode::CREATED, Json(Uploaded { hash: hex::encode(hash), size })))
+    let slot = Slot::take(state, caller, size, &quotas).await?;
+    Ok((vault, hash, size, slot))
 }
 
 /// An upload's place among its tenant's uploads in flight (none when Redis could not count it:

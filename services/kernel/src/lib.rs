@@ -277,6 +277,13 @@ impl CallContext<'_> {
         reading::View::open(self, vault).await
     }
 
+    /// Waits for a turn at `kind` of heavy work, held until the guard drops: for a tool whose
+    /// weight shows only once it runs (a read of a note larger than a page). None when the call
+    /// already holds one of that kind.
+    pub async fn heavy_turn(&self, kind: otc_catalog::Heavy) -> Result<Option<HeldTurn>, ToolError> {
+        take_turn(self.services(), self.caller, kind).await
+    }
+
     /// A transaction in the caller's tenant; a failure to open one is answered as the store
     /// answers it (`service_unavailable` while Postgres is away).
     pub async fn begin(&self) -> Result<otc_store::TenantTx, ToolError> {
@@ -666,12 +673,8 @@ impl Dispatcher {
             // Heavy work waits for the caller's turn, unless the client call already holds one
             // of this kind (a facade or a bundle running the tool).
             let _turn = match tool.spec.heavy {
-                Some(kind) if !CALL_NESTED.try_with(|s| s.borrow().turns.contains(&kind)).unwrap_or(false) => {
-                    let turn = self.services.fair_share.turn(caller, kind).await?;
-                    let _ = CALL_NESTED.try_with(|s| s.borrow_mut().turns.push(kind));
-                    Some(HeldTurn { kind, _turn: turn })
-                }
-                _ => None,
+                Some(kind) => take_turn(&self.services, caller, kind).await?,
+                None => None,
             };
             let handler = self.handlers[tool.name()];
             let ctx = CallContext {
@@ -926,9 +929,25 @@ struct CallState {
 }
 
 /// A heavy call's turn, marked in the client call's state while it lasts.
-struct HeldTurn {
+/// A turn at one kind of heavy work, held for the rest of a call (see [`fair_share`]).
+pub struct HeldTurn {
     kind: otc_catalog::Heavy,
     _turn: fair_share::Turn,
+}
+
+/// Waits for `caller`'s turn at `kind` of heavy work, unless the client call already holds one
+/// of that kind (a facade or a bundle running the tool): None then.
+async fn take_turn(
+    services: &Services,
+    caller: &Caller,
+    kind: otc_catalog::Heavy,
+) -> Result<Option<HeldTurn>, ToolError> {
+    if CALL_NESTED.try_with(|s| s.borrow().turns.contains(&kind)).unwrap_or(false) {
+        return Ok(None);
+    }
+    let turn = services.fair_share.turn(caller, kind).await?;
+    let _ = CALL_NESTED.try_with(|s| s.borrow_mut().turns.push(kind));
+    Ok(Some(HeldTurn { kind, _turn: turn }))
 }
 
 impl Drop for HeldTurn {

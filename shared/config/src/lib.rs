@@ -66,11 +66,24 @@ pub struct FairShareConfig {
     pub max_wait_ms: u64,
     /// The most pooled Postgres connections one call holds at once.
     pub connections_per_call: u32,
+    /// Heavy calls of every kind and tenant a gateway runs at once, handed to waiting tenants
+    /// in turn (0: the process's cores less one, at least one, so light calls keep a core).
+    pub per_gateway: u32,
 }
 
 impl Default for FairShareConfig {
     fn default() -> Self {
-        Self { per_tenant: 4, per_principal: 2, max_wait_ms: 10_000, connections_per_call: 4 }
+        Self { per_tenant: 4, per_principal: 2, max_wait_ms: 10_000, connections_per_call: 4, per_gateway: 0 }
+    }
+}
+
+impl FairShareConfig {
+    /// [`FairShareConfig::per_gateway`], with 0 resolved against the process's cores.
+    pub fn gateway_places(&self) -> usize {
+        match self.per_gateway {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1)),
+            n => n as usize,
+        }
     }
 }
 

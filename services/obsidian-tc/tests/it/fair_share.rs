@@ -1,6 +1,7 @@
 //! Heavy work shared fairly between tenants on one gateway (`[fair_share]`): a tenant's heavy
-//! calls past its places wait behind its own, another tenant's run meanwhile, and a wait past
-//! `fair_share.max_wait_ms` answers throttled.
+//! calls past its places wait behind its own, another tenant's run meanwhile, the gateway's
+//! places go to waiting tenants in turn, and a wait past `fair_share.max_wait_ms` answers
+//! throttled.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -57,6 +58,7 @@ async fn a_tenants_heavy_calls_queue_behind_its_own_while_another_tenants_run() 
         |c| {
             c.fair_share.per_tenant = 2;
             c.fair_share.per_principal = 2;
+            c.fair_share.per_gateway = 16;
         },
         vec![otc_kernel::entry::<SlowScan>()],
     )
@@ -93,6 +95,7 @@ async fn a_wait_past_the_limit_answers_throttled_per_tenant_and_per_principal() 
             c.fair_share.per_tenant = 2;
             c.fair_share.per_principal = 1;
             c.fair_share.max_wait_ms = 200;
+            c.fair_share.per_gateway = 16;
         },
         vec![otc_kernel::entry::<SlowScan>()],
     )
@@ -127,5 +130,58 @@ async fn a_wait_past_the_limit_answers_throttled_per_tenant_and_per_principal() 
     assert_eq!(error_of(&c)["details"]["limit"], "fair_share.per_tenant", "{c}");
     // Once they are done, the places are free again.
     assert_eq!(call(&app, "/mcp", &carol, "slow_scan", json!({"ms": 10})).await["isError"], false);
+    app.stop().await;
+}
+
+/// One gateway place for heavy work: A runs one call and queues three, then B queues one. B's
+/// runs after at most one more of A's, before A's last two (tenants take the place in turn);
+/// a wait past the limit names fair_share.per_gateway.
+#[tokio::test]
+async fn the_gateways_heavy_places_go_to_waiting_tenants_in_turn() {
+    let app = TestApp::spawn_with_tools(
+        |c| {
+            c.fair_share.per_gateway = 1;
+            c.fair_share.max_wait_ms = 5_000;
+        },
+        vec![otc_kernel::entry::<SlowScan>()],
+    )
+    .await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "bolt").await;
+    let (token_a, _) = a.token(&app.store, "*", false, None).await;
+    let (token_b, _) = b.token(&app.store, "*", false, None).await;
+    let a_calls = futures::future::join_all((0..4).map(|i| {
+        let token = token_a.clone();
+        let app = &app;
+        async move {
+            tokio::time::sleep(Duration::from_millis(20 * i)).await;
+            call(app, "/mcp", &token, "slow_scan", json!({"ms": 300})).await
+        }
+    }));
+    let b_call = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        call(&app, "/mcp", &token_b, "slow_scan", json!({"ms": 300})).await
+    };
+    let (a_results, b_result) = tokio::join!(a_calls, b_call);
+    assert!(a_results.iter().all(|r| r["isError"] == false), "{a_results:?}");
+    assert_eq!(b_result["isError"], false, "{b_result}");
+    assert_eq!(most_at_once(a.id), 1, "one place in all");
+    let runs = RUNS.lock().unwrap().clone();
+    let b_start = runs.iter().find(|r| r.0 == b.id).unwrap().2;
+    let a_after_b = runs.iter().filter(|r| r.0 == a.id && r.2 > b_start).count();
+    assert_eq!(a_after_b, 2, "B's call waited for one more of A's, not for all of A's queue");
+
+    // Waiting past the limit for the gateway's place: throttled, naming it.
+    let (held, waited) = tokio::join!(call(&app, "/mcp", &token_a, "slow_scan", json!({"ms": 6_000})), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        call(&app, "/mcp", &token_b, "slow_scan", json!({"ms": 10})).await
+    });
+    assert_eq!(held["isError"], false, "{held}");
+    let err = error_of(&waited);
+    assert_eq!(
+        (err["code"].as_str(), err["details"]["limit"].as_str()),
+        (Some("throttled"), Some("fair_share.per_gateway")),
+        "{err}"
+    );
     app.stop().await;
 }

@@ -181,6 +181,18 @@ async fn uploads_stream_in_parts_land_only_when_the_hash_holds_and_share_one_bud
         refused["error"]["details"],
         json!({"quota": "concurrent_uploads", "limit": 1, "used": 1, "requested": 1, "retry_after": 1})
     );
+    // The refusal reads the small body it refused, so the connection carries the next request
+    // (the client's retry) rather than being closed under a client still sending.
+    let host = second.addr;
+    let refused_put = format!(
+        "PUT /v1/vaults/Notes/blobs/{} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Length: 4\r\n\r\nnext",
+        hex(b"next")
+    );
+    let health = format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    let answers = exchange(second.addr, &[refused_put.as_str(), health.as_str()]).await;
+    assert!(answers[0].starts_with("HTTP/1.1 429"), "{}", answers[0]);
+    assert!(!answers[0].to_ascii_lowercase().contains("connection: close"), "{}", answers[0]);
+    assert!(answers[1].starts_with("HTTP/1.1 200"), "the same connection answers the next request: {answers:?}");
     send.send(Ok(bytes::Bytes::copy_from_slice(&slow[4..]))).await.unwrap();
     drop(send);
     assert_eq!(in_flight.await.unwrap().unwrap().status(), StatusCode::CREATED);
@@ -232,4 +244,38 @@ async fn a_stalled_upload_fails_and_gives_its_slot_back() {
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     // The sender was held open to the end: the stall, not a closed body, ended the upload.
     drop(send);
+}
+
+/// Sends `requests` one after another on one connection to `addr`, each after the previous
+/// answer was read whole (headers and a Content-Length body): the answers, as text.
+async fn exchange(addr: std::net::SocketAddr, requests: &[&str]) -> Vec<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut answers = Vec::new();
+    for request in requests {
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let mut got = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let answer = loop {
+            let n = tokio::time::timeout(std::time::Duration::from_secs(10), socket.read(&mut chunk))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "the connection closed before an answer: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&got).into_owned();
+            let Some(end) = text.find("\r\n\r\n") else { continue };
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if got.len() >= end + 4 + length {
+                break text;
+            }
+        };
+        answers.push(answer);
+    }
+    answers
 }

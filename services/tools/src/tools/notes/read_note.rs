@@ -275,6 +275,11 @@ impl Tool for ReadNote {
         view.readable_path(&path)?;
         let entry = reading::file_entry(ctx, view.vault.id, &path).await?.ok_or_else(|| reading::not_found(&path))?;
         let size = u64::try_from(entry.size).unwrap_or(0);
+        // A note longer than a page is a large read: it waits its turn like other heavy work.
+        let _large = match size > reading::page_bytes(ctx) {
+            true => ctx.heavy_turn(otc_catalog::Heavy::LargeRead).await?,
+            false => None,
+        };
         let mut out = Output::of(&view.vault.name, &path, &entry);
         if let Some(cursor) = &input.cursor {
             if matches!(projection, Some(Projection::DocumentMap | Projection::Full)) {
