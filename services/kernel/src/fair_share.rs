@@ -42,7 +42,7 @@ pub struct FairShare {
 /// A heavy call's turn: its places, given back when it ends.
 pub struct Turn {
     _places: Vec<OwnedSemaphorePermit>,
-    _gateway: GatePlace,
+    _gateway: Option<GatePlace>,
 }
 
 /// The gateway's places for heavy work, handed to waiting tenants round-robin.
@@ -134,8 +134,9 @@ impl FairShare {
     }
 
     /// Waits for the caller's turn at `kind` of work: a place of its principal, then of its
-    /// tenant. Past `fair_share.max_wait_ms`, throttled.
-    pub async fn turn(&self, caller: &Caller, kind: Heavy) -> Result<Turn, ToolError> {
+    /// tenant, then (`with_gateway`, unless the call holds one already) of the gateway. Past
+    /// `fair_share.max_wait_ms`, throttled.
+    pub async fn turn(&self, caller: &Caller, kind: Heavy, with_gateway: bool) -> Result<Turn, ToolError> {
         let wait = Duration::from_millis(self.config.max_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
         let mut places = Vec::with_capacity(2);
@@ -153,14 +154,17 @@ impl FairShare {
                 _ => return Err(throttled(kind, size, limit, wait)),
             }
         }
-        let gateway = match self.gateway.enter(caller.tenant_id) {
-            Ok(place) => place,
-            Err(turn) => match tokio::time::timeout_at(deadline, turn).await {
-                Ok(Ok(place)) => place,
-                _ => {
-                    let size = self.config.gateway_places() as u32;
-                    return Err(throttled(kind, size, "fair_share.per_gateway", wait));
-                }
+        let gateway = match with_gateway {
+            false => None,
+            true => match self.gateway.enter(caller.tenant_id) {
+                Ok(place) => Some(place),
+                Err(turn) => match tokio::time::timeout_at(deadline, turn).await {
+                    Ok(Ok(place)) => Some(place),
+                    _ => {
+                        let size = self.config.gateway_places() as u32;
+                        return Err(throttled(kind, size, "fair_share.per_gateway", wait));
+                    }
+                },
             },
         };
         Ok(Turn { _places: places, _gateway: gateway })

@@ -942,10 +942,13 @@ async fn take_turn(
     caller: &Caller,
     kind: otc_catalog::Heavy,
 ) -> Result<Option<HeldTurn>, ToolError> {
-    if CALL_NESTED.try_with(|s| s.borrow().turns.contains(&kind)).unwrap_or(false) {
+    let held = CALL_NESTED.try_with(|s| s.borrow().turns.clone()).unwrap_or_default();
+    if held.contains(&kind) {
         return Ok(None);
     }
-    let turn = services.fair_share.turn(caller, kind).await?;
+    // A call that already holds a gateway place (a heavy tool calling another) uses that one:
+    // waiting for a second could wait on itself.
+    let turn = services.fair_share.turn(caller, kind, held.is_empty()).await?;
     let _ = CALL_NESTED.try_with(|s| s.borrow_mut().turns.push(kind));
     Ok(Some(HeldTurn { kind, _turn: turn }))
 }
