@@ -664,7 +664,9 @@ impl Dispatcher {
                 }
             }
         };
-        let call = async {
+        // On the heap: a call nests calls (facades, bundles, the compat surface), and each level
+        // moving this future on the stack would add up to more than a thread's stack.
+        let call = Box::pin(async {
             // call_capability only routes: the call it makes spends from its own class. A compat
             // tool spends once, for the catalogue calls it makes.
             if tool.name() != "call_capability" && !hooks.prepaid {
@@ -711,7 +713,7 @@ impl Dispatcher {
                     Err(ToolError::new(ErrorCode::InternalError))
                 }
             }
-        };
+        });
         let ran = match &keyed {
             Some((_, effects)) => effects.track(call).await,
             None => call.await,
