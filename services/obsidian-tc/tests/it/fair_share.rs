@@ -46,6 +46,15 @@ impl otc_kernel::Tool for SlowScan {
     }
 }
 
+/// Tenants acme and bolt, each with a token of every scope.
+async fn two_tenants(app: &TestApp) -> (Tenant, String, Tenant, String) {
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "bolt").await;
+    let (token_a, _) = a.token(&app.store, "*", false, None).await;
+    let (token_b, _) = b.token(&app.store, "*", false, None).await;
+    (a, token_a, b, token_b)
+}
+
 /// The most runs of `tenant` that overlapped at one moment.
 fn most_at_once(tenant: uuid::Uuid) -> usize {
     let runs: Vec<_> = RUNS.lock().unwrap().iter().filter(|r| r.0 == tenant).map(|r| (r.2, r.3)).collect();
@@ -63,10 +72,7 @@ async fn a_tenants_heavy_calls_queue_behind_its_own_while_another_tenants_run() 
         vec![otc_kernel::entry::<SlowScan>()],
     )
     .await;
-    let a = Tenant::create(&app.store, "acme").await;
-    let b = Tenant::create(&app.store, "bolt").await;
-    let (token_a, _) = a.token(&app.store, "*", false, None).await;
-    let (token_b, _) = b.token(&app.store, "*", false, None).await;
+    let (a, token_a, b, token_b) = two_tenants(&app).await;
 
     // Six of A's at once, two places: three rounds. B's one, sent while A's queue is full.
     let a_calls =
@@ -146,10 +152,7 @@ async fn the_gateways_heavy_places_go_to_waiting_tenants_in_turn() {
         vec![otc_kernel::entry::<SlowScan>()],
     )
     .await;
-    let a = Tenant::create(&app.store, "acme").await;
-    let b = Tenant::create(&app.store, "bolt").await;
-    let (token_a, _) = a.token(&app.store, "*", false, None).await;
-    let (token_b, _) = b.token(&app.store, "*", false, None).await;
+    let (a, token_a, b, token_b) = two_tenants(&app).await;
     let a_calls = futures::future::join_all((0..4).map(|i| {
         let token = token_a.clone();
         let app = &app;
