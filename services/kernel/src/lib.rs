@@ -930,8 +930,8 @@ struct CallState {
     turns: Vec<otc_catalog::Heavy>,
 }
 
-/// A heavy call's turn, marked in the client call's state while it lasts.
-/// A turn at one kind of heavy work, held for the rest of a call (see [`fair_share`]).
+/// A turn at one kind of heavy work, held for the rest of a call (see [`fair_share`]) and
+/// marked in the client call's state while it lasts.
 pub struct HeldTurn {
     kind: otc_catalog::Heavy,
     _turn: fair_share::Turn,
