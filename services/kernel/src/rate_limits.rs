@@ -14,7 +14,9 @@
 //! calls so allowed to Redis every [`FLUSH_EVERY`]. Near the limit, or when the estimate is
 //! older than [`FRESH_FOR`], the call asks Redis (sending the pending calls with it), so a small
 //! tier is always exact and a large one overshoots by at most half a burst per gateway per
-//! flush.
+//! flush. A refusal is repeated locally until its `retry_after` has passed: a refused call
+//! spends nothing, so the answer cannot change meanwhile, and a caller that ignores
+//! `retry_after` costs no Redis round trip per call.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,6 +63,9 @@ struct Slot {
     /// Calls allowed locally since, not yet sent.
     pending: u32,
     used: Instant,
+    /// Until when Redis's last refusal holds: a refused call spends nothing, so until then the
+    /// answer cannot be other, and this gateway gives it without asking again.
+    refused_until: Option<Instant>,
 }
 
 impl Slot {
@@ -119,6 +124,14 @@ impl RateLimiter {
         })
     }
 
+    /// How long the refusal Redis last gave on `key` still holds, if one does (and the tier is
+    /// still the one it was given under).
+    fn refused_locally(&self, key: &str, tier: RateTier) -> Option<Duration> {
+        let slots = lock(&self.slots);
+        let until = slots.get(key).filter(|s| s.tier == tier)?.refused_until?;
+        until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())
+    }
+
     /// The calls allowed locally on `key` and not yet sent (taken: the caller sends them).
     fn take_pending(&self, key: &str) -> u32 {
         lock(&self.slots).get_mut(key).map(|s| std::mem::take(&mut s.pending)).unwrap_or(0)
@@ -140,8 +153,18 @@ impl RateLimiter {
             heard: now,
             pending: 0,
             used: now,
+            refused_until: None,
         });
-        *slot = Slot { tier, tat_us: decision.tat_us, redis_now_us: decision.now_us, heard: now, used: now, ..*slot };
+        let refused_until = (!decision.allowed).then(|| now + decision.retry_after);
+        *slot = Slot {
+            tier,
+            tat_us: decision.tat_us,
+            redis_now_us: decision.now_us,
+            heard: now,
+            used: now,
+            refused_until,
+            ..*slot
+        };
     }
 
     pub fn config(&self) -> &RateLimitsConfig {
@@ -175,6 +198,9 @@ impl RateLimiter {
             return Ok(Spent { class, tier, decision: None });
         }
         let key = format!("rl:{}:{}:{class}", caller.tenant_id, caller.principal_id);
+        if let Some(wait) = self.refused_locally(&key, tier) {
+            return Err(throttled(class, tier, wait));
+        }
         if let Some(decision) = self.spend_locally(&key, tier) {
             return Ok(Spent { class, tier, decision: Some(decision) });
         }
