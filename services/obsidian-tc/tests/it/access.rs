@@ -706,3 +706,28 @@ async fn a_tool_that_panics_answers_internal_error_and_the_server_carries_on() {
     }
     ok(&app, &token, "list_vaults", json!({})).await;
 }
+
+/// A refusal holds until its retry_after has passed (a refused call spends nothing), so the
+/// gateway repeats it without asking Redis again: even with the budget gone from Redis, the
+/// next call in that window is refused, and the first after it is allowed.
+#[tokio::test]
+async fn a_refusal_is_repeated_locally_until_its_wait_has_passed() {
+    let app = TestApp::spawn().await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let caller = tenant.caller(&app.store, &token).await;
+    let mut config = otc_config::RateLimitsConfig::default();
+    config.tiers.read = otc_config::RateTier { per_minute: 60, burst: 1 };
+    let limiter = otc_kernel::rate_limits::RateLimiter::new(app.deps.kv.clone(), config);
+    assert!(limiter.spend(&caller, "read").await.is_ok());
+    let refused = limiter.spend(&caller, "read").await.expect_err("the burst is spent");
+    let wait = refused.details["retry_after"].as_f64().unwrap();
+    // Redis forgets the budget: it would allow the next call at once.
+    let name = format!("rl:{}:{}:read", caller.tenant_id, caller.principal_id);
+    let budget = app.deps.kv.get_record(&name).await.unwrap().expect("the budget is in Redis");
+    assert!(app.deps.kv.delete_record_if(&name, &budget).await.unwrap());
+    let again = limiter.spend(&caller, "read").await.expect_err("refused here, without asking Redis");
+    assert_eq!(again.code, otc_errors::ErrorCode::Throttled);
+    tokio::time::sleep(std::time::Duration::from_secs_f64(wait + 0.05)).await;
+    assert!(limiter.spend(&caller, "read").await.is_ok(), "past the wait, Redis decides again");
+}
