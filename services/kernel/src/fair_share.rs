@@ -37,6 +37,8 @@ pub struct FairShare {
     config: FairShareConfig,
     lanes: Mutex<HashMap<(Holder, Heavy), Arc<Semaphore>>>,
     gateway: Arc<Gate>,
+    /// `fair_share.per_gateway` as resolved at start-up (the cores are read once).
+    gateway_places: u32,
 }
 
 /// A heavy call's turn: its places, given back when it ends.
@@ -120,8 +122,9 @@ impl Drop for GatePlace {
 
 impl FairShare {
     pub fn new(config: FairShareConfig) -> Self {
-        let gateway = Gate::new(config.gateway_places());
-        Self { config, lanes: Mutex::default(), gateway }
+        let gateway_places = config.gateway_places();
+        let gateway = Gate::new(gateway_places);
+        Self { config, lanes: Mutex::default(), gateway, gateway_places: gateway_places as u32 }
     }
 
     fn lane(&self, holder: Holder, kind: Heavy, places: u32) -> Arc<Semaphore> {
@@ -160,10 +163,7 @@ impl FairShare {
                 Ok(place) => Some(place),
                 Err(turn) => match tokio::time::timeout_at(deadline, turn).await {
                     Ok(Ok(place)) => Some(place),
-                    _ => {
-                        let size = self.config.gateway_places() as u32;
-                        return Err(throttled(kind, size, "fair_share.per_gateway", wait));
-                    }
+                    _ => return Err(throttled(kind, self.gateway_places, "fair_share.per_gateway", wait)),
                 },
             },
         };

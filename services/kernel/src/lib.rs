@@ -944,13 +944,18 @@ async fn take_turn(
     caller: &Caller,
     kind: otc_catalog::Heavy,
 ) -> Result<Option<HeldTurn>, ToolError> {
-    let held = CALL_NESTED.try_with(|s| s.borrow().turns.clone()).unwrap_or_default();
-    if held.contains(&kind) {
+    let (holds_kind, holds_any) = CALL_NESTED
+        .try_with(|s| {
+            let turns = &s.borrow().turns;
+            (turns.contains(&kind), !turns.is_empty())
+        })
+        .unwrap_or((false, false));
+    if holds_kind {
         return Ok(None);
     }
     // A call that already holds a gateway place (a heavy tool calling another) uses that one:
     // waiting for a second could wait on itself.
-    let turn = services.fair_share.turn(caller, kind, held.is_empty()).await?;
+    let turn = services.fair_share.turn(caller, kind, !holds_any).await?;
     let _ = CALL_NESTED.try_with(|s| s.borrow_mut().turns.push(kind));
     Ok(Some(HeldTurn { kind, _turn: turn }))
 }

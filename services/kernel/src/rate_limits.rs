@@ -101,35 +101,33 @@ impl RateLimiter {
         Self { kv, config, started: Instant::now(), warned_at_ms: AtomicU64::new(0), slots }
     }
 
-    /// One call allowed locally, when the budget is known, fresh and far from its limit.
-    fn spend_locally(&self, key: &str, tier: RateTier) -> Option<RateDecision> {
-        if tier.burst < LOCAL_MIN_BURST {
+    /// One call decided without Redis: refused while Redis's last refusal on `key` still holds
+    /// (how long it still does), or allowed when the budget is known, fresh and far from its
+    /// limit. None: ask Redis.
+    fn decide_locally(&self, key: &str, tier: RateTier) -> Option<Result<RateDecision, Duration>> {
+        let mut slots = lock(&self.slots);
+        let slot = slots.get_mut(key).filter(|s| s.tier == tier)?;
+        let refused_for = slot.refused_until.and_then(|until| until.checked_duration_since(Instant::now()));
+        if let Some(left) = refused_for.filter(|left| !left.is_zero()) {
+            return Some(Err(left));
+        }
+        if tier.burst < LOCAL_MIN_BURST || slot.heard.elapsed() >= FRESH_FOR {
             return None;
         }
-        let mut slots = lock(&self.slots);
-        let slot = slots.get_mut(key).filter(|s| s.tier == tier && s.heard.elapsed() < FRESH_FOR)?;
         let (used_us, left) = slot.headroom_after_one();
         if left < i64::from(tier.burst / 2) {
             return None;
         }
         slot.pending += 1;
         slot.used = Instant::now();
-        Some(RateDecision {
+        Some(Ok(RateDecision {
             allowed: true,
             remaining: left.max(0) as u32,
             retry_after: Duration::ZERO,
             reset_after: Duration::from_micros(used_us.max(0) as u64),
             tat_us: 0,
             now_us: 0,
-        })
-    }
-
-    /// How long the refusal Redis last gave on `key` still holds, if one does (and the tier is
-    /// still the one it was given under).
-    fn refused_locally(&self, key: &str, tier: RateTier) -> Option<Duration> {
-        let slots = lock(&self.slots);
-        let until = slots.get(key).filter(|s| s.tier == tier)?.refused_until?;
-        until.checked_duration_since(Instant::now()).filter(|left| !left.is_zero())
+        }))
     }
 
     /// The calls allowed locally on `key` and not yet sent (taken: the caller sends them).
@@ -198,11 +196,10 @@ impl RateLimiter {
             return Ok(Spent { class, tier, decision: None });
         }
         let key = format!("rl:{}:{}:{class}", caller.tenant_id, caller.principal_id);
-        if let Some(wait) = self.refused_locally(&key, tier) {
-            return Err(throttled(class, tier, wait));
-        }
-        if let Some(decision) = self.spend_locally(&key, tier) {
-            return Ok(Spent { class, tier, decision: Some(decision) });
+        match self.decide_locally(&key, tier) {
+            Some(Ok(decision)) => return Ok(Spent { class, tier, decision: Some(decision) }),
+            Some(Err(wait)) => return Err(throttled(class, tier, wait)),
+            None => {}
         }
         let pending = self.take_pending(&key);
         let asked = self.kv.rate_spend(&key, tier.per_minute, tier.burst, pending, true).await;

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
+/// The repository root (sources are read from it, as the tidy tests do).
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 

@@ -422,19 +422,20 @@ async fn the_sweeps_statements_have_indexes_to_use() {
     let store = iso.store();
     let tenant = Tenant::create(&store, "acme").await;
     let sources = [
-        (include_str!("../../../../shared/store/src/tokens.rs"), "purge_dead_tokens"),
-        (include_str!("../../../../shared/store/src/oauth.rs"), "purge_dead_oauth_secrets"),
-        (include_str!("../../../../shared/store/src/audit_log.rs"), "purge_audit"),
-        (include_str!("../../../../shared/store/src/files.rs"), "prune_snapshots"),
-        (include_str!("../../../../shared/store/src/visible.rs"), "forget_uploads"),
-        (include_str!("../../../../shared/store/src/files.rs"), "unreferenced_blobs"),
-        (include_str!("../../../../shared/store/src/files.rs"), "forget_blobs"),
-        (include_str!("../../../../shared/store/src/upkeep.rs"), "renew_upkeep"),
-        (include_str!("../../../../shared/store/src/upkeep.rs"), "finish_upkeep"),
+        ("shared/store/src/tokens.rs", "purge_dead_tokens"),
+        ("shared/store/src/oauth.rs", "purge_dead_oauth_secrets"),
+        ("shared/store/src/audit_log.rs", "purge_audit"),
+        ("shared/store/src/files.rs", "prune_snapshots"),
+        ("shared/store/src/visible.rs", "forget_uploads"),
+        ("shared/store/src/files.rs", "unreferenced_blobs"),
+        ("shared/store/src/files.rs", "forget_blobs"),
+        ("shared/store/src/upkeep.rs", "renew_upkeep"),
+        ("shared/store/src/upkeep.rs", "finish_upkeep"),
     ];
     let mut statements: Vec<(String, String)> = Vec::new();
-    for (source, function) in sources {
-        let found = statements_of(source, function);
+    for (file, function) in sources {
+        let source = std::fs::read_to_string(crate::tidy::root().join(file)).unwrap();
+        let found = statements_of(&source, function);
         assert!(!found.is_empty(), "no statement found in {function}");
         statements.extend(found.into_iter().map(|sql| (function.to_string(), sql)));
     }
