@@ -208,27 +208,26 @@ impl Kv {
     /// keeping its time to live). False when it changed or vanished meanwhile.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis swap_record", otel.kind = "client", db.system = "redis"))]
     pub async fn swap_record(&self, name: &str, expected: &str, value: &str) -> Result<bool> {
-        let script = Script::new(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then \
-               redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') return 1 \
-             else return 0 end",
-        );
-        let mut conn = self.conn().await?;
-        let swapped: i64 =
-            script.key(self.key(name)).arg(expected).arg(value).invoke_async(&mut conn).await.map_err(classify)?;
-        Ok(swapped == 1)
+        self.swap(name, expected, value, None).await
     }
 
     /// [`Kv::swap_record`], the record then living `ttl` (at least a millisecond) from now.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis swap_record_for", otel.kind = "client", db.system = "redis"))]
     pub async fn swap_record_for(&self, name: &str, expected: &str, value: &str, ttl: Duration) -> Result<bool> {
+        self.swap(name, expected, value, Some(ttl)).await
+    }
+
+    /// The compare-and-set both swaps are: the time to live kept, or set to `ttl`.
+    async fn swap(&self, name: &str, expected: &str, value: &str, ttl: Option<Duration>) -> Result<bool> {
         let script = Script::new(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then \
-               redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 \
+               if ARGV[3] == '' then redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') \
+               else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end \
+               return 1 \
              else return 0 end",
         );
         let mut conn = self.conn().await?;
-        let ttl_ms = ttl.as_millis().max(1) as u64;
+        let ttl_ms = ttl.map_or(String::new(), |ttl| ttl.as_millis().max(1).to_string());
         let swapped: i64 = script
             .key(self.key(name))
             .arg(expected)
