@@ -175,6 +175,41 @@ pub async fn current(ctx: &CallContext<'_>, vault: uuid::Uuid, path: &str) -> Re
     Ok(ctx.services().store.file(ctx.caller.tenant_id, vault, path).await?)
 }
 
+/// Returns once the vault's index covers every commit up to `head`, indexing what is due when
+/// need be, for a plan that reads links from the index (a move's rewrites): a lagging index
+/// would hide the notes that link what moves. Waits at most `index.rewrite_wait_ms`; past it
+/// the call is refused (service_unavailable, nothing done) and the workers go on indexing.
+pub async fn index_covering(ctx: &CallContext<'_>, vault: uuid::Uuid) -> Result<(), ToolError> {
+    let services = ctx.services();
+    let mut tx = ctx.begin().await?;
+    let (head, indexed) = tx.index_progress(vault).await?;
+    tx.commit().await?;
+    if indexed >= head {
+        return Ok(());
+    }
+    let wait = std::time::Duration::from_millis(services.config.index.rewrite_wait_ms);
+    let refused = || {
+        ToolError::with_message(
+            ErrorCode::ServiceUnavailable,
+            format!(
+                "the vault's index is {} changes behind and links are rewritten from it; nothing was changed. \
+                 Retry in a minute, once get_index_status shows it caught up",
+                head - indexed
+            ),
+        )
+        .detail("dependency", "index")
+        .detail("behind", head - indexed)
+    };
+    match tokio::time::timeout(wait, services.indexer.catch_up_to(ctx.caller.tenant_id, vault, head)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            tracing::warn!(%vault, error = %e.chain(), "indexing before a link rewrite failed");
+            Err(refused())
+        }
+        Err(_) => Err(refused()),
+    }
+}
+
 /// The bytes of a blob.
 pub async fn blob(ctx: &CallContext<'_>, hash: &Hash) -> Result<bytes::Bytes, ToolError> {
     Ok(ctx.services().blobs.get_blob(ctx.caller.tenant_id, hash).await?)

@@ -417,11 +417,15 @@ pub struct IndexConfig {
     /// How long a write's answer waits for its note to be indexed (read-your-writes), in
     /// milliseconds. Past it the write answers anyway and the workers index it (0: never wait).
     pub inline_deadline_ms: u64,
+    /// How long a move waits for the vault's index to cover every commit before it plans its
+    /// link rewrites (a lagging index would hide linking notes), in milliseconds. Past it the
+    /// move answers service_unavailable with nothing moved; the workers go on indexing.
+    pub rewrite_wait_ms: u64,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        Self { max_indexed_bytes: 4 * 1024 * 1024, inline_deadline_ms: 2_000 }
+        Self { max_indexed_bytes: 4 * 1024 * 1024, inline_deadline_ms: 2_000, rewrite_wait_ms: 30_000 }
     }
 }
 

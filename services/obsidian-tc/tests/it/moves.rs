@@ -317,3 +317,65 @@ async fn on_every_corpus_vault_the_most_linked_note_moves_with_every_backlink() 
         assert_eq!(incremental, links_by_note(&app, tenant.id, vault.id).await, "{name}: index equals a rebuild");
     }
 }
+
+/// A move reads the notes that link what moves from the index: it first brings the index up to
+/// every commit (here nothing was indexed as it was written), and when that takes longer than
+/// `index.rewrite_wait_ms` (another indexer holds the vault) it moves nothing and says so.
+#[tokio::test]
+async fn a_move_waits_for_the_index_to_cover_every_commit() {
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        c.index.inline_deadline_ms = 0;
+        c.index.rewrite_wait_ms = 500;
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let notes = 20;
+    for i in 0..notes {
+        ok(
+            &app,
+            &token,
+            "write_note",
+            json!({"vault": V, "path": format!("n{i}.md"), "content": format!("[[T]] {i}\n")}),
+        )
+        .await;
+    }
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "T.md", "content": "target\n"})).await;
+    let index = |app: &TestApp| {
+        let (store, tenant, vault) = (app.store.clone(), tenant.id, tenant.vault_id);
+        async move {
+            let mut tx = store.begin(tenant).await.unwrap();
+            tx.index_progress(vault).await.unwrap()
+        }
+    };
+    let (head, indexed) = index(&app).await;
+    assert!(indexed < head, "nothing was indexed inline: {indexed} of {head}");
+
+    // Another indexer holds the vault: the move waits its time, then refuses, moving nothing.
+    let mut held = app.store.begin(tenant.id).await.unwrap();
+    held.lock_index(tenant.vault_id, true).await.unwrap();
+    let refused = err(&app, &token, "move_note", json!({"vault": V, "from": "T.md", "to": "U.md"})).await;
+    assert_eq!(
+        (refused["code"].as_str(), refused["details"]["dependency"].as_str()),
+        (Some("service_unavailable"), Some("index")),
+        "{refused}"
+    );
+    assert_eq!(refused["details"]["behind"], head - indexed, "{refused}");
+    held.commit().await.unwrap();
+    assert_eq!(text(&app, &token, "T.md").await.as_deref(), Some("target\n"));
+    assert_eq!(text(&app, &token, "U.md").await, None);
+
+    // Free to index, the move catches the index up and rewrites every link.
+    let moved = ok(&app, &token, "move_note", json!({"vault": V, "from": "T.md", "to": "U.md"})).await;
+    assert_eq!(moved["backlinks_updated"], json!({"notes": notes, "links": notes}), "{moved}");
+    for i in 0..notes {
+        assert_eq!(text(&app, &token, &format!("n{i}.md")).await.unwrap(), format!("[[U]] {i}\n"));
+    }
+    // rewrite_link reads the same index the same way.
+    ok(&app, &token, "write_note", json!({"vault": V, "path": "late.md", "content": "[[U]] late\n"})).await;
+    let retargeted =
+        ok(&app, &token, "rewrite_link", json!({"vault": V, "from_target": "U", "to_target": "W", "dry_run": true}))
+            .await;
+    assert_eq!(retargeted["notes_changed"], notes + 1, "{retargeted}");
+}

@@ -123,6 +123,7 @@ impl Tool for RewriteLink {
             format::resolve(input.response_format, input.verbosity, ctx.default_format()) == ResponseFormat::Detailed;
         let mut replanned = false;
         loop {
+            writing::index_covering(ctx, view.vault.id).await?;
             let mut tx = ctx.begin().await?;
             let links = tx.links_named(view.vault.id, &keys(&input.from_target)).await?;
             tx.commit().await?;

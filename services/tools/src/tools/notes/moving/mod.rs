@@ -105,6 +105,9 @@ pub async fn plan(
         keys.extend(affected_link_keys(&m.to));
     }
     let keys: Vec<String> = keys.into_iter().collect();
+    if update_links {
+        writing::index_covering(ctx, view.vault.id).await?;
+    }
     let started = std::time::Instant::now();
     let mut sources: BTreeSet<String> = BTreeSet::new();
     let mut tx = ctx.begin().await?;
