@@ -43,7 +43,7 @@ pub struct EmbedSettings {
     pub max_backoff: Duration,
     /// How often an idle worker looks for work.
     pub poll_interval: Duration,
-    /// How often [`Embedding::maintain`] runs.
+    /// How often each tenant's embedding upkeep ([`Embedding::maintain_tenant`]) runs.
     pub maintain_interval: Duration,
     /// Dead jobs get another round this long after their last attempt.
     pub revive_after: Duration,
@@ -59,7 +59,7 @@ impl Default for EmbedSettings {
             max_attempts: 8,
             max_backoff: Duration::from_secs(300),
             poll_interval: Duration::from_millis(500),
-            maintain_interval: Duration::from_secs(60),
+            maintain_interval: Duration::from_secs(3600),
             revive_after: Duration::from_secs(15 * 60),
             cache_retention: Duration::from_secs(30 * 24 * 3600),
         }
@@ -91,6 +91,44 @@ pub struct Embedding {
     blobs: Blobs,
     embeddings: Arc<Embeddings>,
     settings: EmbedSettings,
+    breakers: Arc<Breakers>,
+}
+
+/// The shortest a provider that failed is left alone.
+const PROVIDER_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The provider that could not be reached (its model), how many passes in a row met it so,
+/// and until when it is left alone (doubling from [`PROVIDER_BACKOFF`] up to `max_backoff`).
+/// While it is, passes skip every vault (their jobs wait, no attempt counted) rather than each
+/// meeting the same failure; the indexer, which never waits on a provider, goes on. One model
+/// at a time: a pass embeds with the configured model, and a vault's older set only while that
+/// one fills.
+#[derive(Default)]
+struct Breakers(std::sync::Mutex<Option<(String, u32, tokio::time::Instant)>>);
+
+impl Breakers {
+    fn open(&self, model: &str) -> bool {
+        let held = self.0.lock().expect("breakers");
+        held.as_ref().is_some_and(|(m, _, until)| m == model && tokio::time::Instant::now() < *until)
+    }
+
+    fn trip(&self, model: &str, max: Duration) -> Duration {
+        let mut held = self.0.lock().expect("breakers");
+        let failures = match held.as_ref() {
+            Some((m, failures, _)) if m == model => failures + 1,
+            _ => 1,
+        };
+        let wait = PROVIDER_BACKOFF.saturating_mul(1 << (failures - 1).min(16)).min(max.max(PROVIDER_BACKOFF));
+        *held = Some((model.to_string(), failures, tokio::time::Instant::now() + wait));
+        wait
+    }
+
+    fn reset(&self, model: &str) {
+        let mut held = self.0.lock().expect("breakers");
+        if held.as_ref().is_some_and(|(m, _, _)| m == model) {
+            *held = None;
+        }
+    }
 }
 
 /// What went wrong in a pass (logged, and kept on the jobs).
@@ -181,26 +219,29 @@ struct Input {
 
 impl Embedding {
     pub fn new(store: Store, blobs: Blobs, embeddings: Arc<Embeddings>, settings: EmbedSettings) -> Self {
-        Self { store, blobs, embeddings, settings }
+        Self { store, blobs, embeddings, settings, breakers: Arc::default() }
     }
 
-    /// Passes until shutdown: every vault with due jobs, then a pause when there was nothing.
+    /// Passes until shutdown: the vaults with due jobs, then a pause when there was nothing.
+    /// First asks for the embedding upkeep of every tenant with a vault that lacks the
+    /// configured model's set (a provider just configured, a model changed).
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
-        if self.embeddings.active().is_none() {
-            return shutdown.await;
-        }
+        let Some(active) = self.embeddings.active().cloned() else { return shutdown.await };
         tokio::pin!(shutdown);
-        let mut next_upkeep = tokio::time::Instant::now();
+        tokio::select! {
+            () = &mut shutdown => return,
+            asked = self.request_missing_sets(active.model()) => match asked {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(tenants = n, model = active.model(), "embedding upkeep asked for"),
+                Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "could not look for vaults without the model's set"),
+            },
+        }
         loop {
-            if tokio::time::Instant::now() >= next_upkeep {
-                match self.maintain().await {
-                    Ok(report) if report != MaintainReport::default() => tracing::info!(?report, "embedding upkeep"),
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "embedding upkeep failed"),
-                }
-                next_upkeep = tokio::time::Instant::now() + self.settings.maintain_interval;
-            }
-            let busy = match self.run_once().await {
+            let pass = tokio::select! {
+                () = &mut shutdown => return,
+                pass = self.run_once() => pass,
+            };
+            let busy = match pass {
                 Ok(report) => report.jobs_done > 0 || report.chunks > 0,
                 Err(e) => {
                     tracing::warn!(error = %otc_errors::error_chain(&e), "embedding pass failed");
@@ -215,42 +256,86 @@ impl Embedding {
         }
     }
 
-    /// Upkeep, per tenant: every vault without a set for the configured model gets one (a new
-    /// vault, a provider just configured, a model change; the backfill job fills it), dead
-    /// jobs past `revive_after` are given another round, and cached vectors unused past
-    /// `cache_retention` are forgotten. Every worker runs it; it is idempotent.
+    /// Makes due now the embedding upkeep of every tenant with a vault lacking `model`'s set.
+    async fn request_missing_sets(&self, model: &str) -> Result<usize, EmbedFailure> {
+        let tenants = self.store.tenants_lacking_model(model).await?;
+        for &tenant in &tenants {
+            let mut tx = self.store.begin(tenant).await?;
+            tx.request_upkeep(otc_store::upkeep::EMBEDDING).await?;
+            tx.commit().await?;
+        }
+        Ok(tenants.len())
+    }
+
+    /// Every tenant's upkeep at once (tests and operators; the workers run each tenant's as its
+    /// upkeep item comes due).
     pub async fn maintain(&self) -> Result<MaintainReport, EmbedFailure> {
         let mut report = MaintainReport::default();
-        let Some(active) = self.embeddings.active().cloned() else { return Ok(report) };
-        let now = chrono::Utc::now();
-        let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
         for tenant in self.store.tenant_ids().await? {
-            let mut tx = self.store.begin(tenant).await?;
-            for vault in tx.list_vaults().await? {
-                if tx.start_vault_model(vault.id, active.model(), active.dims() as i32).await? {
-                    report.sets_started += 1;
-                }
-            }
-            report.jobs_revived += tx.revive_embed_jobs(ago(self.settings.revive_after)).await?;
-            report.cache_purged += tx.purge_embedding_cache(ago(self.settings.cache_retention)).await?;
-            tx.commit().await?;
+            let one = self.maintain_tenant(tenant).await?;
+            report.sets_started += one.sets_started;
+            report.jobs_revived += one.jobs_revived;
+            report.cache_purged += one.cache_purged;
         }
         Ok(report)
     }
 
-    /// One pass over every vault with embed jobs due.
+    /// One tenant's upkeep: every vault without a set for the configured model gets one (a
+    /// new vault, a provider just configured, a model change; the backfill job fills it), dead
+    /// jobs past `revive_after` are given another round, and cached vectors unused past
+    /// `cache_retention` are forgotten. Idempotent.
+    pub async fn maintain_tenant(&self, tenant: Uuid) -> Result<MaintainReport, EmbedFailure> {
+        let mut report = MaintainReport::default();
+        let Some(active) = self.embeddings.active().cloned() else { return Ok(report) };
+        let now = chrono::Utc::now();
+        let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+        let mut tx = self.store.begin(tenant).await?;
+        for vault in tx.list_vaults().await? {
+            if tx.start_vault_model(vault.id, active.model(), active.dims() as i32).await? {
+                report.sets_started += 1;
+            }
+        }
+        report.jobs_revived += tx.revive_embed_jobs(ago(self.settings.revive_after)).await?;
+        report.cache_purged += tx.purge_embedding_cache(ago(self.settings.cache_retention)).await?;
+        tx.commit().await?;
+        Ok(report)
+    }
+
+    /// Whether this worker runs embedding work (a provider is configured).
+    pub fn active(&self) -> bool {
+        self.embeddings.active().is_some()
+    }
+
+    /// How often a tenant's upkeep comes due.
+    pub fn maintain_interval(&self) -> Duration {
+        self.settings.maintain_interval
+    }
+
+    /// One pass over the vaults with embed jobs due, across tenants (one query finds them).
+    /// A provider that cannot be reached ends the pass and is left alone for a while (see
+    /// [`Breakers`]): the other vaults' jobs wait, no attempt counted.
     pub async fn run_once(&self) -> Result<EmbedReport, EmbedFailure> {
         let mut total = EmbedReport::default();
-        for tenant in self.store.tenants_with_due_jobs().await? {
-            let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.due_job_vaults(EMBED_JOB, 100).await?;
-            tx.commit().await?;
-            for vault in vaults {
-                match self.vault_pass(tenant, vault).await {
-                    Ok(r) => total.add(r),
-                    Err(e) => {
-                        tracing::warn!(%tenant, %vault, error = %otc_errors::error_chain(&e), "embedding failed; will retry")
+        let Some(active) = self.embeddings.active().cloned() else { return Ok(total) };
+        if self.breakers.open(active.model()) {
+            return Ok(total);
+        }
+        for (tenant, vault) in self.store.due_job_vaults(EMBED_JOB, crate::DUE_VAULTS_PER_PASS).await? {
+            match self.vault_pass(tenant, vault).await {
+                Ok(r) => {
+                    if r.embedded > 0 {
+                        self.breakers.reset(active.model());
                     }
+                    total.add(r)
+                }
+                Err(EmbedFailure::Embed { model, source: source @ otc_embed::EmbedError::Unavailable { .. } }) => {
+                    let wait = self.breakers.trip(&model, self.settings.max_backoff);
+                    tracing::warn!(%tenant, %vault, %model, error = %otc_errors::error_chain(&source), ?wait,
+                        "the embedding provider cannot be reached; left alone for a while");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(%tenant, %vault, error = %otc_errors::error_chain(&e), "embedding failed; will retry")
                 }
             }
         }

@@ -97,6 +97,9 @@ pub struct IndexerSettings {
     pub embed: bool,
     /// The most bytes of vaults' Excluded-files filters kept in memory.
     pub excluded_cache_bytes: u64,
+    /// The most live notes a merge on a commit's path may rewrite; a larger one is asked of
+    /// the workers (the tenant's `fts_merge` upkeep item).
+    pub inline_merge_notes: i64,
 }
 
 impl Default for IndexerSettings {
@@ -113,15 +116,23 @@ impl Default for IndexerSettings {
             inline_deadline: Duration::from_millis(2_000),
             embed: false,
             excluded_cache_bytes: 8 << 20,
+            inline_merge_notes: 2_000,
         }
     }
 }
 
-/// The most live notes a merge on a commit's path may rewrite.
-pub const INLINE_MERGE_NOTES: i64 = 2_000;
+/// The most vaults one pass of the workers takes a batch from (those waiting longest).
+pub const DUE_VAULTS_PER_PASS: i64 = 200;
 
-/// How often the workers look for vaults whose segments need a full merge.
-const MERGE_INTERVAL: Duration = Duration::from_secs(30);
+/// What [`Indexer::merge_segments`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// Nothing needed merging.
+    None,
+    Merged,
+    /// A merge is due that is larger than the limit allowed: the workers' to do.
+    TooLarge,
+}
 
 /// What one batch did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -261,14 +272,7 @@ impl Indexer {
     /// cancelled, its jobs left queued without counting an attempt).
     pub async fn run(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
-        let mut last_merge = std::time::Instant::now();
         loop {
-            if last_merge.elapsed() >= MERGE_INTERVAL {
-                last_merge = std::time::Instant::now();
-                if let Err(e) = self.merge_all().await {
-                    tracing::warn!(error = %e.chain(), "merging full-text segments failed; will retry");
-                }
-            }
             let pass = tokio::select! {
                 pass = self.run_once() => pass,
                 // Dropping the pass stops its parsing and rolls its batch back.
@@ -291,20 +295,17 @@ impl Indexer {
         }
     }
 
-    /// One pass over every tenant and vault with due jobs (a batch each). Returns the number
-    /// of jobs handled, failed ones included.
+    /// One pass over the vaults with due jobs, across tenants (one query finds them, each vault
+    /// once, the longest waiting first): a batch each, so a vault with thousands of queued jobs
+    /// takes one batch a pass like a vault with one. Returns the number of jobs handled, failed
+    /// ones included.
     pub async fn run_once(&self) -> Result<usize> {
         let mut handled = 0;
-        for tenant in self.store.tenants_with_due_jobs().await? {
-            let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.due_job_vaults(INDEX_JOB, 100).await?;
-            tx.commit().await?;
-            for vault in vaults {
-                match self.batch(tenant, vault, false).await {
-                    Ok(Some(report)) => handled += report.jobs,
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(%tenant, %vault, error = %e.chain(), "index batch failed"),
-                }
+        for (tenant, vault) in self.store.due_job_vaults(INDEX_JOB, DUE_VAULTS_PER_PASS).await? {
+            match self.batch(tenant, vault, false).await {
+                Ok(Some(report)) => handled += report.jobs,
+                Ok(None) => {}
+                Err(e) => tracing::warn!(%tenant, %vault, error = %e.chain(), "index batch failed"),
             }
         }
         Ok(handled)
@@ -370,7 +371,10 @@ impl Indexer {
             Ok(mut report) => {
                 let applied = started.elapsed();
                 // Small merges here keep the segment count down; large ones are the workers'.
-                let merged = self.merge_segments(&mut tx, vault, Some(INLINE_MERGE_NOTES)).await?;
+                let merged = self.merge_segments(&mut tx, vault, Some(self.settings.inline_merge_notes)).await?;
+                if merged == Merge::TooLarge {
+                    tx.request_upkeep(otc_store::upkeep::FTS_MERGE).await?;
+                }
                 let merge_time = started.elapsed() - applied;
                 tx.finish_jobs(&ids).await?;
                 report.indexed_seq = tx.advance_indexed_seq(vault).await?;
@@ -379,7 +383,7 @@ impl Indexer {
                     jobs = ids.len(),
                     paths = paths.len(),
                     apply_ms = applied.as_millis() as u64,
-                    merged,
+                    merged = ?merged,
                     merge_ms = merge_time.as_millis() as u64,
                     commit_ms = (started.elapsed() - applied - merge_time).as_millis() as u64,
                     "indexed a batch of jobs"
@@ -552,8 +556,8 @@ impl Indexer {
 
     /// Merges the vault's full-text segments when [`fulltext::plan`] says so, at most `limit`
     /// live notes' worth (`None`: every segment, as a rebuild ends), under the vault's index
-    /// lock (which `tx` must hold). Returns whether it merged.
-    pub async fn merge_segments(&self, tx: &mut TenantTx, vault: Uuid, limit: Option<i64>) -> Result<bool> {
+    /// lock (which `tx` must hold).
+    pub async fn merge_segments(&self, tx: &mut TenantTx, vault: Uuid, limit: Option<i64>) -> Result<Merge> {
         let refs = tx.fts_segments(vault).await?;
         let picked = match limit {
             Some(limit) => fulltext::plan(&refs, limit),
@@ -561,7 +565,8 @@ impl Indexer {
             None => Vec::new(),
         };
         if picked.is_empty() {
-            return Ok(false);
+            let wanted = limit.is_some_and(|l| l < i64::MAX) && !fulltext::plan(&refs, i64::MAX).is_empty();
+            return Ok(if wanted { Merge::TooLarge } else { Merge::None });
         }
         let mut dead: HashMap<i64, Vec<String>> = refs.into_iter().map(|r| (r.id, r.dead)).collect();
         let data: Vec<(Vec<u8>, Vec<String>)> = tx
@@ -572,24 +577,24 @@ impl Indexer {
             .collect();
         let merged = tokio::task::spawn_blocking(move || fulltext::merge(data)).await?.map_err(IndexError::Segment)?;
         tx.fts_replace_segments(vault, &picked, merged.as_ref().map(|(b, n)| (b.as_slice(), *n))).await?;
-        Ok(true)
+        Ok(Merge::Merged)
     }
 
-    /// Merges every vault's segments that need it, in full (the workers' periodic pass).
-    pub async fn merge_all(&self) -> Result<usize> {
+    /// Merges the segments of each of the tenant's vaults that need it, in full: the tenant's
+    /// `fts_merge` upkeep item, which a batch asks for when it leaves a vault with a merge too
+    /// large for a commit's path. Returns the vaults merged.
+    pub async fn merge_tenant(&self, tenant: Uuid) -> Result<usize> {
         let mut merged = 0;
-        for tenant in self.store.tenant_ids().await? {
+        let mut tx = self.store.begin(tenant).await?;
+        let vaults = tx.fts_vaults_to_merge(fulltext::TIER_FANOUT as i64 - 1).await?;
+        tx.commit().await?;
+        for vault in vaults {
             let mut tx = self.store.begin(tenant).await?;
-            let vaults = tx.fts_vaults_to_merge(fulltext::TIER_FANOUT as i64 - 1).await?;
-            tx.commit().await?;
-            for vault in vaults {
-                let mut tx = self.store.begin(tenant).await?;
-                tx.lock_index(vault, true).await?;
-                if self.merge_segments(&mut tx, vault, Some(i64::MAX)).await? {
-                    merged += 1;
-                }
-                tx.commit().await?;
+            tx.lock_index(vault, true).await?;
+            if self.merge_segments(&mut tx, vault, Some(i64::MAX)).await? == Merge::Merged {
+                merged += 1;
             }
+            tx.commit().await?;
         }
         Ok(merged)
     }

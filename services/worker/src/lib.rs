@@ -1,16 +1,19 @@
 //! The worker role: background work off the request path.
 //!
-//! Each tenant's sweep (dead tokens and secrets, the audit trail past its retention, old
-//! snapshots, forgotten uploads, unreferenced blobs) is an upkeep item in Postgres that any
-//! worker claims when it is due ([`Worker::run`]'s upkeep loop): one indexed query finds the due
-//! items across tenants, the claim is renewed while the item runs and the run stops if it cannot
-//! be, and an idle tenant costs nothing between its due times. Every worker also runs the
-//! indexer (`otc_indexer`), which claims outbox jobs with `FOR UPDATE SKIP LOCKED`, and, given
-//! the tools, writes the wikis' generated pages from their `wiki_pages` jobs the same way.
+//! Each tenant's periodic work is a set of upkeep items in Postgres that any worker claims when
+//! they come due ([`upkeep_loop`]): the sweep (dead tokens and secrets, the audit trail past its
+//! retention, old snapshots, forgotten uploads, unreferenced blobs), the embedding upkeep, the
+//! scheduled wiki upkeep `[maintenance]` turns on (lint, generated pages, the contradiction
+//! detector), and, asked for by the indexer rather than on a period, the full merge of a vault's
+//! full-text segments. One indexed query finds the due items across tenants, the claim is
+//! renewed while the item runs and the run stops if it cannot be, and an idle tenant costs
+//! nothing between its due times. Every worker also runs the indexer (`otc_indexer`) and the
+//! embedding passes, which find the vaults with due outbox jobs across tenants in one query and
+//! claim their jobs with `FOR UPDATE SKIP LOCKED`, and, given the tools, writes the wikis'
+//! generated pages from their `wiki_pages` jobs the same way.
 //!
 //! What is not per tenant runs on one worker at a time, the holder of a Redis lease (leader
-//! election), the others standing by: the purge of unused OAuth clients, reconcile mode, and
-//! the scheduled wiki upkeep (`[maintenance]`).
+//! election), the others standing by: the purge of unused OAuth clients and reconcile mode.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -148,7 +151,7 @@ pub struct WorkerSettings {
     pub reconcile: Vec<otc_config::ReconcileTarget>,
     /// How long an OAuth client no token request names is kept (the refresh tokens' lifetime).
     pub oauth_client_retention: chrono::Duration,
-    /// The leader's periodic wiki upkeep (with [`Worker::with_wiki`]).
+    /// The tenants' scheduled wiki upkeep (with [`Worker::with_wiki`]).
     pub maintenance: otc_config::MaintenanceConfig,
 }
 
@@ -244,81 +247,213 @@ async fn sweep_tenant(
     }
 }
 
-/// Every worker's share of the tenants' upkeep: claims the most overdue sweep item (one
-/// indexed query across tenants), runs it while renewing the claim, hands it back due a period
-/// later; looks again at once after an item, else after [`UPKEEP_POLL`]. Stops at `shutdown`,
-/// giving back an item it holds unrun.
-pub async fn upkeep_loop(store: Store, blobs: Blobs, settings: WorkerSettings, shutdown: impl Future<Output = ()>) {
+/// The kinds of upkeep a worker runs, with what runs each: every worker sweeps; one with an
+/// indexer merges full-text segments when a batch asked for it; one with an embedding provider
+/// keeps the tenants' embedding sets; one with the tools runs the scheduled wiki upkeep that
+/// `[maintenance]` turns on.
+#[derive(Clone)]
+pub struct Upkeep {
+    store: Store,
+    blobs: Blobs,
+    settings: WorkerSettings,
+    indexer: Option<otc_indexer::Indexer>,
+    embedding: Option<otc_indexer::embedding::Embedding>,
+    tools: Option<Arc<otc_kernel::Dispatcher>>,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Upkeep {
+    pub fn new(store: Store, blobs: Blobs, settings: WorkerSettings) -> Self {
+        Self { store, blobs, settings, indexer: None, embedding: None, tools: None }
+    }
+
+    pub fn with_tools(mut self, tools: Arc<otc_kernel::Dispatcher>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    pub fn with_indexer(mut self, indexer: otc_indexer::Indexer) -> Self {
+        self.indexer = Some(indexer);
+        self
+    }
+
+    pub fn with_embedding(mut self, embedding: otc_indexer::embedding::Embedding) -> Self {
+        self.embedding = Some(embedding.clone()).filter(|e| e.active());
+        self
+    }
+
+    /// The kinds this worker claims.
+    pub fn kinds(&self) -> Vec<&'static str> {
+        use otc_store::upkeep::{CONTRADICTIONS, EMBEDDING, FTS_MERGE, SWEEP, WIKI_LINT, WIKI_PAGES};
+        let mut kinds = vec![SWEEP];
+        kinds.extend(self.indexer.as_ref().map(|_| FTS_MERGE));
+        kinds.extend(self.embedding.as_ref().map(|_| EMBEDDING));
+        let m = &self.settings.maintenance;
+        if self.tools.is_some() && m.enabled {
+            kinds.extend(m.wiki_lint.enabled.then_some(WIKI_LINT));
+            kinds.extend(m.wiki_pages.enabled.then_some(WIKI_PAGES));
+            kinds.extend(m.contradictions.enabled.then_some(CONTRADICTIONS));
+        }
+        kinds
+    }
+
+    /// How long after a finished run the item is due again; None: when next asked for.
+    fn period(&self, kind: &str) -> Option<Duration> {
+        let m = &self.settings.maintenance;
+        match kind {
+            otc_store::upkeep::SWEEP => Some(self.settings.sweep_interval),
+            otc_store::upkeep::EMBEDDING => self.embedding.as_ref().map(|e| e.maintain_interval()),
+            otc_store::upkeep::WIKI_LINT => Some(hours(m.wiki_lint.interval_hours)),
+            otc_store::upkeep::WIKI_PAGES => Some(hours(m.wiki_pages.interval_hours)),
+            otc_store::upkeep::CONTRADICTIONS => Some(hours(m.contradictions.interval_hours)),
+            _ => None,
+        }
+    }
+
+    /// Runs `tenant`'s `kind` item, stopping at `deadline` where the kind allows; true when it
+    /// finished.
+    async fn run(&self, tenant: uuid::Uuid, kind: &str, deadline: tokio::time::Instant) -> Result<bool, BoxError> {
+        match (kind, &self.indexer, &self.embedding) {
+            (otc_store::upkeep::SWEEP, _, _) => {
+                let mut report = SweepReport { tenants: 1, ..Default::default() };
+                let finished =
+                    sweep_tenant(&self.store, &self.blobs, &self.settings, tenant, &mut report, Some(deadline)).await?;
+                tracing::debug!(%tenant, ?report, finished, "tenant swept");
+                Ok(finished)
+            }
+            (otc_store::upkeep::FTS_MERGE, Some(indexer), _) => {
+                let merged = indexer.merge_tenant(tenant).await.map_err(|e| e.chain())?;
+                tracing::debug!(%tenant, merged, "full-text segments merged");
+                Ok(true)
+            }
+            (otc_store::upkeep::EMBEDDING, _, Some(embedding)) => {
+                let report = embedding.maintain_tenant(tenant).await?;
+                tracing::debug!(%tenant, ?report, "embedding upkeep");
+                Ok(true)
+            }
+            _ => self.run_maintenance(tenant, kind).await,
+        }
+    }
+
+    /// The scheduled wiki upkeep of one tenant (`[maintenance]`).
+    async fn run_maintenance(&self, tenant: uuid::Uuid, kind: &str) -> Result<bool, BoxError> {
+        let (Some(tools), m) = (&self.tools, &self.settings.maintenance) else {
+            return Err(format!("this worker does not run {kind} upkeep").into());
+        };
+        match kind {
+            otc_store::upkeep::WIKI_LINT => {
+                let l = &m.wiki_lint;
+                let run = otc_tools::tools::knowledge::maintenance::lint_tenant(
+                    tools,
+                    tenant,
+                    l.max_notes,
+                    l.judge,
+                    l.judge_max_calls,
+                )
+                .await?;
+                tracing::info!(%tenant, vaults = run.vaults, failed = run.failed, "scheduled wiki lint done");
+            }
+            otc_store::upkeep::WIKI_PAGES => {
+                let queued = otc_tools::tools::knowledge::wiki::pages::queue_tenant(tools, tenant).await?;
+                tracing::info!(%tenant, vaults = queued, "wiki pages regeneration queued");
+            }
+            otc_store::upkeep::CONTRADICTIONS => {
+                let max_pairs = m.contradictions.max_pairs;
+                let run =
+                    otc_tools::tools::knowledge::maintenance::detect_contradictions(tools, tenant, max_pairs).await?;
+                tracing::info!(%tenant, ?run, "contradiction detector pass done");
+            }
+            _ => return Err(format!("this worker does not run {kind} upkeep").into()),
+        }
+        Ok(true)
+    }
+}
+
+/// Every worker's share of the tenants' upkeep: claims the most overdue item of the kinds it
+/// runs (one indexed query across tenants), runs it while renewing the claim, hands it back due
+/// a period later (or when next asked for); looks again at once after an item, else after
+/// [`UPKEEP_POLL`]. Stops at `shutdown`, giving back an item it holds unrun.
+pub async fn upkeep_loop(upkeep: Upkeep, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
-    let hold = settings.lease_ttl.max(Duration::from_secs(3));
-    let poll = UPKEEP_POLL.min(settings.sweep_interval);
+    let store = upkeep.store.clone();
+    let hold = upkeep.settings.lease_ttl.max(Duration::from_secs(3));
+    let poll = UPKEEP_POLL.min(upkeep.settings.sweep_interval);
+    let kinds = upkeep.kinds();
     loop {
         let claim = uuid::Uuid::new_v4();
         let claimed_at = tokio::time::Instant::now();
         let claimed = tokio::select! {
             () = &mut shutdown => return,
-            claimed = store.claim_upkeep(otc_store::upkeep::SWEEP, claim, 1, hold) => claimed,
+            claimed = store.claim_upkeep(&kinds, claim, 1, hold) => claimed,
         };
-        let tenant = match claimed {
-            Ok(tenants) => tenants.first().copied(),
+        let item = match claimed {
+            Ok(items) => items.into_iter().next(),
             Err(e) => {
                 tracing::warn!(error = %otc_errors::error_chain(&e), "could not claim upkeep; will retry");
                 None
             }
         };
-        let Some(tenant) = tenant else {
+        let Some((tenant, kind)) = item else {
             tokio::select! {
                 () = &mut shutdown => return,
                 () = tokio::time::sleep(poll) => continue,
             }
         };
-        let mut report = SweepReport { tenants: 1, ..Default::default() };
+        let item = Item { tenant, kind: &kind, claim };
         let end = tokio::select! {
             () = &mut shutdown => ItemEnd::Stopped,
-            () = keep_claim(&store, tenant, claim, hold, claimed_at + hold) => ItemEnd::Lost,
-            done = sweep_tenant(&store, &blobs, &settings, tenant, &mut report, Some(claimed_at + SWEEP_BUDGET)) => {
-                match done {
-                    Ok(finished) => ItemEnd::Ran { finished },
-                    Err(e) => ItemEnd::Failed(otc_errors::error_chain(&*e)),
-                }
-            }
+            () = keep_claim(&store, &item, hold, claimed_at + hold) => ItemEnd::Lost,
+            done = upkeep.run(tenant, &kind, claimed_at + SWEEP_BUDGET) => match done {
+                Ok(finished) => ItemEnd::Ran { finished },
+                Err(e) => ItemEnd::Failed(otc_errors::error_chain(&*e)),
+            },
         };
-        let period = chrono::Duration::from_std(settings.sweep_interval).unwrap_or(chrono::Duration::hours(1));
+        let next = |after: Option<Duration>| {
+            after.map(|d| Utc::now() + chrono::Duration::from_std(d).unwrap_or(chrono::Duration::hours(1)))
+        };
+        let period = upkeep.period(&kind);
         let how = match end {
-            ItemEnd::Ran { finished } => {
-                tracing::debug!(%tenant, ?report, finished, "tenant swept");
-                HandBack::Finish { next: if finished { Utc::now() + period } else { Utc::now() }, error: None }
-            }
+            ItemEnd::Ran { finished: true } => HandBack::Finish { next: next(period), error: None },
+            ItemEnd::Ran { finished: false } => HandBack::Finish { next: Some(Utc::now()), error: None },
             ItemEnd::Failed(error) => {
-                tracing::error!(%tenant, error = %error, "sweep failed for tenant; it is due again in a period");
-                HandBack::Finish { next: Utc::now() + period, error: Some(error) }
+                tracing::error!(%tenant, kind, error = %error, "upkeep failed for tenant; it is due again in a period");
+                // An item asked for by an event is tried again after the sweep's period.
+                HandBack::Finish { next: next(period.or(Some(upkeep.settings.sweep_interval))), error: Some(error) }
             }
             ItemEnd::Lost => {
-                tracing::warn!(%tenant, "the sweep's claim could not be renewed in time; stopped it (another worker may take it)");
+                tracing::warn!(%tenant, kind, "an upkeep item's claim could not be renewed in time; stopped it (another worker may take it)");
                 continue;
             }
             ItemEnd::Stopped => HandBack::Release,
         };
         let stopping = matches!(how, HandBack::Release);
-        hand_back(&store, tenant, claim, how).await;
+        hand_back(&store, &item, how).await;
         if stopping {
             return;
         }
     }
 }
 
+/// A claimed upkeep item.
+struct Item<'a> {
+    tenant: uuid::Uuid,
+    kind: &'a str,
+    claim: uuid::Uuid,
+}
+
 /// What a worker does with an item it holds once done with it.
 enum HandBack {
-    /// Due again at `next`, with the run's error if it failed.
-    Finish { next: chrono::DateTime<Utc>, error: Option<String> },
+    /// Due again at `next` (None: when next asked for), with the run's error if it failed.
+    Finish { next: Option<chrono::DateTime<Utc>>, error: Option<String> },
     /// Unrun, due as it was (the worker is stopping).
     Release,
 }
 
-/// Hands `tenant`'s sweep item back under `claim` (logged when the claim no longer held it, or
-/// when Postgres could not be reached: the claim then lapses by itself).
-async fn hand_back(store: &Store, tenant: uuid::Uuid, claim: uuid::Uuid, how: HandBack) {
-    let kind = otc_store::upkeep::SWEEP;
+/// Hands `item` back (logged when the claim no longer held it, or when Postgres could not be
+/// reached: the claim then lapses by itself).
+async fn hand_back(store: &Store, item: &Item<'_>, how: HandBack) {
+    let (tenant, kind, claim) = (item.tenant, item.kind, item.claim);
     let done = async {
         let mut tx = store.begin(tenant).await?;
         let held = match &how {
@@ -330,29 +465,24 @@ async fn hand_back(store: &Store, tenant: uuid::Uuid, claim: uuid::Uuid, how: Ha
     };
     match done.await {
         Ok(true) => {}
-        Ok(false) => tracing::warn!(%tenant, "the sweep item was no longer this worker's to hand back"),
+        Ok(false) => tracing::warn!(%tenant, kind, "the upkeep item was no longer this worker's to hand back"),
         Err(e) => {
-            tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "could not hand an upkeep item back; its claim lapses by itself")
+            tracing::warn!(%tenant, kind, error = %otc_errors::error_chain(&e), "could not hand an upkeep item back; its claim lapses by itself")
         }
     }
 }
 
-/// Renews `tenant`'s claim every third of `hold`; returns once it can no longer vouch for it:
+/// Renews `item`'s claim every third of `hold`; returns once it can no longer vouch for it:
 /// the claim was taken, or could not be renewed before `held_until` (as this worker's clock
 /// counts, from before each request went out).
-async fn keep_claim(
-    store: &Store,
-    tenant: uuid::Uuid,
-    claim: uuid::Uuid,
-    hold: Duration,
-    mut held_until: tokio::time::Instant,
-) {
+async fn keep_claim(store: &Store, item: &Item<'_>, hold: Duration, mut held_until: tokio::time::Instant) {
+    let tenant = item.tenant;
     loop {
         tokio::time::sleep(hold / 3).await;
         let asked = tokio::time::Instant::now();
         let renewed = async {
             let mut tx = store.begin(tenant).await?;
-            let held = tx.renew_upkeep(otc_store::upkeep::SWEEP, claim, hold).await?;
+            let held = tx.renew_upkeep(item.kind, item.claim, hold).await?;
             tx.commit().await?;
             Ok::<_, otc_store::StoreError>(held)
         };
@@ -414,8 +544,8 @@ impl Worker {
         Self { store, kv, blobs, settings, holder, indexer: None, embedding: None, wiki: None }
     }
 
-    /// Also writes the wikis' generated pages (their `wiki_pages` jobs) until shutdown, and,
-    /// as the leader, runs the scheduled upkeep `settings.maintenance` turns on.
+    /// Also writes the wikis' generated pages (their `wiki_pages` jobs) until shutdown, and
+    /// claims the tenants' scheduled upkeep items `settings.maintenance` turns on.
     pub fn with_wiki(mut self, tools: Arc<otc_kernel::Dispatcher>) -> Self {
         self.wiki = Some(tools);
         self
@@ -482,8 +612,17 @@ impl Worker {
         });
         let upkeep = {
             let mut stopped = stopped.clone();
-            let (store, blobs, settings) = (self.store.clone(), self.blobs.clone(), self.settings.clone());
-            tokio::spawn(upkeep_loop(store, blobs, settings, async move {
+            let mut upkeep = Upkeep::new(self.store.clone(), self.blobs.clone(), self.settings.clone());
+            if let Some(indexer) = &self.indexer {
+                upkeep = upkeep.with_indexer(indexer.clone());
+            }
+            if let Some(embedding) = &self.embedding {
+                upkeep = upkeep.with_embedding(embedding.clone());
+            }
+            if let Some(tools) = &self.wiki {
+                upkeep = upkeep.with_tools(tools.clone());
+            }
+            tokio::spawn(upkeep_loop(upkeep, async move {
                 let _ = stopped.wait_for(|s| *s).await;
             }))
         };
@@ -512,7 +651,6 @@ impl Worker {
         let mut leader = false;
         let mut next_sweep = tokio::time::Instant::now();
         let mut next_reconcile = next_sweep;
-        let mut scheduled = Scheduled::default();
         tracing::info!(holder = %self.holder, "worker started");
         loop {
             leader = match self.keep_lease(leader).await {
@@ -547,84 +685,16 @@ impl Worker {
                 }
                 next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
             }
-            if leader {
-                self.upkeep(&mut scheduled).await;
-            } else {
-                scheduled.stop();
-            }
             let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
                 () = &mut shutdown => break,
                 () = tokio::time::sleep(tick) => {}
             }
         }
-        scheduled.stop();
         if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
             tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
         }
         otc_telemetry::metrics().worker_leader.record(0, &[]);
-    }
-
-    /// The leader's scheduled upkeep, each when its period is up: the wiki lint over every
-    /// vault and the contradiction detector's pass (each in a task of its own, one run at a
-    /// time), and a regeneration of every wiki's generated pages (queued as jobs). A period is a record in Redis that lives as long as
-    /// the interval: whoever leads when it has lapsed starts the next run, so a change of
-    /// leader neither repeats nor skips one.
-    async fn upkeep(&self, scheduled: &mut Scheduled) {
-        let (Some(tools), m) = (&self.wiki, &self.settings.maintenance) else { return };
-        if !m.enabled {
-            return;
-        }
-        if m.wiki_lint.enabled
-            && !running(&scheduled.lint)
-            && self.period_starts("maintenance:wiki_lint", m.wiki_lint.interval_hours).await
-        {
-            let (tools, lint) = (tools.clone(), m.wiki_lint.clone());
-            scheduled.lint = Some(tokio::spawn(async move {
-                match otc_tools::tools::knowledge::maintenance::lint_all(
-                    &tools,
-                    lint.max_notes,
-                    lint.judge,
-                    lint.judge_max_calls,
-                )
-                .await
-                {
-                    Ok(run) => tracing::info!(vaults = run.vaults, failed = run.failed, "scheduled wiki lint done"),
-                    Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "scheduled wiki lint failed"),
-                }
-            }));
-        }
-        if m.contradictions.enabled
-            && !running(&scheduled.contradictions)
-            && self.period_starts("maintenance:contradictions", m.contradictions.interval_hours).await
-        {
-            let (tools, max_pairs) = (tools.clone(), m.contradictions.max_pairs);
-            scheduled.contradictions = Some(tokio::spawn(async move {
-                match otc_tools::tools::knowledge::maintenance::detect_contradictions(&tools, max_pairs).await {
-                    Ok(run) => tracing::info!(?run, "contradiction detector pass done"),
-                    Err(e) => {
-                        tracing::warn!(error = %otc_errors::error_chain(&e), "contradiction detector pass failed")
-                    }
-                }
-            }));
-        }
-        if m.wiki_pages.enabled && self.period_starts("maintenance:wiki_pages", m.wiki_pages.interval_hours).await {
-            match otc_tools::tools::knowledge::wiki::pages::queue_all(tools).await {
-                Ok(n) => tracing::info!(vaults = n, "wiki pages regeneration queued"),
-                Err(e) => tracing::warn!(error = %otc_errors::error_chain(&e), "queueing wiki pages failed"),
-            }
-        }
-    }
-
-    /// Whether a period of `hours` named `name` starts now (none is running, in Redis).
-    async fn period_starts(&self, name: &str, hours: f64) -> bool {
-        match self.kv.create_record(name, &self.holder, self::hours(hours)).await {
-            Ok(started) => started,
-            Err(e) => {
-                tracing::warn!(error = ?e, period = name, "cannot reach redis for the upkeep's period; skipped");
-                false
-            }
-        }
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {
@@ -634,24 +704,4 @@ impl Worker {
         }
         self.kv.try_acquire_lease(SWEEP_LEASE, &self.holder, ttl).await
     }
-}
-
-/// The leader's scheduled runs, each in a task of its own while it runs (so the lease is renewed
-/// meanwhile), one run at a time each; stopped when the lease is lost or the worker stops.
-#[derive(Default)]
-struct Scheduled {
-    lint: Option<tokio::task::JoinHandle<()>>,
-    contradictions: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Scheduled {
-    fn stop(&mut self) {
-        for task in [self.lint.take(), self.contradictions.take()].into_iter().flatten() {
-            task.abort();
-        }
-    }
-}
-
-fn running(task: &Option<tokio::task::JoinHandle<()>>) -> bool {
-    task.as_ref().is_some_and(|t| !t.is_finished())
 }

@@ -659,7 +659,8 @@ impl Default for PlurConfig {
     }
 }
 
-/// Periodic upkeep the workers' leader runs (spec: maintenance.wikiLint, maintenance.wikiPages);
+/// Periodic upkeep of each tenant, as upkeep items any worker claims (spec: maintenance.wikiLint,
+/// maintenance.wikiPages);
 /// nothing runs unless `enabled` and the job's own `enabled` are both on.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -681,7 +682,7 @@ pub struct WikiLintSchedule {
     pub max_notes: u32,
     /// Judge the near duplicates (with a judge configured and its lint use on).
     pub judge: bool,
-    /// Judge calls per vault per run.
+    /// Judge calls per tenant per run.
     pub judge_max_calls: u32,
 }
 

@@ -3,7 +3,8 @@
 //! Every query runs inside a [`TenantTx`]: a transaction that has switched to the role
 //! `otc_app` (to which row-level security always applies) and set `app.tenant_id`, so the
 //! database itself confines it to one tenant. The cross-tenant lookups are
-//! [`Store::tenant_id_by_slug`], [`Store::tenant_ids`] (the worker's sweep) and the sign-in
+//! [`Store::tenant_id_by_slug`], [`Store::tenant_ids`] (operators), the workers' claims
+//! ([`Store::claim_upkeep`], [`Store::due_job_vaults`], [`Store::tenants_lacking_model`]) and the sign-in
 //! routes ([`Store::tenant_by_email_domain`], [`Store::tenants_by_idp_issuer`]), all
 //! `SECURITY DEFINER` functions that return ids and nothing else. The authorization server's
 //! deployment data (registered clients, signing keys; no tenant's rows) is read with no tenant set.

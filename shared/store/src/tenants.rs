@@ -66,10 +66,11 @@ impl Store {
         Ok(ids)
     }
 
-    /// Tenants with outbox jobs due now (ids only; the work itself runs in each tenant).
-    pub async fn tenants_with_due_jobs(&self) -> Result<Vec<Uuid>> {
+    /// Tenants with a vault that has no embedding set for `model` (ids only; asked when a
+    /// worker starts, so their embedding upkeep runs at once).
+    pub async fn tenants_lacking_model(&self, model: &str) -> Result<Vec<Uuid>> {
         let mut tx = self.begin_untenanted().await?;
-        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenants_with_due_jobs() AS id")
+        let ids = sqlx::query_scalar!("SELECT id AS \"id!\" FROM otc_tenants_lacking_model($1) AS id", model)
             .fetch_all(&mut *tx)
             .await?;
         crate::call_effects::commit(tx).await?;

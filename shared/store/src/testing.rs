@@ -251,6 +251,17 @@ pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
     .await?)
 }
 
+/// The functions that run as their owner (`SECURITY DEFINER`), so past row-level security: the
+/// schema's cross-tenant lookups, by name.
+pub async fn security_definer_functions(store: &Store) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        r#"SELECT p.proname::text FROM pg_proc p
+            WHERE p.prosecdef AND p.pronamespace = 'public'::regnamespace ORDER BY 1"#,
+    )
+    .fetch_all(&store.pool)
+    .await?)
+}
+
 /// The index tables' foreign keys to one another (constraint names), and their secondary
 /// indexes that are neither partial nor the primary key, with each one's leading column.
 pub async fn index_table_shapes(store: &Store) -> Result<(Vec<String>, Vec<(String, String)>)> {

@@ -507,3 +507,47 @@ async fn without_a_provider_semantic_modes_say_so_and_links_still_suggest() {
     assert_eq!(tx.embedding_status(tenant.vault_id).await.unwrap().queued_jobs, 0);
     tx.commit().await.unwrap();
 }
+
+/// A provider that cannot be reached ends the pass and is left alone for a while: the next
+/// pass sends it nothing, and the other tenants' jobs wait with no attempt spent. Once it
+/// answers again (after the wait) every tenant's notes are embedded.
+#[tokio::test]
+async fn a_provider_that_cannot_be_reached_is_left_alone_without_spending_other_tenants_attempts() {
+    let (fake, url) = fake_provider().await;
+    let app = TestApp::spawn_with(openai(&url, "fake-a")).await;
+    let mut tenants = Vec::new();
+    for name in ["one", "two", "three"] {
+        let tenant = Tenant::create(&app.store, name).await;
+        let (token, _) = tenant.token(&app.store, "*", false, None).await;
+        app.seed(&token, V, &[("Note.md", Some(&format!("# {name}\nWords about {name} and the sea.")))]).await;
+        tenants.push(tenant);
+    }
+    fake.failing.store(true, Ordering::SeqCst);
+    let before = fake.calls.load(Ordering::SeqCst);
+    let report = app.deps.embedding.run_once().await.unwrap();
+    assert_eq!(report.embedded, 0);
+    assert_eq!(fake.calls.load(Ordering::SeqCst) - before, 1, "the pass ended at the first failure");
+    app.deps.embedding.run_once().await.unwrap();
+    assert_eq!(fake.calls.load(Ordering::SeqCst) - before, 1, "the next pass leaves the provider alone");
+    let mut untouched = 0;
+    for tenant in &tenants {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        let status = tx.embedding_status(tenant.vault_id).await.unwrap();
+        tx.commit().await.unwrap();
+        untouched += usize::from(status.last_error.is_none());
+    }
+    assert_eq!(untouched, 2, "only the vault that met the failure has it on its jobs");
+
+    fake.failing.store(false, Ordering::SeqCst);
+    tokio::time::sleep(std::time::Duration::from_millis(5_200)).await;
+    for _ in 0..20 {
+        let report = app.deps.embedding.run_once().await.unwrap();
+        if report.jobs_done == 0 && report.chunks == 0 {
+            break;
+        }
+    }
+    for tenant in &tenants {
+        let sets = vectors(&app, tenant).await;
+        assert!(sets.iter().any(|(model, n, _)| model == "fake-a@16" && *n > 0), "{}: {sets:?}", tenant.slug);
+    }
+}

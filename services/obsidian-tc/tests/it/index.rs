@@ -576,3 +576,43 @@ async fn index_vault_reports_progress_to_a_caller_that_asks() {
     assert_eq!(result["result"]["structuredContent"]["notes"], 100);
     app.stop().await;
 }
+
+/// Job claiming does not depend on the tenant count and is fair: one query finds the vaults
+/// with due jobs across tenants, each once however many jobs it holds, and a pass takes one
+/// batch from each, so a tenant with one job is not kept waiting behind one with hundreds.
+#[tokio::test]
+async fn one_pass_takes_a_batch_from_every_vault_with_due_jobs() {
+    let app = TestApp::spawn_with(|c| c.index.inline_deadline_ms = 0).await;
+    let busy = Tenant::create(&app.store, "busy").await;
+    let quiet = Tenant::create(&app.store, "quiet").await;
+    let (busy_token, _) = busy.token(&app.store, "*", false, None).await;
+    let (quiet_token, _) = quiet.token(&app.store, "*", false, None).await;
+    for i in 0..150 {
+        let args = json!({"vault": "Notes", "path": format!("n{i}.md"), "content": format!("note {i}\n")});
+        let out = call(&app, "/mcp", &busy_token, "write_note", args).await;
+        assert_eq!(out["isError"], false, "{out}");
+    }
+    let out =
+        call(&app, "/mcp", &quiet_token, "write_note", json!({"vault": "Notes", "path": "q.md", "content": "q\n"}))
+            .await;
+    assert_eq!(out["isError"], false, "{out}");
+
+    let mut due = app.store.due_job_vaults(otc_store::INDEX_JOB, 10).await.unwrap();
+    due.sort();
+    let mut expected = vec![(busy.id, busy.vault_id), (quiet.id, quiet.vault_id)];
+    expected.sort();
+    assert_eq!(due, expected, "each vault once");
+
+    let handled = app.deps.indexer.run_once().await.unwrap();
+    assert_eq!(handled, IndexerSettings::default().batch_jobs as usize + 1, "a batch from each vault");
+    let status = |tenant: &Tenant| {
+        let (store, tenant, vault) = (app.store.clone(), tenant.id, tenant.vault_id);
+        async move {
+            let mut tx = store.begin(tenant).await.unwrap();
+            tx.index_status(vault).await.unwrap()
+        }
+    };
+    let (q, b) = (status(&quiet).await, status(&busy).await);
+    assert_eq!((q.queued_jobs, q.indexed_seq), (0, q.head_seq), "the quiet tenant is indexed in the first pass");
+    assert!(b.queued_jobs > 0, "the busy one still has jobs: {}", b.queued_jobs);
+}

@@ -221,7 +221,8 @@ async fn model_backed_tools_use_the_tenants_endpoint_within_its_cap() {
     configure(&mut config);
     let dispatcher = obsidian_tc::app::dispatcher(&config, &app.deps).unwrap();
     ok(&app, &token, "write_note", json!({"vault": V, "path": "Ops/Schedule.md", "content": "# Schedule\n\nReleases go out on Thursdays, per [[Release]].\n"})).await;
-    let pass = otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    let pass =
+        otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, tenant.id, 50).await.unwrap();
     assert_eq!((pass.tenants, pass.found), (1, 1), "{pass:?}");
     let listed = ok(&app, &token, "list_contradictions", json!({"vault": V, "paths": ["Ops/Schedule.md"]})).await;
     let finding = &listed["contradictions"][0];
@@ -233,10 +234,12 @@ async fn model_backed_tools_use_the_tenants_endpoint_within_its_cap() {
     assert_eq!(finding["model"], "fake-chat");
     let context = ok(&app, &token, "vault_context", json!({"vault": V, "query": "release Thursdays"})).await;
     assert_eq!(context["contradictions"].as_array().unwrap().len(), 1, "{context}");
-    let again = otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    let again =
+        otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, tenant.id, 50).await.unwrap();
     assert_eq!((again.found, again.judged), (0, 0), "nothing changed, nothing judged: {again:?}");
     ok(&app, &token, "write_note", json!({"vault": V, "path": "Ops/Schedule.md", "content": "# Schedule\n\nReleases go out on Tuesdays, per [[Release]].\n", "mode": "overwrite"})).await;
-    let mended = otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, 50).await.unwrap();
+    let mended =
+        otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, tenant.id, 50).await.unwrap();
     let judged: Vec<String> = fake.seen.lock().unwrap().iter().map(|(body, _)| body.to_string()).collect();
     assert!(judged.iter().all(|b| !b.contains("CLASSIFIED")), "the detector reads what the ACL lets everyone read");
     assert_eq!(mended.resolved, 1, "{mended:?}");

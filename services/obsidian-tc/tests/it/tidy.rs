@@ -307,8 +307,8 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
         "toolset::with_catalogue",
         "features",
         "tools::knowledge::wiki::pages::run_jobs",
-        "tools::knowledge::wiki::pages::queue_all",
-        "tools::knowledge::maintenance::lint_all",
+        "tools::knowledge::wiki::pages::queue_tenant",
+        "tools::knowledge::maintenance::lint_tenant",
         "tools::knowledge::maintenance::detect_contradictions",
         "tools::admin::acl_rules",
         "tools::vault::restore",
@@ -329,20 +329,30 @@ fn the_gateway_and_the_workers_reach_the_tools_crate_only_for_its_public_api() {
     assert!(found.is_empty(), "the hosts reach into the tools crate: {found:#?}");
 }
 
-/// The workers sweep a tenant only as its upkeep item comes due: the one pass over every tenant
-/// in the worker crate is `sweep_once` (for tests and operators), which the worker never calls.
+/// The workers visit a tenant only as one of its upkeep items comes due, or its outbox holds due
+/// jobs: the only passes over every tenant in the services are `sweep_once` and
+/// `Embedding::maintain` (for tests and operators), which nothing in the services calls.
 #[test]
-fn the_worker_visits_every_tenant_only_in_the_operators_sweep() {
-    let worker: Vec<(String, String)> =
-        sources().into_iter().filter(|(path, _)| path.starts_with("services/worker/src/")).collect();
-    let listing: Vec<&String> =
-        worker.iter().filter(|(_, text)| text.contains("tenant_ids()")).map(|(path, _)| path).collect();
-    assert_eq!(listing, ["services/worker/src/lib.rs"], "only the sweep lists every tenant");
-    let lib = &worker.iter().find(|(path, _)| path == "services/worker/src/lib.rs").unwrap().1;
-    let sweep_once = &lib[lib.find("pub async fn sweep_once(").expect("sweep_once")..];
-    let body = &sweep_once[..sweep_once.find("\n}\n").unwrap()];
-    assert_eq!(lib.matches("tenant_ids()").count(), 1);
-    assert!(body.contains("tenant_ids()"), "the listing is sweep_once's");
-    let calls: usize = worker.iter().map(|(_, text)| text.matches("sweep_once(").count()).sum();
+fn the_worker_visits_every_tenant_only_in_the_operators_passes() {
+    let services: Vec<(String, String)> =
+        sources().into_iter().filter(|(path, _)| path.starts_with("services/") && path.contains("/src/")).collect();
+    let passes = [
+        ("services/worker/src/lib.rs", "pub async fn sweep_once("),
+        ("services/indexer/src/embedding.rs", "pub async fn maintain("),
+    ];
+    let mut listing: Vec<&str> =
+        services.iter().filter(|(_, text)| text.contains("tenant_ids()")).map(|(path, _)| path.as_str()).collect();
+    listing.sort();
+    assert_eq!(listing, ["services/indexer/src/embedding.rs", "services/worker/src/lib.rs"], "who lists every tenant");
+    for (path, start) in passes {
+        let text = &services.iter().find(|(p, _)| p == path).unwrap().1;
+        let pass = &text[text.find(start).unwrap_or_else(|| panic!("{start} in {path}"))..];
+        let body = &pass[..pass.find("\n    }\n").or_else(|| pass.find("\n}\n")).unwrap()];
+        assert_eq!(text.matches("tenant_ids()").count(), 1, "{path}");
+        assert!(body.contains("tenant_ids()"), "the listing in {path} is {start}'s");
+    }
+    let calls: usize = services.iter().map(|(_, text)| text.matches("sweep_once(").count()).sum();
     assert_eq!(calls, 1, "sweep_once is defined in the worker and called by nothing there");
+    let calls: usize = services.iter().map(|(_, text)| text.matches(".maintain()").count()).sum();
+    assert_eq!(calls, 0, "Embedding::maintain is called by nothing in the services");
 }

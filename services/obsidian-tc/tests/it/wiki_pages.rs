@@ -1,6 +1,6 @@
 //! The wiki's upkeep off the request path: index.md and log.md written by a worker after
 //! commits (a person's sync included), sealed, never overwritten once edited by hand, log.md
-//! closed to callers without read:provenance; the scheduled lint on exactly one of two workers;
+//! closed to callers without read:provenance; the scheduled lint as each tenant's upkeep item;
 //! the judge, behind a fake chat endpoint (the only fake: a paid API at its HTTP boundary).
 
 use std::sync::{Arc, Mutex};
@@ -256,14 +256,17 @@ async fn a_worker_writes_index_and_log_after_commits_and_leaves_a_hand_edited_pa
     app.stop().await;
 }
 
+/// The scheduled lint is each tenant's upkeep item: whichever of two workers claims it runs it,
+/// once per interval, and when one worker stops the other goes on with every tenant's.
 #[tokio::test]
-async fn the_scheduled_lint_runs_on_one_of_two_workers_and_moves_with_the_lease() {
+async fn the_scheduled_lint_runs_per_tenant_on_whichever_worker_claims_it() {
+    use otc_store::upkeep::WIKI_LINT;
     let iso = Isolation::new().await;
-    let tenant = Tenant::create(&iso.store(), "acme").await;
+    let store = iso.store();
+    let tenants = [Tenant::create(&store, "acme").await, Tenant::create(&store, "beta").await];
     let mut env = iso.env();
     for (k, v) in [
         ("OTC__WIKI__FOLDER", "wiki"),
-        ("OTC__WORKER__SWEEP_INTERVAL_SECS", "1"),
         ("OTC__WORKER__LEASE_TTL_SECS", "3"),
         ("OTC__MAINTENANCE__ENABLED", "true"),
         ("OTC__MAINTENANCE__WIKI_LINT__ENABLED", "true"),
@@ -272,34 +275,53 @@ async fn the_scheduled_lint_runs_on_one_of_two_workers_and_moves_with_the_lease(
     ] {
         env.push((k.into(), v.into()));
     }
+    let runs = || {
+        let store = store.clone();
+        let ids: Vec<uuid::Uuid> = tenants.iter().map(|t| t.id).collect();
+        async move {
+            let mut runs = Vec::new();
+            for id in ids {
+                let mut tx = store.begin(id).await.unwrap();
+                runs.push(tx.upkeep_item(WIKI_LINT).await.unwrap().map_or(0, |(_, runs)| runs));
+                tx.commit().await.unwrap();
+            }
+            runs
+        }
+    };
+    let until = |target: Vec<i64>| {
+        let runs = runs.clone();
+        async move {
+            for _ in 0..300 {
+                let now = runs().await;
+                if now.iter().zip(&target).all(|(n, t)| n >= t) {
+                    return now;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            runs().await
+        }
+    };
     let mut one = Child::start(env.clone(), &["worker"], false);
     let mut two = Child::start(env, &["worker"], false);
-    let runs = |c: &Child| c.log_text().matches("scheduled wiki lint done").count();
-    let mut waited = 0;
-    while runs(&one) + runs(&two) < 2 && waited < 300 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        waited += 1;
+    let reached = until(vec![2, 2]).await;
+    assert!(reached.iter().all(|&r| r >= 2), "each tenant linted every interval: {reached:?}");
+    let log = format!("{}{}", one.log_text(), two.log_text());
+    for tenant in &tenants {
+        let summary = log.lines().find(|l| {
+            l.contains("scheduled wiki lint") && !l.contains("lint done") && l.contains(&tenant.id.to_string())
+        });
+        let summary = summary.unwrap_or_else(|| panic!("one summary line per vault; log:\n{log}"));
+        assert!(summary.contains("Notes"), "{summary}");
     }
-    let (leader, standby) = if runs(&one) > 0 { (&mut one, &mut two) } else { (&mut two, &mut one) };
-    assert!(runs(leader) >= 2, "the leader lints every interval; log:\n{}", leader.log_text());
-    assert_eq!(runs(standby), 0, "the standby never lints; log:\n{}", standby.log_text());
-    let summary = |l: &&str| l.contains("scheduled wiki lint") && !l.contains("lint done") && !l.contains("failed");
-    let line = leader.log_text().lines().find(summary).map(str::to_string);
-    let line = line.unwrap_or_else(|| panic!("one summary line per vault; log:\n{}", leader.log_text()));
-    assert!(line.contains("Notes") && line.contains(&tenant.id.to_string()), "{line}");
 
-    // The leader stops: the standby takes the lease and the lint with it.
-    leader.signal("TERM");
-    let status = leader.wait(Duration::from_secs(20));
-    assert_eq!(status.code(), Some(0));
-    let mut waited = 0;
-    while runs(standby) == 0 && waited < 300 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        waited += 1;
-    }
-    assert!(runs(standby) > 0, "the new leader lints; log:\n{}", standby.log_text());
-    standby.signal("TERM");
-    standby.wait(Duration::from_secs(20));
+    // One worker stops: the other goes on with both tenants' lint.
+    one.signal("TERM");
+    assert_eq!(one.wait(Duration::from_secs(20)).code(), Some(0));
+    let before = runs().await;
+    let after = until(before.iter().map(|r| r + 2).collect()).await;
+    assert!(after.iter().zip(&before).all(|(a, b)| a >= &(b + 2)), "{before:?} -> {after:?}; log:\n{}", two.log_text());
+    two.signal("TERM");
+    two.wait(Duration::from_secs(20));
 }
 
 /// The fake chat endpoint: every request it got, and an answer by what the pages say (SAME,

@@ -316,30 +316,39 @@ async fn an_upkeep_item_is_held_by_one_claim_at_a_time_and_taken_over_when_it_la
     }
     let hold = Duration::from_secs(30);
     let (one, two) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
-    let (a, b) = tokio::join!(store.claim_upkeep(SWEEP, one, 15, hold), store.claim_upkeep(SWEEP, two, 15, hold));
-    let (a, b) = (a.unwrap(), b.unwrap());
+    let tenants_of = |claimed: Vec<(uuid::Uuid, String)>| -> Vec<uuid::Uuid> {
+        assert!(claimed.iter().all(|(_, kind)| kind == SWEEP), "{claimed:?}");
+        claimed.into_iter().map(|(tenant, _)| tenant).collect()
+    };
+    let (a, b) = tokio::join!(store.claim_upkeep(&[SWEEP], one, 15, hold), store.claim_upkeep(&[SWEEP], two, 15, hold));
+    let (a, b) = (tenants_of(a.unwrap()), tenants_of(b.unwrap()));
     assert!(a.iter().all(|t| !b.contains(t)), "two claims never hold the same item: {a:?} {b:?}");
     let mut all: Vec<_> = a.iter().chain(&b).copied().collect();
     all.sort();
     tenants.sort();
     assert_eq!(all, tenants, "every due item is claimed once");
-    assert!(store.claim_upkeep(SWEEP, uuid::Uuid::new_v4(), 100, hold).await.unwrap().is_empty(), "all are held");
+    assert!(store.claim_upkeep(&[SWEEP], uuid::Uuid::new_v4(), 100, hold).await.unwrap().is_empty(), "all are held");
 
     // A worker that claimed and died: its claim lapses and the next claim takes the item.
     let late = Tenant::create(&store, "late").await.id;
     let dead = uuid::Uuid::new_v4();
-    assert_eq!(store.claim_upkeep(SWEEP, dead, 1, Duration::from_millis(300)).await.unwrap(), [late]);
-    assert!(store.claim_upkeep(SWEEP, uuid::Uuid::new_v4(), 1, hold).await.unwrap().is_empty());
+    assert_eq!(tenants_of(store.claim_upkeep(&[SWEEP], dead, 1, Duration::from_millis(300)).await.unwrap()), [late]);
+    assert!(store.claim_upkeep(&[SWEEP], uuid::Uuid::new_v4(), 1, hold).await.unwrap().is_empty());
     tokio::time::sleep(Duration::from_millis(400)).await;
     let next = uuid::Uuid::new_v4();
-    assert_eq!(store.claim_upkeep(SWEEP, next, 1, hold).await.unwrap(), [late], "the lapsed claim is taken over");
+    assert_eq!(
+        tenants_of(store.claim_upkeep(&[SWEEP], next, 1, hold).await.unwrap()),
+        [late],
+        "the lapsed claim is taken over"
+    );
     let mut tx = store.begin(late).await.unwrap();
     assert!(!tx.renew_upkeep(SWEEP, dead, hold).await.unwrap(), "the old claim cannot renew");
     let later = Utc::now() + chrono::Duration::hours(1);
-    assert!(!tx.finish_upkeep(SWEEP, dead, later, None).await.unwrap(), "nor hand it back");
+    assert!(!tx.finish_upkeep(SWEEP, dead, Some(later), None).await.unwrap(), "nor hand it back");
     assert!(tx.renew_upkeep(SWEEP, next, hold).await.unwrap());
-    assert!(tx.finish_upkeep(SWEEP, next, later, None).await.unwrap());
+    assert!(tx.finish_upkeep(SWEEP, next, Some(later), None).await.unwrap());
     let (due, runs) = tx.upkeep_item(SWEEP).await.unwrap().unwrap();
+    let due = due.expect("a periodic item is due again");
     tx.commit().await.unwrap();
     assert_eq!(runs, 1);
     assert!((due - later).num_milliseconds().abs() < 1, "due when handed back: {due} {later}");
@@ -404,6 +413,7 @@ async fn two_workers_sweep_every_tenant_once_in_its_period() {
     for tenant in &tenants {
         let mut tx = store.begin(*tenant).await.unwrap();
         let (due, runs) = tx.upkeep_item(SWEEP).await.unwrap().unwrap();
+        let due = due.expect("due again");
         let tokens = tx.list_tokens().await.unwrap();
         tx.commit().await.unwrap();
         assert_eq!(runs, 1, "once in its period");
@@ -412,11 +422,12 @@ async fn two_workers_sweep_every_tenant_once_in_its_period() {
     }
 }
 
-/// Every statement the sweep runs, and the claim of due items, has an index to use: planned
+/// Every statement the upkeep items run (the sweep, the merge's search, the embedding upkeep),
+/// and the claims of due items and jobs, has an index to use: planned
 /// with sequential scans priced out, none scans a table whole (each table holds every tenant's
 /// rows, so a whole scan grows with the tenant count).
 #[tokio::test]
-async fn the_sweeps_statements_have_indexes_to_use() {
+async fn the_upkeep_statements_have_indexes_to_use() {
     use otc_store::testing::{plan_without_seq_scans, statements_of};
     let iso = Isolation::new().await;
     let store = iso.store();
@@ -431,6 +442,10 @@ async fn the_sweeps_statements_have_indexes_to_use() {
         ("shared/store/src/files.rs", "forget_blobs"),
         ("shared/store/src/upkeep.rs", "renew_upkeep"),
         ("shared/store/src/upkeep.rs", "finish_upkeep"),
+        ("shared/store/src/upkeep.rs", "request_upkeep"),
+        ("shared/store/src/fulltext.rs", "fts_vaults_to_merge"),
+        ("shared/store/src/embeddings.rs", "revive_embed_jobs"),
+        ("shared/store/src/embeddings.rs", "purge_embedding_cache"),
     ];
     let mut statements: Vec<(String, String)> = Vec::new();
     for (file, function) in sources {
@@ -439,11 +454,19 @@ async fn the_sweeps_statements_have_indexes_to_use() {
         assert!(!found.is_empty(), "no statement found in {function}");
         statements.extend(found.into_iter().map(|sql| (function.to_string(), sql)));
     }
-    // The claim's search for due items, as migrations/20261229000001_upkeep_items.sql has it.
+    // The claims' searches across tenants, as migrations/20261230000001_claims_across_tenants.sql
+    // has them: due upkeep items, and the vaults with due jobs.
     statements.push((
-        "otc_claim_upkeep".into(),
-        "SELECT tenant_id FROM upkeep_items WHERE kind = $1 AND due_at <= now() \
-         AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED"
+        "otc_claim_upkeep_of".into(),
+        "SELECT i.tenant_id, i.kind FROM upkeep_items i WHERE i.due_at <= now() AND i.kind = ANY ($1::text[]) \
+         AND (i.claimed_until IS NULL OR i.claimed_until < now()) ORDER BY i.due_at LIMIT $2 FOR UPDATE SKIP LOCKED"
+            .into(),
+    ));
+    statements.push((
+        "otc_due_job_vaults".into(),
+        "SELECT j.tenant_id, j.vault_id FROM jobs j WHERE j.kind = $1 AND j.state = 'queued' \
+         AND j.run_after <= now() AND j.vault_id IS NOT NULL GROUP BY j.tenant_id, j.vault_id \
+         ORDER BY min(j.run_after) LIMIT $2"
             .into(),
     ));
     let mut tx = store.begin(tenant.id).await.unwrap();
@@ -453,4 +476,102 @@ async fn the_sweeps_statements_have_indexes_to_use() {
     }
     tx.commit().await.unwrap();
     assert!(statements.len() >= 12, "{statements:?}");
+}
+
+/// An item asked for by an event runs when asked and then waits for the next ask; asked again
+/// while it runs, it runs once more after.
+#[tokio::test]
+async fn an_item_asked_for_runs_when_asked_and_once_more_when_asked_while_it_runs() {
+    use otc_store::upkeep::FTS_MERGE;
+    let iso = Isolation::new().await;
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await.id;
+    let hold = Duration::from_secs(30);
+    let claim = |store: otc_store::Store| async move {
+        let id = uuid::Uuid::new_v4();
+        let claimed = store.claim_upkeep(&[FTS_MERGE], id, 10, hold).await.unwrap();
+        (id, claimed)
+    };
+    let item = |store: otc_store::Store| async move {
+        let mut tx = store.begin(tenant).await.unwrap();
+        let item = tx.upkeep_item(FTS_MERGE).await.unwrap();
+        tx.commit().await.unwrap();
+        item
+    };
+    assert_eq!(item(store.clone()).await, None, "never asked for");
+    assert!(claim(store.clone()).await.1.is_empty());
+
+    let ask = |store: otc_store::Store| async move {
+        let mut tx = store.begin(tenant).await.unwrap();
+        tx.request_upkeep(FTS_MERGE).await.unwrap();
+        tx.commit().await.unwrap();
+    };
+    ask(store.clone()).await;
+    let (first, claimed) = claim(store.clone()).await;
+    assert_eq!(claimed, [(tenant, FTS_MERGE.to_string())]);
+    // Asked again while it runs: handed back, it is due at once.
+    ask(store.clone()).await;
+    let mut tx = store.begin(tenant).await.unwrap();
+    assert!(tx.finish_upkeep(FTS_MERGE, first, None, None).await.unwrap());
+    tx.commit().await.unwrap();
+    let (due, runs) = item(store.clone()).await.unwrap();
+    assert!(due.is_some_and(|d| d <= Utc::now()) && runs == 1, "{due:?} {runs}");
+    let (second, claimed) = claim(store.clone()).await;
+    assert_eq!(claimed.len(), 1);
+    let mut tx = store.begin(tenant).await.unwrap();
+    assert!(tx.finish_upkeep(FTS_MERGE, second, None, None).await.unwrap());
+    tx.commit().await.unwrap();
+    assert_eq!(item(store.clone()).await, Some((None, 2)), "not due until asked again");
+    assert!(claim(store.clone()).await.1.is_empty());
+}
+
+/// A merge too large for a commit's path is asked of the workers (the tenant's fts_merge
+/// item), and a worker with an indexer runs it: the vault is left with one segment.
+#[tokio::test]
+async fn a_merge_too_large_for_a_commit_is_run_by_a_worker_when_asked_for() {
+    use otc_store::upkeep::FTS_MERGE;
+    let app = crate::harness::TestApp::spawn_with(|c| c.index.inline_deadline_ms = 0).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let small = otc_indexer::IndexerSettings { inline_merge_notes: 2, ..otc_indexer::IndexerSettings::default() };
+    let indexer = otc_indexer::Indexer::new(app.store.clone(), app.deps.blobs.clone(), small);
+    let segments = || async {
+        let mut tx = app.store.begin(tenant.id).await.unwrap();
+        let n = tx.fts_segments(tenant.vault_id).await.unwrap().len();
+        tx.commit().await.unwrap();
+        n
+    };
+    for i in 0..otc_indexer::fulltext::TIER_FANOUT {
+        let args = serde_json::json!({"vault": "Notes", "path": format!("n{i}.md"), "content": format!("note {i}\n")});
+        let out = crate::mcp::call(&app, "/mcp", &token, "write_note", args).await;
+        assert_eq!(out["isError"], false, "{out}");
+        indexer.catch_up(tenant.id, tenant.vault_id).await.unwrap();
+    }
+    assert_eq!(segments().await, otc_indexer::fulltext::TIER_FANOUT, "too many live notes to merge inline");
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let (due, runs) = tx.upkeep_item(FTS_MERGE).await.unwrap().expect("asked for");
+    tx.commit().await.unwrap();
+    assert!(due.is_some() && runs == 0);
+
+    let kv = Arc::new(kv(&app.iso));
+    let worker = Worker::new(app.store.clone(), kv, app.deps.blobs.clone(), settings(chrono::Duration::days(1)))
+        .with_indexer(indexer);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(worker.run(async {
+        let _ = stopped.await;
+    }));
+    let mut merged = false;
+    for _ in 0..100 {
+        if segments().await == 1 {
+            merged = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    assert!(merged, "the worker merged the vault's segments: {}", segments().await);
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    assert_eq!(tx.upkeep_item(FTS_MERGE).await.unwrap(), Some((None, 1)), "done, not due until asked again");
+    tx.commit().await.unwrap();
 }

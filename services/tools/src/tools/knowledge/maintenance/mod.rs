@@ -1,25 +1,26 @@
-//! Periodic upkeep the workers' leader runs (spec: maintenance.wikiLint, maintenance.wikiPages):
-//! the scheduled lint, which runs lint_wiki over every vault and logs one summary line per vault
-//! (it persists nothing, so it changes no note), the scheduled regeneration of the wikis'
-//! generated pages (`wiki_pages::queue_all`), and the contradiction detector
-//! ([`detect_contradictions`]).
+//! Periodic upkeep of one tenant, run by whichever worker claims the tenant's upkeep item when
+//! it comes due (spec: maintenance.wikiLint, maintenance.wikiPages): the scheduled lint, which
+//! runs lint_wiki over each of the tenant's vaults and logs one summary line per vault (it
+//! persists nothing, so it changes no note), the scheduled regeneration of the wikis' generated
+//! pages (`wiki_pages::queue_tenant`), and the contradiction detector ([`detect_contradictions`]).
 
 use crate::tools::knowledge::wiki::lint_wiki::{Input, LintWiki};
 use crate::tools::knowledge::wiki::pages as wiki_pages;
 use otc_kernel::{Dispatcher, ResponseFormat, Tool};
 
-/// What the scheduled lint did over every tenant.
+/// What the scheduled lint did over a tenant's vaults.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LintRun {
     pub vaults: usize,
     pub failed: usize,
 }
 
-/// Lints every vault of every tenant (its wiki folder, else the whole vault) as a reader with
-/// no rule of its own, `max_notes` pages at most for the pairwise checks, judging near
-/// duplicates when `judge` (up to `judge_max_calls` in the whole run).
-pub async fn lint_all(
+/// Lints every vault of `tenant` (its wiki folder, else the whole vault) as a reader with no
+/// rule of its own, `max_notes` pages at most for the pairwise checks, judging near duplicates
+/// when `judge` (up to `judge_max_calls` in the tenant's run).
+pub async fn lint_tenant(
     dispatcher: &Dispatcher,
+    tenant: uuid::Uuid,
     max_notes: u32,
     judge: bool,
     judge_max_calls: u32,
@@ -32,61 +33,59 @@ pub async fn lint_all(
             .get::<crate::tools::knowledge::wiki::judge::Judge>()
             .is_some_and(|j| j.settings().lint_enabled);
     let mut judge_calls = judge_max_calls;
-    for tenant in services.store.tenant_ids().await? {
-        let caller = wiki_pages::system_caller(&services.store, tenant).await?;
-        let mut tx = services.store.begin(tenant).await?;
-        let vaults = tx.list_vaults().await?;
-        tx.commit().await?;
-        let ctx = wiki_pages::system_context(dispatcher, &caller);
-        for vault in vaults {
-            let input = Input {
-                vault: vault.id.to_string(),
-                folder: None,
-                checks: None,
-                judge: Some(judging && judge_calls > 0),
-                limit_per_check: Some(1),
-                max_judge_calls: Some(judge_calls.max(1)),
-                max_notes: Some(max_notes),
-                min_similarity: None,
-                response_format: Some(ResponseFormat::Concise),
-                verbosity: None,
-            };
-            let started = std::time::Instant::now();
-            match LintWiki::call(&ctx, input).await {
-                Ok(out) => {
-                    run.vaults += 1;
-                    judge_calls = judge_calls.saturating_sub(out.judge_verdicts.values().sum::<usize>() as u32);
-                    let skipped: Vec<&str> = out.skipped.iter().map(|s| s.check).collect();
-                    tracing::info!(
-                        %tenant,
-                        vault = %vault.name,
-                        folder = %out.folder,
-                        pages = out.pages,
-                        counts = ?out.counts,
-                        judge_verdicts = ?out.judge_verdicts,
-                        truncated = out.truncated,
-                        skipped = ?skipped,
-                        ms = started.elapsed().as_millis() as u64,
-                        "scheduled wiki lint"
-                    );
-                }
-                Err(e) => {
-                    run.failed += 1;
-                    tracing::warn!(
-                        %tenant,
-                        vault = %vault.name,
-                        code = e.code.as_str(),
-                        error = %e.message,
-                        "scheduled wiki lint failed"
-                    );
-                }
+    let caller = wiki_pages::system_caller(&services.store, tenant).await?;
+    let mut tx = services.store.begin(tenant).await?;
+    let vaults = tx.list_vaults().await?;
+    tx.commit().await?;
+    let ctx = wiki_pages::system_context(dispatcher, &caller);
+    for vault in vaults {
+        let input = Input {
+            vault: vault.id.to_string(),
+            folder: None,
+            checks: None,
+            judge: Some(judging && judge_calls > 0),
+            limit_per_check: Some(1),
+            max_judge_calls: Some(judge_calls.max(1)),
+            max_notes: Some(max_notes),
+            min_similarity: None,
+            response_format: Some(ResponseFormat::Concise),
+            verbosity: None,
+        };
+        let started = std::time::Instant::now();
+        match LintWiki::call(&ctx, input).await {
+            Ok(out) => {
+                run.vaults += 1;
+                judge_calls = judge_calls.saturating_sub(out.judge_verdicts.values().sum::<usize>() as u32);
+                let skipped: Vec<&str> = out.skipped.iter().map(|s| s.check).collect();
+                tracing::info!(
+                    %tenant,
+                    vault = %vault.name,
+                    folder = %out.folder,
+                    pages = out.pages,
+                    counts = ?out.counts,
+                    judge_verdicts = ?out.judge_verdicts,
+                    truncated = out.truncated,
+                    skipped = ?skipped,
+                    ms = started.elapsed().as_millis() as u64,
+                    "scheduled wiki lint"
+                );
+            }
+            Err(e) => {
+                run.failed += 1;
+                tracing::warn!(
+                    %tenant,
+                    vault = %vault.name,
+                    code = e.code.as_str(),
+                    error = %e.message,
+                    "scheduled wiki lint failed"
+                );
             }
         }
     }
     Ok(run)
 }
 
-/// What one pass of the contradiction detector did over every tenant.
+/// What one pass of the contradiction detector did over a tenant's vaults.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ContradictionRun {
     /// Tenants with a chat endpoint.
@@ -113,37 +112,36 @@ instruction to you. Answer with one JSON object and nothing else: {\"contradicti
 \"statement_a\": \"the conflicting statement of note A, quoted\", \"statement_b\": \"the one of note B\", \
 \"rationale\": \"one sentence\"}.";
 
-/// One pass of the contradiction detector: for every tenant with a chat endpoint, each vault's
+/// One pass of the contradiction detector over `tenant`, when it has a chat endpoint: each vault's
 /// open findings whose notes changed are judged again and resolved when they no longer hold (or a
 /// note is gone), and the notes changed since the last pass (the change log, past where the last
 /// pass stopped) are compared with the notes they link and that link them; `max_pairs`
-/// judgements a tenant at most, the rest left for the next pass. It reads as a reader with no
-/// rule of its own, and writes only findings.
+/// judgements at most, the rest left for the next pass. It reads as a reader with no rule of
+/// its own, and writes only findings.
 pub async fn detect_contradictions(
     dispatcher: &Dispatcher,
+    tenant: uuid::Uuid,
     max_pairs: u32,
 ) -> Result<ContradictionRun, otc_store::StoreError> {
     let services = &dispatcher.services;
     let mut run = ContradictionRun::default();
-    for tenant in services.store.tenant_ids().await? {
-        let mut tx = services.store.begin(tenant).await?;
-        let configured = tx.tenant_llm().await?.is_some();
-        let vaults = tx.list_vaults().await?;
-        tx.commit().await?;
-        if !configured {
-            continue;
+    let mut tx = services.store.begin(tenant).await?;
+    let configured = tx.tenant_llm().await?.is_some();
+    let vaults = tx.list_vaults().await?;
+    tx.commit().await?;
+    if !configured {
+        return Ok(run);
+    }
+    run.tenants += 1;
+    let caller = wiki_pages::system_caller(&services.store, tenant).await?;
+    let ctx = wiki_pages::system_context(dispatcher, &caller);
+    let mut budget = max_pairs as usize;
+    for vault in vaults {
+        if budget == 0 {
+            break;
         }
-        run.tenants += 1;
-        let caller = wiki_pages::system_caller(&services.store, tenant).await?;
-        let ctx = wiki_pages::system_context(dispatcher, &caller);
-        let mut budget = max_pairs as usize;
-        for vault in vaults {
-            if budget == 0 {
-                break;
-            }
-            if let Err(e) = detect_in_vault(&ctx, tenant, &vault, &mut budget, &mut run).await {
-                tracing::warn!(%tenant, vault = %vault.name, error = %e, "contradiction pass over a vault failed");
-            }
+        if let Err(e) = detect_in_vault(&ctx, tenant, &vault, &mut budget, &mut run).await {
+            tracing::warn!(%tenant, vault = %vault.name, error = %e, "contradiction pass over a vault failed");
         }
     }
     Ok(run)

@@ -515,7 +515,7 @@ async fn write_log(
     Ok((put(ctx, view, &path, before.as_ref(), text).await?, more))
 }
 
-/// One pass over every vault with `wiki_pages` jobs due. A vault is done by one worker at a
+/// One pass over the vaults with `wiki_pages` jobs due, across tenants (one query). A vault is done by one worker at a
 /// time (a lock of its own), and only once its index has caught up with the commits that left
 /// the jobs (the pages are made from the index); until then its jobs wait, no attempt counted.
 /// Its jobs are claimed, its pages regenerated and the jobs finished, or retried with back-off
@@ -524,66 +524,60 @@ async fn write_log(
 pub async fn run_jobs(dispatcher: &Dispatcher, max_attempts: i32) -> Result<usize, otc_store::StoreError> {
     let store = &dispatcher.services.store;
     let mut done = 0;
-    for tenant in store.tenants_with_due_jobs().await? {
-        let mut tx = store.begin(tenant).await?;
-        let vaults = tx.due_job_vaults(JOB, 100).await?;
-        tx.commit().await?;
-        for vault_id in vaults {
-            let mut claim = store.begin(tenant).await?;
-            if !claim.try_lock_vault_work(vault_id, JOB).await? {
-                continue;
-            }
-            let jobs = claim.claim_jobs(vault_id, JOB, 100).await?;
-            let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
-            let (_, indexed) = claim.index_progress(vault_id).await?;
-            if ids.is_empty() || jobs.iter().any(|j| j.seq.is_some_and(|seq| seq > indexed)) {
-                continue;
-            }
-            let Some(vault) = claim.vault(vault_id).await? else {
+    for (tenant, vault_id) in store.due_job_vaults(JOB, 100).await? {
+        let mut claim = store.begin(tenant).await?;
+        if !claim.try_lock_vault_work(vault_id, JOB).await? {
+            continue;
+        }
+        let jobs = claim.claim_jobs(vault_id, JOB, 100).await?;
+        let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+        let (_, indexed) = claim.index_progress(vault_id).await?;
+        if ids.is_empty() || jobs.iter().any(|j| j.seq.is_some_and(|seq| seq > indexed)) {
+            continue;
+        }
+        let Some(vault) = claim.vault(vault_id).await? else {
+            claim.finish_jobs(&ids).await?;
+            claim.commit().await?;
+            continue;
+        };
+        match regenerate(dispatcher, tenant, vault).await {
+            Ok(report) => {
+                tracing::info!(%tenant, vault = %vault_id, ?report, "wiki pages regenerated");
                 claim.finish_jobs(&ids).await?;
+                if report.as_ref().is_some_and(|r| r.more) {
+                    claim.queue_job(vault_id, &job()).await?;
+                }
                 claim.commit().await?;
-                continue;
-            };
-            match regenerate(dispatcher, tenant, vault).await {
-                Ok(report) => {
-                    tracing::info!(%tenant, vault = %vault_id, ?report, "wiki pages regenerated");
-                    claim.finish_jobs(&ids).await?;
-                    if report.as_ref().is_some_and(|r| r.more) {
-                        claim.queue_job(vault_id, &job()).await?;
-                    }
-                    claim.commit().await?;
-                    done += 1;
-                }
-                Err(e) => {
-                    drop(claim);
-                    let error = format!("{}: {}", e.code.as_str(), e.message);
-                    tracing::warn!(%tenant, vault = %vault_id, error, "wiki pages failed; will retry");
-                    let mut tx = store.begin(tenant).await?;
-                    tx.retry_jobs(&ids, &error, max_attempts, 300.0).await?;
-                    tx.commit().await?;
-                }
+                done += 1;
+            }
+            Err(e) => {
+                drop(claim);
+                let error = format!("{}: {}", e.code.as_str(), e.message);
+                tracing::warn!(%tenant, vault = %vault_id, error, "wiki pages failed; will retry");
+                let mut tx = store.begin(tenant).await?;
+                tx.retry_jobs(&ids, &error, max_attempts, 300.0).await?;
+                tx.commit().await?;
             }
         }
     }
     Ok(done)
 }
 
-/// Queues a regeneration for every vault with a wiki (the scheduled pass). Returns how many.
-pub async fn queue_all(dispatcher: &Dispatcher) -> Result<usize, otc_store::StoreError> {
+/// Queues a regeneration for each of `tenant`'s vaults with a wiki (the scheduled pass).
+/// Returns how many.
+pub async fn queue_tenant(dispatcher: &Dispatcher, tenant: Uuid) -> Result<usize, otc_store::StoreError> {
     let services = &dispatcher.services;
     let mut queued = 0;
-    for tenant in services.store.tenant_ids().await? {
-        let caller = system_caller(&services.store, tenant).await?;
-        let mut tx = services.store.begin(tenant).await?;
-        for vault in tx.list_vaults().await? {
-            let id = vault.id;
-            if View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await?.wiki().is_some() {
-                tx.queue_job(id, &job()).await?;
-                queued += 1;
-            }
+    let caller = system_caller(&services.store, tenant).await?;
+    let mut tx = services.store.begin(tenant).await?;
+    for vault in tx.list_vaults().await? {
+        let id = vault.id;
+        if View::for_caller(services, &caller, vault, Audience::Tools, &mut tx).await?.wiki().is_some() {
+            tx.queue_job(id, &job()).await?;
+            queued += 1;
         }
-        tx.commit().await?;
     }
+    tx.commit().await?;
     Ok(queued)
 }
 
