@@ -429,6 +429,7 @@ pub fn worker_settings(config: &Config) -> WorkerSettings {
         reconcile: config.sync.reconcile.clone(),
         oauth_client_retention: chrono::Duration::days(config.oauth.refresh_token_ttl_days.max(1) as i64),
         maintenance: config.maintenance.clone(),
+        shutdown_grace: Duration::from_secs(config.worker.shutdown_grace_secs),
     }
 }
 

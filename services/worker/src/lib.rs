@@ -153,6 +153,8 @@ pub struct WorkerSettings {
     pub oauth_client_retention: chrono::Duration,
     /// The tenants' scheduled wiki upkeep (with [`Worker::with_wiki`]).
     pub maintenance: otc_config::MaintenanceConfig,
+    /// After shutdown is asked for, how long running work gets to stop before it is dropped.
+    pub shutdown_grace: Duration,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -179,6 +181,8 @@ const GC_BATCH: i64 = 500;
 const SWEEP_BUDGET: Duration = Duration::from_secs(60);
 /// How often a worker with no due item looks again (at most).
 const UPKEEP_POLL: Duration = Duration::from_secs(5);
+/// How long a stopping worker waits for Redis to take the lease back.
+const LEASE_RELEASE_WAIT: Duration = Duration::from_secs(2);
 /// How often the leader reconciles the vaults in reconcile mode (at most).
 const RECONCILE_EVERY: Duration = Duration::from_secs(60);
 
@@ -595,14 +599,17 @@ impl Worker {
             let mut stopped = stopped.clone();
             tokio::spawn(async move {
                 loop {
-                    let busy =
-                        match otc_tools::tools::knowledge::wiki::pages::run_jobs(&tools, WIKI_PAGES_ATTEMPTS).await {
-                            Ok(done) => done > 0,
-                            Err(e) => {
-                                tracing::warn!(error = %otc_errors::error_chain(&e), "wiki pages pass failed");
-                                false
-                            }
-                        };
+                    let pass = tokio::select! {
+                        _ = stopped.wait_for(|s| *s) => return,
+                        pass = otc_tools::tools::knowledge::wiki::pages::run_jobs(&tools, WIKI_PAGES_ATTEMPTS) => pass,
+                    };
+                    let busy = match pass {
+                        Ok(done) => done > 0,
+                        Err(e) => {
+                            tracing::warn!(error = %otc_errors::error_chain(&e), "wiki pages pass failed");
+                            false
+                        }
+                    };
                     tokio::select! {
                         _ = stopped.wait_for(|s| *s) => return,
                         () = tokio::time::sleep(if busy { Duration::ZERO } else { WIKI_PAGES_POLL }) => {}
@@ -628,14 +635,22 @@ impl Worker {
         };
         self.sweep_loop(shutdown).await;
         let _ = stop.send(true);
+        // Each task stops at its next await once told; whatever has not within the grace
+        // (a call that never returns) is dropped: its transaction rolls back, and its jobs and
+        // upkeep items stay due for another worker.
+        let deadline = tokio::time::Instant::now() + self.settings.shutdown_grace;
         let upkeep = Some(upkeep);
         for (name, task) in
             [("indexer", indexing), ("embedding", embedding), ("wiki pages", wiki_pages), ("upkeep", upkeep)]
         {
-            if let Some(task) = task
-                && let Err(e) = task.await
-            {
-                tracing::warn!(error = %e, task = name, "worker task ended abnormally");
+            let Some(mut task) = task else { continue };
+            match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, task = name, "worker task ended abnormally"),
+                Err(_) => {
+                    tracing::warn!(task = name, grace = ?self.settings.shutdown_grace, "worker task still running at the end of the grace; dropped");
+                    task.abort();
+                }
             }
         }
         tracing::info!("worker stopped");
@@ -653,48 +668,69 @@ impl Worker {
         let mut next_reconcile = next_sweep;
         tracing::info!(holder = %self.holder, "worker started");
         loop {
-            leader = match self.keep_lease(leader).await {
-                Ok(now_leader) => {
-                    if now_leader != leader {
-                        tracing::info!(leader = now_leader, "sweep leadership changed");
-                    }
-                    now_leader
-                }
-                Err(e) => {
-                    tracing::warn!(error = ?e, "cannot reach redis for the lease; standing by");
-                    false
-                }
+            let led = tokio::select! {
+                () = &mut shutdown => break,
+                led = self.lead(leader, &mut next_sweep, &mut next_reconcile) => led,
             };
-            otc_telemetry::metrics().worker_leader.record(i64::from(leader), &[]);
-            if leader && tokio::time::Instant::now() >= next_sweep {
-                // Registration is open to anyone: clients no token request named for as long as
-                // a refresh token lives are gone (they register again).
-                let unused_since = Utc::now() - self.settings.oauth_client_retention;
-                match self.store.purge_unused_oauth_clients(unused_since).await {
-                    Ok(purged) => tracing::info!(purged, "unused OAuth clients purged"),
-                    Err(e) => tracing::warn!(error = ?e, "purging unused OAuth clients failed; will retry"),
-                }
-                next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
-            }
-            if leader && tokio::time::Instant::now() >= next_reconcile {
-                for target in &self.settings.reconcile {
-                    match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
-                        Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
-                        Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
-                    }
-                }
-                next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
-            }
+            leader = led;
             let tick = if leader { renew_every } else { standby_every };
             tokio::select! {
                 () = &mut shutdown => break,
                 () = tokio::time::sleep(tick) => {}
             }
         }
-        if leader && let Err(e) = self.kv.release_lease(SWEEP_LEASE, &self.holder).await {
-            tracing::warn!(error = ?e, "could not release the sweep lease; it lapses by itself");
+        // Given up whether or not this worker knew it held it (a stop can come between taking
+        // the lease and hearing so); Redis deletes it only for its holder.
+        match tokio::time::timeout(LEASE_RELEASE_WAIT, self.kv.release_lease(SWEEP_LEASE, &self.holder)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = ?e, leader, "could not release the sweep lease; it lapses by itself"),
+            Err(_) => tracing::warn!(leader, "releasing the sweep lease timed out; it lapses by itself"),
         }
         otc_telemetry::metrics().worker_leader.record(0, &[]);
+    }
+
+    /// One round of the leader's work: keeps (or asks for) the lease, and as the leader purges
+    /// unused OAuth clients and reconciles the reconcile-mode vaults when each is due. Returns
+    /// whether this worker leads.
+    async fn lead(
+        &self,
+        leader: bool,
+        next_sweep: &mut tokio::time::Instant,
+        next_reconcile: &mut tokio::time::Instant,
+    ) -> bool {
+        let leader = match self.keep_lease(leader).await {
+            Ok(now_leader) => {
+                if now_leader != leader {
+                    tracing::info!(leader = now_leader, "sweep leadership changed");
+                }
+                now_leader
+            }
+            Err(e) => {
+                tracing::warn!(error = ?e, "cannot reach redis for the lease; standing by");
+                false
+            }
+        };
+        otc_telemetry::metrics().worker_leader.record(i64::from(leader), &[]);
+        if leader && tokio::time::Instant::now() >= *next_sweep {
+            // Registration is open to anyone: clients no token request named for as long as
+            // a refresh token lives are gone (they register again).
+            let unused_since = Utc::now() - self.settings.oauth_client_retention;
+            match self.store.purge_unused_oauth_clients(unused_since).await {
+                Ok(purged) => tracing::info!(purged, "unused OAuth clients purged"),
+                Err(e) => tracing::warn!(error = ?e, "purging unused OAuth clients failed; will retry"),
+            }
+            *next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
+        }
+        if leader && tokio::time::Instant::now() >= *next_reconcile {
+            for target in &self.settings.reconcile {
+                match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
+                    Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
+                    Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
+                }
+            }
+            *next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
+        }
+        leader
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {

@@ -388,6 +388,9 @@ pub struct WorkerConfig {
     pub index_rebuild_batch: usize,
     /// Rebuild batches in flight at once (one parses while another writes).
     pub index_rebuild_concurrency: usize,
+    /// After SIGTERM, how long the worker's running work gets to stop: what is still running
+    /// then is dropped (its transactions roll back; its jobs and upkeep items stay due).
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for WorkerConfig {
@@ -402,6 +405,7 @@ impl Default for WorkerConfig {
             index_max_backoff_secs: 300,
             index_rebuild_batch: 500,
             index_rebuild_concurrency: 3,
+            shutdown_grace_secs: 15,
         }
     }
 }

@@ -157,6 +157,7 @@ async fn the_sweep_deletes_records_past_each_tenants_retention() {
         reconcile: Vec::new(),
         oauth_client_retention: chrono::Duration::days(30),
         maintenance: Default::default(),
+        shutdown_grace: Duration::from_secs(10),
     };
     let blobs = otc_blobs::Blobs::from_config(&iso.config().object_store, Duration::from_secs(30)).unwrap();
     let report = otc_worker::sweep_once(&store, &blobs, &settings).await.unwrap();

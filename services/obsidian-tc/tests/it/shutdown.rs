@@ -144,3 +144,61 @@ fn walk_count(dir: &std::path::Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries.flatten().map(|e| if e.file_type().is_ok_and(|t| t.is_dir()) { walk_count(&e.path()) } else { 1 }).sum()
 }
+
+/// A worker stopped while its embedding provider has not answered a request (and would not for
+/// minutes) leaves within its grace with status 0: the pass is dropped, its jobs stay queued.
+#[tokio::test]
+async fn a_worker_waiting_on_a_silent_provider_stops_within_its_grace() {
+    // The provider accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", silent.local_addr().unwrap());
+    let (asked, mut heard) = tokio::sync::mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+            let _ = asked.send(());
+        }
+    });
+    let provider = move |c: &mut otc_config::Config| {
+        c.embeddings.provider = otc_config::EmbeddingProvider::Openai;
+        c.embeddings.base_url = url.clone();
+        c.embeddings.model = "silent".into();
+        c.embeddings.dims = 8;
+        c.embeddings.api_key = Some(otc_config::Secret::new("sk-test"));
+        c.embeddings.timeout_ms = 300_000;
+    };
+    let app = crate::harness::TestApp::spawn_with(provider.clone()).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(&token, "Notes", &[("A.md", Some("# A\nSome words to embed.\n"))]).await;
+
+    let mut config = app.iso.config();
+    provider(&mut config);
+    let mut env = app.iso.env();
+    for (k, v) in [
+        ("OTC__EMBEDDINGS__PROVIDER", "openai".to_string()),
+        ("OTC__EMBEDDINGS__BASE_URL", config.embeddings.base_url.clone()),
+        ("OTC__EMBEDDINGS__MODEL", "silent".to_string()),
+        ("OTC__EMBEDDINGS__DIMS", "8".to_string()),
+        ("OTC__EMBEDDINGS__API_KEY", "sk-test".to_string()),
+        ("OTC__EMBEDDINGS__TIMEOUT_MS", "300000".to_string()),
+        ("OTC__WORKER__SHUTDOWN_GRACE_SECS", "3".to_string()),
+    ] {
+        env.push((k.into(), v));
+    }
+    let mut worker = Child::start(env, &["worker"], false);
+    tokio::time::timeout(Duration::from_secs(60), heard.recv())
+        .await
+        .unwrap_or_else(|_| panic!("the worker never called the provider:\n{}", worker.log_text()));
+    let asked_at = std::time::Instant::now();
+    worker.signal("TERM");
+    let status = worker.wait(Duration::from_secs(30));
+    let took = asked_at.elapsed();
+    assert_eq!(status.code(), Some(0), "log:\n{}", worker.log_text());
+    assert!(took < Duration::from_secs(10), "stopped after {took:?}:\n{}", worker.log_text());
+    let mut tx = app.store.begin(tenant.id).await.unwrap();
+    let status = tx.embedding_status(tenant.vault_id).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(status.queued_jobs, 1, "the job waits for the next worker");
+}

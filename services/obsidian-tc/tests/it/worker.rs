@@ -20,6 +20,7 @@ fn settings(retention: chrono::Duration) -> WorkerSettings {
         reconcile: Vec::new(),
         oauth_client_retention: retention,
         maintenance: Default::default(),
+        shutdown_grace: Duration::from_secs(10),
     }
 }
 
