@@ -476,29 +476,39 @@ async fn hand_back(store: &Store, item: &Item<'_>, how: HandBack) {
     }
 }
 
-/// Renews `item`'s claim every third of `hold`; returns once it can no longer vouch for it:
-/// the claim was taken, or could not be renewed before `held_until` (as this worker's clock
-/// counts, from before each request went out).
-async fn keep_claim(store: &Store, item: &Item<'_>, hold: Duration, mut held_until: tokio::time::Instant) {
-    let tenant = item.tenant;
+/// Renews `item`'s claim every third of `hold` until it can no longer vouch for it.
+async fn keep_claim(store: &Store, item: &Item<'_>, hold: Duration, held_until: tokio::time::Instant) {
+    renew_until_lost(hold, held_until, || async {
+        let mut tx = store.begin(item.tenant).await?;
+        let held = tx.renew_upkeep(item.kind, item.claim, hold).await?;
+        tx.commit().await?;
+        Ok::<_, otc_store::StoreError>(held)
+    })
+    .await;
+    tracing::debug!(tenant = %item.tenant, kind = item.kind, "the upkeep claim is no longer held");
+}
+
+/// Renews a hold of `hold` every third of it with `renew` (Ok(true): renewed; Ok(false):
+/// another holds it now); returns once it can no longer vouch for the hold: taken, or not
+/// renewed in time to be sure it has not lapsed (as this worker's clock counts, from before each
+/// request went out; a renewal gets a quarter of `hold`). `held_until` is when the hold lapses
+/// unless renewed.
+async fn renew_until_lost<F, Fut, E>(hold: Duration, mut held_until: tokio::time::Instant, mut renew: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<bool, E>>,
+    E: std::fmt::Debug,
+{
     loop {
         tokio::time::sleep(hold / 3).await;
         let asked = tokio::time::Instant::now();
-        let renewed = async {
-            let mut tx = store.begin(tenant).await?;
-            let held = tx.renew_upkeep(item.kind, item.claim, hold).await?;
-            tx.commit().await?;
-            Ok::<_, otc_store::StoreError>(held)
-        };
-        match tokio::time::timeout(hold / 4, renewed).await {
+        match tokio::time::timeout(hold / 4, renew()).await {
             Ok(Ok(true)) => held_until = asked + hold,
             Ok(Ok(false)) => return,
-            Ok(Err(e)) => {
-                tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "could not renew an upkeep claim")
-            }
-            Err(_) => tracing::warn!(%tenant, "renewing an upkeep claim timed out"),
+            Ok(Err(e)) => tracing::warn!(error = ?e, "could not renew a hold"),
+            Err(_) => tracing::warn!("renewing a hold timed out"),
         }
-        // The next renewal would come too late: stop while the claim still holds.
+        // The next renewal would come too late: stop while the hold is still ours.
         if tokio::time::Instant::now() + hold / 3 + hold / 4 >= held_until {
             return;
         }
@@ -516,6 +526,24 @@ enum ItemEnd {
     Lost,
     /// The worker is stopping.
     Stopped,
+}
+
+/// Runs `work` while `holder` holds the lease `name`, renewing it every third of `ttl`: the
+/// work's output, or None when the lease could not be renewed (taken by another, or Redis not
+/// answering before it could lapse), in which case the work is dropped at its next await, so
+/// work that must run once at a time never runs on two workers at once.
+pub async fn while_leading<T>(
+    kv: &Kv,
+    name: &str,
+    holder: &str,
+    ttl: Duration,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let keep = renew_until_lost(ttl, tokio::time::Instant::now() + ttl, || kv.renew_lease(name, holder, ttl));
+    tokio::select! {
+        () = keep => None,
+        out = work => Some(out),
+    }
 }
 
 /// A worker process's main loop.
@@ -711,26 +739,35 @@ impl Worker {
             }
         };
         otc_telemetry::metrics().worker_leader.record(i64::from(leader), &[]);
-        if leader && tokio::time::Instant::now() >= *next_sweep {
-            // Registration is open to anyone: clients no token request named for as long as
-            // a refresh token lives are gone (they register again).
-            let unused_since = Utc::now() - self.settings.oauth_client_retention;
-            match self.store.purge_unused_oauth_clients(unused_since).await {
-                Ok(purged) => tracing::info!(purged, "unused OAuth clients purged"),
-                Err(e) => tracing::warn!(error = ?e, "purging unused OAuth clients failed; will retry"),
-            }
-            *next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
+        if !leader {
+            return false;
         }
-        if leader && tokio::time::Instant::now() >= *next_reconcile {
-            for target in &self.settings.reconcile {
-                match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
-                    Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
-                    Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
+        let work = async {
+            if tokio::time::Instant::now() >= *next_sweep {
+                // Registration is open to anyone: clients no token request named for as long
+                // as a refresh token lives are gone (they register again).
+                let unused_since = Utc::now() - self.settings.oauth_client_retention;
+                match self.store.purge_unused_oauth_clients(unused_since).await {
+                    Ok(purged) => tracing::info!(purged, "unused OAuth clients purged"),
+                    Err(e) => tracing::warn!(error = ?e, "purging unused OAuth clients failed; will retry"),
                 }
+                *next_sweep = tokio::time::Instant::now() + self.settings.sweep_interval;
             }
-            *next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
+            if tokio::time::Instant::now() >= *next_reconcile {
+                for target in &self.settings.reconcile {
+                    match reconcile_once(&self.store, &self.kv, &self.blobs, target).await {
+                        Ok(report) => tracing::info!(vault = %target.vault, ?report, "reconciled"),
+                        Err(e) => tracing::warn!(vault = %target.vault, error = %e, "reconcile failed; will retry"),
+                    }
+                }
+                *next_reconcile = tokio::time::Instant::now() + self.settings.sweep_interval.min(RECONCILE_EVERY);
+            }
+        };
+        let held = while_leading(&self.kv, SWEEP_LEASE, &self.holder, self.settings.lease_ttl, work).await.is_some();
+        if !held {
+            tracing::warn!("the sweep lease was lost during the leader's work; stopped it (another worker leads now)");
         }
-        leader
+        held
     }
 
     async fn keep_lease(&self, leader: bool) -> Result<bool, otc_kv::KvError> {

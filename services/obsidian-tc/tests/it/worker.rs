@@ -576,3 +576,33 @@ async fn a_merge_too_large_for_a_commit_is_run_by_a_worker_when_asked_for() {
     assert_eq!(tx.upkeep_item(FTS_MERGE).await.unwrap(), Some((None, 1)), "done, not due until asked again");
     tx.commit().await.unwrap();
 }
+
+/// Work that must run once at a time runs while its lease is renewed, and stops when the lease
+/// is taken: two holders never run it at once.
+#[tokio::test]
+async fn leader_work_stops_when_its_lease_is_lost() {
+    let iso = Isolation::new().await;
+    let (one, two) = (kv(&iso), kv(&iso));
+    let ttl = Duration::from_millis(900);
+    assert!(one.try_acquire_lease("w", "one", ttl).await.unwrap());
+    // Outliving the lease's period several times over, the work keeps it.
+    let done = otc_worker::while_leading(&one, "w", "one", ttl, tokio::time::sleep(ttl * 3)).await;
+    assert!(done.is_some(), "renewed while it ran");
+    assert_eq!(one.lease_holder("w").await.unwrap().as_deref(), Some("one"));
+
+    // Another takes the lease (as after a pause that let it lapse): the work stops within a
+    // renewal period, long before it would have finished.
+    let started = std::time::Instant::now();
+    let steal = async {
+        tokio::time::sleep(ttl / 2).await;
+        one.release_lease("w", "one").await.unwrap();
+        assert!(two.try_acquire_lease("w", "two", ttl * 10).await.unwrap());
+    };
+    let (done, ()) = tokio::join!(
+        otc_worker::while_leading(&one, "w", "one", ttl, tokio::time::sleep(Duration::from_secs(30))),
+        steal
+    );
+    assert!(done.is_none(), "stopped when the lease was lost");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(one.lease_holder("w").await.unwrap().as_deref(), Some("two"));
+}
