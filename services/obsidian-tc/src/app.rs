@@ -586,6 +586,8 @@ fn connect_store(config: &Config) -> anyhow::Result<Store> {
         max_connections: config.database.max_connections,
         connect_timeout: Duration::from_secs(config.database.connect_timeout_secs),
         quotas: quotas(&config.quotas),
+        transaction_pooler: config.database.transaction_pooler,
+        migrate_url: config.database.migrate_url.as_ref().map(|u| u.expose().to_string()),
     })
     .context("database")
 }

@@ -258,6 +258,13 @@ pub struct DatabaseConfig {
     pub connect_timeout_secs: u64,
     /// Apply pending migrations when `serve` or `worker` starts (`dev` always does).
     pub migrate_on_start: bool,
+    /// `url` reaches Postgres through a pooler in transaction mode (PgBouncer `pool_mode =
+    /// transaction`): a server connection is ours only inside a transaction, so nothing is
+    /// prepared across transactions and every statement runs in one.
+    pub transaction_pooler: bool,
+    /// Where migrations run when `url` goes through a transaction pooler (they hold a session
+    /// lock): Postgres itself. Unset: `url`.
+    pub migrate_url: Option<Secret>,
 }
 
 impl Default for DatabaseConfig {
@@ -267,6 +274,8 @@ impl Default for DatabaseConfig {
             max_connections: 32,
             connect_timeout_secs: 5,
             migrate_on_start: false,
+            transaction_pooler: false,
+            migrate_url: None,
         }
     }
 }

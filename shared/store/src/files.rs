@@ -207,6 +207,13 @@ impl crate::Store {
     /// transaction; row-level security applies as in [`crate::TenantTx`]). For the read path,
     /// where a call needs this one row.
     pub async fn file(&self, tenant: Uuid, vault: Uuid, path: &str) -> Result<Option<FileEntry>> {
+        if self.pooled() {
+            // A transaction pooler gives out a server connection only for a transaction.
+            let mut tx = self.begin(tenant).await?;
+            let found = tx.file(vault, path).await?;
+            tx.commit().await?;
+            return Ok(found);
+        }
         match self.file_once(tenant, vault, path).await {
             // A pooled connection that died while idle (the pool does not ping before use):
             // the read is harmless to repeat, on a connection the pool makes or has.

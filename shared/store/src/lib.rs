@@ -108,6 +108,11 @@ pub struct StoreOptions {
     pub connect_timeout: Duration,
     /// The quotas of a tenant that set none of its own.
     pub quotas: Quotas,
+    /// `url` goes through a pooler in transaction mode (PgBouncer): see [`Store::begin`].
+    pub transaction_pooler: bool,
+    /// Where migrations run, when not `url` (a transaction pooler cannot hold their session
+    /// lock).
+    pub migrate_url: Option<String>,
 }
 
 /// A pool of connections to the product database.
@@ -115,6 +120,11 @@ pub struct StoreOptions {
 pub struct Store {
     pool: PgPool,
     defaults: Quotas,
+    /// Behind a transaction pooler: every transaction first drops the server connection's
+    /// prepared statements (another client's, named like ours), statements are not cached
+    /// across transactions, and nothing runs outside a transaction.
+    pooled: bool,
+    migrate_url: Option<String>,
 }
 
 impl Store {
@@ -123,7 +133,10 @@ impl Store {
     pub fn connect_lazy(options: &StoreOptions) -> Result<Self> {
         let connect: PgConnectOptions =
             options.url.parse().map_err(|e| StoreError::Config(format!("database.url: {e}")))?;
-        let connect = connect.application_name("obsidian-tc");
+        let mut connect = connect.application_name("obsidian-tc");
+        if options.transaction_pooler {
+            connect = connect.statement_cache_capacity(0);
+        }
         // No ping before handing out a connection: it was a second round trip on every query.
         // A connection that died while idle (a Postgres restart, a failover) fails the next
         // query made on it and is dropped; idle ones are closed after two minutes, before
@@ -135,32 +148,63 @@ impl Store {
             .max_connections(options.max_connections)
             .acquire_timeout(options.connect_timeout)
             .connect_lazy_with(connect);
-        Ok(Self { pool, defaults: options.quotas })
+        Ok(Self {
+            pool,
+            defaults: options.quotas,
+            pooled: options.transaction_pooler,
+            migrate_url: options.migrate_url.clone(),
+        })
     }
 
     /// Applies every pending migration. Safe to run from several processes at once: sqlx
-    /// serialises them with an advisory lock.
+    /// serialises them with an advisory lock, held by the session, so behind a transaction
+    /// pooler they run on `migrate_url`'s direct connection.
     pub async fn migrate(&self) -> Result<()> {
-        MIGRATOR.run(&self.pool).await?;
+        use sqlx::Connection;
+        match (&self.migrate_url, self.pooled) {
+            (Some(url), _) => {
+                let options: PgConnectOptions =
+                    url.parse().map_err(|e| StoreError::Config(format!("database.migrate_url: {e}")))?;
+                let mut conn = sqlx::PgConnection::connect_with(&options).await?;
+                MIGRATOR.run(&mut conn).await?;
+                conn.close().await?;
+            }
+            (None, true) => {
+                return Err(StoreError::Config(
+                    "database.transaction_pooler is on: migrations hold a session lock a transaction pooler \
+                     cannot keep; set database.migrate_url to Postgres itself"
+                        .into(),
+                ));
+            }
+            (None, false) => MIGRATOR.run(&self.pool).await?,
+        }
         Ok(())
+    }
+
+    /// A plain transaction (no role, no tenant) for the store's own checks; behind a
+    /// transaction pooler it first drops the server connection's prepared statements.
+    async fn begin_plain(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin_with(if self.pooled { "BEGIN; DEALLOCATE ALL" } else { "BEGIN" }).await?)
     }
 
     /// Versions of the compiled-in migrations that the database has not applied yet.
     pub async fn pending_migrations(&self) -> Result<Vec<i64>> {
-        let table_exists: bool = sqlx::query_scalar("SELECT to_regclass('public._sqlx_migrations') IS NOT NULL")
-            .fetch_one(&self.pool)
-            .await?;
+        let mut tx = self.begin_plain().await?;
+        let table_exists: bool =
+            sqlx::query_scalar("SELECT to_regclass('public._sqlx_migrations') IS NOT NULL").fetch_one(&mut *tx).await?;
         let applied: Vec<i64> = if table_exists {
-            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&self.pool).await?
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&mut *tx).await?
         } else {
             Vec::new()
         };
+        tx.commit().await?;
         Ok(MIGRATOR.iter().map(|m| m.version).filter(|v| !applied.contains(v)).collect())
     }
 
-    /// Round trip to the server.
+    /// Round trip to the server (the simple protocol: nothing prepared).
     pub async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        use sqlx::Executor;
+        (&self.pool).execute("SELECT 1").await?;
         Ok(())
     }
 
@@ -175,11 +219,13 @@ impl Store {
 
     /// Of [`REQUIRED_EXTENSIONS`], those the server cannot provide.
     pub async fn missing_extensions(&self) -> Result<Vec<String>> {
+        let mut tx = self.begin_plain().await?;
         let available: Vec<String> =
             sqlx::query_scalar("SELECT name FROM pg_available_extensions WHERE name = ANY($1)")
                 .bind(&REQUIRED_EXTENSIONS[..])
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *tx)
                 .await?;
+        tx.commit().await?;
         Ok(REQUIRED_EXTENSIONS.iter().filter(|e| !available.iter().any(|a| a == *e)).map(|e| e.to_string()).collect())
     }
 
@@ -187,8 +233,11 @@ impl Store {
     pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
         // BEGIN and both settings in one round trip (a simple-protocol batch; `role` is the
         // setting SET LOCAL ROLE changes). The tenant is a UUID, so its text is safe to inline.
+        // Behind a transaction pooler the server connection may have served another client,
+        // whose prepared statements are named like ours: they go first.
         let begin = format!(
-            "BEGIN; SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
+            "BEGIN; {}SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
+            if self.pooled { "DEALLOCATE ALL; " } else { "" },
             tenant.hyphenated()
         );
         // The transaction's span: a child of the tool call or request that opened it, open
@@ -206,9 +255,14 @@ impl Store {
     /// A transaction as `otc_app` with no tenant set: it sees no tenant's rows and can only
     /// call the id-returning lookup functions.
     async fn begin_untenanted(&self) -> Result<Transaction<'static, Postgres>> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("SET LOCAL ROLE otc_app").execute(&mut *tx).await?;
-        Ok(tx)
+        let begin =
+            if self.pooled { "BEGIN; DEALLOCATE ALL; SET LOCAL ROLE otc_app" } else { "BEGIN; SET LOCAL ROLE otc_app" };
+        Ok(self.pool.begin_with(begin).await?)
+    }
+
+    /// Whether `url` goes through a transaction pooler.
+    pub(crate) fn pooled(&self) -> bool {
+        self.pooled
     }
 
     pub(crate) fn pool(&self) -> &PgPool {

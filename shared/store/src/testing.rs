@@ -315,6 +315,8 @@ pub fn store(url: &str) -> Result<Store> {
         max_connections: 8,
         connect_timeout: std::time::Duration::from_secs(10),
         quotas: crate::Quotas::default(),
+        transaction_pooler: false,
+        migrate_url: None,
     })
 }
 

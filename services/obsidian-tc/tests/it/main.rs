@@ -42,6 +42,7 @@ mod names;
 mod ocr;
 mod outages;
 mod periodic;
+mod pgbouncer;
 mod plur;
 mod quality;
 mod quotas;
