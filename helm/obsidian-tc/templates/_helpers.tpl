@@ -60,6 +60,7 @@ app.kubernetes.io/component: {{ .component }}
 {{/* The per-item secretKeyRef values and the variable each one sets. */}}
 {{- define "otc.secretEnvNames" -}}
 databaseUrl: OTC__DATABASE__URL
+databaseMigrateUrl: OTC__DATABASE__MIGRATE_URL
 redisUrl: OTC__REDIS__URL
 objectStoreAccessKeyId: OTC__OBJECT_STORE__ACCESS_KEY_ID
 objectStoreSecretAccessKey: OTC__OBJECT_STORE__SECRET_ACCESS_KEY

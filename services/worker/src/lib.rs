@@ -283,7 +283,7 @@ impl Upkeep {
     }
 
     pub fn with_embedding(mut self, embedding: otc_indexer::embedding::Embedding) -> Self {
-        self.embedding = Some(embedding.clone()).filter(|e| e.active());
+        self.embedding = Some(embedding).filter(|e| e.active());
         self
     }
 
