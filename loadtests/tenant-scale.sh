@@ -11,7 +11,7 @@
 #   4. each worker's resident memory.
 #
 #   cargo build --release -p obsidian-tc
-#   loadtests/tenant-scale.sh              # TENANTS=10000 BUSY=10 NOTES=200 IDLE_SECS=60
+#   loadtests/tenant-scale.sh              # TENANTS=10000 BUSY=10 NOTES=200 IDLE_SECS=60 SETTLE_SECS=30
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bin=${OTC_BIN:-${CARGO_TARGET_DIR:-target}/release/obsidian-tc}
@@ -84,7 +84,9 @@ SQL
   twice=$("$psql" "$OTC__DATABASE__URL" -Atc "SELECT count(*) FROM upkeep_items WHERE kind = 'sweep' AND runs > 1")
   echo "$label: every sweep of $((idle + busy)) tenants ran once in ${swept} s with two workers; items run twice: $twice"
 
-  # 2. Idle: the workers' transactions a second.
+  # 2. Idle: the workers' transactions a second, once autovacuum has dealt with the sweeps'
+  #    updates (SETTLE_SECS, 30).
+  sleep "${SETTLE_SECS:-30}"
 
   xacts() { "$psql" "$OTC__DATABASE__URL" -Atc "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
   local before after
