@@ -18,7 +18,13 @@ fn linking(target: &str, i: usize) -> String {
 }
 
 /// One MCP tools/call against a base URL; the JSON-RPC reply, or None when the server died.
-async fn mcp_call(http: &reqwest::Client, base: &str, token: &str, name: &str, args: Value) -> Option<Value> {
+pub(crate) async fn mcp_call(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    name: &str,
+    args: Value,
+) -> Option<Value> {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args}});
     let response = http
         .post(format!("{base}/mcp"))

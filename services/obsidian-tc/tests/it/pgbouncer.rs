@@ -10,6 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::harness::{Tenant, TestApp};
+use crate::move_faults::mcp_call;
 use crate::sync::{api, upload};
 use crate::write::{V, err, ok, text};
 
@@ -57,19 +58,8 @@ async fn the_core_flows_run_through_a_transaction_pooler() {
             let (http, base, token) = (app.http.clone(), format!("http://{}", app.addr), token.clone());
             tokio::spawn(async move {
                 for k in 0..5 {
-                    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "append_note",
-                        "arguments": {"vault": V, "path": format!("w/{w}.md"), "content": format!("line {k}\n")}}});
-                    let reply: serde_json::Value = http
-                        .post(format!("{base}/mcp"))
-                        .bearer_auth(&token)
-                        .header("accept", "application/json, text/event-stream")
-                        .json(&body)
-                        .send()
-                        .await
-                        .unwrap()
-                        .json()
-                        .await
-                        .unwrap();
+                    let args = json!({"vault": V, "path": format!("w/{w}.md"), "content": format!("line {k}\n")});
+                    let reply = mcp_call(&http, &base, &token, "append_note", args).await.expect("an answer");
                     assert_eq!(reply["result"]["isError"], false, "{reply}");
                 }
             })
