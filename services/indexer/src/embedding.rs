@@ -91,7 +91,7 @@ pub struct Embedding {
     blobs: Blobs,
     embeddings: Arc<Embeddings>,
     settings: EmbedSettings,
-    breakers: Arc<Breakers>,
+    breaker: Arc<ProviderBreaker>,
 }
 
 /// The shortest a provider that failed is left alone.
@@ -104,16 +104,16 @@ const PROVIDER_BACKOFF: Duration = Duration::from_secs(5);
 /// at a time: a pass embeds with the configured model, and a vault's older set only while that
 /// one fills.
 #[derive(Default)]
-struct Breakers(std::sync::Mutex<Option<(String, u32, tokio::time::Instant)>>);
+struct ProviderBreaker(std::sync::Mutex<Option<(String, u32, tokio::time::Instant)>>);
 
-impl Breakers {
+impl ProviderBreaker {
     fn open(&self, model: &str) -> bool {
-        let held = self.0.lock().expect("breakers");
+        let held = self.0.lock().expect("provider breaker");
         held.as_ref().is_some_and(|(m, _, until)| m == model && tokio::time::Instant::now() < *until)
     }
 
     fn trip(&self, model: &str, max: Duration) -> Duration {
-        let mut held = self.0.lock().expect("breakers");
+        let mut held = self.0.lock().expect("provider breaker");
         let failures = match held.as_ref() {
             Some((m, failures, _)) if m == model => failures + 1,
             _ => 1,
@@ -124,7 +124,7 @@ impl Breakers {
     }
 
     fn reset(&self, model: &str) {
-        let mut held = self.0.lock().expect("breakers");
+        let mut held = self.0.lock().expect("provider breaker");
         if held.as_ref().is_some_and(|(m, _, _)| m == model) {
             *held = None;
         }
@@ -219,7 +219,7 @@ struct Input {
 
 impl Embedding {
     pub fn new(store: Store, blobs: Blobs, embeddings: Arc<Embeddings>, settings: EmbedSettings) -> Self {
-        Self { store, blobs, embeddings, settings, breakers: Arc::default() }
+        Self { store, blobs, embeddings, settings, breaker: Arc::default() }
     }
 
     /// Passes until shutdown: the vaults with due jobs, then a pause when there was nothing.
@@ -313,23 +313,23 @@ impl Embedding {
 
     /// One pass over the vaults with embed jobs due, across tenants (one query finds them).
     /// A provider that cannot be reached ends the pass and is left alone for a while (see
-    /// [`Breakers`]): the other vaults' jobs wait, no attempt counted.
+    /// [`ProviderBreaker`]): the other vaults' jobs wait, no attempt counted.
     pub async fn run_once(&self) -> Result<EmbedReport, EmbedFailure> {
         let mut total = EmbedReport::default();
         let Some(active) = self.embeddings.active().cloned() else { return Ok(total) };
-        if self.breakers.open(active.model()) {
+        if self.breaker.open(active.model()) {
             return Ok(total);
         }
         for (tenant, vault) in self.store.due_job_vaults(EMBED_JOB, crate::DUE_VAULTS_PER_PASS).await? {
             match self.vault_pass(tenant, vault).await {
                 Ok(r) => {
                     if r.embedded > 0 {
-                        self.breakers.reset(active.model());
+                        self.breaker.reset(active.model());
                     }
                     total.add(r)
                 }
                 Err(EmbedFailure::Embed { model, source: source @ otc_embed::EmbedError::Unavailable { .. } }) => {
-                    let wait = self.breakers.trip(&model, self.settings.max_backoff);
+                    let wait = self.breaker.trip(&model, self.settings.max_backoff);
                     tracing::warn!(%tenant, %vault, %model, error = %otc_errors::error_chain(&source), ?wait,
                         "the embedding provider cannot be reached; left alone for a while");
                     break;
