@@ -221,7 +221,7 @@ async fn sweep_tenant(
     tenant: uuid::Uuid,
     report: &mut SweepReport,
     deadline: Option<tokio::time::Instant>,
-) -> Result<bool, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<bool, BoxError> {
     let mut tx = store.begin(tenant).await?;
     report.tokens_purged += tx.purge_dead_tokens(Utc::now() - settings.token_retention).await?;
     report.oauth_secrets_purged += tx.purge_dead_oauth_secrets(Utc::now() - settings.token_retention).await?;
@@ -255,40 +255,26 @@ async fn sweep_tenant(
 /// indexer merges full-text segments when a batch asked for it; one with an embedding provider
 /// keeps the tenants' embedding sets; one with the tools runs the scheduled wiki upkeep that
 /// `[maintenance]` turns on.
-#[derive(Clone)]
-pub struct Upkeep {
+struct Upkeep {
     store: Store,
     blobs: Blobs,
     settings: WorkerSettings,
     indexer: Option<otc_indexer::Indexer>,
+    /// Only when a provider is configured.
     embedding: Option<otc_indexer::embedding::Embedding>,
     tools: Option<Arc<otc_kernel::Dispatcher>>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A kind of upkeep this worker was not given what it needs to run.
+fn not_run_here(kind: &str) -> BoxError {
+    format!("this worker does not run {kind} upkeep").into()
+}
+
 impl Upkeep {
-    pub fn new(store: Store, blobs: Blobs, settings: WorkerSettings) -> Self {
-        Self { store, blobs, settings, indexer: None, embedding: None, tools: None }
-    }
-
-    pub fn with_tools(mut self, tools: Arc<otc_kernel::Dispatcher>) -> Self {
-        self.tools = Some(tools);
-        self
-    }
-
-    pub fn with_indexer(mut self, indexer: otc_indexer::Indexer) -> Self {
-        self.indexer = Some(indexer);
-        self
-    }
-
-    pub fn with_embedding(mut self, embedding: otc_indexer::embedding::Embedding) -> Self {
-        self.embedding = Some(embedding).filter(|e| e.active());
-        self
-    }
-
     /// The kinds this worker claims.
-    pub fn kinds(&self) -> Vec<&'static str> {
+    fn kinds(&self) -> Vec<&'static str> {
         use otc_store::upkeep::{CONTRADICTIONS, EMBEDDING, FTS_MERGE, SWEEP, WIKI_LINT, WIKI_PAGES};
         let mut kinds = vec![SWEEP];
         kinds.extend(self.indexer.as_ref().map(|_| FTS_MERGE));
@@ -342,9 +328,7 @@ impl Upkeep {
 
     /// The scheduled wiki upkeep of one tenant (`[maintenance]`).
     async fn run_maintenance(&self, tenant: uuid::Uuid, kind: &str) -> Result<bool, BoxError> {
-        let (Some(tools), m) = (&self.tools, &self.settings.maintenance) else {
-            return Err(format!("this worker does not run {kind} upkeep").into());
-        };
+        let (Some(tools), m) = (&self.tools, &self.settings.maintenance) else { return Err(not_run_here(kind)) };
         match kind {
             otc_store::upkeep::WIKI_LINT => {
                 let l = &m.wiki_lint;
@@ -368,7 +352,7 @@ impl Upkeep {
                     otc_tools::tools::knowledge::maintenance::detect_contradictions(tools, tenant, max_pairs).await?;
                 tracing::info!(%tenant, ?run, "contradiction detector pass done");
             }
-            _ => return Err(format!("this worker does not run {kind} upkeep").into()),
+            _ => return Err(not_run_here(kind)),
         }
         Ok(true)
     }
@@ -378,7 +362,7 @@ impl Upkeep {
 /// runs (one indexed query across tenants), runs it while renewing the claim, hands it back due
 /// a period later (or when next asked for); looks again at once after an item, else after
 /// [`UPKEEP_POLL`]. Stops at `shutdown`, giving back an item it holds unrun.
-pub async fn upkeep_loop(upkeep: Upkeep, shutdown: impl Future<Output = ()>) {
+async fn upkeep_loop(upkeep: Upkeep, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let store = upkeep.store.clone();
     let hold = upkeep.settings.lease_ttl.max(Duration::from_secs(3));
@@ -647,16 +631,14 @@ impl Worker {
         });
         let upkeep = {
             let mut stopped = stopped.clone();
-            let mut upkeep = Upkeep::new(self.store.clone(), self.blobs.clone(), self.settings.clone());
-            if let Some(indexer) = &self.indexer {
-                upkeep = upkeep.with_indexer(indexer.clone());
-            }
-            if let Some(embedding) = &self.embedding {
-                upkeep = upkeep.with_embedding(embedding.clone());
-            }
-            if let Some(tools) = &self.wiki {
-                upkeep = upkeep.with_tools(tools.clone());
-            }
+            let upkeep = Upkeep {
+                store: self.store.clone(),
+                blobs: self.blobs.clone(),
+                settings: self.settings.clone(),
+                indexer: self.indexer.clone(),
+                embedding: self.embedding.clone().filter(|e| e.active()),
+                tools: self.wiki.clone(),
+            };
             tokio::spawn(upkeep_loop(upkeep, async move {
                 let _ = stopped.wait_for(|s| *s).await;
             }))

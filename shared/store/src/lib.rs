@@ -181,10 +181,15 @@ impl Store {
         Ok(())
     }
 
-    /// A plain transaction (no role, no tenant) for the store's own checks; behind a
-    /// transaction pooler it first drops the server connection's prepared statements.
+    /// What every transaction opens with: BEGIN and, behind a transaction pooler, the drop of
+    /// the server connection's prepared statements (another client's, named like ours).
+    fn opening(&self) -> &'static str {
+        if self.pooled { "BEGIN; DEALLOCATE ALL;" } else { "BEGIN;" }
+    }
+
+    /// A plain transaction (no role, no tenant) for the store's own checks.
     async fn begin_plain(&self) -> Result<Transaction<'static, Postgres>> {
-        Ok(self.pool.begin_with(if self.pooled { "BEGIN; DEALLOCATE ALL" } else { "BEGIN" }).await?)
+        Ok(self.pool.begin_with(self.opening()).await?)
     }
 
     /// Versions of the compiled-in migrations that the database has not applied yet.
@@ -233,11 +238,9 @@ impl Store {
     pub async fn begin(&self, tenant: Uuid) -> Result<TenantTx> {
         // BEGIN and both settings in one round trip (a simple-protocol batch; `role` is the
         // setting SET LOCAL ROLE changes). The tenant is a UUID, so its text is safe to inline.
-        // Behind a transaction pooler the server connection may have served another client,
-        // whose prepared statements are named like ours: they go first.
         let begin = format!(
-            "BEGIN; {}SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
-            if self.pooled { "DEALLOCATE ALL; " } else { "" },
+            "{} SELECT set_config('role', 'otc_app', true), set_config('app.tenant_id', '{}', true)",
+            self.opening(),
             tenant.hyphenated()
         );
         // The transaction's span: a child of the tool call or request that opened it, open
@@ -255,9 +258,7 @@ impl Store {
     /// A transaction as `otc_app` with no tenant set: it sees no tenant's rows and can only
     /// call the id-returning lookup functions.
     async fn begin_untenanted(&self) -> Result<Transaction<'static, Postgres>> {
-        let begin =
-            if self.pooled { "BEGIN; DEALLOCATE ALL; SET LOCAL ROLE otc_app" } else { "BEGIN; SET LOCAL ROLE otc_app" };
-        Ok(self.pool.begin_with(begin).await?)
+        Ok(self.pool.begin_with(format!("{} SET LOCAL ROLE otc_app", self.opening())).await?)
     }
 
     /// Whether `url` goes through a transaction pooler.

@@ -61,6 +61,13 @@ fn most_at_once(tenant: uuid::Uuid) -> usize {
     runs.iter().map(|(s, _)| runs.iter().filter(|(s2, e2)| s2 <= s && s < e2).count()).max().unwrap_or(0)
 }
 
+/// How many of `tenant`'s calls started after `other`'s first did.
+fn started_after(tenant: uuid::Uuid, other: uuid::Uuid) -> usize {
+    let runs = RUNS.lock().unwrap().clone();
+    let first = runs.iter().find(|r| r.0 == other).unwrap().2;
+    runs.iter().filter(|r| r.0 == tenant && r.2 > first).count()
+}
+
 #[tokio::test]
 async fn a_tenants_heavy_calls_queue_behind_its_own_while_another_tenants_run() {
     let app = TestApp::spawn_with_tools(
@@ -86,10 +93,7 @@ async fn a_tenants_heavy_calls_queue_behind_its_own_while_another_tenants_run() 
     assert_eq!(b_result["isError"], false, "{b_result}");
 
     assert_eq!(most_at_once(a.id), 2, "A never ran more than its places");
-    let runs = RUNS.lock().unwrap().clone();
-    let b_start = runs.iter().find(|r| r.0 == b.id).unwrap().2;
-    let a_starts: Vec<Instant> = runs.iter().filter(|r| r.0 == a.id).map(|r| r.2).collect();
-    let a_after_b = a_starts.iter().filter(|s| **s > b_start).count();
+    let a_after_b = started_after(a.id, b.id);
     assert!(a_after_b >= 2, "B ran before A's queue drained ({a_after_b} of A's started after it)");
     app.stop().await;
 }
@@ -169,9 +173,7 @@ async fn the_gateways_heavy_places_go_to_waiting_tenants_in_turn() {
     assert!(a_results.iter().all(|r| r["isError"] == false), "{a_results:?}");
     assert_eq!(b_result["isError"], false, "{b_result}");
     assert_eq!(most_at_once(a.id), 1, "one place in all");
-    let runs = RUNS.lock().unwrap().clone();
-    let b_start = runs.iter().find(|r| r.0 == b.id).unwrap().2;
-    let a_after_b = runs.iter().filter(|r| r.0 == a.id && r.2 > b_start).count();
+    let a_after_b = started_after(a.id, b.id);
     assert_eq!(a_after_b, 2, "B's call waited for one more of A's, not for all of A's queue");
 
     // Waiting past the limit for the gateway's place: throttled, naming it.
