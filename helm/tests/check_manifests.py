@@ -19,6 +19,7 @@ any check failed.
 Needs PyYAML and Python 3.11+ (tomllib).
 """
 
+import configparser
 import copy
 import os
 import re
@@ -33,6 +34,8 @@ CHART = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "obsidian
 BINARY = "/usr/local/bin/obsidian-tc"
 CONFIG_PATH = "/etc/obsidian-tc/obsidian-tc.toml"
 ROLES = {"gateway": "serve", "worker": "worker", "migrate": "migrate"}
+# The optional PgBouncer (values: pgbouncer): its own image, command, probes and configuration.
+PGBOUNCER = "pgbouncer"
 # Custom resources: kubernetes-validate carries only the built-in kinds' schemas.
 CRD_KINDS = {"ServiceMonitor", "PrometheusRule"}
 SECRET_NAME = re.compile(r"(_KEY$|SECRET|PASSWORD|TOKEN|^OTC__(DATABASE|REDIS)__URL$)")
@@ -168,7 +171,10 @@ def policy(docs, values, label, quiet=False):
         by_kind.setdefault(d["kind"], []).append(d)
     deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
     workloads = by_kind.get("Deployment", []) + by_kind.get("Job", [])
-    configmaps = {d["metadata"]["name"]: d for d in by_kind.get("ConfigMap", [])}
+    # The obsidian-tc binary's own pods and ConfigMaps (PgBouncer's are checked on their own).
+    own = [w for w in workloads if component(w) != PGBOUNCER]
+    own_deployments = {n: d for n, d in deployments.items() if component(d) != PGBOUNCER}
+    configmaps = {d["metadata"]["name"]: d for d in by_kind.get("ConfigMap", []) if component(d) != PGBOUNCER}
     services = {d["metadata"]["name"]: d for d in by_kind.get("Service", [])}
 
     def name(check):
@@ -267,7 +273,7 @@ def policy(docs, values, label, quiet=False):
 
     # Command, role and configuration of every container.
     problems = []
-    for w in workloads:
+    for w in own:
         spec = pod_template(w)["spec"]
         volumes = {v["name"]: v for v in spec.get("volumes", [])}
         role = ROLES.get(component(w))
@@ -304,7 +310,7 @@ def policy(docs, values, label, quiet=False):
                 if not f.get("secretRef") and not f.get("configMapRef"):
                     problems.append(f"{where}: envFrom entry {f!r}")
             for var in ("OTC__DATABASE__URL", "OTC__REDIS__URL"):
-                if var not in names and not from_secret:
+                if component(w) != PGBOUNCER and var not in names and not from_secret:
                     problems.append(f"{where}: {var} comes from no Secret")
     checks.report(name("secrets: only through secretKeyRef or envFrom secretRef, never literal"), problems)
 
@@ -313,6 +319,12 @@ def policy(docs, values, label, quiet=False):
     for d in deployments.values():
         for c in containers(d):
             ports = {p.get("name") for p in c.get("ports", [])}
+            if component(d) == PGBOUNCER:
+                for probe in ("readinessProbe", "livenessProbe"):
+                    port = ((c.get(probe) or {}).get("tcpSocket") or {}).get("port")
+                    if port not in ports:
+                        problems.append(f"{kn(d)} {c['name']}: {probe} is not a tcpSocket on a container port")
+                continue
             for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
                 p = c.get(probe)
                 if p is None:
@@ -333,7 +345,7 @@ def policy(docs, values, label, quiet=False):
     problems = []
     cfg = next(iter(configs.values()), {})
     listen, admin = port_of(cfg.get("server", {}).get("listen")), port_of(cfg.get("server", {}).get("admin_listen"))
-    for d in deployments.values():
+    for d in own_deployments.values():
         for c in containers(d):
             ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
             if ports.get("admin") != admin:
@@ -461,6 +473,10 @@ def policy(docs, values, label, quiet=False):
     checks.report(name("migrations: a pre-install/pre-upgrade hook Job with a deadline and its own config copy"), problems,
                   "on" if migrations else "off (no Job)")
 
+    # PgBouncer.
+    checks.report(name("pgbouncer: transaction pooling the pods may use, room for every pod's pool, its files mounted"),
+                  *pgbouncer_problems(by_kind, values, cfg))
+
     # Custom resources, structurally (kubernetes-validate has no schema for them).
     problems = []
     for sm in by_kind.get("ServiceMonitor", []):
@@ -519,6 +535,79 @@ def policy(docs, values, label, quiet=False):
     return checks
 
 
+def pgbouncer_problems(by_kind, values, cfg):
+    """The problems of the optional PgBouncer, and what was rendered."""
+    pg = values.get("pgbouncer") or {}
+    rendered = [d for d in by_kind.get("Deployment", []) if component(d) == PGBOUNCER]
+    if bool(rendered) != bool(pg.get("enabled")):
+        return [f"pgbouncer.enabled is {pg.get('enabled')} but {len(rendered)} PgBouncer Deployment(s) rendered"], ""
+    if not rendered:
+        return [], "off"
+    problems = []
+    d = rendered[0]
+    spec = d["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    mounts = {m["mountPath"]: volumes.get(m["name"], {}) for m in c.get("volumeMounts", [])}
+
+    def mounted(path):
+        """The volume a file path lies in (the longest mount path that holds it)."""
+        best = max((m for m in mounts if path.startswith(m.rstrip("/") + "/")), key=len, default=None)
+        return mounts.get(best) if best else None
+
+    ini_path = (c.get("args") or [None])[0] or ""
+    cm_name = ((mounted(ini_path) or {}).get("configMap") or {}).get("name")
+    cm = next((m for m in by_kind.get("ConfigMap", []) if m["metadata"]["name"] == cm_name), None)
+    text = ((cm or {}).get("data") or {}).get(os.path.basename(ini_path))
+    if text is None:
+        return [f"{kn(d)}: its argument {ini_path!r} is no file of a rendered ConfigMap"], ""
+    ini = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    try:
+        ini.read_string(text)
+    except configparser.Error as e:
+        return [f"{kn(d)}: pgbouncer.ini does not parse: {e}"], ""
+    s = ini["pgbouncer"] if ini.has_section("pgbouncer") else {}
+    if s.get("pool_mode") != "transaction":
+        problems.append(f"pool_mode is {s.get('pool_mode')!r}, not transaction")
+    if "extra_float_digits" not in [x.strip() for x in s.get("ignore_startup_parameters", "").split(",")]:
+        problems.append("ignore_startup_parameters lacks extra_float_digits (sqlx sends it)")
+    if (cfg.get("database") or {}).get("transaction_pooler") is not True:
+        problems.append("config.database.transaction_pooler is not true: the pods would prepare statements across transactions")
+    if not (ini.has_section("databases") and ini["databases"]):
+        problems.append("pgbouncer.ini names no database")
+    for key in ("auth_file",) + (("server_tls_ca_file",) if s.get("server_tls_sslmode") in ("verify-ca", "verify-full") else ()):
+        path = s.get(key)
+        if not path or not (mounted(path) or {}).get("secret"):
+            problems.append(f"{key} {path!r} is not in a mounted Secret")
+    port = next((p.get("containerPort") for p in c.get("ports", []) if p.get("name") == PGBOUNCER), None)
+    if str(port) != s.get("listen_port"):
+        problems.append(f"listen_port {s.get('listen_port')} is not the container port {port}")
+    gw, wk = values.get("gateway") or {}, values.get("worker") or {}
+    auto = gw.get("autoscaling") or {}
+    pods = (auto.get("maxReplicas") if auto.get("enabled") else gw.get("replicas", 0)) + wk.get("replicas", 0)
+    need = pods * ((cfg.get("database") or {}).get("max_connections") or 32)
+    if int(s.get("max_client_conn", 0)) < need:
+        problems.append(f"max_client_conn {s.get('max_client_conn')} is less than the pods' {need} connections")
+    cmd = (((c.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}).get("command") or []
+    if len(cmd) != 2 or cmd[0] != "/bin/sleep":
+        problems.append(f"{kn(d)}: preStop is not [/bin/sleep, N]: {cmd!r}")
+    if not any(selects(svc["spec"].get("selector", {}), d["spec"]["template"]["metadata"]["labels"])
+               for svc in by_kind.get("Service", [])):
+        problems.append(f"{kn(d)}: no Service selects it")
+    policies = by_kind.get("NetworkPolicy", [])
+    if policies:
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        if not any("Ingress" in p["spec"].get("policyTypes", []) and selects(p["spec"]["podSelector"].get("matchLabels", {}), labels)
+                   for p in policies):
+            problems.append("NetworkPolicies are on but none limits who reaches PgBouncer")
+        egress = [rule for p in policies if "Egress" in p["spec"].get("policyTypes", []) for rule in p["spec"].get("egress", [])]
+        if not any(any(selects((peer.get("podSelector") or {}).get("matchLabels", {}), labels) for peer in rule.get("to", []))
+                   and any(str(x.get("port")) == str(port) for x in rule.get("ports", [])) for rule in egress):
+            problems.append("NetworkPolicies are on but the pods may not reach PgBouncer's port")
+    servers = pg.get("replicas", 1) * (int(s.get("default_pool_size", 20)) + int(s.get("reserve_pool_size", 0)))
+    return problems, f"{pg.get('replicas')} replica(s), at most {servers} server connections"
+
+
 def self_test(rendered, values_files):
     """Each mutation must make the named check fail; the unmutated render must pass."""
     docs = load_docs(rendered)
@@ -547,11 +636,20 @@ def self_test(rendered, values_files):
         ("selectors", "HPA targets nothing", lambda: find("HorizontalPodAutoscaler")["spec"]["scaleTargetRef"].update(name="missing")),
         ("services", "Service targetPort unknown", lambda: find("Service", "gateway")["spec"]["ports"][0].update(targetPort="web")),
         ("shutdown", "grace period too short", lambda: find("Deployment", "gateway")["spec"]["template"]["spec"].update(terminationGracePeriodSeconds=10)),
-        ("config", "no admin_listen", lambda: [cm["data"].update({"obsidian-tc.toml": cm["data"]["obsidian-tc.toml"].replace("admin_listen", "admin_listen_x")}) for cm in docs_ if cm["kind"] == "ConfigMap"]),
-        ("config", "not TOML", lambda: find("ConfigMap")["data"].update({"obsidian-tc.toml": "[server\nlisten = 1"})),
+        ("config", "no admin_listen", lambda: [cm["data"].update({"obsidian-tc.toml": cm["data"]["obsidian-tc.toml"].replace("admin_listen", "admin_listen_x")}) for cm in docs_ if cm["kind"] == "ConfigMap" and component(cm) != PGBOUNCER]),
+        ("config", "not TOML", lambda: next(cm for cm in docs_ if cm["kind"] == "ConfigMap" and component(cm) != PGBOUNCER)["data"].update({"obsidian-tc.toml": "[server\nlisten = 1"})),
         ("containers", "role missing", lambda: gateway_container().update(args=[])),
         ("custom resources", "ServiceMonitor on another port", lambda: find("ServiceMonitor")["spec"]["endpoints"][0].update(port="http")),
+        ("pgbouncer", "session pooling", lambda: pgbouncer_ini(lambda t: t.replace("pool_mode = transaction", "pool_mode = session"))),
+        ("pgbouncer", "max_client_conn below the pods' connections", lambda: pgbouncer_ini(lambda t: re.sub(r"max_client_conn = \d+", "max_client_conn = 10", t))),
+        ("pgbouncer", "userlist outside a Secret", lambda: pgbouncer_ini(lambda t: t.replace("auth_file = /etc/pgbouncer-auth/", "auth_file = /etc/pgbouncer/"))),
+        ("pgbouncer", "no way to it through the NetworkPolicies", lambda: [p["spec"].update(egress=[r for r in p["spec"]["egress"] if not any("podSelector" in x for x in r.get("to", []))]) for p in docs_ if p["kind"] == "NetworkPolicy" and "Egress" in p["spec"]["policyTypes"]]),
+        ("probes", "PgBouncer probed over HTTP", lambda: find("Deployment", PGBOUNCER)["spec"]["template"]["spec"]["containers"][0].update(readinessProbe={"httpGet": {"path": "/", "port": "pgbouncer"}})),
     ]
+
+    def pgbouncer_ini(edit):
+        data = find("ConfigMap", PGBOUNCER)["data"]
+        data["pgbouncer.ini"] = edit(data["pgbouncer.ini"])
     baseline = policy(docs, values, "baseline", quiet=True)
     checks.report("self-test: the unmutated render passes the policy checks", [f"fails {f}" for f in baseline.failed])
     for check, what, mutate in mutations:

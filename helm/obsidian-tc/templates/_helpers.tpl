@@ -249,3 +249,31 @@ fractions as floats; a key set to null is left out, so the binary's default appl
 obsidian-tc.toml: |
 {{- include "otc.toml" . | nindent 2 }}
 {{- end -}}
+
+{{/* PgBouncer's pgbouncer.ini (values: pgbouncer); the pods' URL names its Service. */}}
+{{- define "otc.pgbouncerIni" -}}
+{{- with .Values.pgbouncer -}}
+[databases]
+* = host={{ .upstream.host }} port={{ .upstream.port }}
+
+[pgbouncer]
+listen_addr = 0.0.0.0
+listen_port = {{ .port }}
+unix_socket_dir =
+pool_mode = transaction
+auth_type = scram-sha-256
+auth_file = /etc/pgbouncer-auth/userlist.txt
+default_pool_size = {{ .poolSize }}
+reserve_pool_size = {{ .reservePoolSize }}
+reserve_pool_timeout = {{ .reservePoolTimeoutSeconds }}
+max_client_conn = {{ .maxClientConn }}
+ignore_startup_parameters = extra_float_digits
+server_tls_sslmode = {{ .upstream.sslmode }}
+{{- if .upstream.caSecret }}
+server_tls_ca_file = /etc/pgbouncer-ca/ca.crt
+{{- end }}
+{{- range $name := keys .extraSettings | sortAlpha }}
+{{ $name }} = {{ get $.Values.pgbouncer.extraSettings $name }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -5,7 +5,8 @@
 //! scenarios a horizontally scaled deployment must pass: a write read at once on the other
 //! gateway, a task started on one and read and cancelled on the other, one rate-limit budget,
 //! leadership handed over when the leader is killed, and no acknowledged write lost when a
-//! gateway is killed mid-traffic.
+//! gateway is killed mid-traffic. And the chart's optional PgBouncer, run from its rendered
+//! pod with Debian's pgbouncer, pooling a gateway's and a worker's connections.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -381,5 +382,209 @@ async fn poll_holder(kv: &otc_kv::Kv, wanted: impl Fn(&str) -> bool) -> String {
         }
         assert!(Instant::now() < deadline, "no such lease holder");
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The chart's PgBouncer (`pgbouncer.enabled`), run from its rendered Deployment and ConfigMap
+/// with Debian's pgbouncer as the image's: the migration Job migrates through
+/// `OTC__DATABASE__MIGRATE_URL` (Postgres itself), a gateway and a worker reach Postgres only
+/// through PgBouncer, sixteen concurrent writers all land, and PgBouncer holds no more server
+/// connections than its pool size.
+#[tokio::test]
+async fn the_rendered_pgbouncer_pools_the_releases_connections() {
+    let iso = Isolation::new().await;
+    let direct = url::Url::parse(&iso.database_url).unwrap();
+    let database = direct.path().trim_start_matches('/').to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let pool_size = 2;
+    let docs = render(&[
+        "config.server.listen=127.0.0.1:0",
+        "config.server.admin_listen=127.0.0.1:0",
+        "config.telemetry.log_format=text",
+        "config.database.transaction_pooler=true",
+        "pgbouncer.enabled=true",
+        &format!("pgbouncer.port={port}"),
+        &format!("pgbouncer.upstream.host={}", direct.host_str().unwrap()),
+        &format!("pgbouncer.upstream.port={}", direct.port().unwrap()),
+        "pgbouncer.upstream.sslmode=disable",
+        "pgbouncer.authSecret.name=otc-pgbouncer",
+        "pgbouncer.authSecret.key=userlist.txt",
+        &format!("pgbouncer.poolSize={pool_size}"),
+        "pgbouncer.reservePoolSize=0",
+        // Only for this test's look at PgBouncer's own SHOW SERVERS.
+        &format!("pgbouncer.extraSettings.stats_users={}", direct.username()),
+    ]);
+    let root = temp_dir("rollout-pgbouncer");
+    let userlist = format!("\"{}\" \"{}\"\n", direct.username(), direct.password().unwrap());
+    let bouncer = find(&docs, "Deployment", Some("pgbouncer"));
+    let _pgbouncer =
+        PgBouncerPod::start(&docs, bouncer, &[("otc-pgbouncer", "userlist.txt", &userlist)], &root.join("pgb"));
+
+    let mut through = direct.clone();
+    through.set_port(Some(port)).unwrap();
+    let secret: Vec<(String, String)> = iso
+        .env()
+        .into_iter()
+        .filter(|(k, _)| k != "OTC__SERVER__LISTEN" && k != "OTC__DATABASE__URL")
+        .chain([
+            ("OTC__DATABASE__URL".to_string(), through.to_string()),
+            ("OTC__DATABASE__MIGRATE_URL".to_string(), direct.to_string()),
+        ])
+        .collect();
+
+    let job = find(&docs, "Job", None);
+    let migrate = pod_of(&docs, job, &secret, &root.join("job"));
+    let args: Vec<&str> = migrate.args.iter().map(String::as_str).collect();
+    let out = cli_with_env(migrate.env.clone(), &args);
+    assert!(out.status.success(), "the migration Job failed: {}{}\n{}", stdout(&out), stderr(&out), _pgbouncer.log());
+
+    let gateway = pod_of(&docs, find(&docs, "Deployment", Some("gateway")), &secret, &root.join("gateway")).start(true);
+    let worker = pod_of(&docs, find(&docs, "Deployment", Some("worker")), &secret, &root.join("worker")).start(false);
+    for pod in [&gateway, &worker] {
+        let ready = reqwest::get(pod.admin_url("/readyz")).await.unwrap();
+        assert!(ready.status().is_success(), "{}", pod.log_text());
+    }
+
+    let store = iso.store();
+    let tenant = Tenant::create(&store, "acme").await;
+    let (token, _) = tenant.token(&store, "*", false, None).await;
+    let http = reqwest::Client::new();
+    let base = gateway.url("");
+    let writers: Vec<_> = (0..16)
+        .map(|w| {
+            let (http, base, token) = (http.clone(), base.clone(), token.clone());
+            tokio::spawn(async move {
+                for i in 0..4 {
+                    let note =
+                        json!({"vault": "Notes", "path": format!("w{w}/{i}.md"), "content": format!("kayak {w} {i}")});
+                    let wrote = call_at(&http, &base, &token, "write_note", note).await;
+                    assert_eq!(wrote["result"]["isError"], false, "{wrote}");
+                }
+            })
+        })
+        .collect();
+    let mut most = 0;
+    let admin = format!("postgres://{}:{}@127.0.0.1:{port}/pgbouncer", direct.username(), direct.password().unwrap());
+    let mut console = <sqlx::PgConnection as sqlx::Connection>::connect(&admin).await.expect("PgBouncer's console");
+    while writers.iter().any(|w| !w.is_finished()) {
+        most = most.max(servers_of(&mut console, &database).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    let found =
+        call_at(&http, &base, &token, "search_vault", json!({"vault": "Notes", "query": "kayak", "limit": 100})).await;
+    assert_eq!(found["result"]["structuredContent"]["total_count"], 64, "{found}");
+    most = most.max(servers_of(&mut console, &database).await);
+    eprintln!("rollout: 64 writes by 16 writers through PgBouncer, at most {most} server connections");
+    assert!((1..=pool_size).contains(&most), "{most} server connections for a pool of {pool_size}");
+
+    for mut pod in [gateway, worker] {
+        pod.signal("TERM");
+        assert!(pod.wait(Duration::from_secs(30)).success(), "{}", pod.log_text());
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// PgBouncer's server connections to `database` (its console's SHOW SERVERS).
+async fn servers_of(console: &mut sqlx::PgConnection, database: &str) -> usize {
+    use sqlx::Row;
+    let rows = sqlx::raw_sql("SHOW SERVERS").fetch_all(&mut *console).await.expect("SHOW SERVERS");
+    rows.iter().filter(|r| r.try_get::<String, _>("database").is_ok_and(|d| d == database)).count()
+}
+
+/// A PgBouncer pod as a local process: its container's command and args, its ConfigMap and
+/// Secret volumes written under a folder and their mount paths rewritten to there. Killed on
+/// drop.
+struct PgBouncerPod(std::process::Child, PathBuf);
+
+impl PgBouncerPod {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.1).unwrap_or_default()
+    }
+
+    fn start(docs: &[Value], deployment: &Value, secrets: &[(&str, &str, &str)], root: &Path) -> Self {
+        let spec = &deployment["spec"]["template"]["spec"];
+        let container = &spec["containers"][0];
+        let mut mounts: Vec<(String, PathBuf)> = Vec::new();
+        for mount in container["volumeMounts"].as_array().unwrap() {
+            let name = mount["name"].as_str().unwrap();
+            let volume = spec["volumes"].as_array().unwrap().iter().find(|v| v["name"] == name).unwrap();
+            if volume["emptyDir"].is_object() {
+                continue; // a scratch folder nothing names
+            }
+            let dir = root.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            if let Some(map) = volume["configMap"]["name"].as_str() {
+                let map = docs.iter().find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == map).unwrap();
+                for (file, text) in map["data"].as_object().unwrap() {
+                    std::fs::write(dir.join(file), text.as_str().unwrap()).unwrap();
+                }
+            } else if let Some(secret) = volume["secret"]["secretName"].as_str() {
+                for item in volume["secret"]["items"].as_array().unwrap() {
+                    let key = item["key"].as_str().unwrap();
+                    let (_, _, text) = secrets
+                        .iter()
+                        .find(|(s, k, _)| *s == secret && *k == key)
+                        .unwrap_or_else(|| panic!("the simulated Secret {secret} has no key {key}"));
+                    std::fs::write(dir.join(item["path"].as_str().unwrap()), text).unwrap();
+                }
+            }
+            mounts.push((mount["mountPath"].as_str().unwrap().to_string(), dir));
+        }
+        // The longest first: /etc/pgbouncer is a prefix of /etc/pgbouncer-auth.
+        mounts.sort_by_key(|(mount, _)| std::cmp::Reverse(mount.len()));
+        let local = |value: &str| {
+            mounts.iter().fold(value.to_string(), |v, (mount, dir)| v.replace(mount.as_str(), dir.to_str().unwrap()))
+        };
+        // The files name each other by their mount paths (auth_file in pgbouncer.ini).
+        for (_, dir) in &mounts {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                std::fs::write(&path, local(&text)).unwrap();
+            }
+        }
+        let command: Vec<String> =
+            container["command"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let args: Vec<String> =
+            container["args"].as_array().unwrap().iter().map(|v| local(v.as_str().unwrap())).collect();
+        assert_eq!(command, ["pgbouncer"], "the chart's default command");
+        // PgBouncer refuses to run as root: as root, run it as the user scripts/services runs
+        // Postgres and its own PgBouncer as.
+        let root_user = std::process::Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+        let mut cmd = if root_user {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=otc-pg", "--regid=otc-pg", "--clear-groups", "--"]).args(&command);
+            c
+        } else {
+            std::process::Command::new(&command[0])
+        };
+        let log = std::fs::File::create(root.join("pgbouncer.log")).unwrap();
+        let child = cmd
+            .args(&args)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("run pgbouncer (scripts/services installs Debian's)");
+        let port = container["ports"][0]["containerPort"].as_u64().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port as u16)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "PgBouncer did not listen: {}",
+                std::fs::read_to_string(root.join("pgbouncer.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self(child, root.join("pgbouncer.log"))
+    }
+}
+
+impl Drop for PgBouncerPod {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
