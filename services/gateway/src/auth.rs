@@ -87,8 +87,11 @@ async fn authenticate(state: &AppState, request: &mut Request) -> Result<(), Api
                 tx.commit().await?;
                 Ok::<_, otc_store::StoreError>(caller)
             };
-            let caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
+            let mut caller = lookup.await.map_err(|e| ApiError::from_store(&e))?.ok_or_else(ApiError::invalid_token)?;
             state.auth_cache.keep(&state.kv, tag, &presented.hash, &caller).await;
+            if let crate::auth_cache::Tag::Generation(generation) = tag {
+                caller.token_generation = Some(generation);
+            }
             caller
         }
     };

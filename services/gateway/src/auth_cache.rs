@@ -79,9 +79,11 @@ impl AuthCache {
             return Lookup::Miss(Tag::Nothing);
         }
         match kv.existing_generation(Generation::Tokens(tenant)).await {
-            Ok(Some(generation)) => self
-                .cached(tenant, hash, generation)
-                .map_or(Lookup::Miss(Tag::Generation(generation)), |c| Lookup::Hit(Box::new(c))),
+            Ok(Some(generation)) => {
+                self.cached(tenant, hash, generation).map_or(Lookup::Miss(Tag::Generation(generation)), |c| {
+                    Lookup::Hit(Box::new(Authenticated { token_generation: Some(generation), ..c }))
+                })
+            }
             Ok(None) => Lookup::Miss(Tag::Missing),
             Err(e) => {
                 tracing::debug!(error = %e, "token generation unreadable; checking the token in Postgres");
@@ -128,6 +130,7 @@ mod tests {
             rate_tiers: vec![],
             access: Default::default(),
             confirm_in_client: false,
+            token_generation: None,
         }
     }
 

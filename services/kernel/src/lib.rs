@@ -16,6 +16,7 @@ pub mod file_cache;
 pub mod format;
 pub mod graphing;
 pub mod idempotency;
+pub mod lifecycle;
 pub mod long_calls;
 pub mod memory;
 pub mod rate_limits;
@@ -128,17 +129,19 @@ pub fn store_refusal(err: &otc_store::StoreError) -> ToolError {
     }
 }
 
-/// How long a vault found by name is remembered (vaults are never renamed or reused; a
-/// deleted one lingers at most this long).
+/// How long a vault found by name is remembered. A deletion moves the tenant's token
+/// generation on, and an entry counts only for callers let in under the generation it was
+/// found under; without a generation (Redis unreadable) a deleted vault lingers at most this
+/// long.
 const VAULT_CACHE_TTL: Duration = Duration::from_secs(30);
 
-/// Vaults by (tenant, name), with when they were looked up.
-pub type VaultCache = otc_cache::Bounded<(uuid::Uuid, String), (otc_store::Vault, Instant)>;
+/// Vaults by (tenant, name), with when they were looked up and under which token generation.
+pub type VaultCache = otc_cache::Bounded<(uuid::Uuid, String), (otc_store::Vault, Instant, Option<i64>)>;
 
 /// A vault cache of at most `max_bytes` (`caches.vaults_bytes`).
 pub fn vault_cache(max_bytes: u64) -> VaultCache {
-    let weigh = |key: &(uuid::Uuid, String), (vault, _): &(otc_store::Vault, Instant)| {
-        std::mem::size_of::<(otc_store::Vault, Instant)>() + 16 + key.1.len() + vault.name.len()
+    let weigh = |key: &(uuid::Uuid, String), (vault, _, _): &(otc_store::Vault, Instant, Option<i64>)| {
+        std::mem::size_of::<(otc_store::Vault, Instant, Option<i64>)>() + 16 + key.1.len() + vault.name.len()
     };
     otc_cache::Bounded::new("vaults", usize::MAX, max_bytes, weigh)
 }
@@ -185,8 +188,8 @@ pub struct Services {
 
 impl Services {
     /// Remembers that `name` names `vault` in `tenant`, for [`caller_vault`].
-    fn remember_vault(&self, tenant: uuid::Uuid, name: String, vault: &otc_store::Vault) {
-        self.vault_cache.put((tenant, name), (vault.clone(), Instant::now()));
+    fn remember_vault(&self, tenant: uuid::Uuid, name: String, vault: &otc_store::Vault, generation: Option<i64>) {
+        self.vault_cache.put((tenant, name), (vault.clone(), Instant::now(), generation));
     }
 }
 
@@ -755,7 +758,7 @@ impl Dispatcher {
             [] => Err(ToolError::with_message(ErrorCode::VaultNotFound, "this caller can reach no vault")),
             [only] => {
                 // The handler finds the vault by this name next: in the cache, not in Postgres.
-                self.services.remember_vault(caller.tenant_id, only.name.clone(), only);
+                self.services.remember_vault(caller.tenant_id, only.name.clone(), only, caller.token_generation);
                 Ok(only.name.clone())
             }
             several => {
@@ -895,15 +898,18 @@ pub async fn caller_vault(ctx: &CallContext<'_>, name: &str) -> Result<otc_store
         return Err(not_found());
     }
     let key = (ctx.caller.tenant_id, name.to_string());
-    let cached = services.vault_cache.get_if(&key, |(_, at)| at.elapsed() < VAULT_CACHE_TTL);
+    let generation = ctx.caller.token_generation;
+    let cached = services.vault_cache.get_if(&key, |(_, at, under)| {
+        at.elapsed() < VAULT_CACHE_TTL && (generation.is_none() || *under == generation)
+    });
     let found = match cached {
-        Some((vault, _)) => Some(vault),
+        Some((vault, _, _)) => Some(vault),
         None => {
             let mut tx = ctx.begin().await?;
             let found = tx.vault_by_name_or_id(name).await?;
             tx.commit().await?;
             if let Some(vault) = &found {
-                services.remember_vault(key.0, key.1, vault);
+                services.remember_vault(key.0, key.1, vault, generation);
             }
             found
         }

@@ -19,6 +19,25 @@ pub enum TenantCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Delete a tenant: every token stops now, and a worker erases every row, object and
+    /// key of it after the grace period (`lifecycle.deletion_grace_hours`).
+    Delete {
+        /// Slug or id.
+        tenant: String,
+        /// Hours until it is erased (default: lifecycle.deletion_grace_hours).
+        #[arg(long)]
+        grace_hours: Option<u64>,
+    },
+    /// Bring back a deleted tenant, as it was, before it is erased.
+    Undelete {
+        /// Slug or id.
+        tenant: String,
+    },
+    /// Erase a deleted tenant now instead of at the end of its grace period.
+    Purge {
+        /// Slug or id.
+        tenant: String,
+    },
     /// Show one tenant and its vaults.
     Show {
         /// Slug or id.
@@ -153,6 +172,43 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 other => other.context("creating the tenant")?,
             };
             println!("created tenant {} ({})", tenant.slug, tenant.id);
+        }
+        TenantCommand::Delete { tenant, grace_hours } => {
+            let config = app::load(&sources)?.config;
+            let deps = app::Deps::new(&config)?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let grace = grace_hours
+                .map(|h| std::time::Duration::from_secs(h.saturating_mul(3600)))
+                .unwrap_or_else(|| config.lifecycle.deletion_grace());
+            let deletion = otc_kernel::lifecycle::delete_tenant(&deps.store, &deps.kv, id, grace).await?;
+            println!(
+                "deleted tenant {tenant} ({id}); erased after {} unless `obsidian-tc tenant undelete {tenant}` first",
+                deletion.purge_after.to_rfc3339()
+            );
+        }
+        TenantCommand::Undelete { tenant } => {
+            let deps = app::Deps::new(&app::load(&sources)?.config)?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            match otc_kernel::lifecycle::undelete_tenant(&deps.store, &deps.kv, id).await {
+                Err(StoreError::NotFound(_)) => anyhow::bail!("tenant {tenant} is not deleted"),
+                other => other?,
+            }
+            println!("restored tenant {tenant} ({id})");
+        }
+        TenantCommand::Purge { tenant } => {
+            let deps = app::Deps::new(&app::load(&sources)?.config)?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            match otc_kernel::lifecycle::purge_tenant(&deps.store, id).await {
+                Err(StoreError::NotFound(_)) => anyhow::bail!("tenant {tenant} is not deleted: delete it first"),
+                other => other?,
+            }
+            let report = otc_worker::erasure::erase_due(&deps.store, &deps.blobs, &deps.kv, id, None)
+                .await
+                .map_err(anyhow::Error::from_boxed)?;
+            println!(
+                "erased tenant {tenant} ({id}): {} rows, {} objects, {} Redis keys",
+                report.rows, report.objects, report.keys
+            );
         }
         TenantCommand::Show { tenant } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;

@@ -21,10 +21,35 @@ pub enum VaultCommand {
         /// Letters, digits, spaces, dots, dashes and underscores; up to 100 characters.
         name: String,
     },
-    /// List a tenant's vaults.
+    /// List a tenant's vaults (and the deleted ones not erased yet).
     List {
         #[arg(long)]
         tenant: String,
+    },
+    /// Delete a vault: no tool, token or job reaches it from now on, and a worker erases every
+    /// row, object and key of it after the grace period (`lifecycle.deletion_grace_hours`).
+    Delete {
+        #[arg(long)]
+        tenant: String,
+        /// Name or id.
+        name: String,
+        /// Hours until it is erased (default: lifecycle.deletion_grace_hours).
+        #[arg(long)]
+        grace_hours: Option<u64>,
+    },
+    /// Bring back a deleted vault, as it was, before it is erased.
+    Undelete {
+        #[arg(long)]
+        tenant: String,
+        /// Name or id.
+        name: String,
+    },
+    /// Erase a deleted vault now instead of at the end of its grace period.
+    Purge {
+        #[arg(long)]
+        tenant: String,
+        /// Name or id.
+        name: String,
     },
     /// Put a vault (or one folder) back to its state at a change-log sequence or a time, as one
     /// new change.
@@ -144,7 +169,67 @@ pub async fn run(sources: Sources, command: VaultCommand) -> anyhow::Result<Exit
             for vault in tx.list_vaults().await? {
                 println!("{}  {}  {}", vault.id, vault.created_at.format("%Y-%m-%d"), vault.name);
             }
+            for vault in tx.deleted_vaults().await? {
+                println!(
+                    "{}  deleted {}  {}  (erased after {})",
+                    vault.id,
+                    vault.deleted_at.format("%Y-%m-%d"),
+                    vault.name,
+                    vault.purge_after.to_rfc3339()
+                );
+            }
             tx.commit().await?;
+        }
+        VaultCommand::Delete { tenant, name, grace_hours } => {
+            let config = app::load(&sources)?.config;
+            let deps = app::Deps::new(&config)?;
+            let tenant_id = deps.store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let grace = grace_hours
+                .map(|h| Duration::from_secs(h.saturating_mul(3600)))
+                .unwrap_or_else(|| config.lifecycle.deletion_grace());
+            let (vault, purge_after) =
+                match otc_kernel::lifecycle::delete_vault(&deps.store, &deps.kv, tenant_id, &name, grace).await {
+                    Err(StoreError::NotFound(_)) => anyhow::bail!("no vault {name:?} in tenant {tenant}"),
+                    other => other?,
+                };
+            println!(
+                "deleted vault {} ({}); erased after {} unless `obsidian-tc vault undelete --tenant {tenant} {}` first",
+                vault.name,
+                vault.id,
+                purge_after.to_rfc3339(),
+                vault.name
+            );
+        }
+        VaultCommand::Undelete { tenant, name } => {
+            let deps = app::Deps::new(&app::load(&sources)?.config)?;
+            let tenant_id = deps.store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let vault = match otc_kernel::lifecycle::undelete_vault(&deps.store, &deps.kv, tenant_id, &name).await {
+                Err(StoreError::NotFound(_)) => {
+                    anyhow::bail!("no deleted vault {name:?} in tenant {tenant} (never deleted, or already erased)")
+                }
+                Err(StoreError::Conflict { .. }) => {
+                    anyhow::bail!("a vault named {name:?} was made since; rename it first")
+                }
+                other => other?,
+            };
+            println!("restored vault {} ({})", vault.name, vault.id);
+        }
+        VaultCommand::Purge { tenant, name } => {
+            let deps = app::Deps::new(&app::load(&sources)?.config)?;
+            let tenant_id = deps.store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let vault = match otc_kernel::lifecycle::purge_vault(&deps.store, tenant_id, &name).await {
+                Err(StoreError::NotFound(_)) => {
+                    anyhow::bail!("no deleted vault {name:?} in tenant {tenant}: delete it first")
+                }
+                other => other?,
+            };
+            let report = otc_worker::erasure::erase_due(&deps.store, &deps.blobs, &deps.kv, tenant_id, None)
+                .await
+                .map_err(anyhow::Error::from_boxed)?;
+            println!(
+                "erased vault {} ({}): {} rows, {} Redis keys (its unreferenced blobs go with the next sweep)",
+                vault.name, vault.id, report.rows, report.keys
+            );
         }
         VaultCommand::Import { dir, vault, remote, quiet } => {
             anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());

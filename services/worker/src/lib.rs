@@ -24,6 +24,7 @@ use otc_blobs::Blobs;
 use otc_kv::Kv;
 use otc_store::Store;
 
+pub mod erasure;
 pub mod outbox_metrics;
 
 /// The lease that elects the one worker doing periodic work.
@@ -251,13 +252,15 @@ async fn sweep_tenant(
     }
 }
 
-/// The kinds of upkeep a worker runs, with what runs each: every worker sweeps; one with an
+/// The kinds of upkeep a worker runs, with what runs each: every worker sweeps and erases what
+/// tenants deleted once its grace is over; one with an
 /// indexer merges full-text segments when a batch asked for it; one with an embedding provider
 /// keeps the tenants' embedding sets; one with the tools runs the scheduled wiki upkeep that
 /// `[maintenance]` turns on.
 struct Upkeep {
     store: Store,
     blobs: Blobs,
+    kv: Arc<Kv>,
     settings: WorkerSettings,
     indexer: Option<otc_indexer::Indexer>,
     /// Only when a provider is configured.
@@ -276,7 +279,7 @@ impl Upkeep {
     /// The kinds this worker claims.
     fn kinds(&self) -> Vec<&'static str> {
         use otc_store::upkeep::{CONTRADICTIONS, EMBEDDING, FTS_MERGE, SWEEP, WIKI_LINT, WIKI_PAGES};
-        let mut kinds = vec![SWEEP];
+        let mut kinds = vec![SWEEP, otc_store::erasure::ERASE];
         kinds.extend(self.indexer.as_ref().map(|_| FTS_MERGE));
         kinds.extend(self.embedding.as_ref().map(|_| EMBEDDING));
         let m = &self.settings.maintenance;
@@ -311,6 +314,11 @@ impl Upkeep {
                     sweep_tenant(&self.store, &self.blobs, &self.settings, tenant, &mut report, Some(deadline)).await?;
                 tracing::debug!(%tenant, ?report, finished, "tenant swept");
                 Ok(finished)
+            }
+            (otc_store::erasure::ERASE, _, _) => {
+                let report = erasure::erase_due(&self.store, &self.blobs, &self.kv, tenant, Some(deadline)).await?;
+                tracing::debug!(%tenant, ?report, "erase pass");
+                Ok(report.finished)
             }
             (otc_store::upkeep::FTS_MERGE, Some(indexer), _) => {
                 let merged = indexer.merge_tenant(tenant).await.map_err(|e| e.chain())?;
@@ -634,6 +642,7 @@ impl Worker {
             let upkeep = Upkeep {
                 store: self.store.clone(),
                 blobs: self.blobs.clone(),
+                kv: self.kv.clone(),
                 settings: self.settings.clone(),
                 indexer: self.indexer.clone(),
                 embedding: self.embedding.clone().filter(|e| e.active()),

@@ -303,6 +303,25 @@ impl Blobs {
         }
     }
 
+    /// Deletes every object of the tenant (`<prefix>/t/<tenant>/`), listing and deleting as it
+    /// goes (bounded memory however many there are), and drops its cached blobs. Answers how
+    /// many objects it deleted.
+    pub async fn erase_tenant(&self, tenant: Uuid) -> Result<u64> {
+        use futures::StreamExt;
+        let root = self.path(&format!("t/{}", tenant.simple()));
+        let mut listed = self.store.list(Some(&root));
+        let mut deleted = 0u64;
+        while let Some(meta) = listed.next().await {
+            let meta = meta.map_err(BlobError::Unavailable)?;
+            match self.store.delete(&meta.location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => deleted += 1,
+                Err(e) => return Err(BlobError::Unavailable(e)),
+            }
+        }
+        self.cache.retain(|(owner, _), _| *owner != tenant);
+        Ok(deleted)
+    }
+
     /// Plain objects (written by an outside sync tool) under `prefix`: (path below the prefix,
     /// size, last modified, e-tag).
     pub async fn list_plain(&self, prefix: &str) -> Result<Vec<PlainObject>> {

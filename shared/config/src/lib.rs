@@ -39,6 +39,7 @@ pub struct Config {
     pub audit: AuditConfig,
     pub oauth: OAuthConfig,
     pub quotas: QuotasConfig,
+    pub lifecycle: LifecycleConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1087,6 +1088,28 @@ impl Default for QuotasConfig {
             concurrent_uploads: 8,
             upload_bytes_in_flight: 1024 * 1024 * 1024,
         }
+    }
+}
+
+/// Deleting vaults and tenants (`obsidian-tc vault delete`, `tenant delete`): what is deleted
+/// answers nowhere at once and is erased (every row, object and Redis key) once the grace
+/// period is over; until then an admin can undo it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LifecycleConfig {
+    /// Hours between a deletion and its erasure.
+    pub deletion_grace_hours: u64,
+}
+
+impl Default for LifecycleConfig {
+    fn default() -> Self {
+        Self { deletion_grace_hours: 30 * 24 }
+    }
+}
+
+impl LifecycleConfig {
+    pub fn deletion_grace(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.deletion_grace_hours.saturating_mul(3600))
     }
 }
 

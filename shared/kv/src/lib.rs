@@ -149,6 +149,95 @@ impl Kv {
 }
 
 impl Kv {
+    /// Deletes every key of this prefix whose name contains `fragment` (a tenant's or a
+    /// vault's id: every key of a tenant's names its id), scanning the keyspace in batches:
+    /// for erasure, never on a timer. Answers how many it deleted.
+    #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis delete_naming", otel.kind = "client", db.system = "redis"))]
+    pub async fn delete_naming(&self, fragment: &str) -> Result<u64> {
+        let mut conn = self.conn().await?;
+        let unlink = conn.clone();
+        let mut deleted = 0u64;
+        self.scan_naming(
+            fragment,
+            |keys| {
+                let mut conn = unlink.clone();
+                async move {
+                    let n: u64 = redis::cmd("UNLINK").arg(&keys).query_async(&mut conn).await.map_err(classify)?;
+                    Ok(n)
+                }
+            },
+            &mut deleted,
+            &mut conn,
+        )
+        .await?;
+        Ok(deleted)
+    }
+
+    /// The keys of this prefix whose name contains `fragment`, up to `limit` (diagnostics and
+    /// the erasure tests).
+    pub async fn keys_naming(&self, fragment: &str, limit: usize) -> Result<Vec<String>> {
+        let mut conn = self.conn().await?;
+        let found = std::sync::Mutex::new(Vec::new());
+        let mut count = 0u64;
+        self.scan_naming(
+            fragment,
+            |keys| {
+                let mut held = found.lock().unwrap_or_else(|p| p.into_inner());
+                let room = limit.saturating_sub(held.len());
+                held.extend(keys.into_iter().take(room));
+                std::future::ready(Ok(0))
+            },
+            &mut count,
+            &mut conn,
+        )
+        .await?;
+        Ok(found.into_inner().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// SCANs the keys of this prefix that name `fragment`, a batch at a time, adding what
+    /// `each` answers for a batch to `total`.
+    async fn scan_naming<F, Fut>(
+        &self,
+        fragment: &str,
+        mut each: F,
+        total: &mut u64,
+        conn: &mut ConnectionManager,
+    ) -> Result<()>
+    where
+        F: FnMut(Vec<String>) -> Fut,
+        Fut: Future<Output = Result<u64>>,
+    {
+        let glob = |s: &str| {
+            s.chars().fold(String::new(), |mut out, c| {
+                if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                    out.push('\\');
+                }
+                out.push(c);
+                out
+            })
+        };
+        let pattern = format!("{}*{}*", glob(&self.prefix), glob(fragment));
+        let mut cursor = 0u64;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(conn)
+                .await
+                .map_err(classify)?;
+            if !keys.is_empty() {
+                *total += each(keys).await?;
+            }
+            if next == 0 {
+                return Ok(());
+            }
+            cursor = next;
+        }
+    }
+
     /// Stores `value` (JSON text) at `name` for `ttl`.
     #[tracing::instrument(name = "redis", skip_all, fields(otel.name = "redis put_record", otel.kind = "client", db.system = "redis"))]
     pub async fn put_record(&self, name: &str, value: &str, ttl: Duration) -> Result<()> {

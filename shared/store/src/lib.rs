@@ -16,6 +16,7 @@ mod capture;
 mod directory;
 mod embeddings;
 mod entity_memory;
+pub mod erasure;
 mod error;
 mod files;
 mod fulltext;
@@ -60,6 +61,7 @@ pub use embeddings::{
     VectorFilter, VectorHit,
 };
 pub use entity_memory::{Entity, NewObservation, Observation, Relation};
+pub use erasure::{DeletedVault, ErasureDue, TenantDeletion};
 pub use error::StoreError;
 pub use files::{
     Action, Change, ChangeRecord, Committed, Expect, FileEntry, FileKind, Hash, NameClash, NewJob,

@@ -251,6 +251,29 @@ pub async fn rls_status(store: &Store) -> Result<Vec<(String, bool)>> {
     .await?)
 }
 
+/// For every table of the schema (from the catalog, so a new table cannot be missed), how many
+/// of its rows mention one of `needles` anywhere in their text (`row_to_json`), read past
+/// row-level security; only the tables with such rows, by name.
+pub async fn rows_mentioning(store: &Store, needles: &[String]) -> Result<Vec<(String, i64)>> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        r#"SELECT c.relname::text FROM pg_class c
+            WHERE c.relkind IN ('r', 'p') AND c.relnamespace = 'public'::regnamespace
+              AND c.relname <> '_sqlx_migrations' ORDER BY 1"#,
+    )
+    .fetch_all(&store.pool)
+    .await?;
+    let patterns: Vec<String> = needles.iter().map(|n| format!("%{n}%")).collect();
+    let mut found = Vec::new();
+    for table in tables {
+        let sql = format!("SELECT count(*) FROM {table} x WHERE row_to_json(x)::text LIKE ANY ($1)");
+        let n: i64 = sqlx::query_scalar(&sql).bind(&patterns).fetch_one(&store.pool).await?;
+        if n > 0 {
+            found.push((table, n));
+        }
+    }
+    Ok(found)
+}
+
 /// The functions that run as their owner (`SECURITY DEFINER`), so past row-level security: the
 /// schema's cross-tenant lookups, by name.
 pub async fn security_definer_functions(store: &Store) -> Result<Vec<String>> {

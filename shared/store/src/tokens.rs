@@ -56,6 +56,11 @@ pub struct Authenticated {
     /// Whether the tenant lets this token's OAuth client have its own person confirm a
     /// destructive call (`tenant_policies`); false for an API token.
     pub confirm_in_client: bool,
+    /// The tenant's token generation the gateway read when it let this caller in (not from
+    /// Postgres; None when it could not read one): what the gateway remembers for the tenant
+    /// (its vaults by name) counts only under the same generation, which every revocation and
+    /// deletion moves on.
+    pub token_generation: Option<i64>,
 }
 
 /// How stale `last_used_at` may get before a use rewrites it (keeps auth to one read mostly).
@@ -130,7 +135,10 @@ impl TenantTx {
                 WHERE t.token_hash = $1
                   AND t.revoked_at IS NULL
                   AND p.deactivated_at IS NULL
-                  AND (t.expires_at IS NULL OR t.expires_at > now())"#,
+                  AND (t.expires_at IS NULL OR t.expires_at > now())
+                  AND NOT EXISTS (SELECT 1 FROM tenants WHERE deleted_at IS NOT NULL)
+                  AND (t.vault_id IS NULL
+                       OR EXISTS (SELECT 1 FROM vaults v WHERE v.id = t.vault_id AND v.deleted_at IS NULL))"#,
             &hash.0[..],
             LAST_USED_GRANULARITY_SECS
         )
@@ -163,6 +171,7 @@ impl TenantTx {
                 .collect(),
             access,
             confirm_in_client: row.confirm_in_client,
+            token_generation: None,
         }))
     }
 

@@ -27,9 +27,13 @@ impl TenantTx {
     }
 
     pub async fn vault_by_name(&mut self, name: &str) -> Result<Option<Vault>> {
-        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE name = $1", name)
-            .fetch_optional(&mut *self.tx)
-            .await?)
+        Ok(sqlx::query_as!(
+            Vault,
+            "SELECT id, name, created_at FROM vaults WHERE name = $1 AND deleted_at IS NULL",
+            name
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?)
     }
 
     /// The vault named `name`, else the one whose id it is (the id list_vaults shows).
@@ -44,13 +48,13 @@ impl TenantTx {
     }
 
     pub async fn vault(&mut self, id: Uuid) -> Result<Option<Vault>> {
-        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE id = $1", id)
+        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE id = $1 AND deleted_at IS NULL", id)
             .fetch_optional(&mut *self.tx)
             .await?)
     }
 
     pub async fn list_vaults(&mut self) -> Result<Vec<Vault>> {
-        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults ORDER BY name")
+        Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE deleted_at IS NULL ORDER BY name")
             .fetch_all(&mut *self.tx)
             .await?)
     }

@@ -22,6 +22,7 @@ mod conformance;
 mod connections;
 mod dataview;
 mod embeddings;
+mod erasure;
 mod fair_share;
 mod fulltext;
 mod fuzz;

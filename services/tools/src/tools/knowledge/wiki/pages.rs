@@ -200,6 +200,7 @@ pub async fn system_caller(store: &otc_store::Store, tenant: Uuid) -> Result<Cal
         rate_tiers: Vec::new(),
         access,
         confirm_in_client: false,
+        token_generation: None,
     })
 }
 

@@ -1,0 +1,88 @@
+//! Deleting, restoring and purging vaults and tenants, for the operator's CLI and the tenant's
+//! admin API alike: the change in Postgres, then word to every gateway (the vault's generation
+//! and the tenant's token generation move on, so no cached manifest or token check outlives
+//! it). Erasure itself is the worker's (`otc_worker::erasure`), when the grace period is over.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use otc_kv::{Generation, Kv};
+use otc_store::{DeletedVault, Store, StoreError, TenantDeletion, Vault};
+use uuid::Uuid;
+
+/// Tells every gateway that what `tenant` could reach changed: cached token checks (a token
+/// bound to a deleted vault, every token of a deleted tenant) and, for `vault`, cached files.
+async fn announce(kv: &Arc<Kv>, tenant: Uuid, vault: Option<Uuid>) {
+    if let Err(e) = kv.bump_generation(Generation::Tokens(tenant)).await {
+        tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "deleted, but could not tell the gateways; cached token checks lapse within server.auth_cache_ttl_ms");
+    }
+    if let Some(vault) = vault {
+        otc_kv::vault_changed(kv, vault).await;
+    }
+}
+
+/// Deletes the live vault named `name` (or with that id): gone now, erased after `grace`.
+pub async fn delete_vault(
+    store: &Store,
+    kv: &Arc<Kv>,
+    tenant: Uuid,
+    name: &str,
+    grace: Duration,
+) -> Result<(Vault, DateTime<Utc>), StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let vault = tx.vault_by_name_or_id(name).await?.ok_or_else(|| StoreError::NotFound(format!("vault {name}")))?;
+    let purge_after = tx.delete_vault(vault.id, grace).await?;
+    tx.commit().await?;
+    announce(kv, tenant, Some(vault.id)).await;
+    Ok((vault, purge_after))
+}
+
+/// Brings back the deleted vault named `name` (or with that id) as it was.
+pub async fn undelete_vault(store: &Store, kv: &Arc<Kv>, tenant: Uuid, name: &str) -> Result<Vault, StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let deleted = tx.deleted_vault(name).await?.ok_or_else(|| StoreError::NotFound(format!("deleted vault {name}")))?;
+    let vault = tx.undelete_vault(deleted.id).await?;
+    tx.commit().await?;
+    announce(kv, tenant, Some(vault.id)).await;
+    Ok(vault)
+}
+
+/// Ends the grace period of the deleted vault named `name` now: the next erase pass erases it.
+pub async fn purge_vault(store: &Store, tenant: Uuid, name: &str) -> Result<DeletedVault, StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let deleted = tx.deleted_vault(name).await?.ok_or_else(|| StoreError::NotFound(format!("deleted vault {name}")))?;
+    tx.purge_vault_now(deleted.id).await?;
+    tx.commit().await?;
+    Ok(deleted)
+}
+
+/// Deletes the whole tenant: every token stops now; erased after `grace`.
+pub async fn delete_tenant(
+    store: &Store,
+    kv: &Arc<Kv>,
+    tenant: Uuid,
+    grace: Duration,
+) -> Result<TenantDeletion, StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let deletion = tx.delete_tenant(grace).await?;
+    tx.commit().await?;
+    announce(kv, tenant, None).await;
+    Ok(deletion)
+}
+
+/// Undoes the tenant's deletion before its erasure.
+pub async fn undelete_tenant(store: &Store, kv: &Arc<Kv>, tenant: Uuid) -> Result<(), StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    tx.undelete_tenant().await?;
+    tx.commit().await?;
+    announce(kv, tenant, None).await;
+    Ok(())
+}
+
+/// Ends the deleted tenant's grace period now: the next erase pass erases it.
+pub async fn purge_tenant(store: &Store, tenant: Uuid) -> Result<(), StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    tx.purge_tenant_now().await?;
+    tx.commit().await
+}

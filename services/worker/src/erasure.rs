@@ -1,0 +1,113 @@
+//! Erasing what a tenant deleted once its grace period is over (the tenant's `erase` upkeep
+//! item): every row in every table that holds it (found in the catalog by `otc_erase_rows`),
+//! every object under the tenant's prefix, every Redis key that names it, in bounded batches,
+//! each its own transaction, so a pass that stops (deadline, crash) resumes where it was.
+
+use otc_blobs::Blobs;
+use otc_kv::Kv;
+use otc_store::Store;
+use uuid::Uuid;
+
+/// Rows a transaction of the erasure deletes at most (cascades aside).
+const ROWS_PER_BATCH: i32 = 5_000;
+
+/// What one erase pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ErasureReport {
+    /// Deleted vaults erased.
+    pub vaults: usize,
+    /// The whole tenant erased.
+    pub tenant: bool,
+    pub rows: i64,
+    pub objects: u64,
+    pub keys: u64,
+    /// False when the deadline stopped it with more left (it is due again at once).
+    pub finished: bool,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Erases what is due in `tenant` now: the tenant itself, or its deleted vaults whose grace is
+/// over. Stops between batches at `deadline`; then [`ErasureReport::finished`] is false.
+pub async fn erase_due(
+    store: &Store,
+    blobs: &Blobs,
+    kv: &Kv,
+    tenant: Uuid,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<ErasureReport, BoxError> {
+    let mut report = ErasureReport::default();
+    let mut tx = store.begin(tenant).await?;
+    let due = tx.erasure_due().await?;
+    // Every vault the tenant still has a row for: their keys go with the tenant's.
+    let vault_ids: Vec<Uuid> = if due.tenant {
+        let mut ids: Vec<Uuid> = tx.list_vaults().await?.into_iter().map(|v| v.id).collect();
+        ids.extend(tx.deleted_vaults().await?.into_iter().map(|v| v.id));
+        ids
+    } else {
+        Vec::new()
+    };
+    tx.commit().await?;
+    let past = |deadline: Option<tokio::time::Instant>| deadline.is_some_and(|d| tokio::time::Instant::now() >= d);
+
+    if due.tenant {
+        if !erase_rows(store, tenant, None, &mut report, deadline).await? {
+            return Ok(report);
+        }
+        report.objects += blobs.erase_tenant(tenant).await?;
+        report.keys += kv.delete_naming(&tenant.to_string()).await?;
+        for vault in &vault_ids {
+            report.keys += kv.delete_naming(&vault.to_string()).await?;
+        }
+        let mut tx = store.begin(tenant).await?;
+        tx.drop_deleted_tenant().await?;
+        tx.commit().await?;
+        report.tenant = true;
+        report.finished = true;
+        tracing::info!(%tenant, ?report, "tenant erased");
+        return Ok(report);
+    }
+
+    for vault in due.vaults {
+        if past(deadline) || !erase_rows(store, tenant, Some(vault), &mut report, deadline).await? {
+            return Ok(report);
+        }
+        let mut tx = store.begin(tenant).await?;
+        tx.drop_deleted_vault(vault).await?;
+        // Its blobs no other vault references go with the tenant's next sweep (after the
+        // blob grace period), as any unreferenced blob does.
+        tx.request_upkeep(otc_store::upkeep::SWEEP).await?;
+        tx.commit().await?;
+        report.keys += kv.delete_naming(&vault.to_string()).await?;
+        report.vaults += 1;
+        tracing::info!(%tenant, %vault, "deleted vault erased");
+    }
+    let mut tx = store.begin(tenant).await?;
+    tx.schedule_next_erasure().await?;
+    tx.commit().await?;
+    report.finished = true;
+    Ok(report)
+}
+
+/// Deletes the rows of `vault` (None: the whole tenant) batch by batch; false when the
+/// deadline came first.
+async fn erase_rows(
+    store: &Store,
+    tenant: Uuid,
+    vault: Option<Uuid>,
+    report: &mut ErasureReport,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<bool, BoxError> {
+    loop {
+        let mut tx = store.begin(tenant).await?;
+        let deleted = tx.erase_rows(vault, ROWS_PER_BATCH).await?;
+        tx.commit().await?;
+        report.rows += deleted;
+        if deleted == 0 {
+            return Ok(true);
+        }
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            return Ok(false);
+        }
+    }
+}
