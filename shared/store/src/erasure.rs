@@ -8,6 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::upkeep::interval;
 use crate::{Result, StoreError, TenantTx, Vault};
 
 /// The upkeep kind that erases a tenant's deleted vaults, or the tenant, once their grace ends.
@@ -37,14 +38,6 @@ pub struct ErasureDue {
     pub tenant: bool,
     /// Deleted vaults whose grace has ended (when the tenant is not due).
     pub vaults: Vec<Uuid>,
-}
-
-fn interval(grace: Duration) -> sqlx::postgres::types::PgInterval {
-    sqlx::postgres::types::PgInterval {
-        months: 0,
-        days: 0,
-        microseconds: grace.as_micros().min(i64::MAX as u128) as i64,
-    }
 }
 
 impl TenantTx {

@@ -26,7 +26,8 @@ pub const WIKI_PAGES: &str = "wiki_pages";
 /// The contradiction detector's pass over the tenant (`[maintenance.contradictions]`).
 pub const CONTRADICTIONS: &str = "contradictions";
 
-fn interval(hold: Duration) -> sqlx::postgres::types::PgInterval {
+/// A duration as Postgres' interval.
+pub(crate) fn interval(hold: Duration) -> sqlx::postgres::types::PgInterval {
     sqlx::postgres::types::PgInterval {
         months: 0,
         days: 0,
