@@ -10,7 +10,9 @@
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use crate::{acl_api, authorization, directory, elicit, oauth, policies, scopes, whoami, wire};
+use crate::{
+    acl_api, admin_tokens, admin_vaults, authorization, directory, elicit, oauth, policies, scopes, whoami, wire,
+};
 
 /// What a body is.
 enum Body {
@@ -120,6 +122,64 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(elicit::Elicited)),
         ),
         route("GET", "/v1/audit", scopes::AUDIT, None, Body::None, Body::Export),
+        route("GET", "/v1/admin/vaults", scopes::VAULTS, None, Body::None, Body::Json(s!(admin_vaults::AdminVaults))),
+        route(
+            "POST",
+            "/v1/admin/vaults",
+            scopes::VAULTS,
+            None,
+            Body::Json(s!(admin_vaults::VaultName)),
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
+            "PATCH",
+            "/v1/admin/vaults/{vault}",
+            scopes::VAULTS,
+            None,
+            Body::Json(s!(admin_vaults::VaultName)),
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
+            "DELETE",
+            "/v1/admin/vaults/{vault}",
+            scopes::VAULTS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
+            "POST",
+            "/v1/admin/vaults/{vault}/restore",
+            scopes::VAULTS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
+            "POST",
+            "/v1/admin/vaults/{vault}/purge",
+            scopes::VAULTS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route("GET", "/v1/admin/tokens", scopes::TOKENS, None, Body::None, Body::Json(s!(admin_tokens::AdminTokens))),
+        route(
+            "POST",
+            "/v1/admin/tokens",
+            scopes::TOKENS,
+            None,
+            Body::Json(s!(admin_tokens::NewAdminToken)),
+            Body::Json(s!(admin_tokens::IssuedAdminToken)),
+        ),
+        route(
+            "DELETE",
+            "/v1/admin/tokens/{id}",
+            scopes::TOKENS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_tokens::RevokedToken)),
+        ),
         route(
             "GET",
             "/v1/acl",

@@ -4,6 +4,8 @@
 //! replica answers any request.
 
 pub mod acl_api;
+pub mod admin_tokens;
+pub mod admin_vaults;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
@@ -12,6 +14,7 @@ pub mod elicit;
 mod error;
 mod health;
 pub mod http_api;
+mod idempotent;
 mod jsonrpc;
 pub mod mcp;
 mod native_tasks;
@@ -115,6 +118,12 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/elicit", post(elicit::mint))
         .route("/v1/audit", get(v1_audit::export))
+        .route("/v1/admin/vaults", get(admin_vaults::list).post(admin_vaults::create))
+        .route("/v1/admin/vaults/{vault}", axum::routing::patch(admin_vaults::rename).delete(admin_vaults::delete))
+        .route("/v1/admin/vaults/{vault}/restore", post(admin_vaults::restore))
+        .route("/v1/admin/vaults/{vault}/purge", post(admin_vaults::purge))
+        .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
+        .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/acl", get(acl_api::list).put(acl_api::set).delete(acl_api::remove))
         .route("/v1/principals/{principal}/groups", get(acl_api::groups).post(acl_api::change_groups))
         .route("/v1/oauth/grants", get(directory::grants))

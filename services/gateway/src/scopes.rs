@@ -12,6 +12,10 @@ pub const SSO: &str = "admin:sso";
 pub const CONFIRM: &str = "admin:confirm";
 /// `/v1/audit`.
 pub const AUDIT: &str = "admin:audit";
+/// `/v1/admin/vaults`.
+pub const VAULTS: &str = "admin:vaults";
+/// `/v1/admin/tokens`.
+pub const TOKENS: &str = "admin:tokens";
 
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 5] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT];
+pub const CHECKED: [&str; 7] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS];

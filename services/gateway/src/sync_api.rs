@@ -34,7 +34,6 @@ use crate::wire::{
     VaultRow,
 };
 use otc_vault::acl::Audience;
-use serde_json::json;
 
 use crate::auth::require;
 use crate::{ApiError, AppState, Caller};
@@ -501,32 +500,10 @@ async fn commit_keyed(
     headers: &axum::http::HeaderMap,
     body: serde_json::Value,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(value) => Some(value.to_str().map_err(|_| {
-            tool_err(ErrorCode::InvalidInput, "Idempotency-Key must be 1 to 255 printable ASCII characters")
-        })?),
-    };
-    let Some(key) = key else {
-        return commit_once(state, caller, vault, body).await.map(Json);
-    };
-    let fingerprint = otc_kernel::writing::args_hash("v1_commit", &json!({ "vault": vault, "body": body }));
-    let services = &state.dispatcher.services;
-    let effects = otc_store::CallEffects::new();
-    let guard = match otc_kernel::idempotency::claim(&services.kv, &services.store, caller, key, &fingerprint, &effects)
+    let operation = format!("v1_commit {vault}");
+    crate::idempotent::keyed(state, caller, headers, &operation, body, |body| commit_once(state, caller, vault, body))
         .await
-    {
-        Ok(otc_kernel::idempotency::Claim::Replay(result)) => return Ok(Json(result)),
-        Ok(otc_kernel::idempotency::Claim::Run(guard)) => guard,
-        Err(e) => return Err(ApiError::from_tool(e)),
-    };
-    let outcome = effects.track(commit_once(state, caller, vault, body)).await;
-    let as_tool = match &outcome {
-        Ok(result) => Ok(result.clone()),
-        Err(e) => Err(ToolError::new(ErrorCode::parse(e.code).unwrap_or(ErrorCode::Internal))),
-    };
-    guard.finish(&as_tool).await;
-    outcome.map(Json)
+        .map(Json)
 }
 
 async fn commit_once(

@@ -22,6 +22,31 @@ async fn announce(kv: &Arc<Kv>, tenant: Uuid, vault: Option<Uuid>) {
     }
 }
 
+/// Makes a vault named `name`.
+pub async fn create_vault(store: &Store, tenant: Uuid, name: &str) -> Result<Vault, StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let vault = tx.create_vault(name).await?;
+    tx.commit().await?;
+    Ok(vault)
+}
+
+/// Renames the live vault named `name` (or with that id) to `to`; the gateways forget the old
+/// name at once.
+pub async fn rename_vault(
+    store: &Store,
+    kv: &Arc<Kv>,
+    tenant: Uuid,
+    name: &str,
+    to: &str,
+) -> Result<Vault, StoreError> {
+    let mut tx = store.begin(tenant).await?;
+    let vault = tx.vault_by_name_or_id(name).await?.ok_or_else(|| StoreError::NotFound(format!("vault {name}")))?;
+    let renamed = tx.rename_vault(vault.id, to).await?;
+    tx.commit().await?;
+    announce(kv, tenant, Some(vault.id)).await;
+    Ok(renamed)
+}
+
 /// Deletes the live vault named `name` (or with that id): gone now, erased after `grace`.
 pub async fn delete_vault(
     store: &Store,

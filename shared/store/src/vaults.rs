@@ -53,6 +53,20 @@ impl TenantTx {
             .await?)
     }
 
+    /// Renames the live vault `id`; Conflict when another vault (live or deleted) has the name,
+    /// Invalid when the name breaks the rule, NotFound when there is no such live vault.
+    pub async fn rename_vault(&mut self, id: Uuid, name: &str) -> Result<Vault> {
+        sqlx::query_as!(
+            Vault,
+            "UPDATE vaults SET name = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING id, name, created_at",
+            id,
+            name
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?
+        .ok_or_else(|| crate::StoreError::NotFound(format!("vault {id}")))
+    }
+
     pub async fn list_vaults(&mut self) -> Result<Vec<Vault>> {
         Ok(sqlx::query_as!(Vault, "SELECT id, name, created_at FROM vaults WHERE deleted_at IS NULL ORDER BY name")
             .fetch_all(&mut *self.tx)

@@ -9,6 +9,7 @@ mod harness;
 
 mod access;
 mod acl;
+mod admin_api;
 mod audit;
 mod auth;
 mod big_note;

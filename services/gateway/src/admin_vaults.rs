@@ -1,0 +1,232 @@
+//! The tenant admin API for vaults (`admin:vaults`, a credential bound to no one vault):
+//! - `GET /v1/admin/vaults`: the live vaults, and the deleted ones not erased yet.
+//! - `POST /v1/admin/vaults` `{name}`: makes one (409 conflict when a live or deleted vault has
+//!   the name).
+//! - `PATCH /v1/admin/vaults/{vault}` `{name}`: renames one.
+//! - `DELETE /v1/admin/vaults/{vault}`: deletes one: no tool, token bound to it or job reaches
+//!   it from the answer on, and it is erased after `lifecycle.deletion_grace_hours`.
+//! - `POST /v1/admin/vaults/{vault}/restore`: brings a deleted one back as it was.
+//! - `POST /v1/admin/vaults/{vault}/purge`: erases a deleted one at the next erase pass.
+//!
+//! `{vault}` is a name or an id. Every mutation takes an `Idempotency-Key` header; every call is
+//! audited and rate-limited as each /v1 route is. Another tenant's vaults answer as missing ones.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, State};
+use axum::http::HeaderMap;
+use chrono::{DateTime, Utc};
+use otc_errors::{ErrorCode, ToolError};
+use otc_store::StoreError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::scopes::VAULTS as SCOPE;
+use crate::{ApiError, AppState, Caller};
+
+/// A vault as the admin sees it; a deleted one says when it was deleted and when it is erased.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AdminVault {
+    pub id: uuid::Uuid,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<DateTime<Utc>>,
+    /// When a deleted vault is erased (from then on, at the next erase pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge_after: Option<DateTime<Utc>>,
+}
+
+/// GET /v1/admin/vaults
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AdminVaults {
+    pub vaults: Vec<AdminVault>,
+    /// Deleted and not erased yet: `restore` brings one back.
+    pub deleted: Vec<AdminVault>,
+}
+
+/// POST /v1/admin/vaults and PATCH /v1/admin/vaults/{vault}: the (new) name.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VaultName {
+    /// Letters, digits, spaces, dots, dashes and underscores; up to 100 characters.
+    pub name: String,
+}
+
+fn live(v: otc_store::Vault) -> AdminVault {
+    AdminVault { id: v.id, name: v.name, created_at: Some(v.created_at), deleted_at: None, purge_after: None }
+}
+
+fn deleted(v: otc_store::DeletedVault) -> AdminVault {
+    AdminVault {
+        id: v.id,
+        name: v.name,
+        created_at: None,
+        deleted_at: Some(v.deleted_at),
+        purge_after: Some(v.purge_after),
+    }
+}
+
+fn tenant_admin(caller: &Caller) -> Result<(), ApiError> {
+    crate::auth::tenant_admin(caller, SCOPE, "manage the tenant's vaults")
+}
+
+/// A store refusal as the admin API answers it: a missing vault as vault_not_found (another
+/// tenant's too, alike), a taken name as conflict, a bad name as invalid_input.
+fn refused(vault: &str) -> impl Fn(StoreError) -> ApiError + '_ {
+    move |e| {
+        match e {
+        StoreError::NotFound(_) => ApiError::from_tool(ToolError::new(ErrorCode::VaultNotFound).echo("vault", vault)),
+        StoreError::Conflict { .. } => ApiError::from_tool(
+            ToolError::with_message(
+                ErrorCode::Conflict,
+                "a vault (live, or deleted and not erased yet) has this name: restore or purge it, or pick another",
+            )
+            .echo("name", vault),
+        ),
+        StoreError::Invalid { .. } => ApiError::from_tool(
+            ToolError::with_message(
+                ErrorCode::InvalidInput,
+                "a vault name is 1 to 100 letters, digits, spaces, dots, dashes and underscores, starting with a letter or digit",
+            )
+            .detail("field", "name"),
+        ),
+        other => ApiError::from_store(&other),
+    }
+    }
+}
+
+fn body<T: serde::de::DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::from_tool(ToolError::with_message(ErrorCode::InvalidInput, format!("the body: {e}"))))
+}
+
+fn answer<T: Serialize>(value: T) -> Result<Value, ApiError> {
+    Ok(serde_json::to_value(value).expect("a wire type serializes"))
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<AdminVaults>, ApiError> {
+    tenant_admin(&caller)?;
+    let store = &state.dispatcher.services.store;
+    let mut tx = store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
+    let vaults = tx.list_vaults().await.map_err(|e| ApiError::from_store(&e))?;
+    let gone = tx.deleted_vaults().await.map_err(|e| ApiError::from_store(&e))?;
+    tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+    Ok(Json(AdminVaults {
+        vaults: vaults.into_iter().map(live).collect(),
+        deleted: gone.into_iter().map(deleted).collect(),
+    }))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let input: VaultName = body(&bytes)?;
+    let services = &state.dispatcher.services;
+    crate::idempotent::keyed(&state, &caller, &headers, "admin_vault_create", json!(input), |_| async {
+        let made = otc_kernel::lifecycle::create_vault(&services.store, caller.tenant_id, &input.name)
+            .await
+            .map_err(refused(&input.name))?;
+        answer(live(made))
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn rename(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let input: VaultName = body(&bytes)?;
+    let services = &state.dispatcher.services;
+    let operation = format!("admin_vault_rename {vault}");
+    crate::idempotent::keyed(&state, &caller, &headers, &operation, json!(input), |_| async {
+        let lifecycle =
+            otc_kernel::lifecycle::rename_vault(&services.store, &services.kv, caller.tenant_id, &vault, &input.name);
+        let renamed = lifecycle.await.map_err(|e| match e {
+            StoreError::NotFound(_) => refused(&vault)(e),
+            other => refused(&input.name)(other),
+        })?;
+        answer(live(renamed))
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let services = &state.dispatcher.services;
+    let grace = services.config.lifecycle.deletion_grace();
+    let operation = format!("admin_vault_delete {vault}");
+    crate::idempotent::keyed(&state, &caller, &headers, &operation, Value::Null, |_| async {
+        let (gone, purge_after) =
+            otc_kernel::lifecycle::delete_vault(&services.store, &services.kv, caller.tenant_id, &vault, grace)
+                .await
+                .map_err(refused(&vault))?;
+        answer(AdminVault {
+            id: gone.id,
+            name: gone.name,
+            created_at: Some(gone.created_at),
+            deleted_at: Some(Utc::now()),
+            purge_after: Some(purge_after),
+        })
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn restore(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let services = &state.dispatcher.services;
+    let operation = format!("admin_vault_restore {vault}");
+    crate::idempotent::keyed(&state, &caller, &headers, &operation, Value::Null, |_| async {
+        let back = otc_kernel::lifecycle::undelete_vault(&services.store, &services.kv, caller.tenant_id, &vault)
+            .await
+            .map_err(refused(&vault))?;
+        answer(live(back))
+    })
+    .await
+    .map(Json)
+}
+
+pub async fn purge(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let services = &state.dispatcher.services;
+    let operation = format!("admin_vault_purge {vault}");
+    crate::idempotent::keyed(&state, &caller, &headers, &operation, Value::Null, |_| async {
+        let gone = otc_kernel::lifecycle::purge_vault(&services.store, caller.tenant_id, &vault)
+            .await
+            .map_err(refused(&vault))?;
+        answer(AdminVault { purge_after: Some(Utc::now()), ..deleted(gone) })
+    })
+    .await
+    .map(Json)
+}

@@ -1,0 +1,215 @@
+//! The tenant admin API: vaults (`/v1/admin/vaults`: make, rename, delete, restore and purge)
+//! and API tokens (`/v1/admin/tokens`: make, list, revoke), with idempotency keys, typed
+//! refusals, scopes, every action audited, and another tenant's ids answering as missing ones.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::harness::{Tenant, TestApp};
+use crate::mcp::{call, error_of};
+
+/// `method path` with an optional body and idempotency key: the status and the JSON answer.
+async fn admin(
+    app: &TestApp,
+    token: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    key: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut request = app.http.request(method, app.url(path)).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn names(app: &TestApp, token: &str) -> (Vec<String>, Vec<String>) {
+    let (status, listed) = admin(app, token, Method::GET, "/v1/admin/vaults", None, None).await;
+    assert_eq!(status, 200, "{listed}");
+    let of = |k: &str| listed[k].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap().to_string()).collect();
+    (of("vaults"), of("deleted"))
+}
+
+#[tokio::test]
+async fn an_admin_makes_renames_deletes_restores_and_purges_vaults_with_keys_scopes_and_audit() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (admin_token, _) = a.token(&app.store, "admin:vaults,read:notes,write:notes,admin:audit", false, None).await;
+    let (writer, _) = a.token(&app.store, "read:notes,write:notes", false, None).await;
+    let (bound, _) = a.token(&app.store, "*", true, None).await;
+    let (other, _) = b.token(&app.store, "*", false, None).await;
+    let t = admin_token.as_str();
+
+    // Scopes: without admin:vaults, 403 naming it; a token bound to one vault manages none.
+    let (status, refused) = admin(&app, &writer, Method::GET, "/v1/admin/vaults", None, None).await;
+    assert_eq!(status, 403, "{refused}");
+    assert_eq!(refused["error"]["details"]["required"], json!(["admin:vaults"]), "{refused}");
+    let (status, _) = admin(&app, &bound, Method::POST, "/v1/admin/vaults", Some(json!({"name": "X"})), None).await;
+    assert_eq!(status, 403);
+
+    // Made once under a key, however often the request is sent; the same key with another
+    // body is refused.
+    let make = json!({"name": "Projects"});
+    let (status, first) = admin(&app, t, Method::POST, "/v1/admin/vaults", Some(make.clone()), Some("k1")).await;
+    assert_eq!(status, 200, "{first}");
+    let (status, again) = admin(&app, t, Method::POST, "/v1/admin/vaults", Some(make.clone()), Some("k1")).await;
+    assert_eq!((status, &again["id"]), (StatusCode::OK, &first["id"]), "{again}");
+    let (status, clash) =
+        admin(&app, t, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Other"})), Some("k1")).await;
+    assert_eq!(
+        (status, clash["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("idempotency_key_mismatch"))
+    );
+    assert_eq!(names(&app, t).await.0, ["Notes", "Projects"]);
+
+    // Typed refusals: a taken name, a bad name, a body with an unknown field.
+    let (status, taken) = admin(&app, t, Method::POST, "/v1/admin/vaults", Some(make.clone()), None).await;
+    assert_eq!((status, taken["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")), "{taken}");
+    let (status, bad) = admin(&app, t, Method::POST, "/v1/admin/vaults", Some(json!({"name": "../x"})), None).await;
+    assert_eq!((status, bad["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")), "{bad}");
+    let (status, _) =
+        admin(&app, t, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Y", "owner": "z"})), None).await;
+    assert_eq!(status, 400);
+
+    // Renamed: the tools find the new name at once, not the old one.
+    ok_tool(&app, &writer, "write_note", json!({"vault": "Projects", "path": "p.md", "content": "plan"})).await;
+    let (status, renamed) =
+        admin(&app, t, Method::PATCH, "/v1/admin/vaults/Projects", Some(json!({"name": "Work"})), None).await;
+    assert_eq!((status, renamed["name"].as_str()), (StatusCode::OK, Some("Work")), "{renamed}");
+    let old = call(&app, "/mcp", &writer, "read_note", json!({"vault": "Projects", "path": "p.md"})).await;
+    assert_eq!(error_of(&old)["code"], "vault_not_found");
+    ok_tool(&app, &writer, "read_note", json!({"vault": "Work", "path": "p.md"})).await;
+
+    // Deleted: listed as deleted with its erasure time, found by no tool.
+    let (status, gone) = admin(&app, t, Method::DELETE, "/v1/admin/vaults/Work", None, Some("d1")).await;
+    assert_eq!(status, 200, "{gone}");
+    assert!(gone["purge_after"].is_string() && gone["deleted_at"].is_string(), "{gone}");
+    assert_eq!(names(&app, t).await, (vec!["Notes".to_string()], vec!["Work".to_string()]));
+    let read = call(&app, "/mcp", &writer, "read_note", json!({"vault": "Work", "path": "p.md"})).await;
+    assert_eq!(error_of(&read)["code"], "vault_not_found");
+    let (status, _) = admin(&app, t, Method::DELETE, "/v1/admin/vaults/Work", None, Some("d1")).await;
+    assert_eq!(status, 200, "a retry under the same key answers the first deletion");
+    let (status, twice) = admin(&app, t, Method::DELETE, "/v1/admin/vaults/Work", None, None).await;
+    assert_eq!((status, twice["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("vault_not_found")));
+
+    // Another tenant's admin reaches none of it: the names and ids answer as missing ones.
+    let id = renamed["id"].as_str().unwrap();
+    for path in [format!("/v1/admin/vaults/{id}/restore"), "/v1/admin/vaults/Work/restore".to_string()] {
+        let (status, missing) = admin(&app, &other, Method::POST, &path, None, None).await;
+        assert_eq!((status, missing["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("vault_not_found")));
+    }
+    let (status, _) =
+        admin(&app, &other, Method::DELETE, &format!("/v1/admin/vaults/{}", a.vault_id), None, None).await;
+    assert_eq!(status, 404);
+    assert_eq!(names(&app, &other).await, (vec!["Notes".to_string()], vec![]));
+
+    // Restored by id: as it was.
+    let (status, back) = admin(&app, t, Method::POST, &format!("/v1/admin/vaults/{id}/restore"), None, None).await;
+    assert_eq!((status, back["name"].as_str()), (StatusCode::OK, Some("Work")), "{back}");
+    let note = ok_tool(&app, &writer, "read_note", json!({"vault": "Work", "path": "p.md"})).await;
+    assert_eq!(note["content"], "plan");
+
+    // Purged: erased at the erase pass, then gone from every list.
+    admin(&app, t, Method::DELETE, "/v1/admin/vaults/Work", None, None).await;
+    let (status, purged) = admin(&app, t, Method::POST, "/v1/admin/vaults/Work/purge", None, None).await;
+    assert_eq!(status, 200, "{purged}");
+    let report = otc_worker::erasure::erase_due(&app.store, &app.deps.blobs, &app.deps.kv, a.id, None).await.unwrap();
+    assert_eq!(report.vaults, 1, "{report:?}");
+    assert_eq!(names(&app, t).await, (vec!["Notes".to_string()], vec![]));
+    let (status, _) = admin(&app, t, Method::POST, "/v1/admin/vaults/Work/restore", None, None).await;
+    assert_eq!(status, 404, "an erased vault cannot come back");
+
+    // Every action is in the tenant's audit trail, with its outcome.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    let records = tx.audit(&otc_store::AuditFilter { limit: 200, ..Default::default() }).await.unwrap();
+    tx.commit().await.unwrap();
+    for (action, outcome) in [
+        ("POST /v1/admin/vaults", "ok"),
+        ("POST /v1/admin/vaults", "conflict"),
+        ("PATCH /v1/admin/vaults/{vault}", "ok"),
+        ("DELETE /v1/admin/vaults/{vault}", "ok"),
+        ("DELETE /v1/admin/vaults/{vault}", "vault_not_found"),
+        ("POST /v1/admin/vaults/{vault}/restore", "ok"),
+        ("POST /v1/admin/vaults/{vault}/purge", "ok"),
+    ] {
+        assert!(
+            records.iter().any(|r| r.action == action && r.outcome == outcome),
+            "no {action} {outcome} in {:?}",
+            records.iter().map(|r| (&r.action, &r.outcome)).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_admin_makes_lists_and_revokes_tokens_holding_no_more_than_it_has() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (t, _) = a.token(&app.store, "admin:tokens,read:notes,write:notes", false, None).await;
+    let (other, _) = b.token(&app.store, "*", false, None).await;
+    ok_tool(&app, &t, "write_note", json!({"vault": "Notes", "path": "n.md", "content": "hello"})).await;
+
+    // A read-only token bound to Notes, made once under a key; its text only in the first answer.
+    let ask = json!({"name": "ci-bot", "scopes": ["read:notes"], "vault": "Notes", "expires_in_days": 30});
+    let (status, made) = admin(&app, &t, Method::POST, "/v1/admin/tokens", Some(ask.clone()), Some("t1")).await;
+    assert_eq!(status, 200, "{made}");
+    let bot = made["token"].as_str().expect("the text, this once").to_string();
+    assert_eq!((made["vault"].as_str(), made["scopes"].clone()), (Some("Notes"), json!(["read:notes"])), "{made}");
+    let (status, again) = admin(&app, &t, Method::POST, "/v1/admin/tokens", Some(ask), Some("t1")).await;
+    assert_eq!((status, &again["id"]), (StatusCode::OK, &made["id"]), "{again}");
+    assert!(again.get("token").is_none(), "a retry never shows the text again: {again}");
+    let read = ok_tool(&app, &bot, "read_note", json!({"vault": "Notes", "path": "n.md"})).await;
+    assert_eq!(read["content"], "hello");
+    let write = call(&app, "/mcp", &bot, "write_note", json!({"vault": "Notes", "path": "x.md", "content": "x"})).await;
+    assert_eq!(write["isError"], true, "read:notes only: {write}");
+
+    // No one hands out more than they hold; bad input is typed.
+    let (status, beyond) = admin(
+        &app,
+        &t,
+        Method::POST,
+        "/v1/admin/tokens",
+        Some(json!({"name": "root", "scopes": ["admin:vaults"]})),
+        None,
+    )
+    .await;
+    assert_eq!((status, beyond["error"]["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")), "{beyond}");
+    assert_eq!(beyond["error"]["details"]["scope"], "admin:vaults");
+    for bad in [json!({"name": "x", "scopes": []}), json!({"name": "x", "scopes": ["read:notes"], "vault": "Nope"})] {
+        let (status, refused) = admin(&app, &t, Method::POST, "/v1/admin/tokens", Some(bad.clone()), None).await;
+        assert!(status == 400 || status == 404, "{bad}: {status} {refused}");
+    }
+
+    // Listed without secrets; revoked, it stops at once; another tenant's admin cannot touch it.
+    let (status, listed) = admin(&app, &t, Method::GET, "/v1/admin/tokens", None, None).await;
+    assert_eq!(status, 200);
+    let row = listed["tokens"].as_array().unwrap().iter().find(|r| r["id"] == made["id"]).unwrap().clone();
+    assert_eq!((row["vault"].as_str(), row["principal"].as_str()), (Some("Notes"), Some("ci-bot")), "{row}");
+    assert!(!listed.to_string().contains(&bot), "no secret in the list");
+    let id = made["id"].as_str().unwrap();
+    let (status, _) = admin(&app, &other, Method::DELETE, &format!("/v1/admin/tokens/{id}"), None, None).await;
+    assert_eq!(status, 404, "another tenant's token is a missing one");
+    ok_tool(&app, &bot, "read_note", json!({"vault": "Notes", "path": "n.md"})).await;
+    let (status, revoked) = admin(&app, &t, Method::DELETE, &format!("/v1/admin/tokens/{id}"), None, None).await;
+    assert_eq!((status, revoked["revoked"].as_bool()), (StatusCode::OK, Some(true)), "{revoked}");
+    let status = app.http.post(app.url("/mcp")).bearer_auth(&bot).json(&json!({})).send().await.unwrap().status();
+    assert_eq!(status, 401, "a revoked token stops at once");
+    let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/tokens/not-an-id", None, None).await;
+    assert_eq!(status, 404);
+}
+
+async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
+    let result = call(app, "/mcp", token, tool, args.clone()).await;
+    assert_eq!(result["isError"], false, "{tool} {args}: {result}");
+    result["structuredContent"].clone()
+}
