@@ -11,7 +11,8 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_tokens, admin_vaults, authorization, directory, elicit, oauth, policies, scopes, whoami, wire,
+    acl_api, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, oauth, policies, scopes,
+    whoami, wire,
 };
 
 /// What a body is.
@@ -164,6 +165,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(admin_vaults::AdminVault)),
         ),
         route("GET", "/v1/admin/tokens", scopes::TOKENS, None, Body::None, Body::Json(s!(admin_tokens::AdminTokens))),
+        route(
+            "GET",
+            "/v1/admin/usage",
+            scopes::USAGE,
+            Some(s!(admin_usage::UsageQuery)),
+            Body::None,
+            Body::Json(s!(admin_usage::Usage)),
+        ),
         route(
             "POST",
             "/v1/admin/tokens",

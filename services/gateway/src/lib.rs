@@ -5,6 +5,7 @@
 
 pub mod acl_api;
 pub mod admin_tokens;
+pub mod admin_usage;
 pub mod admin_vaults;
 mod auth;
 pub mod auth_cache;
@@ -124,6 +125,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/vaults/{vault}/purge", post(admin_vaults::purge))
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
+        .route("/v1/admin/usage", get(admin_usage::get))
         .route("/v1/acl", get(acl_api::list).put(acl_api::set).delete(acl_api::remove))
         .route("/v1/principals/{principal}/groups", get(acl_api::groups).post(acl_api::change_groups))
         .route("/v1/oauth/grants", get(directory::grants))

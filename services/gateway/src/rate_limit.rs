@@ -19,6 +19,9 @@ use tower_governor::{GovernorError, GovernorLayer};
 
 use crate::{ApiError, AppState, Caller};
 
+/// The rate-limit class every /v1 request spends from, and is metered under.
+pub(crate) const V1_CLASS: &str = "sync";
+
 /// Spends one call of the /v1 caller's budget; MCP requests pass (their tool calls spend).
 pub async fn v1(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if !request.uri().path().starts_with("/v1/") {
@@ -27,7 +30,7 @@ pub async fn v1(State(state): State<AppState>, request: Request, next: Next) -> 
     let Some(caller) = request.extensions().get::<Caller>().cloned() else {
         return next.run(request).await;
     };
-    let class = "sync";
+    let class = V1_CLASS;
     match state.dispatcher.services.limiter.spend(&caller, class).await {
         Ok(spent) => {
             let mut response = next.run(request).await;

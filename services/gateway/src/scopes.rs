@@ -16,6 +16,8 @@ pub const AUDIT: &str = "admin:audit";
 pub const VAULTS: &str = "admin:vaults";
 /// `/v1/admin/tokens`.
 pub const TOKENS: &str = "admin:tokens";
+/// `/v1/admin/usage`.
+pub const USAGE: &str = "admin:usage";
 
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 7] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS];
+pub const CHECKED: [&str; 8] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE];

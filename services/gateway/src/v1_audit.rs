@@ -50,6 +50,7 @@ pub async fn v1(
     };
     let call = otc_kernel::audit_writer::Call {
         surface: "v1",
+        class: crate::rate_limit::V1_CLASS,
         action: &action,
         client: client.as_deref(),
         vault,

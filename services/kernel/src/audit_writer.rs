@@ -40,6 +40,8 @@ enum Message {
 pub struct Call<'a> {
     /// mcp (with its surface) or v1.
     pub surface: &'a str,
+    /// The call's rate-limit class (read, write, ..., sync for /v1): what usage is metered by.
+    pub class: &'a str,
     /// The tool, or the /v1 method and route.
     pub action: &'a str,
     pub client: Option<&'a str>,
@@ -92,6 +94,7 @@ impl Audit {
                 principal_name: Some(caller.principal_name.clone()),
                 client_name: call.client.map(cut_path),
                 surface: call.surface.to_string(),
+                class: Some(call.class.to_string()),
                 action: cut_path(call.action),
                 vault: call.vault,
                 paths: call.paths,

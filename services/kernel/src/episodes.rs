@@ -71,6 +71,7 @@ mod tests {
             principal_name: None,
             client_name: None,
             surface: "mcp".into(),
+            class: None,
             action: "x".into(),
             vault: None,
             paths: vec![],

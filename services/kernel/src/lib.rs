@@ -529,10 +529,10 @@ impl Dispatcher {
         let trail = &self.services.audit;
         let named = if trail.is_on() { args.as_ref().map(audit_writer::named) } else { None };
         // A metric label is a registered name, never whatever a caller sent.
-        let label = match (self.registry_for(surface).get(name), Domain::parse(name)) {
-            (Some(tool), _) => tool.name(),
-            (None, Some(domain)) => domain.as_str(),
-            (None, None) => "unknown",
+        let (label, class) = match (self.registry_for(surface).get(name), Domain::parse(name)) {
+            (Some(tool), _) => (tool.name(), tool.spec.scope_class.as_str()),
+            (None, Some(domain)) => (domain.as_str(), "facade"),
+            (None, None) => ("unknown", "none"),
         };
         let vault = args.as_ref().and_then(|a| a.get("vault")).and_then(|v| v.as_str()).unwrap_or("");
         let span = tracing::info_span!(
@@ -606,6 +606,7 @@ impl Dispatcher {
         let (vault, paths) = named.unwrap_or_default();
         let call = audit_writer::Call {
             surface: audit_writer::surface_label(surface),
+            class,
             action: name,
             client: client_name,
             vault,

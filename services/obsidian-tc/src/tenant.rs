@@ -28,6 +28,18 @@ pub enum TenantCommand {
         #[arg(long)]
         grace_hours: Option<u64>,
     },
+    /// The tenant's usage per day (UTC): calls by rate-limit class and outcome, throttled
+    /// calls, uploads, embedded texts and tokens, model tokens and cost; and what it holds now.
+    Usage {
+        /// Slug or id.
+        tenant: String,
+        /// Days back, today included.
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+        /// As JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Bring back a deleted tenant, as it was, before it is erased.
     Undelete {
         /// Slug or id.
@@ -185,6 +197,37 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 "deleted tenant {tenant} ({id}); erased after {} unless `obsidian-tc tenant undelete {tenant}` first",
                 deletion.purge_after.to_rfc3339()
             );
+        }
+        TenantCommand::Usage { tenant, days, json } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let mut tx = store.begin(id).await?;
+            let report = tx.usage_report(days).await?;
+            tx.commit().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            println!("tenant {tenant}: {} stored bytes, {} notes", report.storage_bytes, report.notes);
+            println!("day         calls  throttled  uploads  embedded(tokens)  model tokens (USD)  by class:outcome");
+            for day in &report.days {
+                let calls: i64 = day.calls.values().flat_map(|o| o.values()).sum();
+                let by: Vec<String> = day
+                    .calls
+                    .iter()
+                    .flat_map(|(class, outcomes)| outcomes.iter().map(move |(o, n)| format!("{class}:{o}={n}")))
+                    .collect();
+                println!(
+                    "{}  {calls:>6}  {:>9}  {:>7}  {:>8}({:>7})  {:>12} ({:.4})  {}",
+                    day.day,
+                    day.throttled,
+                    day.uploads,
+                    day.embedding_texts,
+                    day.embedding_tokens,
+                    day.model_tokens,
+                    day.model_cost_usd,
+                    by.join(" ")
+                );
+            }
         }
         TenantCommand::Undelete { tenant } => {
             let deps = app::Deps::new(&app::load(&sources)?.config)?;

@@ -16,6 +16,10 @@ pub struct AuditRecord {
     pub principal_name: Option<String>,
     pub client_name: Option<String>,
     pub surface: String,
+    /// The call's rate-limit class, which usage is metered by (`tenant_usage_daily`); not kept
+    /// in the trail, so None in a record read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
     pub action: String,
     pub vault: Option<String>,
     pub paths: Vec<String>,
@@ -82,6 +86,7 @@ impl Store {
         if records.iter().any(|r| r.episode.is_some()) {
             tx.record_episodes(&batch).await?;
         }
+        tx.meter_calls(&batch).await?;
         tx.commit().await
     }
 }
@@ -127,6 +132,7 @@ impl TenantTx {
                 principal_name: r.principal_name,
                 client_name: r.client_name,
                 surface: r.surface,
+                class: None,
                 action: r.action,
                 vault: r.vault,
                 paths: serde_json::from_value(r.paths).unwrap_or_default(),

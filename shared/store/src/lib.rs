@@ -38,6 +38,7 @@ mod sessions;
 mod tenants;
 mod tokens;
 pub mod upkeep;
+mod usage;
 mod vaults;
 mod visible;
 mod work;
@@ -88,6 +89,7 @@ pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter, TaskLine};
 pub use sessions::{Goal, WorkSession};
 pub use tenants::{Backlog, OutboxStats, Tenant};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
+pub use usage::{UsageDay, UsageReport};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
 pub use work::{

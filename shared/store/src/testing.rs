@@ -106,6 +106,7 @@ pub enum Table {
     TenantDomains,
     IdempotencyRecords,
     UpkeepItems,
+    TenantUsageDaily,
 }
 
 impl Table {
@@ -120,7 +121,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 54] = [
+    pub const ALL: [Table; 55] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -175,6 +176,7 @@ impl Table {
         Table::TenantDomains,
         Table::IdempotencyRecords,
         Table::UpkeepItems,
+        Table::TenantUsageDaily,
     ];
 
     fn name(self) -> &'static str {
@@ -233,6 +235,7 @@ impl Table {
             Table::TenantDomains => "tenant_domains",
             Table::IdempotencyRecords => "idempotency_records",
             Table::UpkeepItems => "upkeep_items",
+            Table::TenantUsageDaily => "tenant_usage_daily",
         }
     }
 }
@@ -464,6 +467,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::TenantDomains => "UPDATE tenant_domains SET via = via",
         Table::IdempotencyRecords => "UPDATE idempotency_records SET record = record",
         Table::UpkeepItems => "UPDATE upkeep_items SET runs = runs",
+        Table::TenantUsageDaily => "UPDATE tenant_usage_daily SET value = value",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

@@ -2,7 +2,7 @@
 //! and API tokens (`/v1/admin/tokens`: make, list, revoke), with idempotency keys, typed
 //! refusals, scopes, every action audited, and another tenant's ids answering as missing ones.
 
-use std::time::Duration;
+use std::collections::BTreeMap;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -129,7 +129,9 @@ async fn an_admin_makes_renames_deletes_restores_and_purges_vaults_with_keys_sco
     assert_eq!(status, 404, "an erased vault cannot come back");
 
     // Every action is in the tenant's audit trail, with its outcome.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The export waits for every record queued before it.
+    let (status, _) = admin(&app, t, Method::GET, "/v1/audit?limit=1", None, None).await;
+    assert_eq!(status, 200);
     let mut tx = app.store.begin(a.id).await.unwrap();
     let records = tx.audit(&otc_store::AuditFilter { limit: 200, ..Default::default() }).await.unwrap();
     tx.commit().await.unwrap();
@@ -206,6 +208,61 @@ async fn an_admin_makes_lists_and_revokes_tokens_holding_no_more_than_it_has() {
     assert_eq!(status, 401, "a revoked token stops at once");
     let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/tokens/not-an-id", None, None).await;
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn usage_counts_every_call_by_class_and_outcome_as_the_audit_trail_has_them() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (t, _) = a.token(&app.store, "admin:usage,admin:audit,read:notes,write:notes", false, None).await;
+    let (other, _) = b.token(&app.store, "*", false, None).await;
+    for i in 0..3 {
+        ok_tool(&app, &t, "write_note", json!({"vault": "Notes", "path": format!("{i}.md"), "content": "x"})).await;
+    }
+    ok_tool(&app, &t, "read_note", json!({"vault": "Notes", "path": "0.md"})).await;
+    let missing = call(&app, "/mcp", &t, "read_note", json!({"vault": "Notes", "path": "nope.md"})).await;
+    assert_eq!(error_of(&missing)["code"], "note_not_found");
+    crate::sync::upload(&app, &t, "Notes", b"an attachment").await;
+    ok_tool(&app, &other, "write_note", json!({"vault": "Notes", "path": "b.md", "content": "b"})).await;
+
+    // The trail as it stands (the export waits for every record before it), then the usage.
+    let trail = app.http.get(app.url("/v1/audit?limit=1000")).bearer_auth(&t).send().await.unwrap();
+    let trail: Vec<Value> = trail.text().await.unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (status, usage) = admin(&app, &t, Method::GET, "/v1/admin/usage?days=7", None, None).await;
+    assert_eq!(status, 200, "{usage}");
+    let today = &usage["days"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(today["day"], chrono::Utc::now().date_naive().to_string());
+    let counted = |class: &str, outcome: &str| today["calls"][class][outcome].as_i64().unwrap_or(0);
+    assert_eq!(
+        (counted("write", "ok"), counted("read", "ok"), counted("read", "note_not_found")),
+        (3, 1, 1),
+        "{usage}"
+    );
+    assert_eq!(today["uploads"], 1, "{usage}");
+    // Every record of the trail, and the export's own, is counted once; nothing of globex.
+    let mut by_outcome: BTreeMap<String, i64> = BTreeMap::new();
+    for record in &trail {
+        *by_outcome.entry(record["outcome"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    *by_outcome.entry("ok".into()).or_default() += 1;
+    let mut metered: BTreeMap<String, i64> = BTreeMap::new();
+    for outcomes in today["calls"].as_object().unwrap().values() {
+        for (outcome, n) in outcomes.as_object().unwrap() {
+            *metered.entry(outcome.clone()).or_default() += n.as_i64().unwrap();
+        }
+    }
+    assert_eq!(metered, by_outcome, "usage {usage} against the trail {trail:?}");
+    assert!(usage["storage_bytes"]["used"].as_i64().unwrap() > 0 && usage["notes"]["used"] == 3, "{usage}");
+
+    // Scopes and bounds.
+    let (status, _) = admin(&app, &other, Method::GET, "/v1/admin/usage?days=0", None, None).await;
+    assert_eq!(status, 400);
+    let (status, _) = admin(&app, &t, Method::GET, "/v1/admin/usage?days=400", None, None).await;
+    assert_eq!(status, 400);
+    let (reader, _) = a.token(&app.store, "read:notes", false, None).await;
+    let (status, _) = admin(&app, &reader, Method::GET, "/v1/admin/usage", None, None).await;
+    assert_eq!(status, 403);
 }
 
 async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {

@@ -134,6 +134,7 @@ async fn the_sweep_deletes_records_past_each_tenants_retention() {
         principal_name: Some("alice".into()),
         client_name: None,
         surface: "mcp".into(),
+        class: None,
         action: "read_note".into(),
         vault: Some("Notes".into()),
         paths: vec!["A.md".into()],

@@ -41,20 +41,20 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
     //  memory_observations, memory_relations, capture_queue, work_sessions, goals, agent_episodes,
     //  episode_retrievals, knowledge_gaps, contradictions, tenant_llm, llm_usage, tenant_policies,
-    //  tenant_domains, idempotency_records, upkeep_items]
+    //  tenant_domains, idempotency_records, upkeep_items, tenant_usage_daily]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 5,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 5, 1,
             ],
         ),
     ] {
@@ -167,6 +167,7 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             principal_name: None,
             client_name: None,
             surface: "mcp".into(),
+            class: None,
             action: "search_semantic".into(),
             vault: Some("Notes".into()),
             paths: Vec::new(),
@@ -258,6 +259,7 @@ async fn fill_access(store: &otc_store::Store, tenant: &Tenant, k: usize) {
             principal_name: Some("alice".into()),
             client_name: None,
             surface: "mcp".into(),
+            class: None,
             action: "read_note".into(),
             vault: Some("Notes".into()),
             paths: vec![],
