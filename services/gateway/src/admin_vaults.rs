@@ -230,3 +230,46 @@ pub async fn purge(
     .await
     .map(Json)
 }
+
+/// `GET /v1/admin/vaults/{vault}/export` (`admin:export`): the vault as a tar archive, streamed
+/// as it is made (`otc_kernel::export`): its files as stored, an index with each file's SHA-256,
+/// the change-log head, and its ACL rules, memory, sessions, goals, episodes and audit trail.
+/// An archive without `END.json` was cut short.
+pub async fn export(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+) -> Result<axum::response::Response, ApiError> {
+    crate::auth::tenant_admin(&caller, crate::scopes::EXPORT, "export the tenant's vaults")?;
+    let services = &state.dispatcher.services;
+    let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
+    let found = tx.vault_by_name_or_id(&vault).await.map_err(|e| ApiError::from_store(&e))?;
+    tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+    let found =
+        found.ok_or_else(|| ApiError::from_tool(ToolError::new(ErrorCode::VaultNotFound).echo("vault", &vault)))?;
+    // The trail holds every call this gateway answered before this one.
+    services.audit.flush(std::time::Duration::from_secs(2)).await;
+    let (sink, chunks) = otc_kernel::export::Sink::new(8);
+    let (store, blobs, tenant) = (services.store.clone(), services.blobs.clone(), caller.tenant_id);
+    let name = found.name.clone();
+    tokio::spawn(async move {
+        if let Err(e) = otc_kernel::export::export_vault(&store, &blobs, tenant, &found, &sink).await {
+            tracing::warn!(%tenant, vault = %found.id, error = %crate::error_chain(&e), "export cut short");
+            sink.fail("the export stopped short".into()).await;
+        }
+    });
+    // A chunk that says the export stopped aborts the response: the archive is not taken whole.
+    let chunks = futures::stream::unfold(chunks, |mut chunks| async move {
+        let chunk = chunks.recv().await?.map_err(std::io::Error::other);
+        Some((chunk, chunks))
+    });
+    let body = axum::body::Body::from_stream(chunks);
+    Ok(axum::response::Response::builder()
+        .header(axum::http::header::CONTENT_TYPE, "application/x-tar")
+        .header(
+            axum::http::header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{}.tar\"", name.replace('"', "")),
+        )
+        .body(body)
+        .expect("a valid response"))
+}

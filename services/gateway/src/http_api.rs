@@ -164,6 +164,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::None,
             Body::Json(s!(admin_vaults::AdminVault)),
         ),
+        route(
+            "GET",
+            "/v1/admin/vaults/{vault}/export",
+            scopes::EXPORT,
+            None,
+            Body::None,
+            Body::Standard("a POSIX tar archive (application/x-tar), streamed; END.json last"),
+        ),
         route("GET", "/v1/admin/tokens", scopes::TOKENS, None, Body::None, Body::Json(s!(admin_tokens::AdminTokens))),
         route(
             "GET",

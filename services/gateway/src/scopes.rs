@@ -18,6 +18,8 @@ pub const VAULTS: &str = "admin:vaults";
 pub const TOKENS: &str = "admin:tokens";
 /// `/v1/admin/usage`.
 pub const USAGE: &str = "admin:usage";
+/// `/v1/admin/vaults/{vault}/export`.
+pub const EXPORT: &str = "admin:export";
 
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 8] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE];
+pub const CHECKED: [&str; 9] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT];

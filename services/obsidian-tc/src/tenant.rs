@@ -40,6 +40,19 @@ pub enum TenantCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Export the tenant (or one vault) as a tar archive: every file as stored, an index with
+    /// each file's SHA-256, the change-log heads, ACL rules, memory, sessions, goals, episodes
+    /// and the audit trail. Written to OUT.partial, renamed to OUT once whole.
+    Export {
+        /// Slug or id.
+        tenant: String,
+        /// The archive to write.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Only this vault (name or id).
+        #[arg(long)]
+        vault: Option<String>,
+    },
     /// Bring back a deleted tenant, as it was, before it is erased.
     Undelete {
         /// Slug or id.
@@ -228,6 +241,50 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                     by.join(" ")
                 );
             }
+        }
+        TenantCommand::Export { tenant, out, vault } => {
+            let deps = app::Deps::new(&app::load(&sources)?.config)?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let vault = match vault {
+                Some(name) => {
+                    let mut tx = store.begin(id).await?;
+                    let found = tx.vault_by_name_or_id(&name).await?;
+                    tx.commit().await?;
+                    Some(found.with_context(|| format!("no vault {name:?} in tenant {tenant}"))?)
+                }
+                None => None,
+            };
+            let (sink, mut chunks) = otc_kernel::export::Sink::new(8);
+            let (store2, blobs) = (deps.store.clone(), deps.blobs.clone());
+            let export = tokio::spawn(async move {
+                let done = match &vault {
+                    Some(vault) => otc_kernel::export::export_vault(&store2, &blobs, id, vault, &sink).await,
+                    None => otc_kernel::export::export_tenant(&store2, &blobs, id, &sink).await,
+                };
+                if let Err(e) = &done {
+                    sink.fail(e.to_string()).await;
+                }
+                done
+            });
+            let partial = out.with_extension("partial");
+            let mut file =
+                tokio::fs::File::create(&partial).await.with_context(|| format!("creating {}", partial.display()))?;
+            let mut written = 0u64;
+            while let Some(chunk) = chunks.recv().await {
+                let chunk = chunk.map_err(|why| anyhow::anyhow!("the export stopped short: {why}"))?;
+                tokio::io::AsyncWriteExt::write_all(&mut file, &chunk).await?;
+                written += chunk.len() as u64;
+            }
+            tokio::io::AsyncWriteExt::flush(&mut file).await?;
+            let carried = export.await??;
+            tokio::fs::rename(&partial, &out).await?;
+            println!(
+                "exported tenant {tenant} to {}: {} files ({} bytes of content), {} rows, {written} bytes of archive",
+                out.display(),
+                carried.files,
+                carried.bytes,
+                carried.rows.values().sum::<u64>()
+            );
         }
         TenantCommand::Undelete { tenant } => {
             let deps = app::Deps::new(&app::load(&sources)?.config)?;

@@ -18,6 +18,7 @@ mod embeddings;
 mod entity_memory;
 pub mod erasure;
 mod error;
+pub mod export;
 mod files;
 mod fulltext;
 mod graph;

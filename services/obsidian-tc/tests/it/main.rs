@@ -24,6 +24,7 @@ mod connections;
 mod dataview;
 mod embeddings;
 mod erasure;
+mod export;
 mod fair_share;
 mod fulltext;
 mod fuzz;
