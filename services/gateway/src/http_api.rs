@@ -11,7 +11,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, oauth, policies, scopes,
+    acl_api, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, me, oauth, policies, scopes,
     whoami, wire,
 };
 
@@ -114,6 +114,12 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Standard("Prometheus text exposition 0.0.4"),
         ),
         route("GET", "/v1/whoami", "any token", None, Body::None, Body::Json(s!(whoami::WhoAmI))),
+        route("GET", "/v1/me/vaults", "any token", None, Body::None, Body::Json(s!(me::MyVaults))),
+        route("GET", "/v1/me/tokens", "any token", None, Body::None, Body::Json(s!(me::MyTokens))),
+        route("DELETE", "/v1/me/tokens/{id}", "any token", None, Body::None, Body::Json(s!(me::Ended))),
+        route("GET", "/v1/me/grants", "any token", None, Body::None, Body::Json(s!(me::MyGrants))),
+        route("DELETE", "/v1/me/grants/{id}", "any token", None, Body::None, Body::Json(s!(me::Ended))),
+        route("GET", "/v1/me/clients", "any token", None, Body::None, Body::Json(s!(me::MyClients))),
         route(
             "POST",
             "/v1/elicit",

@@ -18,6 +18,7 @@ pub mod http_api;
 mod idempotent;
 mod jsonrpc;
 pub mod mcp;
+pub mod me;
 mod native_tasks;
 pub mod oauth;
 mod observe;
@@ -127,6 +128,12 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/admin/usage", get(admin_usage::get))
+        .route("/v1/me/vaults", get(me::vaults))
+        .route("/v1/me/tokens", get(me::tokens))
+        .route("/v1/me/tokens/{id}", axum::routing::delete(me::revoke_token))
+        .route("/v1/me/grants", get(me::grants))
+        .route("/v1/me/grants/{id}", axum::routing::delete(me::revoke_grant))
+        .route("/v1/me/clients", get(me::clients))
         .route("/v1/acl", get(acl_api::list).put(acl_api::set).delete(acl_api::remove))
         .route("/v1/principals/{principal}/groups", get(acl_api::groups).post(acl_api::change_groups))
         .route("/v1/oauth/grants", get(directory::grants))

@@ -105,6 +105,36 @@ impl TenantTx {
         .await?)
     }
 
+    /// The API tokens of one principal (not those its OAuth grants minted), never their secrets.
+    pub async fn tokens_of(&mut self, principal: Uuid) -> Result<Vec<TokenRecord>> {
+        Ok(sqlx::query_as!(
+            TokenRecord,
+            r#"SELECT t.id, t.name, t.hint, p.name AS principal_name, t.scopes,
+                      v.name AS "vault_name?", t.created_at, t.expires_at, t.revoked_at, t.last_used_at
+                 FROM api_tokens t
+                 JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
+                 LEFT JOIN vaults v ON v.tenant_id = t.tenant_id AND v.id = t.vault_id
+                WHERE t.principal_id = $1 AND t.grant_id IS NULL
+                ORDER BY t.created_at, t.id"#,
+            principal
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
+    /// Revokes `principal`'s own token `id`; NotFound when it is no token of theirs.
+    pub async fn revoke_token_of(&mut self, id: Uuid, principal: Uuid) -> Result<()> {
+        let found = sqlx::query_scalar!(
+            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+              WHERE id = $1 AND principal_id = $2 AND grant_id IS NULL RETURNING id",
+            id,
+            principal
+        )
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        found.map(|_| ()).ok_or_else(|| StoreError::NotFound(format!("token {id}")))
+    }
+
     /// Revokes a token; revoking one already revoked keeps its first revocation time.
     pub async fn revoke_token(&mut self, id: Uuid) -> Result<()> {
         let found = sqlx::query_scalar!(

@@ -265,6 +265,77 @@ async fn usage_counts_every_call_by_class_and_outcome_as_the_audit_trail_has_the
     assert_eq!(status, 403);
 }
 
+#[tokio::test]
+async fn a_member_sees_and_ends_only_what_is_theirs_and_gets_client_setups() {
+    let app = TestApp::spawn().await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    tx.create_vault("Work").await.unwrap();
+    tx.commit().await.unwrap();
+    let (alice, _) = a.token(&app.store, "read:notes", false, None).await;
+    let (spare, spare_id) = a.token(&app.store, "read:notes", false, None).await;
+    let (bound, _) = a.token(&app.store, "read:notes", true, None).await;
+    let bob = a.token_as(&app.store, "bob", "read:notes").await;
+    let alice_id = a.caller(&app.store, &alice).await.principal_id;
+    let bob_id = a.caller(&app.store, &bob).await.principal_id;
+
+    // Vaults: every one, or the one a token is bound to.
+    let names = |v: &Value| v["vaults"].as_array().unwrap().iter().map(|x| x["name"].clone()).collect::<Vec<_>>();
+    let (_, mine) = admin(&app, &alice, Method::GET, "/v1/me/vaults", None, None).await;
+    assert_eq!(names(&mine), [json!("Notes"), json!("Work")]);
+    let (_, only) = admin(&app, &bound, Method::GET, "/v1/me/vaults", None, None).await;
+    assert_eq!(names(&only), [json!("Notes")]);
+
+    // Tokens: their own only; another's answers as missing; their own stops at once.
+    let (_, listed) = admin(&app, &alice, Method::GET, "/v1/me/tokens", None, None).await;
+    assert_eq!(listed["tokens"].as_array().unwrap().len(), 3, "{listed}");
+    let bobs = admin(&app, &bob, Method::GET, "/v1/me/tokens", None, None).await.1["tokens"][0]["id"].clone();
+    let (status, _) =
+        admin(&app, &alice, Method::DELETE, &format!("/v1/me/tokens/{}", bobs.as_str().unwrap()), None, None).await;
+    assert_eq!(status, 404);
+    let (status, ended) = admin(&app, &alice, Method::DELETE, &format!("/v1/me/tokens/{spare_id}"), None, None).await;
+    assert_eq!((status, ended["revoked"].as_bool()), (StatusCode::OK, Some(true)));
+    let after = app.http.post(app.url("/mcp")).bearer_auth(&spare).json(&json!({})).send().await.unwrap().status();
+    assert_eq!(after, 401);
+
+    // Grants: theirs only; another's answers as missing.
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    let grant = |principal| otc_store::NewGrant {
+        principal_id: principal,
+        client_id: "client",
+        client_name: Some("Claude"),
+        scopes: &[],
+        resource: "https://x.example/mcp",
+        via: "authorization_code",
+    };
+    let own = tx.create_grant(grant(alice_id)).await.unwrap();
+    let others = tx.create_grant(grant(bob_id)).await.unwrap();
+    tx.commit().await.unwrap();
+    let (_, grants) = admin(&app, &alice, Method::GET, "/v1/me/grants", None, None).await;
+    assert_eq!(grants["grants"].as_array().unwrap().len(), 1, "{grants}");
+    assert_eq!(grants["grants"][0]["client_name"], "Claude");
+    let (status, _) = admin(&app, &alice, Method::DELETE, &format!("/v1/me/grants/{}", others.id), None, None).await;
+    assert_eq!(status, 404);
+    let (status, _) = admin(&app, &alice, Method::DELETE, &format!("/v1/me/grants/{}", own.id), None, None).await;
+    assert_eq!(status, 200);
+    let (_, grants) = admin(&app, &alice, Method::GET, "/v1/me/grants", None, None).await;
+    assert!(grants["grants"].as_array().unwrap().is_empty());
+    let (_, bobs_grants) = admin(&app, &bob, Method::GET, "/v1/me/grants", None, None).await;
+    assert_eq!(bobs_grants["grants"].as_array().unwrap().len(), 1, "another's grant stands");
+
+    // Client setups for this server's endpoint.
+    let (status, setups) = admin(&app, &alice, Method::GET, "/v1/me/clients", None, None).await;
+    assert_eq!(status, 200);
+    let url = setups["url"].as_str().unwrap();
+    assert!(url.ends_with("/mcp"), "{setups}");
+    let clients: Vec<&str> =
+        setups["clients"].as_array().unwrap().iter().map(|c| c["client"].as_str().unwrap()).collect();
+    assert_eq!(clients, ["Claude Code", "Cursor", "VS Code", "Codex", "ChatGPT"]);
+    let cursor: Value = serde_json::from_str(setups["clients"][1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(cursor["mcpServers"]["obsidian-tc"]["url"], url);
+    assert_eq!(setups["vaults"], json!(["Notes", "Work"]));
+}
+
 async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
     let result = call(app, "/mcp", token, tool, args.clone()).await;
     assert_eq!(result["isError"], false, "{tool} {args}: {result}");
