@@ -11,8 +11,8 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, me, oauth, policies, scopes,
-    whoami, wire,
+    acl_api, admin_domains, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, me, oauth,
+    policies, scopes, whoami, wire,
 };
 
 /// What a body is.
@@ -177,6 +177,31 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             None,
             Body::None,
             Body::Standard("a POSIX tar archive (application/x-tar), streamed; END.json last"),
+        ),
+        route("GET", "/v1/admin/domains", scopes::DOMAINS, None, Body::None, Body::Json(s!(admin_domains::Domains))),
+        route(
+            "POST",
+            "/v1/admin/domains",
+            scopes::DOMAINS,
+            None,
+            Body::Json(s!(admin_domains::ClaimDomain)),
+            Body::Json(s!(admin_domains::DomainClaim)),
+        ),
+        route(
+            "POST",
+            "/v1/admin/domains/{domain}/verify",
+            scopes::DOMAINS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_domains::DomainChanged)),
+        ),
+        route(
+            "DELETE",
+            "/v1/admin/domains/{domain}",
+            scopes::DOMAINS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_domains::DomainChanged)),
         ),
         route("GET", "/v1/admin/tokens", scopes::TOKENS, None, Body::None, Body::Json(s!(admin_tokens::AdminTokens))),
         route(

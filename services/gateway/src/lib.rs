@@ -4,6 +4,7 @@
 //! replica answers any request.
 
 pub mod acl_api;
+pub mod admin_domains;
 pub mod admin_tokens;
 pub mod admin_usage;
 pub mod admin_vaults;
@@ -128,6 +129,9 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/admin/usage", get(admin_usage::get))
+        .route("/v1/admin/domains", get(admin_domains::list).post(admin_domains::claim))
+        .route("/v1/admin/domains/{domain}", axum::routing::delete(admin_domains::remove))
+        .route("/v1/admin/domains/{domain}/verify", post(admin_domains::verify))
         .route("/v1/me/vaults", get(me::vaults))
         .route("/v1/me/tokens", get(me::tokens))
         .route("/v1/me/tokens/{id}", axum::routing::delete(me::revoke_token))

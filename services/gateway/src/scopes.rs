@@ -20,6 +20,8 @@ pub const TOKENS: &str = "admin:tokens";
 pub const USAGE: &str = "admin:usage";
 /// `/v1/admin/vaults/{vault}/export`.
 pub const EXPORT: &str = "admin:export";
+/// `/v1/admin/domains`.
+pub const DOMAINS: &str = "admin:domains";
 
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 9] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT];
+pub const CHECKED: [&str; 10] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT, DOMAINS];

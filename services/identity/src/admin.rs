@@ -178,15 +178,14 @@ impl Identity {
         let mut tx = self.store.begin(tenant).await?;
         let current = tx.idp().await?;
         if let Changer::TenantAdmin { scopes } = &by {
-            let mut held: Vec<String> = current.as_ref().map(|c| c.email_domains.clone()).unwrap_or_default();
-            let mut asked = domains.clone();
-            held.sort();
-            asked.sort();
-            if held != asked {
-                return Err(AdminError::Forbidden(
-                    "email domains route sign-in across organisations: the deployment's operator sets them (obsidian-tc idp set)"
-                        .into(),
-                ));
+            // Email domains route sign-in across organisations: an admin may name only domains
+            // the tenant holds (proven by DNS, or listed by the operator), or keep those it has.
+            let had: Vec<String> = current.as_ref().map(|c| c.email_domains.clone()).unwrap_or_default();
+            let holds: Vec<String> = tx.tenant_domains().await?.into_iter().map(|d| d.domain).collect();
+            if let Some(unproven) = domains.iter().find(|d| !had.contains(d) && !holds.contains(d)) {
+                return Err(AdminError::Forbidden(format!(
+                    "email domains route sign-in across organisations: prove {unproven} first (POST /v1/admin/domains) or ask the deployment's operator (obsidian-tc idp set)"
+                )));
             }
             if input.shared_issuer {
                 return Err(AdminError::Forbidden("only the deployment's operator may share an issuer".into()));

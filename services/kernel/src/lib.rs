@@ -9,6 +9,7 @@ pub mod audit_writer;
 pub mod chat;
 pub mod citations;
 pub mod confirmation;
+pub mod dns;
 pub mod episodes;
 pub mod export;
 pub mod fair_share;

@@ -40,6 +40,7 @@ pub struct Config {
     pub oauth: OAuthConfig,
     pub quotas: QuotasConfig,
     pub lifecycle: LifecycleConfig,
+    pub domains: DomainsConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1110,6 +1111,23 @@ impl Default for LifecycleConfig {
 impl LifecycleConfig {
     pub fn deletion_grace(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.deletion_grace_hours.saturating_mul(3600))
+    }
+}
+
+/// Email domains a tenant proves it holds (`/v1/admin/domains`): the TXT record its DNS must
+/// publish is read through this resolver.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DomainsConfig {
+    /// host:port of the DNS resolver (UDP); empty: the first nameserver of /etc/resolv.conf.
+    pub resolver: String,
+    /// How long a lookup may take.
+    pub timeout_ms: u64,
+}
+
+impl Default for DomainsConfig {
+    fn default() -> Self {
+        Self { resolver: String::new(), timeout_ms: 3000 }
     }
 }
 

@@ -69,6 +69,39 @@ impl TenantTx {
         Ok(())
     }
 
+    /// Claims `domain` (lowercase) for proof by DNS: the challenge token, the same one until the
+    /// claim is proven or dropped. Invalid when the name is no domain.
+    pub async fn claim_domain(&mut self, domain: &str) -> Result<String> {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        Ok(sqlx::query_scalar!(
+            r#"INSERT INTO domain_claims (tenant_id, domain, token) VALUES ($1, $2, $3)
+               ON CONFLICT (tenant_id, domain) DO UPDATE SET token = domain_claims.token
+               RETURNING token"#,
+            self.tenant,
+            domain,
+            token
+        )
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    /// The tenant's unproven claims: (domain, token, since), by domain.
+    pub async fn domain_claims(&mut self) -> Result<Vec<(String, String, DateTime<Utc>)>> {
+        let rows = sqlx::query!("SELECT domain, token, created_at FROM domain_claims ORDER BY domain")
+            .fetch_all(&mut *self.tx)
+            .await?;
+        Ok(rows.into_iter().map(|r| (r.domain, r.token, r.created_at)).collect())
+    }
+
+    /// Drops the claim on `domain` (proven, or given up); whether there was one.
+    pub async fn drop_domain_claim(&mut self, domain: &str) -> Result<bool> {
+        Ok(sqlx::query!("DELETE FROM domain_claims WHERE domain = $1", domain)
+            .execute(&mut *self.tx)
+            .await?
+            .rows_affected()
+            > 0)
+    }
+
     /// Removes a domain; whether it was there.
     pub async fn remove_tenant_domain(&mut self, domain: &str) -> Result<bool> {
         Ok(sqlx::query!("DELETE FROM tenant_domains WHERE tenant_id = $1 AND domain = $2", self.tenant, domain)

@@ -107,6 +107,7 @@ pub enum Table {
     IdempotencyRecords,
     UpkeepItems,
     TenantUsageDaily,
+    DomainClaims,
 }
 
 impl Table {
@@ -121,7 +122,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 55] = [
+    pub const ALL: [Table; 56] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -177,6 +178,7 @@ impl Table {
         Table::IdempotencyRecords,
         Table::UpkeepItems,
         Table::TenantUsageDaily,
+        Table::DomainClaims,
     ];
 
     fn name(self) -> &'static str {
@@ -236,6 +238,7 @@ impl Table {
             Table::IdempotencyRecords => "idempotency_records",
             Table::UpkeepItems => "upkeep_items",
             Table::TenantUsageDaily => "tenant_usage_daily",
+            Table::DomainClaims => "domain_claims",
         }
     }
 }
@@ -468,6 +471,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::IdempotencyRecords => "UPDATE idempotency_records SET record = record",
         Table::UpkeepItems => "UPDATE upkeep_items SET runs = runs",
         Table::TenantUsageDaily => "UPDATE tenant_usage_daily SET value = value",
+        Table::DomainClaims => "UPDATE domain_claims SET token = token",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

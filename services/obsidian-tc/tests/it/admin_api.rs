@@ -336,6 +336,132 @@ async fn a_member_sees_and_ends_only_what_is_theirs_and_gets_client_setups() {
     assert_eq!(setups["vaults"], json!(["Notes", "Work"]));
 }
 
+/// Debian's dnsmasq on a loopback port, answering only these TXT records. Killed on drop.
+struct Dns(std::process::Child);
+
+impl Dns {
+    fn start(port: u16, records: &[(&str, &str)]) -> Self {
+        let mut command = std::process::Command::new("/usr/sbin/dnsmasq");
+        command.args([
+            "--keep-in-foreground",
+            "--no-resolv",
+            "--no-hosts",
+            "--no-poll",
+            "--conf-file=/dev/null",
+            "--pid-file=",
+            "--listen-address=127.0.0.1",
+            "--bind-interfaces",
+            &format!("--port={port}"),
+        ]);
+        for (name, value) in records {
+            command.arg(format!("--txt-record={name},{value}"));
+        }
+        let child = command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dnsmasq (scripts/services installs Debian's dnsmasq-base)");
+        // Ready once it answers.
+        let resolver = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        for _ in 0..100 {
+            let asked = tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current().block_on(otc_kernel::dns::txt(
+                    resolver,
+                    "ready.test",
+                    std::time::Duration::from_millis(100),
+                ))
+            });
+            // Any answer will do (it refuses names it holds nothing for).
+            if matches!(asked, Ok(_) | Err(otc_kernel::dns::DnsError::Failed(_))) {
+                return Self(child);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("dnsmasq did not answer on {resolver}");
+    }
+}
+
+impl Drop for Dns {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_domain_is_the_tenants_once_its_dns_publishes_the_challenge_and_no_one_elses() {
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let app = TestApp::spawn_with(|c| c.domains.resolver = format!("127.0.0.1:{port}")).await;
+    let a = Tenant::create(&app.store, "acme").await;
+    let b = Tenant::create(&app.store, "globex").await;
+    let (t, _) = a.token(&app.store, "admin:domains", false, None).await;
+    let (other, _) = b.token(&app.store, "admin:domains", false, None).await;
+    let post = |token: &str, path: &str, body: Option<Value>| {
+        let (token, path) = (token.to_string(), path.to_string());
+        let app = &app;
+        async move { admin(app, &token, Method::POST, &path, body, None).await }
+    };
+
+    // Claimed: the record to publish; not the tenant's yet.
+    let (status, claim) = post(&t, "/v1/admin/domains", Some(json!({"domain": "Acme.test"}))).await;
+    assert_eq!(status, 200, "{claim}");
+    assert_eq!(claim["record_name"], "_obsidian-tc-challenge.acme.test");
+    let value = claim["record_value"].as_str().unwrap().to_string();
+    assert!(value.starts_with("obsidian-tc-verify="));
+    let held = |tenant: uuid::Uuid| {
+        let store = app.store.clone();
+        async move {
+            let mut tx = store.begin(tenant).await.unwrap();
+            let held: Vec<String> = tx.tenant_domains().await.unwrap().into_iter().map(|d| d.domain).collect();
+            tx.commit().await.unwrap();
+            held
+        }
+    };
+    assert!(held(a.id).await.is_empty());
+
+    // The resolver down, then up without the record: typed refusals, nothing proven.
+    let (status, down) = post(&t, "/v1/admin/domains/acme.test/verify", None).await;
+    assert_eq!(
+        (status, down["error"]["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("service_unavailable")),
+        "{down}"
+    );
+    let dns = Dns::start(port, &[("_obsidian-tc-challenge.acme.test", "someone-else")]);
+    let (status, missing) = post(&t, "/v1/admin/domains/acme.test/verify", None).await;
+    assert_eq!((status, missing["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")), "{missing}");
+    assert_eq!(missing["error"]["details"]["found"], json!(["someone-else"]));
+    drop(dns);
+
+    // Published: proven (SCIM admits its people; the admin may name it for the provider).
+    let dns = Dns::start(port, &[("_obsidian-tc-challenge.acme.test", &value)]);
+    let (status, proven) = post(&t, "/v1/admin/domains/acme.test/verify", None).await;
+    assert_eq!((status, proven["done"].as_bool()), (StatusCode::OK, Some(true)), "{proven}");
+    assert_eq!(held(a.id).await, ["acme.test"]);
+    let (_, listed) = admin(&app, &t, Method::GET, "/v1/admin/domains", None, None).await;
+    assert_eq!(listed["domains"][0]["domain"], "acme.test");
+    assert_eq!(listed["domains"][0]["via"], "dns");
+    assert!(listed["claims"].as_array().unwrap().is_empty());
+    drop(dns);
+
+    // Another tenant cannot take it, even publishing its own challenge.
+    let (_, theirs) = post(&other, "/v1/admin/domains", Some(json!({"domain": "acme.test"}))).await;
+    let dns = Dns::start(port, &[("_obsidian-tc-challenge.acme.test", theirs["record_value"].as_str().unwrap())]);
+    let (status, taken) = post(&other, "/v1/admin/domains/acme.test/verify", None).await;
+    assert_eq!((status, taken["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")), "{taken}");
+    assert!(!taken.to_string().contains("acme inc"), "the holder is not named");
+    assert!(held(b.id).await.is_empty());
+    drop(dns);
+
+    // Bad input, and giving it up.
+    let (status, _) = post(&t, "/v1/admin/domains", Some(json!({"domain": "not a domain"}))).await;
+    assert_eq!(status, 400);
+    let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/domains/acme.test", None, None).await;
+    assert_eq!(status, 200);
+    assert!(held(a.id).await.is_empty());
+    let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/domains/acme.test", None, None).await;
+    assert_eq!(status, 404);
+}
+
 async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
     let result = call(app, "/mcp", token, tool, args.clone()).await;
     assert_eq!(result["isError"], false, "{tool} {args}: {result}");
