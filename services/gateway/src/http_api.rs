@@ -11,8 +11,8 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_domains, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, me, oauth,
-    policies, scopes, whoami, wire,
+    acl_api, admin_domains, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, invitations, me,
+    oauth, policies, scopes, whoami, wire,
 };
 
 /// What a body is.
@@ -114,6 +114,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Standard("Prometheus text exposition 0.0.4"),
         ),
         route("GET", "/v1/whoami", "any token", None, Body::None, Body::Json(s!(whoami::WhoAmI))),
+        route(
+            "POST",
+            "/v1/invitations/accept",
+            "open (per address, as client registration)",
+            None,
+            Body::Json(s!(invitations::AcceptInvitation)),
+            Body::Json(s!(invitations::InvitationAccepted)),
+        ),
         route("GET", "/v1/me/vaults", "any token", None, Body::None, Body::Json(s!(me::MyVaults))),
         route("GET", "/v1/me/tokens", "any token", None, Body::None, Body::Json(s!(me::MyTokens))),
         route("DELETE", "/v1/me/tokens/{id}", "any token", None, Body::None, Body::Json(s!(me::Ended))),

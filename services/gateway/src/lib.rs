@@ -17,6 +17,7 @@ mod error;
 mod health;
 pub mod http_api;
 mod idempotent;
+pub mod invitations;
 mod jsonrpc;
 pub mod mcp;
 pub mod me;
@@ -188,6 +189,10 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route(paths::JWKS, get(authorization::jwks))
         .merge(rate_limit::registrations(
             Router::new().route(paths::REGISTER, post(authorization::register)),
+            limits.registrations_per_hour,
+        ))
+        .merge(rate_limit::registrations(
+            Router::new().route("/v1/invitations/accept", post(invitations::accept)),
             limits.registrations_per_hour,
         ))
         .route(paths::AUTHORIZE, get(authorization::authorize))

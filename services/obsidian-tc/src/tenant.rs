@@ -18,6 +18,18 @@ pub enum TenantCommand {
         /// Display name (default: the slug).
         #[arg(long)]
         name: Option<String>,
+        /// Invite this person as its first admin (see `tenant invite`).
+        #[arg(long, value_name = "EMAIL")]
+        invite: Option<String>,
+    },
+    /// Invite a person to administer the tenant: prints a single-use code, valid for --days,
+    /// which they accept at POST /v1/invitations/accept for an admin token of their own.
+    Invite {
+        /// Slug or id.
+        tenant: String,
+        email: String,
+        #[arg(long, default_value_t = 7)]
+        days: u32,
     },
     /// Delete a tenant: every token stops now, and a worker erases every row, object and
     /// key of it after the grace period (`lifecycle.deletion_grace_hours`).
@@ -184,10 +196,41 @@ fn known_class(class: &str) -> anyhow::Result<String> {
     Ok(class.to_string())
 }
 
+/// The scopes an invitation grants: the tenant's whole administration.
+const INVITED_SCOPES: &str = "admin:*,read:*,write:*,delete:*";
+
+/// Makes an invitation for `email` and prints its code and where to accept it.
+async fn invite(
+    sources: &Sources,
+    store: &otc_store::Store,
+    tenant: uuid::Uuid,
+    email: &str,
+    days: u32,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(email.contains('@') && email.len() <= 320, "{email:?} is not an email address");
+    anyhow::ensure!((1..=90).contains(&days), "--days: 1 to 90");
+    let scopes = otc_auth::parse_scopes(INVITED_SCOPES)?;
+    let expires_at = chrono::Utc::now() + chrono::Duration::days(i64::from(days));
+    let mut tx = store.begin(tenant).await?;
+    let issued = tx.invite(email, &scopes, expires_at).await?;
+    tx.commit().await?;
+    let base = app::load(sources)?.config.mcp.public_url.unwrap_or_else(|| "https://<this server>".into());
+    println!("invited {email} (until {}); give them this code, shown once:", expires_at.to_rfc3339());
+    println!("{}", issued.code);
+    println!(
+        "they accept it with: curl -X POST {base}/v1/invitations/accept -H 'content-type: application/json' -d '{{\"code\": \"<code>\"}}'"
+    );
+    Ok(())
+}
+
 pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<ExitCode> {
     let store = app::store_only(&sources)?;
     match command {
-        TenantCommand::Create { slug, name } => {
+        TenantCommand::Invite { tenant, email, days } => {
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            invite(&sources, &store, id, &email, days).await?;
+        }
+        TenantCommand::Create { slug, name, invite: invited } => {
             let name = name.unwrap_or_else(|| slug.clone());
             let tenant = match store.create_tenant(&slug, &name).await {
                 Err(StoreError::Conflict { .. }) => anyhow::bail!("tenant {slug:?} already exists"),
@@ -197,6 +240,9 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 other => other.context("creating the tenant")?,
             };
             println!("created tenant {} ({})", tenant.slug, tenant.id);
+            if let Some(email) = invited {
+                invite(&sources, &store, tenant.id, &email, 7).await?;
+            }
         }
         TenantCommand::Delete { tenant, grace_hours } => {
             let config = app::load(&sources)?.config;

@@ -25,6 +25,7 @@ mod graph;
 mod history;
 mod idempotency;
 mod index;
+pub mod invitations;
 mod keys;
 mod knowledge;
 mod llm;

@@ -108,6 +108,7 @@ pub enum Table {
     UpkeepItems,
     TenantUsageDaily,
     DomainClaims,
+    Invitations,
 }
 
 impl Table {
@@ -122,7 +123,7 @@ impl Table {
         Table::Chunks,
     ];
 
-    pub const ALL: [Table; 56] = [
+    pub const ALL: [Table; 57] = [
         Table::Tenants,
         Table::Vaults,
         Table::Principals,
@@ -179,6 +180,7 @@ impl Table {
         Table::UpkeepItems,
         Table::TenantUsageDaily,
         Table::DomainClaims,
+        Table::Invitations,
     ];
 
     fn name(self) -> &'static str {
@@ -239,6 +241,7 @@ impl Table {
             Table::UpkeepItems => "upkeep_items",
             Table::TenantUsageDaily => "tenant_usage_daily",
             Table::DomainClaims => "domain_claims",
+            Table::Invitations => "invitations",
         }
     }
 }
@@ -472,6 +475,7 @@ pub async fn count_writable(tx: &mut TenantTx, table: Table) -> Result<u64> {
         Table::UpkeepItems => "UPDATE upkeep_items SET runs = runs",
         Table::TenantUsageDaily => "UPDATE tenant_usage_daily SET value = value",
         Table::DomainClaims => "UPDATE domain_claims SET token = token",
+        Table::Invitations => "UPDATE invitations SET email = email",
     };
     let done = sqlx::query(sql).execute(&mut *tx.tx).await?;
     sqlx::query("ROLLBACK TO SAVEPOINT probe").execute(&mut *tx.tx).await?;

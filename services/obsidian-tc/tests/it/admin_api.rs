@@ -462,6 +462,67 @@ async fn a_domain_is_the_tenants_once_its_dns_publishes_the_challenge_and_no_one
     assert_eq!(status, 404);
 }
 
+#[tokio::test]
+async fn a_first_admin_accepts_an_invitation_once_and_runs_the_tenant_from_there() {
+    let app = TestApp::spawn().await;
+    // The operator makes the tenant with an invitation; the code is printed once.
+    let made =
+        crate::harness::cli_with_env(app.iso.env(), &["tenant", "create", "initech", "--invite", "ann@initech.test"]);
+    assert!(made.status.success(), "{}{}", crate::harness::stdout(&made), crate::harness::stderr(&made));
+    let out = crate::harness::stdout(&made);
+    let code = out.lines().find(|l| l.starts_with("otci_")).unwrap_or_else(|| panic!("{out}")).trim().to_string();
+    let app = &app;
+    let accept = |code: &str| {
+        let body = json!({"code": code});
+        async move {
+            let response = app.http.post(app.url("/v1/invitations/accept")).json(&body).send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+
+    // Accepted: an admin token for the invited person, without any credential beforehand.
+    let (status, accepted) = accept(&code).await;
+    assert_eq!(status, 200, "{accepted}");
+    assert_eq!(
+        (accepted["tenant"].as_str(), accepted["principal"].as_str()),
+        (Some("initech"), Some("ann@initech.test"))
+    );
+    let token = accepted["token"].as_str().unwrap().to_string();
+    let (status, made) =
+        admin(&app, &token, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Handbook"})), None).await;
+    assert_eq!(status, 200, "{made}");
+    let (status, who) = admin(&app, &token, Method::GET, "/v1/whoami", None, None).await;
+    assert_eq!((status, who["principal"]["name"].as_str()), (StatusCode::OK, Some("ann@initech.test")));
+
+    // In the tenant's trail.
+    let tenant = app.store.resolve_tenant("initech").await.unwrap();
+    let (status, _) = admin(app, &token, Method::GET, "/v1/audit?limit=1", None, None).await;
+    assert_eq!(status, 200);
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let trail = tx.audit(&otc_store::AuditFilter { limit: 50, ..Default::default() }).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.action == "POST /v1/invitations/accept"
+                && r.principal_name.as_deref() == Some("ann@initech.test"))
+    );
+
+    // Once only; an unknown, expired or malformed code answers alike.
+    let (status, again) = accept(&code).await;
+    assert_eq!((status, again["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "{again}");
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let scopes = otc_auth::parse_scopes("read:*").unwrap();
+    let stale = tx.invite("bo@initech.test", &scopes, chrono::Utc::now() - chrono::Duration::seconds(1)).await.unwrap();
+    tx.commit().await.unwrap();
+    for bad in [stale.code.as_str(), "otci_nonsense", &code.replace(&code[code.len() - 6..], "000000")] {
+        let (status, refused) = accept(bad).await;
+        assert_eq!(status, 404, "{bad}: {refused}");
+    }
+    let (status, _) = accept("").await;
+    assert_eq!(status, 404);
+}
+
 async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
     let result = call(app, "/mcp", token, tool, args.clone()).await;
     assert_eq!(result["isError"], false, "{tool} {args}: {result}");

@@ -41,20 +41,21 @@ async fn a_tenant_transaction_sees_none_of_another_tenants_rows() {
     //  chunk_vectors, embedding_cache, vault_embeddings, embedding_usage, memory_entities,
     //  memory_observations, memory_relations, capture_queue, work_sessions, goals, agent_episodes,
     //  episode_retrievals, knowledge_gaps, contradictions, tenant_llm, llm_usage, tenant_policies,
-    //  tenant_domains, idempotency_records, upkeep_items, tenant_usage_daily, domain_claims]
+    //  tenant_domains, idempotency_records, upkeep_items, tenant_usage_daily, domain_claims,
+    //  invitations]
     for (tenant, expected) in [
         (
             &a,
             [
                 1, 1, 3, 2, 1, 1, 4, 2, 1, 3, 2, 4, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 0,
+                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5, 1, 0, 0,
             ],
         ),
         (
             &b,
             [
                 1, 2, 4, 6, 1, 3, 6, 2, 1, 5, 4, 6, 0, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 6, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
-                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 5, 1, 0,
+                3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 3, 3, 5, 1, 0, 0,
             ],
         ),
     ] {
