@@ -356,7 +356,7 @@ impl Dns {
         for (name, value) in records {
             command.arg(format!("--txt-record={name},{value}"));
         }
-        let child = command
+        let mut child = command
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -377,6 +377,8 @@ impl Dns {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("dnsmasq did not answer on {resolver}");
     }
 }
@@ -489,9 +491,9 @@ async fn a_first_admin_accepts_an_invitation_once_and_runs_the_tenant_from_there
     );
     let token = accepted["token"].as_str().unwrap().to_string();
     let (status, made) =
-        admin(&app, &token, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Handbook"})), None).await;
+        admin(app, &token, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Handbook"})), None).await;
     assert_eq!(status, 200, "{made}");
-    let (status, who) = admin(&app, &token, Method::GET, "/v1/whoami", None, None).await;
+    let (status, who) = admin(app, &token, Method::GET, "/v1/whoami", None, None).await;
     assert_eq!((status, who["principal"]["name"].as_str()), (StatusCode::OK, Some("ann@initech.test")));
 
     // In the tenant's trail.
