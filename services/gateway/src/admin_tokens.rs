@@ -43,6 +43,23 @@ pub struct AdminToken {
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
+impl From<otc_store::TokenRecord> for AdminToken {
+    fn from(t: otc_store::TokenRecord) -> Self {
+        AdminToken {
+            id: t.id,
+            name: t.name,
+            hint: t.hint,
+            principal: t.principal_name,
+            scopes: t.scopes,
+            vault: t.vault_name,
+            created_at: t.created_at,
+            expires_at: t.expires_at,
+            revoked_at: t.revoked_at,
+            last_used_at: t.last_used_at,
+        }
+    }
+}
+
 /// GET /v1/admin/tokens
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AdminTokens {
@@ -108,21 +125,7 @@ pub async fn list(
     let mut tx = store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
     let tokens = tx.list_tokens().await.map_err(|e| ApiError::from_store(&e))?;
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
-    let tokens = tokens
-        .into_iter()
-        .map(|t| AdminToken {
-            id: t.id,
-            name: t.name,
-            hint: t.hint,
-            principal: t.principal_name,
-            scopes: t.scopes,
-            vault: t.vault_name,
-            created_at: t.created_at,
-            expires_at: t.expires_at,
-            revoked_at: t.revoked_at,
-            last_used_at: t.last_used_at,
-        })
-        .collect();
+    let tokens = tokens.into_iter().map(AdminToken::from).collect();
     Ok(Json(AdminTokens { tokens }))
 }
 

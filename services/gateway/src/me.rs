@@ -33,28 +33,10 @@ pub struct MyVaults {
     pub vaults: Vec<MyVault>,
 }
 
-/// One of the caller's own API tokens.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct MyToken {
-    pub id: uuid::Uuid,
-    pub name: String,
-    pub hint: String,
-    pub scopes: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vault: Option<String>,
-    pub created_at: DateTime<Utc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_used_at: Option<DateTime<Utc>>,
-}
-
-/// GET /v1/me/tokens
+/// GET /v1/me/tokens: the caller's own API tokens, as an admin sees them.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MyTokens {
-    pub tokens: Vec<MyToken>,
+    pub tokens: Vec<crate::admin_tokens::AdminToken>,
 }
 
 /// One OAuth grant the caller gave a client.
@@ -134,20 +116,7 @@ pub async fn tokens(
     let mut tx = state.store.begin(caller.tenant_id).await.map_err(store_err)?;
     let tokens = tx.tokens_of(caller.principal_id).await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
-    let tokens = tokens
-        .into_iter()
-        .map(|t| MyToken {
-            id: t.id,
-            name: t.name,
-            hint: t.hint,
-            scopes: t.scopes,
-            vault: t.vault_name,
-            created_at: t.created_at,
-            expires_at: t.expires_at,
-            revoked_at: t.revoked_at,
-            last_used_at: t.last_used_at,
-        })
-        .collect();
+    let tokens = tokens.into_iter().map(crate::admin_tokens::AdminToken::from).collect();
     Ok(Json(MyTokens { tokens }))
 }
 

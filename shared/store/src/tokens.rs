@@ -91,22 +91,17 @@ impl TenantTx {
         Ok(IssuedToken { id, plaintext: minted.plaintext })
     }
 
+    /// The tenant's tokens, never their secrets.
     pub async fn list_tokens(&mut self) -> Result<Vec<TokenRecord>> {
-        Ok(sqlx::query_as!(
-            TokenRecord,
-            r#"SELECT t.id, t.name, t.hint, p.name AS principal_name, t.scopes,
-                      v.name AS "vault_name?", t.created_at, t.expires_at, t.revoked_at, t.last_used_at
-                 FROM api_tokens t
-                 JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
-                 LEFT JOIN vaults v ON v.tenant_id = t.tenant_id AND v.id = t.vault_id
-                ORDER BY t.created_at, t.id"#
-        )
-        .fetch_all(&mut *self.tx)
-        .await?)
+        self.tokens_listed(None).await
     }
 
     /// The API tokens of one principal (not those its OAuth grants minted), never their secrets.
     pub async fn tokens_of(&mut self, principal: Uuid) -> Result<Vec<TokenRecord>> {
+        self.tokens_listed(Some(principal)).await
+    }
+
+    async fn tokens_listed(&mut self, principal: Option<Uuid>) -> Result<Vec<TokenRecord>> {
         Ok(sqlx::query_as!(
             TokenRecord,
             r#"SELECT t.id, t.name, t.hint, p.name AS principal_name, t.scopes,
@@ -114,7 +109,7 @@ impl TenantTx {
                  FROM api_tokens t
                  JOIN principals p ON p.tenant_id = t.tenant_id AND p.id = t.principal_id
                  LEFT JOIN vaults v ON v.tenant_id = t.tenant_id AND v.id = t.vault_id
-                WHERE t.principal_id = $1 AND t.grant_id IS NULL
+                WHERE $1::uuid IS NULL OR (t.principal_id = $1 AND t.grant_id IS NULL)
                 ORDER BY t.created_at, t.id"#,
             principal
         )

