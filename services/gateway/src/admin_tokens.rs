@@ -174,10 +174,11 @@ pub async fn create(
                 None => None,
             };
             let principal_name = input.principal.clone().unwrap_or_else(|| input.name.clone());
-            let principal = tx
-                .ensure_principal(PrincipalKind::Service, &principal_name)
-                .await
-                .map_err(|_| invalid("principal", "a principal name is 1 to 200 characters"))?;
+            let principal =
+                tx.ensure_principal(PrincipalKind::Service, &principal_name).await.map_err(|e| match e {
+                    StoreError::Invalid { .. } => invalid("principal", "a principal name is 1 to 200 characters"),
+                    other => ApiError::from_store(&other),
+                })?;
             let expires_at = input.expires_in_days.map(|d| Utc::now() + chrono::Duration::days(i64::from(d.max(1))));
             let issued = tx
                 .issue_token(NewToken {
@@ -227,9 +228,7 @@ pub async fn revoke(
             other => ApiError::from_store(&other),
         })?;
         tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
-        if let Err(e) = crate::auth_cache::revoked(&services.kv, caller.tenant_id).await {
-            tracing::warn!(error = %crate::error_chain(&e), "revoked, but could not tell the gateways; cached checks lapse within server.auth_cache_ttl_ms");
-        }
+        crate::auth_cache::announce_revoked(&services.kv, caller.tenant_id).await;
         Ok(serde_json::to_value(RevokedToken { id: token, revoked: true }).expect("a wire type serializes"))
     })
     .await

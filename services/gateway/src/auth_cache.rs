@@ -28,6 +28,14 @@ pub async fn revoked(kv: &Kv, tenant: Uuid) -> Result<(), KvError> {
     kv.bump_generation(Generation::Tokens(tenant)).await
 }
 
+/// [`revoked`] after a revocation that stands whatever Redis says: a failure is logged, and
+/// the gateways' cached checks of the tenant lapse within `server.auth_cache_ttl_ms`.
+pub async fn announce_revoked(kv: &Kv, tenant: Uuid) {
+    if let Err(e) = revoked(kv, tenant).await {
+        tracing::warn!(%tenant, error = %otc_errors::error_chain(&e), "revoked, but could not tell the gateways; cached checks lapse within server.auth_cache_ttl_ms");
+    }
+}
+
 /// Tokens checked against Postgres, keyed by tenant and token hash.
 pub struct AuthCache(GenerationCache<(Uuid, [u8; 32]), Authenticated>);
 

@@ -124,12 +124,6 @@ fn missing(what: &str, id: &str) -> ApiError {
     ApiError::from_tool(ToolError::with_message(ErrorCode::NotFound, format!("no such {what} of yours")).echo("id", id))
 }
 
-async fn announce(state: &AppState, tenant: uuid::Uuid) {
-    if let Err(e) = crate::auth_cache::revoked(&state.kv, tenant).await {
-        tracing::warn!(error = %crate::error_chain(&e), "revoked, but could not tell the gateways; cached checks lapse within server.auth_cache_ttl_ms");
-    }
-}
-
 pub async fn revoke_token(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -142,7 +136,7 @@ pub async fn revoke_token(
         other => store_err(other),
     })?;
     tx.commit().await.map_err(store_err)?;
-    announce(&state, caller.tenant_id).await;
+    crate::auth_cache::announce_revoked(&state.kv, caller.tenant_id).await;
     Ok(Json(Ended { id: token, revoked: true }))
 }
 
@@ -181,7 +175,7 @@ pub async fn revoke_grant(
     }
     let revoked = tx.revoke_grant(grant, "revoked by its person").await.map_err(store_err)?;
     tx.commit().await.map_err(store_err)?;
-    announce(&state, caller.tenant_id).await;
+    crate::auth_cache::announce_revoked(&state.kv, caller.tenant_id).await;
     Ok(Json(Ended { id: grant, revoked }))
 }
 
