@@ -7,6 +7,10 @@
 //!   it from the answer on, and it is erased after `lifecycle.deletion_grace_hours`.
 //! - `POST /v1/admin/vaults/{vault}/restore`: brings a deleted one back as it was.
 //! - `POST /v1/admin/vaults/{vault}/purge`: erases a deleted one at the next erase pass.
+//! - `GET /v1/admin/vaults/{vault}/export` (`admin:export`): the vault as a tar archive.
+//! - `POST /v1/admin/imports[?name=N]` (`admin:vaults`), a tar body: an export (a vault's, as
+//!   a new vault named N or its own name; or a whole tenant's, each vault under its own name)
+//!   made into new vaults, files, memory, ACLs and trail; nothing is left of one that fails.
 //!
 //! `{vault}` is a name or an id. Every mutation takes an `Idempotency-Key` header; every call is
 //! audited and rate-limited as each /v1 route is. Another tenant's vaults answer as missing ones.
@@ -272,4 +276,99 @@ pub async fn export(
         )
         .body(body)
         .expect("a valid response"))
+}
+
+/// POST /v1/admin/imports
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportQuery {
+    /// The new vault's name, for a vault's archive (its own name when left out).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// What an import made.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ImportedArchive {
+    /// The vaults made, by name.
+    pub vaults: Vec<String>,
+    pub files: u64,
+    pub bytes: u64,
+    /// Rows inserted per table.
+    pub rows: std::collections::BTreeMap<String, u64>,
+    /// Rows left out per table: their ids were taken, or they name a principal this tenant does
+    /// not have.
+    pub skipped: std::collections::BTreeMap<String, u64>,
+}
+
+/// An import's failure as the admin API answers it.
+fn import_refused(e: otc_kernel::export::import::ImportError) -> ApiError {
+    use otc_kernel::export::import::ImportError as E;
+    match e {
+        E::Archive(why) => ApiError::from_tool(
+            ToolError::with_message(ErrorCode::InvalidInput, format!("the archive: {why}; nothing was imported"))
+                .detail("field", "body"),
+        ),
+        E::TooLarge { path, size, limit } => ApiError::from_tool(
+            ToolError::with_message(
+                ErrorCode::Overflow,
+                format!("a file is larger than the upload limit of {limit} bytes; nothing was imported"),
+            )
+            .detail("path", otc_errors::echo(&path))
+            .detail("size", size)
+            .detail("limit", limit),
+        ),
+        E::Exists(name) => refused(&name)(StoreError::Conflict { constraint: String::new() }),
+        E::Store(StoreError::Quota(q)) | E::Index(otc_indexer::IndexError::Store(StoreError::Quota(q))) => {
+            ApiError::from_tool(otc_kernel::quota_exceeded(&q))
+        }
+        E::Store(e @ (StoreError::Invalid { .. } | StoreError::Conflict { .. })) => refused("")(e),
+        E::Io(e) => {
+            tracing::warn!(error = %crate::error_chain(&e), "an import's body stopped");
+            ApiError::from_tool(ToolError::with_message(
+                ErrorCode::InvalidInput,
+                "the archive's upload stopped before its end; nothing was imported",
+            ))
+        }
+        other => {
+            tracing::error!(error = %crate::error_chain(&other), "an import failed");
+            ApiError::unavailable()
+        }
+    }
+}
+
+pub async fn import(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Query(query): axum::extract::Query<ImportQuery>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let services = &state.dispatcher.services;
+    let operation = "admin_vault_import";
+    crate::idempotent::keyed(&state, &caller, &headers, operation, json!(query), |_| async {
+        use futures::TryStreamExt;
+        let stream = body.into_data_stream().map_err(std::io::Error::other);
+        let archive = tokio_util::io::StreamReader::new(stream);
+        let deps = otc_kernel::export::import::Deps {
+            store: &services.store,
+            blobs: &services.blobs,
+            indexer: &services.indexer,
+            kv: &services.kv,
+            max_file_bytes: state.sync.max_blob_bytes as u64,
+        };
+        let done = otc_kernel::export::import::import(&deps, caller.tenant_id, archive, query.name.as_deref())
+            .await
+            .map_err(import_refused)?;
+        answer(ImportedArchive {
+            vaults: done.vaults,
+            files: done.files,
+            bytes: done.bytes,
+            rows: done.rows,
+            skipped: done.skipped,
+        })
+    })
+    .await
+    .map(Json)
 }

@@ -186,6 +186,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::None,
             Body::Standard("a POSIX tar archive (application/x-tar), streamed; END.json last"),
         ),
+        route(
+            "POST",
+            "/v1/admin/imports",
+            scopes::VAULTS,
+            Some(s!(admin_vaults::ImportQuery)),
+            Body::Standard("an export's tar archive (application/x-tar), streamed"),
+            Body::Json(s!(admin_vaults::ImportedArchive)),
+        ),
         route("GET", "/v1/admin/domains", scopes::DOMAINS, None, Body::None, Body::Json(s!(admin_domains::Domains))),
         route(
             "POST",

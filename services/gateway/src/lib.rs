@@ -117,7 +117,10 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     // Uploads carry whole files: they have their own limit (sync.max_blob_bytes), enforced by
     // the handler with a JSON answer, instead of the general body limit.
     let uploads =
-        Router::new().route("/v1/vaults/{vault}/blobs/{hash}", get(sync_api::download_blob).put(sync_api::upload_blob));
+        Router::new()
+        .route("/v1/vaults/{vault}/blobs/{hash}", get(sync_api::download_blob).put(sync_api::upload_blob))
+        // An import's archive is bounded by the tenant's storage quota and the file limit.
+        .route("/v1/admin/imports", post(admin_vaults::import));
     let limited = Router::new()
         .route("/v1/whoami", get(whoami::whoami))
         .route("/v1/elicit", post(elicit::mint))

@@ -111,3 +111,49 @@ pub async fn purge_tenant(store: &Store, tenant: Uuid) -> Result<(), StoreError>
     tx.purge_tenant_now().await?;
     tx.commit().await
 }
+
+/// Rows erased per transaction.
+const ERASE_BATCH: i32 = 5_000;
+
+/// How far [`erase_deleted_vault`] got.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct VaultErasure {
+    pub rows: i64,
+    pub keys: u64,
+    /// False when the deadline came first (the next pass goes on).
+    pub finished: bool,
+}
+
+/// Erases the deleted vault `vault` of `tenant`: its rows in every table, in batches, then the
+/// vault itself (the content only it held is swept as unreferenced by the next sweep), then
+/// every Redis key naming it. Stops between batches once `deadline` is past.
+pub async fn erase_deleted_vault(
+    store: &Store,
+    kv: &Kv,
+    tenant: Uuid,
+    vault: Uuid,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<VaultErasure, Box<dyn std::error::Error + Send + Sync>> {
+    let mut done = VaultErasure::default();
+    loop {
+        let mut tx = store.begin(tenant).await?;
+        let deleted = tx.erase_rows(Some(vault), ERASE_BATCH).await?;
+        tx.commit().await?;
+        done.rows += deleted;
+        if deleted == 0 {
+            break;
+        }
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            return Ok(done);
+        }
+    }
+    let mut tx = store.begin(tenant).await?;
+    tx.drop_deleted_vault(vault).await?;
+    // Its blobs no other vault references go with the tenant's next sweep (after the blob
+    // grace period), as any unreferenced blob does.
+    tx.request_upkeep(otc_store::upkeep::SWEEP).await?;
+    tx.commit().await?;
+    done.keys = kv.delete_naming(&vault.to_string()).await?;
+    done.finished = true;
+    Ok(done)
+}

@@ -1,4 +1,4 @@
-//! `obsidian-tc tenant create|show|limits|quotas|llm|policy|domains`
+//! `obsidian-tc tenant create|show|limits|quotas|llm|policy|domains|export|import|usage|...`
 
 use std::process::ExitCode;
 
@@ -62,6 +62,20 @@ pub enum TenantCommand {
         #[arg(long)]
         out: std::path::PathBuf,
         /// Only this vault (name or id).
+        #[arg(long)]
+        vault: Option<String>,
+    },
+    /// Import an export (`tenant export`, or a vault's from the admin API) into the tenant: a
+    /// vault's archive as a new vault (--vault, or its own name), a tenant's archive as a new
+    /// vault per vault it holds, with their files, ACLs, memory and trail. Nothing is left of
+    /// an import that fails.
+    Import {
+        /// Slug or id.
+        tenant: String,
+        /// The archive to read.
+        #[arg(long)]
+        archive: std::path::PathBuf,
+        /// The new vault's name (a vault's archive only).
         #[arg(long)]
         vault: Option<String>,
     },
@@ -286,6 +300,33 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                     day.model_cost_usd,
                     by.join(" ")
                 );
+            }
+        }
+        TenantCommand::Import { tenant, archive, vault } => {
+            let config = app::load(&sources)?.config;
+            let deps = app::Deps::new(&config)?;
+            let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
+            let file = tokio::fs::File::open(&archive).await.with_context(|| format!("opening {}", archive.display()))?;
+            let import = otc_kernel::export::import::Deps {
+                store: &deps.store,
+                blobs: &deps.blobs,
+                indexer: &deps.indexer,
+                kv: &deps.kv,
+                max_file_bytes: config.sync.max_blob_bytes as u64,
+            };
+            let reader = tokio::io::BufReader::with_capacity(1 << 20, file);
+            let done = otc_kernel::export::import::import(&import, id, reader, vault.as_deref())
+                .await
+                .with_context(|| format!("importing {} (nothing was imported)", archive.display()))?;
+            println!(
+                "imported into tenant {tenant}: vault(s) {}; {} files ({} bytes); {} rows",
+                done.vaults.join(", "),
+                done.files,
+                done.bytes,
+                done.rows.values().sum::<u64>()
+            );
+            for (table, n) in &done.skipped {
+                println!("  {table}: {n} row(s) left out (their ids are taken, or they name a principal this tenant does not have)");
             }
         }
         TenantCommand::Export { tenant, out, vault } => {

@@ -69,16 +69,15 @@ pub async fn erase_due(
     }
 
     for vault in due.vaults {
-        if past(deadline) || !erase_rows(store, tenant, Some(vault), &mut report, deadline).await? {
+        if past(deadline) {
             return Ok(report);
         }
-        let mut tx = store.begin(tenant).await?;
-        tx.drop_deleted_vault(vault).await?;
-        // Its blobs no other vault references go with the tenant's next sweep (after the
-        // blob grace period), as any unreferenced blob does.
-        tx.request_upkeep(otc_store::upkeep::SWEEP).await?;
-        tx.commit().await?;
-        report.keys += kv.delete_naming(&vault.to_string()).await?;
+        let erased = otc_kernel::lifecycle::erase_deleted_vault(store, kv, tenant, vault, deadline).await?;
+        report.rows += erased.rows;
+        report.keys += erased.keys;
+        if !erased.finished {
+            return Ok(report);
+        }
         report.vaults += 1;
         tracing::info!(%tenant, %vault, "deleted vault erased");
     }

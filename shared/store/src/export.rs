@@ -51,3 +51,37 @@ impl TenantTx {
         Ok(sent)
     }
 }
+
+/// What [`TenantTx::import_rows`] made of a chunk of rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowsImported {
+    pub inserted: u64,
+    /// Rows already there (the same ids), or naming a principal this tenant does not have.
+    pub skipped: u64,
+}
+
+impl TenantTx {
+    /// Inserts `rows` (JSON objects, as [`TenantTx::export_rows`] wrote them, already given this
+    /// tenant's and its vaults' ids) into `table`. A row whose id is taken, or whose folder ACL
+    /// names a principal this tenant does not have, is skipped and counted.
+    pub async fn import_rows(&mut self, table: &Exported, rows: &[serde_json::Value]) -> Result<RowsImported> {
+        let guard = if table.table == "acl_rules" {
+            "r.principal_id IS NULL OR EXISTS (SELECT 1 FROM principals p WHERE p.id = r.principal_id)"
+        } else {
+            "true"
+        };
+        // The table's name comes from EXPORTED, never from the archive.
+        let sql = format!(
+            "INSERT INTO {t} SELECT r.* FROM json_populate_record(NULL::{t}, $1::json) r WHERE {guard} \
+             ON CONFLICT DO NOTHING",
+            t = table.table
+        );
+        let mut done = RowsImported::default();
+        for row in rows {
+            let inserted = sqlx::query(&sql).bind(row).execute(&mut *self.tx).await?.rows_affected();
+            done.inserted += inserted;
+            done.skipped += 1 - inserted.min(1);
+        }
+        Ok(done)
+    }
+}

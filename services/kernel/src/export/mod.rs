@@ -14,6 +14,7 @@
 //! A tenant's archive holds `tenant.json`, each live vault's files and index under
 //! `vaults/<name>/`, the tenant's tables whole under `data/`, and `END.json`.
 
+pub mod import;
 pub mod tar;
 
 use std::collections::BTreeMap;

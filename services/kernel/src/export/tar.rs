@@ -1,7 +1,9 @@
 //! A streaming tar (POSIX ustar, with a PAX `path` record for names ustar cannot hold): entry
-//! headers and paddings as byte blocks, so an archive goes out as it is made, whatever its size.
+//! headers and paddings as byte blocks, so an archive goes out as it is made, whatever its size;
+//! and a [`Reader`] that takes one back entry by entry, holding no more than the entry asked for.
 
 use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 const BLOCK: usize = 512;
 
@@ -76,9 +78,253 @@ fn octal(field: &mut [u8], value: u64) {
     field[width] = 0;
 }
 
+/// One regular file of an archive being read: its path, size and mtime (Unix seconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: String,
+    pub size: u64,
+    pub mtime: i64,
+}
+
+/// Why an archive cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("reading the archive: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a tar archive this server reads: {0}")]
+    Malformed(String),
+    #[error("{path}: {size} bytes, more than the {limit} this import takes for one entry")]
+    TooLarge { path: String, size: u64, limit: u64 },
+}
+
+/// Reads a tar archive (ustar, with PAX `path`/`size`/`mtime` records and GNU long names) one
+/// regular file at a time; other entries (folders, links) are skipped.
+pub struct Reader<R> {
+    inner: R,
+    /// What is left unread of the current entry, then its padding.
+    unread: u64,
+    padding: u64,
+    ended: bool,
+}
+
+/// The most bytes of PAX records or a long name read for one entry.
+const MAX_META: u64 = 64 * 1024;
+
+impl<R: AsyncRead + Unpin> Reader<R> {
+    pub fn new(inner: R) -> Self {
+        Self { inner, unread: 0, padding: 0, ended: false }
+    }
+
+    /// The next regular file, or none at the archive's end (two zero blocks, or the stream's end
+    /// exactly between entries). What the last entry left unread is skipped.
+    pub async fn next(&mut self) -> Result<Option<Entry>, ReadError> {
+        self.skip_rest().await?;
+        let mut long_path: Option<String> = None;
+        let mut pax: Vec<(String, String)> = Vec::new();
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            let mut block = [0u8; BLOCK];
+            let mut filled = 0;
+            while filled < BLOCK {
+                let n = self.inner.read(&mut block[filled..]).await?;
+                if n == 0 {
+                    if filled == 0 && long_path.is_none() && pax.is_empty() {
+                        self.ended = true;
+                        return Ok(None);
+                    }
+                    return Err(ReadError::Malformed("the archive stops inside an entry's header".into()));
+                }
+                filled += n;
+            }
+            if block.iter().all(|b| *b == 0) {
+                self.ended = true;
+                return Ok(None);
+            }
+            let stored: u32 = parse_octal(&block[148..156])
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| ReadError::Malformed("a header's checksum is not a number".into()))?;
+            let mut blank = block;
+            blank[148..156].copy_from_slice(b"        ");
+            if blank.iter().map(|b| u32::from(*b)).sum::<u32>() != stored {
+                return Err(ReadError::Malformed("a header's checksum does not hold".into()));
+            }
+            let mut size = parse_octal(&block[124..136])
+                .ok_or_else(|| ReadError::Malformed("a header's size is not a number".into()))?;
+            let kind = block[156];
+            if matches!(kind, b'x' | b'L') {
+                if size > MAX_META {
+                    return Err(ReadError::Malformed("an extended header is too long".into()));
+                }
+                let meta = self.read_exact_padded(size).await?;
+                if kind == b'L' {
+                    let end = meta.iter().position(|b| *b == 0).unwrap_or(meta.len());
+                    long_path = Some(text(&meta[..end])?);
+                } else {
+                    pax = parse_pax(&meta)?;
+                }
+                continue;
+            }
+            let mut path = match long_path.take() {
+                Some(path) => path,
+                None => {
+                    let name = cstr(&block[..100]);
+                    let prefix = if &block[257..262] == b"ustar" { cstr(&block[345..500]) } else { &[] };
+                    if prefix.is_empty() {
+                        text(name)?
+                    } else {
+                        format!("{}/{}", text(prefix)?, text(name)?)
+                    }
+                }
+            };
+            let mut mtime = parse_octal(&block[136..148]).unwrap_or(0) as i64;
+            for (key, value) in std::mem::take(&mut pax) {
+                match key.as_str() {
+                    "path" => path = value,
+                    "size" => {
+                        size = value.parse().map_err(|_| ReadError::Malformed("a PAX size is not a number".into()))?
+                    }
+                    "mtime" => mtime = value.split('.').next().and_then(|s| s.parse().ok()).unwrap_or(mtime),
+                    _ => {}
+                }
+            }
+            self.unread = size;
+            self.padding = padding(size).len() as u64;
+            // A regular file ('0', or NUL from old tars); anything else is skipped.
+            if matches!(kind, b'0' | 0) {
+                return Ok(Some(Entry { path, size, mtime }));
+            }
+            self.skip_rest().await?;
+        }
+    }
+
+    /// The current entry's content, whole, when it is at most `limit` bytes.
+    pub async fn content(&mut self, entry: &Entry, limit: u64) -> Result<Vec<u8>, ReadError> {
+        if self.unread > limit {
+            return Err(ReadError::TooLarge { path: entry.path.clone(), size: entry.size, limit });
+        }
+        let size = self.unread;
+        let mut content = vec![0; size as usize];
+        self.inner.read_exact(&mut content).await.map_err(cut)?;
+        self.unread = 0;
+        Ok(content)
+    }
+
+    async fn read_exact_padded(&mut self, size: u64) -> Result<Vec<u8>, ReadError> {
+        let mut content = vec![0; size as usize];
+        self.inner.read_exact(&mut content).await.map_err(cut)?;
+        self.unread = 0;
+        self.padding = padding(size).len() as u64;
+        self.skip_rest().await?;
+        Ok(content)
+    }
+
+    async fn skip_rest(&mut self) -> Result<(), ReadError> {
+        let skip = self.unread + self.padding;
+        if skip > 0 {
+            let copied = tokio::io::copy(&mut (&mut self.inner).take(skip), &mut tokio::io::sink()).await?;
+            if copied < skip {
+                return Err(ReadError::Malformed("the archive stops inside an entry".into()));
+            }
+        }
+        self.unread = 0;
+        self.padding = 0;
+        Ok(())
+    }
+}
+
+fn cut(e: std::io::Error) -> ReadError {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        ReadError::Malformed("the archive stops inside an entry".into())
+    } else {
+        ReadError::Io(e)
+    }
+}
+
+/// The bytes of a NUL-terminated field.
+fn cstr(field: &[u8]) -> &[u8] {
+    &field[..field.iter().position(|b| *b == 0).unwrap_or(field.len())]
+}
+
+fn text(bytes: &[u8]) -> Result<String, ReadError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| ReadError::Malformed("a name is not UTF-8".into()))
+}
+
+/// An octal number field (spaces and NULs around it), or a base-256 one (high bit set).
+fn parse_octal(field: &[u8]) -> Option<u64> {
+    if field.first().is_some_and(|b| b & 0x80 != 0) {
+        return field[1..].iter().try_fold(u64::from(field[0] & 0x7f), |n, b| n.checked_mul(256)?.checked_add(u64::from(*b)));
+    }
+    let digits = std::str::from_utf8(field).ok()?.trim_matches(|c: char| c == '\0' || c == ' ');
+    if digits.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(digits, 8).ok()
+}
+
+/// `"<length> <key>=<value>\n"` records.
+fn parse_pax(mut bytes: &[u8]) -> Result<Vec<(String, String)>, ReadError> {
+    let bad = || ReadError::Malformed("a PAX record is not well formed".into());
+    let mut records = Vec::new();
+    while !bytes.is_empty() {
+        let space = bytes.iter().position(|b| *b == b' ').ok_or_else(bad)?;
+        let length: usize = std::str::from_utf8(&bytes[..space]).ok().and_then(|l| l.parse().ok()).ok_or_else(bad)?;
+        if length <= space + 1 || length > bytes.len() || bytes[length - 1] != b'\n' {
+            return Err(bad());
+        }
+        let record = &bytes[space + 1..length - 1];
+        let equals = record.iter().position(|b| *b == b'=').ok_or_else(bad)?;
+        records.push((text(&record[..equals])?, text(&record[equals + 1..])?));
+        bytes = &bytes[length..];
+    }
+    Ok(records)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An archive of `files`, as the export writes it.
+    fn archive(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (path, content) in files {
+            out.extend_from_slice(&file_header(path, content.len() as u64, 1_700_000_000));
+            out.extend_from_slice(content);
+            out.extend_from_slice(&padding(content.len() as u64));
+        }
+        out.extend_from_slice(&end());
+        out
+    }
+
+    #[tokio::test]
+    async fn the_reader_takes_back_what_the_writer_wrote() {
+        let long = format!("{}/Réunion: notes.md", "d".repeat(120));
+        let bytes = archive(&[("a.md", b"alpha"), (&long, &[7u8; 1500]), ("empty.md", b"")]);
+        let mut reader = Reader::new(&bytes[..]);
+        let first = reader.next().await.unwrap().unwrap();
+        assert_eq!(first, Entry { path: "a.md".into(), size: 5, mtime: 1_700_000_000 });
+        assert_eq!(reader.content(&first, 10).await.unwrap(), b"alpha");
+        // The second is skipped unread; its padding too.
+        assert_eq!(reader.next().await.unwrap().unwrap().path, long);
+        let third = reader.next().await.unwrap().unwrap();
+        assert_eq!((third.path.as_str(), reader.content(&third, 0).await.unwrap().len()), ("empty.md", 0));
+        assert_eq!(reader.next().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_cut_or_damaged_archive_is_an_error_and_a_large_entry_is_refused() {
+        let bytes = archive(&[("a.md", &[1u8; 2000])]);
+        let mut reader = Reader::new(&bytes[..700]);
+        let entry = reader.next().await.unwrap().unwrap();
+        assert!(matches!(reader.content(&entry, 4096).await, Err(ReadError::Malformed(_))));
+        let mut reader = Reader::new(&bytes[..]);
+        let entry = reader.next().await.unwrap().unwrap();
+        assert!(matches!(reader.content(&entry, 1000).await, Err(ReadError::TooLarge { size: 2000, .. })));
+        let mut damaged = bytes.clone();
+        damaged[10] ^= 1;
+        assert!(matches!(Reader::new(&damaged[..]).next().await, Err(ReadError::Malformed(_))));
+    }
 
     #[test]
     fn a_pax_record_counts_its_own_length() {
