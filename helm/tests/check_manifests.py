@@ -47,7 +47,9 @@ METRICS = {
     "otc_auth_decisions_total", "otc_rate_limit_decisions_total", "otc_db_pool_connections",
     "otc_db_pool_max_connections", "otc_outbox_depth", "otc_outbox_dead_letters",
     "otc_index_lag_seconds", "otc_embedding_lag_seconds", "otc_worker_leader", "otc_build_info",
-    "otc_http_requests_total", "otc_cache_entries",
+    "otc_http_requests_total", "otc_cache_entries", "otc_tenant_calls_today", "otc_tenant_uploads_today",
+    "otc_tenant_embedding_texts_today", "otc_tenant_embedding_tokens_today", "otc_tenant_model_tokens_today",
+    "otc_tenant_model_cost_usd_today", "otc_tenant_storage_bytes",
 }
 DEFAULT_SHUTDOWN_GRACE = 30  # the binary's server.shutdown_grace_secs when the file has none
 

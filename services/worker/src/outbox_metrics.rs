@@ -1,5 +1,7 @@
-//! The outbox in the metrics: each tenant's queued and dead jobs by kind and the age of its
-//! oldest queued job, read every interval. The gauges name at most
+//! The outbox and the day's usage in the metrics: each tenant's queued and dead jobs by kind and
+//! the age of its oldest queued job, and what each tenant active today used (calls by class and
+//! result, uploads, embedding and model tokens, model cost, storage), read every interval, one
+//! query each. The gauges name at most
 //! [`otc_telemetry::metrics::TENANT_LABELS`] tenants (the most work first) and sum the rest
 //! under [`otc_telemetry::metrics::OTHER_TENANTS`]; each collection reports the latest reading
 //! only, so a tenant that drops out of it is gone from the metrics.
@@ -9,8 +11,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use chrono::Utc;
-use otc_store::{OutboxStats, Store};
-use otc_telemetry::metrics::TenantWork;
+use otc_store::{OutboxStats, Store, UsageToday};
+use otc_telemetry::metrics::{TenantUsage, TenantWork};
 
 const KINDS: [&str; 3] = ["index", "embed", "wiki_pages"];
 
@@ -41,7 +43,40 @@ pub fn tenant_work(rows: Vec<OutboxStats>, now: chrono::DateTime<Utc>) -> Vec<Te
     work
 }
 
-/// Reads the outbox into the metrics every `every` until `shutdown` resolves. A failed read
+/// Today's usage rows as gauge lines, cut to the labelled tenants (the most calls first).
+pub fn tenant_usage(rows: Vec<UsageToday>) -> Vec<TenantUsage> {
+    let mut tenants: HashMap<String, TenantUsage> = HashMap::new();
+    for row in rows {
+        let usage = tenants.entry(row.tenant.clone()).or_insert_with(|| TenantUsage { tenant: row.tenant, ..Default::default() });
+        match row.metric.as_str() {
+            "calls" => {
+                let (class, outcome) = row.key.split_once(':').unwrap_or((row.key.as_str(), ""));
+                // Classes are the rate-limit classes; a label value never comes from a caller.
+                let class = if otc_config::RateTiers::CLASSES.contains(&class) { class } else { "none" };
+                let result = match outcome {
+                    "ok" => "ok",
+                    "throttled" => "throttled",
+                    _ => "error",
+                };
+                *usage.calls.entry((class.to_string(), result)).or_default() += row.value;
+            }
+            "uploads" => usage.uploads += row.value,
+            "embedding_texts" => usage.embedding_texts += row.value,
+            "embedding_tokens" => usage.embedding_tokens += row.value,
+            "model_tokens" => usage.model_tokens += row.value,
+            "model_cost_usd" => usage.model_cost_usd += row.value,
+            "storage_bytes" => usage.storage_bytes += row.value,
+            _ => {}
+        }
+    }
+    let weight = |u: &TenantUsage| u.calls.values().sum::<f64>();
+    otc_telemetry::metrics::top_tenants(tenants.into_iter().collect(), weight, TenantUsage::add)
+        .into_iter()
+        .map(|(tenant, usage)| TenantUsage { tenant, ..usage })
+        .collect()
+}
+
+/// Reads the outbox and today's usage into the metrics every `every` until `shutdown` resolves. A failed read
 /// empties the reading (stale numbers would hide lag) and is logged.
 pub async fn run(store: Store, every: Duration, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
@@ -54,17 +89,60 @@ pub async fn run(store: Store, every: Duration, shutdown: impl Future<Output = (
                 metrics.set_outbox(Vec::new());
             }
         }
+        match store.usage_today().await {
+            Ok(rows) => metrics.set_usage(tenant_usage(rows)),
+            Err(e) => {
+                tracing::warn!(error = %otc_errors::error_chain(&e), "cannot read today's usage for the metrics");
+                metrics.set_usage(Vec::new());
+            }
+        }
         tokio::select! {
             () = &mut shutdown => break,
             () = tokio::time::sleep(every) => {}
         }
     }
     metrics.set_outbox(Vec::new());
+    metrics.set_usage(Vec::new());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_is_summed_by_class_and_result_and_the_quiet_tenants_as_other() {
+        let row = |tenant: &str, metric: &str, key: &str, value: f64| UsageToday {
+            tenant: tenant.into(),
+            metric: metric.into(),
+            key: key.into(),
+            value,
+        };
+        let mut rows = vec![
+            row("acme", "calls", "read:ok", 40.0),
+            row("acme", "calls", "read:not_found", 2.0),
+            row("acme", "calls", "read:invalid_input", 1.0),
+            row("acme", "calls", "write:throttled", 5.0),
+            row("acme", "calls", "made-up:ok", 1.0),
+            row("acme", "model_cost_usd", "", 0.25),
+            row("acme", "storage_bytes", "", 1000.0),
+        ];
+        for i in 0..otc_telemetry::metrics::TENANT_LABELS + 2 {
+            rows.push(row(&format!("small{i:02}"), "calls", "read:ok", 1.0));
+            rows.push(row(&format!("small{i:02}"), "storage_bytes", "", 10.0));
+        }
+        let usage = tenant_usage(rows);
+        assert_eq!(usage.len(), otc_telemetry::metrics::TENANT_LABELS + 1);
+        let acme = &usage[0];
+        assert_eq!(acme.tenant, "acme");
+        assert_eq!(acme.calls[&("read".to_string(), "ok")], 40.0);
+        assert_eq!(acme.calls[&("read".to_string(), "error")], 3.0);
+        assert_eq!(acme.calls[&("write".to_string(), "throttled")], 5.0);
+        assert_eq!(acme.calls[&("none".to_string(), "ok")], 1.0);
+        assert_eq!((acme.model_cost_usd, acme.storage_bytes), (0.25, 1000.0));
+        let other = usage.last().unwrap();
+        assert_eq!(other.tenant, otc_telemetry::metrics::OTHER_TENANTS);
+        assert_eq!((other.calls[&("read".to_string(), "ok")], other.storage_bytes), (3.0, 30.0));
+    }
 
     #[test]
     fn lag_is_the_oldest_queued_job_and_the_rest_are_summed() {

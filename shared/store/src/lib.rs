@@ -89,7 +89,7 @@ pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter, TaskLine};
 pub use sessions::{Goal, WorkSession};
-pub use tenants::{Backlog, OutboxStats, Tenant};
+pub use tenants::{Backlog, OutboxStats, Tenant, UsageToday};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use usage::{UsageDay, UsageReport};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};

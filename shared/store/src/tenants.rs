@@ -22,6 +22,16 @@ pub struct OutboxStats {
     pub oldest_queued: Option<DateTime<Utc>>,
 }
 
+/// One of a tenant's usage counters today ([`Store::usage_today`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageToday {
+    /// The tenant's slug.
+    pub tenant: String,
+    pub metric: String,
+    pub key: String,
+    pub value: f64,
+}
+
 /// A tenant's outbox jobs of one kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Backlog {
@@ -84,6 +94,22 @@ impl Store {
             OutboxStats,
             r#"SELECT tenant AS "tenant!", kind AS "kind!", queued AS "queued!", dead AS "dead!", oldest_queued
                  FROM otc_outbox_stats()"#
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        crate::call_effects::commit(tx).await?;
+        Ok(rows)
+    }
+
+    /// Today's (UTC) usage of every tenant that used anything today, by slug: `calls` by
+    /// `class:outcome`, `uploads`, `embedding_texts`, `embedding_tokens`, `model_tokens`,
+    /// `model_cost_usd`, and `storage_bytes` (what each of them stores now). For the metrics.
+    pub async fn usage_today(&self) -> Result<Vec<UsageToday>> {
+        let mut tx = self.begin_untenanted().await?;
+        let rows = sqlx::query_as!(
+            UsageToday,
+            r#"SELECT tenant AS "tenant!", metric AS "metric!", key AS "key!", value AS "value!"
+                 FROM otc_usage_today((now() AT TIME ZONE 'UTC')::date)"#
         )
         .fetch_all(&mut *tx)
         .await?;

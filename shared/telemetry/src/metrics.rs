@@ -53,6 +53,36 @@ pub struct TenantWork {
     pub lag_seconds: f64,
 }
 
+/// One tenant's usage today (UTC), as last read: the per-tenant usage gauges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TenantUsage {
+    pub tenant: String,
+    /// Calls by (rate-limit class, result): `ok`, `throttled` or `error`.
+    pub calls: std::collections::BTreeMap<(String, &'static str), f64>,
+    pub uploads: f64,
+    pub embedding_texts: f64,
+    pub embedding_tokens: f64,
+    pub model_tokens: f64,
+    pub model_cost_usd: f64,
+    /// What it stores now.
+    pub storage_bytes: f64,
+}
+
+impl TenantUsage {
+    /// Adds `other`'s figures to these (for the tenants summed as one).
+    pub fn add(&mut self, other: &TenantUsage) {
+        for (key, n) in &other.calls {
+            *self.calls.entry(key.clone()).or_default() += n;
+        }
+        self.uploads += other.uploads;
+        self.embedding_texts += other.embedding_texts;
+        self.embedding_tokens += other.embedding_tokens;
+        self.model_tokens += other.model_tokens;
+        self.model_cost_usd += other.model_cost_usd;
+        self.storage_bytes += other.storage_bytes;
+    }
+}
+
 type ProbeFn = Arc<dyn Fn(&mut Sample) + Send + Sync>;
 
 /// The state gauges read at collection time.
@@ -61,6 +91,7 @@ struct Observed {
     probes: Mutex<Vec<(u64, ProbeFn)>>,
     next_probe: AtomicU64,
     outbox: Mutex<Vec<TenantWork>>,
+    usage: Mutex<Vec<TenantUsage>>,
 }
 
 impl Observed {
@@ -79,6 +110,10 @@ impl Observed {
 
     fn outbox(&self) -> Vec<TenantWork> {
         self.outbox.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn usage(&self) -> Vec<TenantUsage> {
+        self.usage.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 }
 
@@ -113,7 +148,8 @@ pub struct Metrics {
     // Observed at collection: `otc_db_pool_connections{state}` (`idle`, `in_use`),
     // `otc_db_pool_max_connections`, `otc_cache_entries{cache}`, `otc_outbox_depth{tenant,kind}`,
     // `otc_outbox_dead_letters{tenant,kind}`, `otc_index_lag_seconds{tenant}`,
-    // `otc_embedding_lag_seconds{tenant}`.
+    // `otc_embedding_lag_seconds{tenant}`, `otc_tenant_calls_today{tenant,class,result}` and the
+    // other `otc_tenant_*` usage gauges.
     observed: Arc<Observed>,
     /// `otc_worker_leader`: 1 on the worker holding the sweep lease.
     pub worker_leader: Gauge<i64>,
@@ -232,6 +268,12 @@ impl Metrics {
     /// the per-tenant gauges report from now on. An empty reading reports none.
     pub fn set_outbox(&self, work: Vec<TenantWork>) {
         *self.observed.outbox.lock().unwrap_or_else(PoisonError::into_inner) = work;
+    }
+
+    /// Today's usage as last read (at most [`TENANT_LABELS`] tenants and [`OTHER_TENANTS`]):
+    /// what the per-tenant usage gauges report from now on. An empty reading reports none.
+    pub fn set_usage(&self, usage: Vec<TenantUsage>) {
+        *self.observed.usage.lock().unwrap_or_else(PoisonError::into_inner) = usage;
     }
 
     /// Records an authentication decision (`method`: token, oauth, none; `outcome`: ok or why not).
@@ -372,6 +414,47 @@ fn register_observed(meter: &Meter, observed: &Arc<Observed>) {
     };
     lag("otc_index_lag_seconds", "Age of the oldest queued index job", "index");
     lag("otc_embedding_lag_seconds", "Age of the oldest queued embedding job", "embed");
+    let o = observed.clone();
+    meter
+        .f64_observable_gauge("otc_tenant_calls_today")
+        .with_description("Calls a tenant made today (UTC) by rate-limit class and result (ok, throttled, error)")
+        .with_callback(move |gauge: &dyn AsyncInstrument<f64>| {
+            for u in o.usage() {
+                for ((class, result), n) in &u.calls {
+                    gauge.observe(
+                        *n,
+                        &[
+                            KeyValue::new("tenant", u.tenant.clone()),
+                            KeyValue::new("class", class.clone()),
+                            KeyValue::new("result", *result),
+                        ],
+                    );
+                }
+            }
+        })
+        .build();
+    let per_tenant = |name: &'static str, help: &'static str, value: fn(&TenantUsage) -> f64| {
+        let o = observed.clone();
+        meter
+            .f64_observable_gauge(name)
+            .with_description(help)
+            .with_callback(move |gauge: &dyn AsyncInstrument<f64>| {
+                for u in o.usage() {
+                    gauge.observe(value(&u), &[KeyValue::new("tenant", u.tenant)]);
+                }
+            })
+            .build();
+    };
+    per_tenant("otc_tenant_uploads_today", "Files a tenant uploaded through the sync API today (UTC)", |u| u.uploads);
+    per_tenant("otc_tenant_embedding_texts_today", "Texts embedded for a tenant today (UTC)", |u| u.embedding_texts);
+    per_tenant("otc_tenant_embedding_tokens_today", "Embedding provider tokens for a tenant today (UTC)", |u| {
+        u.embedding_tokens
+    });
+    per_tenant("otc_tenant_model_tokens_today", "A tenant's chat model tokens today (UTC)", |u| u.model_tokens);
+    per_tenant("otc_tenant_model_cost_usd_today", "A tenant's chat model cost today (UTC), US dollars", |u| {
+        u.model_cost_usd
+    });
+    per_tenant("otc_tenant_storage_bytes", "Bytes a tenant stores (of the tenants active today)", |u| u.storage_bytes);
 }
 
 /// One series line's labels in name order (`le` last), escaped as the exposition format asks.

@@ -320,6 +320,23 @@ async fn prometheus_scrapes_a_gateway_and_a_worker_and_loads_the_alert_rules() {
         (r#"otc_worker_leader{job="obsidian-tc-worker"}"#, Box::new(|r| r.first().is_some_and(|s| value_of(s) == 1.0))),
         (r#"otc_outbox_depth{job="obsidian-tc-worker",tenant="acme",kind="index"}"#, Box::new(|r| r.len() == 1)),
         (r#"otc_index_lag_seconds{tenant="acme"}"#, Box::new(|r| r.len() == 1)),
+        // Today's usage per tenant, as the audit trail counts it: three reads, one refused.
+        (
+            r#"otc_tenant_calls_today{job="obsidian-tc-worker",tenant="acme",class="read",result="ok"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) == 3.0)),
+        ),
+        (
+            r#"otc_tenant_calls_today{job="obsidian-tc-worker",tenant="acme",class="read",result="error"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) == 1.0)),
+        ),
+        (
+            r#"otc_tenant_calls_today{job="obsidian-tc-worker",tenant="acme",class="write",result="ok"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) == 1.0)),
+        ),
+        (
+            r#"otc_tenant_storage_bytes{job="obsidian-tc-worker",tenant="acme"}"#,
+            Box::new(|r| r.first().is_some_and(|s| value_of(s) >= 5.0)),
+        ),
     ];
     for (query, ok) in &expectations {
         poll(query, Duration::from_secs(40), async || {
