@@ -3,7 +3,8 @@
 //!   for the tenant's directory, with an API token holding `admin:scim`.
 //! - `GET /v1/oauth/grants[?principal=P&all=true]` and `DELETE /v1/oauth/grants/{id}`
 //!   (`admin:grants`): what the tenant's people allowed which clients, and revoking it.
-//! - `GET|PUT|DELETE /v1/idp` (`admin:sso`): the tenant's identity provider.
+//! - `GET|PUT|DELETE /v1/idp` (`admin:sso`): the tenant's identity provider; `POST /v1/idp/test`
+//!   tests the connection to it as sign-in would use it, with no person signing in.
 //!
 //! A credential bound to one vault manages none of these: they span the tenant.
 
@@ -364,6 +365,28 @@ pub async fn set_idp(
     let by = Changer::TenantAdmin { scopes: caller.scopes.clone() };
     let view = identity(&state)?.set_idp(caller.tenant_id, input, by).await.map_err(admin_error)?;
     Ok(Json(Idp { idp: view.into() }))
+}
+
+/// POST /v1/idp/test: each step of the connection test, and whether all passed.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct IdpTest {
+    pub ok: bool,
+    pub steps: Vec<otc_identity::federation::ConnectionStep>,
+}
+
+/// `POST /v1/idp/test`: reads the provider's discovery and keys afresh and presents the client's
+/// credentials at its token endpoint with a code it never issued (see
+/// [`otc_identity::federation::ConnectionStep`]). 200 with `ok: false` and the failing step when
+/// the provider is misconfigured; 404 when the tenant has none.
+pub async fn test_idp(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+) -> Result<Json<IdpTest>, ApiError> {
+    tenant_admin(&caller, SSO_SCOPE)?;
+    let issuer = crate::origin::base_url(state.oauth.public_url.as_deref(), &headers);
+    let steps = identity(&state)?.test_idp(caller.tenant_id, &issuer).await.map_err(admin_error)?;
+    Ok(Json(IdpTest { ok: steps.iter().all(|s| s.ok), steps }))
 }
 
 /// `DELETE /v1/idp`.

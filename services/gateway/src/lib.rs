@@ -4,6 +4,7 @@
 //! replica answers any request.
 
 pub mod acl_api;
+pub mod admin_chat;
 pub mod admin_domains;
 pub mod admin_tokens;
 pub mod admin_usage;
@@ -133,6 +134,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/admin/usage", get(admin_usage::get))
+        .route("/v1/admin/chat", get(admin_chat::get).put(admin_chat::set).delete(admin_chat::remove))
         .route("/v1/admin/domains", get(admin_domains::list).post(admin_domains::claim))
         .route("/v1/admin/domains/{domain}", axum::routing::delete(admin_domains::remove))
         .route("/v1/admin/domains/{domain}/verify", post(admin_domains::verify))
@@ -147,6 +149,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/oauth/grants", get(directory::grants))
         .route("/v1/oauth/grants/{id}", axum::routing::delete(directory::revoke_grant))
         .route("/v1/idp", get(directory::idp).put(directory::set_idp).delete(directory::remove_idp))
+        .route("/v1/idp/test", post(directory::test_idp))
         .route("/v1/policies", get(policies::get).put(policies::set))
         .route("/scim/v2/ServiceProviderConfig", get(directory::service_provider_config))
         .route("/scim/v2/ResourceTypes", get(directory::resource_types))

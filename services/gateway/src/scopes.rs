@@ -23,5 +23,8 @@ pub const EXPORT: &str = "admin:export";
 /// `/v1/admin/domains`.
 pub const DOMAINS: &str = "admin:domains";
 
+/// `/v1/admin/chat`.
+pub const CHAT: &str = "admin:chat";
+
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 10] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT, DOMAINS];
+pub const CHECKED: [&str; 11] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT, DOMAINS, CHAT];

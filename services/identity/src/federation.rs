@@ -183,6 +183,92 @@ pub(crate) async fn finish(
     })
 }
 
+/// One step of a provider's connection test.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ConnectionStep {
+    /// `discovery`, `keys`, `client_secret` or `client_credentials`.
+    pub step: String,
+    pub ok: bool,
+    /// What was found, or what to fix.
+    pub detail: String,
+}
+
+/// Tests the provider as sign-in uses it, with no person signing in: its discovery document
+/// (read again, not from the cache) and the endpoints it names, its signing keys, the stored
+/// client secret, and the client's credentials at the token endpoint, presented with a code
+/// that was never issued: a provider that knows the client and its secret answers
+/// `invalid_grant`, one that does not `invalid_client`. Stops at the first step that fails.
+pub(crate) async fn test_connection(
+    identity: &Identity,
+    idp: &IdpConfig,
+    tenant: uuid::Uuid,
+    redirect: &str,
+) -> Vec<ConnectionStep> {
+    let mut steps = Vec::new();
+    let mut step = |name: &str, outcome: Result<String, String>| {
+        let ok = outcome.is_ok();
+        steps.push(ConnectionStep { step: name.into(), ok, detail: outcome.unwrap_or_else(|e| e) });
+        ok
+    };
+    identity.forget_discovery_now(&idp.issuer);
+    let metadata = match discover(identity, idp).await {
+        Ok(metadata) => metadata,
+        Err(e) => {
+            step("discovery", Err(e.to_string()));
+            return steps;
+        }
+    };
+    step("discovery", Ok(format!("issuer {} answered its discovery document", metadata.issuer().as_str())));
+    let signing = metadata.jwks().keys().iter().filter(|k| k.key_use().is_none_or(|u| matches!(u, openidconnect::core::CoreJsonWebKeyUse::Signature))).count();
+    if !step(
+        "keys",
+        if signing > 0 {
+            Ok(format!("{signing} signing key(s) at {}", metadata.jwks_uri().url()))
+        } else {
+            Err("the provider publishes no signing key: no id token could be checked".into())
+        },
+    ) {
+        return steps;
+    }
+    let Some(token_url) = metadata.token_endpoint().map(|t| t.url().clone()) else {
+        step("client_credentials", Err("the discovery document names no token endpoint".into()));
+        return steps;
+    };
+    let client = match client(identity, idp, metadata, tenant, redirect) {
+        Ok(client) => client,
+        Err(e) => {
+            step("client_secret", Err(e.to_string()));
+            return steps;
+        }
+    };
+    if idp.sealed_secret.is_some() {
+        step("client_secret", Ok("the stored client secret opens".into()));
+    }
+    let never_issued = AuthorizationCode::new(format!("obsidian-tc-connection-test-{}", uuid::Uuid::new_v4()));
+    let exchange = match client.exchange_code(never_issued) {
+        Ok(request) => request.request_async(identity.outbound.client()).await,
+        Err(e) => {
+            step("client_credentials", Err(e.to_string()));
+            return steps;
+        }
+    };
+    use openidconnect::core::CoreErrorResponseType as Kind;
+    let outcome = match exchange {
+        Err(openidconnect::RequestTokenError::ServerResponse(answer)) => match answer.error() {
+            Kind::InvalidGrant => Ok(format!("{token_url} accepted the client id and secret")),
+            Kind::InvalidClient | Kind::UnauthorizedClient => Err(format!(
+                "{token_url} refused the client ({}): check the client id and secret",
+                answer.error()
+            )),
+            other => Err(format!("{token_url} answered {other}: check the client's settings at the provider")),
+        },
+        Err(e) => Err(format!("{token_url}: {}", describe(&e))),
+        Ok(_) => Err(format!("{token_url} issued tokens for a code it never issued: the provider is not safe to use")),
+    };
+    step("client_credentials", outcome);
+    steps
+}
+
 /// A JWT's payload as JSON, read without checking anything (only for tokens checked already).
 fn payload(jwt: &str) -> Option<Value> {
     let part = jwt.split('.').nth(1)?;

@@ -227,6 +227,12 @@ impl Identity {
         }
     }
 
+    /// Drops a provider's cached discovery whatever its age (an admin testing the connection
+    /// after fixing the provider).
+    pub(crate) fn forget_discovery_now(&self, issuer: &str) {
+        self.discovery.lock().expect("discovery cache lock").remove(issuer);
+    }
+
     pub(crate) fn remember_discovery(&self, issuer: &str, metadata: &openidconnect::core::CoreProviderMetadata) {
         let mut cache = self.discovery.lock().expect("discovery cache lock");
         // Tenants' providers are few; a full cache starts again rather than grow.

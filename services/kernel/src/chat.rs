@@ -121,7 +121,7 @@ pub async fn complete_for(
 async fn send(
     services: &Services,
     tenant: Uuid,
-    llm: &otc_store::TenantLlm,
+    llm: &TenantLlm,
     system: &str,
     user: &str,
     max_tokens: u32,
@@ -190,6 +190,104 @@ fn chat_url(base_url: &str) -> Result<url::Url, String> {
 pub fn check_base_url(config: &otc_config::Config, base_url: &str) -> Result<(), String> {
     let url = chat_url(base_url)?;
     client(config).check(&url).map_err(|e| e.to_string())
+}
+
+/// What an admin (the operator's CLI, the tenant's admin API) sets of the tenant's chat
+/// endpoint: what is left out stays as it was (a new endpoint needs `base_url` and `model`).
+#[derive(Debug, Clone, Default)]
+pub struct ChatSettings {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Sealed under the deployment's secret key; left out, the stored key is kept only while
+    /// the base URL stays the same (a key is for its host).
+    pub api_key: Option<String>,
+    pub daily_cap: Option<i32>,
+    pub prompt_cost_per_mtok: Option<f64>,
+    pub completion_cost_per_mtok: Option<f64>,
+}
+
+/// Why settings were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{field}: {message}")]
+    Invalid { field: &'static str, message: String },
+    #[error(transparent)]
+    Store(#[from] otc_store::StoreError),
+}
+
+/// What [`configure`] stored, and whether it dropped the stored key (a new host, no new key).
+pub struct Configured {
+    pub llm: TenantLlm,
+    pub key_dropped: bool,
+}
+
+pub use otc_store::TenantLlm;
+
+/// Checks `settings` and stores them as `tenant`'s chat endpoint. The server posts prompts and
+/// the tenant's key there: a public https address, or one the deployment exempts
+/// (`oauth.private_hosts`), as for identity providers.
+pub async fn configure(
+    store: &otc_store::Store,
+    config: &otc_config::Config,
+    sealer: Option<&otc_auth::seal::Sealer>,
+    tenant: Uuid,
+    settings: ChatSettings,
+) -> Result<Configured, SettingsError> {
+    let invalid = |field, message: &str| SettingsError::Invalid { field, message: message.to_string() };
+    let mut tx = store.begin(tenant).await?;
+    let current = tx.tenant_llm().await?;
+    let same_host = settings.base_url.as_ref().is_none_or(|b| current.as_ref().is_some_and(|c| c.base_url == *b));
+    let (base_url, model) = match (settings.base_url, settings.model, &current) {
+        (Some(b), Some(m), _) => (b, m),
+        (None, m, Some(c)) => (c.base_url.clone(), m.unwrap_or_else(|| c.model.clone())),
+        (Some(b), None, Some(c)) => (b, c.model.clone()),
+        _ => return Err(invalid("base_url", "the tenant has no chat endpoint yet: give base_url and model")),
+    };
+    check_base_url(config, &base_url).map_err(|e| invalid("base_url", &e))?;
+    if model.trim().is_empty() || model.len() > 200 || model.chars().any(char::is_control) {
+        return Err(invalid("model", "1 to 200 printable characters"));
+    }
+    let sealed_api_key = match settings.api_key {
+        Some(key) => {
+            if key.is_empty() || key.len() > 4096 {
+                return Err(invalid("api_key", "1 to 4096 bytes"));
+            }
+            let sealer = sealer.ok_or_else(|| {
+                invalid("api_key", "this server has no secret key (oauth.secret_key) to keep a key with")
+            })?;
+            Some(sealer.seal(key.as_bytes(), &key_aad(tenant)))
+        }
+        None if same_host => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
+        None => None,
+    };
+    let key_dropped = !same_host && sealed_api_key.is_none() && current.as_ref().is_some_and(|c| c.sealed_api_key.is_some());
+    let daily_cap = settings.daily_cap.or(current.as_ref().map(|c| c.daily_cap)).unwrap_or(200);
+    if !(0..=1_000_000).contains(&daily_cap) {
+        return Err(invalid("daily_cap", "0 to 1000000 calls a day"));
+    }
+    let cost = |given: Option<f64>, kept: Option<f64>, field| match given.or(kept).unwrap_or(0.0) {
+        c if c.is_finite() && (0.0..=1_000_000.0).contains(&c) => Ok(c),
+        _ => Err(invalid(field, "US dollars per million tokens, 0 or more")),
+    };
+    let llm = TenantLlm {
+        base_url,
+        model,
+        sealed_api_key,
+        daily_cap,
+        prompt_cost_per_mtok: cost(
+            settings.prompt_cost_per_mtok,
+            current.as_ref().map(|c| c.prompt_cost_per_mtok),
+            "prompt_cost_per_mtok",
+        )?,
+        completion_cost_per_mtok: cost(
+            settings.completion_cost_per_mtok,
+            current.as_ref().map(|c| c.completion_cost_per_mtok),
+            "completion_cost_per_mtok",
+        )?,
+    };
+    tx.set_tenant_llm(&llm).await?;
+    tx.commit().await?;
+    Ok(Configured { llm, key_dropped })
 }
 
 /// The JSON object a model answered, found in its text (a fenced block or the first `{` to the

@@ -128,9 +128,9 @@ pub enum TenantCommand {
         /// Slug or id.
         tenant: String,
         /// The API base, before /chat/completions (e.g. https://api.openai.com/v1).
-        #[arg(long, requires = "model")]
+        #[arg(long)]
         base_url: Option<String>,
-        #[arg(long, requires = "base_url")]
+        #[arg(long)]
         model: Option<String>,
         /// The environment variable holding the API key (sealed under oauth.secret_key).
         #[arg(long, value_name = "VAR")]
@@ -477,63 +477,59 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
         TenantCommand::Llm { tenant, base_url, model, api_key_env, daily_cap, prompt_cost, completion_cost, clear } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
             let mut tx = store.begin(id).await?;
-            let current = tx.tenant_llm().await?;
             if clear {
                 let had = tx.clear_tenant_llm().await?;
                 println!("{}", if had { "removed the chat endpoint" } else { "the tenant had no chat endpoint" });
             } else if base_url.is_some()
+                || model.is_some()
                 || api_key_env.is_some()
                 || daily_cap.is_some()
                 || prompt_cost.is_some()
                 || completion_cost.is_some()
             {
-                // A key is for its host: a new base URL drops the stored key unless a new one comes.
-                let same_host = base_url.as_ref().is_none_or(|b| current.as_ref().is_some_and(|c| c.base_url == *b));
-                let (base_url, model) = match (base_url, model, &current) {
-                    (Some(b), Some(m), _) => (b, m),
-                    (None, None, Some(c)) => (c.base_url.clone(), c.model.clone()),
-                    _ => anyhow::bail!("the tenant has no chat endpoint yet: give --base-url and --model"),
-                };
+                tx.commit().await?;
                 let config = app::load(&sources)?.config;
-                // The server posts prompts and the tenant's key there: a public https address, or
-                // one the deployment exempts (oauth.private_hosts), as for identity providers.
-                otc_kernel::chat::check_base_url(&config, &base_url)
-                    .map_err(|e| anyhow::anyhow!("--base-url {base_url:?}: {e}"))?;
-                let sealed_api_key = match api_key_env {
+                let api_key = match api_key_env {
                     Some(var) => {
-                        let key = std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?;
-                        let secret = config
-                            .oauth
-                            .secret_key
-                            .as_ref()
-                            .context("oauth.secret_key is not set: a key cannot be stored without it")?;
-                        let sealer = otc_auth::seal::Sealer::from_base64(secret.expose())
-                            .map_err(|e| anyhow::anyhow!("oauth.secret_key: {e}"))?;
-                        Some(sealer.seal(key.as_bytes(), &otc_kernel::chat::key_aad(id)))
+                        Some(std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?)
                     }
-                    None if same_host => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
-                    None => {
-                        eprintln!(
-                            "the base URL changed: the stored API key was dropped (give --api-key-env for the new host)"
-                        );
-                        None
-                    }
+                    None => None,
                 };
-                let cap = daily_cap.or(current.as_ref().map(|c| c.daily_cap)).unwrap_or(200);
-                anyhow::ensure!(cap >= 0, "--daily-cap is 0 or more");
-                tx.set_tenant_llm(&otc_store::TenantLlm {
+                let sealer = match config.oauth.secret_key.as_ref() {
+                    Some(secret) => Some(
+                        otc_auth::seal::Sealer::from_base64(secret.expose())
+                            .map_err(|e| anyhow::anyhow!("oauth.secret_key: {e}"))?,
+                    ),
+                    None => None,
+                };
+                let settings = otc_kernel::chat::ChatSettings {
                     base_url,
                     model,
-                    sealed_api_key,
-                    daily_cap: cap,
-                    prompt_cost_per_mtok: prompt_cost
-                        .or(current.as_ref().map(|c| c.prompt_cost_per_mtok))
-                        .unwrap_or(0.0),
-                    completion_cost_per_mtok: completion_cost
-                        .or(current.as_ref().map(|c| c.completion_cost_per_mtok))
-                        .unwrap_or(0.0),
-                })
-                .await?;
+                    api_key,
+                    daily_cap,
+                    prompt_cost_per_mtok: prompt_cost,
+                    completion_cost_per_mtok: completion_cost,
+                };
+                let configured = otc_kernel::chat::configure(&store, &config, sealer.as_ref(), id, settings)
+                    .await
+                    .map_err(|e| match e {
+                        otc_kernel::chat::SettingsError::Invalid { field, message } => {
+                            let flag = match field {
+                                "api_key" => "api-key-env",
+                                "prompt_cost_per_mtok" => "prompt-cost",
+                                "completion_cost_per_mtok" => "completion-cost",
+                                other => &other.replace('_', "-"),
+                            };
+                            anyhow::anyhow!("--{flag}: {message}")
+                        }
+                        other => other.into(),
+                    })?;
+                if configured.key_dropped {
+                    eprintln!(
+                        "the base URL changed: the stored API key was dropped (give --api-key-env for the new host)"
+                    );
+                }
+                tx = store.begin(id).await?;
             }
             let now = tx.tenant_llm().await?;
             let usage = tx.llm_usage(chrono::Utc::now().date_naive() - chrono::Duration::days(6)).await?;

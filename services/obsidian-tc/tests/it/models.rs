@@ -308,3 +308,76 @@ async fn a_chat_endpoint_on_a_private_address_is_refused_when_set_and_when_calle
     let out = tenant_llm_with(&app, &["--base-url", &url, "--model", "fake-chat"], "[\"127.0.0.1:*\"]");
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn a_tenant_admin_sets_the_chat_endpoint_through_the_api_and_its_key_is_never_shown() {
+    let (fake, url) = fake_chat().await;
+    let app = TestApp::spawn_with(configure).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let other = Tenant::create(&app.store, "globex").await;
+    let (admin, _) = tenant.token(&app.store, "admin:chat", false, None).await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    app.seed(&token, V, &[("Ops/Release.md", Some("# Release\n\nReleases go out on Tuesdays.\n"))]).await;
+    let api = async |token: &str, method: reqwest::Method, body: Option<Value>| -> (u16, Value) {
+        let mut request = app.http.request(method, app.url("/v1/admin/chat")).bearer_auth(token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        (response.status().as_u16(), response.json().await.unwrap())
+    };
+
+    let (status, shown) = api(&admin, reqwest::Method::GET, None).await;
+    assert_eq!((status, &shown["chat"]), (200, &Value::Null), "{shown}");
+    let set = json!({"base_url": url, "model": "fake-chat", "api_key": "sk-from-the-api", "daily_cap": 3,
+                     "prompt_cost_per_mtok": 1.0, "completion_cost_per_mtok": 2.0});
+    let (status, shown) = api(&admin, reqwest::Method::PUT, Some(set)).await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["chat"]["has_api_key"], true, "{shown}");
+    assert_eq!((shown["chat"]["model"].as_str(), shown["chat"]["daily_cap"].as_i64()), (Some("fake-chat"), Some(3)));
+    assert!(!shown.to_string().contains("sk-from-the-api"), "{shown}");
+
+    // The tools use it, with the key, and the admin sees the call.
+    let answer = ok(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?", "k": 2})).await;
+    assert_eq!(answer["model"], "fake-chat", "{answer}");
+    assert_eq!(fake.seen.lock().unwrap().last().unwrap().1, "Bearer sk-from-the-api");
+    let (_, shown) = api(&admin, reqwest::Method::GET, None).await;
+    let today = &shown["usage"][0];
+    assert_eq!((today["purpose"].as_str(), today["calls"].as_i64()), (Some("reflect"), Some(1)), "{shown}");
+    assert_eq!(today["cost_usd"], 0.002, "{shown}");
+
+    // A change of model keeps the key; a new base URL without a key drops it, and says so.
+    let (_, shown) = api(&admin, reqwest::Method::PUT, Some(json!({"model": "fake-chat-2"}))).await;
+    assert_eq!((shown["chat"]["model"].as_str(), shown["chat"]["has_api_key"].as_bool()), (Some("fake-chat-2"), Some(true)));
+    let moved = url.replace("/v1", "/v2");
+    let (_, shown) = api(&admin, reqwest::Method::PUT, Some(json!({"base_url": moved}))).await;
+    assert_eq!((shown["chat"]["has_api_key"].as_bool(), shown["key_dropped"].as_bool()), (Some(false), Some(true)), "{shown}");
+
+    // Refusals: a private address, a negative cap, an unknown field; the scope; nothing changed.
+    for (body, field) in [
+        (json!({"base_url": "https://10.1.2.3/v1"}), Some("base_url")),
+        (json!({"base_url": "ftp://example.com/v1"}), Some("base_url")),
+        (json!({"daily_cap": -1}), Some("daily_cap")),
+        (json!({"model": ""}), Some("model")),
+        (json!({"nope": 1}), None),
+    ] {
+        let (status, refused) = api(&admin, reqwest::Method::PUT, Some(body.clone())).await;
+        assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("invalid_input")), "{body}: {refused}");
+        if let Some(field) = field {
+            assert_eq!(refused["error"]["details"]["field"], field, "{refused}");
+        }
+    }
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    assert_eq!(api(&reader, reqwest::Method::PUT, Some(json!({"model": "x"}))).await.0, 403);
+    let (_, shown) = api(&admin, reqwest::Method::GET, None).await;
+    assert_eq!(shown["chat"]["model"], "fake-chat-2", "{shown}");
+
+    // Another tenant sees none of it; removing it twice answers not_found the second time.
+    let (theirs, _) = other.token(&app.store, "admin:chat", false, None).await;
+    let (_, seen) = api(&theirs, reqwest::Method::GET, None).await;
+    assert_eq!((&seen["chat"], seen["usage"].as_array().map(Vec::len)), (&Value::Null, Some(0)), "{seen}");
+    assert_eq!(api(&theirs, reqwest::Method::DELETE, None).await.0, 404);
+    assert_eq!(api(&admin, reqwest::Method::DELETE, None).await, (200, json!({"removed": true})));
+    let e = err(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?"})).await;
+    assert_eq!(e["details"]["reason"], "llm_not_configured", "{e}");
+}

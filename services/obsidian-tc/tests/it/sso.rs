@@ -1185,7 +1185,7 @@ fn scim_user() -> &'static str {
 }
 
 #[tokio::test]
-async fn an_admin_lists_and_revokes_grants_from_the_command_line_and_the_api() {
+async fn an_admin_lists_and_revokes_grants_and_tests_the_providers_connection_from_the_cli_and_the_api() {
     let w = world(|_| {}).await;
     let redirect = redirect_uri();
     let client = register(&w.app, &redirect, json!({"client_name": "Editor"})).await;
@@ -1270,6 +1270,42 @@ async fn an_admin_lists_and_revokes_grants_from_the_command_line_and_the_api() {
         assert_eq!(refused.status(), 403, "{why}");
         assert!(refused.text().await.unwrap().contains(why), "{why}");
     }
+    // Testing the connection: the real provider takes the client's id and secret ...
+    let test = async |token: &str| -> (u16, Value) {
+        let answer = w.app.http.post(w.app.url("/v1/idp/test")).bearer_auth(token).send().await.unwrap();
+        (answer.status().as_u16(), answer.json().await.unwrap())
+    };
+    let (status, tested) = test(&sso_admin).await;
+    assert_eq!(status, 200, "{tested}");
+    assert_eq!(tested["ok"], true, "{tested}");
+    let steps: Vec<&str> = tested["steps"].as_array().unwrap().iter().map(|s| s["step"].as_str().unwrap()).collect();
+    assert_eq!(steps, ["discovery", "keys", "client_secret", "client_credentials"], "{tested}");
+    // ... and refuses a wrong secret, which the test names without showing it.
+    let wrong = json!({"issuer": w.acme_idp.issuer, "client_id": "obsidian-tc-acme", "client_secret": "not-the-secret",
+                       "email_domains": ["acme.test"]});
+    let set = w.app.http.put(w.app.url("/v1/idp")).bearer_auth(&sso_admin).json(&wrong).send().await.unwrap();
+    assert_eq!(set.status(), 200);
+    let (status, tested) = test(&sso_admin).await;
+    assert_eq!(status, 200, "{tested}");
+    assert_eq!(tested["ok"], false, "{tested}");
+    let last = tested["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["step"].as_str(), last["ok"].as_bool()), (Some("client_credentials"), Some(false)), "{tested}");
+    assert!(last["detail"].as_str().unwrap().contains("check the client id and secret"), "{tested}");
+    assert!(!tested.to_string().contains("not-the-secret"));
+    // An issuer that answers no discovery fails at the first step.
+    let gone = json!({"issuer": format!("http://127.0.0.1:{}", crate::harness::closed_port()),
+                      "client_id": "obsidian-tc-acme", "keep_secret": true, "email_domains": ["acme.test"]});
+    let set = w.app.http.put(w.app.url("/v1/idp")).bearer_auth(&sso_admin).json(&gone).send().await.unwrap();
+    assert_eq!(set.status(), 200);
+    let (_, tested) = test(&sso_admin).await;
+    assert_eq!(tested["steps"].as_array().unwrap().len(), 1, "{tested}");
+    assert_eq!((tested["ok"].as_bool(), tested["steps"][0]["step"].as_str()), (Some(false), Some("discovery")), "{tested}");
+    // The scope, and a tenant with no provider.
+    let (reader, _) = w.acme.token(&w.app.store, "read:notes", false, None).await;
+    assert_eq!(test(&reader).await.0, 403);
+    let initech = Tenant::create(&w.app.store, "initech").await;
+    let (theirs, _) = initech.token(&w.app.store, "admin:sso", false, None).await;
+    assert_eq!(test(&theirs).await.0, 404);
     let _ = std::fs::remove_file(&config_file);
 }
 
