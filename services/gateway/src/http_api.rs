@@ -11,7 +11,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_chat, admin_domains, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, invitations, me,
+    acl_api, admin_chat, admin_domains, admin_members, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, invitations, me,
     oauth, policies, scopes, whoami, wire,
 };
 
@@ -220,6 +220,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(admin_domains::DomainChanged)),
         ),
         route("GET", "/v1/admin/tokens", scopes::TOKENS, None, Body::None, Body::Json(s!(admin_tokens::AdminTokens))),
+        route(
+            "GET",
+            "/v1/admin/members",
+            scopes::MEMBERS,
+            Some(s!(admin_members::MembersQuery)),
+            Body::None,
+            Body::Json(s!(admin_members::AdminMembers)),
+        ),
         route("GET", "/v1/admin/chat", scopes::CHAT, None, Body::None, Body::Json(s!(admin_chat::Chat))),
         route("PUT", "/v1/admin/chat", scopes::CHAT, None, Body::Json(s!(admin_chat::ChatInput)), Body::Json(s!(admin_chat::Chat))),
         route("DELETE", "/v1/admin/chat", scopes::CHAT, None, Body::None, Body::Json(s!(admin_chat::ChatRemoved))),

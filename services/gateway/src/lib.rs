@@ -6,6 +6,7 @@
 pub mod acl_api;
 pub mod admin_chat;
 pub mod admin_domains;
+pub mod admin_members;
 pub mod admin_tokens;
 pub mod admin_usage;
 pub mod admin_vaults;
@@ -134,6 +135,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/admin/usage", get(admin_usage::get))
+        .route("/v1/admin/members", get(admin_members::list))
         .route("/v1/admin/chat", get(admin_chat::get).put(admin_chat::set).delete(admin_chat::remove))
         .route("/v1/admin/domains", get(admin_domains::list).post(admin_domains::claim))
         .route("/v1/admin/domains/{domain}", axum::routing::delete(admin_domains::remove))

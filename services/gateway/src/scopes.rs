@@ -26,5 +26,9 @@ pub const DOMAINS: &str = "admin:domains";
 /// `/v1/admin/chat`.
 pub const CHAT: &str = "admin:chat";
 
+/// `/v1/admin/members`.
+pub const MEMBERS: &str = "admin:members";
+
 /// Every scope the surfaces above check, for `scopes_supported`.
-pub const CHECKED: [&str; 11] = [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT, DOMAINS, CHAT];
+pub const CHECKED: [&str; 12] =
+    [SCIM, GRANTS, SSO, CONFIRM, AUDIT, VAULTS, TOKENS, USAGE, EXPORT, DOMAINS, CHAT, MEMBERS];

@@ -1185,7 +1185,7 @@ fn scim_user() -> &'static str {
 }
 
 #[tokio::test]
-async fn an_admin_lists_and_revokes_grants_and_tests_the_providers_connection_from_the_cli_and_the_api() {
+async fn an_admin_lists_grants_and_members_and_tests_the_providers_connection_from_the_cli_and_the_api() {
     let w = world(|_| {}).await;
     let redirect = redirect_uri();
     let client = register(&w.app, &redirect, json!({"client_name": "Editor"})).await;
@@ -1270,6 +1270,31 @@ async fn an_admin_lists_and_revokes_grants_and_tests_the_providers_connection_fr
         assert_eq!(refused.status(), 403, "{why}");
         assert!(refused.text().await.unwrap().contains(why), "{why}");
     }
+    // The members as sign-in knows them: alice came through the provider, her provider groups
+    // and the ACL group the tenant's mapping made of one; globex's people are not listed.
+    let (members_admin, _) = w.acme.token(&w.app.store, "admin:members", false, None).await;
+    let members = async |query: &str| -> Value {
+        let answer = w.app.http.get(w.app.url(&format!("/v1/admin/members{query}"))).bearer_auth(&members_admin);
+        answer.send().await.unwrap().json().await.unwrap()
+    };
+    let all = members("").await;
+    let listed = all["members"].as_array().unwrap();
+    let alice = listed.iter().find(|m| m["email"] == "alice@acme.test").unwrap_or_else(|| panic!("{all}"));
+    assert_eq!((alice["source"].as_str(), alice["active"].as_bool()), (Some("sign_in"), Some(true)), "{alice}");
+    assert_eq!(alice["groups"]["sign_in"], json!(["engineering"]), "{alice}");
+    assert_eq!(alice["idp_groups"], json!(["eng", "finance"]), "{alice}");
+    assert!(listed.iter().all(|m| m["email"] != "bob@globex.test"), "{all}");
+    assert!(listed.iter().any(|m| m["source"] == "local"), "the tokens' principals too: {all}");
+    // Paged by id: one at a time, the same members.
+    let mut paged = Vec::new();
+    let mut page = members("?limit=1").await;
+    loop {
+        paged.extend(page["members"].as_array().unwrap().iter().map(|m| m["id"].clone()));
+        let Some(next) = page["next"].as_str() else { break };
+        page = members(&format!("?limit=1&after={next}")).await;
+    }
+    assert_eq!(paged, listed.iter().map(|m| m["id"].clone()).collect::<Vec<_>>());
+    assert_eq!(members("?limit=0").await["error"]["code"], "invalid_input");
     // Testing the connection: the real provider takes the client's id and secret ...
     let test = async |token: &str| -> (u16, Value) {
         let answer = w.app.http.post(w.app.url("/v1/idp/test")).bearer_auth(token).send().await.unwrap();
