@@ -245,6 +245,17 @@ impl Identity {
             Err(otc_store::StoreError::Conflict { .. }) => return Err(AdminError::DomainTaken),
             Err(e) => return Err(e.into()),
         }
+        // Sign-in is routed by a domain only while the tenant holds it (`tenant_domains`): the
+        // operator's word makes a domain it names the tenant's, as `tenant domains --add` does.
+        if matches!(by, Changer::Operator) {
+            for domain in &config.email_domains {
+                match tx.add_tenant_domain(domain, "operator").await {
+                    Ok(()) => {}
+                    Err(otc_store::StoreError::Conflict { .. }) => return Err(AdminError::DomainTaken),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
         tx.commit().await?;
         Ok(config.into())
     }

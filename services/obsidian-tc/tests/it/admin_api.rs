@@ -454,12 +454,31 @@ async fn a_domain_is_the_tenants_once_its_dns_publishes_the_challenge_and_no_one
     assert!(held(b.id).await.is_empty());
     drop(dns);
 
-    // Bad input, and giving it up.
+    // The provider names it: sign-in for the domain goes to the tenant (home-realm discovery).
+    let mut tx = app.store.begin(a.id).await.unwrap();
+    tx.set_idp(&otc_store::IdpConfig {
+        issuer: "https://idp.acme.test".into(),
+        client_id: "obsidian-tc".into(),
+        sealed_secret: None,
+        email_domains: vec!["acme.test".into()],
+        groups_claim: "groups".into(),
+        default_scopes: vec![],
+        group_scopes: json!({}),
+        group_acl: json!({}),
+        cimd_hosts: vec![],
+    })
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(app.store.tenant_by_email_domain("acme.test").await.unwrap(), Some(a.id));
+
+    // Bad input, and giving it up: the provider still lists it, but it routes no one.
     let (status, _) = post(&t, "/v1/admin/domains", Some(json!({"domain": "not a domain"}))).await;
     assert_eq!(status, 400);
     let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/domains/acme.test", None, None).await;
     assert_eq!(status, 200);
     assert!(held(a.id).await.is_empty());
+    assert_eq!(app.store.tenant_by_email_domain("acme.test").await.unwrap(), None);
     let (status, _) = admin(&app, &t, Method::DELETE, "/v1/admin/domains/acme.test", None, None).await;
     assert_eq!(status, 404);
 }

@@ -405,6 +405,7 @@ async fn the_cross_tenant_functions_are_the_ones_named() {
         "otc_tenant_ids_by_idp_issuer",
         "otc_tenant_upkeep",
         "otc_tenants_lacking_model",
+        "otc_usage_today",
     ];
     assert_eq!(found, named);
     let architecture = std::fs::read_to_string(crate::tidy::root().join("ARCHITECTURE.md")).unwrap();
