@@ -40,7 +40,7 @@ PGBOUNCER = "pgbouncer"
 CRD_KINDS = {"ServiceMonitor", "PrometheusRule"}
 SECRET_NAME = re.compile(r"(_KEY$|SECRET|PASSWORD|TOKEN|^OTC__(DATABASE|REDIS)__URL$)")
 SECRET_CONFIG_KEYS = [("database", "url"), ("redis", "url"), ("object_store", "secret_access_key"),
-                      ("oauth", "secret_key"), ("embeddings", "api_key")]
+                      ("oauth", "secret_key"), ("embeddings", "api_key"), ("signup", "access_code")]
 # The metric names the binary exports (the alerts may use nothing else).
 METRICS = {
     "otc_tool_calls_total", "otc_tool_call_duration_seconds", "otc_tool_calls_in_flight",

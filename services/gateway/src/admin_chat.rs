@@ -166,7 +166,8 @@ pub async fn set(
             ),
             otc_kernel::chat::SettingsError::Store(e) => store_err(e),
         })?;
-        Ok(serde_json::to_value(current(&state, &caller, configured.key_dropped).await?).expect("a wire type serializes"))
+        Ok(serde_json::to_value(current(&state, &caller, configured.key_dropped).await?)
+            .expect("a wire type serializes"))
     })
     .await
     .map(Json)

@@ -11,8 +11,8 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::{
-    acl_api, admin_chat, admin_domains, admin_members, admin_tokens, admin_usage, admin_vaults, authorization, directory, elicit, invitations, me,
-    oauth, policies, scopes, whoami, wire,
+    acl_api, admin_chat, admin_domains, admin_members, admin_tokens, admin_usage, admin_vaults, authorization,
+    directory, elicit, invitations, me, oauth, policies, scopes, signup, whoami, wire,
 };
 
 /// What a body is.
@@ -122,6 +122,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(invitations::AcceptInvitation)),
             Body::Json(s!(invitations::InvitationAccepted)),
         ),
+        route(
+            "POST",
+            "/v1/signup",
+            "open when signup.enabled (per address, as client registration)",
+            None,
+            Body::Json(s!(signup::SignUp)),
+            Body::Json(s!(signup::SignedUp)),
+        ),
         route("GET", "/v1/me/vaults", "any token", None, Body::None, Body::Json(s!(me::MyVaults))),
         route("GET", "/v1/me/tokens", "any token", None, Body::None, Body::Json(s!(me::MyTokens))),
         route("DELETE", "/v1/me/tokens/{id}", "any token", None, Body::None, Body::Json(s!(me::Ended))),
@@ -229,7 +237,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(admin_members::AdminMembers)),
         ),
         route("GET", "/v1/admin/chat", scopes::CHAT, None, Body::None, Body::Json(s!(admin_chat::Chat))),
-        route("PUT", "/v1/admin/chat", scopes::CHAT, None, Body::Json(s!(admin_chat::ChatInput)), Body::Json(s!(admin_chat::Chat))),
+        route(
+            "PUT",
+            "/v1/admin/chat",
+            scopes::CHAT,
+            None,
+            Body::Json(s!(admin_chat::ChatInput)),
+            Body::Json(s!(admin_chat::Chat)),
+        ),
         route("DELETE", "/v1/admin/chat", scopes::CHAT, None, Body::None, Body::Json(s!(admin_chat::ChatRemoved))),
         route(
             "GET",

@@ -32,6 +32,7 @@ pub mod policies;
 mod rate_limit;
 mod request_state;
 mod scopes;
+pub mod signup;
 pub mod sync_api;
 mod tool_results;
 mod v1_audit;
@@ -118,8 +119,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
     let surface = |surface| mcp::http_service(state.dispatcher.clone(), surface, &state.mcp);
     // Uploads carry whole files: they have their own limit (sync.max_blob_bytes), enforced by
     // the handler with a JSON answer, instead of the general body limit.
-    let uploads =
-        Router::new()
+    let uploads = Router::new()
         .route("/v1/vaults/{vault}/blobs/{hash}", get(sync_api::download_blob).put(sync_api::upload_blob))
         // An import's archive is bounded by the tenant's storage quota and the file limit.
         .route("/v1/admin/imports", post(admin_vaults::import));
@@ -201,6 +201,10 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         ))
         .merge(rate_limit::registrations(
             Router::new().route("/v1/invitations/accept", post(invitations::accept)),
+            limits.registrations_per_hour,
+        ))
+        .merge(rate_limit::registrations(
+            Router::new().route("/v1/signup", post(signup::sign_up)),
             limits.registrations_per_hour,
         ))
         .route(paths::AUTHORIZE, get(authorization::authorize))

@@ -126,22 +126,6 @@ impl Identity {
         Ok(idp.map(IdpView::from))
     }
 
-    /// Tests the tenant's identity provider as sign-in would use it, with no person signing in
-    /// ([`crate::federation::ConnectionStep`]); `issuer` is this server's, for the callback URL
-    /// the provider is told.
-    pub async fn test_idp(
-        &self,
-        tenant: Uuid,
-        issuer: &str,
-    ) -> Result<Vec<crate::federation::ConnectionStep>, AdminError> {
-        let mut tx = self.store.begin(tenant).await?;
-        let idp = tx.idp().await?;
-        tx.commit().await?;
-        let idp = idp.ok_or_else(|| AdminError::NotFound("identity provider".into()))?;
-        let redirect = format!("{}{}", issuer.trim_end_matches('/'), crate::paths::CALLBACK);
-        Ok(crate::federation::test_connection(self, &idp, tenant, &redirect).await)
-    }
-
     /// Sets the tenant's identity provider, checked: the issuer an https URL (or an exempt
     /// host), domains lower-case names, scopes and group names valid.
     pub async fn set_idp(&self, tenant: Uuid, input: IdpInput, by: Changer) -> Result<IdpView, AdminError> {

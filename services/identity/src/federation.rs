@@ -219,7 +219,12 @@ pub(crate) async fn test_connection(
         }
     };
     step("discovery", Ok(format!("issuer {} answered its discovery document", metadata.issuer().as_str())));
-    let signing = metadata.jwks().keys().iter().filter(|k| k.key_use().is_none_or(|u| matches!(u, openidconnect::core::CoreJsonWebKeyUse::Signature))).count();
+    let signing = metadata
+        .jwks()
+        .keys()
+        .iter()
+        .filter(|k| k.key_use().is_none_or(|u| matches!(u, openidconnect::core::CoreJsonWebKeyUse::Signature)))
+        .count();
     if !step(
         "keys",
         if signing > 0 {
@@ -256,10 +261,9 @@ pub(crate) async fn test_connection(
     let outcome = match exchange {
         Err(openidconnect::RequestTokenError::ServerResponse(answer)) => match answer.error() {
             Kind::InvalidGrant => Ok(format!("{token_url} accepted the client id and secret")),
-            Kind::InvalidClient | Kind::UnauthorizedClient => Err(format!(
-                "{token_url} refused the client ({}): check the client id and secret",
-                answer.error()
-            )),
+            Kind::InvalidClient | Kind::UnauthorizedClient => {
+                Err(format!("{token_url} refused the client ({}): check the client id and secret", answer.error()))
+            }
             other => Err(format!("{token_url} answered {other}: check the client's settings at the provider")),
         },
         Err(e) => Err(format!("{token_url}: {}", describe(&e))),
@@ -267,6 +271,24 @@ pub(crate) async fn test_connection(
     };
     step("client_credentials", outcome);
     steps
+}
+
+impl Identity {
+    /// Tests the tenant's identity provider as sign-in would use it, with no person signing in
+    /// ([`ConnectionStep`]); `issuer` is this server's, for the callback URL
+    /// the provider is told.
+    pub async fn test_idp(
+        &self,
+        tenant: uuid::Uuid,
+        issuer: &str,
+    ) -> Result<Vec<ConnectionStep>, crate::admin::AdminError> {
+        let mut tx = self.store.begin(tenant).await?;
+        let idp = tx.idp().await?;
+        tx.commit().await?;
+        let idp = idp.ok_or_else(|| crate::admin::AdminError::NotFound("identity provider".into()))?;
+        let redirect = format!("{}{}", issuer.trim_end_matches('/'), crate::paths::CALLBACK);
+        Ok(test_connection(self, &idp, tenant, &redirect).await)
+    }
 }
 
 /// A JWT's payload as JSON, read without checking anything (only for tokens checked already).

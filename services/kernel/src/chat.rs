@@ -260,7 +260,8 @@ pub async fn configure(
         None if same_host => current.as_ref().and_then(|c| c.sealed_api_key.clone()),
         None => None,
     };
-    let key_dropped = !same_host && sealed_api_key.is_none() && current.as_ref().is_some_and(|c| c.sealed_api_key.is_some());
+    let key_dropped =
+        !same_host && sealed_api_key.is_none() && current.as_ref().is_some_and(|c| c.sealed_api_key.is_some());
     let daily_cap = settings.daily_cap.or(current.as_ref().map(|c| c.daily_cap)).unwrap_or(200);
     if !(0..=1_000_000).contains(&daily_cap) {
         return Err(invalid("daily_cap", "0 to 1000000 calls a day"));

@@ -22,6 +22,69 @@ async fn announce(kv: &Arc<Kv>, tenant: Uuid, vault: Option<Uuid>) {
     }
 }
 
+/// The scopes an invitation grants: the tenant's whole administration.
+pub const INVITED_SCOPES: &str = "admin:*,read:*,write:*,delete:*";
+
+/// Why a tenant or an invitation was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("a tenant {0:?} exists already")]
+    Taken(String),
+    #[error("a tenant slug is 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit")]
+    BadSlug,
+    #[error("{0:?} is not an email address")]
+    BadEmail(String),
+    #[error("an invitation lasts 1 to 90 days")]
+    BadDays,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Invites `email` to administer `tenant` for `days`: a single-use code, shown once.
+pub async fn invite(
+    store: &Store,
+    tenant: Uuid,
+    email: &str,
+    days: u32,
+) -> Result<otc_store::invitations::IssuedInvitation, CreateError> {
+    if !email.contains('@') || email.len() > 320 || email.chars().any(char::is_control) {
+        return Err(CreateError::BadEmail(email.to_string()));
+    }
+    if !(1..=90).contains(&days) {
+        return Err(CreateError::BadDays);
+    }
+    let scopes = otc_auth::parse_scopes(INVITED_SCOPES).expect("the invitation's scopes parse");
+    let expires_at = Utc::now() + chrono::Duration::days(i64::from(days));
+    let mut tx = store.begin(tenant).await?;
+    let issued = tx.invite(email, &scopes, expires_at).await?;
+    tx.commit().await?;
+    Ok(issued)
+}
+
+/// Makes a tenant, and an invitation for its first admin when `invite` names one (email, days).
+pub async fn create_tenant(
+    store: &Store,
+    slug: &str,
+    name: &str,
+    first_admin: Option<(&str, u32)>,
+) -> Result<(otc_store::Tenant, Option<otc_store::invitations::IssuedInvitation>), CreateError> {
+    if let Some((email, days)) = first_admin
+        && (!email.contains('@') || email.len() > 320 || !(1..=90).contains(&days))
+    {
+        return Err(if (1..=90).contains(&days) { CreateError::BadEmail(email.into()) } else { CreateError::BadDays });
+    }
+    let tenant = store.create_tenant(slug, name).await.map_err(|e| match e {
+        StoreError::Conflict { .. } => CreateError::Taken(slug.to_string()),
+        StoreError::Invalid { .. } => CreateError::BadSlug,
+        other => other.into(),
+    })?;
+    let invitation = match first_admin {
+        Some((email, days)) => Some(invite(store, tenant.id, email, days).await?),
+        None => None,
+    };
+    Ok((tenant, invitation))
+}
+
 /// Makes a vault named `name`.
 pub async fn create_vault(store: &Store, tenant: Uuid, name: &str) -> Result<Vault, StoreError> {
     let mut tx = store.begin(tenant).await?;

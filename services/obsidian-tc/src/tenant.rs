@@ -210,26 +210,15 @@ fn known_class(class: &str) -> anyhow::Result<String> {
     Ok(class.to_string())
 }
 
-/// The scopes an invitation grants: the tenant's whole administration.
-const INVITED_SCOPES: &str = "admin:*,read:*,write:*,delete:*";
-
 /// Makes an invitation for `email` and prints its code and where to accept it.
-async fn invite(
+/// Prints an invitation made for `email`, with how to accept it.
+fn print_invitation(
     sources: &Sources,
-    store: &otc_store::Store,
-    tenant: uuid::Uuid,
     email: &str,
-    days: u32,
+    issued: &otc_store::invitations::IssuedInvitation,
 ) -> anyhow::Result<()> {
-    anyhow::ensure!(email.contains('@') && email.len() <= 320, "{email:?} is not an email address");
-    anyhow::ensure!((1..=90).contains(&days), "--days: 1 to 90");
-    let scopes = otc_auth::parse_scopes(INVITED_SCOPES)?;
-    let expires_at = chrono::Utc::now() + chrono::Duration::days(i64::from(days));
-    let mut tx = store.begin(tenant).await?;
-    let issued = tx.invite(email, &scopes, expires_at).await?;
-    tx.commit().await?;
     let base = app::load(sources)?.config.mcp.public_url.unwrap_or_else(|| "https://<this server>".into());
-    println!("invited {email} (until {}); give them this code, shown once:", expires_at.to_rfc3339());
+    println!("invited {email} (until {}); give them this code, shown once:", issued.expires_at.to_rfc3339());
     println!("{}", issued.code);
     println!(
         "they accept it with: curl -X POST {base}/v1/invitations/accept -H 'content-type: application/json' -d '{{\"code\": \"<code>\"}}'"
@@ -242,20 +231,27 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
     match command {
         TenantCommand::Invite { tenant, email, days } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
-            invite(&sources, &store, id, &email, days).await?;
+            let issued = otc_kernel::lifecycle::invite(&store, id, &email, days).await.map_err(|e| match e {
+                otc_kernel::lifecycle::CreateError::BadDays => anyhow::anyhow!("--days: 1 to 90"),
+                other => other.into(),
+            })?;
+            print_invitation(&sources, &email, &issued)?;
         }
         TenantCommand::Create { slug, name, invite: invited } => {
             let name = name.unwrap_or_else(|| slug.clone());
-            let tenant = match store.create_tenant(&slug, &name).await {
-                Err(StoreError::Conflict { .. }) => anyhow::bail!("tenant {slug:?} already exists"),
-                Err(StoreError::Invalid { .. }) => anyhow::bail!(
-                    "invalid tenant slug {slug:?}: use 1-63 lowercase letters, digits and dashes, starting with a letter or digit"
-                ),
-                other => other.context("creating the tenant")?,
-            };
+            let first_admin = invited.as_deref().map(|email| (email, 7));
+            let (tenant, invitation) = otc_kernel::lifecycle::create_tenant(&store, &slug, &name, first_admin)
+                .await
+                .map_err(|e| match e {
+                    otc_kernel::lifecycle::CreateError::Taken(_) => anyhow::anyhow!("tenant {slug:?} already exists"),
+                    otc_kernel::lifecycle::CreateError::BadSlug => anyhow::anyhow!(
+                        "invalid tenant slug {slug:?}: use 1-63 lowercase letters, digits and dashes, starting with a letter or digit"
+                    ),
+                    other => anyhow::Error::from(other).context("creating the tenant"),
+                })?;
             println!("created tenant {} ({})", tenant.slug, tenant.id);
-            if let Some(email) = invited {
-                invite(&sources, &store, tenant.id, &email, 7).await?;
+            if let (Some(email), Some(issued)) = (invited, invitation) {
+                print_invitation(&sources, &email, &issued)?;
             }
         }
         TenantCommand::Delete { tenant, grace_hours } => {
@@ -306,7 +302,8 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             let config = app::load(&sources)?.config;
             let deps = app::Deps::new(&config)?;
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
-            let file = tokio::fs::File::open(&archive).await.with_context(|| format!("opening {}", archive.display()))?;
+            let file =
+                tokio::fs::File::open(&archive).await.with_context(|| format!("opening {}", archive.display()))?;
             let import = otc_kernel::export::import::Deps {
                 store: &deps.store,
                 blobs: &deps.blobs,
@@ -326,7 +323,9 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 done.rows.values().sum::<u64>()
             );
             for (table, n) in &done.skipped {
-                println!("  {table}: {n} row(s) left out (their ids are taken, or they name a principal this tenant does not have)");
+                println!(
+                    "  {table}: {n} row(s) left out (their ids are taken, or they name a principal this tenant does not have)"
+                );
             }
         }
         TenantCommand::Export { tenant, out, vault } => {
@@ -490,9 +489,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 tx.commit().await?;
                 let config = app::load(&sources)?.config;
                 let api_key = match api_key_env {
-                    Some(var) => {
-                        Some(std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?)
-                    }
+                    Some(var) => Some(std::env::var(&var).with_context(|| format!("reading the API key from ${var}"))?),
                     None => None,
                 };
                 let sealer = match config.oauth.secret_key.as_ref() {

@@ -47,7 +47,9 @@ pub fn tenant_work(rows: Vec<OutboxStats>, now: chrono::DateTime<Utc>) -> Vec<Te
 pub fn tenant_usage(rows: Vec<UsageToday>) -> Vec<TenantUsage> {
     let mut tenants: HashMap<String, TenantUsage> = HashMap::new();
     for row in rows {
-        let usage = tenants.entry(row.tenant.clone()).or_insert_with(|| TenantUsage { tenant: row.tenant, ..Default::default() });
+        let usage = tenants
+            .entry(row.tenant.clone())
+            .or_insert_with(|| TenantUsage { tenant: row.tenant, ..Default::default() });
         match row.metric.as_str() {
             "calls" => {
                 let (class, outcome) = row.key.split_once(':').unwrap_or((row.key.as_str(), ""));

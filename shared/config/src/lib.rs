@@ -41,6 +41,7 @@ pub struct Config {
     pub quotas: QuotasConfig,
     pub lifecycle: LifecycleConfig,
     pub domains: DomainsConfig,
+    pub signup: SignupConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1112,6 +1113,19 @@ impl LifecycleConfig {
     pub fn deletion_grace(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.deletion_grace_hours.saturating_mul(3600))
     }
+}
+
+/// Self-service sign-up (`POST /v1/signup`): off unless the operator turns it on. A sign-up
+/// makes a tenant and an invitation for its first admin, limited per address as client
+/// registration is.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SignupConfig {
+    pub enabled: bool,
+    /// Only people with an email in one of these domains may sign up (empty: anyone).
+    pub email_domains: Vec<String>,
+    /// When set, a sign-up must carry this code (one the operator hands out, e.g. for a beta).
+    pub access_code: Option<Secret>,
 }
 
 /// Email domains a tenant proves it holds (`/v1/admin/domains`): the TXT record its DNS must

@@ -19,7 +19,6 @@ mod entity_memory;
 pub mod erasure;
 mod error;
 pub mod export;
-pub mod members;
 mod files;
 mod fulltext;
 mod graph;
@@ -30,6 +29,7 @@ pub mod invitations;
 mod keys;
 mod knowledge;
 mod llm;
+pub mod members;
 mod oauth;
 mod pages;
 mod policies;
@@ -80,6 +80,7 @@ pub use index::{
 };
 pub use knowledge::{Contradiction, Gap, MEMORY_TABLES, NewContradiction};
 pub use llm::{LlmUsage, TenantLlm};
+pub use members::Member;
 pub use oauth::{
     CodeBinding, FederatedPrincipal, Grant, IdpConfig, NewAccessToken, NewGrant, OAuthClient, Redemption, SigningKeyRow,
 };
@@ -90,7 +91,6 @@ pub use quotas::{QuotaExceeded, Quotas, Usage};
 pub use rate_limits::RateTier;
 pub use reads::{Listed, NoteMeta, ScanCandidate, ScanFilter, TaskLine};
 pub use sessions::{Goal, WorkSession};
-pub use members::Member;
 pub use tenants::{Backlog, OutboxStats, Tenant, UsageToday};
 pub use tokens::{Authenticated, IssuedToken, NewToken, TokenRecord};
 pub use usage::{UsageDay, UsageReport};

@@ -165,7 +165,11 @@ async fn read_all<R: AsyncRead + Unpin>(
     name: Option<&str>,
     made: &mut Vec<Vault>,
 ) -> Result<Imported, ImportError> {
-    let not_ours = || ImportError::Archive(format!("not an obsidian-tc export ({FORMAT}): it opens with neither manifest.json nor tenant.json"));
+    let not_ours = || {
+        ImportError::Archive(format!(
+            "not an obsidian-tc export ({FORMAT}): it opens with neither manifest.json nor tenant.json"
+        ))
+    };
     let first = reader.next().await?.ok_or_else(not_ours)?;
     let manifest: Manifest = match first.path.as_str() {
         "manifest.json" | "tenant.json" => document(&mut reader, &first).await?,
@@ -297,11 +301,15 @@ fn check_index(prefix: &str, entry: &Entry, page: &[u8], pending: &mut Pending) 
         sha256: String,
     }
     for line in page.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-        let line: Line = serde_json::from_slice(line).map_err(|e| ImportError::Archive(format!("{}: {e}", entry.path)))?;
+        let line: Line =
+            serde_json::from_slice(line).map_err(|e| ImportError::Archive(format!("{}: {e}", entry.path)))?;
         match pending.unindexed.remove(&format!("{prefix}{}", line.path)) {
             Some(hash) if hash == line.sha256 => {}
             Some(_) => {
-                return Err(ImportError::Archive(format!("{}: the content differs from its SHA-256 in the index", line.path)));
+                return Err(ImportError::Archive(format!(
+                    "{}: the content differs from its SHA-256 in the index",
+                    line.path
+                )));
             }
             None => return Err(ImportError::Archive(format!("{}: in the index but not in the archive", line.path))),
         }
@@ -313,7 +321,12 @@ fn check_index(prefix: &str, entry: &Entry, page: &[u8], pending: &mut Pending) 
 }
 
 /// Commits the files read so far.
-async fn flush(deps: &Deps<'_>, tenant: Uuid, pending: &mut Pending, imported: &mut Imported) -> Result<(), ImportError> {
+async fn flush(
+    deps: &Deps<'_>,
+    tenant: Uuid,
+    pending: &mut Pending,
+    imported: &mut Imported,
+) -> Result<(), ImportError> {
     let (Some(vault), false) = (pending.vault, pending.changes.is_empty()) else { return Ok(()) };
     let who = Provenance {
         principal_id: None,
@@ -326,8 +339,9 @@ async fn flush(deps: &Deps<'_>, tenant: Uuid, pending: &mut Pending, imported: &
     };
     let tx = deps.store.begin(tenant).await?;
     let changes = std::mem::take(&mut pending.changes);
-    let outcome = otc_indexer::commit::commit_with_jobs(deps.indexer, deps.kv, tx, vault, &changes, &who, None, Vec::new())
-        .await?;
+    let outcome =
+        otc_indexer::commit::commit_with_jobs(deps.indexer, deps.kv, tx, vault, &changes, &who, None, Vec::new())
+            .await?;
     if let Err(stale) = outcome {
         return Err(ImportError::Archive(format!("the archive names {} path(s) twice", stale.paths.len().max(1))));
     }

@@ -171,11 +171,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 None => {
                     let name = cstr(&block[..100]);
                     let prefix = if &block[257..262] == b"ustar" { cstr(&block[345..500]) } else { &[] };
-                    if prefix.is_empty() {
-                        text(name)?
-                    } else {
-                        format!("{}/{}", text(prefix)?, text(name)?)
-                    }
+                    if prefix.is_empty() { text(name)? } else { format!("{}/{}", text(prefix)?, text(name)?) }
                 }
             };
             let mut mtime = parse_octal(&block[136..148]).unwrap_or(0) as i64;
@@ -254,7 +250,9 @@ fn text(bytes: &[u8]) -> Result<String, ReadError> {
 /// An octal number field (spaces and NULs around it), or a base-256 one (high bit set).
 fn parse_octal(field: &[u8]) -> Option<u64> {
     if field.first().is_some_and(|b| b & 0x80 != 0) {
-        return field[1..].iter().try_fold(u64::from(field[0] & 0x7f), |n, b| n.checked_mul(256)?.checked_add(u64::from(*b)));
+        return field[1..]
+            .iter()
+            .try_fold(u64::from(field[0] & 0x7f), |n, b| n.checked_mul(256)?.checked_add(u64::from(*b)));
     }
     let digits = std::str::from_utf8(field).ok()?.trim_matches(|c: char| c == '\0' || c == ' ');
     if digits.is_empty() {

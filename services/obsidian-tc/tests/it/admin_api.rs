@@ -549,3 +549,77 @@ async fn ok_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
     assert_eq!(result["isError"], false, "{tool} {args}: {result}");
     result["structuredContent"].clone()
 }
+
+#[tokio::test]
+async fn a_person_signs_an_organisation_up_only_as_the_operator_allows() {
+    let post = async |app: &TestApp, path: &str, body: Value| -> (StatusCode, Value) {
+        let response = app.http.post(app.url(path)).json(&body).send().await.unwrap();
+        (response.status(), response.json().await.unwrap_or(Value::Null))
+    };
+    let asked = json!({"slug": "hooli", "name": "Hooli", "email": "gavin@hooli.test", "access_code": "beta-2026"});
+    // Off by default: creating tenants is the operator's.
+    let closed = TestApp::spawn().await;
+    let (status, refused) = post(&closed, "/v1/signup", asked.clone()).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "{refused}");
+    assert!(closed.store.resolve_tenant("hooli").await.is_err());
+
+    let app = TestApp::spawn_with(|c| {
+        c.signup.enabled = true;
+        c.signup.email_domains = vec!["hooli.test".into()];
+        c.signup.access_code = Some(otc_config::Secret::new("beta-2026"));
+        c.oauth.registrations_per_hour = 600;
+    })
+    .await;
+    // Refused: without the code, for another domain, with a bad slug.
+    for (body, status, code) in [
+        (json!({"slug": "hooli", "email": "gavin@hooli.test"}), StatusCode::FORBIDDEN, "forbidden"),
+        (
+            json!({"slug": "hooli", "email": "gavin@hooli.test", "access_code": "beta-2025"}),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
+        (
+            json!({"slug": "hooli", "email": "gavin@piedpiper.test", "access_code": "beta-2026"}),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
+        (
+            json!({"slug": "Not A Slug", "email": "gavin@hooli.test", "access_code": "beta-2026"}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+        ),
+        (
+            json!({"slug": "hooli", "email": "gavin@hooli.test", "access_code": "beta-2026", "admin": true}),
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+        ),
+    ] {
+        let (got, refused) = post(&app, "/v1/signup", body.clone()).await;
+        assert_eq!((got, refused["error"]["code"].as_str()), (status, Some(code)), "{body}: {refused}");
+    }
+    assert!(app.store.resolve_tenant("hooli").await.is_err(), "nothing was made");
+
+    // Signed up: the tenant, and an invitation its first admin accepts for their token.
+    let (status, signed) = post(&app, "/v1/signup", asked.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{signed}");
+    assert_eq!(signed["tenant"], "hooli");
+    let (status, accepted) = post(&app, "/v1/invitations/accept", json!({"code": signed["invitation"]})).await;
+    assert_eq!(status, StatusCode::OK, "{accepted}");
+    assert_eq!(accepted["principal"], "gavin@hooli.test");
+    let token = accepted["token"].as_str().unwrap().to_string();
+    let (status, made) =
+        admin(&app, &token, Method::POST, "/v1/admin/vaults", Some(json!({"name": "Wiki"})), None).await;
+    assert_eq!(status, StatusCode::OK, "{made}");
+    // Its trail begins with the sign-up; a second sign-up for the name is a conflict.
+    let (status, _) = admin(&app, &token, Method::GET, "/v1/audit?limit=1", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let tenant = app.store.resolve_tenant("hooli").await.unwrap();
+    let mut tx = app.store.begin(tenant).await.unwrap();
+    let trail = tx.audit(&otc_store::AuditFilter { limit: 50, ..Default::default() }).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(
+        trail.iter().any(|r| r.action == "POST /v1/signup" && r.principal_name.as_deref() == Some("gavin@hooli.test"))
+    );
+    let (status, taken) = post(&app, "/v1/signup", asked).await;
+    assert_eq!((status, taken["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")), "{taken}");
+}

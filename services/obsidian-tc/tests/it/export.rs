@@ -158,17 +158,15 @@ async fn a_vault_exports_as_a_tar_whose_index_holds_and_which_imports_into_anoth
             .collect::<Vec<_>>()
     };
     for table in ["memory_entities", "memory_observations", "acl_rules"] {
-        assert_eq!(
-            without_owner(rows(&copied_root, table), b.id),
-            without_owner(rows(&root, table), a.id),
-            "{table}"
-        );
+        assert_eq!(without_owner(rows(&copied_root, table), b.id), without_owner(rows(&root, table), a.id), "{table}");
     }
-    let found = call(&app, "/mcp", &other, "get_entity", json!({"vault": "Copy", "type": "person", "name": "Ana"})).await;
+    let found =
+        call(&app, "/mcp", &other, "get_entity", json!({"vault": "Copy", "type": "person", "name": "Ana"})).await;
     assert_eq!(found["isError"], false, "the memory answers in the new vault: {found}");
     assert!(found.to_string().contains("in Lisbon"), "{found}");
     // The first tenant's vault, and its memory, are untouched and still its own.
-    let theirs = call(&app, "/mcp", &token, "get_entity", json!({"vault": "Notes", "type": "person", "name": "Ana"})).await;
+    let theirs =
+        call(&app, "/mcp", &token, "get_entity", json!({"vault": "Notes", "type": "person", "name": "Ana"})).await;
     assert_eq!(theirs["isError"], false, "{theirs}");
 
     // A cut archive, or one whose file differs from its index, is refused and leaves no vault.

@@ -348,10 +348,17 @@ async fn a_tenant_admin_sets_the_chat_endpoint_through_the_api_and_its_key_is_ne
 
     // A change of model keeps the key; a new base URL without a key drops it, and says so.
     let (_, shown) = api(&admin, reqwest::Method::PUT, Some(json!({"model": "fake-chat-2"}))).await;
-    assert_eq!((shown["chat"]["model"].as_str(), shown["chat"]["has_api_key"].as_bool()), (Some("fake-chat-2"), Some(true)));
+    assert_eq!(
+        (shown["chat"]["model"].as_str(), shown["chat"]["has_api_key"].as_bool()),
+        (Some("fake-chat-2"), Some(true))
+    );
     let moved = url.replace("/v1", "/v2");
     let (_, shown) = api(&admin, reqwest::Method::PUT, Some(json!({"base_url": moved}))).await;
-    assert_eq!((shown["chat"]["has_api_key"].as_bool(), shown["key_dropped"].as_bool()), (Some(false), Some(true)), "{shown}");
+    assert_eq!(
+        (shown["chat"]["has_api_key"].as_bool(), shown["key_dropped"].as_bool()),
+        (Some(false), Some(true)),
+        "{shown}"
+    );
 
     // Refusals: a private address, a negative cap, an unknown field; the scope; nothing changed.
     for (body, field) in [

@@ -1324,7 +1324,11 @@ async fn an_admin_lists_grants_and_members_and_tests_the_providers_connection_fr
     assert_eq!(set.status(), 200);
     let (_, tested) = test(&sso_admin).await;
     assert_eq!(tested["steps"].as_array().unwrap().len(), 1, "{tested}");
-    assert_eq!((tested["ok"].as_bool(), tested["steps"][0]["step"].as_str()), (Some(false), Some("discovery")), "{tested}");
+    assert_eq!(
+        (tested["ok"].as_bool(), tested["steps"][0]["step"].as_str()),
+        (Some(false), Some("discovery")),
+        "{tested}"
+    );
     // The scope, and a tenant with no provider.
     let (reader, _) = w.acme.token(&w.app.store, "read:notes", false, None).await;
     assert_eq!(test(&reader).await.0, 403);
