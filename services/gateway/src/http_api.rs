@@ -343,7 +343,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             "/v1/policies",
             scopes::CONFIRM,
             None,
-            Body::Json(s!(policies::Policies)),
+            Body::Json(s!(policies::PolicyInput)),
             Body::Json(s!(policies::Policies)),
         ),
         route("GET", "/scim/v2/ServiceProviderConfig", scopes::SCIM, None, Body::None, scim!(ServiceProviderConfig)),

@@ -49,6 +49,9 @@ pub struct EmbedSettings {
     pub revive_after: Duration,
     /// Cached vectors unused this long are forgotten.
     pub cache_retention: Duration,
+    /// The deployment's egress exclusion (`egress.exclude_paths`): notes never sent to the
+    /// provider, with each tenant's own.
+    pub egress_exclude_paths: Vec<String>,
 }
 
 impl Default for EmbedSettings {
@@ -62,6 +65,7 @@ impl Default for EmbedSettings {
             maintain_interval: Duration::from_secs(3600),
             revive_after: Duration::from_secs(15 * 60),
             cache_retention: Duration::from_secs(30 * 24 * 3600),
+            egress_exclude_paths: Vec::new(),
         }
     }
 }
@@ -508,6 +512,16 @@ impl Embedding {
         paths: &[String],
         budget: &mut usize,
     ) -> Result<(Option<Filled>, bool), EmbedFailure> {
+        // Notes excluded from egress are never sent: their chunks stay without vectors.
+        let egress =
+            otc_vault::egress::Exclusion::of(&self.settings.egress_exclude_paths, &tx.egress_exclude_paths().await?);
+        let kept: Vec<String>;
+        let paths = if egress.is_empty() {
+            paths
+        } else {
+            kept = paths.iter().filter(|p| !egress.excludes(p)).cloned().collect();
+            &kept[..]
+        };
         if paths.is_empty() {
             return Ok((None, true));
         }

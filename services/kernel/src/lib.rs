@@ -10,6 +10,7 @@ pub mod chat;
 pub mod citations;
 pub mod confirmation;
 pub mod dns;
+pub mod egress;
 pub mod episodes;
 pub mod export;
 pub mod fair_share;

@@ -369,6 +369,7 @@ pub fn embed_settings(config: &Config) -> EmbedSettings {
         max_backoff: Duration::from_secs(config.worker.index_max_backoff_secs),
         poll_interval: Duration::from_millis(config.worker.index_poll_ms.max(10)),
         cache_retention: Duration::from_secs(config.embeddings.cache_retention_days.max(1) as u64 * 24 * 3600),
+        egress_exclude_paths: config.egress.exclude_paths.clone(),
         ..EmbedSettings::default()
     }
 }

@@ -160,6 +160,13 @@ pub enum TenantCommand {
         /// Let no client confirm in the client.
         #[arg(long, conflicts_with = "confirm_in_client")]
         no_confirm_in_client: bool,
+        /// A glob of notes whose text is never sent to a model (embeddings, the wiki judge, the
+        /// chat endpoint); repeatable. Replaces the tenant's list.
+        #[arg(long = "egress-exclude", value_name = "GLOB")]
+        egress_exclude: Vec<String>,
+        /// Exclude nothing of the tenant's own (the deployment's egress.exclude_paths stay).
+        #[arg(long, conflicts_with = "egress_exclude")]
+        no_egress_exclude: bool,
     },
     /// Show, add or remove the tenant's email domains: a directory (SCIM) provisions only people
     /// whose email is in one of them, and a domain belongs to one tenant at most.
@@ -550,9 +557,25 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 );
             }
         }
-        TenantCommand::Policy { tenant, confirm_in_client, no_confirm_in_client } => {
+        TenantCommand::Policy {
+            tenant,
+            confirm_in_client,
+            no_confirm_in_client,
+            egress_exclude,
+            no_egress_exclude,
+        } => {
             let id = store.resolve_tenant(&tenant).await.context("finding the tenant")?;
             let mut tx = store.begin(id).await?;
+            if no_egress_exclude || !egress_exclude.is_empty() {
+                otc_vault::egress::Exclusion::new(egress_exclude.iter().map(String::as_str))
+                    .map_err(|e| anyhow::anyhow!("--egress-exclude: {e}"))?;
+                tx.set_egress_exclude_paths(&egress_exclude).await.map_err(|e| match e {
+                    StoreError::Invalid { .. } => {
+                        anyhow::anyhow!("--egress-exclude: at most 100 globs of 1 to 1000 bytes")
+                    }
+                    other => other.into(),
+                })?;
+            }
             let changed = no_confirm_in_client || !confirm_in_client.is_empty();
             if changed {
                 tx.set_confirm_in_client_clients(&confirm_in_client).await.map_err(|e| match e {
@@ -561,6 +584,7 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
                 })?;
             }
             let clients = tx.confirm_in_client_clients().await?;
+            let egress = tx.egress_exclude_paths().await?;
             tx.commit().await?;
             if changed {
                 // Each checked token carries whether its client may confirm: gateways drop them.
@@ -569,6 +593,10 @@ pub async fn run(sources: Sources, command: TenantCommand) -> anyhow::Result<Exi
             match clients.is_empty() {
                 true => println!("confirm in client: no client"),
                 false => println!("confirm in client: {}", clients.join(", ")),
+            }
+            match egress.is_empty() {
+                true => println!("egress exclusion (the tenant's own): none"),
+                false => println!("egress exclusion (the tenant's own): {}", egress.join(", ")),
             }
         }
         TenantCommand::Domains { tenant, add, remove } => {

@@ -42,6 +42,7 @@ pub struct Config {
     pub lifecycle: LifecycleConfig,
     pub domains: DomainsConfig,
     pub signup: SignupConfig,
+    pub egress: EgressConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1113,6 +1114,16 @@ impl LifecycleConfig {
     pub fn deletion_grace(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.deletion_grace_hours.saturating_mul(3600))
     }
+}
+
+/// Egress exclusion: notes whose text never leaves for a model (an embedding provider, the wiki
+/// judge, a tenant's chat endpoint), for every tenant; each tenant adds its own
+/// (`/v1/policies`). Globs as in the ACLs (`*` within a folder, `**` across); a glob without a
+/// wildcard also covers what is under it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EgressConfig {
+    pub exclude_paths: Vec<String>,
 }
 
 /// Self-service sign-up (`POST /v1/signup`): off unless the operator turns it on. A sign-up

@@ -1,6 +1,6 @@
 //! What a tenant's admin and the operator decide for one tenant: the OAuth clients whose own
-//! person may confirm a destructive call (`tenant_policies`), and the email domains its people
-//! may have (`tenant_domains`).
+//! person may confirm a destructive call and the notes whose text never leaves for a model
+//! (`tenant_policies`), and the email domains its people may have (`tenant_domains`).
 
 use chrono::{DateTime, Utc};
 
@@ -39,6 +39,34 @@ impl TenantTx {
                  SET confirm_in_client_clients = EXCLUDED.confirm_in_client_clients, updated_at = now()"#,
             self.tenant,
             clients
+        )
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// The tenant's globs of notes whose text is never sent to a model.
+    pub async fn egress_exclude_paths(&mut self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar!("SELECT egress_exclude_paths FROM tenant_policies WHERE tenant_id = $1", self.tenant)
+            .fetch_optional(&mut *self.tx)
+            .await?
+            .unwrap_or_default())
+    }
+
+    /// Replaces the tenant's egress exclusion: `Invalid` unless at most 100 globs of 1 to 1000
+    /// bytes, none blank or holding a control character.
+    pub async fn set_egress_exclude_paths(&mut self, globs: &[String]) -> Result<()> {
+        if globs.len() > 100
+            || globs.iter().any(|g| g.trim().is_empty() || g.len() > 1000 || g.chars().any(char::is_control))
+        {
+            return Err(StoreError::Invalid { constraint: "at most 100 globs of 1 to 1000 bytes".into() });
+        }
+        sqlx::query!(
+            r#"INSERT INTO tenant_policies (tenant_id, egress_exclude_paths) VALUES ($1, $2)
+               ON CONFLICT (tenant_id) DO UPDATE
+                 SET egress_exclude_paths = EXCLUDED.egress_exclude_paths, updated_at = now()"#,
+            self.tenant,
+            globs
         )
         .execute(&mut *self.tx)
         .await?;

@@ -2,6 +2,7 @@
 //! link resolves to a file (Obsidian's rule), and which files Obsidian's Excluded files covers.
 
 pub mod acl;
+pub mod egress;
 pub mod excluded;
 pub mod ignore;
 pub mod links;

@@ -308,6 +308,8 @@ struct Fake {
     failing: AtomicBool,
     calls: AtomicUsize,
     models: std::sync::Mutex<Vec<String>>,
+    /// Every text sent.
+    texts: std::sync::Mutex<Vec<String>>,
 }
 
 fn dims_of(model: &str) -> usize {
@@ -319,6 +321,10 @@ async fn embeddings(State(fake): State<Arc<Fake>>, Json(body): Json<Value>) -> a
     fake.calls.fetch_add(1, Ordering::SeqCst);
     let model = body["model"].as_str().unwrap().to_string();
     fake.models.lock().unwrap().push(model.clone());
+    fake.texts
+        .lock()
+        .unwrap()
+        .extend(body["input"].as_array().into_iter().flatten().filter_map(|t| t.as_str().map(String::from)));
     if fake.failing.load(Ordering::SeqCst) {
         return (axum::http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({"error": {"message": "overloaded"}})))
             .into_response();
@@ -550,4 +556,50 @@ async fn a_provider_that_cannot_be_reached_is_left_alone_without_spending_other_
         let sets = vectors(&app, tenant).await;
         assert!(sets.iter().any(|(model, n, _)| model == "fake-a@16" && *n > 0), "{}: {sets:?}", tenant.slug);
     }
+}
+
+#[tokio::test]
+async fn notes_excluded_from_egress_never_reach_the_embedding_provider() {
+    let (fake, url) = fake_provider().await;
+    let app = TestApp::spawn_with(|c| {
+        openai(&url, "fake-a")(c);
+        c.egress.exclude_paths = vec!["Legal/**".into()];
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    // The tenant's own exclusion, beside the deployment's.
+    let set = app
+        .http
+        .put(app.url("/v1/policies"))
+        .bearer_auth(&token)
+        .json(&json!({"egress_exclude_paths": ["HR"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
+    let set: Value = set.json().await.unwrap();
+    assert_eq!(
+        (set["egress_exclude_paths"].clone(), set["deployment_egress_exclude_paths"].clone()),
+        (json!(["HR"]), json!(["Legal/**"]))
+    );
+    app.seed(
+        &token,
+        V,
+        &[
+            ("Birds.md", Some("# Birds\nSparrows and robins nest in the hedge.")),
+            ("HR/Pay.md", Some("# Pay\nSALARY-SECRET-9931 robins")),
+            ("Legal/Case.md", Some("# Case\nLITIGATION-SECRET-4417 robins")),
+        ],
+    )
+    .await;
+    drain(&app, &tenant).await;
+    let sent = fake.texts.lock().unwrap().join("\n");
+    assert!(sent.contains("Sparrows"), "what is not excluded is embedded: {sent}");
+    assert!(!sent.contains("SALARY-SECRET") && !sent.contains("LITIGATION-SECRET"), "{sent}");
+    // Semantic search finds what was embedded; the excluded notes stay findable by text.
+    let out = ok(&app, &token, "search_semantic", json!({"vault": V, "query": "robins nest", "k": 3})).await;
+    assert_eq!(paths(&out["hits"]), ["Birds.md"], "{out}");
+    let out = ok(&app, &token, "search_text", json!({"vault": V, "query": "SALARY-SECRET-9931"})).await;
+    assert!(out.to_string().contains("HR/Pay.md"), "{out}");
 }

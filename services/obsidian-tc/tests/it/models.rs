@@ -388,3 +388,64 @@ async fn a_tenant_admin_sets_the_chat_endpoint_through_the_api_and_its_key_is_ne
     let e = err(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?"})).await;
     assert_eq!(e["details"]["reason"], "llm_not_configured", "{e}");
 }
+
+#[tokio::test]
+async fn notes_excluded_from_egress_never_reach_the_chat_model_and_are_named_as_skipped() {
+    let (fake, url) = fake_chat().await;
+    let app = TestApp::spawn_with(configure).await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    tenant_llm(&app, &["--base-url", &url, "--model", "fake-chat", "--api-key-env", "FAKE_CHAT_KEY"]);
+    let out = cli_with_env(app.iso.env(), &["tenant", "policy", "acme", "--egress-exclude", "Ops/Private"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("egress exclusion (the tenant's own): Ops/Private"), "{}", stdout(&out));
+    app.seed(
+        &token,
+        V,
+        &[
+            (
+                "Ops/Release.md",
+                Some("---\ntags: [decision]\n---\n# Release\n\nReleases go out on Tuesdays. See [[Payroll]].\n"),
+            ),
+            (
+                "Ops/Private/Payroll.md",
+                Some("# Payroll\n\nReleases go out on Thursdays. SALARY-SECRET-9931. [[Release]]\n"),
+            ),
+        ],
+    )
+    .await;
+
+    // reflect and knowledge_challenge send only what is not excluded, and say what they left out.
+    let answer = ok(&app, &token, "reflect", json!({"vault": V, "query": "When do releases go out?"})).await;
+    assert_eq!(answer["egress_skipped"], json!(["Ops/Private/Payroll.md"]), "{answer}");
+    assert!(answer["sources"].as_array().unwrap().iter().all(|s| s["path"] == "Ops/Release.md"), "{answer}");
+    let challenged =
+        ok(&app, &token, "knowledge_challenge", json!({"vault": V, "proposal": "Releases go out on Fridays"})).await;
+    assert_eq!(challenged["egress_skipped"], json!(["Ops/Private/Payroll.md"]), "{challenged}");
+    // Only excluded notes to answer from: refused with the code, nothing sent.
+    let asked = fake.seen.lock().unwrap().len();
+    let e = err(
+        &app,
+        &token,
+        "reflect",
+        json!({"vault": V, "query": "SALARY-SECRET-9931 Thursdays", "scope": "Ops/Private"}),
+    )
+    .await;
+    assert_eq!(e["code"], "egress_excluded", "{e}");
+    assert_eq!(fake.seen.lock().unwrap().len(), asked);
+
+    // The contradiction detector leaves a pair with an excluded note unjudged.
+    let mut config = app.iso.config();
+    configure(&mut config);
+    let dispatcher = obsidian_tc::app::dispatcher(&config, &app.deps).unwrap();
+    let pass =
+        otc_tools::tools::knowledge::maintenance::detect_contradictions(&dispatcher, tenant.id, 50).await.unwrap();
+    assert_eq!(pass.found, 0, "{pass:?}");
+
+    let seen = fake.seen.lock().unwrap();
+    assert!(seen.len() >= 2, "the model was asked: {}", seen.len());
+    for (body, _) in seen.iter() {
+        assert!(!body.to_string().contains("SALARY-SECRET"), "an excluded note reached the model: {body}");
+        assert!(!body.to_string().contains("Thursdays"), "{body}");
+    }
+}

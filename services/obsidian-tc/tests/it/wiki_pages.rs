@@ -445,7 +445,7 @@ async fn the_judge_decides_only_soft_verdicts_within_its_daily_cap() {
 }
 
 #[tokio::test]
-async fn lint_wiki_asks_the_judge_about_near_duplicates() {
+async fn lint_wiki_asks_the_judge_about_near_duplicates_but_never_with_a_page_excluded_from_egress() {
     let (fake, url) = fake_judge().await;
     let app = TestApp::spawn_with(|c| {
         wiki(c);
@@ -480,6 +480,20 @@ async fn lint_wiki_asks_the_judge_about_near_duplicates() {
     assert_eq!(fake.requests.lock().unwrap().len(), 1);
     let off = tool(&app, &token, "lint_wiki", json!({"vault": V, "checks": ["near_duplicate"], "judge": false})).await;
     assert!(off["proposals"][0].get("judge_verdict").is_none(), "{off}");
+    // A page excluded from egress is never sent to the judge: the pair stays unjudged, and says so.
+    let set = app
+        .http
+        .put(app.url("/v1/policies"))
+        .bearer_auth(&token)
+        .json(&json!({"egress_exclude_paths": ["wiki/Spacing.md"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), 200);
+    let kept = tool(&app, &token, "lint_wiki", json!({"vault": V, "checks": ["near_duplicate"]})).await;
+    assert!(kept["proposals"][0].get("judge_verdict").is_none(), "{kept}");
+    assert!(kept.to_string().contains("excluded from egress"), "{kept}");
+    assert_eq!(fake.requests.lock().unwrap().len(), 1, "the judge was not asked again");
     app.stop().await;
 }
 

@@ -158,6 +158,9 @@ async fn detect_in_vault(
     let services = ctx.services();
     let view = otc_kernel::reading::View::open(ctx, &vault.id.to_string()).await?;
     let internal = |e: otc_store::StoreError| otc_kernel::internal(TOOL, &e);
+    // What may be sent to the model: readable (the ACL) and not excluded from egress.
+    let egress = otc_kernel::egress::for_call(ctx).await?;
+    let sendable = |path: &str| view.can_read(path) && !egress.excludes(path);
     let seen_key = format!("contradictions:seq:{tenant}:{}", vault.id);
     let after: i64 = services.kv.get_record(&seen_key).await.ok().flatten().and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut tx = services.store.begin(tenant).await.map_err(internal)?;
@@ -167,8 +170,8 @@ async fn detect_in_vault(
 
     // Open findings first: a changed note may have mended one.
     for finding in open {
-        if !view.can_read(&finding.path_a) || !view.can_read(&finding.path_b) {
-            // Hidden since: nothing of it goes to the model; it stays as it was.
+        if !sendable(&finding.path_a) || !sendable(&finding.path_b) {
+            // Hidden or excluded since: nothing of it goes to the model; it stays as it was.
             continue;
         }
         let texts =
@@ -217,13 +220,13 @@ async fn detect_in_vault(
         false => Some(otc_kernel::graphing::load(ctx, &view).await?),
     };
     'changes: for change in &changes {
-        let wanted = change.op != "delete" && change.path.ends_with(".md") && view.can_read(&change.path);
+        let wanted = change.op != "delete" && change.path.ends_with(".md") && sendable(&change.path);
         let node = graph.as_ref().filter(|_| wanted).and_then(|g| g.graph.node(&change.path).map(|n| (g, n)));
         let mut pairs: Vec<(String, String)> = Vec::new();
         if let Some((graph, node)) = node {
             for other in graph.graph.outgoing(node).iter().chain(graph.graph.incoming(node)) {
                 let other = graph.graph.name(*other).to_string();
-                if other == change.path || !other.ends_with(".md") || !view.can_read(&other) {
+                if other == change.path || !other.ends_with(".md") || !sendable(&other) {
                     continue;
                 }
                 let pair =

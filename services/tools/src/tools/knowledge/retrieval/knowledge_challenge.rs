@@ -43,6 +43,9 @@ pub struct Output {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Notes that matched but were not sent: the organisation excludes them from egress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress_skipped: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -98,6 +101,10 @@ impl Tool for KnowledgeChallenge {
                 hits.push(h);
             }
         }
+        let egress_skipped = retrieval::keep_egress(ctx, &mut hits).await?;
+        if hits.is_empty() && !egress_skipped.is_empty() {
+            return Err(otc_kernel::egress::all_excluded(ctx.tool, egress_skipped.len()));
+        }
         retrieval::record(&view.vault.name, &hits, true);
         let evidence: Vec<Citation> = hits
             .iter()
@@ -113,6 +120,7 @@ impl Tool for KnowledgeChallenge {
                 evidence,
                 model: None,
                 cost_usd: None,
+                egress_skipped,
             });
         }
         let mut user = format!("Proposal:\n<<<\n{proposal}\n>>>\n\nEvidence:\n");
@@ -159,6 +167,7 @@ impl Tool for KnowledgeChallenge {
             evidence,
             model: Some(reply.model),
             cost_usd: Some((reply.cost_usd * 1_000_000.0).round() / 1_000_000.0),
+            egress_skipped,
         })
     }
 }

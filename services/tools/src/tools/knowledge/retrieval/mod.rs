@@ -321,6 +321,21 @@ pub fn changed_since_days(hit: &Hit) -> f64 {
     ((Utc::now() - hit.mtime).num_minutes().max(0) as f64 / 1440.0 * 10.0).round() / 10.0
 }
 
+/// Leaves out of `hits` the notes the organisation excludes from egress (before anything is
+/// sent to a model); the paths left out, each once.
+pub async fn keep_egress(ctx: &CallContext<'_>, hits: &mut Vec<Hit>) -> Result<Vec<String>, ToolError> {
+    let egress = otc_kernel::egress::for_call(ctx).await?;
+    let mut skipped: Vec<String> = Vec::new();
+    hits.retain(|h| {
+        let out = egress.excludes(&h.path);
+        if out && !skipped.contains(&h.path) {
+            skipped.push(h.path.clone());
+        }
+        !out
+    });
+    Ok(skipped)
+}
+
 /// Records `hits` as the running call's retrievals: in place of what its arms retrieved when
 /// `first`, else after the ones recorded before.
 pub fn record(vault: &str, hits: &[Hit], first: bool) {

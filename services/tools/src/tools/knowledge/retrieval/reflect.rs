@@ -95,6 +95,9 @@ pub struct Output {
     /// Where persist wrote the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persisted_path: Option<String>,
+    /// Notes that matched but were not sent: the organisation excludes them from egress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress_skipped: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -138,7 +141,11 @@ impl Tool for Reflect {
             None => None,
         };
         let request = Request { queries, k, depth: (2 * k).min(20), expand: true, root, ..Request::default() };
-        let found = retrieval::retrieve(ctx, &view, &request).await?;
+        let mut found = retrieval::retrieve(ctx, &view, &request).await?;
+        let egress_skipped = retrieval::keep_egress(ctx, &mut found.hits).await?;
+        if found.hits.is_empty() && !egress_skipped.is_empty() {
+            return Err(otc_kernel::egress::all_excluded(ctx.tool, egress_skipped.len()));
+        }
         retrieval::record(&view.vault.name, &found.hits, true);
         let sources: Vec<Citation> = found
             .hits
@@ -158,6 +165,7 @@ impl Tool for Reflect {
                 model: None,
                 cost_usd: None,
                 persisted_path: None,
+                egress_skipped,
             });
         }
         let task = match input.mode.unwrap_or_default() {
@@ -198,6 +206,7 @@ impl Tool for Reflect {
             model: Some(reply.model),
             cost_usd: Some((reply.cost_usd * 1_000_000.0).round() / 1_000_000.0),
             persisted_path,
+            egress_skipped,
         })
     }
 }

@@ -368,7 +368,16 @@ impl Tool for LintWiki {
                     Some(judge) => {
                         let max = bounded(input.max_judge_calls, 10, 1..=100, "max_judge_calls")?;
                         let near = proposals.iter_mut().filter(|p| p.kind == Check::NearDuplicate).take(max);
-                        if let Some(reason) = judge_pairs(ctx, &view, judge, near, &mut judge_verdicts).await? {
+                        let (failed, excluded) = judge_pairs(ctx, &view, judge, near, &mut judge_verdicts).await?;
+                        if excluded > 0 {
+                            skipped.push(Skipped {
+                                check: "judge",
+                                reason: format!(
+                                    "{excluded} pair(s) left unjudged: a page of each is excluded from egress"
+                                ),
+                            });
+                        }
+                        if let Some(reason) = failed {
                             skipped.push(Skipped { check: "judge", reason });
                         }
                     }
@@ -455,18 +464,25 @@ impl Tool for LintWiki {
 
 /// Asks the judge about each near-duplicate proposal (its subject against its related page),
 /// setting its verdict and counting it. The reason comes back when a call failed (the rest are
-/// then left unjudged).
+/// then left unjudged), with how many pairs were left unjudged because a page of theirs is
+/// excluded from egress (never sent).
 async fn judge_pairs<'p>(
     ctx: &CallContext<'_>,
     view: &View,
     judge: &crate::tools::knowledge::wiki::judge::Judge,
     proposals: impl Iterator<Item = &'p mut Proposal>,
     counts: &mut BTreeMap<String, usize>,
-) -> Result<Option<String>, ToolError> {
+) -> Result<(Option<String>, usize), ToolError> {
     let tool = ctx.tool;
     use crate::tools::knowledge::wiki::judge::Side;
+    let egress = otc_kernel::egress::for_call(ctx).await?;
+    let mut excluded = 0;
     for p in proposals {
         let Some(other) = p.related.first() else { continue };
+        if egress.excludes(&p.subject) || egress.excludes(other) {
+            excluded += 1;
+            continue;
+        }
         let (Some((_, a)), Some((_, b))) = (
             writing::current_text(ctx, view.vault.id, &p.subject).await?,
             writing::current_text(ctx, view.vault.id, other).await?,
@@ -481,11 +497,11 @@ async fn judge_pairs<'p>(
             }
             Err(e) => {
                 tracing::warn!(tool, error = %otc_errors::error_chain(&e), "the judge gave no verdict");
-                return Ok(Some(e.reason()));
+                return Ok((Some(e.reason()), excluded));
             }
         }
     }
-    Ok(None)
+    Ok((None, excluded))
 }
 
 /// Pairs of pages whose mean chunk vectors are at least `floor` alike, each pair once, most
