@@ -27,6 +27,18 @@ struct Reference {
     packaged: Vec<f32>,
 }
 
+/// Whether the CPU multiplies int8 with VNNI (the instructions the reference vectors came from).
+fn vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512vnni") || std::arch::is_x86_feature_detected!("avxvnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        true
+    }
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(a, b)| a * b).sum()
 }
@@ -49,9 +61,13 @@ async fn matches_the_reference_pipeline() {
     let texts: Vec<String> = references.iter().map(|r| r.text.clone()).collect();
     let got = embedder.embed(uuid::Uuid::nil(), &texts).await.expect("embeds");
     assert_eq!(got.vectors.len(), references.len());
+    // ONNX Runtime's integer products match the reference exactly where the CPU has VNNI; with
+    // AVX2 alone its u8s8 kernel saturates 16-bit sums and the vectors drift a little (0.989 to
+    // the reference on AMD EPYC machines without VNNI), still held to the packaged model below.
+    let floor = if vnni() { 0.9999 } else { 0.98 };
     for (r, v) in references.iter().zip(&got.vectors) {
         let reference = cosine(&r.vector, v);
-        assert!(reference > 0.9999, "{:?}: cosine {reference} to the reference", r.text);
+        assert!(reference > floor, "{:?}: cosine {reference} to the reference", r.text);
         // Integer products stay close to the packaged model's float ones (0.988 at worst).
         let packaged = cosine(&r.packaged, v);
         assert!(packaged > 0.98, "{:?}: cosine {packaged} to the packaged model", r.text);

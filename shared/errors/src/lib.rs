@@ -367,10 +367,6 @@ pub const NOT_RAISED: &[(ErrorCode, &str)] = &[
         ErrorCode::CommandNotAllowlisted,
         "This hosted server runs no Obsidian commands (there is no app to run them in), so there is no allowlist to miss.",
     ),
-    (
-        ErrorCode::EgressExcluded,
-        "No egress exclusion is configured yet: nothing is refused for it (notes are sent to a model only as each tool describes).",
-    ),
     (ErrorCode::ExecuteCommandDisabled, "No command execution exists here to be turned off."),
     (
         ErrorCode::PathAmbiguous,
