@@ -599,8 +599,17 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&ctx)?;
         let cursor = request.and_then(|r| r.cursor);
         let page = self.dispatcher.list_resources(&caller, cursor.as_deref()).await.map_err(|e| resource_error(&e))?;
-        let mut result =
-            ListResourcesResult::with_all_items(page.resources.into_iter().map(resource_to_wire).collect());
+        let mut items: Vec<Resource> = page.resources.into_iter().map(resource_to_wire).collect();
+        // The catalogue comes after the notes, on the last page.
+        if page.next_cursor.is_none() {
+            items.push(
+                Resource::new(otc_kernel::resources::CATALOG_URI, "catalog")
+                    .with_title("Tool catalogue")
+                    .with_description("Every tool you may call, with its domain, tags, scopes and description.")
+                    .with_mime_type(otc_kernel::resources::CATALOG_MIME_TYPE),
+            );
+        }
+        let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = page.next_cursor;
         if let Some((ttl, scope)) = self.cache_hints(&ctx) {
             result = result.with_ttl_ms(ttl).with_cache_scope(scope);

@@ -20,6 +20,11 @@ use crate::{CallContext, Caller, Dispatcher, ResponseFormat};
 pub const SCOPES: &[&str] = &["read:notes"];
 /// The MIME type of a note resource.
 pub const MIME_TYPE: &str = "text/markdown";
+/// The catalogue as a resource: every tool this caller may list (hidden tags and scopes
+/// applied as for tools/list), by name, with its title, domain, tags, scopes and description.
+pub const CATALOG_URI: &str = "obsidian-tc://catalog";
+/// The catalogue resource's MIME type.
+pub const CATALOG_MIME_TYPE: &str = "application/json";
 /// What resources/list and resources/read are called in logs and cursors.
 const LIST: &str = "resources/list";
 const READ: &str = "resources/read";
@@ -295,6 +300,24 @@ impl Dispatcher {
         Ok(changes)
     }
 
+    /// The catalogue resource's text for `caller`.
+    pub fn catalog(&self, caller: &Caller) -> String {
+        let tools: Vec<Value> = otc_catalog::facade::listed(&self.registry, &self.settings, Some(&caller.scopes))
+            .into_iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name(),
+                    "title": t.spec.title,
+                    "domain": t.spec.domain.as_str(),
+                    "tags": t.tags,
+                    "scopes": t.spec.scopes,
+                    "description": t.spec.description,
+                })
+            })
+            .collect();
+        serde_json::json!({"tools": tools}).to_string()
+    }
+
     fn resource_context<'a>(&'a self, tool: &'static str, caller: &'a Caller, args: &'a Value) -> CallContext<'a> {
         CallContext {
             tool,
@@ -320,6 +343,13 @@ impl Dispatcher {
     /// response format is concise), refused with overflow when the raw note is larger than the
     /// response ceiling.
     pub async fn read_resource(&self, caller: &Caller, uri: &str) -> Result<ResourceText, ToolError> {
+        if uri == CATALOG_URI {
+            return Ok(ResourceText {
+                uri: CATALOG_URI.into(),
+                mime_type: CATALOG_MIME_TYPE,
+                text: self.catalog(caller),
+            });
+        }
         let args = Value::Null;
         let ctx = self.resource_context(READ, caller, &args);
         let read = async {

@@ -45,7 +45,10 @@ fn uri(vault: &str, path: &str) -> String {
     otc_kernel::citations::note_uri(vault, path)
 }
 
-/// Every page of resources/list over raw JSON-RPC, as (uri, resource).
+const CATALOG: &str = otc_kernel::resources::CATALOG_URI;
+
+/// Every note of every page of resources/list over raw JSON-RPC, as (uri, resource); the last
+/// page ends with the catalogue, which is left out.
 async fn list_all(app: &TestApp, token: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
@@ -60,7 +63,11 @@ async fn list_all(app: &TestApp, token: &str) -> Vec<(String, Value)> {
         }
         match page["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_string()),
-            None => return out,
+            None => {
+                let (last, _) = out.pop().expect("the catalogue ends the listing");
+                assert_eq!(last, CATALOG);
+                return out;
+            }
         }
     }
 }
@@ -96,8 +103,9 @@ async fn the_python_sdk_lists_and_reads_note_resources_and_the_acl_holds() {
     assert!(out["capabilities"].get("resources").is_some(), "resources are advertised: {out}");
     let listed: Vec<&str> =
         out["results"][0]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    let expected = [uri("Notes", "Open/A.md"), uri("Notes", ODD), uri("Notes", "Top.md"), uri("Work", "W.md")];
-    assert_eq!(listed, expected, "readable notes only, in (vault, path) order");
+    let expected =
+        [uri("Notes", "Open/A.md"), uri("Notes", ODD), uri("Notes", "Top.md"), uri("Work", "W.md"), CATALOG.into()];
+    assert_eq!(listed, expected, "readable notes only, in (vault, path) order, then the catalogue");
     let first = &out["results"][0]["resources"][0];
     assert_eq!(first["mimeType"], "text/markdown");
     assert_eq!(first["name"], "Open/A.md");
@@ -138,8 +146,10 @@ async fn a_vault_bound_token_stays_on_its_vault() {
     .await;
     let listed: Vec<&str> =
         out["results"][0]["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    assert!(listed.iter().all(|u| u.starts_with("obsidian-tc://Notes/")), "{listed:?}");
-    assert_eq!(listed.len(), 3);
+    assert_eq!(listed.last(), Some(&CATALOG), "{listed:?}");
+    let notes = &listed[..listed.len() - 1];
+    assert!(notes.iter().all(|u| u.starts_with("obsidian-tc://Notes/")), "{listed:?}");
+    assert_eq!(notes.len(), 3);
     assert_eq!(out["results"][1]["error"]["data"]["code"], "note_not_found", "{}", out["results"][1]);
     assert_eq!(out["results"][2]["contents"][0]["text"], "top\n");
     let batch = &out["results"][3]["structuredContent"]["resources"];
@@ -219,5 +229,30 @@ async fn resources_list_pages_and_bound_vault_only_keeps_to_the_default_vault() 
     let bogus = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {"cursor": "bogus"}});
     let (_, text) = rpc_raw(&app, "/mcp", Some(&bound), &[], bogus).await;
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["error"]["code"], -32602, "{text}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_catalogue_is_a_resource_of_the_tools_the_caller_may_list() {
+    let (app, tenant, token) = setup(|c| c.tool_visibility.hidden_tags = vec!["admin".into()]).await;
+    let read_catalog = async |token: &str| -> Value {
+        let contents = read(&app, token, CATALOG).await.expect("the catalogue reads");
+        assert_eq!(contents["mimeType"], "application/json");
+        serde_json::from_str(contents["text"].as_str().unwrap()).unwrap()
+    };
+    let all = read_catalog(&token).await;
+    let names: Vec<&str> = all["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.len() > 100, "{}", names.len());
+    let read_note = all["tools"].as_array().unwrap().iter().find(|t| t["name"] == "read_note").unwrap();
+    assert_eq!(read_note["scopes"], json!(["read:notes"]), "{read_note}");
+    assert!(read_note["description"].as_str().is_some_and(|d| !d.is_empty()));
+    // A hidden tag's tools are not in it, as not in tools/list; nor what the scopes cannot call.
+    assert!(all["tools"].as_array().unwrap().iter().all(|t| !t["tags"].as_array().unwrap().contains(&json!("admin"))));
+    assert!(!names.contains(&"get_server_config"), "{names:?}");
+    let (reader, _) = tenant.token(&app.store, "read:notes", false, None).await;
+    let theirs = read_catalog(&reader).await;
+    let theirs: Vec<&str> = theirs["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(theirs.contains(&"read_note") && !theirs.contains(&"write_note"), "{theirs:?}");
+    assert!(theirs.len() < names.len());
     app.stop().await;
 }
