@@ -322,7 +322,7 @@ fn import_refused(e: otc_kernel::export::import::ImportError) -> ApiError {
         E::Store(StoreError::Quota(q)) | E::Index(otc_indexer::IndexError::Store(StoreError::Quota(q))) => {
             ApiError::from_tool(otc_kernel::quota_exceeded(&q))
         }
-        E::Store(e @ (StoreError::Invalid { .. } | StoreError::Conflict { .. })) => refused("")(e),
+        E::Store(e @ StoreError::Invalid { .. }) => refused("")(e),
         E::Io(e) => {
             tracing::warn!(error = %crate::error_chain(&e), "an import's body stopped");
             ApiError::from_tool(ToolError::with_message(

@@ -64,24 +64,8 @@ pub async fn accept(State(state): State<AppState>, bytes: Bytes) -> Result<Json<
     tx.commit().await.map_err(store_err)?;
     tracing::info!(tenant = %tenant.id, invitation = %accepted.id, "invitation accepted");
     // In the tenant's trail as the person it made an admin (there was no caller before).
-    state.dispatcher.services.audit.record(
-        tenant.id,
-        otc_store::AuditRecord {
-            id: uuid::Uuid::now_v7(),
-            at: chrono::Utc::now(),
-            principal_id: Some(principal.id),
-            principal_name: Some(accepted.email.clone()),
-            client_name: None,
-            surface: "v1".into(),
-            class: Some(crate::rate_limit::V1_CLASS.into()),
-            action: "POST /v1/invitations/accept".into(),
-            vault: None,
-            paths: Vec::new(),
-            outcome: "ok".into(),
-            duration_us: 0,
-            episode: None,
-        },
-    );
+    let audit = &state.dispatcher.services.audit;
+    crate::v1_audit::record_open(audit, tenant.id, Some(principal.id), &accepted.email, "POST /v1/invitations/accept");
     Ok(Json(InvitationAccepted {
         tenant: tenant.slug,
         principal: accepted.email,

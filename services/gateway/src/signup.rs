@@ -98,24 +98,7 @@ pub async fn sign_up(State(state): State<AppState>, bytes: Bytes) -> Result<Json
     let invitation = invitation.expect("a sign-up invites its first admin");
     tracing::info!(tenant = %tenant.id, "a tenant signed up");
     // The tenant's trail starts with its sign-up.
-    services.audit.record(
-        tenant.id,
-        otc_store::AuditRecord {
-            id: uuid::Uuid::now_v7(),
-            at: Utc::now(),
-            principal_id: None,
-            principal_name: Some(email),
-            client_name: None,
-            surface: "v1".into(),
-            class: Some(crate::rate_limit::V1_CLASS.into()),
-            action: "POST /v1/signup".into(),
-            vault: None,
-            paths: Vec::new(),
-            outcome: "ok".into(),
-            duration_us: 0,
-            episode: None,
-        },
-    );
+    crate::v1_audit::record_open(&services.audit, tenant.id, None, &email, "POST /v1/signup");
     Ok(Json(SignedUp {
         tenant: tenant.slug,
         invitation: invitation.code,

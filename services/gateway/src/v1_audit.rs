@@ -150,3 +150,32 @@ pub async fn export(
     }
     Ok(response)
 }
+
+/// Records a /v1 request that came with no credential (an organisation signed up, an
+/// invitation accepted) in `tenant`'s trail, as the person it was for.
+pub(crate) fn record_open(
+    audit: &otc_kernel::audit_writer::Audit,
+    tenant: uuid::Uuid,
+    principal_id: Option<uuid::Uuid>,
+    principal_name: &str,
+    action: &str,
+) {
+    audit.record(
+        tenant,
+        otc_store::AuditRecord {
+            id: uuid::Uuid::now_v7(),
+            at: chrono::Utc::now(),
+            principal_id,
+            principal_name: Some(principal_name.to_string()),
+            client_name: None,
+            surface: "v1".into(),
+            class: Some(crate::rate_limit::V1_CLASS.into()),
+            action: action.into(),
+            vault: None,
+            paths: Vec::new(),
+            outcome: "ok".into(),
+            duration_us: 0,
+            episode: None,
+        },
+    );
+}

@@ -426,12 +426,15 @@ impl Embedding {
                 .map(str::to_string)
                 .collect()
         };
+        // Notes excluded from egress are never sent: their chunks stay without vectors.
+        let egress =
+            otc_vault::egress::Exclusion::of(&self.settings.egress_exclude_paths, &tx.egress_exclude_paths().await?);
         let mut budget = self.settings.batch_chunks;
         let mut finished = Vec::new();
         let mut all_done = true;
         let mut made = Vec::new();
         for (model, embedder) in &sets {
-            let (filled, done) = self.fill(tx, tenant, vault, model, embedder, &changed, &mut budget).await?;
+            let (filled, done) = self.fill(tx, tenant, vault, model, embedder, &changed, &egress, &mut budget).await?;
             made.extend(filled);
             all_done &= done;
         }
@@ -458,7 +461,7 @@ impl Embedding {
             }
             let after = job.payload.get("after").and_then(|a| a.as_str()).unwrap_or_default().to_string();
             let paths = tx.note_paths_after(vault, &after, self.settings.backfill_notes).await?;
-            let (filled, done) = self.fill(tx, tenant, vault, &model, embedder, &paths, &mut budget).await?;
+            let (filled, done) = self.fill(tx, tenant, vault, &model, embedder, &paths, &egress, &mut budget).await?;
             made.extend(filled);
             if !done {
                 continue; // the same notes again next pass, the rest of their chunks
@@ -498,9 +501,9 @@ impl Embedding {
         Ok(report)
     }
 
-    /// Makes the vectors of `paths`' chunks that have none for `model`, at most `budget` of
-    /// them (from the cache, else the embedder), without storing them. Returns them, if any,
-    /// and whether none was left for lack of budget.
+    /// Makes the vectors of `paths`' chunks that have none for `model` (but those `egress`
+    /// excludes), at most `budget` of them (from the cache, else the embedder), without storing
+    /// them. Returns them, if any, and whether none was left for lack of budget.
     #[allow(clippy::too_many_arguments)]
     async fn fill(
         &self,
@@ -510,11 +513,9 @@ impl Embedding {
         model: &str,
         embedder: &SharedEmbedder,
         paths: &[String],
+        egress: &otc_vault::egress::Exclusion,
         budget: &mut usize,
     ) -> Result<(Option<Filled>, bool), EmbedFailure> {
-        // Notes excluded from egress are never sent: their chunks stay without vectors.
-        let egress =
-            otc_vault::egress::Exclusion::of(&self.settings.egress_exclude_paths, &tx.egress_exclude_paths().await?);
         let kept: Vec<String>;
         let paths = if egress.is_empty() {
             paths

@@ -40,6 +40,17 @@ pub enum CreateError {
     Store(#[from] StoreError),
 }
 
+/// Whether an invitation for `email` lasting `days` may be made.
+fn check_invitation(email: &str, days: u32) -> Result<(), CreateError> {
+    if !email.contains('@') || email.len() > 320 || email.chars().any(char::is_control) {
+        return Err(CreateError::BadEmail(email.to_string()));
+    }
+    if !(1..=90).contains(&days) {
+        return Err(CreateError::BadDays);
+    }
+    Ok(())
+}
+
 /// Invites `email` to administer `tenant` for `days`: a single-use code, shown once.
 pub async fn invite(
     store: &Store,
@@ -47,12 +58,7 @@ pub async fn invite(
     email: &str,
     days: u32,
 ) -> Result<otc_store::invitations::IssuedInvitation, CreateError> {
-    if !email.contains('@') || email.len() > 320 || email.chars().any(char::is_control) {
-        return Err(CreateError::BadEmail(email.to_string()));
-    }
-    if !(1..=90).contains(&days) {
-        return Err(CreateError::BadDays);
-    }
+    check_invitation(email, days)?;
     let scopes = otc_auth::parse_scopes(INVITED_SCOPES).expect("the invitation's scopes parse");
     let expires_at = Utc::now() + chrono::Duration::days(i64::from(days));
     let mut tx = store.begin(tenant).await?;
@@ -68,10 +74,9 @@ pub async fn create_tenant(
     name: &str,
     first_admin: Option<(&str, u32)>,
 ) -> Result<(otc_store::Tenant, Option<otc_store::invitations::IssuedInvitation>), CreateError> {
-    if let Some((email, days)) = first_admin
-        && (!email.contains('@') || email.len() > 320 || !(1..=90).contains(&days))
-    {
-        return Err(if (1..=90).contains(&days) { CreateError::BadEmail(email.into()) } else { CreateError::BadDays });
+    // Checked before the tenant is made, so a refused invitation leaves no tenant without one.
+    if let Some((email, days)) = first_admin {
+        check_invitation(email, days)?;
     }
     let tenant = store.create_tenant(slug, name).await.map_err(|e| match e {
         StoreError::Conflict { .. } => CreateError::Taken(slug.to_string()),
@@ -175,8 +180,31 @@ pub async fn purge_tenant(store: &Store, tenant: Uuid) -> Result<(), StoreError>
     tx.commit().await
 }
 
-/// Rows erased per transaction.
+/// Rows a transaction of the erasure deletes at most (cascades aside).
 const ERASE_BATCH: i32 = 5_000;
+
+/// Deletes the rows of `vault` (None: the whole tenant) in every table, batch by batch: how
+/// many, and false when `deadline` came first (the next pass goes on).
+pub async fn erase_rows(
+    store: &Store,
+    tenant: Uuid,
+    vault: Option<Uuid>,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<(i64, bool), StoreError> {
+    let mut rows = 0;
+    loop {
+        let mut tx = store.begin(tenant).await?;
+        let deleted = tx.erase_rows(vault, ERASE_BATCH).await?;
+        tx.commit().await?;
+        rows += deleted;
+        if deleted == 0 {
+            return Ok((rows, true));
+        }
+        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+            return Ok((rows, false));
+        }
+    }
+}
 
 /// How far [`erase_deleted_vault`] got.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -197,18 +225,9 @@ pub async fn erase_deleted_vault(
     vault: Uuid,
     deadline: Option<tokio::time::Instant>,
 ) -> Result<VaultErasure, Box<dyn std::error::Error + Send + Sync>> {
-    let mut done = VaultErasure::default();
-    loop {
-        let mut tx = store.begin(tenant).await?;
-        let deleted = tx.erase_rows(Some(vault), ERASE_BATCH).await?;
-        tx.commit().await?;
-        done.rows += deleted;
-        if deleted == 0 {
-            break;
-        }
-        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-            return Ok(done);
-        }
+    let (rows, finished) = erase_rows(store, tenant, Some(vault), deadline).await?;
+    if !finished {
+        return Ok(VaultErasure { rows, keys: 0, finished });
     }
     let mut tx = store.begin(tenant).await?;
     tx.drop_deleted_vault(vault).await?;
@@ -216,7 +235,6 @@ pub async fn erase_deleted_vault(
     // grace period), as any unreferenced blob does.
     tx.request_upkeep(otc_store::upkeep::SWEEP).await?;
     tx.commit().await?;
-    done.keys = kv.delete_naming(&vault.to_string()).await?;
-    done.finished = true;
-    Ok(done)
+    let keys = kv.delete_naming(&vault.to_string()).await?;
+    Ok(VaultErasure { rows, keys, finished: true })
 }

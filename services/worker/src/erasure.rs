@@ -8,9 +8,6 @@ use otc_kv::Kv;
 use otc_store::Store;
 use uuid::Uuid;
 
-/// Rows a transaction of the erasure deletes at most (cascades aside).
-const ROWS_PER_BATCH: i32 = 5_000;
-
 /// What one erase pass did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ErasureReport {
@@ -51,7 +48,9 @@ pub async fn erase_due(
     let past = |deadline: Option<tokio::time::Instant>| deadline.is_some_and(|d| tokio::time::Instant::now() >= d);
 
     if due.tenant {
-        if !erase_rows(store, tenant, None, &mut report, deadline).await? {
+        let (rows, finished) = otc_kernel::lifecycle::erase_rows(store, tenant, None, deadline).await?;
+        report.rows += rows;
+        if !finished {
             return Ok(report);
         }
         report.objects += blobs.erase_tenant(tenant).await?;
@@ -86,27 +85,4 @@ pub async fn erase_due(
     tx.commit().await?;
     report.finished = true;
     Ok(report)
-}
-
-/// Deletes the rows of `vault` (None: the whole tenant) batch by batch; false when the
-/// deadline came first.
-async fn erase_rows(
-    store: &Store,
-    tenant: Uuid,
-    vault: Option<Uuid>,
-    report: &mut ErasureReport,
-    deadline: Option<tokio::time::Instant>,
-) -> Result<bool, BoxError> {
-    loop {
-        let mut tx = store.begin(tenant).await?;
-        let deleted = tx.erase_rows(vault, ROWS_PER_BATCH).await?;
-        tx.commit().await?;
-        report.rows += deleted;
-        if deleted == 0 {
-            return Ok(true);
-        }
-        if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-            return Ok(false);
-        }
-    }
 }

@@ -69,7 +69,7 @@ pub enum ImportError {
     /// An entry is larger than the import takes.
     #[error("{path}: {size} bytes, more than the {limit} an import takes for one file")]
     TooLarge { path: String, size: u64, limit: u64 },
-    /// A vault of that name is there already.
+    /// A vault of that name is there already (live, or deleted and not erased yet).
     #[error("the tenant already has a vault named {0}")]
     Exists(String),
     #[error("the archive: {0}")]
@@ -195,10 +195,10 @@ async fn read_all<R: AsyncRead + Unpin>(
     for (prefix, old) in exported {
         let wanted = name.unwrap_or(&old.name);
         let mut tx = deps.store.begin(tenant).await?;
-        if tx.vault_by_name(wanted).await?.is_some() {
-            return Err(ImportError::Exists(wanted.to_string()));
-        }
-        let vault = tx.create_vault(wanted).await?;
+        let vault = tx.create_vault(wanted).await.map_err(|e| match e {
+            StoreError::Conflict { .. } => ImportError::Exists(wanted.to_string()),
+            other => other.into(),
+        })?;
         tx.commit().await?;
         made.push(vault.clone());
         imported.vaults.push(vault.name.clone());
@@ -229,7 +229,7 @@ async fn read_all<R: AsyncRead + Unpin>(
             flush(deps, tenant, &mut pending, &mut imported).await?;
             let table = EXPORTED
                 .iter()
-                .find(|t| table.strip_prefix(t.table).is_some_and(|rest| is_chunk_suffix(rest)))
+                .find(|t| table.strip_prefix(t.table).is_some_and(is_chunk_suffix))
                 .ok_or_else(|| ImportError::Archive(format!("{}: not a table an export carries", entry.path)))?;
             let chunk = reader.content(&entry, MAX_DOCUMENT_BYTES).await?;
             rows(deps, tenant, &target, table, &chunk, &mut imported).await?;
