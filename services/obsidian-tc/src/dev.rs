@@ -71,8 +71,17 @@ pub async fn run(sources: Sources, args: DevArgs) -> anyhow::Result<ExitCode> {
     if loaded.origin("mcp.confirm_in_client").is_none() {
         loaded.config.mcp.confirm_in_client = true;
     }
+    // A vault folder with a wiki/ folder keeps its wiki there (the wiki tools and the generated
+    // index and log pages), unless the configuration names another.
+    let wiki_found = loaded.origin("wiki.folder").is_none() && vault_dir.join("wiki").is_dir();
+    if wiki_found {
+        loaded.config.wiki.folder = Some("wiki".into());
+    }
     let config = loaded.config.clone();
     let telemetry = otc_telemetry::init(&config.telemetry)?;
+    if wiki_found {
+        tracing::info!("the vault's wiki/ folder is its wiki (set wiki.folder to use another)");
+    }
     for unknown in &loaded.unknown_keys {
         tracing::warn!("{unknown} (ignored)");
     }
