@@ -7,6 +7,9 @@
 //!   it from the answer on, and it is erased after `lifecycle.deletion_grace_hours`.
 //! - `POST /v1/admin/vaults/{vault}/restore`: brings a deleted one back as it was.
 //! - `POST /v1/admin/vaults/{vault}/purge`: erases a deleted one at the next erase pass.
+//! - `PUT /v1/admin/vaults/{vault}/read-only` `{reason?}`: puts the vault on hold (maintenance, a
+//!   legal hold): every write to it, through MCP or /v1, answers `read_only_mode` within
+//!   `read_only.refresh_ms`, and it cannot be renamed, deleted or purged; `DELETE` lifts it.
 //! - `GET /v1/admin/vaults/{vault}/export` (`admin:export`): the vault as a tar archive.
 //! - `POST /v1/admin/imports[?name=N]` (`admin:vaults`), a tar body: an export (a vault's, as
 //!   a new vault named N or its own name; or a whole tenant's, each vault under its own name)
@@ -14,6 +17,8 @@
 //!
 //! `{vault}` is a name or an id. Every mutation takes an `Idempotency-Key` header; every call is
 //! audited and rate-limited as each /v1 route is. Another tenant's vaults answer as missing ones.
+//! While the deployment or the tenant is read-only every change but a vault's hold answers
+//! `read_only`; a held vault cannot be renamed or deleted (`read_only_mode`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -41,6 +46,32 @@ pub struct AdminVault {
     /// When a deleted vault is erased (from then on, at the next erase pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purge_after: Option<DateTime<Utc>>,
+    /// A live vault's hold: its writes are refused (`read_only_mode`) until it is lifted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<ReadOnlyHold>,
+}
+
+/// A hold on writes (the tenant's or a vault's).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ReadOnlyHold {
+    pub since: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl From<otc_store::read_only::Hold> for ReadOnlyHold {
+    fn from(hold: otc_store::read_only::Hold) -> Self {
+        ReadOnlyHold { since: hold.since, reason: hold.reason }
+    }
+}
+
+/// PUT /v1/admin/vaults/{vault}/read-only: why (shown to every writer refused).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldInput {
+    /// Up to 500 characters.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// GET /v1/admin/vaults
@@ -60,7 +91,14 @@ pub struct VaultName {
 }
 
 fn live(v: otc_store::Vault) -> AdminVault {
-    AdminVault { id: v.id, name: v.name, created_at: Some(v.created_at), deleted_at: None, purge_after: None }
+    AdminVault {
+        id: v.id,
+        name: v.name,
+        created_at: Some(v.created_at),
+        deleted_at: None,
+        purge_after: None,
+        read_only: None,
+    }
 }
 
 fn deleted(v: otc_store::DeletedVault) -> AdminVault {
@@ -70,11 +108,18 @@ fn deleted(v: otc_store::DeletedVault) -> AdminVault {
         created_at: None,
         deleted_at: Some(v.deleted_at),
         purge_after: Some(v.purge_after),
+        read_only: None,
     }
 }
 
 fn tenant_admin(caller: &Caller) -> Result<(), ApiError> {
     crate::auth::tenant_admin(caller, SCOPE, "manage the tenant's vaults")
+}
+
+/// Refuses a change to the tenant's vaults (to `vault`'s, when it names one) while a hold is on.
+pub(crate) async fn writable(state: &AppState, caller: &Caller, vault: Option<&str>) -> Result<(), ApiError> {
+    let services = &state.dispatcher.services;
+    services.read_only.check_write(&services.store, caller.tenant_id, vault).await.map_err(ApiError::from_tool)
 }
 
 /// A store refusal as the admin API answers it: a missing vault as vault_not_found (another
@@ -120,9 +165,14 @@ pub async fn list(
     let mut tx = store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
     let vaults = tx.list_vaults().await.map_err(|e| ApiError::from_store(&e))?;
     let gone = tx.deleted_vaults().await.map_err(|e| ApiError::from_store(&e))?;
+    let mut holds = tx.read_only_holds().await.map_err(|e| ApiError::from_store(&e))?.vaults;
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+    let with_hold = |v: otc_store::Vault| {
+        let hold = holds.iter().position(|(id, _, _)| *id == v.id).map(|at| holds.swap_remove(at).2.into());
+        AdminVault { read_only: hold, ..live(v) }
+    };
     Ok(Json(AdminVaults {
-        vaults: vaults.into_iter().map(live).collect(),
+        vaults: vaults.into_iter().map(with_hold).collect(),
         deleted: gone.into_iter().map(deleted).collect(),
     }))
 }
@@ -135,6 +185,7 @@ pub async fn create(
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
     let input: VaultName = body(&bytes)?;
+    writable(&state, &caller, None).await?;
     let services = &state.dispatcher.services;
     crate::idempotent::keyed(&state, &caller, &headers, "admin_vault_create", json!(input), |_| async {
         let made = otc_kernel::lifecycle::create_vault(&services.store, caller.tenant_id, &input.name)
@@ -155,6 +206,7 @@ pub async fn rename(
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
     let input: VaultName = body(&bytes)?;
+    writable(&state, &caller, Some(&vault)).await?;
     let services = &state.dispatcher.services;
     let operation = format!("admin_vault_rename {vault}");
     crate::idempotent::keyed(&state, &caller, &headers, &operation, json!(input), |_| async {
@@ -177,6 +229,7 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
+    writable(&state, &caller, Some(&vault)).await?;
     let services = &state.dispatcher.services;
     let grace = services.config.lifecycle.deletion_grace();
     let operation = format!("admin_vault_delete {vault}");
@@ -191,6 +244,7 @@ pub async fn delete(
             created_at: Some(gone.created_at),
             deleted_at: Some(Utc::now()),
             purge_after: Some(purge_after),
+            read_only: None,
         })
     })
     .await
@@ -204,6 +258,7 @@ pub async fn restore(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
+    writable(&state, &caller, None).await?;
     let services = &state.dispatcher.services;
     let operation = format!("admin_vault_restore {vault}");
     crate::idempotent::keyed(&state, &caller, &headers, &operation, Value::Null, |_| async {
@@ -223,6 +278,7 @@ pub async fn purge(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
+    writable(&state, &caller, None).await?;
     let services = &state.dispatcher.services;
     let operation = format!("admin_vault_purge {vault}");
     crate::idempotent::keyed(&state, &caller, &headers, &operation, Value::Null, |_| async {
@@ -230,6 +286,62 @@ pub async fn purge(
             .await
             .map_err(refused(&vault))?;
         answer(AdminVault { purge_after: Some(Utc::now()), ..deleted(gone) })
+    })
+    .await
+    .map(Json)
+}
+
+/// `PUT /v1/admin/vaults/{vault}/read-only`: puts the vault on hold.
+pub async fn hold(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    let input: HoldInput = if bytes.is_empty() { HoldInput::default() } else { body(&bytes)? };
+    set_hold(&state, &caller, &vault, &headers, Some(input)).await
+}
+
+/// `DELETE /v1/admin/vaults/{vault}/read-only`: lifts the vault's hold.
+pub async fn lift(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(vault): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    tenant_admin(&caller)?;
+    set_hold(&state, &caller, &vault, &headers, None).await
+}
+
+async fn set_hold(
+    state: &AppState,
+    caller: &Caller,
+    vault: &str,
+    headers: &HeaderMap,
+    hold: Option<HoldInput>,
+) -> Result<Json<Value>, ApiError> {
+    let services = &state.dispatcher.services;
+    let operation = format!("admin_vault_hold {vault}");
+    crate::idempotent::keyed(state, caller, headers, &operation, json!(hold), |_| async {
+        let store_err = |e: StoreError| match e {
+            StoreError::Invalid { .. } => ApiError::from_tool(
+                ToolError::with_message(ErrorCode::InvalidInput, "a reason is at most 500 characters, with no control characters")
+                    .detail("field", "reason"),
+            ),
+            other => refused(vault)(other),
+        };
+        let mut tx = services.store.begin(caller.tenant_id).await.map_err(store_err)?;
+        let found = tx.vault_by_name_or_id(vault).await.map_err(store_err)?;
+        let found = found.ok_or_else(|| refused(vault)(StoreError::NotFound("vault".into())))?;
+        let reason = hold.as_ref().map(|h| h.reason.as_deref());
+        tx.set_vault_read_only(found.id, reason).await.map_err(store_err)?;
+        let held = tx.read_only_holds().await.map_err(store_err)?;
+        tx.commit().await.map_err(store_err)?;
+        services.read_only.forget(caller.tenant_id);
+        let hold = held.vaults.into_iter().find(|(id, _, _)| *id == found.id).map(|(_, _, h)| h.into());
+        answer(AdminVault { read_only: hold, ..live(found) })
     })
     .await
     .map(Json)
@@ -345,6 +457,7 @@ pub async fn import(
     body: axum::body::Body,
 ) -> Result<Json<Value>, ApiError> {
     tenant_admin(&caller)?;
+    writable(&state, &caller, None).await?;
     let services = &state.dispatcher.services;
     let operation = "admin_vault_import";
     crate::idempotent::keyed(&state, &caller, &headers, operation, json!(query), |_| async {

@@ -187,6 +187,22 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Json(s!(admin_vaults::AdminVault)),
         ),
         route(
+            "PUT",
+            "/v1/admin/vaults/{vault}/read-only",
+            scopes::VAULTS,
+            None,
+            Body::Json(s!(admin_vaults::HoldInput)),
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
+            "DELETE",
+            "/v1/admin/vaults/{vault}/read-only",
+            scopes::VAULTS,
+            None,
+            Body::None,
+            Body::Json(s!(admin_vaults::AdminVault)),
+        ),
+        route(
             "GET",
             "/v1/admin/vaults/{vault}/export",
             scopes::EXPORT,

@@ -131,6 +131,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/vaults/{vault}", axum::routing::patch(admin_vaults::rename).delete(admin_vaults::delete))
         .route("/v1/admin/vaults/{vault}/restore", post(admin_vaults::restore))
         .route("/v1/admin/vaults/{vault}/purge", post(admin_vaults::purge))
+        .route("/v1/admin/vaults/{vault}/read-only", axum::routing::put(admin_vaults::hold).delete(admin_vaults::lift))
         .route("/v1/admin/vaults/{vault}/export", get(admin_vaults::export))
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))

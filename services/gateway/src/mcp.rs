@@ -28,6 +28,9 @@ use serde_json::Value;
 use crate::native_tasks;
 use crate::request_state::{self, Refusal};
 
+/// How long a tool waits for the client's model (sampling) before it goes on without it.
+const SAMPLE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// One MCP endpoint: a surface of the catalogue for the caller the transport authenticated.
 #[derive(Clone)]
 pub struct McpServer {
@@ -75,6 +78,40 @@ impl McpServer {
                     }
                 }
             }) as std::pin::Pin<Box<dyn std::future::Future<Output = Option<bool>> + Send>>
+        }))
+    }
+
+    /// How a tool asks the client's model (MCP sampling): only on a connection that keeps its
+    /// client (stdio; streamable HTTP here is stateless) and whose client declared sampling.
+    /// Sampling leaves the protocol with the 2026-07-28 revision (SEP-2577), where clients no
+    /// longer declare it; until then a client that does is asked.
+    #[allow(deprecated)]
+    fn sampler(&self, ctx: &RequestContext<RoleServer>) -> Option<otc_kernel::Sampler> {
+        use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessage, SamplingMessageContentBlock};
+        let declared = ctx.peer.peer_info().is_some_and(|info| info.capabilities.sampling.is_some());
+        if self.fixed_caller.is_none() || !declared {
+            return None;
+        }
+        let peer = ctx.peer.clone();
+        Some(Arc::new(move |sample: otc_kernel::Sample| {
+            let peer = peer.clone();
+            Box::pin(async move {
+                let message = SamplingMessage::new(Role::User, SamplingMessageContentBlock::text(sample.prompt));
+                let mut params = CreateMessageRequestParams::new(vec![message], sample.max_tokens);
+                params.system_prompt = Some(sample.system);
+                let asked = peer.create_message(params);
+                match tokio::time::timeout(SAMPLE_WAIT, asked).await {
+                    Ok(Ok(answer)) => answer.message.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()),
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "the client's model did not answer; the tool goes on without it");
+                        None
+                    }
+                    Err(_) => {
+                        tracing::warn!("the client's model took too long; the tool goes on without it");
+                        None
+                    }
+                }
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send>>
         }))
     }
 
@@ -668,7 +705,14 @@ impl ServerHandler for McpServer {
             let started = started.clone();
             Arc::new(move |id: &str| *started.lock().expect("started") = Some(id.to_string())) as otc_kernel::TaskSink
         });
-        let hooks = Hooks { progress: progress.as_ref(), ask: ask.as_ref(), task: task_sink.as_ref(), prepaid: false };
+        let sample = self.sampler(&ctx);
+        let hooks = Hooks {
+            progress: progress.as_ref(),
+            ask: ask.as_ref(),
+            task: task_sink.as_ref(),
+            sample: sample.as_ref(),
+            prepaid: false,
+        };
         let outcome = self
             .dispatcher
             .call(&caller, self.surface, name.as_deref(), request.name.as_ref(), request.arguments.clone(), hooks)

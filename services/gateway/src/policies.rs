@@ -4,7 +4,9 @@
 //!   (`mcp.confirm_in_client`);
 //! - `egress_exclude_paths`, globs of notes whose text never leaves for a model (an embedding
 //!   provider, the wiki judge, the tenant's chat endpoint), beside the deployment's
-//!   `egress.exclude_paths` (`otc_kernel::egress`).
+//!   `egress.exclude_paths` (`otc_kernel::egress`);
+//! - `read_only`, the tenant's hold (maintenance, a legal hold): every write of the tenant,
+//!   through MCP or /v1, answers `read_only` within `read_only.refresh_ms`, reads go on.
 //!
 //! A credential bound to one vault sets none of it.
 
@@ -28,6 +30,9 @@ pub struct Policies {
     pub egress_exclude_paths: Vec<String>,
     /// The deployment's, which apply as well (read only).
     pub deployment_egress_exclude_paths: Vec<String>,
+    /// The tenant's hold on writes, while it is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<crate::admin_vaults::ReadOnlyHold>,
 }
 
 /// PUT /v1/policies: each policy given replaces the tenant's; one left out stays.
@@ -41,6 +46,12 @@ pub struct PolicyInput {
     /// wildcard also covers what is under it).
     #[serde(default)]
     pub egress_exclude_paths: Option<Vec<String>>,
+    /// true puts the tenant on hold (every write refused, reads go on); false lifts it.
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    /// Why, shown to every writer refused (up to 500 characters); with `read_only: true`.
+    #[serde(default)]
+    pub read_only_reason: Option<String>,
 }
 
 fn tenant_admin(caller: &Caller) -> Result<(), ApiError> {
@@ -52,11 +63,13 @@ async fn current(state: &AppState, caller: &Caller) -> Result<Policies, ApiError
     let mut tx = services.store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
     let clients = tx.confirm_in_client_clients().await.map_err(|e| ApiError::from_store(&e))?;
     let egress = tx.egress_exclude_paths().await.map_err(|e| ApiError::from_store(&e))?;
+    let hold = tx.read_only_holds().await.map_err(|e| ApiError::from_store(&e))?.tenant;
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
     Ok(Policies {
         confirm_in_client_clients: clients,
         egress_exclude_paths: egress,
         deployment_egress_exclude_paths: services.config.egress.exclude_paths.clone(),
+        read_only: hold.map(Into::into),
     })
 }
 
@@ -74,8 +87,8 @@ fn invalid(field: &'static str, message: &str) -> ApiError {
     )
 }
 
-/// `PUT /v1/policies` `{confirm_in_client_clients?, egress_exclude_paths?}`: replaces the lists
-/// given; every gateway applies a change of clients before the answer (the tenant's checked
+/// `PUT /v1/policies` `{confirm_in_client_clients?, egress_exclude_paths?, read_only?,
+/// read_only_reason?}`: replaces what is given; every gateway applies a change of clients before the answer (the tenant's checked
 /// tokens are dropped), and the egress exclusion is read by every call that would send text out.
 pub async fn set(
     State(state): State<AppState>,
@@ -112,7 +125,22 @@ pub async fn set(
             other => ApiError::from_store(&other),
         })?;
     }
+    if input.read_only_reason.is_some() && input.read_only != Some(true) {
+        return Err(invalid("read_only_reason", "goes with read_only: true"));
+    }
+    if let Some(held) = input.read_only {
+        let on = held.then_some(input.read_only_reason.as_deref());
+        tx.set_tenant_read_only(on).await.map_err(|e| match e {
+            otc_store::StoreError::Invalid { .. } => {
+                invalid("read_only_reason", "at most 500 characters, with no control characters")
+            }
+            other => ApiError::from_store(&other),
+        })?;
+    }
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+    if input.read_only.is_some() {
+        services.read_only.forget(caller.tenant_id);
+    }
     if input.confirm_in_client_clients.is_some() {
         crate::auth_cache::revoked(&services.kv, caller.tenant_id).await.map_err(|e| {
             tracing::warn!(error = %crate::error_chain(&e), "could not move the tenant's token generation");

@@ -284,6 +284,7 @@ async fn admit_upload(
     let hash = parse_hash(hash)?;
     let (tx, vault) = open_vault(state, caller, vault).await?;
     drop(tx);
+    crate::admin_vaults::writable(state, caller, Some(&vault.name)).await?;
     let limit = state.sync.max_blob_bytes as u64;
     let too_large = || {
         ApiError::from_tool(
@@ -515,6 +516,7 @@ async fn commit_once(
     let request: CommitRequest =
         serde_json::from_value(body).map_err(|e| tool_err(ErrorCode::ValidationError, format!("commit body: {e}")))?;
     require(caller, "write:notes")?;
+    crate::admin_vaults::writable(state, caller, Some(vault)).await?;
     if request.changes.is_empty() {
         return Err(tool_err(ErrorCode::InvalidInput, "commit: changes is empty"));
     }

@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod long_calls;
 pub mod memory;
 pub mod rate_limits;
+pub mod read_only;
 pub mod reading;
 pub mod resources;
 pub mod screening;
@@ -187,6 +188,8 @@ pub struct Services {
     pub sealer: Option<Arc<otc_auth::seal::Sealer>>,
     /// The client tenants' chat endpoints are called with ([`chat::client`]).
     pub chat: otc_egress::Outbound,
+    /// The read-only holds this gateway has read (deployment, tenants, vaults).
+    pub read_only: read_only::Holds,
 }
 
 impl Services {
@@ -215,6 +218,19 @@ pub struct Ask {
 /// the client could not be asked.
 pub type Asker = Arc<dyn Fn(Ask) -> BoxFuture<'static, Option<bool>> + Send + Sync>;
 
+/// One request for a completion from the client's own model (MCP sampling), for a tool that
+/// can use one (`client-sampling`): what it is told, what it asks, and how long the answer may be.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub system: String,
+    pub prompt: String,
+    pub max_tokens: u32,
+}
+
+/// Asks the client's model for a completion (MCP sampling, on a connection that keeps its client
+/// and whose client declared sampling): the text, or None when it could not answer.
+pub type Sampler = Arc<dyn Fn(Sample) -> BoxFuture<'static, Option<String>> + Send + Sync>;
+
 /// Told the id of the task a call answers with instead of its result (a long-running call past
 /// its budget), so a transport with tasks of its own can hand the client that task.
 pub type TaskSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -228,6 +244,8 @@ pub struct Hooks<'a> {
     pub ask: Option<&'a Asker>,
     /// Who hears of a task the call starts, when the client follows tasks natively.
     pub task: Option<&'a TaskSink>,
+    /// How to ask the client's model, when the connection can.
+    pub sample: Option<&'a Sampler>,
     /// The call is made on behalf of a call that already spent from the caller's rate limit
     /// (a compat tool's catalogue calls): it does not spend again.
     pub prepaid: bool,
@@ -248,6 +266,8 @@ pub struct CallContext<'a> {
     pub ask: Option<&'a Asker>,
     /// Who hears of a task the call starts.
     pub task: Option<&'a TaskSink>,
+    /// How to ask the client's model, when the connection can.
+    pub sample: Option<&'a Sampler>,
     /// The call's arguments as sent (what a confirmation is bound to).
     pub args: &'a Value,
 }
@@ -255,7 +275,7 @@ pub struct CallContext<'a> {
 impl CallContext<'_> {
     /// The transport's hooks, for a call this one makes.
     pub fn hooks(&self) -> Hooks<'_> {
-        Hooks { progress: self.progress, ask: self.ask, task: self.task, prepaid: false }
+        Hooks { progress: self.progress, ask: self.ask, task: self.task, sample: self.sample, prepaid: false }
     }
 
     /// Calls catalogue tool `tool` with `args` as a part of this call, for the same caller and
@@ -654,6 +674,11 @@ impl Dispatcher {
         }
         let mut args = Value::Object(args);
         tool.validate_input(&args)?;
+        // A tool that writes waits on no hold: refused before it runs (a dry run writes nothing).
+        if !otc_catalog::tags::is_read_only(&tool.spec) && args.get("dry_run") != Some(&Value::Bool(true)) {
+            let vault = args.get("vault").and_then(Value::as_str);
+            self.services.read_only.check_write(&self.services.store, caller.tenant_id, vault).await?;
+        }
         // The key is not an argument of the call: the handler and the confirmation never see it.
         let key = match args.as_object_mut().and_then(|a| a.remove(idempotency::ARGUMENT)) {
             Some(Value::String(key)) if tool.spec.scope_class != ScopeClass::Read => Some(key),
@@ -695,6 +720,7 @@ impl Dispatcher {
                 progress: hooks.progress,
                 ask: hooks.ask,
                 task: hooks.task,
+                sample: hooks.sample,
                 args: &args,
             };
             // A handler that panics answers internal_error (and its key, if any, indeterminate)

@@ -328,6 +328,7 @@ impl Dispatcher {
             progress: None,
             ask: None,
             task: None,
+            sample: None,
             args,
         }
     }

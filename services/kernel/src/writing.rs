@@ -326,13 +326,18 @@ pub async fn commit_at(
     at_head: Option<i64>,
 ) -> Result<Result<Announced, Stale>, ToolError> {
     let tool = ctx.tool;
+    let services = ctx.services();
+    // What the features check of a write (a wiki's conventions), before anything lands.
+    services.features.vet_commit(ctx, view, changes).await?;
     // A change in a wiki's folder (but to its generated pages) queues their regeneration with
     // the commit, for the workers.
-    let services = ctx.services();
     let jobs = services.features.commit_jobs(view, changes.iter().map(|c| c.path.as_str()));
     let who = provenance(ctx, origin);
     // The last checkpoint of the call's memory budget: past it, nothing is written.
     crate::memory::check()?;
+    // A hold put on while the call ran (or a background pass writing for the system) stops here.
+    let (store, tenant) = (&services.store, ctx.caller.tenant_id);
+    services.read_only.check_write(store, tenant, Some(&view.vault.name)).await?;
     let tx = ctx.begin().await?;
     let (indexer, kv, vault) = (&services.indexer, &services.kv, view.vault.id);
     let landed = otc_indexer::commit::commit_with_jobs(indexer, kv, tx, vault, changes, &who, at_head, jobs)

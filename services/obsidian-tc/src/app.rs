@@ -112,6 +112,7 @@ pub fn dispatcher_with(
             .map_err(|e| ConfigProblems(vec![format!("oauth.secret_key: {e}")]))?
             .map(Arc::new),
         chat: otc_kernel::chat::client(config),
+        read_only: otc_kernel::read_only::Holds::new(&config.read_only, caches.vaults),
     };
     let dispatcher =
         Dispatcher::new(services, otc_tools::toolset::with_catalogue(tools)).context("registering tools")?;
@@ -290,6 +291,7 @@ pub async fn start_gateway_with(
             sample.caches.push(services.graphs.figures());
             sample.caches.push(services.blobs.cache_figures());
             sample.caches.push(services.vault_cache.figures());
+            sample.caches.push(services.read_only.figures());
             sample.caches.push(services.confirmation_keys.figures());
             sample.caches.push(services.indexer.excluded_figures());
         })

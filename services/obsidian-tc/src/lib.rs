@@ -8,6 +8,7 @@ pub mod dev;
 pub mod doctor;
 pub mod elicit;
 pub mod memory_cli;
+pub mod read_only_cli;
 pub mod sso;
 pub mod sync_client;
 pub mod tenant;
@@ -86,6 +87,9 @@ enum Command {
     /// findings) as JSON lines.
     #[command(subcommand)]
     Memory(memory_cli::MemoryCommand),
+    /// Make the deployment, a tenant or a vault read-only (maintenance, a legal hold), or
+    /// writable again; without on/off, show what is on hold.
+    ReadOnly(read_only_cli::ReadOnlyArgs),
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -111,6 +115,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Acl(command) => acl_cli::run(sources, command).await,
         Command::Audit(command) => audit_cli::run(sources, command).await,
         Command::Memory(command) => memory_cli::run(sources, command).await,
+        Command::ReadOnly(args) => read_only_cli::run(sources, args).await,
         Command::Idp(command) => sso::run_idp(sources, command).await,
         Command::Grants(command) => sso::run_grants(sources, command).await,
     }

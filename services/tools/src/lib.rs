@@ -20,7 +20,9 @@ pub struct FeatureConfigError {
 /// What the features hand the kernel: the wiki's judge and the PLUR store when configured, and
 /// the wiki's page jobs a commit queues.
 pub fn features(config: &otc_config::Config) -> Result<Features, FeatureConfigError> {
-    let mut features = Features::default().with_commit_jobs(tools::knowledge::wiki::pages::jobs_for);
+    let mut features = Features::default()
+        .with_commit_jobs(tools::knowledge::wiki::pages::jobs_for)
+        .with_vet_commit(tools::knowledge::wiki::vet::vet);
     let judge = tools::knowledge::wiki::judge::Judge::from_config(&config.wiki.judge)
         .map_err(|source| FeatureConfigError { section: "wiki.judge", source })?;
     if let Some(judge) = judge {

@@ -43,6 +43,7 @@ pub struct Config {
     pub domains: DomainsConfig,
     pub signup: SignupConfig,
     pub egress: EgressConfig,
+    pub read_only: ReadOnlyConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1126,6 +1127,23 @@ pub struct EgressConfig {
     pub exclude_paths: Vec<String>,
 }
 
+/// Read-only modes: `server` makes the whole deployment read-only from its start (the operator's
+/// `obsidian-tc read-only on` does the same at run time, and tenants and vaults have their own);
+/// each gateway reads the run-time holds at most once per `refresh_ms`, so a switch reaches
+/// every gateway within that long.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadOnlyConfig {
+    pub server: bool,
+    pub refresh_ms: u64,
+}
+
+impl Default for ReadOnlyConfig {
+    fn default() -> Self {
+        Self { server: false, refresh_ms: 1000 }
+    }
+}
+
 /// Self-service sign-up (`POST /v1/signup`): off unless the operator turns it on. A sign-up
 /// makes a tenant and an invitation for its first admin, limited per address as client
 /// registration is.
@@ -1378,6 +1396,9 @@ impl Config {
         }
         if !self.redis.url.expose().starts_with("redis://") && !self.redis.url.expose().starts_with("rediss://") {
             bad("redis.url", "must be a redis:// or rediss:// URL".into());
+        }
+        if !(10..=60_000).contains(&self.read_only.refresh_ms) {
+            bad("read_only.refresh_ms", "must be between 10 and 60000".into());
         }
         if self.database.max_connections == 0 {
             bad("database.max_connections", "must be at least 1".into());

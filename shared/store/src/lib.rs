@@ -36,6 +36,7 @@ mod policies;
 mod principals;
 mod quotas;
 mod rate_limits;
+pub mod read_only;
 mod reads;
 mod sessions;
 mod tenants;

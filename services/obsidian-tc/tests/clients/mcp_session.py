@@ -13,7 +13,9 @@ result per step (tool lists as the client parsed them; call results with isError
 structuredContent; a resource request the server refused as {"error": {code, message, data}}).
 With OTC_TEST_ELICIT=accept or decline in the environment the client declares elicitation and
 answers every request so (accept with {"confirm": true}); the requests' messages come back in
-"elicitations". With OTC_TEST_MCP_MODE=2026-07-28 the client speaks that revision (no
+"elicitations". With OTC_TEST_SAMPLE=TEXT the client declares sampling and answers every
+sampling request with TEXT; the requests (system prompt and text) come back in "samplings".
+With OTC_TEST_MCP_MODE=2026-07-28 the client speaks that revision (no
 initialize; each request carries its version and capabilities; confirmations come as
 input-required results the SDK answers and retries); the default is the handshake era.
 """
@@ -80,7 +82,7 @@ class Tasks(ClientExtension):
 
 
 async def run(server, steps):
-    out = {"results": [], "elicitations": [], "tasks": []}
+    out = {"results": [], "elicitations": [], "tasks": [], "samplings": []}
     answer = os.environ.get("OTC_TEST_ELICIT")
     options = {}
     if answer:
@@ -91,6 +93,16 @@ async def run(server, steps):
             return types.ElicitResult(action="decline")
 
         options["elicitation_callback"] = elicit
+    sample = os.environ.get("OTC_TEST_SAMPLE")
+    if sample is not None:
+        async def sampling(context, params):
+            texts = [m.content.text for m in params.messages if getattr(m.content, "text", None)]
+            out["samplings"].append({"system": params.system_prompt, "text": "\n".join(texts)})
+            return types.CreateMessageResult(
+                role="assistant", content=types.TextContent(type="text", text=sample), model="test-model"
+            )
+
+        options["sampling_callback"] = sampling
     mode = os.environ.get("OTC_TEST_MCP_MODE", "legacy")
     if any(step["op"] == "task" for step in steps):
         options["extensions"] = [Tasks(out)]

@@ -603,3 +603,36 @@ async fn notes_excluded_from_egress_never_reach_the_embedding_provider() {
     let out = ok(&app, &token, "search_text", json!({"vault": V, "query": "SALARY-SECRET-9931"})).await;
     assert!(out.to_string().contains("HR/Pay.md"), "{out}");
 }
+
+/// reset_vault_cache with embeddings: the vault's vectors go, the configured model's set starts
+/// again, and the workers embed every chunk anew; another tenant's vectors stay.
+#[tokio::test]
+async fn resetting_a_vaults_embeddings_drops_its_vectors_and_the_workers_make_them_again() {
+    let (_fake, url) = fake_provider().await;
+    let app = TestApp::spawn_with(|c| {
+        openai(&url, "fake-a")(c);
+        c.tools.confirm_destructive = false;
+    })
+    .await;
+    let tenant = Tenant::create(&app.store, "acme").await;
+    let other = Tenant::create(&app.store, "globex").await;
+    let (token, _) = tenant.token(&app.store, "*", false, None).await;
+    let (theirs, _) = other.token(&app.store, "*", false, None).await;
+    let notes = [("Birds.md", Some("# Birds\nSparrows nest.")), ("Boats.md", Some("# Boats\nDinghies race."))];
+    app.seed(&token, V, &notes).await;
+    app.seed(&theirs, V, &notes).await;
+    drain(&app, &tenant).await;
+    drain(&app, &other).await;
+    assert_eq!(vectors(&app, &tenant).await, [("fake-a@16".to_string(), 2, true)]);
+
+    let out = ok(&app, &token, "reset_vault_cache", json!({"vault": V, "include": ["embeddings"]})).await;
+    assert_eq!((out["vectors_dropped"].clone(), out["embedding_model"].clone()), (json!(2), json!("fake-a@16")));
+    assert!(out.get("index").is_none(), "{out}");
+    assert_eq!(vectors(&app, &tenant).await, [("fake-a@16".to_string(), 0, false)]);
+    assert_eq!(vectors(&app, &other).await, [("fake-a@16".to_string(), 2, true)], "the other tenant's stay");
+    // Unchanged text comes from the tenant's embedding cache rather than the provider again.
+    let report = drain(&app, &tenant).await;
+    assert_eq!(report.embedded + report.cached, 2, "{report:?}");
+    assert_eq!(vectors(&app, &tenant).await, [("fake-a@16".to_string(), 2, true)]);
+    app.stop().await;
+}

@@ -149,11 +149,12 @@ const DOMAINS: [&str; 13] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 160] = [
+const FLAT: [&str; 165] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
     "add_tag",
+    "add_vault",
     "append_note",
     "append_to_periodic_note",
     "audit_provenance",
@@ -268,9 +269,12 @@ const FLAT: [&str; 160] = [
     "read_snapshot",
     "record_retrieval_feedback",
     "reflect",
+    "refresh_plugin_capabilities",
+    "reload_vault",
     "remove_bookmark",
     "remove_tag",
     "rename_entity",
+    "reset_vault_cache",
     "resolve_daily_note",
     "restore_note",
     "restore_vault",
@@ -291,6 +295,7 @@ const FLAT: [&str; 160] = [
     "sort_table_by_column",
     "start_session",
     "suggest_links",
+    "suggest_tags",
     "tasks_filter",
     "unlink_entities",
     "update_base",
@@ -537,6 +542,12 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "read_kanban_board",
         "resolve_daily_note",
         "sort_table_by_column",
+        // The vault administration the catalogue puts in tools, and suggest_tags.
+        "add_vault",
+        "refresh_plugin_capabilities",
+        "reload_vault",
+        "reset_vault_cache",
+        "suggest_tags",
     ];
     let core: Vec<&str> = FLAT.into_iter().filter(|n| !full_only.contains(n)).collect();
     assert_eq!(list_names(&app, "/mcp/core", &token).await, core);
@@ -733,8 +744,19 @@ async fn visibility_rules_hide_disable_and_deny() {
     let untagged: Vec<&str> = FLAT
         .into_iter()
         .filter(|n| {
-            !["get_metrics", "get_server_config", "index_vault", "inspect_acl", "inspect_visibility", "restore_vault"]
-                .contains(n)
+            ![
+                "add_vault",
+                "get_metrics",
+                "get_server_config",
+                "index_vault",
+                "inspect_acl",
+                "inspect_visibility",
+                "refresh_plugin_capabilities",
+                "reload_vault",
+                "reset_vault_cache",
+                "restore_vault",
+            ]
+            .contains(n)
         })
         .collect();
     assert_eq!(list_names(&app, "/mcp/full", &token).await, untagged);
@@ -756,6 +778,10 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
     // Every tool that needs more than read:notes.
     let beyond: &[&str] = &[
         "add_tag",
+        "add_vault",
+        "refresh_plugin_capabilities",
+        "reload_vault",
+        "reset_vault_cache",
         "append_note",
         "bulk_create_notes",
         "bulk_move_notes",
@@ -1129,6 +1155,13 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("delete_attachment", json!({"vault": v, "path": "Moved/att.png"})),
         ("delete_note", json!({"vault": v, "path": "W2.md"})),
         ("restore_vault", json!({"vault": v, "at": "1", "dry_run": true})),
+        // The vault administration and suggest_tags.
+        ("suggest_tags", json!({"vault": v, "path": "A.md"})),
+        ("suggest_tags", json!({"vault": v, "path": "B.md", "response_format": "detailed"})),
+        ("add_vault", json!({"name": "Second"})),
+        ("reload_vault", json!({"vault": v})),
+        ("refresh_plugin_capabilities", json!({"vault": v})),
+        ("reset_vault_cache", json!({"vault": "Second"})),
         // The graph and wiki tools (the wiki folder is wiki/).
         ("graph_path_between", json!({"vault": v, "from": "A.md", "to": "B.md"})),
         ("graph_path_between", json!({"vault": v, "from": "B", "to": "A", "directed": false})),

@@ -11,4 +11,5 @@ pub mod read_frontmatter;
 pub mod read_metadata_fields;
 pub mod read_property;
 pub mod remove_tag;
+pub mod suggest_tags;
 pub mod update_frontmatter;

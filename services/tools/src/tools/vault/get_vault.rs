@@ -23,6 +23,19 @@ pub struct Output {
     /// tenant's), and within a layer any one rule. No rules: unrestricted.
     pub acl: AclOut,
     pub index: IndexOut,
+    /// Set while writes to the vault are refused: what is on hold (server, tenant or vault),
+    /// since when and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<HoldOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HoldOut {
+    pub scope: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -80,8 +93,8 @@ impl Tool for GetVault {
         ..ToolSpec::base(
             "get_vault",
             "Describe a vault",
-            "Describes one vault: its id, the folder ACL you work under, how many notes you can read, and how \
-             fresh its index is.",
+            "Describes one vault: its id, the folder ACL you work under, how many notes you can read, how \
+             fresh its index is, and any read-only hold on it.",
             Domain::Vault,
         )
     };
@@ -92,11 +105,18 @@ impl Tool for GetVault {
         let (head_seq, indexed_seq) = tx.index_progress(v.vault.id).await?;
         let notes = tx.note_count(v.vault.id, v.readable()).await?;
         tx.commit().await?;
+        let services = ctx.services();
+        let on_hold = services.read_only.hold_on(&services.store, ctx.caller.tenant_id, Some(&v.vault.name)).await?;
         Ok(Output {
             name: v.vault.name.clone(),
             id: v.vault.id.to_string(),
             acl: AclOut { rules: v.acl().rules().map(RuleOut::of).collect() },
             index: IndexOut { notes, head_seq, indexed_seq },
+            read_only: on_hold.map(|on| HoldOut {
+                scope: on.scope.as_str(),
+                since: on.hold.as_ref().map(|h| h.since.to_rfc3339()),
+                reason: on.hold.and_then(|h| h.reason),
+            }),
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod judge;
 pub mod lint_wiki;
 pub mod pages;
 pub mod schema;
+pub mod vet;
 
 use std::collections::BTreeMap;
 

@@ -215,6 +215,7 @@ pub fn system_context<'a>(dispatcher: &'a Dispatcher, caller: &'a Caller) -> Cal
         progress: None,
         ask: None,
         task: None,
+        sample: None,
         args: &Value::Null,
     }
 }

@@ -2,7 +2,15 @@
 //! requires, the subfolder its pages go in, and the allowed property vocabulary, read from the
 //! file's frontmatter (the body is prose and never parsed). It is read bounded: a file over
 //! 64 KiB is not parsed, and a section over its count or length limit is cut, each with a
-//! warning. A schema never refuses a write: what a page breaks comes back as problems.
+//! warning. What a page breaks comes back as problems; a rule its `conventions:` block marks
+//! `severity: block` also refuses a tool's write that adds a breach of it (`vet.rs`).
+//!
+//! ```yaml
+//! conventions:
+//!   required_fields: block        # or {severity: block}
+//!   vocabulary: block
+//!   unknown_property: warn        # the default for every rule
+//! ```
 
 use std::collections::BTreeMap;
 
@@ -18,6 +26,53 @@ const MAX_CHARS: usize = 200;
 /// Properties Obsidian itself uses, always allowed.
 const OBSIDIAN_PROPERTIES: [&str; 3] = ["tags", "aliases", "cssclasses"];
 
+/// The rules a page can break, each with its severity in `conventions:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rule {
+    /// The page's `type` is not one of the types.
+    UnknownType,
+    /// A field its type requires is missing or empty.
+    RequiredFields,
+    /// The page is outside its type's folder.
+    Folder,
+    /// A property outside `properties`.
+    UnknownProperty,
+    /// A value outside its property's vocabulary.
+    Vocabulary,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 5] =
+        [Rule::UnknownType, Rule::RequiredFields, Rule::Folder, Rule::UnknownProperty, Rule::Vocabulary];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::UnknownType => "unknown_type",
+            Rule::RequiredFields => "required_fields",
+            Rule::Folder => "folder",
+            Rule::UnknownProperty => "unknown_property",
+            Rule::Vocabulary => "vocabulary",
+        }
+    }
+}
+
+/// What breaking a rule does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Severity {
+    /// Reported (commit_wiki_page, draft_wiki_page, lint_wiki); the write goes on.
+    #[default]
+    Warn,
+    /// Reported, and a tool's write that adds a breach is refused.
+    Block,
+}
+
+/// One breach: the rule and what it says of the page.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Breach {
+    pub rule: Rule,
+    pub message: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Schema {
     /// Page types in the file's order.
@@ -25,6 +80,8 @@ pub struct Schema {
     /// Allowed properties and, per property, the allowed values (None: any value). Empty: any
     /// property.
     pub properties: BTreeMap<String, Option<Vec<String>>>,
+    /// The rules `conventions:` marks `block` (every other rule warns).
+    pub blocking: Vec<Rule>,
     /// What was cut or could not be read.
     pub warnings: Vec<String>,
 }
@@ -131,7 +188,36 @@ impl Schema {
                 s.properties.insert(name, allowed);
             }
         }
+        match top.get("conventions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(rules)) => {
+                for (name, setting) in rules.iter().take(MAX_FIELDS) {
+                    let Some(rule) = Rule::ALL.into_iter().find(|r| r.as_str() == name) else {
+                        let known: Vec<&str> = Rule::ALL.iter().map(|r| r.as_str()).collect();
+                        w.push(format!("conventions: unknown rule {name:?} (known: {}); ignored", known.join(", ")));
+                        continue;
+                    };
+                    let severity = match setting {
+                        Value::Object(o) => o.get("severity").and_then(Value::as_str),
+                        other => other.as_str(),
+                    };
+                    match severity {
+                        Some("block") => s.blocking.push(rule),
+                        Some("warn") => {}
+                        other => w.push(format!(
+                            "conventions: {name}'s severity is {}, not block or warn; it warns",
+                            other.map_or_else(|| "missing".to_string(), |o| format!("{o:?}"))
+                        )),
+                    }
+                }
+            }
+            Some(other) => w.push(format!("conventions is not a map of rules ({other}); it was ignored")),
+        }
         Ok(s)
+    }
+
+    pub fn severity(&self, rule: Rule) -> Severity {
+        if self.blocking.contains(&rule) { Severity::Block } else { Severity::Warn }
     }
 
     pub fn page_type(&self, name: &str) -> Option<&PageType> {
@@ -141,7 +227,13 @@ impl Schema {
     /// What a page of `page_type` (its frontmatter's `type` when None) at `path` in the wiki
     /// folder `wiki` does not do as the schema asks.
     pub fn check(&self, wiki: &str, path: &str, page_type: Option<&str>, frontmatter: Option<&Value>) -> Vec<String> {
+        self.breaches(wiki, path, page_type, frontmatter).into_iter().map(|b| b.message).collect()
+    }
+
+    /// [`Schema::check`], each problem with the rule it breaks.
+    pub fn breaches(&self, wiki: &str, path: &str, page_type: Option<&str>, frontmatter: Option<&Value>) -> Vec<Breach> {
         let mut out = Vec::new();
+        let mut push = |rule: Rule, message: String| out.push(Breach { rule, message });
         let empty = serde_json::Map::new();
         let props = frontmatter.and_then(Value::as_object).unwrap_or(&empty);
         let declared = props.get("type").and_then(scalar);
@@ -150,17 +242,17 @@ impl Schema {
             && !self.types.is_empty()
         {
             match self.page_type(kind) {
-                None => out.push(format!("type {kind:?} is not one of SCHEMA.md's types")),
+                None => push(Rule::UnknownType, format!("type {kind:?} is not one of SCHEMA.md's types")),
                 Some(t) => {
                     for field in &t.required {
                         if props.get(field).is_none_or(|v| v.is_null() || v.as_str() == Some("")) {
-                            out.push(format!("required field {field:?} of type {kind:?} is missing"));
+                            push(Rule::RequiredFields, format!("required field {field:?} of type {kind:?} is missing"));
                         }
                     }
                     if let Some(folder) = &t.folder {
                         let want = format!("{wiki}/{folder}/");
                         if !path.starts_with(&want) {
-                            out.push(format!("{kind:?} pages go in {want}"));
+                            push(Rule::Folder, format!("{kind:?} pages go in {want}"));
                         }
                     }
                 }
@@ -172,11 +264,11 @@ impl Schema {
                     continue;
                 }
                 match self.properties.get(key) {
-                    None => out.push(format!("property {key:?} is not in SCHEMA.md's properties")),
+                    None => push(Rule::UnknownProperty, format!("property {key:?} is not in SCHEMA.md's properties")),
                     Some(Some(allowed)) => {
                         for v in strings(value) {
                             if !allowed.contains(&v) {
-                                out.push(format!("value {v:?} of {key:?} is outside its vocabulary"));
+                                push(Rule::Vocabulary, format!("value {v:?} of {key:?} is outside its vocabulary"));
                             }
                         }
                     }
@@ -227,6 +319,22 @@ mod tests {
         let problems = s.check("wiki", "wiki/a.md", None, Some(&fm));
         assert_eq!(problems, ["property \"colour\" is not in SCHEMA.md's properties"]);
         assert!(Schema::parse("---\nproperties: 3\n---\n").unwrap().warnings[0].contains("neither"));
+    }
+
+    #[test]
+    fn conventions_mark_rules_block_and_warn_of_the_rest() {
+        let text = "---\nproperties:\n  status: [draft, stable]\nconventions:\n  vocabulary: block\n  folder: {severity: block}\n  unknown_property: warn\n  colour: block\n  required_fields: loud\n---\n";
+        let s = Schema::parse(text).unwrap();
+        assert_eq!(s.blocking, [Rule::Folder, Rule::Vocabulary]);
+        assert_eq!(s.severity(Rule::Vocabulary), Severity::Block);
+        assert_eq!(s.severity(Rule::UnknownProperty), Severity::Warn);
+        assert_eq!(s.severity(Rule::RequiredFields), Severity::Warn);
+        assert!(s.warnings.iter().any(|w| w.contains("unknown rule \"colour\"")), "{:?}", s.warnings);
+        assert!(s.warnings.iter().any(|w| w.contains("required_fields's severity is \"loud\"")), "{:?}", s.warnings);
+        let fm = serde_json::json!({"status": "final", "owner": "x"});
+        let rules: Vec<Rule> = s.breaches("wiki", "wiki/a.md", None, Some(&fm)).into_iter().map(|b| b.rule).collect();
+        assert_eq!(rules, [Rule::UnknownProperty, Rule::Vocabulary]);
+        assert!(Schema::parse("---\nconventions: [a]\n---\n").unwrap().warnings[0].contains("not a map"));
     }
 
     #[test]
