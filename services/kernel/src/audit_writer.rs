@@ -108,7 +108,10 @@ impl Audit {
     /// Queues one record of `tenant`.
     pub fn record(&self, tenant: Uuid, record: AuditRecord) {
         let Some(sender) = &self.sender else { return };
-        if let Err(mpsc::error::TrySendError::Full(_)) = sender.try_send(Message::Record(tenant, record)) {
+        if let Err(mpsc::error::TrySendError::Full(Message::Record(_, record))) =
+            sender.try_send(Message::Record(tenant, record))
+        {
+            crate::replay::release(&record);
             tracing::error!(%tenant, "audit queue full: a record was dropped");
         }
     }
@@ -229,7 +232,7 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
                 retry_at = Some(Instant::now() + Duration::from_secs(1));
                 if pending.len() > MAX_PENDING {
                     let dropped = pending.len() - MAX_PENDING;
-                    pending.drain(..dropped);
+                    pending.drain(..dropped).for_each(|(_, record)| crate::replay::release(&record));
                     tracing::error!(dropped, "audit records dropped while Postgres refused them");
                 }
             }
@@ -265,7 +268,7 @@ async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) ->
                 }
             }
         }
-        pending.drain(..n);
+        pending.drain(..n).for_each(|(_, record)| crate::replay::release(&record));
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub fn summary(tool: &str, args: &Map<String, Value>) -> String {
 /// The episode facts of a call of `tool` (screened later, by [`screened`]).
 pub fn facts(tool: &str, summary: String, retrievals: Vec<RetrievalFact>) -> EpisodeFacts {
     let kind = if VERDICT_TOOLS.contains(&tool) { "verdict" } else { "tool_call" };
-    EpisodeFacts { kind: kind.into(), summary, blocked: false, suspects: Vec::new(), retrievals }
+    EpisodeFacts { kind: kind.into(), summary, blocked: false, suspects: Vec::new(), retrievals, replay: None }
 }
 
 #[cfg(test)]

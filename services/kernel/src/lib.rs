@@ -25,6 +25,7 @@ pub mod memory;
 pub mod rate_limits;
 pub mod read_only;
 pub mod reading;
+pub mod replay;
 pub mod resources;
 pub mod screening;
 pub mod searching;
@@ -581,6 +582,8 @@ impl Dispatcher {
         let summary = (claims && trail.is_on() && episodes::records(name)).then(|| {
             args.as_ref().map(|a| episodes::summary(name, a)).unwrap_or_else(|| episodes::summary(name, &Map::new()))
         });
+        // What a rerun of the session replays: the arguments as sent (the answer joins them below).
+        let replay_args = summary.as_ref().map(|_| args.clone().unwrap_or_default());
         let metrics = otc_telemetry::metrics();
         let in_flight = outermost.then(|| InFlight::start(metrics));
         let run = async {
@@ -625,7 +628,12 @@ impl Dispatcher {
         } else if outermost && (claims || !counted) {
             metrics.tool_call(label, if wrapper { label } else { "none" }, code, seconds);
         }
-        let episode = summary.map(|summary| episodes::facts(name, summary, retrieved));
+        let episode = summary.map(|summary| {
+            let mut facts = episodes::facts(name, summary, retrieved);
+            let answer = outcome.as_ref().map_err(|_| ());
+            facts.replay = replay_args.as_ref().and_then(|args| replay::facts(args, answer));
+            facts
+        });
         let (vault, paths) = named.unwrap_or_default();
         let call = audit_writer::Call {
             surface: audit_writer::surface_label(surface),

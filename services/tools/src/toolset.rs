@@ -24,6 +24,7 @@ pub fn all() -> Vec<ToolEntry> {
         entry::<admin::get_metrics::GetMetrics>(),
         entry::<admin::inspect_acl::InspectAcl>(),
         entry::<admin::inspect_visibility::InspectVisibility>(),
+        entry::<admin::session_rerun::SessionRerun>(),
         entry::<notes::read_note::ReadNote>(),
         entry::<notes::read_notes::ReadNotes>(),
         entry::<notes::read_resources::ReadResources>(),

@@ -98,7 +98,8 @@ pub use usage::{UsageDay, UsageReport};
 pub use vaults::{MAX_VAULT_NAME_BYTES, Vault};
 pub use visible::Visible;
 pub use work::{
-    Episode, EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, RetrievalFact, SessionRetrieval, Stamped,
+    Episode, EpisodeBucket, EpisodeFacts, EpisodeFilter, EpisodeGroup, RecordedCall, ReplayFacts, RetrievalFact,
+    SessionRetrieval, Stamped,
 };
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -24,6 +24,39 @@ pub struct EpisodeFacts {
     pub suspects: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retrievals: Vec<RetrievalFact>,
+    /// What session_rerun replays: kept with the episode (never shown by the work-memory tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayFacts>,
+}
+
+/// A call as session_rerun replays it: its arguments as sent, and its answer's digest (and the
+/// answer, when small) with what differs between runs left out (`otc_kernel::replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayFacts {
+    pub args: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<Value>,
+    /// What the recorder holds against its memory budget until the record is written.
+    #[serde(skip)]
+    pub held_bytes: usize,
+}
+
+/// One call a work session made, as recorded for replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedCall {
+    pub id: Uuid,
+    pub at: DateTime<Utc>,
+    pub tool: String,
+    /// The vault as the call named it.
+    pub vault: Option<String>,
+    /// ok, or the error code it answered.
+    pub outcome: String,
+    /// None when the arguments were too large to keep.
+    pub args: Option<Value>,
+    pub digest: Option<String>,
+    pub excerpt: Option<Value>,
 }
 
 /// One chunk a call returned, best first.
@@ -172,7 +205,7 @@ impl TenantTx {
                ins AS (
                    INSERT INTO agent_episodes (tenant_id, id, ts, principal_id, session_id, vault, client, channel,
                           episode_type, tool, status, error_code, summary, paths, duration_us, blocked, suspects,
-                          trust, eligibility, eligibility_reason)
+                          trust, eligibility, eligibility_reason, replay_args, result_digest, result_excerpt)
                    SELECT $1, b.id, b.at, b.principal_id, s.id, b.vault, b.client_name, b.surface,
                           b.episode->>'kind', b.action,
                           CASE WHEN b.outcome = 'ok' THEN 'ok' ELSE 'error' END, NULLIF(b.outcome, 'ok'),
@@ -183,7 +216,9 @@ impl TenantTx {
                           CASE WHEN (b.episode->>'blocked')::boolean THEN 'blocked'
                                WHEN b.outcome <> 'ok' THEN 'held' ELSE 'pending' END,
                           CASE WHEN (b.episode->>'blocked')::boolean THEN 'poison_suspected'
-                               WHEN b.outcome <> 'ok' THEN 'call_failed' END
+                               WHEN b.outcome <> 'ok' THEN 'call_failed' END,
+                          b.episode->'replay'->'args', b.episode->'replay'->>'digest',
+                          b.episode->'replay'->'excerpt'
                      FROM batch b
                      JOIN LATERAL (SELECT ws.id FROM work_sessions ws
                                     WHERE ws.tenant_id = $1 AND ws.principal_id = b.principal_id
@@ -386,6 +421,35 @@ impl TenantTx {
         Ok(Stamped { stamped: row.stamped, demoted: row.demoted, retrievals: row.retrievals })
     }
 
+    /// The calls work session `session` made, oldest first (at most `limit`), as recorded for
+    /// replay; forgotten ones are left out.
+    pub async fn session_calls(&mut self, session: Uuid, limit: i64) -> Result<Vec<RecordedCall>> {
+        let rows = sqlx::query!(
+            r#"SELECT id, ts, tool, vault, status, error_code, replay_args, result_digest, result_excerpt
+                 FROM agent_episodes
+                WHERE tenant_id = $1 AND session_id = $2 AND forgotten_at IS NULL AND episode_type = 'tool_call'
+                ORDER BY ts, id LIMIT $3"#,
+            self.tenant,
+            session,
+            limit
+        )
+        .fetch_all(&mut *self.tx)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| RecordedCall {
+                id: r.id,
+                at: r.ts,
+                tool: r.tool,
+                vault: r.vault,
+                outcome: if r.status == "ok" { "ok".into() } else { r.error_code.unwrap_or_else(|| "error".into()) },
+                args: r.replay_args,
+                digest: r.result_digest,
+                excerpt: r.result_excerpt,
+            })
+            .collect())
+    }
+
     /// Tombstones episode `id`: its summary and retrievals go, who forgot it and when stay.
     /// Returns when it was forgotten and how many retrievals went; None when there is no such
     /// episode (or it was forgotten already).
@@ -394,7 +458,8 @@ impl TenantTx {
             r#"WITH f AS (
                    UPDATE agent_episodes
                       SET forgotten_at = now(), forgotten_by = $3, summary = '', paths = '[]', suspects = '{}',
-                          client = NULL, vault = NULL, error_code = NULL
+                          client = NULL, vault = NULL, error_code = NULL, replay_args = NULL,
+                          result_digest = NULL, result_excerpt = NULL
                     WHERE tenant_id = $1 AND id = $2 AND forgotten_at IS NULL
                    RETURNING id, forgotten_at),
                gone AS (

@@ -97,7 +97,7 @@ fn args_for(tool: &str, vault: &str, snapshot: &str, episode: &str) -> Value {
         "commit_capture" => json!({"vault": vault, "capture_id": ENTITY, "target_path": "Secret/Captured.md"}),
         "list_capture_queue" => json!({"vault": vault}),
         "start_session" => json!({"vault": vault, "caller": "agent"}),
-        "end_session" | "get_session_traces" => json!({"vault": vault, "session_id": ENTITY}),
+        "end_session" | "get_session_traces" | "session_rerun" => json!({"vault": vault, "session_id": ENTITY}),
         "session_bootstrap" => json!({"vault": vault, "message": SECRET}),
         "set_goal" => json!({"vault": vault, "text": "x"}),
         "list_goals" => json!({"vault": vault, "status": "all"}),

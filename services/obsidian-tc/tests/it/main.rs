@@ -58,6 +58,7 @@ mod rls;
 mod rollout;
 mod scenario;
 mod search;
+mod session_rerun;
 mod shutdown;
 mod sso;
 mod structured;

@@ -149,7 +149,7 @@ const DOMAINS: [&str; 13] = [
 ];
 
 /// Every tool but the triad, in listing order.
-const FLAT: [&str; 165] = [
+const FLAT: [&str; 166] = [
     "add_bookmark",
     "add_kanban_card",
     "add_observation",
@@ -290,6 +290,7 @@ const FLAT: [&str; 165] = [
     "search_vault",
     "server_health",
     "session_bootstrap",
+    "session_rerun",
     "set_goal",
     "snapshot_note",
     "sort_table_by_column",
@@ -547,6 +548,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "refresh_plugin_capabilities",
         "reload_vault",
         "reset_vault_cache",
+        "session_rerun",
         "suggest_tags",
     ];
     let core: Vec<&str> = FLAT.into_iter().filter(|n| !full_only.contains(n)).collect();
@@ -579,6 +581,7 @@ async fn surfaces_advertise_their_subsets_and_everything_stays_callable_by_name(
         "inspect_acl",
         "inspect_visibility",
         "server_health",
+        "session_rerun",
     ];
     assert_eq!(actions.iter().map(|a| a.as_str().unwrap()).collect::<Vec<_>>(), admin, "{domain_tool}");
     assert!(domain_tool["description"].as_str().unwrap().contains("server_health"));
@@ -755,6 +758,7 @@ async fn visibility_rules_hide_disable_and_deny() {
                 "reload_vault",
                 "reset_vault_cache",
                 "restore_vault",
+                "session_rerun",
             ]
             .contains(n)
         })
@@ -782,6 +786,7 @@ async fn scopes_filter_the_listing_and_refuse_the_call() {
         "refresh_plugin_capabilities",
         "reload_vault",
         "reset_vault_cache",
+        "session_rerun",
         "append_note",
         "bulk_create_notes",
         "bulk_move_notes",
@@ -1352,6 +1357,7 @@ fn sample_calls(task_id: &str, snapshot_id: &str) -> Vec<(&'static str, Value)> 
         ("plur_recall_hybrid", json!({"query": "deploys", "bm25_weight": 0.4})),
         ("plur_similarity_search", json!({"query": "deploys", "min_score": 0.2})),
         ("end_session", json!({"vault": v, "session_id": "@s1", "end_metadata": {"outcome": "ok"}})),
+        ("session_rerun", json!({"vault": v, "session_id": "@s1", "limit": 5})),
         ("get_session_traces", json!({"vault": v, "session_id": "@s1", "response_format": "concise"})),
         ("session_bootstrap", json!({"vault": v, "message": "Top", "response_format": "detailed"})),
         ("session_bootstrap", json!({"vault": v, "mode": "full", "response_format": "concise"})),

@@ -186,6 +186,7 @@ async fn fill_memory(store: &otc_store::Store, tenant: &Tenant, k: usize) {
                     rank: 1,
                     score: None,
                 }],
+                replay: None,
             }),
         })
         .collect();

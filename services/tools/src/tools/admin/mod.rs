@@ -12,3 +12,4 @@ pub mod get_task_status;
 pub mod inspect_acl;
 pub mod inspect_visibility;
 pub mod server_health;
+pub mod session_rerun;
