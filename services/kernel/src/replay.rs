@@ -86,16 +86,18 @@ pub fn facts(args: &Map<String, Value>, outcome: Result<&Value, ()>) -> Option<o
     args.remove("elicit_token");
     args.remove(otc_catalog::IDEMPOTENCY_KEY);
     let args = Value::Object(args);
-    if serde_json::to_vec(&args).map_or(true, |b| b.len() > MAX_RECORDED_BYTES) {
+    // Postgres' jsonb holds no NUL character: such a call is recorded without its arguments.
+    let json = serde_json::to_string(&args).unwrap_or_default();
+    if json.len() > MAX_RECORDED_BYTES || json.contains("\\u0000") {
         return None;
     }
-    let args_bytes = serde_json::to_vec(&args).map_or(usize::MAX, |b| b.len());
+    let args_bytes = json.len();
     let vault = args.get("vault").and_then(Value::as_str).unwrap_or("");
     let (digest, excerpt, excerpt_bytes) = match outcome {
         Ok(answer) => {
             let normalized = normalize(answer, vault);
-            let bytes = serde_json::to_vec(&normalized).map_or(usize::MAX, |b| b.len());
-            let small = bytes <= MAX_RECORDED_BYTES;
+            let json = serde_json::to_string(&normalized).unwrap_or_default();
+            let (bytes, small) = (json.len(), json.len() <= MAX_RECORDED_BYTES && !json.contains("\\u0000"));
             (Some(digest(&normalized)), small.then_some(normalized), if small { bytes } else { 0 })
         }
         Err(()) => (None, None, 0),
@@ -158,5 +160,10 @@ mod tests {
         assert!(!hold(MAX_HELD_BYTES + 1), "more than the budget is refused");
         let big = json!({"vault": "V", "content": "x".repeat(MAX_RECORDED_BYTES)});
         assert!(facts(big.as_object().unwrap(), Ok(&json!({}))).is_none());
+        let nul = json!({"vault": "V\u{0}", "path": "a.md"});
+        assert!(facts(nul.as_object().unwrap(), Err(())).is_none(), "jsonb holds no NUL");
+        let answer = json!({"text": "a\u{0}b"});
+        let kept = facts(small.as_object().unwrap(), Ok(&answer)).unwrap();
+        assert!(kept.digest.is_some() && kept.excerpt.is_none());
     }
 }

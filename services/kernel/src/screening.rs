@@ -16,6 +16,23 @@ pub fn screened(mut record: otc_store::AuditRecord) -> otc_store::AuditRecord {
         episode.summary = screen.text;
         episode.blocked = screen.refused.is_some() || !screen.suspects.is_empty();
         episode.suspects = screen.refused.into_iter().chain(screen.suspects).map(String::from).collect();
+        // What a rerun replays keeps no secret either: a redacted argument replays as written.
+        if let Some(replay) = &mut episode.replay {
+            redact(&mut replay.args);
+            if let Some(excerpt) = &mut replay.excerpt {
+                redact(excerpt);
+            }
+        }
     }
     record
+}
+
+/// Every string in `value` with its secrets replaced.
+fn redact(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) if text.len() >= 8 => *text = screen(text).text,
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact),
+        _ => {}
+    }
 }
