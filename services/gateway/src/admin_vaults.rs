@@ -9,7 +9,8 @@
 //! - `POST /v1/admin/vaults/{vault}/purge`: erases a deleted one at the next erase pass.
 //! - `PUT /v1/admin/vaults/{vault}/read-only` `{reason?}`: puts the vault on hold (maintenance, a
 //!   legal hold): every write to it, through MCP or /v1, answers `read_only_mode` within
-//!   `read_only.refresh_ms`, and it cannot be renamed, deleted or purged; `DELETE` lifts it.
+//!   `read_only.refresh_ms`, and it cannot be renamed, deleted or purged; `DELETE` lifts it
+//!   (one the operator put on answers 403 `reason: operator_hold`).
 //! - `GET /v1/admin/vaults/{vault}/export` (`admin:export`): the vault as a tar archive.
 //! - `POST /v1/admin/imports[?name=N]` (`admin:vaults`), a tar body: an export (a vault's, as
 //!   a new vault named N or its own name; or a whole tenant's, each vault under its own name)
@@ -27,6 +28,7 @@ use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use otc_errors::{ErrorCode, ToolError};
 use otc_store::StoreError;
+use otc_store::read_only::{HoldBy, HoldChange};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -57,12 +59,25 @@ pub struct ReadOnlyHold {
     pub since: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `operator` (lifted only by the operator) or `tenant`.
+    pub set_by: String,
 }
 
 impl From<otc_store::read_only::Hold> for ReadOnlyHold {
     fn from(hold: otc_store::read_only::Hold) -> Self {
-        ReadOnlyHold { since: hold.since, reason: hold.reason }
+        ReadOnlyHold { since: hold.since, reason: hold.reason, set_by: hold.by }
     }
+}
+
+/// The refusal of a tenant admin's change to a hold the operator put on.
+pub(crate) fn operator_hold() -> ApiError {
+    ApiError::from_tool(
+        ToolError::with_message(
+            ErrorCode::Forbidden,
+            "the operator put this hold on; only the operator lifts or changes it (obsidian-tc read-only)",
+        )
+        .detail("reason", "operator_hold"),
+    )
 }
 
 /// PUT /v1/admin/vaults/{vault}/read-only: why (shown to every writer refused).
@@ -336,7 +351,11 @@ async fn set_hold(
         let found = tx.vault_by_name_or_id(vault).await.map_err(store_err)?;
         let found = found.ok_or_else(|| refused(vault)(StoreError::NotFound("vault".into())))?;
         let reason = hold.as_ref().map(|h| h.reason.as_deref());
-        tx.set_vault_read_only(found.id, reason).await.map_err(store_err)?;
+        let change = tx.set_vault_read_only(found.id, reason, HoldBy::Tenant).await.map_err(store_err)?;
+        // Putting on a hold the operator holds already leaves theirs; lifting it is refused.
+        if change == HoldChange::OperatorHold && hold.is_none() {
+            return Err(operator_hold());
+        }
         let held = tx.read_only_holds().await.map_err(store_err)?;
         tx.commit().await.map_err(store_err)?;
         services.read_only.forget(caller.tenant_id);

@@ -6,7 +6,8 @@
 //!   provider, the wiki judge, the tenant's chat endpoint), beside the deployment's
 //!   `egress.exclude_paths` (`otc_kernel::egress`);
 //! - `read_only`, the tenant's hold (maintenance, a legal hold): every write of the tenant,
-//!   through MCP or /v1, answers `read_only` within `read_only.refresh_ms`, reads go on.
+//!   through MCP or /v1, answers `read_only` within `read_only.refresh_ms`, reads go on; one the
+//!   operator put on is lifted only by the operator (403 `reason: operator_hold`).
 //!
 //! A credential bound to one vault sets none of it.
 
@@ -130,12 +131,17 @@ pub async fn set(
     }
     if let Some(held) = input.read_only {
         let on = held.then_some(input.read_only_reason.as_deref());
-        tx.set_tenant_read_only(on).await.map_err(|e| match e {
+        let by = otc_store::read_only::HoldBy::Tenant;
+        let change = tx.set_tenant_read_only(on, by).await.map_err(|e| match e {
             otc_store::StoreError::Invalid { .. } => {
                 invalid("read_only_reason", "at most 500 characters, with no control characters")
             }
             other => ApiError::from_store(&other),
         })?;
+        // Putting on a hold the operator holds already leaves theirs; lifting it is refused.
+        if change == otc_store::read_only::HoldChange::OperatorHold && !held {
+            return Err(crate::admin_vaults::operator_hold());
+        }
     }
     tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
     if input.read_only.is_some() {

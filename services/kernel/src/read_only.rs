@@ -142,7 +142,7 @@ impl OnHold {
         };
         let mut err = ToolError::with_message(code, message).detail("scope", self.scope.as_str());
         match &self.hold {
-            Some(hold) => err = err.detail("since", hold.since.to_rfc3339()),
+            Some(hold) => err = err.detail("since", hold.since.to_rfc3339()).detail("set_by", hold.by.clone()),
             None => err = err.detail("setting", "read_only.server"),
         }
         if let Scope::Vault(name) = &self.scope {

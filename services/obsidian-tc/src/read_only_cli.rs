@@ -1,7 +1,8 @@
 //! `obsidian-tc read-only`: the operator's read-only switch, for the whole deployment, one
 //! tenant or one vault (maintenance, a legal hold). While one is on, every write through MCP or
 //! /v1 is refused (`read_only`, or `read_only_mode` for a vault) and reads go on; every gateway
-//! applies a change within `read_only.refresh_ms`.
+//! applies a change within `read_only.refresh_ms`. A tenant's or vault's hold put on here is the
+//! operator's: the tenant's admins cannot lift it.
 
 use std::process::ExitCode;
 
@@ -9,7 +10,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use otc_config::Sources;
 use otc_store::StoreError;
-use otc_store::read_only::Hold;
+use otc_store::read_only::{Hold, HoldBy, HoldChange};
 
 use crate::app;
 
@@ -40,9 +41,10 @@ fn describe(what: &str, hold: &Option<Hold>) {
     match hold {
         None => println!("{what}: writable"),
         Some(h) => println!(
-            "{what}: read-only since {}{}",
+            "{what}: read-only since {} (set by the {}){}",
             h.since.to_rfc3339(),
-            h.reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
+            h.by,
+            h.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default()
         ),
     }
 }
@@ -77,13 +79,15 @@ pub async fn run(sources: Sources, args: ReadOnlyArgs) -> anyhow::Result<ExitCod
     match &args.vault {
         None => {
             if let Some(on) = change {
-                tx.set_tenant_read_only(on).await.map_err(invalid)?;
+                tx.set_tenant_read_only(on, HoldBy::Operator).await.map_err(invalid)?;
             }
         }
         Some(name) => {
             let vault = tx.vault_by_name_or_id(name).await?.with_context(|| format!("no vault {name} in {tenant}"))?;
-            if let Some(on) = change {
-                tx.set_vault_read_only(vault.id, on).await.map_err(invalid)?;
+            if let Some(on) = change
+                && tx.set_vault_read_only(vault.id, on, HoldBy::Operator).await.map_err(invalid)? == HoldChange::NoVault
+            {
+                anyhow::bail!("no vault {name} in {tenant}");
             }
         }
     }

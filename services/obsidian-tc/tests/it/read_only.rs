@@ -130,6 +130,30 @@ async fn a_tenant_hold_refuses_every_write_of_the_tenant_only() {
     let (status, _) = api(&app, &admin, Method::PUT, "/v1/policies", Some(json!({"read_only": false}))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(write(&app, &admin, "Notes", "b.md").await["isError"], false);
+
+    // A hold the operator puts on (a legal hold) the tenant's admins can see but not lift, on the
+    // tenant or on a vault; the operator can.
+    let out = cli(&app.iso, &["read-only", "on", "--tenant", "acme", "--reason", "legal hold"]);
+    assert!(stdout(&out).contains("(set by the operator): legal hold"), "{}", stdout(&out));
+    let (_, shown) = api(&app, &admin, Method::GET, "/v1/policies", None).await;
+    assert_eq!(shown["read_only"]["set_by"], "operator", "{shown}");
+    let (status, refused) = api(&app, &admin, Method::PUT, "/v1/policies", Some(json!({"read_only": false}))).await;
+    assert_eq!((status, refused["error"]["details"]["reason"].clone()), (StatusCode::FORBIDDEN, json!("operator_hold")));
+    let (status, _) = api(&app, &admin, Method::PUT, "/v1/policies", Some(json!({"read_only": true}))).await;
+    assert_eq!(status, StatusCode::OK, "putting on a hold that is on changes nothing");
+    assert_eq!(error_of(&write(&app, &admin, "Notes", "c.md").await)["details"]["set_by"], "operator");
+    cli(&app.iso, &["read-only", "off", "--tenant", "acme"]);
+    cli(&app.iso, &["read-only", "on", "--tenant", "acme", "--vault", "Notes"]);
+    let (status, refused) = api(&app, &admin, Method::DELETE, "/v1/admin/vaults/Notes/read-only", None).await;
+    assert_eq!((status, refused["error"]["details"]["reason"].clone()), (StatusCode::FORBIDDEN, json!("operator_hold")));
+    let out = cli(&app.iso, &["read-only", "off", "--tenant", "acme", "--vault", "Notes"]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    // The CLI is another process: this gateway sees the change within its refresh.
+    let lifted = Instant::now();
+    while write(&app, &admin, "Notes", "c.md").await["isError"] == true {
+        assert!(lifted.elapsed() < Duration::from_secs(3), "still refused");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     app.stop().await;
 }
 
