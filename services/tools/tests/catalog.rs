@@ -351,3 +351,26 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
         assert_eq!(whole, readers.contains(&tool.name.as_str()), "{}", tool.name);
     }
 }
+
+/// What each listing costs a conversation, printed (`cargo test -p otc-tools --test catalog
+/// listing_sizes -- --nocapture`) and held at or under its recorded ceiling, so a change that
+/// makes definitions longer has to say so here. Issue 46's goals are lower: the flat list of
+/// every tool 120 KB, the domain facade 20 KB, the triad with search and fetch 1.8 KB.
+#[test]
+fn listing_sizes_are_printed_and_do_not_grow() {
+    let registry = registry();
+    let settings = FacadeSettings::default();
+    let bytes = |listing| {
+        let tools = facade::advertise(&registry, &settings, listing, None);
+        (tools.len(), serde_json::to_vec(&tools).unwrap().len())
+    };
+    for (what, listing, ceiling) in [
+        ("flat (full)", Listing::Flat(Subset::Full), 335_000),
+        ("domain facade", Listing::Domain, 36_500),
+        ("triad, search and fetch", Listing::Triad, 2_800),
+    ] {
+        let (tools, size) = bytes(listing);
+        println!("{what}: {tools} tools, {size} bytes ({} per tool)", size / tools.max(1));
+        assert!(size <= ceiling, "{what} grew to {size} bytes, past its ceiling of {ceiling}");
+    }
+}
