@@ -81,7 +81,9 @@ impl Holds {
         if let Some(hold) = &holds.tenant {
             return Ok(Some(OnHold { scope: Scope::Tenant, hold: Some(hold.clone()) }));
         }
-        let held = vault.and_then(|name| holds.vaults.iter().find(|(id, held, _)| held == name || id.to_string() == name));
+        // By name, or by id in any spelling a lookup accepts (upper case, no hyphens, braces).
+        let named = |name: &str, held: &str, id: &Uuid| held == name || Uuid::try_parse(name).is_ok_and(|u| u == *id);
+        let held = vault.and_then(|name| holds.vaults.iter().find(|(id, held, _)| named(name, held, id)));
         Ok(held.map(|(_, name, hold)| OnHold { scope: Scope::Vault(name.clone()), hold: Some(hold.clone()) }))
     }
 

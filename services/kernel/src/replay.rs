@@ -2,8 +2,10 @@
 //! sent and a digest of the answer with what differs between two runs of the same call on the
 //! same notes left out, so a replay in a sandbox vault compares equal when it behaves the same.
 //! Left out: ids (`id` and every `*_id`, made anew), times (`*_at`, `at`, `ts`, `mtime`,
-//! `modified`, `created`), change-log sequences (`seq`, `*_seq`), durations (`*_ms`) and cursors;
-//! the vault's own name (and its `obsidian-tc://` prefix) reads as `<vault>`.
+//! `modified`, `created`), change-log sequences (`seq`, `*_seq`), durations (`*_ms`), cursors and
+//! the `vault` a call answers with (the sandbox has another name); a note URI's vault reads as
+//! `<vault>` (`obsidian-tc://<vault>/path`). Nothing depends on how the call named its vault
+//! (by name, by id, or left out for a tenant's only one).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -41,36 +43,26 @@ fn volatile(key: &str) -> bool {
     matches!(
         key,
         "id" | "at" | "ts" | "seq" | "mtime" | "modified" | "created" | "next_cursor" | "cursor" | "elicit_token"
+            | "vault"
     ) || key.ends_with("_id")
         || key.ends_with("_at")
         || key.ends_with("_seq")
         || key.ends_with("_ms")
 }
 
-/// The `obsidian-tc://` prefix of `vault`'s notes (its name percent-encoded as citations do).
-fn uri_prefix(vault: &str) -> String {
-    // A note URI of an empty path is the vault's prefix followed by nothing.
-    crate::citations::note_uri(vault, "")
-}
-
-/// `value` with what differs between runs left out and `vault` named `<vault>`.
-pub fn normalize(value: &Value, vault: &str) -> Value {
-    let prefix = uri_prefix(vault);
-    fn walk(value: &Value, vault: &str, prefix: &str) -> Value {
-        match value {
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .filter(|(k, _)| !volatile(k))
-                    .map(|(k, v)| (k.clone(), walk(v, vault, prefix)))
-                    .collect::<Map<String, Value>>(),
-            ),
-            Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, vault, prefix)).collect()),
-            Value::String(s) if s == vault => Value::String("<vault>".into()),
-            Value::String(s) if s.starts_with(prefix) => Value::String(format!("obsidian-tc://<vault>/{}", &s[prefix.len()..])),
-            other => other.clone(),
-        }
+/// `value` with what differs between runs left out.
+pub fn normalize(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter().filter(|(k, _)| !volatile(k)).map(|(k, v)| (k.clone(), normalize(v))).collect::<Map<String, Value>>(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        Value::String(s) => match s.strip_prefix(crate::citations::SCHEME).and_then(|rest| rest.split_once('/')) {
+            Some((_, path)) => Value::String(format!("{}<vault>/{path}", crate::citations::SCHEME)),
+            None => Value::String(s.clone()),
+        },
+        other => other.clone(),
     }
-    walk(value, vault, &prefix)
 }
 
 /// The hex SHA-256 of a normalized answer's JSON (serde_json writes object keys in order).
@@ -92,10 +84,9 @@ pub fn facts(args: &Map<String, Value>, outcome: Result<&Value, ()>) -> Option<o
         return None;
     }
     let args_bytes = json.len();
-    let vault = args.get("vault").and_then(Value::as_str).unwrap_or("");
     let (digest, excerpt, excerpt_bytes) = match outcome {
         Ok(answer) => {
-            let normalized = normalize(answer, vault);
+            let normalized = normalize(answer);
             let json = serde_json::to_string(&normalized).unwrap_or_default();
             let (bytes, small) = (json.len(), json.len() <= MAX_RECORDED_BYTES && !json.contains("\\u0000"));
             (Some(digest(&normalized)), small.then_some(normalized), if small { bytes } else { 0 })
@@ -145,10 +136,10 @@ mod tests {
                         "head_seq": 4, "hits": [{"path": "a.md", "uri": "obsidian-tc://Notes/a.md", "score": 1.0}]});
         let b = json!({"vault": "rerun-1", "id": "obsidian-tc://rerun-1/a.md", "snapshot_id": "y", "modified_at": "u",
                         "head_seq": 9, "hits": [{"path": "a.md", "uri": "obsidian-tc://rerun-1/a.md", "score": 1.0}]});
-        assert_eq!(normalize(&a, "Notes"), normalize(&b, "rerun-1"));
-        assert_eq!(digest(&normalize(&a, "Notes")), digest(&normalize(&b, "rerun-1")));
+        assert_eq!(normalize(&a), normalize(&b));
+        assert_eq!(digest(&normalize(&a)), digest(&normalize(&b)));
         let c = json!({"vault": "rerun-1", "hits": [{"path": "b.md", "uri": "obsidian-tc://rerun-1/b.md", "score": 1.0}]});
-        let (at, was, now) = first_difference(&normalize(&a, "Notes"), &normalize(&c, "rerun-1")).unwrap();
+        let (at, was, now) = first_difference(&normalize(&a), &normalize(&c)).unwrap();
         assert_eq!((at.as_str(), was, now), ("/hits/0/path", json!("a.md"), json!("b.md")));
     }
 

@@ -205,19 +205,21 @@ impl TenantTx {
         .await?)
     }
 
-    /// The files under `prefix` ("" for all) as they stood right after sequence `seq`: for each
-    /// path, its last record at or before `seq`, unless that record deleted it.
-    pub async fn files_at_seq(&mut self, vault: Uuid, seq: i64, prefix: &str) -> Result<Vec<PastFile>> {
+    /// The files under `prefix` ("" for all) as they stood right after sequence `seq` (at most
+    /// `limit`, by path): for each path, its last record at or before `seq`, unless that record
+    /// deleted it.
+    pub async fn files_at_seq(&mut self, vault: Uuid, seq: i64, prefix: &str, limit: i64) -> Result<Vec<PastFile>> {
         let rows = sqlx::query!(
             r#"SELECT path AS "path!", new_hash, size FROM (
                    SELECT DISTINCT ON (path) path, op, new_hash, size FROM change_log
                     WHERE tenant_id = $1 AND vault_id = $2 AND seq <= $3 AND starts_with(path, $4)
                     ORDER BY path, seq DESC) last
-                WHERE op <> 'delete'"#,
+                WHERE op <> 'delete' LIMIT $5"#,
             self.tenant,
             vault,
             seq,
-            prefix
+            prefix,
+            limit
         )
         .fetch_all(&mut *self.tx)
         .await?;

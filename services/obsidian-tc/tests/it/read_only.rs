@@ -83,9 +83,14 @@ async fn a_vault_hold_refuses_its_writes_through_mcp_and_v1_and_nothing_else() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    // By id in any spelling a lookup takes (upper case, no hyphens) the hold still holds.
+    let upper = format!("/v1/admin/vaults/{}", a.vault_id.to_string().to_uppercase());
+    let simple = format!("/v1/admin/vaults/{}", a.vault_id.simple());
     for (method, path, body) in [
         (Method::PATCH, "/v1/admin/vaults/Notes", Some(json!({"name": "Renamed"}))),
         (Method::DELETE, "/v1/admin/vaults/Notes", None),
+        (Method::DELETE, upper.as_str(), None),
+        (Method::DELETE, simple.as_str(), None),
     ] {
         let (status, body) = api(&app, &admin, method, path, body).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");

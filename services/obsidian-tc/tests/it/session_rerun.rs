@@ -21,13 +21,19 @@ fn verdicts(out: &Value) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn a_session_replays_in_a_sandbox_and_divergence_is_located() {
-    let app = TestApp::spawn_with(|c| c.tools.confirm_destructive = false).await;
+    // The deployment's floor hides Private/ from this vault's callers: the sandbox never holds it.
+    let app = TestApp::spawn_with(|c| {
+        c.tools.confirm_destructive = false;
+        c.acl.push(crate::harness::read_acl(Some("acme"), V, &["*.md"]));
+    })
+    .await;
     let a = Tenant::create(&app.store, "acme").await;
     let b = Tenant::create(&app.store, "globex").await;
     let (token, _) = a.token(&app.store, "*", false, None).await;
     let (reader, _) = a.token(&app.store, "read:notes,write:memory,read:memory", false, None).await;
     let (other, _) = b.token(&app.store, "*", false, None).await;
-    app.seed(&token, V, &[("A.md", Some("# A\nalpha [[B]]\n")), ("B.md", Some("# B\nbeta\n"))]).await;
+    let notes = [("A.md", Some("# A\nalpha [[B]]\n")), ("B.md", Some("# B\nbeta\n")), ("Private/P.md", Some("hidden"))];
+    app.seed(&token, V, &notes).await;
 
     let session = ok(&app, &token, "start_session", json!({"vault": V, "caller": "agent"})).await;
     let sid = session["session_id"].as_str().unwrap().to_string();
@@ -65,7 +71,7 @@ async fn a_session_replays_in_a_sandbox_and_divergence_is_located() {
         (summary["same"].clone(), summary["diverged"].clone(), summary["skipped"].clone()),
         (json!(4), json!(1), json!(2))
     );
-    assert_eq!(out["sandbox"]["files"], 2, "A.md and B.md when the session began: {out}");
+    assert_eq!(out["sandbox"]["files"], 2, "A.md and B.md, not the hidden note: {out}");
     assert!(out["records"][5]["reason"].as_str().unwrap().contains("16 KiB"), "{out}");
     let diverged = &out["records"][6];
     assert_eq!(diverged["difference"]["at"], "/body", "{diverged}");

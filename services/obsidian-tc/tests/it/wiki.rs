@@ -638,6 +638,9 @@ async fn a_blocking_convention_refuses_a_write_that_adds_its_breach() {
     assert_eq!(kept["isError"], false, "{kept}");
     let worse = write("wiki/Old.md", "---\ntype: concept\nstatus: gone\n---\nText.\n").await;
     assert_eq!(error_of(&worse)["details"]["breaches"][0]["rule"], "vocabulary");
+    // Moving a page keeps its old breaches old: Old.md still lacks its summary where it lands.
+    let moved = call(&app, "/mcp/full", &token, "move_note", json!({"vault": "Notes", "from": "wiki/Old.md", "to": "wiki/Older.md"})).await;
+    assert_eq!(moved["isError"], false, "{moved}");
     // Outside the wiki folder the schema does not apply.
     let outside = write("Notes/Free.md", "---\nstatus: whatever\n---\n").await;
     assert_eq!(outside["isError"], false, "{outside}");

@@ -1,11 +1,12 @@
 //! session_rerun: replays the calls a work session made against a sandbox copy of its vault, as
 //! the vault stood when the session began, and reports, call by call, where the answers diverge
-//! from what was recorded. The sandbox is a vault of the tenant made for the run (its files
-//! share their stored content with the original, so nothing is copied but rows) and erased
-//! before the answer; the original vault is never written.
+//! from what was recorded. The sandbox is a vault of the tenant made for the run, holding only
+//! the files the caller may read (sharing their stored content with the original, so nothing is
+//! copied but rows), closed by tenant rules to everyone but the caller, and erased before the
+//! answer (or right after, when the call is cut short); the original vault is never written.
 //!
 //! What is compared is each answer with what differs between two runs left out (ids, times,
-//! sequences, the vault's name: `otc_kernel::replay`). Replayed: the tools whose effects stay in
+//! sequences, the vault: `otc_kernel::replay`). Calls run as the rerun's caller, with its scopes. Replayed: the tools whose effects stay in
 //! their vault (notes, metadata, links, search, structured files, attachments, workspace and
 //! automation); skipped, with the reason: the others (memory, sessions, goals, admin), calls
 //! that need a confirmation, calls on another vault, and calls recorded without their arguments
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use otc_catalog::{Domain, ResponseFormat as Format, ScopeClass, Sometimes, ToolSpec};
 use otc_errors::{ErrorCode, ToolError};
-use otc_store::{Action, Change, Expect, Provenance, RecordedCall};
+use otc_store::{Action, Change, Expect, NewAclRule, Provenance, RecordedCall, Subject};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,6 +30,8 @@ pub struct SessionRerun;
 const MAX_FILES: usize = 5_000;
 /// Files one sandbox commit carries.
 const BATCH: usize = 500;
+/// The most of a differing value a verdict shows (JSON bytes); past it, its start and its size.
+const MAX_SHOWN_BYTES: usize = 1024;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +124,56 @@ fn verdict(seq: u32, call: &RecordedCall, verdict: &'static str) -> Verdict {
     }
 }
 
+/// `value`, or when its JSON is longer than [`MAX_SHOWN_BYTES`] the start of it and its size.
+fn shown(value: Value) -> Value {
+    let json = value.to_string();
+    if json.len() <= MAX_SHOWN_BYTES {
+        return value;
+    }
+    let start = &json[..json.floor_char_boundary(MAX_SHOWN_BYTES)];
+    Value::String(format!("{start}… ({} bytes in all)", json.len()))
+}
+
+/// The sandbox, erased when dropped unless it was erased already: a call cut short (cancelled,
+/// past its budget) leaves nothing behind.
+struct SandboxVault {
+    store: otc_store::Store,
+    kv: std::sync::Arc<otc_kv::Kv>,
+    tenant: uuid::Uuid,
+    vault: otc_store::Vault,
+    erased: bool,
+}
+
+impl SandboxVault {
+    async fn erase(mut self) {
+        erase(&self.store, &self.kv, self.tenant, &self.vault).await;
+        self.erased = true;
+    }
+}
+
+impl Drop for SandboxVault {
+    fn drop(&mut self) {
+        if !self.erased {
+            let (store, kv, tenant, vault) = (self.store.clone(), self.kv.clone(), self.tenant, self.vault.clone());
+            tokio::spawn(async move { erase(&store, &kv, tenant, &vault).await });
+        }
+    }
+}
+
+async fn erase(store: &otc_store::Store, kv: &std::sync::Arc<otc_kv::Kv>, tenant: uuid::Uuid, sandbox: &otc_store::Vault) {
+    match otc_kernel::lifecycle::delete_vault(store, kv, tenant, &sandbox.name, Duration::ZERO).await {
+        Ok(_) => {
+            let erased = otc_kernel::lifecycle::erase_deleted_vault(store, kv, tenant, sandbox.id, None);
+            if let Err(e) = erased.await {
+                tracing::warn!(error = %e, sandbox = %sandbox.name, "erasing a rerun's sandbox; the erase pass finishes it");
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %otc_errors::error_chain(&e), sandbox = %sandbox.name, "deleting a rerun's sandbox");
+        }
+    }
+}
+
 /// Why `tool` is not replayed, if it is not: it acts outside its vault, or needs a person's
 /// confirmation.
 fn not_replayed(ctx: &CallContext<'_>, tool: &str) -> Option<&'static str> {
@@ -162,6 +215,38 @@ fn retarget(args: &Value, from: &str, to: &str) -> Value {
         map.insert("vault".into(), Value::String(to.to_string()));
     }
     out
+}
+
+/// Closes the sandbox to everyone but the caller: tenant rules (everyone: nothing; the caller:
+/// everything), then every gateway checks tokens again, before a file goes in.
+async fn close_to_others(ctx: &CallContext<'_>, sandbox: &otc_store::Vault) -> Result<(), ToolError> {
+    let none = Some(Vec::new());
+    let mut tx = ctx.begin().await?;
+    let everyone = NewAclRule {
+        vault_id: sandbox.id,
+        subject: Subject::Everyone,
+        read_paths: none.clone(),
+        write_paths: none.clone(),
+        delete_paths: none,
+        read_only: true,
+    };
+    tx.set_acl_rule(&everyone).await?;
+    let caller = NewAclRule {
+        vault_id: sandbox.id,
+        subject: Subject::Principal(ctx.caller.principal_id),
+        read_paths: None,
+        write_paths: None,
+        delete_paths: None,
+        read_only: false,
+    };
+    tx.set_acl_rule(&caller).await?;
+    tx.commit().await?;
+    let kv = &ctx.services().kv;
+    kv.bump_generation(otc_kv::Generation::Tokens(ctx.caller.tenant_id)).await.map_err(|e| {
+        tracing::warn!(error = %otc_errors::error_chain(&e), "closing a rerun's sandbox");
+        ToolError::with_message(ErrorCode::ServiceUnavailable, "the gateways could not be told (Redis did not answer)")
+            .detail("dependency", "redis")
+    })
 }
 
 /// Fills the sandbox with `files` (content shared with the original) and waits for its index.
@@ -240,12 +325,15 @@ async fn replay_all(
         if replayed != call.outcome {
             v.verdict = "diverged";
         } else if let Ok(answer) = &answer {
-            let normalized = replay::normalize(answer, &sandbox.name);
+            let normalized = replay::normalize(answer);
             if call.digest.as_deref() != Some(replay::digest(&normalized).as_str()) {
                 v.verdict = "diverged";
                 v.difference = call.excerpt.as_ref().and_then(|recorded| {
-                    replay::first_difference(recorded, &normalized)
-                        .map(|(at, recorded, replayed)| Difference { at, recorded, replayed })
+                    replay::first_difference(recorded, &normalized).map(|(at, recorded, replayed)| Difference {
+                        at,
+                        recorded: shown(recorded),
+                        replayed: shown(replayed),
+                    })
                 });
             }
         }
@@ -286,51 +374,45 @@ impl Tool for SessionRerun {
         services.read_only.check_write(&services.store, ctx.caller.tenant_id, None).await?;
         // The session's last calls may still wait in this gateway's trail queue.
         services.audit.flush(Duration::from_secs(2)).await;
+        let view = ctx.view(&vault.name).await?;
         let mut tx = ctx.begin().await?;
         let session = tx.session(vault.id, session_id).await?.ok_or_else(|| {
             ToolError::with_message(ErrorCode::NotFound, "no such work session in this vault").echo("session_id", &input.session_id)
         })?;
         let mut calls = tx.session_calls(session.id, limit as i64 + 1).await?;
         let at_seq = tx.seq_at(vault.id, session.started_at).await?;
-        let files = tx.files_at_seq(vault.id, at_seq, "").await?;
+        let files = tx.files_at_seq(vault.id, at_seq, "", MAX_FILES as i64 + 1).await?;
         tx.commit().await?;
         let truncated = calls.len() > limit;
         calls.truncate(limit);
         if files.len() > MAX_FILES {
             return Err(ToolError::with_message(
                 ErrorCode::ComputeBudgetExceeded,
-                format!(
-                    "the vault held {} files when the session began, more than the {MAX_FILES} a sandbox copies",
-                    files.len()
-                ),
+                format!("the vault held more than the {MAX_FILES} files a sandbox copies when the session began"),
             )
             .detail("limit", MAX_FILES));
         }
+        // Only what the caller may read goes into the sandbox.
+        let files: Vec<otc_store::PastFile> = files.into_iter().filter(|f| view.can_read(&f.path)).collect();
         let name = format!("rerun-{}-{}", &session.id.simple().to_string()[..8], &uuid::Uuid::new_v4().simple().to_string()[..6]);
-        let sandbox = otc_kernel::lifecycle::create_vault(&services.store, ctx.caller.tenant_id, &name).await.map_err(
-            |e| match e {
-                otc_store::StoreError::Quota(q) => otc_kernel::quota_exceeded(&q),
-                other => other.into(),
-            },
-        )?;
-        let ran = match fill(ctx, &sandbox, &files).await {
-            Ok(()) => Ok(replay_all(ctx, &vault, &sandbox, &calls, deadline).await),
-            Err(e) => Err(e),
-        };
-        // The sandbox goes whatever happened; what is left of a failed erasure goes with the
-        // workers' erase pass.
         let tenant = ctx.caller.tenant_id;
-        match otc_kernel::lifecycle::delete_vault(&services.store, &services.kv, tenant, &sandbox.name, Duration::ZERO).await {
-            Ok(_) => {
-                let erased = otc_kernel::lifecycle::erase_deleted_vault(&services.store, &services.kv, tenant, sandbox.id, None);
-                if let Err(e) = erased.await {
-                    tracing::warn!(error = %e, sandbox = %sandbox.name, "erasing a rerun's sandbox; the erase pass finishes it");
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %otc_errors::error_chain(&e), sandbox = %sandbox.name, "deleting a rerun's sandbox");
-            }
-        }
+        let made = otc_kernel::lifecycle::create_vault(&services.store, tenant, &name).await.map_err(|e| match e {
+            otc_store::StoreError::Quota(q) => otc_kernel::quota_exceeded(&q),
+            other => other.into(),
+        })?;
+        let sandbox = SandboxVault { store: services.store.clone(), kv: services.kv.clone(), tenant, vault: made, erased: false };
+        close_to_others(ctx, &sandbox.vault).await?;
+        let ran = match tokio::time::timeout_at(deadline, fill(ctx, &sandbox.vault, &files)).await {
+            Ok(Ok(())) => Ok(replay_all(ctx, &vault, &sandbox.vault, &calls, deadline).await),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(ToolError::with_message(
+                ErrorCode::OperationTimeout,
+                "timeout_ms ran out while the sandbox was filled; give a longer timeout_ms",
+            )
+            .detail("timeout_ms", timeout)),
+        };
+        let (sandbox_name, copied) = (sandbox.vault.name.clone(), files.len() as u64);
+        sandbox.erase().await;
         let records = ran?;
         let mut summary = Summary { calls: records.len() as u32, ..Summary::default() };
         for r in &records {
@@ -344,7 +426,7 @@ impl Tool for SessionRerun {
         Ok(Output {
             vault: vault.name,
             session_id: session.id.to_string(),
-            sandbox: Sandbox { vault: sandbox.name, files: files.len() as u64, at_seq },
+            sandbox: Sandbox { vault: sandbox_name, files: copied, at_seq },
             summary,
             records,
             truncated,

@@ -84,7 +84,7 @@ impl Tool for GitDiff {
                 );
             }
             let mut tx = ctx.begin().await?;
-            let files = tx.files_at_seq(view.vault.id, seq, path).await?;
+            let files = tx.files_at_seq(view.vault.id, seq, path, i64::MAX).await?;
             tx.commit().await?;
             Ok::<_, ToolError>(files.into_iter().find(|f| f.path == path).map(|f| f.hash))
         };

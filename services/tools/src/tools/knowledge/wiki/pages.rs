@@ -327,6 +327,8 @@ async fn put(
     text: String,
 ) -> Result<Outcome, ToolError> {
     let services = ctx.services();
+    // A held vault's generated pages wait: the job fails and is retried once the hold is lifted.
+    services.read_only.check_write(&services.store, ctx.caller.tenant_id, Some(&view.vault.name)).await?;
     let stored = writing::put_contents(ctx, vec![text.into_bytes()]).await?;
     let expect = before.map_or(Expect::Absent, |c| Expect::Hash(c.entry.hash));
     let changes = [writing::put(path, expect, stored[0].0, stored[0].1)];

@@ -48,6 +48,7 @@ pub fn vet<'a>(ctx: &'a CallContext<'a>, view: &'a View, changes: &'a [Change]) 
         if schema.blocking.is_empty() {
             return Ok(());
         }
+        let moved = deleted_pages(ctx, view, changes, &inside).await?;
         let mut added = Vec::new();
         for (path, hash) in pages {
             let new = blocking(ctx, &schema, &folders.folder, path, hash).await?;
@@ -56,7 +57,11 @@ pub fn vet<'a>(ctx: &'a CallContext<'a>, view: &'a View, changes: &'a [Change]) 
             }
             let old = match writing::current(ctx, view.vault.id, path).await? {
                 Some(entry) => blocking(ctx, &schema, &folders.folder, path, &entry.hash).await?,
-                None => Vec::new(),
+                // A move or rename in the wiki: the page's breaches where it was count as old.
+                None => match moved.get(hash) {
+                    Some(from) => blocking(ctx, &schema, &folders.folder, from, hash).await?,
+                    None => Vec::new(),
+                },
             };
             added.extend(new.into_iter().filter(|b| !old.contains(b)).map(|b| (path.to_string(), b)));
         }
@@ -80,6 +85,24 @@ pub fn vet<'a>(ctx: &'a CallContext<'a>, view: &'a View, changes: &'a [Change]) 
         .detail("schema", schema_path)
         .detail("breaches", listed))
     })
+}
+
+/// The wiki pages this commit deletes, by their content (at most [`MAX_PAGES`]): a page put
+/// elsewhere with the same content is that page moved.
+async fn deleted_pages(
+    ctx: &CallContext<'_>,
+    view: &View,
+    changes: &[Change],
+    inside: &str,
+) -> Result<std::collections::HashMap<Hash, String>, ToolError> {
+    let mut out = std::collections::HashMap::new();
+    let deletes = changes.iter().filter(|c| matches!(c.action, Action::Delete) && c.path.starts_with(inside));
+    for change in deletes.take(MAX_PAGES) {
+        if let Some(entry) = writing::current(ctx, view.vault.id, &change.path).await? {
+            out.insert(entry.hash, change.path.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// The breaches of blocking rules in the page whose content is `hash`.

@@ -88,7 +88,7 @@ pub async fn plan(
     };
     let kept = |p: &str| !p.starts_with(".trash/") && in_scope(p);
     let past: BTreeMap<String, (Hash, i64)> = tx
-        .files_at_seq(vault, seq, folder)
+        .files_at_seq(vault, seq, folder, i64::MAX)
         .await?
         .into_iter()
         .filter(|f| kept(&f.path))

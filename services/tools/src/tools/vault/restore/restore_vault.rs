@@ -83,6 +83,9 @@ impl Tool for RestoreVault {
         let mut head = plan.head;
         if !dry {
             writing::confirm(ctx, !plan.changes.is_empty(), "it changes every file that differs from then").await?;
+            // A hold put on while the confirmation waited stops the restore (it commits outside
+            // writing::commit_at, which asks the same).
+            services.read_only.check_write(&services.store, ctx.caller.tenant_id, Some(&view.vault.name)).await?;
             let who = writing::provenance(ctx, None);
             head = restore::apply(
                 &services.store,
