@@ -115,6 +115,14 @@ pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolErro
     ToolError::new(ErrorCode::InternalError)
 }
 
+/// A call refused because Redis did not answer while it was `doing` something: the chain goes to
+/// the log, the caller gets a retryable `service_unavailable` naming the dependency.
+pub fn redis_unavailable(doing: &str, err: &otc_kv::KvError) -> ToolError {
+    tracing::warn!(error = %otc_errors::error_chain(err), doing, "Redis did not answer");
+    ToolError::with_message(ErrorCode::ServiceUnavailable, format!("Redis did not answer while {doing}; try again shortly"))
+        .detail("dependency", "redis")
+}
+
 /// The refusal of a change that would take the tenant past a quota: overflow, with the quota,
 /// its limit, what is used and what was asked in details.
 pub fn quota_exceeded(q: &otc_store::QuotaExceeded) -> ToolError {

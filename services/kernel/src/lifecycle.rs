@@ -206,6 +206,23 @@ pub async fn erase_rows(
     }
 }
 
+/// Deletes a vault made for a moment (an import that failed, a rerun's sandbox) and erases it
+/// now, so nothing of it is left and its name is free again.
+pub async fn discard_vault(
+    store: &Store,
+    kv: &Arc<Kv>,
+    tenant: Uuid,
+    vault: Uuid,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut tx = store.begin(tenant).await?;
+    tx.delete_vault(vault, Duration::ZERO).await?;
+    tx.purge_vault_now(vault).await?;
+    tx.commit().await?;
+    otc_kv::vault_changed(kv, vault).await;
+    erase_deleted_vault(store, kv, tenant, vault, None).await?;
+    Ok(())
+}
+
 /// How far [`erase_deleted_vault`] got.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct VaultErasure {

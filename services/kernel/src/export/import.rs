@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use otc_blobs::Blobs;
@@ -139,23 +138,12 @@ pub async fn import<R: AsyncRead + Unpin>(
     let outcome = read_all(deps, tenant, Reader::new(archive), name, &mut made).await;
     if outcome.is_err() {
         for vault in &made {
-            if let Err(e) = undo(deps, tenant, vault).await {
+            if let Err(e) = crate::lifecycle::discard_vault(deps.store, deps.kv, tenant, vault.id).await {
                 tracing::error!(%tenant, vault = %vault.id, error = %otc_errors::error_chain(&*e), "an import failed and its vault could not be erased; the erase pass will");
             }
         }
     }
     outcome
-}
-
-/// Deletes a vault an import made and erases it now, so its name is free for the next try.
-async fn undo(deps: &Deps<'_>, tenant: Uuid, vault: &Vault) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let mut tx = deps.store.begin(tenant).await?;
-    tx.delete_vault(vault.id, Duration::ZERO).await?;
-    tx.purge_vault_now(vault.id).await?;
-    tx.commit().await?;
-    otc_kv::vault_changed(deps.kv, vault.id).await;
-    crate::lifecycle::erase_deleted_vault(deps.store, deps.kv, tenant, vault.id, None).await?;
-    Ok(())
 }
 
 async fn read_all<R: AsyncRead + Unpin>(

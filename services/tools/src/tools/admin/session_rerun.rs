@@ -161,16 +161,8 @@ impl Drop for SandboxVault {
 }
 
 async fn erase(store: &otc_store::Store, kv: &std::sync::Arc<otc_kv::Kv>, tenant: uuid::Uuid, sandbox: &otc_store::Vault) {
-    match otc_kernel::lifecycle::delete_vault(store, kv, tenant, &sandbox.name, Duration::ZERO).await {
-        Ok(_) => {
-            let erased = otc_kernel::lifecycle::erase_deleted_vault(store, kv, tenant, sandbox.id, None);
-            if let Err(e) = erased.await {
-                tracing::warn!(error = %e, sandbox = %sandbox.name, "erasing a rerun's sandbox; the erase pass finishes it");
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %otc_errors::error_chain(&e), sandbox = %sandbox.name, "deleting a rerun's sandbox");
-        }
+    if let Err(e) = otc_kernel::lifecycle::discard_vault(store, kv, tenant, sandbox.id).await {
+        tracing::warn!(error = %e, sandbox = %sandbox.name, "erasing a rerun's sandbox; the erase pass finishes it");
     }
 }
 
@@ -242,11 +234,9 @@ async fn close_to_others(ctx: &CallContext<'_>, sandbox: &otc_store::Vault) -> R
     tx.set_acl_rule(&caller).await?;
     tx.commit().await?;
     let kv = &ctx.services().kv;
-    kv.bump_generation(otc_kv::Generation::Tokens(ctx.caller.tenant_id)).await.map_err(|e| {
-        tracing::warn!(error = %otc_errors::error_chain(&e), "closing a rerun's sandbox");
-        ToolError::with_message(ErrorCode::ServiceUnavailable, "the gateways could not be told (Redis did not answer)")
-            .detail("dependency", "redis")
-    })
+    kv.bump_generation(otc_kv::Generation::Tokens(ctx.caller.tenant_id))
+        .await
+        .map_err(|e| otc_kernel::redis_unavailable("telling the gateways of the sandbox's rules", &e))
 }
 
 /// Fills the sandbox with `files` (content shared with the original) and waits for its index.

@@ -32,10 +32,10 @@ pub async fn drop_cached(ctx: &CallContext<'_>, vault: &Vault) -> Result<Vec<&'s
     let tenant = ctx.caller.tenant_id;
     services.vault_cache.retain(|(t, _), (v, _, _)| !(*t == tenant && v.id == vault.id));
     services.read_only.forget(tenant);
-    services.kv.bump_generation(otc_kv::Generation::Vault(vault.id)).await.map_err(|e| {
-        tracing::warn!(error = %otc_errors::error_chain(&e), "moving a vault's generation on");
-        ToolError::with_message(ErrorCode::ServiceUnavailable, "the gateways could not be told (Redis did not answer)")
-            .detail("dependency", "redis")
-    })?;
+    services
+        .kv
+        .bump_generation(otc_kv::Generation::Vault(vault.id))
+        .await
+        .map_err(|e| otc_kernel::redis_unavailable("telling the gateways to read the vault afresh", &e))?;
     Ok(vec!["vault lookups", "read-only holds", "manifest rows", "link graphs"])
 }

@@ -176,11 +176,7 @@ impl Tool for RefreshPluginCapabilities {
         plugins.dedup_by(|a, b| a.kind == b.kind && a.id == b.id);
         let kv = &ctx.services().kv;
         let record = format!("plugin_caps:{}:{}", ctx.caller.tenant_id, view.vault.id);
-        let unreachable = |e: otc_kv::KvError| {
-            tracing::warn!(error = %otc_errors::error_chain(&e), "the last plugin capabilities");
-            ToolError::with_message(otc_errors::ErrorCode::ServiceUnavailable, "Redis did not answer")
-                .detail("dependency", "redis")
-        };
+        let unreachable = |e: otc_kv::KvError| otc_kernel::redis_unavailable("keeping the last plugin capabilities", &e);
         let last: Vec<Plugin> = kv
             .get_record(&record)
             .await
