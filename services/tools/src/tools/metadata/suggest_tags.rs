@@ -132,8 +132,8 @@ fn heuristic(
 }
 
 /// The tags in the client model's answer: one per line or comma (`#tag`, `- tag`, `1. tag` and
-/// quoted names read too), each a valid tag (letters, digits, / - _; not only digits; no
-/// spaces), at most `max`, only tags the note lacks.
+/// quoted names read too), each a tag add_tag would take (`otc_edit`'s `normalize_tag`: no
+/// spaces, not only digits) of at most 100 characters, at most `max`, only tags the note lacks.
 fn sampled_tags(answer: &str, existing: &BTreeSet<String>, max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in answer.split(['\n', ',']) {
@@ -145,10 +145,8 @@ fn sampled_tags(answer: &str, existing: &BTreeSet<String>, max: usize) -> Vec<St
             _ => item,
         };
         let tag = item.trim_matches(['"', '\'', '`', '[', ']']).trim_start_matches('#').trim_end_matches('.');
-        let valid = !tag.is_empty()
-            && tag.chars().count() <= 100
-            && tag.chars().all(|c| c.is_alphanumeric() || matches!(c, '/' | '-' | '_'))
-            && !tag.chars().all(|c| c.is_ascii_digit());
+        // A tag add_tag would take, and no longer than a vault's tags run.
+        let valid = tag.chars().count() <= 100 && otc_edit::frontmatter::normalize_tag(tag).is_ok();
         if valid && !existing.contains(&key(tag)) && !out.iter().any(|t| key(t) == key(tag)) {
             out.push(tag.to_string());
         }
@@ -304,5 +302,6 @@ mod tests {
         assert_eq!(sampled_tags(answer, &existing, 5), ["compost", "soil/health", "water"]);
         assert_eq!(sampled_tags("a, b, c", &BTreeSet::new(), 2), ["a", "b"]);
         assert_eq!(sampled_tags("2026-review", &BTreeSet::new(), 2), ["2026-review"]);
+        assert!(sampled_tags("/lead, trail/", &BTreeSet::new(), 2).is_empty(), "what add_tag refuses");
     }
 }
