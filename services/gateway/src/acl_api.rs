@@ -4,6 +4,8 @@
 //!   delete_paths?, read_only?}` sets the rule for that vault and subject (a list left out is
 //!   unrestricted, `[]` allows nothing).
 //! - `DELETE /v1/acl?vault=V&principal=P | group=G | everyone=true`: drops it.
+//! - `GET /v1/acl/access?vault=V&principal=P`: what P can read, write and delete in V (the
+//!   rules that apply to them, judged on the root and each top-level folder).
 //! - `GET|POST /v1/principals/{principal}/groups`: a principal's groups; POST `{add?, remove?}`.
 //!
 //! Every gateway obeys a change before the answer (`gateways_told: true`). A credential bound to
@@ -81,7 +83,7 @@ pub struct GroupChange {
     pub remove: Vec<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct AclRule {
     pub id: uuid::Uuid,
     pub vault: String,
@@ -98,7 +100,7 @@ pub struct AclRule {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct AclRules {
     pub rules: Vec<AclRule>,
 }
@@ -116,7 +118,7 @@ pub struct AclRuleRemoved {
     pub gateways_told: bool,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct PrincipalGroups {
     pub principal: String,
     pub principal_id: uuid::Uuid,
@@ -253,5 +255,109 @@ async fn group_change(
         principal_id: who.id,
         groups,
         gateways_told: changed.gateways_told,
+    }))
+}
+
+/// GET /v1/acl/access?vault=V&principal=P
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccessQuery {
+    /// The vault's name or id.
+    pub vault: String,
+    /// The principal's name or id.
+    pub principal: String,
+}
+
+/// What a principal may do in one folder (a file directly in it stands for the folder).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FolderAccess {
+    /// The folder, `""` for the vault's root.
+    pub folder: String,
+    pub read: bool,
+    pub write: bool,
+    pub delete: bool,
+}
+
+/// What one principal can reach in one vault through the tools: the rules that apply to them
+/// (their own, their groups', everyone's, under the deployment's floor) judged on the vault's
+/// root and each top-level folder.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct MemberAccess {
+    pub vault: String,
+    pub principal: String,
+    pub principal_id: uuid::Uuid,
+    pub groups: Vec<String>,
+    /// No rule restricts this vault for them.
+    pub unrestricted: bool,
+    /// The tenant's rules of this vault that apply to them.
+    pub rules: Vec<AclRule>,
+    /// The root, then the top-level folders (at most 200, by name).
+    pub folders: Vec<FolderAccess>,
+    /// Whether the vault has more top-level folders than are listed.
+    pub more_folders: bool,
+}
+
+/// Top-level folders judged at most.
+const MAX_FOLDERS: usize = 200;
+
+/// `GET /v1/acl/access?vault=V&principal=P` (admin:acl): what P can read, write and delete in V.
+pub async fn access(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Query(query): Query<AccessQuery>,
+) -> Result<Json<MemberAccess>, ApiError> {
+    use otc_vault::acl::{Audience, Op, Verdict};
+    require(&caller, SCOPE)?;
+    let services = &state.dispatcher.services;
+    let store_err = |e: otc_store::StoreError| ApiError::from_store(&e);
+    let mut tx = services.store.begin(caller.tenant_id).await.map_err(store_err)?;
+    // A credential bound to one vault asks about that vault only; another answers as missing.
+    let vault = tx
+        .vault_by_name_or_id(&query.vault)
+        .await
+        .map_err(store_err)?
+        .filter(|v| caller.vault_id.is_none_or(|bound| bound == v.id))
+        .ok_or_else(|| ApiError::from_tool(ToolError::new(ErrorCode::VaultNotFound).echo("vault", &query.vault)))?;
+    let who = tx.find_principal(&query.principal).await.map_err(store_err)?.ok_or_else(|| {
+        ApiError::from_tool(
+            ToolError::with_message(ErrorCode::NotFound, "no principal of that name or id in your tenant")
+                .echo("principal", &query.principal),
+        )
+    })?;
+    let mut subject = caller.clone();
+    subject.access = tx.access(who.id).await.map_err(store_err)?;
+    subject.principal_id = who.id;
+    subject.principal_name = who.name.clone();
+    subject.scopes = Vec::new();
+    subject.vault_id = None;
+    let view = otc_kernel::reading::View::for_caller(services, &subject, vault.clone(), Audience::Tools, &mut tx)
+        .await
+        .map_err(store_err)?;
+    let mut folders = tx.top_folders(vault.id, MAX_FOLDERS as i64 + 1).await.map_err(store_err)?;
+    let rows = tx.acl_rules(Some(vault.id)).await.map_err(store_err)?;
+    tx.commit().await.map_err(store_err)?;
+    let more_folders = folders.len() > MAX_FOLDERS;
+    folders.truncate(MAX_FOLDERS);
+    let groups = subject.access.groups.clone();
+    let applies = |r: &&AclRuleRow| match r.subject_kind.as_str() {
+        "principal" => r.principal_id == Some(who.id),
+        "group" => r.group_name.as_ref().is_some_and(|g| groups.contains(g)),
+        _ => true,
+    };
+    let acl = view.acl();
+    // A file directly in a folder stands for what the folder's rules allow there.
+    let judge = |folder: String| {
+        let probe = if folder.is_empty() { "note.md".to_string() } else { format!("{folder}/note.md") };
+        FolderAccess { read: acl.can_read(&probe), write: acl.can_write(&probe), delete: acl.can_delete(&probe), folder }
+    };
+    Ok(Json(MemberAccess {
+        unrestricted: matches!(acl.explain(Op::Read, "note.md"), Verdict::Unrestricted),
+        rules: rows.iter().filter(applies).map(rule_of).collect(),
+        folders: std::iter::once(String::new()).chain(folders).map(judge).collect(),
+        more_folders,
+        vault: vault.name,
+        principal: who.name,
+        principal_id: who.id,
+        groups,
     }))
 }

@@ -12,6 +12,8 @@
 //!   `read_only.refresh_ms`, and it cannot be renamed, deleted or purged; `DELETE` lifts it
 //!   (one the operator put on answers 403 `reason: operator_hold`).
 //! - `GET /v1/admin/vaults/{vault}/export` (`admin:export`): the vault as a tar archive.
+//! - `GET /v1/admin/health`: each live vault's index and embedding health (its index's lag
+//!   behind its commits, queued and failed jobs, the last error).
 //! - `POST /v1/admin/imports[?name=N]` (`admin:vaults`), a tar body: an export (a vault's, as
 //!   a new vault named N or its own name; or a whole tenant's, each vault under its own name)
 //!   made into new vaults, files, memory, ACLs and trail; nothing is left of one that fails.
@@ -190,6 +192,58 @@ pub async fn list(
         vaults: vaults.into_iter().map(with_hold).collect(),
         deleted: gone.into_iter().map(deleted).collect(),
     }))
+}
+
+/// One vault's index and embedding health (`GET /v1/admin/health`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct VaultHealthOut {
+    pub id: uuid::Uuid,
+    pub name: String,
+    /// The vault's last commit, and the last one its index has taken in.
+    pub head_seq: i64,
+    pub indexed_seq: i64,
+    /// Index and embedding jobs waiting, and those that failed for good.
+    pub index_queued: i64,
+    pub index_dead: i64,
+    pub embed_queued: i64,
+    pub embed_dead: i64,
+    /// The newest error one of those jobs recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// GET /v1/admin/health
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct VaultsHealth {
+    pub vaults: Vec<VaultHealthOut>,
+}
+
+/// `GET /v1/admin/health` (`admin:vaults`): every live vault's index and embedding health, in
+/// one query.
+pub async fn health(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<VaultsHealth>, ApiError> {
+    tenant_admin(&caller)?;
+    let store = &state.dispatcher.services.store;
+    let mut tx = store.begin(caller.tenant_id).await.map_err(|e| ApiError::from_store(&e))?;
+    let rows = tx.vaults_health().await.map_err(|e| ApiError::from_store(&e))?;
+    tx.commit().await.map_err(|e| ApiError::from_store(&e))?;
+    let vaults = rows
+        .into_iter()
+        .map(|h| VaultHealthOut {
+            id: h.vault_id,
+            name: h.name,
+            head_seq: h.head_seq,
+            indexed_seq: h.indexed_seq,
+            index_queued: h.index_queued,
+            index_dead: h.index_dead,
+            embed_queued: h.embed_queued,
+            embed_dead: h.embed_dead,
+            last_error: h.last_error,
+        })
+        .collect();
+    Ok(Json(VaultsHealth { vaults }))
 }
 
 pub async fn create(

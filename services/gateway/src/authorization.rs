@@ -118,7 +118,7 @@ fn flow_cookie(headers: &HeaderMap) -> Option<String> {
     })
 }
 
-fn set_flow_cookie(response: &mut Response, issuer: &str, secret: &str, ttl_secs: u64) {
+pub(crate) fn set_flow_cookie(response: &mut Response, issuer: &str, secret: &str, ttl_secs: u64) {
     let secure = if issuer.starts_with("https://") { "; Secure" } else { "" };
     let cookie = format!("{FLOW_COOKIE}={secret}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={ttl_secs}{secure}");
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -300,6 +300,10 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         Err(page) => return *page,
     };
     match identity.callback(flow, q.code.as_deref(), q.error.as_deref()).await {
+        // The console is this server itself: no code, no consent; the person's session starts.
+        Ok(flow) if otc_identity::console::is_console(&flow) => {
+            crate::console::session::signed_in(&state, &headers, &identity, flow).await
+        }
         Ok(flow) => redirect(&format!("{}?flow={}", paths::CONSENT, flow.id)),
         Err(r) => refusal(r, ""),
     }

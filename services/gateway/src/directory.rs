@@ -258,13 +258,13 @@ pub struct GrantsQuery {
     pub all: bool,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Grants {
     pub grants: Vec<GrantOut>,
 }
 
 /// One OAuth grant: a client a principal let act for them.
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct GrantOut {
     pub id: uuid::Uuid,
     pub principal: GrantPrincipal,
@@ -280,7 +280,7 @@ pub struct GrantOut {
     pub revoked_reason: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct GrantPrincipal {
     pub id: uuid::Uuid,
     pub name: String,
@@ -293,7 +293,7 @@ pub struct GrantRevoked {
     pub gateways_told: bool,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Idp {
     pub idp: Option<otc_identity::admin::IdpView>,
 }

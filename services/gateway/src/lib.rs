@@ -13,6 +13,7 @@ pub mod admin_vaults;
 mod auth;
 pub mod auth_cache;
 pub mod authorization;
+pub mod console;
 pub mod directory;
 pub mod elicit;
 mod error;
@@ -92,6 +93,7 @@ pub struct AppParts {
     pub oauth: oauth::OAuthSettings,
     /// The authorization server, when `oauth.secret_key` is set.
     pub identity: Option<Arc<otc_identity::Identity>>,
+    pub console: console::ConsoleSettings,
 }
 
 /// Limits of the sync API.
@@ -133,6 +135,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/admin/vaults/{vault}/purge", post(admin_vaults::purge))
         .route("/v1/admin/vaults/{vault}/read-only", axum::routing::put(admin_vaults::hold).delete(admin_vaults::lift))
         .route("/v1/admin/vaults/{vault}/export", get(admin_vaults::export))
+        .route("/v1/admin/health", get(admin_vaults::health))
         .route("/v1/admin/tokens", get(admin_tokens::list).post(admin_tokens::create))
         .route("/v1/admin/tokens/{id}", axum::routing::delete(admin_tokens::revoke))
         .route("/v1/admin/usage", get(admin_usage::get))
@@ -148,6 +151,7 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route("/v1/me/grants/{id}", axum::routing::delete(me::revoke_grant))
         .route("/v1/me/clients", get(me::clients))
         .route("/v1/acl", get(acl_api::list).put(acl_api::set).delete(acl_api::remove))
+        .route("/v1/acl/access", get(acl_api::access))
         .route("/v1/principals/{principal}/groups", get(acl_api::groups).post(acl_api::change_groups))
         .route("/v1/oauth/grants", get(directory::grants))
         .route("/v1/oauth/grants/{id}", axum::routing::delete(directory::revoke_grant))
@@ -215,19 +219,25 @@ pub fn router(state: AppState, limits: HttpLimits) -> Router {
         .route(paths::TOKEN, post(authorization::token))
         .route(paths::REVOKE, post(authorization::revoke))
         .layer(RequestBodyLimitLayer::new(64 * 1024))
-        .layer(axum::middleware::from_fn_with_state(allowed, origin::host_guard));
+        .layer(axum::middleware::from_fn_with_state(allowed.clone(), origin::host_guard));
+    let allowed_console = allowed;
     let open = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .merge(authorization_server);
     let open = rate_limit::per_ip(open, limits.per_ip_per_minute, limits.per_ip_burst);
-    Router::new()
+    let api = Router::new()
         .merge(open)
         .merge(authenticated)
         .layer(axum::middleware::map_response(error::json_errors))
+        .with_state(state.clone());
+    // The console calls `api` in process; its own pages are HTML, not the API's JSON errors.
+    let (per_minute, burst) = (limits.per_ip_per_minute, limits.per_ip_burst);
+    let console = console::routes(state, api.clone(), move |r| rate_limit::per_ip(r, per_minute, burst))
+        .layer(axum::middleware::from_fn_with_state(allowed_console, origin::host_guard));
+    api.merge(console)
         // Request spans at INFO so the default filter keeps them for trace export.
         .layer(axum::middleware::from_fn(observe::requests))
-        .with_state(state)
 }
 
 /// What the operators' listener checks and reports.

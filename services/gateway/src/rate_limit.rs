@@ -75,7 +75,7 @@ fn policy(class: &str, per_minute: u32) -> HeaderValue {
 
 /// The per-address limit of the routes that need no credential, answering like any throttled
 /// request (the catalogue's body, Retry-After).
-pub fn per_ip(router: Router<AppState>, per_minute: u32, burst: u32) -> Router<AppState> {
+pub fn per_ip<S: Clone + Send + Sync + 'static>(router: Router<S>, per_minute: u32, burst: u32) -> Router<S> {
     let what = format!("this address may make {per_minute} requests a minute (burst {burst}) without a credential");
     per_ip_every(router, 60_000 / u64::from(per_minute.max(1)), burst, "unauthenticated", what)
 }
@@ -89,13 +89,13 @@ pub fn registrations(router: Router<AppState>, per_hour: u32) -> Router<AppState
 }
 
 /// A per-address budget: one request every `period_ms`, `burst` at once.
-fn per_ip_every(
-    router: Router<AppState>,
+fn per_ip_every<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
     period_ms: u64,
     burst: u32,
     class: &'static str,
     what: String,
-) -> Router<AppState> {
+) -> Router<S> {
     let per_ms = period_ms.max(1);
     let config = GovernorConfigBuilder::default()
         .per_millisecond(per_ms)

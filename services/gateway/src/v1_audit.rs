@@ -82,21 +82,34 @@ pub struct ExportQuery {
     before: Option<uuid::Uuid>,
     #[serde(default)]
     limit: Option<i64>,
+    /// `jsonl` (the default) or `csv`.
+    #[serde(default)]
+    format: Option<String>,
 }
 
 /// Most records one export page holds.
 const EXPORT_PAGE: i64 = 5000;
 
-/// `GET /v1/audit?since&until&principal&action&outcome&vault&before&limit`: the tenant's
-/// records as JSON lines, newest first, at most 5000 a page; `Audit-Next-Before` names the
-/// cursor of the next page when there may be one. Needs admin:audit; a credential bound to one
-/// vault sees that vault's records only.
+/// `GET /v1/audit?since&until&principal&action&outcome&vault&before&limit&format`: the tenant's
+/// records as JSON lines (or, with `format=csv`, CSV with a header row), newest first, at most
+/// 5000 a page; `Audit-Next-Before` names the cursor of the next page when there may be one.
+/// Needs admin:audit; a credential bound to one vault sees that vault's records only.
 pub async fn export(
     State(state): State<AppState>,
     axum::extract::Extension(caller): axum::extract::Extension<Caller>,
     axum::extract::Query(query): axum::extract::Query<ExportQuery>,
 ) -> Result<Response, crate::ApiError> {
     crate::auth::require(&caller, crate::scopes::AUDIT)?;
+    let csv = match query.format.as_deref() {
+        None | Some("jsonl") => false,
+        Some("csv") => true,
+        Some(_) => {
+            return Err(crate::ApiError::from_tool(
+                otc_errors::ToolError::with_message(otc_errors::ErrorCode::InvalidInput, "format is jsonl or csv")
+                    .detail("field", "format"),
+            ));
+        }
+    };
     let services = &state.dispatcher.services;
     let limit = query.limit.unwrap_or(1000);
     if !(1..=EXPORT_PAGE).contains(&limit) {
@@ -135,13 +148,21 @@ pub async fn export(
     let records = tx.audit(&filter).await.map_err(|e| crate::ApiError::from_store(&e))?;
     tx.commit().await.map_err(|e| crate::ApiError::from_store(&e))?;
     let mut body = String::new();
-    for r in &records {
-        body.push_str(&serde_json::to_string(r).expect("a record serializes"));
-        body.push('\n');
+    if csv {
+        body.push_str(CSV_HEADER);
+        for r in &records {
+            csv_row(&mut body, r);
+        }
+    } else {
+        for r in &records {
+            body.push_str(&serde_json::to_string(r).expect("a record serializes"));
+            body.push('\n');
+        }
     }
     let mut response = Response::new(axum::body::Body::from(body));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/x-ndjson"));
+    let content_type = if csv { "text/csv; charset=utf-8" } else { "application/x-ndjson" };
+    headers.insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_static(content_type));
     if records.len() as i64 == limit
         && let Some(last) = records.last()
         && let Ok(value) = axum::http::HeaderValue::from_str(&last.id.to_string())
@@ -149,6 +170,44 @@ pub async fn export(
         headers.insert("audit-next-before", value);
     }
     Ok(response)
+}
+
+const CSV_HEADER: &str = "id,at,principal_id,principal,client,surface,class,action,vault,paths,outcome,duration_us\r\n";
+
+/// One record as a CSV row (RFC 4180; paths joined by `;`). A cell a spreadsheet would read as
+/// a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
+fn csv_row(out: &mut String, r: &otc_store::AuditRecord) {
+    let cells = [
+        r.id.to_string(),
+        r.at.to_rfc3339(),
+        r.principal_id.map(|p| p.to_string()).unwrap_or_default(),
+        r.principal_name.clone().unwrap_or_default(),
+        r.client_name.clone().unwrap_or_default(),
+        r.surface.clone(),
+        r.class.clone().unwrap_or_default(),
+        r.action.clone(),
+        r.vault.clone().unwrap_or_default(),
+        r.paths.join(";"),
+        r.outcome.clone(),
+        r.duration_us.to_string(),
+    ];
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let cell = match cell.chars().next() {
+            Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+            _ => cell.clone(),
+        };
+        if cell.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&cell.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(&cell);
+        }
+    }
+    out.push_str("\r\n");
 }
 
 /// Records a /v1 request that came with no credential (an organisation signed up, an

@@ -1,31 +1,31 @@
 use axum::Json;
 use axum::extract::{Extension, State};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::{ApiError, AppState, Caller};
 
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WhoAmI {
-    tenant: TenantInfo,
-    principal: Named,
-    token_id: Uuid,
-    scopes: Vec<String>,
+    pub tenant: TenantInfo,
+    pub principal: Named,
+    pub token_id: Uuid,
+    pub scopes: Vec<String>,
     /// The one vault this token may reach, when it is bound to one.
-    vault: Option<Named>,
+    pub vault: Option<Named>,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
-struct TenantInfo {
-    id: Uuid,
-    slug: String,
-    name: String,
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TenantInfo {
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
 }
 
-#[derive(Serialize, schemars::JsonSchema)]
-struct Named {
-    id: Uuid,
-    name: String,
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Named {
+    pub id: Uuid,
+    pub name: String,
 }
 
 /// Who the bearer token speaks for: tenant, principal, scopes and vault binding.

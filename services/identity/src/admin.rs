@@ -57,7 +57,7 @@ pub enum Changer {
 }
 
 /// A tenant's identity provider as shown: never the secret, only whether there is one.
-#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IdpView {
     pub issuer: String,
     pub client_id: String,

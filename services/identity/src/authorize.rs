@@ -41,7 +41,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    fn page(title: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn page(title: &str, message: impl Into<String>) -> Self {
         Refusal::Page { title: title.to_string(), message: message.into() }
     }
 }
@@ -363,6 +363,10 @@ impl Identity {
         let (Some(tenant), Some(user)) = (flow.tenant, flow.user.clone()) else {
             return Err(Refusal::page("Sign in first", "This request has no signed-in person yet."));
         };
+        // A console sign-in ends in a session, never in a code.
+        if crate::console::is_console(&flow) {
+            return Err(Refusal::page("Start again", "This sign-in belongs to the console."));
+        }
         if !flow::finish(&self.kv, &flow).await? {
             return Err(expired());
         }

@@ -19,6 +19,7 @@
 pub mod admin;
 pub mod authorize;
 pub mod clients;
+pub mod console;
 pub mod federation;
 pub mod flow;
 mod keys;

@@ -319,6 +319,9 @@ pub async fn start_gateway_with(
             max_blob_bytes: config.sync.max_blob_bytes,
             max_commit_changes: config.sync.max_commit_changes,
         },
+        console: otc_gateway::console::ConsoleSettings {
+            session: Duration::from_secs(config.console.session_hours * 3600),
+        },
     });
     let router = otc_gateway::router(
         state,

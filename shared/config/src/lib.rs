@@ -44,6 +44,7 @@ pub struct Config {
     pub signup: SignupConfig,
     pub egress: EgressConfig,
     pub read_only: ReadOnlyConfig,
+    pub console: ConsoleConfig,
     pub embeddings: EmbeddingsConfig,
     pub wiki: WikiConfig,
     pub maintenance: MaintenanceConfig,
@@ -1127,6 +1128,21 @@ pub struct EgressConfig {
     pub exclude_paths: Vec<String>,
 }
 
+/// The web console at `/console` (tenant admins and members sign in there through their
+/// organisation's identity provider, or with an invitation).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// How long a console session lasts before the person signs in again (1 to 720).
+    pub session_hours: u64,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        Self { session_hours: 8 }
+    }
+}
+
 /// Read-only modes: `server` makes the whole deployment read-only from its start (the operator's
 /// `obsidian-tc read-only on` does the same at run time, and tenants and vaults have their own);
 /// each gateway reads the run-time holds at most once per `refresh_ms`, so a switch reaches
@@ -1396,6 +1412,9 @@ impl Config {
         }
         if !self.redis.url.expose().starts_with("redis://") && !self.redis.url.expose().starts_with("rediss://") {
             bad("redis.url", "must be a redis:// or rediss:// URL".into());
+        }
+        if !(1..=720).contains(&self.console.session_hours) {
+            bad("console.session_hours", "must be between 1 and 720".into());
         }
         if !(10..=60_000).contains(&self.read_only.refresh_ms) {
             bad("read_only.refresh_ms", "must be between 10 and 60000".into());

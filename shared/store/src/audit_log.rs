@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{Result, Store, TenantTx};
 
 /// One call or request, as the audit trail keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct AuditRecord {
     pub id: Uuid,
     pub at: DateTime<Utc>,
@@ -28,7 +28,7 @@ pub struct AuditRecord {
     /// What work memory would keep of the call: written to `agent_episodes` with the record when
     /// the caller had a work session open at the call's time (the writer's query decides), never
     /// read back into a record.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub episode: Option<crate::work::EpisodeFacts>,
 }
 

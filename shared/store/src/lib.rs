@@ -13,6 +13,7 @@ mod acl_rules;
 mod audit_log;
 mod call_effects;
 mod capture;
+pub mod console;
 mod directory;
 mod embeddings;
 mod entity_memory;
@@ -60,6 +61,7 @@ pub use acl_rules::{Access, AclRuleRow, NewAclRule, Subject, VaultRule};
 pub use audit_log::{ActionMetrics, AuditFilter, AuditRecord};
 pub use call_effects::CallEffects;
 pub use capture::{Capture, NewCapture};
+pub use console::VaultHealth;
 pub use directory::{DirectoryFilter, DirectoryGroup, DirectoryUser};
 pub use embeddings::{
     ChunkSpan, ChunkToEmbed, ChunkVector, EMBED_JOB, EmbeddingStatus, EmbeddingUsage, LinkNeighbour, VaultModel,

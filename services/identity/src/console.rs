@@ -1,0 +1,72 @@
+//! Sign-in to the web console through the same federation as an MCP client's: a flow that
+//! starts here rather than at `/authorize` (the console is this server, not a client that
+//! registered), goes to the tenant's identity provider by home-realm discovery on the person's
+//! email, comes back to the same callback, and ends in no code and no consent: the gateway
+//! starts a console session for the person with what their groups allow.
+
+use uuid::Uuid;
+
+use crate::authorize::Refusal;
+use crate::flow::{self, Flow};
+use crate::{Identity, IdentityError};
+
+/// The client id a console flow carries (in the flow, the grant lists and logs).
+pub const CONSOLE_CLIENT_ID: &str = "obsidian-tc-console";
+/// Where a console flow ends: the console's own page (an error comes back there as
+/// `?error=...&error_description=...`, as an OAuth client would get it).
+pub const CONSOLE_PATH: &str = "/console";
+
+/// Who signed in to the console, and what they may do there.
+#[derive(Debug, Clone)]
+pub struct ConsoleSignIn {
+    pub tenant: Uuid,
+    pub principal: Uuid,
+    pub name: String,
+    pub scopes: Vec<String>,
+}
+
+/// Whether a flow is a console sign-in (its callback ends in a console session).
+pub fn is_console(flow: &Flow) -> bool {
+    flow.client_id == CONSOLE_CLIENT_ID
+}
+
+impl Identity {
+    /// Starts a console sign-in asking for `scopes` (every scope this server knows: the
+    /// person's groups decide which they get). Answers the flow and the secret its browser
+    /// keeps, as [`Identity::begin`] does.
+    pub async fn begin_console(&self, issuer: &str, scopes: Vec<String>) -> Result<(Flow, String), IdentityError> {
+        let secret = flow::new_id();
+        let flow = Flow {
+            id: flow::new_id(),
+            browser_key: flow::browser_key(&secret),
+            issuer: issuer.to_string(),
+            client_id: CONSOLE_CLIENT_ID.to_string(),
+            client_name: Some("obsidian-tc console".to_string()),
+            redirect_uri: format!("{issuer}{CONSOLE_PATH}"),
+            state: None,
+            code_challenge: String::new(),
+            scope: Some(scopes),
+            resource: issuer.to_string(),
+            tenant: None,
+            tenant_name: None,
+            idp: None,
+            user: None,
+        };
+        flow::save(&self.kv, &flow, self.settings.flow_ttl).await?;
+        Ok((flow, secret))
+    }
+
+    /// Ends a console flow the provider vouched for (once: a second use answers expired).
+    pub async fn finish_console(&self, flow: Flow) -> Result<ConsoleSignIn, Refusal> {
+        let (Some(tenant), Some(user)) = (flow.tenant, flow.user.clone()) else {
+            return Err(Refusal::page("Sign in first", "This request has no signed-in person yet."));
+        };
+        if !is_console(&flow) {
+            return Err(Refusal::page("Start again", "This sign-in was not started by the console."));
+        }
+        if !flow::finish(&self.kv, &flow).await? {
+            return Err(Refusal::page("This sign-in has expired", "Start again from the console's sign-in page."));
+        }
+        Ok(ConsoleSignIn { tenant, principal: user.principal_id, name: user.name, scopes: user.scopes })
+    }
+}
