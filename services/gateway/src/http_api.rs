@@ -95,7 +95,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::Defined { standard: $standard, content_type: $content_type, schema: g.subschema_for::<idw::$t>() }
         };
     }
-    vec![
+    let mut routes = vec![
         route("GET", "/healthz", "open", None, Body::None, Body::Standard("200 with `ok` while the process runs")),
         route(
             "GET",
@@ -210,6 +210,7 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Body::None,
             Body::Standard("a POSIX tar archive (application/x-tar), streamed; END.json last"),
         ),
+        route("GET", "/v1/admin/health", scopes::VAULTS, None, Body::None, Body::Json(s!(admin_vaults::VaultsHealth))),
         route(
             "POST",
             "/v1/admin/imports",
@@ -309,6 +310,14 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             Some(s!(acl_api::SubjectFields)),
             Body::None,
             Body::Json(s!(acl_api::AclRuleRemoved)),
+        ),
+        route(
+            "GET",
+            "/v1/acl/access",
+            "admin:acl",
+            Some(s!(acl_api::AccessQuery)),
+            Body::None,
+            Body::Json(s!(acl_api::MemberAccess)),
         ),
         route(
             "GET",
@@ -515,7 +524,20 @@ fn routes(g: &mut SchemaGenerator) -> Vec<Route> {
             oauth!("RFC 7009", "application/x-www-form-urlencoded", RevokeRequest),
             Body::None,
         ),
-    ]
+    ];
+    // The web console: HTML pages and forms, each calling the routes above for its person.
+    routes.extend(crate::console::ROUTES.iter().map(|&(method, path)| {
+        let open = ["/console/sign-in", "/console/invitation"].contains(&path) || path.starts_with("/console/assets/");
+        let request = if method == "POST" { Body::Standard("an HTML form") } else { Body::None };
+        let response = match path {
+            p if p.starts_with("/console/assets/") => Body::Standard("the console's stylesheet or script"),
+            p if p.ends_with("/export") => Body::Standard("a download (the API's export, as an attachment)"),
+            _ if method == "POST" => Body::Standard("a redirect, or an HTML page"),
+            _ => Body::Standard("an HTML page"),
+        };
+        route(method, path, if open { "open" } else { "console session" }, None, request, response)
+    }));
+    routes
 }
 
 fn body(body: &Body) -> Value {
@@ -590,7 +612,7 @@ mod tests {
     /// Every route the router names by a literal path is in the contract.
     #[test]
     fn every_route_is_in_the_contract() {
-        let source = include_str!("lib.rs");
+        let source = [include_str!("lib.rs"), include_str!("console/mod.rs")].concat();
         let listed: Vec<String> =
             contract()["routes"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect();
         let mut missing = Vec::new();

@@ -46,7 +46,10 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
             "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; frame-ancestors 'none'",
         ),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Never to another site (the flow's id is in the URL); to ours, so that a browser's form
+    // post carries this origin (under no-referrer it sends `Origin: null`, which the
+    // same-origin check of the forms refuses).
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     response
 }
 

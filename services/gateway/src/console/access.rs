@@ -92,7 +92,7 @@ fn paths(list: &Option<Vec<String>>) -> String {
 
 fn rules_table(session: &Session, rules: &[AclRule]) -> Markup {
     html! {
-        div.table-wrap {
+        div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
                 thead {
                     tr {
@@ -176,7 +176,7 @@ fn access_table(access: &MemberAccess) -> Markup {
             @if access.groups.is_empty() { " (in no group)" } @else { " (groups: " (access.groups.join(", ")) ")" }
             @if access.unrestricted { ": no rule restricts this vault for them." }
         }
-        div.table-wrap {
+        div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
                 caption.visually-hidden { "What the member can do in each folder" }
                 thead { tr { th scope="col" { "Folder" } th scope="col" { "Read" } th scope="col" { "Write" } th scope="col" { "Delete" } } }

@@ -125,7 +125,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         @if records.is_empty() {
             p { "No records." }
         } @else {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead {
                         tr {

@@ -104,7 +104,9 @@ fn secured(mut response: Response, leave_for_idp: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Nothing to another site (an invitation's code is in its URL); our own origin to ours, or a
+    // browser's form post would say `Origin: null` and be refused as another origin's.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // The sign-in form's answer goes on to the organisation's identity provider, which a
     // strict form-action would stop in the browsers that apply it to redirects.
@@ -209,7 +211,11 @@ pub fn page_with_status(status: StatusCode, session: &Session, active: Nav, titl
             (content)
         }
     };
-    answer(status, document(title, body), false)
+    let mut response = answer(status, document(title, body), false);
+    if session.flash.is_some() {
+        super::session::clear_flash(&mut response, &session.base);
+    }
+    response
 }
 
 /// The hidden field every signed-in form carries.
@@ -247,9 +253,11 @@ fn bare(status: StatusCode, title: &str, content: Markup, leave_for_idp: bool) -
 }
 
 /// The sign-in page: the work email picks the organisation and its identity provider.
-pub fn sign_in(message: Option<&str>, email: Option<&str>, sso: bool) -> Response {
+pub fn sign_in(message: Option<&Flash>, email: Option<&str>, sso: bool) -> Response {
     let content = html! {
-        @if let Some(m) = message { p.flash.error role="alert" { (m) } }
+        @if let Some(m) = message {
+            @if m.ok { p.flash.ok role="status" { (m.text) } } @else { p.flash.error role="alert" { (m.text) } }
+        }
         @if sso {
             form method="post" action="/console/sign-in" {
                 label for="email" { "Work email" }

@@ -43,7 +43,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
     };
     let mapping = idp_mapping(&console, &session).await;
     let content = html! {
-        div.table-wrap {
+        div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
                 thead {
                     tr {
@@ -88,7 +88,7 @@ fn groups_of(m: &AdminMember) -> Vec<String> {
 
 /// How the identity provider's groups map onto scopes and ACL groups (shown to who may read it).
 async fn idp_mapping(console: &Console, session: &Session) -> Markup {
-    if !session.can(scopes::SSO) {
+    if !session.can(scopes::SSO) || console.state.identity.is_none() {
         return html! {};
     }
     let idp = match console.api.json::<Idp>(&session.origin, &session.token, Call::get("/v1/idp")).await {
@@ -120,7 +120,7 @@ async fn idp_mapping(console: &Console, session: &Session) -> Markup {
             ". A provider group not listed under ACL groups becomes the ACL group of the same name. "
             a href="/console/settings#idp" { "Change the mapping" }
         }
-        div.table-wrap {
+        div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
                 thead { tr { th scope="col" { "Provider group" } th scope="col" { "Grants scopes" } } }
                 tbody {
@@ -129,7 +129,7 @@ async fn idp_mapping(console: &Console, session: &Session) -> Markup {
                 }
             }
         }
-        div.table-wrap {
+        div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
                 thead { tr { th scope="col" { "Provider group" } th scope="col" { "Becomes ACL groups" } } }
                 tbody {

@@ -119,7 +119,7 @@ fn usage_section(usage: &Usage) -> Markup {
         }
         details {
             summary { "The same figures as a table" }
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     caption.visually-hidden { "Calls per day, last 30 days" }
                     thead { tr { th scope="col" { "Day" } th.num scope="col" { "Calls" } th.num scope="col" { "Throttled" } } }
@@ -170,7 +170,7 @@ fn health_section(health: &Health) -> Markup {
         @if health.vaults.is_empty() {
             p { "No vaults yet. " a href="/console/vaults" { "Create one" } "." }
         } @else {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead {
                         tr {

@@ -39,8 +39,10 @@ pub struct Session {
     pub csrf: String,
     pub me: WhoAmI,
     pub origin: Origin,
-    /// A message the last action left for this page (shown once).
+    /// A message the last action left for this page (shown once: the page clears it).
     pub flash: Option<layout::Flash>,
+    /// The console's base URL as the browser reached it.
+    pub base: String,
 }
 
 impl Session {
@@ -93,6 +95,11 @@ pub fn set_flash(response: &mut Response, base: &str, flash: &layout::Flash) {
     set_cookie(response, format!("{FLASH_COOKIE}={encoded}; Path=/console; HttpOnly; SameSite=Lax; Max-Age=60{}", secure(base)));
 }
 
+/// Clears the message once a page has shown it.
+pub fn clear_flash(response: &mut Response, base: &str) {
+    set_cookie(response, format!("{FLASH_COOKIE}=; Path=/console; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(base)));
+}
+
 fn take_flash(headers: &HeaderMap) -> Option<layout::Flash> {
     let text = cookie(headers, FLASH_COOKIE)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
@@ -117,7 +124,7 @@ pub async fn load(
         Ok(me) => {
             let csrf = csrf_of(&token);
             let flash = take_flash(headers);
-            Ok(Session { token, csrf, me, origin, flash })
+            Ok(Session { token, csrf, me, origin, flash, base })
         }
         Err(f) if f.status == StatusCode::UNAUTHORIZED => {
             let mut response = to_sign_in(&base, Some("Your session has ended. Sign in again."));
@@ -220,19 +227,24 @@ pub async fn sign_in_page(
     headers: HeaderMap,
     Query(q): Query<SignInQuery>,
 ) -> Response {
-    let message = q.error.as_deref().map(sign_in_error).map(str::to_string).or_else(|| take_flash(&headers).map(|f| f.text));
-    layout::sign_in(message.as_deref(), None, console.state.identity.is_some())
+    let flash = take_flash(&headers);
+    let message = q.error.as_deref().map(|code| layout::Flash::error(sign_in_error(code))).or_else(|| flash.clone());
+    let mut page = layout::sign_in(message.as_ref(), None, console.state.identity.is_some());
+    if flash.is_some() {
+        clear_flash(&mut page, &base(&console.state, &headers));
+    }
+    page
 }
 
 /// `POST /console/sign-in` `{email}`: off to the person's identity provider.
 pub async fn sign_in(State(console): State<Console>, headers: HeaderMap, body: Bytes) -> Response {
     let state = &console.state;
     let Some(identity) = state.identity.clone() else {
-        return layout::sign_in(Some("Sign-in through an identity provider is not set up on this server. Use your invitation."), None, false);
+        return layout::sign_in(Some(&layout::Flash::error("Sign-in through an identity provider is not set up on this server. Use your invitation.")), None, false);
     };
     let base = base(state, &headers);
     let Some(form) = Form::parse(&body).filter(|_| same_origin(&headers, &base)) else {
-        return layout::sign_in(Some("Start again from this page."), None, true);
+        return layout::sign_in(Some(&layout::Flash::error("Start again from this page.")), None, true);
     };
     let email = form.get("email").unwrap_or("").to_string();
     let scopes = crate::oauth::scopes(state);
@@ -240,12 +252,12 @@ pub async fn sign_in(State(console): State<Console>, headers: HeaderMap, body: B
         Ok(started) => started,
         Err(e) => {
             tracing::error!(error = %otc_errors::error_chain(&e), "could not start a console sign-in");
-            return layout::sign_in(Some("The sign-in could not start. Try again in a moment."), Some(&email), true);
+            return layout::sign_in(Some(&layout::Flash::error("The sign-in could not start. Try again in a moment.")), Some(&email), true);
         }
     };
     let mut response = match identity.sign_in(flow, &email).await {
         Ok(url) => layout::redirect(url.as_str()),
-        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&message), Some(&email), true),
+        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&layout::Flash::error(message)), Some(&email), true),
         Err(Refusal::Page { title, message }) => return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message),
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
@@ -259,7 +271,7 @@ pub async fn signed_in(state: &AppState, headers: &HeaderMap, identity: &otc_ide
     let who = match identity.finish_console(flow).await {
         Ok(who) => who,
         Err(Refusal::Page { title, message }) => return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message),
-        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&message), None, true),
+        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&layout::Flash::error(message)), None, true),
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
     let scopes: Vec<otc_auth::Scope> = who.scopes.iter().filter_map(|s| s.parse().ok()).collect();

@@ -33,7 +33,13 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
 async fn render(console: &Console, session: &Session, test: Option<IdpTest>) -> Response {
     let mut sections = Vec::new();
     if session.can(scopes::SSO) {
-        sections.push(idp_section(console, session, test).await);
+        sections.push(match console.state.identity {
+            Some(_) => idp_section(console, session, test).await,
+            None => html! {
+                h2 #idp { "Identity provider" }
+                p { "This deployment runs no authorization server (its operator sets oauth.secret_key to turn it on), so sign-in through an identity provider is off." }
+            },
+        });
     }
     if session.can(scopes::DOMAINS) {
         sections.push(domains_section(console, session).await);
@@ -145,7 +151,7 @@ async fn domains_section(console: &Console, session: &Session) -> Markup {
         h2 #domains { "Domains" }
         @if domains.domains.is_empty() && domains.claims.is_empty() { p { "No domains yet." } }
         @if !domains.domains.is_empty() {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead { tr { th scope="col" { "Domain" } th scope="col" { "Proven" } th scope="col" { "Actions" } } }
                     tbody {

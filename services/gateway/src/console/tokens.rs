@@ -27,6 +27,8 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         Ok(t) => t.tokens,
         Err(f) => return layout::failure_page(&f),
     };
+    // Grants exist where the deployment runs its authorization server.
+    let oauth = console.state.identity.is_some();
     let my_grants = match api.json::<MyGrants>(origin, token, Call::get("/v1/me/grants")).await {
         Ok(g) => g.grants,
         Err(f) => return layout::failure_page(&f),
@@ -39,7 +41,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
     } else {
         None
     };
-    let grants = if session.can(scopes::GRANTS) {
+    let grants = if oauth && session.can(scopes::GRANTS) {
         match api.json::<Grants>(origin, token, Call::get("/v1/oauth/grants")).await {
             Ok(g) => Some(g.grants),
             Err(f) => return layout::failure_page(&f),
@@ -55,7 +57,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         @if my_grants.is_empty() {
             p { "None. " a href="/console/connect" { "Connect a client" } "." }
         } @else {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead { tr { th scope="col" { "Client" } th scope="col" { "Scopes" } th scope="col" { "Last used" } th scope="col" { "Actions" } } }
                     tbody {
@@ -79,7 +81,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         }
         @if let Some(grants) = &grants {
             h2 { "Every client connection" }
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead { tr { th scope="col" { "Person" } th scope="col" { "Client" } th scope="col" { "Scopes" } th scope="col" { "Last used" } th scope="col" { "Actions" } } }
                     tbody {
@@ -105,7 +107,7 @@ fn token_table(session: &Session, tokens: &[AdminToken], mine: bool) -> Markup {
         @if tokens.is_empty() {
             p { "None." }
         } @else {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead {
                         tr {

@@ -37,7 +37,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         @if vaults.vaults.is_empty() {
             p { "No vaults yet." }
         } @else {
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead { tr { th scope="col" { "Name" } th scope="col" { "Created" } th scope="col" { "Rename" } th scope="col" { "Actions" } } }
                     tbody {
@@ -74,7 +74,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         @if !vaults.deleted.is_empty() {
             h2 { "Deleted vaults" }
             p.hint { "A deleted vault is kept until it is erased: restore it before then to get it back as it was." }
-            div.table-wrap {
+            div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
                 table {
                     thead { tr { th scope="col" { "Name" } th scope="col" { "Deleted" } th scope="col" { "Erased after" } th scope="col" { "Actions" } } }
                     tbody {

@@ -337,10 +337,10 @@ async fn a_member_sees_and_ends_only_what_is_theirs_and_gets_client_setups() {
 }
 
 /// Debian's dnsmasq on a loopback port, answering only these TXT records. Killed on drop.
-struct Dns(std::process::Child);
+pub(crate) struct Dns(std::process::Child);
 
 impl Dns {
-    fn start(port: u16, records: &[(&str, &str)]) -> Self {
+    pub(crate) fn start(port: u16, records: &[(&str, &str)]) -> Self {
         let mut command = std::process::Command::new("/usr/sbin/dnsmasq");
         command.args([
             "--keep-in-foreground",

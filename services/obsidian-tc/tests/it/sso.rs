@@ -285,6 +285,13 @@ impl Browser {
         response
     }
 
+    /// The cookie `name` this browser holds for `url`'s host.
+    pub fn cookie(&self, url: &str, name: &str) -> Option<String> {
+        let parsed = url::Url::parse(url).unwrap();
+        let host = format!("{}:{}", parsed.host_str().unwrap(), parsed.port_or_known_default().unwrap());
+        self.cookies.get(&host)?.get(name).filter(|v| !v.is_empty()).cloned()
+    }
+
     /// Walks from `url` until a redirect to `client_prefix`, signing in as `email` with `login`
     /// and `password` and answering consent with `decision`.
     pub async fn walk(

@@ -120,15 +120,6 @@ impl Browser {
         string(self.call(Method::GET, "/url", None).await)
     }
 
-    pub async fn title(&self) -> String {
-        string(self.call(Method::GET, "/title", None).await)
-    }
-
-    /// The page's DOM, serialized.
-    pub async fn source(&self) -> String {
-        string(self.call(Method::GET, "/source", None).await)
-    }
-
     /// The first element that `css` matches; panics (naming the page) when none does. It does
     /// not wait for the element: the console renders its pages on the server.
     pub async fn find(&self, css: &str) -> String {
@@ -146,11 +137,6 @@ impl Browser {
         }
     }
 
-    pub async fn find_all(&self, css: &str) -> Vec<String> {
-        let found = self.call(Method::POST, "/elements", Some(json!({"using": "css selector", "value": css}))).await;
-        found.as_array().expect("a list of elements").iter().map(element_id).collect()
-    }
-
     /// Clicks the element's center, as a user would; a click that navigates returns once the
     /// next page has loaded.
     pub async fn click(&self, css: &str) {
@@ -158,23 +144,29 @@ impl Browser {
         self.call(Method::POST, &format!("/element/{element}/click"), Some(json!({}))).await;
     }
 
+    /// Clicks a button that submits a form (or a link) and waits until the browser shows the
+    /// next page: a click returns once the navigation is scheduled, not when it has happened.
+    pub async fn submit(&self, css: &str) {
+        self.execute("window.__otcBefore = true;", vec![]).await;
+        self.click(css).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let loaded = self
+                .execute("return window.__otcBefore === undefined && document.readyState === 'complete';", vec![])
+                .await;
+            if loaded == Value::Bool(true) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "clicking `{css}` led to no new page within 20 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Clears a text field, then types `text` into it.
     pub async fn fill(&self, css: &str, text: &str) {
         let element = self.find(css).await;
         self.call(Method::POST, &format!("/element/{element}/clear"), Some(json!({}))).await;
         self.call(Method::POST, &format!("/element/{element}/value"), Some(json!({ "text": text }))).await;
-    }
-
-    /// Chooses the option whose `value` attribute is `value` in the `<select>` that `css` names,
-    /// by clicking it.
-    pub async fn select(&self, css: &str, value: &str) {
-        let quoted = value.replace('\\', "\\\\").replace('"', "\\\"");
-        self.click(&format!("{css} option[value=\"{quoted}\"]")).await;
-    }
-
-    /// Clicks a form's submit button (the form's own submission, with its method and action).
-    pub async fn submit_form(&self, css_of_button: &str) {
-        self.click(css_of_button).await;
     }
 
     /// The element's rendered text, as a user sees it.
@@ -235,11 +227,6 @@ impl Browser {
     /// `httpOnly`, `secure`, `sameSite`, ...).
     pub async fn cookies(&self) -> Vec<Value> {
         self.call(Method::GET, "/cookie", None).await.as_array().cloned().expect("a list of cookies")
-    }
-
-    /// Deletes the cookies of the current page's origin.
-    pub async fn delete_cookies(&self) {
-        self.call(Method::DELETE, "/cookie", None).await;
     }
 
     /// Ends the session (Chromium closes); the drop then kills chromedriver.
