@@ -21,9 +21,7 @@ use otc_identity::flow::Flow;
 use otc_identity::{Identity, OAuthError, paths};
 use serde_json::Value;
 
-use crate::{AppState, oauth, pages};
-
-const FLOW_COOKIE: &str = "otc_oauth_flow";
+use crate::{AppState, flow_cookie, oauth, pages};
 
 pub const METADATA: &str = "/.well-known/oauth-authorization-server";
 pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
@@ -111,25 +109,10 @@ fn basic(headers: &HeaderMap) -> Result<Option<(String, String)>, OAuthError> {
     Ok(Some((decode(id).ok_or_else(bad)?, decode(secret).ok_or_else(bad)?)))
 }
 
-fn flow_cookie(headers: &HeaderMap) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
-        let (name, value) = pair.trim().split_once('=')?;
-        (name == FLOW_COOKIE).then(|| value.to_string())
-    })
-}
-
-pub(crate) fn set_flow_cookie(response: &mut Response, issuer: &str, secret: &str, ttl_secs: u64) {
-    let secure = if issuer.starts_with("https://") { "; Secure" } else { "" };
-    let cookie = format!("{FLOW_COOKIE}={secret}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age={ttl_secs}{secure}");
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().append(header::SET_COOKIE, value);
-    }
-}
-
 /// The flow `id` names, when it is still going and this browser began it (its cookie holds the
 /// flow's secret); otherwise the page that says to start again.
 async fn browser_flow(identity: &Identity, headers: &HeaderMap, id: &str) -> Result<Flow, Box<Response>> {
-    match identity.flow_for_browser(id, flow_cookie(headers).as_deref()).await {
+    match identity.flow_for_browser(id, flow_cookie::read(headers).as_deref()).await {
         Ok(Some(flow)) => Ok(flow),
         Ok(None) => Err(Box::new(other_browser())),
         Err(e) => Err(Box::new(refusal(e.into(), ""))),
@@ -225,7 +208,7 @@ pub async fn authorize(
         },
         None => redirect(&format!("{}?flow={}", paths::SIGN_IN, flow.id)),
     };
-    set_flow_cookie(&mut response, &issuer, &secret, 600);
+    flow_cookie::set(&mut response, &issuer, &secret, 600);
     response
 }
 
@@ -301,7 +284,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
     };
     match identity.callback(flow, q.code.as_deref(), q.error.as_deref()).await {
         // The console is this server itself: no code, no consent; the person's session starts.
-        Ok(flow) if otc_identity::console::is_console(&flow) => {
+        Ok(flow) if flow.is_console() => {
             crate::console::session::signed_in(&state, &headers, &identity, flow).await
         }
         Ok(flow) => redirect(&format!("{}?flow={}", paths::CONSENT, flow.id)),

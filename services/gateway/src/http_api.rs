@@ -618,7 +618,8 @@ mod tests {
         let mut missing = Vec::new();
         for piece in source.split(".route(\"").skip(1).chain(source.split(".route_service(\"").skip(1)) {
             let path = &piece[..piece.find('"').unwrap()];
-            if !path.starts_with("/mcp") && !listed.iter().any(|l| l == path) {
+            // The console's catch-all answers its not-found page: no route of the API.
+            if !path.starts_with("/mcp") && path != "/console/{*rest}" && !listed.iter().any(|l| l == path) {
                 missing.push(path.to_string());
             }
         }

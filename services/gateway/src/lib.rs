@@ -17,6 +17,7 @@ pub mod console;
 pub mod directory;
 pub mod elicit;
 mod error;
+mod flow_cookie;
 mod health;
 pub mod http_api;
 mod idempotent;

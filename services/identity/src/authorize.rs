@@ -364,7 +364,7 @@ impl Identity {
             return Err(Refusal::page("Sign in first", "This request has no signed-in person yet."));
         };
         // A console sign-in ends in a session, never in a code.
-        if crate::console::is_console(&flow) {
+        if flow.is_console() {
             return Err(Refusal::page("Start again", "This sign-in belongs to the console."));
         }
         if !flow::finish(&self.kv, &flow).await? {

@@ -10,8 +10,7 @@ use crate::authorize::Refusal;
 use crate::flow::{self, Flow};
 use crate::{Identity, IdentityError};
 
-/// The client id a console flow carries (in the flow, the grant lists and logs).
-pub const CONSOLE_CLIENT_ID: &str = "obsidian-tc-console";
+pub use crate::flow::CONSOLE_CLIENT_ID;
 /// Where a console flow ends: the console's own page (an error comes back there as
 /// `?error=...&error_description=...`, as an OAuth client would get it).
 pub const CONSOLE_PATH: &str = "/console";
@@ -23,11 +22,6 @@ pub struct ConsoleSignIn {
     pub principal: Uuid,
     pub name: String,
     pub scopes: Vec<String>,
-}
-
-/// Whether a flow is a console sign-in (its callback ends in a console session).
-pub fn is_console(flow: &Flow) -> bool {
-    flow.client_id == CONSOLE_CLIENT_ID
 }
 
 impl Identity {
@@ -61,7 +55,7 @@ impl Identity {
         let (Some(tenant), Some(user)) = (flow.tenant, flow.user.clone()) else {
             return Err(Refusal::page("Sign in first", "This request has no signed-in person yet."));
         };
-        if !is_console(&flow) {
+        if !flow.is_console() {
             return Err(Refusal::page("Start again", "This sign-in was not started by the console."));
         }
         if !flow::finish(&self.kv, &flow).await? {

@@ -34,6 +34,16 @@ pub struct Flow {
     pub user: Option<SignedIn>,
 }
 
+/// The client id a console sign-in's flow carries (see the console module).
+pub const CONSOLE_CLIENT_ID: &str = "obsidian-tc-console";
+
+impl Flow {
+    /// Whether this is a console sign-in (its callback ends in a console session, never a code).
+    pub fn is_console(&self) -> bool {
+        self.client_id == CONSOLE_CLIENT_ID
+    }
+}
+
 /// What the leg to the tenant's identity provider needs back on its callback.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IdpLeg {

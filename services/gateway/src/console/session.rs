@@ -261,7 +261,7 @@ pub async fn sign_in(State(console): State<Console>, headers: HeaderMap, body: B
         Err(Refusal::Page { title, message }) => return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message),
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
-    crate::authorization::set_flow_cookie(&mut response, &base, &secret, 600);
+    crate::flow_cookie::set(&mut response, &base, &secret, 600);
     response
 }
 

@@ -356,3 +356,21 @@ fn the_worker_visits_every_tenant_only_in_the_operators_passes() {
     let calls: usize = services.iter().map(|(_, text)| text.matches(".maintain()").count()).sum();
     assert_eq!(calls, 0, "Embedding::maintain is called by nothing in the services");
 }
+
+/// The console reaches a tenant's data only through the HTTP API (in process, with the person's
+/// session token): no page opens a transaction or calls the kernel. Only `session.rs` touches the
+/// store, to start and end sessions.
+#[test]
+fn the_console_reaches_data_only_through_the_api() {
+    let console: Vec<(String, String)> =
+        sources().into_iter().filter(|(path, _)| path.starts_with("services/gateway/src/console/")).collect();
+    assert!(console.len() >= 10, "found the console's files");
+    for (path, text) in &console {
+        for needle in [".store", "dispatcher", "otc_kernel", "otc_tools", ".begin("] {
+            if path.ends_with("/session.rs") && [".store", ".begin("].contains(&needle) {
+                continue;
+            }
+            assert!(!text.contains(needle), "{path} reaches {needle:?} beside the API");
+        }
+    }
+}
