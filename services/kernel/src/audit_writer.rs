@@ -243,6 +243,38 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<Message>) {
     }
 }
 
+/// Of the callers of `records` (one tenant's) with episodes, those that may have been in a work
+/// session when they called (a superset: the store's insert decides exactly). A store that
+/// refuses the question (not for being unavailable) leaves every one in.
+async fn in_sessions(
+    store: &Store,
+    tenant: Uuid,
+    records: &[(Uuid, AuditRecord)],
+) -> Result<std::collections::HashSet<Uuid>, otc_store::StoreError> {
+    let with_episodes = records.iter().filter(|(_, r)| r.episode.is_some());
+    let mut principals: Vec<Uuid> = with_episodes.clone().filter_map(|(_, r)| r.principal_id).collect();
+    principals.sort_unstable();
+    principals.dedup();
+    let Some(since) = with_episodes.map(|(_, r)| r.at).min() else { return Ok(Default::default()) };
+    if principals.is_empty() {
+        return Ok(Default::default());
+    }
+    let asked = async {
+        let mut tx = store.begin(tenant).await?;
+        let found = tx.principals_in_sessions_since(&principals, since).await?;
+        tx.commit().await?;
+        Ok::<_, otc_store::StoreError>(found)
+    };
+    match asked.await {
+        Ok(found) => Ok(found.into_iter().collect()),
+        Err(e) if e.is_unavailable() => Err(e),
+        Err(e) => {
+            tracing::warn!(error = %otc_errors::error_chain(&e), %tenant, "could not ask which callers are in work sessions; screening every episode");
+            Ok(principals.into_iter().collect())
+        }
+    }
+}
+
 /// Writes `pending`, one statement per tenant (and per [`BATCH`]). While Postgres is
 /// unavailable what is left stays for the next try; a batch Postgres refuses for what it holds
 /// is written record by record, and a record refused alone is dropped (logged), so one bad
@@ -252,8 +284,19 @@ async fn write_pending(store: &Store, pending: &mut Vec<(Uuid, AuditRecord)>) ->
     while !pending.is_empty() {
         let tenant = pending[0].0;
         let n = pending.iter().take(BATCH).take_while(|(t, _)| *t == tenant).count();
-        let records: Vec<AuditRecord> =
-            pending[..n].iter().map(|(_, r)| r.clone()).map(crate::screening::screened).collect();
+        let in_sessions = in_sessions(store, tenant, &pending[..n]).await?;
+        let records: Vec<AuditRecord> = pending[..n]
+            .iter()
+            .map(|(_, r)| {
+                let mut record = r.clone();
+                // Only a caller in a work session makes episodes: the others' are not screened
+                // (the screen reads every answer's excerpt) nor sent.
+                if record.principal_id.is_none_or(|p| !in_sessions.contains(&p)) {
+                    record.episode = None;
+                }
+                crate::screening::screened(record)
+            })
+            .collect();
         match store.record_audit(tenant, &records).await {
             Ok(()) => {}
             Err(e) if e.is_unavailable() => return Err(e),

@@ -192,6 +192,21 @@ impl EpisodeGroup {
 }
 
 impl TenantTx {
+    /// Of `principals`, those with a work session that was open at `since` or started after it:
+    /// the only callers whose calls from `since` on can become episodes (the audit writer
+    /// screens and keeps the episodes of those alone; `record_episodes` decides exactly).
+    pub async fn principals_in_sessions_since(&mut self, principals: &[Uuid], since: DateTime<Utc>) -> Result<Vec<Uuid>> {
+        Ok(sqlx::query_scalar!(
+            r#"SELECT DISTINCT principal_id AS "principal_id!" FROM work_sessions
+                WHERE tenant_id = $1 AND principal_id = ANY($2) AND (ended_at IS NULL OR ended_at >= $3)"#,
+            self.tenant,
+            principals,
+            since
+        )
+        .fetch_all(&mut *self.tx)
+        .await?)
+    }
+
     /// Writes the episodes of an audit batch (records serialized as the audit writer sent them)
     /// whose caller had a work session open when the call was made (ended since, or not), with
     /// their retrievals, and links each to the failed call it retried.

@@ -117,7 +117,10 @@ async fn idp_section(console: &Console, session: &Session, test: Option<IdpTest>
             input #idp-client type="text" name="client_id" required autocomplete="off" value=[v.map(|i| i.client_id.as_str())];
             label for="idp-secret" { "Client secret" }
             input #idp-secret type="password" name="client_secret" autocomplete="new-password";
-            @if v.is_some_and(|i| i.has_client_secret) { p.hint { "A secret is stored; leave this empty to keep it." } }
+            @if v.is_some_and(|i| i.has_client_secret) {
+                p.hint { "A secret is stored; leave this empty to keep it." }
+                label.check { input type="checkbox" name="public_client" value="1"; "Drop the stored secret (the provider knows this client as a public one)" }
+            }
             label for="idp-domains" { "Email domains (comma-separated)" }
             input #idp-domains type="text" name="email_domains" value=[v.map(|i| i.email_domains.join(", "))];
             p.hint { "Sign-in by email sends these domains to this provider; prove each one under Domains first." }
@@ -258,7 +261,7 @@ fn idp_body(form: &Form) -> Result<Value, Flash> {
         "issuer": issuer,
         "client_id": client_id,
         "client_secret": secret,
-        "keep_secret": secret.is_none(),
+        "keep_secret": secret.is_none() && !form.checked("public_client"),
         "email_domains": list(form.get("email_domains")),
         "groups_claim": form.get("groups_claim"),
         "default_scopes": list(form.get("default_scopes")),
