@@ -172,7 +172,7 @@ pub async fn export(
     Ok(response)
 }
 
-const CSV_HEADER: &str = "id,at,principal_id,principal,client,surface,class,action,vault,paths,outcome,duration_us\r\n";
+const CSV_HEADER: &str = "id,at,principal_id,principal,client,surface,action,vault,paths,outcome,duration_us\r\n";
 
 /// One record as a CSV row (RFC 4180; paths joined by `;`). A cell a spreadsheet would read as
 /// a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`.
@@ -184,7 +184,6 @@ fn csv_row(out: &mut String, r: &otc_store::AuditRecord) {
         r.principal_name.clone().unwrap_or_default(),
         r.client_name.clone().unwrap_or_default(),
         r.surface.clone(),
-        r.class.clone().unwrap_or_default(),
         r.action.clone(),
         r.vault.clone().unwrap_or_default(),
         r.paths.join(";"),
@@ -208,6 +207,12 @@ fn csv_row(out: &mut String, r: &otc_store::AuditRecord) {
         }
     }
     out.push_str("\r\n");
+}
+
+/// Records a console session begun or ended in `tenant`'s trail, as the person's (the console
+/// does these beside the API; every other console action is an API request, recorded as such).
+pub(crate) fn record_console(state: &AppState, tenant: uuid::Uuid, principal: uuid::Uuid, name: &str, action: &str) {
+    record_open(&state.dispatcher.services.audit, tenant, Some(principal), name, action);
 }
 
 /// Records a /v1 request that came with no credential (an organisation signed up, an

@@ -11,9 +11,9 @@ use crate::flow::{self, Flow};
 use crate::{Identity, IdentityError};
 
 pub use crate::flow::CONSOLE_CLIENT_ID;
-/// Where a console flow ends: the console's own page (an error comes back there as
-/// `?error=...&error_description=...`, as an OAuth client would get it).
-pub const CONSOLE_PATH: &str = "/console";
+/// Where a console flow's refusal comes back, as an OAuth client's would
+/// (`?error=...&error_description=...`): the console's sign-in page, which says why.
+pub const CONSOLE_PATH: &str = "/console/sign-in";
 
 /// Who signed in to the console, and what they may do there.
 #[derive(Debug, Clone)]

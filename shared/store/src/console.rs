@@ -53,17 +53,21 @@ impl TenantTx {
         Ok(issued)
     }
 
-    /// Revokes every live console session of `principal`; answers how many.
+    /// Revokes every console session of `principal` not revoked yet (expired ones too, so none
+    /// lingers in the index of live sessions); answers how many were still live.
     pub async fn end_console_sessions(&mut self, principal: Uuid) -> Result<u64> {
-        let done = sqlx::query!(
-            "UPDATE api_tokens SET revoked_at = now()
-              WHERE tenant_id = $1 AND principal_id = $2 AND console_session AND revoked_at IS NULL",
+        let done = sqlx::query_scalar!(
+            r#"WITH ended AS (
+                   UPDATE api_tokens SET revoked_at = now()
+                    WHERE tenant_id = $1 AND principal_id = $2 AND console_session AND revoked_at IS NULL
+                   RETURNING expires_at)
+               SELECT count(*) FILTER (WHERE expires_at IS NULL OR expires_at > now()) AS "live!" FROM ended"#,
             self.tenant,
             principal
         )
-        .execute(&mut *self.tx)
+        .fetch_one(&mut *self.tx)
         .await?;
-        Ok(done.rows_affected())
+        Ok(done as u64)
     }
 
     /// Whether token `id` is a console session (the console signs out only those).

@@ -66,9 +66,11 @@ impl Filters {
         pairs
     }
 
-    /// These filters as the console's own query (for the next page and the downloads).
+    /// These filters as the console's own query (the downloads keep the page's `before`; the
+    /// next page's link replaces it).
     fn own_query(&self, extra: &[(&str, &str)]) -> String {
         let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let before = if extra.iter().any(|(k, _)| *k == "before") { &None } else { &self.before };
         for (name, value) in [
             ("since", &self.since),
             ("until", &self.until),
@@ -76,6 +78,7 @@ impl Filters {
             ("action", &self.action),
             ("outcome", &self.outcome),
             ("vault", &self.vault),
+            ("before", before),
         ] {
             if let Some(v) = value.as_deref().filter(|v| !v.trim().is_empty()) {
                 pairs.push((name, v));
@@ -121,6 +124,8 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
             a href=(format!("/console/audit/export?{}", filters.own_query(&[("format", "csv")]))) download { "CSV" }
             " · "
             a href=(format!("/console/audit/export?{}", filters.own_query(&[("format", "jsonl")]))) download { "JSON lines" }
+            br;
+            span.hint { "A download holds the records of this page and older ones; past 5000, download again from the oldest record's page." }
         }
         @if records.is_empty() {
             p { "No records." }

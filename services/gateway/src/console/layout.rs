@@ -17,19 +17,19 @@ use crate::scopes;
 pub struct Flash {
     pub ok: bool,
     pub text: String,
-    /// A button that takes the action back (a deleted vault's restore): where it posts, and
-    /// its label.
+    /// A deleted vault the message offers to restore (an Undo button). Only the id travels in
+    /// the cookie; the form's action is made here, so a planted cookie cannot point it anywhere.
     #[serde(default)]
-    pub undo: Option<(String, String)>,
+    pub undo_delete: Option<uuid::Uuid>,
 }
 
 impl Flash {
     pub fn ok(text: impl Into<String>) -> Self {
-        Flash { ok: true, text: text.into(), undo: None }
+        Flash { ok: true, text: text.into(), undo_delete: None }
     }
 
     pub fn error(text: impl Into<String>) -> Self {
-        Flash { ok: false, text: text.into(), undo: None }
+        Flash { ok: false, text: text.into(), undo_delete: None }
     }
 
     /// What an API refusal says, with its code.
@@ -156,7 +156,9 @@ fn flash_box(session: &Session) -> Markup {
             @if f.ok {
                 div.flash.ok role="status" {
                     (f.text)
-                    @if let Some((action, label)) = &f.undo { " " (button_form(session, action, label, &[], false)) }
+                    @if let Some(vault) = f.undo_delete {
+                        " " (button_form(session, &format!("/console/vaults/{vault}/restore"), "Undo", &[], false))
+                    }
                 }
             } @else {
                 div.flash.error role="alert" { (f.text) }

@@ -42,6 +42,7 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
         Err(f) => return layout::failure_page(&f),
     };
     let mapping = idp_mapping(&console, &session).await;
+    let edit_groups = session.can("admin:acl");
     let content = html! {
         div.table-wrap tabindex="0" role="region" aria-label="Table, scrolls sideways" {
             table {
@@ -58,7 +59,11 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
                 tbody {
                     @for m in &members.members {
                         tr {
-                            td { a href=(format!("/console/members/{}", m.id)) { (m.name) } @if m.kind != "user" { " " span.badge { (m.kind) } } }
+                            td {
+                                // The member's page changes groups: an admin:acl matter.
+                                @if edit_groups { a href=(format!("/console/members/{}", m.id)) { (m.name) } } @else { (m.name) }
+                                @if m.kind != "user" { " " span.badge { (m.kind) } }
+                            }
                             td { (m.email.as_deref().unwrap_or("")) }
                             td { (m.source) }
                             td { (groups_of(m).join(", ")) }

@@ -30,8 +30,6 @@ use super::{Console, layout};
 use crate::AppState;
 use crate::whoami::WhoAmI;
 
-pub const SESSION_COOKIE: &str = "otc_console";
-const FLASH_COOKIE: &str = "otc_console_flash";
 
 /// A signed-in console request: the person, their token and what every form must carry.
 pub struct Session {
@@ -60,48 +58,53 @@ pub fn csrf_of(token: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
 }
 
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
         let (k, v) = pair.trim().split_once('=')?;
         (k == name && !v.is_empty()).then(|| v.to_string())
     })
 }
 
-fn secure(base: &str) -> &'static str {
-    if base.starts_with("https://") { "; Secure" } else { "" }
-}
+/// One of the console's cookies: over https a `__Host-` name on `/`, Secure (no other host,
+/// subdomain or path can set or shadow it); over plain http (a developer's loopback) a plain
+/// name on `/console`.
+struct Cookie(&'static str);
 
-fn set_cookie(response: &mut Response, text: String) {
-    if let Ok(value) = HeaderValue::from_str(&text) {
-        response.headers_mut().append(header::SET_COOKIE, value);
+const SESSION: Cookie = Cookie("otc_console");
+const FLASH: Cookie = Cookie("otc_console_flash");
+
+impl Cookie {
+    fn name(&self, base: &str) -> String {
+        if base.starts_with("https://") { format!("__Host-{}", self.0) } else { self.0.to_string() }
     }
-}
 
-fn session_cookie(response: &mut Response, base: &str, token: &str, max_age_secs: u64) {
-    set_cookie(
-        response,
-        format!("{SESSION_COOKIE}={token}; Path=/console; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{}", secure(base)),
-    );
-}
+    fn read(&self, headers: &HeaderMap, base: &str) -> Option<String> {
+        read_cookie(headers, &self.name(base))
+    }
 
-fn clear_session_cookie(response: &mut Response, base: &str) {
-    set_cookie(response, format!("{SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(base)));
+    /// Sets it to `value` for `max_age_secs` (0 clears it).
+    fn set(&self, response: &mut Response, base: &str, value: &str, max_age_secs: u64) {
+        let scope = if base.starts_with("https://") { "Path=/; Secure" } else { "Path=/console" };
+        let text = format!("{}={value}; {scope}; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}", self.name(base));
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
 }
 
 /// Leaves `flash` for the next page the browser shows (a minute at most).
 pub fn set_flash(response: &mut Response, base: &str, flash: &layout::Flash) {
     let text = serde_json::to_vec(flash).expect("a flash serializes");
-    let encoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
-    set_cookie(response, format!("{FLASH_COOKIE}={encoded}; Path=/console; HttpOnly; SameSite=Lax; Max-Age=60{}", secure(base)));
+    FLASH.set(response, base, &base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text), 60);
 }
 
 /// Clears the message once a page has shown it.
 pub fn clear_flash(response: &mut Response, base: &str) {
-    set_cookie(response, format!("{FLASH_COOKIE}=; Path=/console; HttpOnly; SameSite=Lax; Max-Age=0{}", secure(base)));
+    FLASH.set(response, base, "", 0);
 }
 
-fn take_flash(headers: &HeaderMap) -> Option<layout::Flash> {
-    let text = cookie(headers, FLASH_COOKIE)?;
+fn take_flash(headers: &HeaderMap, base: &str) -> Option<layout::Flash> {
+    let text = FLASH.read(headers, base)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
@@ -118,17 +121,17 @@ pub async fn load(
     peer: Peer,
 ) -> Result<Session, Response> {
     let base = base(&console.state, headers);
-    let Some(token) = cookie(headers, SESSION_COOKIE) else { return Err(to_sign_in(&base, None)) };
+    let Some(token) = SESSION.read(headers, &base) else { return Err(to_sign_in(&base, None)) };
     let origin = Origin::of(headers, peer);
     match console.api.json::<WhoAmI>(&origin, &token, Call::get("/v1/whoami")).await {
         Ok(me) => {
             let csrf = csrf_of(&token);
-            let flash = take_flash(headers);
+            let flash = take_flash(headers, &base);
             Ok(Session { token, csrf, me, origin, flash, base })
         }
         Err(f) if f.status == StatusCode::UNAUTHORIZED => {
             let mut response = to_sign_in(&base, Some("Your session has ended. Sign in again."));
-            clear_session_cookie(&mut response, &base);
+            SESSION.set(&mut response, &base, "", 0);
             Err(response)
         }
         Err(f) => Err(layout::failure_page(&f)),
@@ -227,7 +230,7 @@ pub async fn sign_in_page(
     headers: HeaderMap,
     Query(q): Query<SignInQuery>,
 ) -> Response {
-    let flash = take_flash(&headers);
+    let flash = take_flash(&headers, &base(&console.state, &headers));
     let message = q.error.as_deref().map(|code| layout::Flash::error(sign_in_error(code))).or_else(|| flash.clone());
     let mut page = layout::sign_in(message.as_ref(), None, console.state.identity.is_some());
     if flash.is_some() {
@@ -275,15 +278,14 @@ pub async fn signed_in(state: &AppState, headers: &HeaderMap, identity: &otc_ide
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
     let scopes: Vec<otc_auth::Scope> = who.scopes.iter().filter_map(|s| s.parse().ok()).collect();
-    start(state, headers, who.tenant, who.principal, scopes, layout::redirect("/console")).await
+    start(state, headers, (who.tenant, who.principal, &who.name), scopes, layout::redirect("/console")).await
 }
 
 /// Starts a session for `principal` with `scopes` and answers `then` with its cookie.
 pub async fn start(
     state: &AppState,
     headers: &HeaderMap,
-    tenant: uuid::Uuid,
-    principal: uuid::Uuid,
+    (tenant, principal, name): (uuid::Uuid, uuid::Uuid, &str),
     scopes: Vec<otc_auth::Scope>,
     mut then: Response,
 ) -> Response {
@@ -297,7 +299,8 @@ pub async fn start(
     };
     match issued.await {
         Ok(issued) => {
-            session_cookie(&mut then, &base(state, headers), &issued.plaintext, ttl.as_secs());
+            crate::v1_audit::record_console(state, tenant, principal, name, "console sign-in");
+            SESSION.set(&mut then, &base(state, headers), &issued.plaintext, ttl.as_secs());
             then
         }
         Err(e) => {
@@ -348,17 +351,32 @@ async fn end(
         let mut tx = state.store.begin(tenant).await?;
         let count = if everywhere {
             tx.end_console_sessions(principal).await?
-        } else if tx.is_console_session(token).await? {
-            tx.revoke_token(token).await?;
-            1
         } else {
-            0
+            u64::from(tx.is_console_session(token).await?)
         };
         tx.commit().await?;
         Ok::<_, otc_store::StoreError>(count)
     };
+    let ended = match ended.await {
+        // One session: revoked through the API (`DELETE /v1/me/tokens/{id}`, audited there).
+        Ok(1) if !everywhere => {
+            let call = Call::send(Method::DELETE, format!("/v1/me/tokens/{token}"), None);
+            match console.api.json::<serde_json::Value>(&session.origin, &session.token, call).await {
+                Ok(_) => Ok(1),
+                Err(f) => return layout::failure_page(&f),
+            }
+        }
+        Ok(count) => {
+            if everywhere {
+                let name = &session.me.principal.name;
+                crate::v1_audit::record_console(state, tenant, principal, name, "console sign-out everywhere");
+            }
+            Ok(count)
+        }
+        Err(e) => Err(e),
+    };
     let base = base(state, headers);
-    match ended.await {
+    match ended {
         Ok(count) => {
             crate::auth_cache::announce_revoked(&state.kv, tenant).await;
             let text = if everywhere {
@@ -367,7 +385,7 @@ async fn end(
                 "Signed out.".to_string()
             };
             let mut response = layout::redirect("/console/sign-in");
-            clear_session_cookie(&mut response, &base);
+            SESSION.set(&mut response, &base, "", 0);
             set_flash(&mut response, &base, &layout::Flash::ok(text));
             response
         }
@@ -430,5 +448,5 @@ pub async fn accept_invitation(
     };
     let scopes = accepted.scopes.iter().filter_map(|s| s.parse().ok()).collect();
     let welcome = layout::welcome(&accepted.tenant, &accepted.token, &accepted.next);
-    start(state, &headers, me.tenant.id, me.principal.id, scopes, welcome).await
+    start(state, &headers, (me.tenant.id, me.principal.id, &me.principal.name), scopes, welcome).await
 }

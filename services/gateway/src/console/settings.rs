@@ -76,22 +76,28 @@ fn mapping_lines(map: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// Lines `group: a, b` (or `a b`) as `{"group": ["a", "b"]}`.
+/// Lines `group: a, b` (or `a b`) as `{"group": ["a", "b"]}`. The group ends at the first colon
+/// followed by a space (a group's own name may hold colons, `github:org/team`, and so do scopes).
 fn parse_mapping(text: &str, field: &str) -> Result<BTreeMap<String, Vec<String>>, Flash> {
     let mut out = BTreeMap::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let (group, list) = line
-            .split_once(':')
-            .ok_or_else(|| Flash::error(format!("{field}: each line is a group, a colon, then its list ({line:?})")))?;
+        let (group, list) = line.split_once(": ").ok_or_else(|| {
+            Flash::error(format!("{field}: each line is a group, a colon and a space, then its list ({line:?})"))
+        })?;
         let items = list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
         out.insert(group.trim().to_string(), items);
     }
     Ok(out)
 }
 
-/// A comma- or line-separated list.
+/// A comma-separated list (of names that hold no comma: domains, scopes, hosts).
 fn list(text: Option<&str>) -> Vec<String> {
-    text.unwrap_or("").split([',', '\n']).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    text.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+/// One item a line (globs and client ids may hold commas).
+fn lines(text: Option<&str>) -> Vec<String> {
+    text.unwrap_or("").lines().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
 }
 
 async fn idp_section(console: &Console, session: &Session, test: Option<IdpTest>) -> Markup {
@@ -378,8 +384,8 @@ pub async fn set_policies(State(console): State<Console>, headers: HeaderMap, pe
                 Method::PUT,
                 "/v1/policies",
                 Some(json!({
-                    "confirm_in_client_clients": list(form.get("confirm_in_client_clients")),
-                    "egress_exclude_paths": list(form.get("egress_exclude_paths")),
+                    "confirm_in_client_clients": lines(form.get("confirm_in_client_clients")),
+                    "egress_exclude_paths": lines(form.get("egress_exclude_paths")),
                     "read_only": held,
                     "read_only_reason": if held { form.get("read_only_reason") } else { None },
                 })),

@@ -145,7 +145,6 @@ pub async fn delete(
     Path(vault): Path<String>,
     body: Bytes,
 ) -> Response {
-    let restore = format!("/console/vaults/{}/restore", segment(&vault));
     perform(
         &console,
         &headers,
@@ -157,7 +156,7 @@ pub async fn delete(
         |answer| {
             let when = answer["purge_after"].as_str().unwrap_or("its erasure").to_string();
             let mut flash = Flash::ok(format!("Deleted the vault {}. It can be restored until {when}.", name_of(answer)));
-            flash.undo = Some((restore, "Undo".into()));
+            flash.undo_delete = answer["id"].as_str().and_then(|id| id.parse().ok());
             flash
         },
     )

@@ -210,7 +210,7 @@ async fn forms_need_this_origin_and_the_sessions_csrf_token_and_act_once_through
     let deleted = visitor.post(&format!("/console/vaults/{plans}/delete"), &[]).await;
     let (flash, _) = deleted.set_cookie("otc_console_flash").unwrap();
     let text = String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap()).unwrap();
-    assert!(text.contains(&format!("/console/vaults/{plans}/restore")), "{text}");
+    assert!(text.contains(&format!("\"undo_delete\":\"{plans}\"")), "{text}");
     assert_eq!(vault_names().await, ["Notes"]);
     assert_eq!(visitor.post(&format!("/console/vaults/{plans}/restore"), &[]).await.status, 303);
     assert_eq!(vault_names().await, ["Notes", "Plans"]);
@@ -253,6 +253,9 @@ async fn a_member_sees_only_what_their_scopes_open() {
     // A change the API refuses them is said, and nothing changes.
     let tried = member.post("/console/vaults", &[("name", "Mine")]).await;
     assert_eq!(tried.status, 303);
+    let (flash, _) = tried.set_cookie("otc_console_flash").expect("the refusal is said");
+    let said = String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap()).unwrap();
+    assert!(said.contains("this needs scope admin:vaults"), "{said}");
     let (admin, _) = acme.token(&app.store, ADMIN, false, None).await;
     assert_eq!(api(&app, &admin, "/v1/admin/vaults").await["vaults"].as_array().unwrap().len(), 1);
 }
@@ -290,6 +293,10 @@ async fn signing_out_ends_the_session_on_every_gateway_and_everywhere_ends_them_
     assert_eq!(on_second(&two).await, 303);
     assert_eq!(on_second(&bo).await, 200, "another person's session goes on");
     second.stop().await.unwrap();
+    // Both in the trail, as alice's: the one session through the API, all of them beside it.
+    let (admin, _) = acme.token(&app.store, ADMIN, false, None).await;
+    let trail = app.http.get(app.url("/v1/audit?principal=alice")).bearer_auth(&admin).send().await.unwrap().text().await.unwrap();
+    assert!(trail.contains("\"DELETE /v1/me/tokens/{id}\"") && trail.contains("\"console sign-out everywhere\""), "{trail}");
 }
 
 #[tokio::test]
@@ -322,6 +329,8 @@ async fn an_invitation_starts_the_first_admins_session_once() {
     let listed = tokens["tokens"].as_array().unwrap();
     assert!(listed.iter().any(|t| t["name"] == "console session" && !t["expires_at"].is_null()), "{tokens}");
 
+    let trail = app.http.get(app.url("/v1/audit?action=console%20sign-in")).bearer_auth(&cookie).send().await.unwrap().text().await.unwrap();
+    assert!(trail.contains("ann@initech.test"), "{trail}");
     // Once only.
     let again = stranger.post_raw("/console/invitation", &[("code", &code)], None).await;
     assert_eq!(again.status, 400);
@@ -337,6 +346,7 @@ async fn another_tenants_ids_in_every_console_url_answer_as_missing_ones() {
     let globex = Tenant::create(&app.store, "globex").await;
     let visitor = Visitor::new(&app, &session(&app, &acme, "alice", ADMIN).await);
     let (globex_admin, globex_token) = globex.token(&app.store, ADMIN, false, None).await;
+    let globex_grants_before = api(&app, &globex_admin, "/v1/oauth/grants").await;
     let claimed = app
         .http
         .post(app.url("/v1/admin/domains"))
@@ -346,11 +356,22 @@ async fn another_tenants_ids_in_every_console_url_answer_as_missing_ones() {
         .await
         .unwrap();
     assert_eq!(claimed.status(), 200);
-    let globex_person = {
+    let (globex_person, globex_grant) = {
         let mut tx = app.store.begin(globex.id).await.unwrap();
         let p = tx.ensure_principal(otc_store::PrincipalKind::User, "gina").await.unwrap();
+        let grant = tx
+            .create_grant(otc_store::NewGrant {
+                principal_id: p.id,
+                client_id: "otcd_client",
+                client_name: Some("A client"),
+                scopes: &["read:notes".to_string()],
+                resource: &app.url("/mcp"),
+                via: "authorization_code",
+            })
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
-        p.id
+        (p.id, grant.id)
     };
     let ids = [
         ("{vault}", globex.vault_id.to_string()),
@@ -361,7 +382,8 @@ async fn another_tenants_ids_in_every_console_url_answer_as_missing_ones() {
     let mut walked = 0;
     for (method, route) in otc_gateway::console::ROUTES {
         let Some((param, id)) = ids.iter().find(|(p, _)| route.contains(p)) else { continue };
-        let path = route.replace(param, id);
+        let id = if route.starts_with("/console/grants/") { globex_grant.to_string() } else { id.clone() };
+        let path = route.replace(param, &id);
         let answer = if *method == "GET" {
             visitor.get(&path).await
         } else {
@@ -373,8 +395,12 @@ async fn another_tenants_ids_in_every_console_url_answer_as_missing_ones() {
     }
     assert!(walked >= 10, "{walked} routes walked");
     // The same through the pages' queries.
-    let access = visitor.get(&format!("/console/access?principal={globex_person}&vault={}", globex.vault_id)).await;
-    assert!(access.status == 200 && !access.text.contains("gina"), "{}", access.text);
+    // Their person in our vault, and our person in their vault: neither is found.
+    let access = visitor.get(&format!("/console/access?principal={globex_person}&vault=Notes")).await;
+    assert!(access.status == 200 && access.text.contains("no principal of that name or id"), "{}", access.text);
+    assert!(!access.text.contains("gina"));
+    let access = visitor.get(&format!("/console/access?principal=alice&vault={}", globex.vault_id)).await;
+    assert!(access.text.contains("vault_not_found"), "{}", access.text);
     let trail = visitor.get("/console/audit?vault=Notes").await;
     assert!(!trail.text.contains("globex"));
     // Nothing of globex's changed.
@@ -383,6 +409,9 @@ async fn another_tenants_ids_in_every_console_url_answer_as_missing_ones() {
     assert_eq!(api(&app, &globex_admin, "/v1/whoami").await["tenant"]["slug"], "globex");
     let domains = api(&app, &globex_admin, "/v1/admin/domains").await;
     assert_eq!(domains["claims"][0]["domain"], "globex.test", "{domains}");
+    let tokens = api(&app, &globex_admin, "/v1/admin/tokens").await;
+    assert!(tokens["tokens"].as_array().unwrap().iter().all(|t| t["revoked_at"].is_null()), "{tokens}");
+    assert_eq!(api(&app, &globex_admin, "/v1/oauth/grants").await, globex_grants_before);
 }
 
 /// Sign-in through the tenant's own identity provider (a real OpenID provider), as a person's
@@ -414,6 +443,17 @@ async fn a_person_signs_in_through_their_organisations_provider() {
     let vaults = bob.get("/console/vaults").await;
     assert!(vaults.status == 200 && vaults.text.contains("globex inc."), "{}", vaults.text);
 
+    // A person whose groups grant nothing: the provider lets them in, we do not, and the
+    // sign-in page says so (the refusal comes back there, as an OAuth client's would).
+    crate::sso::set_acme_scopes(&w, &[]).await;
+    let mut browser = crate::sso::Browser::new();
+    let ended = browser.walk(&w.app.url("/console/sign-in"), &console, "alice@acme.test", ("alice", "pw-a"), "allow").await;
+    let crate::sso::Ended::Client(params) = ended else { panic!("{ended:?}") };
+    assert_eq!(params.get("error").map(String::as_str), Some("access_denied"), "{params:?}");
+    assert!(browser.cookie(&w.app.url(""), "otc_console").is_none());
+    let query: String = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(params.iter()).finish();
+    let said = Visitor::new(&w.app, "").get(&format!("/console/sign-in?{query}")).await;
+    assert!(said.text.contains("did not let you in"), "{}", said.text);
     // An address no organisation signs in: said on the form, no session.
     let stranger = Visitor::new(&w.app, "");
     let refused = stranger.post_raw("/console/sign-in", &[("email", "eve@nowhere.test")], None).await;
