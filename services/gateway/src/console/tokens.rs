@@ -220,6 +220,42 @@ pub async fn create(State(console): State<Console>, headers: HeaderMap, peer: Pe
     layout::page_with_status(StatusCode::CREATED, &session, Nav::Tokens, "Token created", content)
 }
 
+/// What a revocation form ends: the person's own (`mine` ticked) or, for an admin, anyone's.
+struct Revocation {
+    mine: &'static str,
+    anyones: &'static str,
+    done: &'static str,
+}
+
+const TOKEN: Revocation = Revocation {
+    mine: "/v1/me/tokens",
+    anyones: "/v1/admin/tokens",
+    done: "Revoked the token: it stops working on every gateway now.",
+};
+
+const GRANT: Revocation = Revocation {
+    mine: "/v1/me/grants",
+    anyones: "/v1/oauth/grants",
+    done: "Revoked: the client's tokens stop working now, and it must be connected again.",
+};
+
+async fn revoke_one(console: &Console, headers: &HeaderMap, peer: Peer, id: &str, body: &Bytes, what: Revocation) -> Response {
+    perform(
+        console,
+        headers,
+        peer,
+        body,
+        "/console/tokens",
+        Missing::Page,
+        |_, form| {
+            let path = if form.checked("mine") { what.mine } else { what.anyones };
+            Ok(Call::send(Method::DELETE, format!("{path}/{}", segment(id)), None))
+        },
+        |_| Flash::ok(what.done),
+    )
+    .await
+}
+
 pub async fn revoke(
     State(console): State<Console>,
     headers: HeaderMap,
@@ -227,20 +263,7 @@ pub async fn revoke(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    perform(
-        &console,
-        &headers,
-        peer,
-        &body,
-        "/console/tokens",
-        Missing::Page,
-        |_, form| {
-            let path = if form.checked("mine") { "/v1/me/tokens" } else { "/v1/admin/tokens" };
-            Ok(Call::send(Method::DELETE, format!("{path}/{}", segment(&id)), None))
-        },
-        |_| Flash::ok("Revoked the token: it stops working on every gateway now."),
-    )
-    .await
+    revoke_one(&console, &headers, peer, &id, &body, TOKEN).await
 }
 
 pub async fn revoke_grant(
@@ -250,18 +273,5 @@ pub async fn revoke_grant(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    perform(
-        &console,
-        &headers,
-        peer,
-        &body,
-        "/console/tokens",
-        Missing::Page,
-        |_, form| {
-            let path = if form.checked("mine") { "/v1/me/grants" } else { "/v1/oauth/grants" };
-            Ok(Call::send(Method::DELETE, format!("{path}/{}", segment(&id)), None))
-        },
-        |_| Flash::ok("Revoked: the client's tokens stop working now, and it must be connected again."),
-    )
-    .await
+    revoke_one(&console, &headers, peer, &id, &body, GRANT).await
 }
