@@ -348,7 +348,12 @@ pub async fn access(
     // A file directly in a folder stands for what the folder's rules allow there.
     let judge = |folder: String| {
         let probe = if folder.is_empty() { "note.md".to_string() } else { format!("{folder}/note.md") };
-        FolderAccess { read: acl.can_read(&probe), write: acl.can_write(&probe), delete: acl.can_delete(&probe), folder }
+        FolderAccess {
+            read: acl.can_read(&probe),
+            write: acl.can_write(&probe),
+            delete: acl.can_delete(&probe),
+            folder,
+        }
     };
     Ok(Json(MemberAccess {
         unrestricted: matches!(acl.explain(Op::Read, "note.md"), Verdict::Unrestricted),

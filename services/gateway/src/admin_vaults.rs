@@ -396,8 +396,11 @@ async fn set_hold(
     crate::idempotent::keyed(state, caller, headers, &operation, json!(hold), |_| async {
         let store_err = |e: StoreError| match e {
             StoreError::Invalid { .. } => ApiError::from_tool(
-                ToolError::with_message(ErrorCode::InvalidInput, "a reason is at most 500 characters, with no control characters")
-                    .detail("field", "reason"),
+                ToolError::with_message(
+                    ErrorCode::InvalidInput,
+                    "a reason is at most 500 characters, with no control characters",
+                )
+                .detail("field", "reason"),
             ),
             other => refused(vault)(other),
         };

@@ -21,7 +21,8 @@ use otc_identity::flow::Flow;
 use otc_identity::{Identity, OAuthError, paths};
 use serde_json::Value;
 
-use crate::{AppState, flow_cookie, oauth, pages};
+use crate::browser::{flow_secret, same_origin, set_flow_secret};
+use crate::{AppState, oauth, pages};
 
 pub const METADATA: &str = "/.well-known/oauth-authorization-server";
 pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
@@ -112,7 +113,7 @@ fn basic(headers: &HeaderMap) -> Result<Option<(String, String)>, OAuthError> {
 /// The flow `id` names, when it is still going and this browser began it (its cookie holds the
 /// flow's secret); otherwise the page that says to start again.
 async fn browser_flow(identity: &Identity, headers: &HeaderMap, id: &str) -> Result<Flow, Box<Response>> {
-    match identity.flow_for_browser(id, flow_cookie::read(headers).as_deref()).await {
+    match identity.flow_for_browser(id, flow_secret(headers).as_deref()).await {
         Ok(Some(flow)) => Ok(flow),
         Ok(None) => Err(Box::new(other_browser())),
         Err(e) => Err(Box::new(refusal(e.into(), ""))),
@@ -125,14 +126,6 @@ fn other_browser() -> Response {
         "Start again in this browser",
         "This sign-in was started in another browser or has expired. Start again from the application.",
     )
-}
-
-/// A form post must come from our own pages: an Origin, when the browser sends one, is ours.
-fn same_origin(headers: &HeaderMap, issuer: &str) -> bool {
-    match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-        Some(origin) => origin == issuer || issuer.starts_with(&format!("{origin}/")),
-        None => true,
-    }
 }
 
 /// `GET /.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`.
@@ -208,7 +201,7 @@ pub async fn authorize(
         },
         None => redirect(&format!("{}?flow={}", paths::SIGN_IN, flow.id)),
     };
-    flow_cookie::set(&mut response, &issuer, &secret, 600);
+    set_flow_secret(&mut response, &issuer, &secret, 600);
     response
 }
 
@@ -284,9 +277,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
     };
     match identity.callback(flow, q.code.as_deref(), q.error.as_deref()).await {
         // The console is this server itself: no code, no consent; the person's session starts.
-        Ok(flow) if flow.is_console() => {
-            crate::console::session::signed_in(&state, &headers, &identity, flow).await
-        }
+        Ok(flow) if flow.is_console() => crate::console::session::signed_in(&state, &headers, &identity, flow).await,
         Ok(flow) => redirect(&format!("{}?flow={}", paths::CONSENT, flow.id)),
         Err(r) => refusal(r, ""),
     }

@@ -19,8 +19,7 @@ pub type CommitJobs = fn(&View, &mut dyn Iterator<Item = &str>) -> Vec<NewJob>;
 
 /// Vets a tool's commit of `changes` in `view`'s vault before it lands: an error refuses it and
 /// nothing is written.
-pub type VetCommit =
-    for<'a> fn(&'a CallContext<'a>, &'a View, &'a [Change]) -> BoxFuture<'a, Result<(), ToolError>>;
+pub type VetCommit = for<'a> fn(&'a CallContext<'a>, &'a View, &'a [Change]) -> BoxFuture<'a, Result<(), ToolError>>;
 
 /// The features' state and hooks, built at start-up.
 #[derive(Default)]

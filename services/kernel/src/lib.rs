@@ -119,8 +119,11 @@ pub fn internal(tool: &str, err: &(dyn std::error::Error + 'static)) -> ToolErro
 /// the log, the caller gets a retryable `service_unavailable` naming the dependency.
 pub fn redis_unavailable(doing: &str, err: &otc_kv::KvError) -> ToolError {
     tracing::warn!(error = %otc_errors::error_chain(err), doing, "Redis did not answer");
-    ToolError::with_message(ErrorCode::ServiceUnavailable, format!("Redis did not answer while {doing}; try again shortly"))
-        .detail("dependency", "redis")
+    ToolError::with_message(
+        ErrorCode::ServiceUnavailable,
+        format!("Redis did not answer while {doing}; try again shortly"),
+    )
+    .detail("dependency", "redis")
 }
 
 /// The refusal of a change that would take the tenant past a quota: overflow, with the quota,

@@ -42,7 +42,15 @@ pub fn release(record: &otc_store::AuditRecord) {
 fn volatile(key: &str) -> bool {
     matches!(
         key,
-        "id" | "at" | "ts" | "seq" | "mtime" | "modified" | "created" | "next_cursor" | "cursor" | "elicit_token"
+        "id" | "at"
+            | "ts"
+            | "seq"
+            | "mtime"
+            | "modified"
+            | "created"
+            | "next_cursor"
+            | "cursor"
+            | "elicit_token"
             | "vault"
     ) || key.ends_with("_id")
         || key.ends_with("_at")
@@ -54,7 +62,10 @@ fn volatile(key: &str) -> bool {
 pub fn normalize(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
-            map.iter().filter(|(k, _)| !volatile(k)).map(|(k, v)| (k.clone(), normalize(v))).collect::<Map<String, Value>>(),
+            map.iter()
+                .filter(|(k, _)| !volatile(k))
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect::<Map<String, Value>>(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
         Value::String(s) => match s.strip_prefix(crate::citations::SCHEME).and_then(|rest| rest.split_once('/')) {
@@ -138,7 +149,8 @@ mod tests {
                         "head_seq": 9, "hits": [{"path": "a.md", "uri": "obsidian-tc://rerun-1/a.md", "score": 1.0}]});
         assert_eq!(normalize(&a), normalize(&b));
         assert_eq!(digest(&normalize(&a)), digest(&normalize(&b)));
-        let c = json!({"vault": "rerun-1", "hits": [{"path": "b.md", "uri": "obsidian-tc://rerun-1/b.md", "score": 1.0}]});
+        let c =
+            json!({"vault": "rerun-1", "hits": [{"path": "b.md", "uri": "obsidian-tc://rerun-1/b.md", "score": 1.0}]});
         let (at, was, now) = first_difference(&normalize(&a), &normalize(&c)).unwrap();
         assert_eq!((at.as_str(), was, now), ("/hits/0/path", json!("a.md"), json!("b.md")));
     }

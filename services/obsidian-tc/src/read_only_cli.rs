@@ -70,7 +70,9 @@ pub async fn run(sources: Sources, args: ReadOnlyArgs) -> anyhow::Result<ExitCod
         }
         describe("the deployment", &store.server_read_only().await?);
         if config.read_only.server {
-            println!("read_only.server is set in the configuration: the deployment is read-only whatever the switch says");
+            println!(
+                "read_only.server is set in the configuration: the deployment is read-only whatever the switch says"
+            );
         }
         return Ok(ExitCode::SUCCESS);
     };

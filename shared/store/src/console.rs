@@ -47,9 +47,13 @@ impl TenantTx {
                 expires_at: Some(expires_at),
             })
             .await?;
-        sqlx::query!("UPDATE api_tokens SET console_session = true WHERE tenant_id = $1 AND id = $2", self.tenant, issued.id)
-            .execute(&mut *self.tx)
-            .await?;
+        sqlx::query!(
+            "UPDATE api_tokens SET console_session = true WHERE tenant_id = $1 AND id = $2",
+            self.tenant,
+            issued.id
+        )
+        .execute(&mut *self.tx)
+        .await?;
         Ok(issued)
     }
 

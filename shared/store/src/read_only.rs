@@ -147,7 +147,12 @@ impl TenantTx {
     }
 
     /// Puts a live vault's hold on or off, as [`TenantTx::set_tenant_read_only`].
-    pub async fn set_vault_read_only(&mut self, vault: Uuid, on: Option<Option<&str>>, by: HoldBy) -> Result<HoldChange> {
+    pub async fn set_vault_read_only(
+        &mut self,
+        vault: Uuid,
+        on: Option<Option<&str>>,
+        by: HoldBy,
+    ) -> Result<HoldChange> {
         let (held, reason) = match on {
             Some(reason) => (true, checked(reason)?),
             None => (false, None),

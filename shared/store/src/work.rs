@@ -195,7 +195,11 @@ impl TenantTx {
     /// Of `principals`, those with a work session that was open at `since` or started after it:
     /// the only callers whose calls from `since` on can become episodes (the audit writer
     /// screens and keeps the episodes of those alone; `record_episodes` decides exactly).
-    pub async fn principals_in_sessions_since(&mut self, principals: &[Uuid], since: DateTime<Utc>) -> Result<Vec<Uuid>> {
+    pub async fn principals_in_sessions_since(
+        &mut self,
+        principals: &[Uuid],
+        since: DateTime<Utc>,
+    ) -> Result<Vec<Uuid>> {
         Ok(sqlx::query_scalar!(
             r#"SELECT DISTINCT principal_id AS "principal_id!" FROM work_sessions
                 WHERE tenant_id = $1 AND principal_id = ANY($2) AND (ended_at IS NULL OR ended_at >= $3)"#,

@@ -10,13 +10,12 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{Peer, Call, query};
+use super::api::{Call, Peer, query};
 use super::layout::{self, Flash, Nav};
 use super::session::{Form, Session};
 use super::{Console, Missing, perform, signed_in};
 use crate::acl_api::{AclRule, AclRules, MemberAccess};
 use crate::me::MyVaults;
-
 
 #[derive(Deserialize)]
 pub struct AccessQuery {
@@ -26,7 +25,12 @@ pub struct AccessQuery {
     principal: Option<String>,
 }
 
-pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer, Query(q): Query<AccessQuery>) -> Response {
+pub async fn page(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    peer: Peer,
+    Query(q): Query<AccessQuery>,
+) -> Response {
     let session = signed_in!(console, headers, peer);
     let api = &console.api;
     let rules = match api.json::<AclRules>(&session.origin, &session.token, Call::get("/v1/acl")).await {

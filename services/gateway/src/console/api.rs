@@ -157,7 +157,12 @@ impl Api {
         self.answer(origin, None, call).await
     }
 
-    async fn answer<T: DeserializeOwned>(&self, origin: &Origin, token: Option<&str>, call: Call) -> Result<T, Failure> {
+    async fn answer<T: DeserializeOwned>(
+        &self,
+        origin: &Origin,
+        token: Option<&str>,
+        call: Call,
+    ) -> Result<T, Failure> {
         let path = call.path.clone();
         let response = self.raw(origin, token, call).await;
         let status = response.status();

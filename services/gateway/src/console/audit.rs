@@ -8,10 +8,9 @@ use axum::response::Response;
 use maud::html;
 use serde::Deserialize;
 
-use super::api::{Peer, Call, query};
+use super::api::{Call, Peer, query};
 use super::layout::{self, Nav};
 use super::{Console, signed_in};
-
 
 /// Records shown a page.
 const PAGE: &str = "100";
@@ -96,7 +95,12 @@ fn api_path(filters: &Filters, extra: &[(&str, &str)]) -> String {
     format!("/v1/audit?{}", query(&refs))
 }
 
-pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer, Query(filters): Query<Filters>) -> Response {
+pub async fn page(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    peer: Peer,
+    Query(filters): Query<Filters>,
+) -> Response {
     let session = signed_in!(console, headers, peer);
     let call = Call::get(api_path(&filters, &[("limit", PAGE)]));
     let response = console.api.raw(&session.origin, Some(&session.token), call).await;
@@ -105,7 +109,10 @@ pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer
     let bytes = axum::body::to_bytes(response.into_body(), 16 * 1024 * 1024).await.unwrap_or_default();
     if !status.is_success() {
         let failure = super::api::failure(status, &bytes);
-        if failure.status.is_client_error() && !failure.is_missing() && failure.status != axum::http::StatusCode::FORBIDDEN {
+        if failure.status.is_client_error()
+            && !failure.is_missing()
+            && failure.status != axum::http::StatusCode::FORBIDDEN
+        {
             // A filter the API refused (a bad time): said on the page, filters kept.
             let content = html! { (form(&filters)) p.flash.error role="alert" { (failure.message) } };
             return layout::page(&session, Nav::Audit, "Audit trail", content);
@@ -186,7 +193,12 @@ fn form(filters: &Filters) -> maud::Markup {
 }
 
 /// `GET /console/audit/export?format=csv|jsonl&...`: the API's export, as a download.
-pub async fn export(State(console): State<Console>, headers: HeaderMap, peer: Peer, Query(filters): Query<Filters>) -> Response {
+pub async fn export(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    peer: Peer,
+    Query(filters): Query<Filters>,
+) -> Response {
     let session = signed_in!(console, headers, peer);
     let format = if filters.format.as_deref() == Some("csv") { "csv" } else { "jsonl" };
     let call = Call::get(api_path(&filters, &[("limit", "5000"), ("format", format)]));

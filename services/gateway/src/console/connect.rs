@@ -2,7 +2,7 @@
 //! and a ready-to-paste configuration for each AI client, each with a Copy button. The client
 //! signs in through the organisation's identity provider the first time it connects.
 
-use axum::extract::{State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use maud::html;
@@ -12,13 +12,13 @@ use super::layout::{self, Nav};
 use super::{Console, signed_in};
 use crate::me::MyClients;
 
-
 pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer) -> Response {
     let session = signed_in!(console, headers, peer);
-    let clients = match console.api.json::<MyClients>(&session.origin, &session.token, Call::get("/v1/me/clients")).await {
-        Ok(c) => c,
-        Err(f) => return layout::failure_page(&f),
-    };
+    let clients =
+        match console.api.json::<MyClients>(&session.origin, &session.token, Call::get("/v1/me/clients")).await {
+            Ok(c) => c,
+            Err(f) => return layout::failure_page(&f),
+        };
     let content = html! {
         p { "Your AI client connects to this endpoint and signs you in through your organisation the first time:" }
         div.copyable {

@@ -284,7 +284,12 @@ pub fn invitation(code: Option<&str>, message: Option<&str>) -> Response {
             button type="submit" { "Accept the invitation" }
         }
     };
-    bare(if message.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, "Accept your invitation", content, false)
+    bare(
+        if message.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK },
+        "Accept your invitation",
+        content,
+        false,
+    )
 }
 
 /// After an invitation: the admin API token (shown this once) and what to do next.
@@ -325,7 +330,12 @@ pub fn failure_page(failure: &Failure) -> Response {
     } else {
         StatusCode::BAD_GATEWAY
     };
-    bare(status, title, html! { p { (failure.message) " (" code { (failure.code) } ")" } p { a href="/console" { "Back to the console" } } }, false)
+    bare(
+        status,
+        title,
+        html! { p { (failure.message) " (" code { (failure.code) } ")" } p { a href="/console" { "Back to the console" } } },
+        false,
+    )
 }
 
 /// Not found: what a missing page, vault, member or token answers (and another tenant's).

@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::api::{Peer, Call, query, segment};
+use super::api::{Call, Peer, query, segment};
 use super::layout::{self, Flash, Nav};
 use super::session::Session;
 use super::{Console, Missing, perform, signed_in};
@@ -19,7 +19,6 @@ use crate::acl_api::PrincipalGroups;
 use crate::admin_members::{AdminMember, AdminMembers};
 use crate::directory::Idp;
 use crate::scopes;
-
 
 /// Members shown a page.
 const PAGE: &str = "100";
@@ -30,7 +29,12 @@ pub struct ListQuery {
     after: Option<String>,
 }
 
-pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer, Query(q): Query<ListQuery>) -> Response {
+pub async fn page(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    peer: Peer,
+    Query(q): Query<ListQuery>,
+) -> Response {
     let session = signed_in!(console, headers, peer);
     let mut pairs = vec![("limit", PAGE)];
     if let Some(after) = q.after.as_deref() {
@@ -219,7 +223,10 @@ pub async fn change_groups(
         |answer| {
             let groups: Vec<&str> =
                 answer["groups"].as_array().map(|a| a.iter().filter_map(|g| g.as_str()).collect()).unwrap_or_default();
-            Flash::ok(format!("Saved. Groups now: {}.", if groups.is_empty() { "none".into() } else { groups.join(", ") }))
+            Flash::ok(format!(
+                "Saved. Groups now: {}.",
+                if groups.is_empty() { "none".into() } else { groups.join(", ") }
+            ))
         },
     )
     .await

@@ -2,26 +2,22 @@
 //! chart (with the same figures as a table for screen readers), and each vault's index and
 //! embedding health. A member without the admin scopes sees their vaults and where to connect.
 
-use axum::extract::{State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use maud::{Markup, PreEscaped, html};
 
-use super::api::{Peer, Call, Failure};
+use super::Console;
+use super::api::{Call, Failure, Peer};
 use super::layout::{self, Nav};
 use super::session::{self, Session};
-use super::Console;
 use crate::admin_usage::{Held, Usage};
 use crate::scopes;
 
 /// `GET /v1/admin/health`, as the overview reads it.
 pub type Health = crate::admin_vaults::VaultsHealth;
 
-pub async fn page(
-    State(console): State<Console>,
-    headers: HeaderMap,
-    peer: Peer,
-) -> Response {
+pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer) -> Response {
     let session = match session::load(&console, &headers, peer).await {
         Ok(s) => s,
         Err(r) => return r,

@@ -25,11 +25,11 @@ use otc_identity::flow::Flow;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::api::{Peer, Call, Failure, Origin};
+use super::api::{Call, Failure, Origin, Peer};
 use super::{Console, layout};
 use crate::AppState;
+use crate::browser::same_origin;
 use crate::whoami::WhoAmI;
-
 
 /// A signed-in console request: the person, their token and what every form must carry.
 pub struct Session {
@@ -48,7 +48,12 @@ impl Session {
     pub fn can(&self, scope: &str) -> bool {
         let Ok(wanted) = scope.parse::<otc_auth::Scope>() else { return false };
         self.me.vault.is_none()
-            && self.me.scopes.iter().filter_map(|s| s.parse::<otc_auth::Scope>().ok()).any(|s| s.grants(wanted.as_str()))
+            && self
+                .me
+                .scopes
+                .iter()
+                .filter_map(|s| s.parse::<otc_auth::Scope>().ok())
+                .any(|s| s.grants(wanted.as_str()))
     }
 }
 
@@ -56,13 +61,6 @@ impl Session {
 pub fn csrf_of(token: &str) -> String {
     let digest = Sha256::digest(format!("obsidian-tc console csrf\0{token}").as_bytes());
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
-}
-
-fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(';')).find_map(|pair| {
-        let (k, v) = pair.trim().split_once('=')?;
-        (k == name && !v.is_empty()).then(|| v.to_string())
-    })
 }
 
 /// One of the console's cookies: over https a `__Host-` name on `/`, Secure (no other host,
@@ -79,7 +77,7 @@ impl Cookie {
     }
 
     fn read(&self, headers: &HeaderMap, base: &str) -> Option<String> {
-        read_cookie(headers, &self.name(base))
+        crate::browser::cookie(headers, &self.name(base))
     }
 
     /// Sets it to `value` for `max_age_secs` (0 clears it).
@@ -115,11 +113,7 @@ pub fn base(state: &AppState, headers: &HeaderMap) -> String {
 }
 
 /// The signed-in person behind a request, or the answer that sends them to sign in.
-pub async fn load(
-    console: &Console,
-    headers: &HeaderMap,
-    peer: Peer,
-) -> Result<Session, Response> {
+pub async fn load(console: &Console, headers: &HeaderMap, peer: Peer) -> Result<Session, Response> {
     let base = base(&console.state, headers);
     let Some(token) = SESSION.read(headers, &base) else { return Err(to_sign_in(&base, None)) };
     let origin = Origin::of(headers, peer);
@@ -167,7 +161,10 @@ impl Form {
     }
 
     pub fn all(&self, name: &str) -> Vec<String> {
-        self.0.get(name).map(|v| v.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()).unwrap_or_default()
+        self.0
+            .get(name)
+            .map(|v| v.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default()
     }
 
     pub fn checked(&self, name: &str) -> bool {
@@ -184,7 +181,13 @@ pub async fn posted(
     body: &Bytes,
 ) -> Result<(Session, Form), Response> {
     let session = load(console, headers, peer).await?;
-    let refused = || layout::refusal_page(StatusCode::FORBIDDEN, "This form cannot be accepted", "It did not come from this console's own page, or the page is out of date. Go back, reload the page and try again.");
+    let refused = || {
+        layout::refusal_page(
+            StatusCode::FORBIDDEN,
+            "This form cannot be accepted",
+            "It did not come from this console's own page, or the page is out of date. Go back, reload the page and try again.",
+        )
+    };
     if !same_origin(headers, &base(&console.state, headers)) {
         return Err(refused());
     }
@@ -200,14 +203,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// A form post must come from our own pages: an Origin, when the browser sends one, is ours.
-pub fn same_origin(headers: &HeaderMap, base: &str) -> bool {
-    match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-        Some(origin) => origin == base || base.starts_with(&format!("{origin}/")),
-        None => true,
-    }
-}
-
 #[derive(Deserialize)]
 pub struct SignInQuery {
     #[serde(default)]
@@ -218,7 +213,9 @@ pub struct SignInQuery {
 /// texts by code (a link anyone can craft carries the description, so it is not shown).
 fn sign_in_error(code: &str) -> &'static str {
     match code {
-        "access_denied" => "Your organisation did not let you in: your account may lack the groups the console needs, or the sign-in was refused. Ask your administrator.",
+        "access_denied" => {
+            "Your organisation did not let you in: your account may lack the groups the console needs, or the sign-in was refused. Ask your administrator."
+        }
         "temporarily_unavailable" | "server_error" => "The sign-in could not finish. Try again in a moment.",
         _ => "The sign-in did not finish. Try again.",
     }
@@ -243,7 +240,13 @@ pub async fn sign_in_page(
 pub async fn sign_in(State(console): State<Console>, headers: HeaderMap, body: Bytes) -> Response {
     let state = &console.state;
     let Some(identity) = state.identity.clone() else {
-        return layout::sign_in(Some(&layout::Flash::error("Sign-in through an identity provider is not set up on this server. Use your invitation.")), None, false);
+        return layout::sign_in(
+            Some(&layout::Flash::error(
+                "Sign-in through an identity provider is not set up on this server. Use your invitation.",
+            )),
+            None,
+            false,
+        );
     };
     let base = base(state, &headers);
     let Some(form) = Form::parse(&body).filter(|_| same_origin(&headers, &base)) else {
@@ -255,26 +258,43 @@ pub async fn sign_in(State(console): State<Console>, headers: HeaderMap, body: B
         Ok(started) => started,
         Err(e) => {
             tracing::error!(error = %otc_errors::error_chain(&e), "could not start a console sign-in");
-            return layout::sign_in(Some(&layout::Flash::error("The sign-in could not start. Try again in a moment.")), Some(&email), true);
+            return layout::sign_in(
+                Some(&layout::Flash::error("The sign-in could not start. Try again in a moment.")),
+                Some(&email),
+                true,
+            );
         }
     };
     let mut response = match identity.sign_in(flow, &email).await {
         Ok(url) => layout::redirect(url.as_str()),
-        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&layout::Flash::error(message)), Some(&email), true),
-        Err(Refusal::Page { title, message }) => return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message),
+        Err(Refusal::Retry { message, .. }) => {
+            return layout::sign_in(Some(&layout::Flash::error(message)), Some(&email), true);
+        }
+        Err(Refusal::Page { title, message }) => {
+            return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message);
+        }
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
-    crate::flow_cookie::set(&mut response, &base, &secret, 600);
+    crate::browser::set_flow_secret(&mut response, &base, &secret, 600);
     response
 }
 
 /// The provider vouched for the person of a console flow (`/oauth/callback` hands it here):
 /// their session starts, with the scopes their groups allow.
-pub async fn signed_in(state: &AppState, headers: &HeaderMap, identity: &otc_identity::Identity, flow: Flow) -> Response {
+pub async fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    identity: &otc_identity::Identity,
+    flow: Flow,
+) -> Response {
     let who = match identity.finish_console(flow).await {
         Ok(who) => who,
-        Err(Refusal::Page { title, message }) => return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message),
-        Err(Refusal::Retry { message, .. }) => return layout::sign_in(Some(&layout::Flash::error(message)), None, true),
+        Err(Refusal::Page { title, message }) => {
+            return layout::refusal_page(StatusCode::BAD_REQUEST, &title, &message);
+        }
+        Err(Refusal::Retry { message, .. }) => {
+            return layout::sign_in(Some(&layout::Flash::error(message)), None, true);
+        }
         Err(Refusal::Redirect(url)) => return layout::redirect(url.as_str()),
     };
     let scopes: Vec<otc_auth::Scope> = who.scopes.iter().filter_map(|s| s.parse().ok()).collect();
@@ -315,12 +335,7 @@ pub async fn start(
 }
 
 /// `POST /console/sign-out`: ends this session (its token is revoked on every gateway).
-pub async fn sign_out(
-    State(console): State<Console>,
-    headers: HeaderMap,
-    peer: Peer,
-    body: Bytes,
-) -> Response {
+pub async fn sign_out(State(console): State<Console>, headers: HeaderMap, peer: Peer, body: Bytes) -> Response {
     end(&console, &headers, peer, &body, false).await
 }
 
@@ -334,13 +349,7 @@ pub async fn sign_out_everywhere(
     end(&console, &headers, peer, &body, true).await
 }
 
-async fn end(
-    console: &Console,
-    headers: &HeaderMap,
-    peer: Peer,
-    body: &Bytes,
-    everywhere: bool,
-) -> Response {
+async fn end(console: &Console, headers: &HeaderMap, peer: Peer, body: &Bytes, everywhere: bool) -> Response {
     let (session, _) = match posted(console, headers, peer, body).await {
         Ok(posted) => posted,
         Err(refused) => return refused,

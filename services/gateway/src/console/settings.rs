@@ -13,7 +13,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 use serde_json::{Value, json};
 
-use super::api::{Peer, Call, segment};
+use super::api::{Call, Peer, segment};
 use super::layout::{self, Flash, Nav};
 use super::session::{self, Form, Session};
 use super::{Console, Missing, perform, signed_in};
@@ -22,7 +22,6 @@ use crate::admin_domains::Domains;
 use crate::directory::{Idp, IdpTest};
 use crate::policies::Policies;
 use crate::scopes;
-
 
 pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer) -> Response {
     let session = signed_in!(console, headers, peer);
@@ -67,7 +66,8 @@ fn mapping_lines(map: &Value) -> String {
         .map(|o| {
             o.iter()
                 .map(|(k, v)| {
-                    let list: Vec<&str> = v.as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+                    let list: Vec<&str> =
+                        v.as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
                     format!("{k}: {}", list.join(", "))
                 })
                 .collect::<Vec<_>>()
@@ -152,10 +152,11 @@ async fn idp_section(console: &Console, session: &Session, test: Option<IdpTest>
 }
 
 async fn domains_section(console: &Console, session: &Session) -> Markup {
-    let domains = match console.api.json::<Domains>(&session.origin, &session.token, Call::get("/v1/admin/domains")).await {
-        Ok(d) => d,
-        Err(f) => return html! { h2 #domains { "Domains" } (failed(&f)) },
-    };
+    let domains =
+        match console.api.json::<Domains>(&session.origin, &session.token, Call::get("/v1/admin/domains")).await {
+            Ok(d) => d,
+            Err(f) => return html! { h2 #domains { "Domains" } (failed(&f)) },
+        };
     html! {
         h2 #domains { "Domains" }
         @if domains.domains.is_empty() && domains.claims.is_empty() { p { "No domains yet." } }
@@ -345,7 +346,12 @@ pub async fn verify_domain(
         "/console/settings#domains",
         Missing::Page,
         |_, _| Ok(Call::send(Method::POST, format!("/v1/admin/domains/{}/verify", segment(&domain)), None)),
-        |answer| Flash::ok(format!("Proved {}: sign-in by its addresses now comes here.", answer["domain"].as_str().unwrap_or("the domain"))),
+        |answer| {
+            Flash::ok(format!(
+                "Proved {}: sign-in by its addresses now comes here.",
+                answer["domain"].as_str().unwrap_or("the domain")
+            ))
+        },
     )
     .await
 }

@@ -9,7 +9,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 use serde_json::json;
 
-use super::api::{Peer, Call, segment};
+use super::api::{Call, Peer, segment};
 use super::layout::{self, Flash, Nav};
 use super::session::{self, Session};
 use super::{Console, Missing, perform, signed_in};
@@ -17,7 +17,6 @@ use crate::admin_tokens::{AdminToken, AdminTokens, IssuedAdminToken};
 use crate::directory::Grants;
 use crate::me::{MyGrants, MyTokens};
 use crate::scopes;
-
 
 pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer) -> Response {
     let session = signed_in!(console, headers, peer);
@@ -239,7 +238,14 @@ const GRANT: Revocation = Revocation {
     done: "Revoked: the client's tokens stop working now, and it must be connected again.",
 };
 
-async fn revoke_one(console: &Console, headers: &HeaderMap, peer: Peer, id: &str, body: &Bytes, what: Revocation) -> Response {
+async fn revoke_one(
+    console: &Console,
+    headers: &HeaderMap,
+    peer: Peer,
+    id: &str,
+    body: &Bytes,
+    what: Revocation,
+) -> Response {
     perform(
         console,
         headers,

@@ -9,12 +9,11 @@ use axum::response::Response;
 use maud::html;
 use serde_json::json;
 
-use super::api::{Peer, Call, segment};
+use super::api::{Call, Peer, segment};
 use super::layout::{self, Flash, Nav};
 use super::{Console, Missing, perform, signed_in};
 use crate::admin_vaults::AdminVaults;
 use crate::scopes;
-
 
 pub async fn page(State(console): State<Console>, headers: HeaderMap, peer: Peer) -> Response {
     let session = signed_in!(console, headers, peer);
@@ -131,7 +130,11 @@ pub async fn rename(
         Missing::Page,
         |_, form| {
             let name = form.get("name").ok_or_else(|| Flash::error("Give the vault a name."))?;
-            Ok(Call::send(Method::PATCH, format!("/v1/admin/vaults/{}", segment(&vault)), Some(json!({ "name": name }))))
+            Ok(Call::send(
+                Method::PATCH,
+                format!("/v1/admin/vaults/{}", segment(&vault)),
+                Some(json!({ "name": name })),
+            ))
         },
         |answer| Flash::ok(format!("Renamed the vault to {}.", name_of(answer))),
     )
@@ -155,7 +158,8 @@ pub async fn delete(
         |_, _| Ok(Call::send(Method::DELETE, format!("/v1/admin/vaults/{}", segment(&vault)), None)),
         |answer| {
             let when = answer["purge_after"].as_str().unwrap_or("its erasure").to_string();
-            let mut flash = Flash::ok(format!("Deleted the vault {}. It can be restored until {when}.", name_of(answer)));
+            let mut flash =
+                Flash::ok(format!("Deleted the vault {}. It can be restored until {when}.", name_of(answer)));
             flash.undo_delete = answer["id"].as_str().and_then(|id| id.parse().ok());
             flash
         },

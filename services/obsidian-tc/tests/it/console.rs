@@ -108,8 +108,14 @@ async fn api(app: &TestApp, token: &str, path: &str) -> Value {
 
 /// The pages every signed-in person may open, and the admin's.
 const MEMBER_PAGES: [&str; 3] = ["/console", "/console/tokens", "/console/connect"];
-const ADMIN_PAGES: [&str; 6] =
-    ["/console/vaults", "/console/members", "/console/access", "/console/audit", "/console/settings", "/console/members/alice"];
+const ADMIN_PAGES: [&str; 6] = [
+    "/console/vaults",
+    "/console/members",
+    "/console/access",
+    "/console/audit",
+    "/console/settings",
+    "/console/members/alice",
+];
 
 #[tokio::test]
 async fn every_page_answers_an_admin_with_strict_headers_and_nothing_without_a_session() {
@@ -167,7 +173,8 @@ async fn forms_need_this_origin_and_the_sessions_csrf_token_and_act_once_through
     let wrong = visitor.post_raw("/console/vaults", &[("name", "Plans"), ("csrf", &other)], None).await;
     assert_eq!(wrong.status, 403);
     let csrf = otc_gateway::console::session::csrf_of(&cookie);
-    let cross = visitor.post_raw("/console/vaults", &[("name", "Plans"), ("csrf", &csrf)], Some("https://evil.test")).await;
+    let cross =
+        visitor.post_raw("/console/vaults", &[("name", "Plans"), ("csrf", &csrf)], Some("https://evil.test")).await;
     assert_eq!(cross.status, 403);
     assert_eq!(vault_names().await, ["Notes"]);
 
@@ -194,7 +201,9 @@ async fn forms_need_this_origin_and_the_sessions_csrf_token_and_act_once_through
     // A refusal of the API is said, with its code.
     let taken = visitor.post("/console/vaults", &[("name", "Plans")]).await;
     let (flash, _) = taken.set_cookie("otc_console_flash").unwrap();
-    let text = String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap()).unwrap();
+    let text =
+        String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap())
+            .unwrap();
     assert!(text.contains("conflict"), "{text}");
 
     // Delete, then the undo the message offers.
@@ -209,14 +218,22 @@ async fn forms_need_this_origin_and_the_sessions_csrf_token_and_act_once_through
         .to_string();
     let deleted = visitor.post(&format!("/console/vaults/{plans}/delete"), &[]).await;
     let (flash, _) = deleted.set_cookie("otc_console_flash").unwrap();
-    let text = String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap()).unwrap();
+    let text =
+        String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap())
+            .unwrap();
     assert!(text.contains(&format!("\"undo_delete\":\"{plans}\"")), "{text}");
     assert_eq!(vault_names().await, ["Notes"]);
     assert_eq!(visitor.post(&format!("/console/vaults/{plans}/restore"), &[]).await.status, 303);
     assert_eq!(vault_names().await, ["Notes", "Plans"]);
 
     // Each was the API's own action, in the trail as the person's.
-    let csv = app.http.get(app.url("/v1/audit?format=csv&action=POST%20/v1/admin/vaults")).bearer_auth(&admin).send().await.unwrap();
+    let csv = app
+        .http
+        .get(app.url("/v1/audit?format=csv&action=POST%20/v1/admin/vaults"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(csv.headers()["content-type"], "text/csv; charset=utf-8");
     let csv = csv.text().await.unwrap();
     assert!(csv.starts_with("id,at,principal_id,principal,client,"), "{csv}");
@@ -227,7 +244,10 @@ async fn forms_need_this_origin_and_the_sessions_csrf_token_and_act_once_through
     assert_eq!(export.status, 200);
     assert!(export.headers["content-disposition"].to_str().unwrap().starts_with("attachment;"));
     let trail = visitor.get("/console/audit/export?format=csv").await;
-    assert_eq!((trail.status, trail.headers["content-type"].to_str().unwrap()), (StatusCode::OK, "text/csv; charset=utf-8"));
+    assert_eq!(
+        (trail.status, trail.headers["content-type"].to_str().unwrap()),
+        (StatusCode::OK, "text/csv; charset=utf-8")
+    );
 }
 
 #[tokio::test]
@@ -238,7 +258,12 @@ async fn a_member_sees_only_what_their_scopes_open() {
     let overview = member.get("/console").await;
     assert_eq!(overview.status, 200);
     assert!(overview.text.contains("Your vaults") && overview.text.contains("Notes"), "{}", overview.text);
-    for hidden in ["href=\"/console/vaults\"", "href=\"/console/members\"", "href=\"/console/audit\"", "href=\"/console/settings\""] {
+    for hidden in [
+        "href=\"/console/vaults\"",
+        "href=\"/console/members\"",
+        "href=\"/console/audit\"",
+        "href=\"/console/settings\"",
+    ] {
         assert!(!overview.text.contains(hidden), "{hidden}");
     }
     for path in MEMBER_PAGES {
@@ -246,7 +271,12 @@ async fn a_member_sees_only_what_their_scopes_open() {
     }
     for path in ADMIN_PAGES {
         let refused = member.get(path).await;
-        assert!(refused.status == 403 || refused.text.contains("Nothing here is yours"), "{path}: {} {}", refused.status, refused.text);
+        assert!(
+            refused.status == 403 || refused.text.contains("Nothing here is yours"),
+            "{path}: {} {}",
+            refused.status,
+            refused.text
+        );
     }
     let connect = member.get("/console/connect").await.text;
     assert!(connect.contains(&app.url("/mcp")) && connect.contains("claude mcp add"), "{connect}");
@@ -254,7 +284,9 @@ async fn a_member_sees_only_what_their_scopes_open() {
     let tried = member.post("/console/vaults", &[("name", "Mine")]).await;
     assert_eq!(tried.status, 303);
     let (flash, _) = tried.set_cookie("otc_console_flash").expect("the refusal is said");
-    let said = String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap()).unwrap();
+    let said =
+        String::from_utf8(base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, flash).unwrap())
+            .unwrap();
     assert!(said.contains("this needs scope admin:vaults"), "{said}");
     let (admin, _) = acme.token(&app.store, ADMIN, false, None).await;
     assert_eq!(api(&app, &admin, "/v1/admin/vaults").await["vaults"].as_array().unwrap().len(), 1);
@@ -295,14 +327,27 @@ async fn signing_out_ends_the_session_on_every_gateway_and_everywhere_ends_them_
     second.stop().await.unwrap();
     // Both in the trail, as alice's: the one session through the API, all of them beside it.
     let (admin, _) = acme.token(&app.store, ADMIN, false, None).await;
-    let trail = app.http.get(app.url("/v1/audit?principal=alice")).bearer_auth(&admin).send().await.unwrap().text().await.unwrap();
-    assert!(trail.contains("\"DELETE /v1/me/tokens/{id}\"") && trail.contains("\"console sign-out everywhere\""), "{trail}");
+    let trail = app
+        .http
+        .get(app.url("/v1/audit?principal=alice"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        trail.contains("\"DELETE /v1/me/tokens/{id}\"") && trail.contains("\"console sign-out everywhere\""),
+        "{trail}"
+    );
 }
 
 #[tokio::test]
 async fn an_invitation_starts_the_first_admins_session_once() {
     let app = TestApp::spawn().await;
-    let made = crate::harness::cli_with_env(app.iso.env(), &["tenant", "create", "initech", "--invite", "ann@initech.test"]);
+    let made =
+        crate::harness::cli_with_env(app.iso.env(), &["tenant", "create", "initech", "--invite", "ann@initech.test"]);
     assert!(made.status.success(), "{}", crate::harness::stderr(&made));
     let out = crate::harness::stdout(&made);
     let code = out.lines().find(|l| l.starts_with("otci_")).unwrap().trim().to_string();
@@ -329,7 +374,16 @@ async fn an_invitation_starts_the_first_admins_session_once() {
     let listed = tokens["tokens"].as_array().unwrap();
     assert!(listed.iter().any(|t| t["name"] == "console session" && !t["expires_at"].is_null()), "{tokens}");
 
-    let trail = app.http.get(app.url("/v1/audit?action=console%20sign-in")).bearer_auth(&cookie).send().await.unwrap().text().await.unwrap();
+    let trail = app
+        .http
+        .get(app.url("/v1/audit?action=console%20sign-in"))
+        .bearer_auth(&cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(trail.contains("ann@initech.test"), "{trail}");
     // Once only.
     let again = stranger.post_raw("/console/invitation", &[("code", &code)], None).await;
@@ -423,7 +477,8 @@ async fn a_person_signs_in_through_their_organisations_provider() {
     let console = w.app.url("/console");
     // alice (acme: read:* and, in eng, write:notes): a member's console.
     let mut browser = crate::sso::Browser::new();
-    let ended = browser.walk(&w.app.url("/console/sign-in"), &console, "alice@acme.test", ("alice", "pw-a"), "allow").await;
+    let ended =
+        browser.walk(&w.app.url("/console/sign-in"), &console, "alice@acme.test", ("alice", "pw-a"), "allow").await;
     assert!(matches!(ended, crate::sso::Ended::Client(_)), "{ended:?} {:?}", browser.pages);
     let cookie = browser.cookie(&w.app.url(""), "otc_console").expect("a console session");
     let alice = Visitor::new(&w.app, &cookie);
@@ -437,7 +492,8 @@ async fn a_person_signs_in_through_their_organisations_provider() {
 
     // bob (globex: every scope): the admin's console, of globex alone.
     let mut browser = crate::sso::Browser::new();
-    let ended = browser.walk(&w.app.url("/console/sign-in"), &console, "bob@globex.test", ("bob", "pw-b"), "allow").await;
+    let ended =
+        browser.walk(&w.app.url("/console/sign-in"), &console, "bob@globex.test", ("bob", "pw-b"), "allow").await;
     assert!(matches!(ended, crate::sso::Ended::Client(_)), "{ended:?}");
     let bob = Visitor::new(&w.app, &browser.cookie(&w.app.url(""), "otc_console").unwrap());
     let vaults = bob.get("/console/vaults").await;
@@ -447,7 +503,8 @@ async fn a_person_signs_in_through_their_organisations_provider() {
     // sign-in page says so (the refusal comes back there, as an OAuth client's would).
     crate::sso::set_acme_scopes(&w, &[]).await;
     let mut browser = crate::sso::Browser::new();
-    let ended = browser.walk(&w.app.url("/console/sign-in"), &console, "alice@acme.test", ("alice", "pw-a"), "allow").await;
+    let ended =
+        browser.walk(&w.app.url("/console/sign-in"), &console, "alice@acme.test", ("alice", "pw-a"), "allow").await;
     let crate::sso::Ended::Client(params) = ended else { panic!("{ended:?}") };
     assert_eq!(params.get("error").map(String::as_str), Some("access_denied"), "{params:?}");
     assert!(browser.cookie(&w.app.url(""), "otc_console").is_none());

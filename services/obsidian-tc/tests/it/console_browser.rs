@@ -21,9 +21,7 @@ use crate::webdriver::Browser;
 async fn check(browser: &Browser, step: &str) -> PathBuf {
     let violations = browser.axe().await;
     assert!(violations.is_empty(), "{step}: axe found {}", serde_json::to_string_pretty(&violations).unwrap());
-    let overflow = browser
-        .execute("return [document.documentElement.scrollWidth, window.innerWidth];", vec![])
-        .await;
+    let overflow = browser.execute("return [document.documentElement.scrollWidth, window.innerWidth];", vec![]).await;
     let (content, window) = (overflow[0].as_i64().unwrap(), overflow[1].as_i64().unwrap());
     assert!(content <= window + 1, "{step}: the page is {content}px wide in a {window}px window");
     browser.screenshot(step).await
@@ -70,7 +68,8 @@ async fn an_organisation_is_onboarded_and_its_people_connect_in_a_real_browser()
     )
     .await;
     // The operator makes the organisation and invites its first admin.
-    let made = crate::harness::cli_with_env(app.iso.env(), &["tenant", "create", "initech", "--invite", "ann@initech.test"]);
+    let made =
+        crate::harness::cli_with_env(app.iso.env(), &["tenant", "create", "initech", "--invite", "ann@initech.test"]);
     assert!(made.status.success(), "{}", crate::harness::stderr(&made));
     let stdout = crate::harness::stdout(&made);
     let code = stdout.lines().find(|l| l.starts_with("otci_")).unwrap().trim().to_string();
@@ -132,7 +131,8 @@ async fn an_organisation_is_onboarded_and_its_people_connect_in_a_real_browser()
     let token = wide.text("#new-token").await;
     assert!(token.starts_with("otc_"), "{token}");
     check(&wide, "token-created").await;
-    let who: Value = app.http.get(app.url("/v1/whoami")).bearer_auth(token.trim()).send().await.unwrap().json().await.unwrap();
+    let who: Value =
+        app.http.get(app.url("/v1/whoami")).bearer_auth(token.trim()).send().await.unwrap().json().await.unwrap();
     assert_eq!(who["tenant"]["slug"], "initech");
 
     // 6. The export: the page's link, fetched as the browser would with its session.

@@ -467,7 +467,11 @@ async fn hidden_folder_matrix(app: &TestApp, a: &Tenant, token: &str, restrict: 
                 code == "plugin_unavailable" && (live_app_tools.contains(&tool) || tool.starts_with("plur_"));
             // add_vault names no vault of A's: it makes one in the caller's own tenant (once).
             let own = tool == "add_vault" && code == "conflict";
-            if !semantic && !live_app && !own && !matches!(code, "not_found" | "note_not_found" | "acl_denied" | "forbidden") {
+            if !semantic
+                && !live_app
+                && !own
+                && !matches!(code, "not_found" | "note_not_found" | "acl_denied" | "forbidden")
+            {
                 problems.push(format!("{tool} {args}: {code}: {text}"));
             }
         } else if tool == "inspect_acl" {

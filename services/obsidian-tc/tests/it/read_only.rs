@@ -143,14 +143,20 @@ async fn a_tenant_hold_refuses_every_write_of_the_tenant_only() {
     let (_, shown) = api(&app, &admin, Method::GET, "/v1/policies", None).await;
     assert_eq!(shown["read_only"]["set_by"], "operator", "{shown}");
     let (status, refused) = api(&app, &admin, Method::PUT, "/v1/policies", Some(json!({"read_only": false}))).await;
-    assert_eq!((status, refused["error"]["details"]["reason"].clone()), (StatusCode::FORBIDDEN, json!("operator_hold")));
+    assert_eq!(
+        (status, refused["error"]["details"]["reason"].clone()),
+        (StatusCode::FORBIDDEN, json!("operator_hold"))
+    );
     let (status, _) = api(&app, &admin, Method::PUT, "/v1/policies", Some(json!({"read_only": true}))).await;
     assert_eq!(status, StatusCode::OK, "putting on a hold that is on changes nothing");
     assert_eq!(error_of(&write(&app, &admin, "Notes", "c.md").await)["details"]["set_by"], "operator");
     cli(&app.iso, &["read-only", "off", "--tenant", "acme"]);
     cli(&app.iso, &["read-only", "on", "--tenant", "acme", "--vault", "Notes"]);
     let (status, refused) = api(&app, &admin, Method::DELETE, "/v1/admin/vaults/Notes/read-only", None).await;
-    assert_eq!((status, refused["error"]["details"]["reason"].clone()), (StatusCode::FORBIDDEN, json!("operator_hold")));
+    assert_eq!(
+        (status, refused["error"]["details"]["reason"].clone()),
+        (StatusCode::FORBIDDEN, json!("operator_hold"))
+    );
     let out = cli(&app.iso, &["read-only", "off", "--tenant", "acme", "--vault", "Notes"]);
     assert!(out.status.success(), "{}", crate::harness::stderr(&out));
     // The CLI is another process: this gateway sees the change within its refresh.
@@ -180,7 +186,8 @@ async fn the_operators_switch_reaches_every_gateway_within_the_refresh() {
     let mut attempt = 0;
     let refused = loop {
         attempt += 1;
-        let answer = call_at(&app.http, &base, &token, "write_note", write_args("Notes", &format!("b{attempt}.md"))).await;
+        let answer =
+            call_at(&app.http, &base, &token, "write_note", write_args("Notes", &format!("b{attempt}.md"))).await;
         if answer["result"]["isError"] == true {
             break answer["result"]["structuredContent"].clone();
         }
@@ -202,7 +209,8 @@ async fn the_operators_switch_reaches_every_gateway_within_the_refresh() {
     let lifted = Instant::now();
     loop {
         attempt += 1;
-        let answer = call_at(&app.http, &base, &token, "write_note", write_args("Notes", &format!("b{attempt}.md"))).await;
+        let answer =
+            call_at(&app.http, &base, &token, "write_note", write_args("Notes", &format!("b{attempt}.md"))).await;
         if answer["result"]["isError"] == false {
             break;
         }
@@ -219,7 +227,10 @@ async fn a_configured_read_only_deployment_refuses_writes_from_the_start() {
     let a = Tenant::create(&app.store, "acme").await;
     let (token, _) = a.token(&app.store, "read:notes,write:notes", false, None).await;
     let err = error_of(&write(&app, &token, "Notes", "a.md").await).clone();
-    assert_eq!((err["code"].clone(), err["details"]["setting"].clone()), (json!("read_only"), json!("read_only.server")));
+    assert_eq!(
+        (err["code"].clone(), err["details"]["setting"].clone()),
+        (json!("read_only"), json!("read_only.server"))
+    );
     let listed = call(&app, "/mcp/full", &token, "list_notes", json!({"vault": "Notes"})).await;
     assert_eq!(listed["isError"], false);
     app.stop().await;

@@ -85,7 +85,8 @@ async fn a_session_replays_in_a_sandbox_and_divergence_is_located() {
     assert_eq!(vaults["vaults"].as_array().unwrap().len(), 1, "the sandbox was erased: {vaults}");
 
     // Scope, another tenant's session and a malformed id.
-    let refused = crate::mcp::call(&app, "/mcp", &reader, "session_rerun", json!({"vault": V, "session_id": sid})).await;
+    let refused =
+        crate::mcp::call(&app, "/mcp", &reader, "session_rerun", json!({"vault": V, "session_id": sid})).await;
     assert_eq!(error_of(&refused)["code"], "forbidden");
     let theirs = crate::mcp::call(&app, "/mcp", &other, "session_rerun", json!({"vault": V, "session_id": sid})).await;
     assert_eq!(error_of(&theirs)["code"], "not_found", "another tenant's session is a missing one");

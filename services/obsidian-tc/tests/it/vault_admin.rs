@@ -118,12 +118,22 @@ async fn plugin_capabilities_read_the_vaults_settings_and_say_what_changed() {
         .iter()
         .map(|p| (p["id"].as_str().unwrap().to_string(), p["headless"].as_str().unwrap().to_string()))
         .collect();
-    let expected = [("bases", "full"), ("canvas", "full"), ("dataview", "full"), ("quickadd", "none"), ("someone-elses-plugin", "unknown")];
+    let expected = [
+        ("bases", "full"),
+        ("canvas", "full"),
+        ("dataview", "full"),
+        ("quickadd", "none"),
+        ("someone-elses-plugin", "unknown"),
+    ];
     assert_eq!(plugins, expected.map(|(a, b)| (a.to_string(), b.to_string())), "{first}");
     assert_eq!(first["added"].as_array().unwrap().len(), 5, "the first refresh adds every plugin");
     // The vault drops QuickAdd and enables Tasks: the next refresh says so.
-    app.seed(&admin, "Notes", &[(".obsidian/community-plugins.json", Some(r#"["dataview", "obsidian-tasks-plugin"]"#))])
-        .await;
+    app.seed(
+        &admin,
+        "Notes",
+        &[(".obsidian/community-plugins.json", Some(r#"["dataview", "obsidian-tasks-plugin"]"#))],
+    )
+    .await;
     let second = ok(&app, &admin, "refresh_plugin_capabilities", json!({"vault": "Notes"})).await;
     assert_eq!(second["added"], json!(["community:obsidian-tasks-plugin"]), "{second}");
     assert_eq!(second["removed"], json!(["community:quickadd", "community:someone-elses-plugin"]), "{second}");
@@ -143,7 +153,10 @@ async fn suggest_tags_ranks_the_vocabulary_and_asks_the_clients_model_where_it_c
         &token,
         "Notes",
         &[
-            ("Beds.md", Some("---\ntags: [garden]\n---\n# Raised beds\nCompost goes on the beds. See [[Soil]] and [[Rota]].\n")),
+            (
+                "Beds.md",
+                Some("---\ntags: [garden]\n---\n# Raised beds\nCompost goes on the beds. See [[Soil]] and [[Rota]].\n"),
+            ),
             ("Soil.md", Some("---\ntags: [garden, soil/health]\n---\nLoam.\n")),
             ("Rota.md", Some("#volunteers #garden\nWho waters when.\n")),
             ("Compost.md", Some("#compost\nHot heaps.\n")),
@@ -153,7 +166,9 @@ async fn suggest_tags_ranks_the_vocabulary_and_asks_the_clients_model_where_it_c
     .await;
     // The heuristic: the tags the linked notes carry, then the tags whose words the note uses;
     // never one it has, never an unrelated one.
-    let out = ok(&app, &token, "suggest_tags", json!({"vault": "Notes", "path": "Beds.md", "response_format": "detailed"})).await;
+    let out =
+        ok(&app, &token, "suggest_tags", json!({"vault": "Notes", "path": "Beds.md", "response_format": "detailed"}))
+            .await;
     assert_eq!(out["source"], "vocabulary");
     let tags: Vec<&str> = out["suggestions"].as_array().unwrap().iter().map(|s| s["tag"].as_str().unwrap()).collect();
     assert_eq!(tags, ["soil/health", "volunteers", "compost"], "{out}");
@@ -175,7 +190,8 @@ async fn suggest_tags_ranks_the_vocabulary_and_asks_the_clients_model_where_it_c
     .await;
     let answer = &sampled["results"][0]["structuredContent"];
     assert_eq!(answer["source"], "sampling", "{sampled}");
-    let tags: Vec<&str> = answer["suggestions"].as_array().unwrap().iter().map(|s| s["tag"].as_str().unwrap()).collect();
+    let tags: Vec<&str> =
+        answer["suggestions"].as_array().unwrap().iter().map(|s| s["tag"].as_str().unwrap()).collect();
     assert_eq!(tags, ["compost", "raised-beds", "soil/health"], "{sampled}");
     assert_eq!(answer["suggestions"][1]["notes"], 0, "a new tag: {sampled}");
     let asked = &sampled["samplings"][0]["text"];

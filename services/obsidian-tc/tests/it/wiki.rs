@@ -602,25 +602,38 @@ async fn a_server_killed_during_commit_wiki_page_leaves_everything_before_or_aft
 async fn a_blocking_convention_refuses_a_write_that_adds_its_breach() {
     let (app, token) = wiki_app().await;
     let schema = "---\ntypes:\n  concept:\n    required: [type, summary]\nproperties:\n  type: [concept]\n  summary:\n  status: [draft, stable]\nconventions:\n  required_fields: block\n  vocabulary: {severity: block}\n  unknown_property: warn\n---\nOur wiki's rules.\n";
-    app.seed(&token, "Notes", &[("wiki/SCHEMA.md", Some(schema)), ("wiki/Old.md", Some("---\ntype: concept\n---\nNo summary yet.\n"))])
-        .await;
+    app.seed(
+        &token,
+        "Notes",
+        &[("wiki/SCHEMA.md", Some(schema)), ("wiki/Old.md", Some("---\ntype: concept\n---\nNo summary yet.\n"))],
+    )
+    .await;
     let write = |path: &'static str, content: &'static str| {
         let (app, token) = (&app, &token);
         async move {
-            call(app, "/mcp/full", token, "write_note", json!({"vault": "Notes", "path": path, "content": content, "mode": "upsert"}))
-                .await
+            call(
+                app,
+                "/mcp/full",
+                token,
+                "write_note",
+                json!({"vault": "Notes", "path": path, "content": content, "mode": "upsert"}),
+            )
+            .await
         }
     };
     // Both blocking rules broken: refused, each breach named, the page not written.
     let refused = write("wiki/Gravity.md", "---\ntype: concept\nstatus: final\n---\nBody.\n").await;
     let err = error_of(&refused);
     assert_eq!((err["code"].clone(), err["details"]["reason"].clone()), (json!("invalid_input"), json!("convention")));
-    let rules: Vec<&str> = err["details"]["breaches"].as_array().unwrap().iter().map(|b| b["rule"].as_str().unwrap()).collect();
+    let rules: Vec<&str> =
+        err["details"]["breaches"].as_array().unwrap().iter().map(|b| b["rule"].as_str().unwrap()).collect();
     assert_eq!(rules, ["required_fields", "vocabulary"], "{err}");
-    let missing = call(&app, "/mcp/full", &token, "read_note", json!({"vault": "Notes", "path": "wiki/Gravity.md"})).await;
+    let missing =
+        call(&app, "/mcp/full", &token, "read_note", json!({"vault": "Notes", "path": "wiki/Gravity.md"})).await;
     assert_eq!(error_of(&missing)["code"], "note_not_found");
     // A warning rule (an unknown property) lets the write land.
-    let landed = write("wiki/Gravity.md", "---\ntype: concept\nsummary: Mass attracts.\ncolour: blue\n---\nBody.\n").await;
+    let landed =
+        write("wiki/Gravity.md", "---\ntype: concept\nsummary: Mass attracts.\ncolour: blue\n---\nBody.\n").await;
     assert_eq!(landed["isError"], false, "{landed}");
     // An edit that breaks a blocking rule anew is refused (frontmatter through update_frontmatter too).
     let edit = call(
@@ -639,7 +652,14 @@ async fn a_blocking_convention_refuses_a_write_that_adds_its_breach() {
     let worse = write("wiki/Old.md", "---\ntype: concept\nstatus: gone\n---\nText.\n").await;
     assert_eq!(error_of(&worse)["details"]["breaches"][0]["rule"], "vocabulary");
     // Moving a page keeps its old breaches old: Old.md still lacks its summary where it lands.
-    let moved = call(&app, "/mcp/full", &token, "move_note", json!({"vault": "Notes", "from": "wiki/Old.md", "to": "wiki/Older.md"})).await;
+    let moved = call(
+        &app,
+        "/mcp/full",
+        &token,
+        "move_note",
+        json!({"vault": "Notes", "from": "wiki/Old.md", "to": "wiki/Older.md"}),
+    )
+    .await;
     assert_eq!(moved["isError"], false, "{moved}");
     // Outside the wiki folder the schema does not apply.
     let outside = write("Notes/Free.md", "---\nstatus: whatever\n---\n").await;

@@ -160,7 +160,12 @@ impl Drop for SandboxVault {
     }
 }
 
-async fn erase(store: &otc_store::Store, kv: &std::sync::Arc<otc_kv::Kv>, tenant: uuid::Uuid, sandbox: &otc_store::Vault) {
+async fn erase(
+    store: &otc_store::Store,
+    kv: &std::sync::Arc<otc_kv::Kv>,
+    tenant: uuid::Uuid,
+    sandbox: &otc_store::Vault,
+) {
     if let Err(e) = otc_kernel::lifecycle::discard_vault(store, kv, tenant, sandbox.id).await {
         tracing::warn!(error = %e, sandbox = %sandbox.name, "erasing a rerun's sandbox; the erase pass finishes it");
     }
@@ -240,7 +245,11 @@ async fn close_to_others(ctx: &CallContext<'_>, sandbox: &otc_store::Vault) -> R
 }
 
 /// Fills the sandbox with `files` (content shared with the original) and waits for its index.
-async fn fill(ctx: &CallContext<'_>, sandbox: &otc_store::Vault, files: &[otc_store::PastFile]) -> Result<(), ToolError> {
+async fn fill(
+    ctx: &CallContext<'_>,
+    sandbox: &otc_store::Vault,
+    files: &[otc_store::PastFile],
+) -> Result<(), ToolError> {
     let services = ctx.services();
     let who = Provenance { tool: Some(ctx.tool.to_string()), ..Provenance::default() };
     let now = chrono::Utc::now();
@@ -258,7 +267,11 @@ async fn fill(ctx: &CallContext<'_>, sandbox: &otc_store::Vault, files: &[otc_st
             .map_err(|e| otc_kernel::internal(ctx.tool, &e))?
             .map_err(|_| ToolError::with_message(ErrorCode::Conflict, "the sandbox changed while it was filled"))?;
     }
-    services.indexer.catch_up(ctx.caller.tenant_id, sandbox.id).await.map_err(|e| otc_kernel::internal(ctx.tool, &e))?;
+    services
+        .indexer
+        .catch_up(ctx.caller.tenant_id, sandbox.id)
+        .await
+        .map_err(|e| otc_kernel::internal(ctx.tool, &e))?;
     Ok(())
 }
 
@@ -271,9 +284,7 @@ async fn replay_all(
     deadline: tokio::time::Instant,
 ) -> Vec<Verdict> {
     let mut out = Vec::with_capacity(calls.len());
-    let ours = |named: &Option<String>| {
-        named.as_deref().is_none_or(|n| n == vault.name || n == vault.id.to_string())
-    };
+    let ours = |named: &Option<String>| named.as_deref().is_none_or(|n| n == vault.name || n == vault.id.to_string());
     for (i, call) in calls.iter().enumerate() {
         let seq = i as u32 + 1;
         let skip = |why: &str| Verdict { reason: Some(why.to_string()), ..verdict(seq, call, "skipped") };
@@ -298,7 +309,10 @@ async fn replay_all(
         let answer = tokio::time::timeout_at(deadline, ctx.call_part(&call.tool, args)).await;
         let answer = match answer {
             Err(_) => {
-                out.push(Verdict { reason: Some("timeout_ms ran out during it".into()), ..verdict(seq, call, "not_run") });
+                out.push(Verdict {
+                    reason: Some("timeout_ms ran out during it".into()),
+                    ..verdict(seq, call, "not_run")
+                });
                 continue;
             }
             Ok(answer) => answer,
@@ -352,12 +366,18 @@ impl Tool for SessionRerun {
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
-        let timeout = otc_kernel::reading::bounded(input.timeout_ms.map(|t| t.min(u32::MAX as u64) as u32), 60_000, 1_000..=300_000, "timeout_ms")?;
+        let timeout = otc_kernel::reading::bounded(
+            input.timeout_ms.map(|t| t.min(u32::MAX as u64) as u32),
+            60_000,
+            1_000..=300_000,
+            "timeout_ms",
+        )?;
         let limit = otc_kernel::reading::bounded(input.limit, 100, 1..=200, "limit")?;
         let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout as u64);
         let vault = caller_vault(ctx, &input.vault).await?;
         let session_id = uuid::Uuid::parse_str(&input.session_id).map_err(|_| {
-            ToolError::with_message(ErrorCode::InvalidInput, "session_id is not a session id").detail("field", "session_id")
+            ToolError::with_message(ErrorCode::InvalidInput, "session_id is not a session id")
+                .detail("field", "session_id")
         })?;
         let services = ctx.services();
         // The sandbox is a vault of the tenant: a hold on the tenant stops the run.
@@ -367,7 +387,8 @@ impl Tool for SessionRerun {
         let view = ctx.view(&vault.name).await?;
         let mut tx = ctx.begin().await?;
         let session = tx.session(vault.id, session_id).await?.ok_or_else(|| {
-            ToolError::with_message(ErrorCode::NotFound, "no such work session in this vault").echo("session_id", &input.session_id)
+            ToolError::with_message(ErrorCode::NotFound, "no such work session in this vault")
+                .echo("session_id", &input.session_id)
         })?;
         let mut calls = tx.session_calls(session.id, limit as i64 + 1).await?;
         let at_seq = tx.seq_at(vault.id, session.started_at).await?;
@@ -384,13 +405,18 @@ impl Tool for SessionRerun {
         }
         // Only what the caller may read goes into the sandbox.
         let files: Vec<otc_store::PastFile> = files.into_iter().filter(|f| view.can_read(&f.path)).collect();
-        let name = format!("rerun-{}-{}", &session.id.simple().to_string()[..8], &uuid::Uuid::new_v4().simple().to_string()[..6]);
+        let name = format!(
+            "rerun-{}-{}",
+            &session.id.simple().to_string()[..8],
+            &uuid::Uuid::new_v4().simple().to_string()[..6]
+        );
         let tenant = ctx.caller.tenant_id;
         let made = otc_kernel::lifecycle::create_vault(&services.store, tenant, &name).await.map_err(|e| match e {
             otc_store::StoreError::Quota(q) => otc_kernel::quota_exceeded(&q),
             other => other.into(),
         })?;
-        let sandbox = SandboxVault { store: services.store.clone(), kv: services.kv.clone(), tenant, vault: made, erased: false };
+        let sandbox =
+            SandboxVault { store: services.store.clone(), kv: services.kv.clone(), tenant, vault: made, erased: false };
         close_to_others(ctx, &sandbox.vault).await?;
         let ran = match tokio::time::timeout_at(deadline, fill(ctx, &sandbox.vault, &files)).await {
             Ok(Ok(())) => Ok(replay_all(ctx, &vault, &sandbox.vault, &calls, deadline).await),

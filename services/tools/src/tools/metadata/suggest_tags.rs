@@ -193,7 +193,8 @@ async fn neighbour_tags(
     }
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for other in linked.iter().take(2 * NEIGHBOURS as usize) {
-        let tags: BTreeSet<String> = tx.note_tag_list(view.vault.id, other).await?.iter().map(|(t, _)| key(t)).collect();
+        let tags: BTreeSet<String> =
+            tx.note_tag_list(view.vault.id, other).await?.iter().map(|(t, _)| key(t)).collect();
         for tag in tags {
             *counts.entry(tag).or_default() += 1;
         }
@@ -249,7 +250,11 @@ impl Tool for SuggestTags {
                         .into_iter()
                         .map(|tag| {
                             let notes = counts.get(&key(&tag)).copied().unwrap_or(0);
-                            let why = if notes > 0 { "the client's model chose it" } else { "the client's model proposes it (new to the vault)" };
+                            let why = if notes > 0 {
+                                "the client's model chose it"
+                            } else {
+                                "the client's model proposes it (new to the vault)"
+                            };
                             Suggestion { tag, notes, reasons: detailed.then(|| vec![why.to_string()]) }
                         })
                         .collect();

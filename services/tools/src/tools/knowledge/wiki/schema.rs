@@ -231,7 +231,13 @@ impl Schema {
     }
 
     /// [`Schema::check`], each problem with the rule it breaks.
-    pub fn breaches(&self, wiki: &str, path: &str, page_type: Option<&str>, frontmatter: Option<&Value>) -> Vec<Breach> {
+    pub fn breaches(
+        &self,
+        wiki: &str,
+        path: &str,
+        page_type: Option<&str>,
+        frontmatter: Option<&Value>,
+    ) -> Vec<Breach> {
         let mut out = Vec::new();
         let mut push = |rule: Rule, message: String| out.push(Breach { rule, message });
         let empty = serde_json::Map::new();

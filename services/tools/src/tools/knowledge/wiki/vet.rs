@@ -22,7 +22,11 @@ const MAX_PAGES: usize = 200;
 const HEAD_BYTES: u64 = 64 * 1024;
 
 /// The [`otc_kernel::features::VetCommit`] hook.
-pub fn vet<'a>(ctx: &'a CallContext<'a>, view: &'a View, changes: &'a [Change]) -> BoxFuture<'a, Result<(), ToolError>> {
+pub fn vet<'a>(
+    ctx: &'a CallContext<'a>,
+    view: &'a View,
+    changes: &'a [Change],
+) -> BoxFuture<'a, Result<(), ToolError>> {
     Box::pin(async move {
         let Some(folders) = view.wiki().cloned() else { return Ok(()) };
         let inside = format!("{}/", folders.folder);

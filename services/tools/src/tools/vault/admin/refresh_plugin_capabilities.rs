@@ -35,22 +35,112 @@ struct Known {
 }
 
 const KNOWN: &[Known] = &[
-    Known { id: "bases", name: "Bases", headless: "full", tools: &["read_base", "query_base", "create_base", "update_base"], core: true },
-    Known { id: "canvas", name: "Canvas", headless: "full", tools: &["read_canvas", "query_canvas", "create_canvas", "update_canvas"], core: true },
-    Known { id: "bookmarks", name: "Bookmarks", headless: "full", tools: &["list_bookmarks", "add_bookmark", "remove_bookmark"], core: true },
-    Known { id: "daily-notes", name: "Daily notes", headless: "full", tools: &["get_periodic_note", "resolve_daily_note", "create_periodic_note", "append_to_periodic_note"], core: true },
-    Known { id: "templates", name: "Templates", headless: "full", tools: &["list_templates", "execute_template"], core: true },
-    Known { id: "workspaces", name: "Workspaces", headless: "partial", tools: &["list_workspaces", "save_workspace", "open_workspace"], core: true },
-    Known { id: "dataview", name: "Dataview", headless: "full", tools: &["search_dql", "validate_dql", "eval_dataview_field"], core: false },
-    Known { id: "obsidian-tasks-plugin", name: "Tasks", headless: "full", tools: &["list_tasks", "tasks_filter", "update_task"], core: false },
-    Known { id: "templater-obsidian", name: "Templater", headless: "partial", tools: &["list_templates", "execute_template"], core: false },
-    Known { id: "periodic-notes", name: "Periodic Notes", headless: "full", tools: &["get_periodic_note", "create_periodic_note", "find_or_create_periodic_note", "list_periodic_notes"], core: false },
-    Known { id: "obsidian-kanban", name: "Kanban", headless: "full", tools: &["list_kanban_boards", "read_kanban_board", "add_kanban_card", "move_kanban_card"], core: false },
-    Known { id: "obsidian-excalidraw-plugin", name: "Excalidraw", headless: "full", tools: &["read_excalidraw", "create_excalidraw", "update_excalidraw"], core: false },
-    Known { id: "obsidian-git", name: "Obsidian Git", headless: "partial", tools: &["git_log", "git_diff", "git_status"], core: false },
+    Known {
+        id: "bases",
+        name: "Bases",
+        headless: "full",
+        tools: &["read_base", "query_base", "create_base", "update_base"],
+        core: true,
+    },
+    Known {
+        id: "canvas",
+        name: "Canvas",
+        headless: "full",
+        tools: &["read_canvas", "query_canvas", "create_canvas", "update_canvas"],
+        core: true,
+    },
+    Known {
+        id: "bookmarks",
+        name: "Bookmarks",
+        headless: "full",
+        tools: &["list_bookmarks", "add_bookmark", "remove_bookmark"],
+        core: true,
+    },
+    Known {
+        id: "daily-notes",
+        name: "Daily notes",
+        headless: "full",
+        tools: &["get_periodic_note", "resolve_daily_note", "create_periodic_note", "append_to_periodic_note"],
+        core: true,
+    },
+    Known {
+        id: "templates",
+        name: "Templates",
+        headless: "full",
+        tools: &["list_templates", "execute_template"],
+        core: true,
+    },
+    Known {
+        id: "workspaces",
+        name: "Workspaces",
+        headless: "partial",
+        tools: &["list_workspaces", "save_workspace", "open_workspace"],
+        core: true,
+    },
+    Known {
+        id: "dataview",
+        name: "Dataview",
+        headless: "full",
+        tools: &["search_dql", "validate_dql", "eval_dataview_field"],
+        core: false,
+    },
+    Known {
+        id: "obsidian-tasks-plugin",
+        name: "Tasks",
+        headless: "full",
+        tools: &["list_tasks", "tasks_filter", "update_task"],
+        core: false,
+    },
+    Known {
+        id: "templater-obsidian",
+        name: "Templater",
+        headless: "partial",
+        tools: &["list_templates", "execute_template"],
+        core: false,
+    },
+    Known {
+        id: "periodic-notes",
+        name: "Periodic Notes",
+        headless: "full",
+        tools: &["get_periodic_note", "create_periodic_note", "find_or_create_periodic_note", "list_periodic_notes"],
+        core: false,
+    },
+    Known {
+        id: "obsidian-kanban",
+        name: "Kanban",
+        headless: "full",
+        tools: &["list_kanban_boards", "read_kanban_board", "add_kanban_card", "move_kanban_card"],
+        core: false,
+    },
+    Known {
+        id: "obsidian-excalidraw-plugin",
+        name: "Excalidraw",
+        headless: "full",
+        tools: &["read_excalidraw", "create_excalidraw", "update_excalidraw"],
+        core: false,
+    },
+    Known {
+        id: "obsidian-git",
+        name: "Obsidian Git",
+        headless: "partial",
+        tools: &["git_log", "git_diff", "git_status"],
+        core: false,
+    },
     Known { id: "quickadd", name: "QuickAdd", headless: "none", tools: &["list_quickadd_actions"], core: false },
-    Known { id: "make-md", name: "Make.md", headless: "none", tools: &["makemd_list_spaces", "makemd_query"], core: false },
-    Known { id: "remotely-save", name: "Remotely Save", headless: "none", tools: &["remotely_save_status"], core: false },
+    Known {
+        id: "make-md",
+        name: "Make.md",
+        headless: "none",
+        tools: &["makemd_list_spaces", "makemd_query"],
+        core: false,
+    },
+    Known {
+        id: "remotely-save",
+        name: "Remotely Save",
+        headless: "none",
+        tools: &["remotely_save_status"],
+        core: false,
+    },
     Known { id: "omnisearch", name: "Omnisearch", headless: "none", tools: &["search_omnisearch"], core: false },
     Known { id: "datacore", name: "Datacore", headless: "none", tools: &["query_datacore"], core: false },
 ];
@@ -151,7 +241,9 @@ impl Tool for RefreshPluginCapabilities {
         scopes: &["admin:vault"],
         scope_class: ScopeClass::Admin,
         core: false,
-        response_format: Format::Fixed { why: "the capability list and its difference from the last, which is the payload" },
+        response_format: Format::Fixed {
+            why: "the capability list and its difference from the last, which is the payload",
+        },
         ..ToolSpec::base(
             "refresh_plugin_capabilities",
             "Refresh plugin capabilities",
@@ -176,7 +268,8 @@ impl Tool for RefreshPluginCapabilities {
         plugins.dedup_by(|a, b| a.kind == b.kind && a.id == b.id);
         let kv = &ctx.services().kv;
         let record = format!("plugin_caps:{}:{}", ctx.caller.tenant_id, view.vault.id);
-        let unreachable = |e: otc_kv::KvError| otc_kernel::redis_unavailable("keeping the last plugin capabilities", &e);
+        let unreachable =
+            |e: otc_kv::KvError| otc_kernel::redis_unavailable("keeping the last plugin capabilities", &e);
         let last: Vec<Plugin> = kv
             .get_record(&record)
             .await
@@ -188,7 +281,8 @@ impl Tool for RefreshPluginCapabilities {
         let now: BTreeMap<String, &Plugin> = plugins.iter().map(|p| (key(p), p)).collect();
         let added = now.keys().filter(|k| !before.contains_key(*k)).cloned().collect();
         let removed = before.keys().filter(|k| !now.contains_key(*k)).cloned().collect();
-        let changed = now.iter().filter(|(k, p)| before.get(*k).is_some_and(|b| b != *p)).map(|(k, _)| k.clone()).collect();
+        let changed =
+            now.iter().filter(|(k, p)| before.get(*k).is_some_and(|b| b != *p)).map(|(k, _)| k.clone()).collect();
         let stored = serde_json::to_string(&plugins).map_err(|e| otc_kernel::internal(ctx.tool, &e))?;
         kv.put_record(&record, &stored, KEPT).await.map_err(unreachable)?;
         Ok(Output {

@@ -46,6 +46,11 @@ impl Tool for ReloadVault {
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {
         let vault = caller_vault(ctx, &input.vault).await?;
         let dropped = super::drop_cached(ctx, &vault).await?;
-        Ok(Output { vault: vault.name, id: vault.id.to_string(), reloaded_at: chrono::Utc::now().to_rfc3339(), dropped })
+        Ok(Output {
+            vault: vault.name,
+            id: vault.id.to_string(),
+            reloaded_at: chrono::Utc::now().to_rfc3339(),
+            dropped,
+        })
     }
 }
