@@ -340,6 +340,21 @@ async fn a_member_sees_and_ends_only_what_is_theirs_and_gets_client_setups() {
 pub(crate) struct Dns(std::process::Child);
 
 impl Dns {
+    /// A loopback port for dnsmasq, free for both UDP and TCP (it listens on both). Taken below
+    /// Linux's ephemeral range (32768 and up): a port from `bind(0)` is an ephemeral one, which
+    /// any other socket of the machine (a browser's connection, another test's listener) may be
+    /// handed before dnsmasq binds it, a minute later in a long test.
+    pub(crate) fn free_port() -> u16 {
+        loop {
+            let port = 20_000 + (uuid::Uuid::new_v4().as_u128() % 12_000) as u16;
+            let udp = std::net::UdpSocket::bind(("127.0.0.1", port));
+            let tcp = std::net::TcpListener::bind(("127.0.0.1", port));
+            if udp.is_ok() && tcp.is_ok() {
+                return port;
+            }
+        }
+    }
+
     pub(crate) fn start(port: u16, records: &[(&str, &str)]) -> Self {
         let mut command = std::process::Command::new("/usr/sbin/dnsmasq");
         command.args([
@@ -358,12 +373,17 @@ impl Dns {
         }
         let mut child = command
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("dnsmasq (scripts/services installs Debian's dnsmasq-base)");
         // Ready once it answers.
         let resolver = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         for _ in 0..100 {
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut said = String::new();
+                let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut said);
+                panic!("dnsmasq on {resolver} exited ({status}): {said}");
+            }
             let asked = tokio::task::block_in_place(|| {
                 tokio::runtime::Handle::current().block_on(otc_kernel::dns::txt(
                     resolver,
@@ -392,7 +412,7 @@ impl Drop for Dns {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_domain_is_the_tenants_once_its_dns_publishes_the_challenge_and_no_one_elses() {
-    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = Dns::free_port();
     let app = TestApp::spawn_with(|c| c.domains.resolver = format!("127.0.0.1:{port}")).await;
     let a = Tenant::create(&app.store, "acme").await;
     let b = Tenant::create(&app.store, "globex").await;

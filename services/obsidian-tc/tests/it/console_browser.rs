@@ -54,7 +54,7 @@ fn output() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_organisation_is_onboarded_and_its_people_connect_in_a_real_browser() {
-    let dns_port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dns_port = Dns::free_port();
     let app = TestApp::spawn_with(|c| {
         crate::sso::oauth_on(c);
         c.domains.resolver = format!("127.0.0.1:{dns_port}");
