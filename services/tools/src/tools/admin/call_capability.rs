@@ -11,10 +11,9 @@ pub struct CallCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The tool to run.
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
-    /// The tool's own arguments.
+    /// The tool's arguments.
     #[serde(default)]
     pub args: Option<Map<String, Value>>,
 }
@@ -29,7 +28,7 @@ impl Tool for CallCapability {
         ..ToolSpec::base(
             "call_capability",
             "Call capability",
-            "Runs a tool by name with its arguments (see describe_capability), checked exactly as a direct call.",
+            "Runs a tool by name with its arguments (see describe_capability), checked as a direct call is.",
             Domain::Admin,
         )
     };

@@ -12,7 +12,6 @@ pub struct CancelTask;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The task_id a long-running tool answered with.
     pub task_id: String,
 }
 
@@ -27,9 +26,8 @@ impl Tool for CancelTask {
         ..ToolSpec::base(
             "cancel_task",
             "Cancel a task",
-            "Asks a long-running tool call to stop. Cancellation is cooperative: the answer is the task's state \
-             right after the request (it may still be working); get_task_status then shows it end as cancelled. \
-             A task that already finished is returned unchanged.",
+            "Asks a long-running task to stop; cooperative, so it may still show as working. A finished task is \
+             returned unchanged.",
             Domain::Admin,
         )
     };

@@ -11,7 +11,6 @@ pub struct DescribeCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// A tool name, e.g. from find_capability.
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
 }
@@ -65,7 +64,7 @@ impl Tool for DescribeCapability {
         ..ToolSpec::base(
             "describe_capability",
             "Describe capability",
-            "Returns a tool's input schema, scopes and safety hints (read-only, destructive, needs confirmation).",
+            "Returns a tool's input schema, scopes and safety hints (read-only, destructive, confirmation).",
             Domain::Admin,
         )
     };

@@ -11,10 +11,9 @@ pub struct FindCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The task in words, e.g. "find notes linking here".
+    /// The task in words.
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
-    /// Default 10.
     #[schemars(range(min = 1, max = 50))]
     #[serde(default)]
     pub limit: Option<u32>,
@@ -76,8 +75,8 @@ impl Tool for FindCapability {
         ..ToolSpec::base(
             "find_capability",
             "Find capability",
-            "Finds this server's tools for a task: names with one-line summaries, best first. Then \
-             describe_capability gives a tool's arguments and call_capability runs it.",
+            "Finds this server's tools for a task, best first; describe_capability then gives a tool's \
+             arguments and call_capability runs it.",
             Domain::Admin,
         )
     };

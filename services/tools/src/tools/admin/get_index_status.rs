@@ -102,9 +102,8 @@ impl Tool for GetIndexStatus {
         ..ToolSpec::base(
             "get_index_status",
             "Index status",
-            "Reports, per vault, how far the search and link index has got (its lag behind the latest change), \
-             what it holds (notes, links, unresolved links, tags, tasks, chunks, vectors) and any failures (queued \
-             and dead-lettered jobs with the last error), for the index and for the embeddings.",
+            "Per vault: the search index's lag, counts (notes, links, tags, chunks), queued and dead-lettered \
+             jobs and last error; likewise for embeddings.",
             Domain::Admin,
         )
     };

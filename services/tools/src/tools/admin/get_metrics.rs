@@ -13,10 +13,10 @@ pub struct GetMetrics;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Only calls that named this vault.
+    /// Only calls to this vault.
     #[serde(default)]
     pub vault: Option<String>,
-    /// How far back, in minutes (default 60, at most 43200: 30 days).
+    /// Minutes back (default 60).
     #[serde(default)]
     #[schemars(range(min = 1, max = 43200))]
     pub window_minutes: Option<u32>,
@@ -79,8 +79,8 @@ impl Tool for GetMetrics {
         ..ToolSpec::base(
             "get_metrics",
             "Get call metrics",
-            "Your tenant's calls over a recent window, from the audit trail: per tool and /v1 route the call count, \
-             errors, throttled calls and latency percentiles; and the index and embedding backlog now.",
+            "Your tenant's calls, errors, throttling and latency per tool and /v1 route over a recent window, \
+             plus the index backlog.",
             Domain::Admin,
         )
     };

@@ -11,11 +11,8 @@ pub struct GetServerConfig;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// concise (auth, limits, facade) or detailed (adds visibility rules and observability).
-    /// Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -89,8 +86,7 @@ impl Tool for GetServerConfig {
         ..ToolSpec::base(
             "get_server_config",
             "Get server configuration",
-            "Returns the server's configuration with every secret removed: authentication, limits, the response ceiling and the \
-             tool-surface settings.",
+            "The server's configuration without secrets: auth, limits, response ceiling, tool-surface settings.",
             Domain::Admin,
         )
     };

@@ -12,7 +12,6 @@ pub struct GetTaskStatus;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The task_id a long-running tool answered with.
     pub task_id: String,
 }
 
@@ -74,8 +73,8 @@ impl Tool for GetTaskStatus {
         ..ToolSpec::base(
             "get_task_status",
             "Task status",
-            "Polls a long-running tool call's task handle: while it works, progress and when to ask again; once \
-             done, the tool's own result (or its error). Only the caller that started a task can read it.",
+            "Polls a long-running call's task_id: progress, then the tool's result or error. Only the caller \
+             that started it can read it.",
             Domain::Admin,
         )
     };

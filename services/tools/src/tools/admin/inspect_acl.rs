@@ -25,11 +25,10 @@ pub struct Input {
     pub vault: String,
     pub path: String,
     pub op: Op,
-    /// Also judge whether these scopes allow the operation (default: your own, when you ask
-    /// about yourself).
+    /// Also check these scopes (default: yours, when asking about yourself).
     #[serde(default)]
     pub scopes: Option<Vec<String>>,
-    /// Whom to ask about: a principal's name or id in your tenant (default: you).
+    /// Name or id in your tenant (default: you).
     #[serde(default)]
     pub principal: Option<String>,
 }
@@ -75,8 +74,8 @@ impl Tool for InspectAcl {
         ..ToolSpec::base(
             "inspect_acl",
             "Inspect folder ACL",
-            "Says whether a principal (default: you) may read, write or delete a path in a vault, and which rule \
-             decides: the deployment's floor or the tenant's rule for the principal, its groups or everyone.",
+            "Says whether a principal may read, write or delete a vault path, and which rule decides (the \
+             deployment's floor or a tenant rule).",
             Domain::Admin,
         )
     };

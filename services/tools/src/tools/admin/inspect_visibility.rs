@@ -13,23 +13,19 @@ pub struct InspectVisibility;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Only this tool.
     #[serde(default)]
     pub tool: Option<String>,
-    /// Judge as a caller holding these scopes (default: your own).
+    /// Judge as a caller with these scopes (default: yours).
     #[serde(default)]
     pub scopes: Option<Vec<String>>,
-    /// Judge as a read-only caller: tools that change a vault are scope-denied.
+    /// Judge as a read-only caller.
     #[serde(default)]
     pub read_only: Option<bool>,
     /// Only tools with this verdict.
     #[serde(default)]
     pub visibility: Option<Visibility>,
-    /// concise ({name, visibility, reason} plus the deciding tag or missing scopes) or detailed
-    /// (adds domain, required scopes and tags). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -96,8 +92,8 @@ impl Tool for InspectVisibility {
         ..ToolSpec::base(
             "inspect_visibility",
             "Inspect tool visibility",
-            "Explains, for every tool, whether a caller sees it listed, hidden, disabled or denied for missing scopes, and which \
-             rule decided it.",
+            "Explains for each tool whether a caller sees it listed, hidden, disabled or denied for missing \
+             scopes, and which rule decided it.",
             Domain::Admin,
         )
     };

@@ -149,8 +149,8 @@ impl Tool for ServerHealth {
         ..ToolSpec::base(
             "server_health",
             "Server health",
-            "Reports whether the server and its subsystems (database, cache, object store) are healthy, its version and uptime, \
-             how the tool surface and your rate limits are configured, and your indexing and embedding backlog.",
+            "Whether the server, database, cache and object store are healthy; version, uptime, your rate \
+             limits and index backlog.",
             Domain::Admin,
         )
     };

@@ -37,13 +37,13 @@ const MAX_SHOWN_BYTES: usize = 1024;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The work session (start_session's session_id).
+    /// start_session's session_id.
     pub session_id: String,
-    /// How long the replay may take (default 60000, 1000 to 300000).
+    /// Default 60000.
     #[serde(default)]
     #[schemars(range(min = 1000, max = 300000))]
     pub timeout_ms: Option<u64>,
-    /// Calls replayed at most, oldest first (default 100, up to 200).
+    /// Calls replayed, oldest first (default 100).
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
@@ -358,9 +358,8 @@ impl Tool for SessionRerun {
         ..ToolSpec::base(
             "session_rerun",
             "Replay a work session",
-            "Replays the calls a work session made against a sandbox copy of its vault as it stood when the session \
-             began, and reports per call whether the answer is the same or where it diverges. The vault itself is \
-             never written.",
+            "Replays a work session's calls on a sandbox copy of its vault as it was at the session's start and \
+             reports where answers diverge. The vault is never written.",
             Domain::Admin,
         )
     };

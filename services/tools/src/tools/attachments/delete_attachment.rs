@@ -13,10 +13,9 @@ pub struct DeleteAttachment;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Skip the copy in .trash/ (a snapshot is still kept). Default false.
+    /// Skip .trash/ (a snapshot is still kept).
     #[serde(default)]
     pub permanent: Option<bool>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -47,8 +46,7 @@ impl Tool for DeleteAttachment {
         ..ToolSpec::base(
             "delete_attachment",
             "Delete an attachment",
-            "Deletes an attachment to the vault's .trash/ (permanent skips that) and reports the notes that still \
-             embed or link it. Needs confirmation.",
+            "Deletes an attachment to .trash/ and lists the notes still embedding or linking it. Needs confirmation.",
             Domain::Attachments,
         )
     };

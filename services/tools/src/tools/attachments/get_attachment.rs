@@ -13,18 +13,16 @@ pub struct GetAttachment;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The attachment's vault path (an image, PDF, audio or other non-note file).
     pub path: String,
-    /// base64 (the only encoding).
     #[serde(default)]
     pub encoding: Option<Encoding>,
-    /// Refuse files larger than this (default 10,000,000 bytes).
+    /// Refuse larger files (default 10,000,000).
     #[serde(default)]
     pub max_bytes: Option<u64>,
-    /// false: the description alone, without the bytes (default true).
+    /// false: the description only, no bytes.
     #[serde(default)]
     pub include_content: Option<bool>,
-    /// Also the notes you can read that link to it (default false).
+    /// Also list the notes linking to it.
     #[serde(default)]
     pub include_references: Option<bool>,
 }
@@ -131,8 +129,7 @@ impl Tool for GetAttachment {
         ..ToolSpec::base(
             "get_attachment",
             "Get an attachment",
-            "Returns an attachment (image, PDF, audio...) as base64 with a description: type, pixel size for common \
-             images, file size. include_content: false returns the description alone. Notes are read with read_note.",
+            "Returns an attachment (image, PDF, audio) as base64 with MIME type, size and pixel size (PNG, GIF, JPEG).",
             Domain::Attachments,
         )
     };

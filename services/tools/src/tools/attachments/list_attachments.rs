@@ -20,26 +20,21 @@ const ATTACHMENTS: [&str; 20] = [
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Vault-relative folder (default: the root; subfolders included).
+    /// Default: the whole vault. Subfolders are included.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Extensions to list (default: images, PDF, audio and video).
+    /// Default: images, PDF, audio and video.
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// Also how many notes link to each (default false).
+    /// Also count the notes linking to each.
     #[serde(default)]
     pub include_reference_count: Option<bool>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path} per file, plus reference_count when asked) or detailed (adds size,
-    /// mtime and MIME type). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -75,7 +70,7 @@ impl Tool for ListAttachments {
         ..ToolSpec::base(
             "list_attachments",
             "List attachments",
-            "Lists the attachments (images, PDFs, audio, video) in a folder of the vault, a page at a time.",
+            "Lists the attachments (images, PDFs, audio, video) under a folder.",
             Domain::Attachments,
         )
     };

@@ -15,13 +15,12 @@ pub struct Input {
     pub vault: String,
     pub from: String,
     pub to: String,
-    /// Replace a file already at `to` (it goes to the trash; needs confirmation). Default false.
+    /// Replace a file at `to` (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// Rewrite every embed and link to it. Default true.
+    /// Rewrite embeds and links to it. Default true.
     #[serde(default)]
     pub update_references: Option<bool>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -55,8 +54,7 @@ impl Tool for MoveAttachment {
         ..ToolSpec::base(
             "move_attachment",
             "Move an attachment",
-            "Moves or renames an attachment and rewrites every embed and link to it, planned, proven and committed \
-             with the move as one all-or-nothing batch.",
+            "Moves or renames an attachment and rewrites every embed and link to it, all in one atomic write.",
             Domain::Attachments,
         )
     };

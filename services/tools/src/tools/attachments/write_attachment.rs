@@ -14,17 +14,15 @@ pub struct WriteAttachment;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The file's vault path, e.g. "Assets/diagram.png" (not a .md note: use write_note).
     pub path: String,
     /// The bytes, base64.
     pub content: String,
-    /// The file's MIME type, checked against its extension when given.
+    /// Checked against the extension.
     #[serde(default)]
     pub mime_type: Option<String>,
-    /// Replace a file already there (it goes to the trash; needs confirmation). Default false.
+    /// Replace an existing file (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -54,8 +52,7 @@ impl Tool for WriteAttachment {
         ..ToolSpec::base(
             "write_attachment",
             "Write an attachment",
-            "Writes a binary file (an image, a PDF ...) from base64. Refuses to replace an existing file unless \
-             overwrite is set (the old one goes to the trash; needs confirmation).",
+            "Writes a binary file (image, PDF ...) from base64. A .md note goes through write_note.",
             Domain::Attachments,
         )
     };

@@ -14,10 +14,8 @@ pub struct EvalDataviewField;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note the expression is evaluated on (this = the note).
     pub path: String,
-    /// A Dataview expression: a field (status, file.mtime), or anything built from fields,
-    /// operators and functions (length(file.outlinks), dateformat(due, "yyyy-MM")).
+    /// A field (status, file.mtime) or expression, e.g. length(file.outlinks).
     pub expression: String,
 }
 
@@ -42,8 +40,8 @@ impl Tool for EvalDataviewField {
         ..ToolSpec::base(
             "eval_dataview_field",
             "Evaluate a Dataview field",
-            "Evaluates a Dataview field or expression on one note (frontmatter, inline key:: value fields, file.* \
-             properties), as Dataview would.",
+            "Evaluates a Dataview field or expression on one note (frontmatter, inline key:: fields, file.*), as \
+             Dataview would.",
             Domain::Automation,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(ExecuteCommand {
     name: "execute_command",
     title: "Run an Obsidian command (live app)",
-    description: "Runs a command-palette command in a running Obsidian. Commands exist only inside the app: answers plugin_unavailable; the note tools change files directly.",
+    description: "Runs an Obsidian command-palette command. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["execute:command"],
     class: Execute,

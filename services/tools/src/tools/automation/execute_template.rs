@@ -15,15 +15,14 @@ pub struct ExecuteTemplate;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The template: a name in the templates folder (list_templates) or a vault path.
+    /// A template name (see list_templates) or a vault path.
     pub template: String,
-    /// The note to write, e.g. "Meetings/2026-12-03 Standup.md" (.md added when missing).
+    /// The note to write (.md added when missing).
     pub target: String,
-    /// Values for the template's own variables: {"project": "Apollo"} fills {{project}}.
+    /// Custom variables: {"project": "Apollo"} fills {{project}}.
     #[serde(default)]
     pub args: Option<BTreeMap<String, String>>,
-    /// Replace an existing target (the old text goes to the trash; needs a person's
-    /// confirmation). Default false.
+    /// Replace an existing note (needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
 }
@@ -56,8 +55,8 @@ impl Tool for ExecuteTemplate {
         ..ToolSpec::base(
             "execute_template",
             "Write a note from a template",
-            "Writes a note from a template with the core Templates variables filled in ({{title}}, {{date}}, \
-             {{time}}, {{date:FORMAT}}, and args for your own). Templater commands (<% %>) answer plugin_unavailable.",
+            "Writes a note from a template, filling {{title}}, {{date}}, {{time}}, {{date:FORMAT}} and args. Templater \
+             commands (<% %>) answer plugin_unavailable.",
             Domain::Automation,
         )
     };

@@ -61,13 +61,12 @@ impl Action {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The vault's name as the person's Obsidian knows it (default: none, Obsidian picks the
-    /// last one open).
+    /// Vault name in the person's Obsidian (default: the last one open).
     #[serde(default)]
     pub vault_name: Option<String>,
     pub action: Action,
-    /// The action's parameters: open takes file or path; new takes name, file, path, content,
-    /// append, prepend, overwrite, silent; daily and unique take content; search takes query.
+    /// open: file or path; new: name, file, path, content, append, prepend, overwrite, silent;
+    /// daily, unique: content; search: query.
     #[serde(default)]
     pub params: Option<BTreeMap<String, String>>,
 }
@@ -128,8 +127,8 @@ impl Tool for GenerateUri {
         ..ToolSpec::base(
             "generate_uri",
             "Make an obsidian:// link",
-            "Builds an obsidian:// URI (open, new, daily, unique, search, choose-vault) a person can click to \
-             open a note or run the action in their own Obsidian. Nothing is opened or sent.",
+            "Builds an obsidian:// link that opens a note or runs an action in a person's own Obsidian. Nothing is \
+             opened or sent.",
             Domain::Automation,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(ListCommands {
     name: "list_commands",
     title: "List Obsidian commands (live app)",
-    description: "Lists the command-palette commands of a running Obsidian. Commands exist only inside the app: answers plugin_unavailable.",
+    description: "Lists Obsidian's command-palette commands. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["read:command"],
     class: Read,

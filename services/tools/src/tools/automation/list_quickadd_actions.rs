@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(ListQuickaddActions {
     name: "list_quickadd_actions",
     title: "List QuickAdd actions (live app)",
-    description: "Lists QuickAdd choices of a running Obsidian. QuickAdd runs only inside the app: answers plugin_unavailable.",
+    description: "Lists QuickAdd choices. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["read:quickadd"],
     class: Read,

@@ -44,8 +44,7 @@ impl Tool for ListTemplates {
         ..ToolSpec::base(
             "list_templates",
             "List templates",
-            "Lists the notes in the vault's templates folder (the core Templates plugin's setting), for \
-             execute_template and the periodic-note tools.",
+            "Lists the notes in the vault's templates folder, for execute_template and periodic notes.",
             Domain::Automation,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(MakemdListSpaces {
     name: "makemd_list_spaces",
     title: "List Make.md spaces (live app)",
-    description: "Lists Make.md spaces of a running Obsidian. Make.md's spaces live in the app: answers plugin_unavailable; list_notes lists folders.",
+    description: "Lists Make.md spaces. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["read:makemd"],
     class: Read,

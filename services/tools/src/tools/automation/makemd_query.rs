@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(MakemdQuery {
     name: "makemd_query",
     title: "Query a Make.md space (live app)",
-    description: "Queries a Make.md space in a running Obsidian. Make.md's spaces live in the app: answers plugin_unavailable; search_jsonlogic queries note properties.",
+    description: "Queries a Make.md space. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["read:makemd"],
     class: Read,

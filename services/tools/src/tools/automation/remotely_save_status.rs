@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(RemotelySaveStatus {
     name: "remotely_save_status",
     title: "Remotely Save status (live app)",
-    description: "Reports Remotely Save's sync state in a running Obsidian. A hosted vault is stored by the server itself: answers plugin_unavailable; get_index_status shows its state.",
+    description: "Reports Remotely Save's sync state. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["read:remotely-save"],
     class: Read,

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(RemotelySaveTrigger {
     name: "remotely_save_trigger",
     title: "Run a Remotely Save sync (live app)",
-    description: "Starts a Remotely Save sync in a running Obsidian. A hosted vault is stored by the server itself: answers plugin_unavailable; every write is already saved.",
+    description: "Starts a Remotely Save sync. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["write:remotely-save"],
     class: Write,

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(ShowFileInObsidian {
     name: "show_file_in_obsidian",
     title: "Show a file in Obsidian (live app)",
-    description: "Opens a file in a running Obsidian. The server has no app to open: answers plugin_unavailable; generate_uri gives a link a person can open.",
+    description: "Opens a file in Obsidian. Needs a running Obsidian: answers plugin_unavailable; see generate_uri.",
     domain: Automation,
     scopes: ["execute:uri"],
     class: Execute,

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(TriggerQuickadd {
     name: "trigger_quickadd",
     title: "Run a QuickAdd action (live app)",
-    description: "Runs a QuickAdd choice in a running Obsidian. QuickAdd runs only inside the app: answers plugin_unavailable; append_note and write_note capture directly.",
+    description: "Runs a QuickAdd choice. Needs a running Obsidian: answers plugin_unavailable.",
     domain: Automation,
     scopes: ["execute:quickadd"],
     class: Execute,

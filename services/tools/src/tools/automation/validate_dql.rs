@@ -13,7 +13,6 @@ pub struct ValidateDql;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The Dataview query to check.
     pub dql: String,
 }
 
@@ -50,8 +49,8 @@ impl Tool for ValidateDql {
         ..ToolSpec::base(
             "validate_dql",
             "Check a Dataview query",
-            "Checks a Dataview query without running it: valid, or each syntax error with its line and column (and \
-             constructs search_dql does not run).",
+            "Checks a Dataview query without running it: syntax errors with line and column, and constructs search_dql \
+             cannot run.",
             Domain::Automation,
         )
     };

@@ -19,7 +19,7 @@ pub struct Input {
     /// Only documents whose `source` property is this.
     #[serde(default)]
     pub source: Option<String>,
-    /// Documents listed (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -64,8 +64,7 @@ impl Tool for KnowledgeGetCritical {
         ..ToolSpec::base(
             "knowledge_get_critical",
             "List critical docs",
-            "Lists the documents of the vault's external docs corpus (the docs folder) marked `severity: critical`: \
-             path, title, category and source; source narrows by the source property.",
+            "Lists the docs corpus's documents (the docs folder) marked `severity: critical`.",
             Domain::Docs,
         )
     };

@@ -18,11 +18,11 @@ pub struct KnowledgeSearch;
 pub struct Input {
     pub vault: String,
     pub query: String,
-    /// Chunks answered (default 10, at most 50).
+    /// Chunks returned (default 10).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub final_top_k: Option<u32>,
-    /// Only documents as last changed at or before this (YYYY-MM-DD or RFC 3339).
+    /// Only documents last changed at or before this (YYYY-MM-DD or RFC 3339).
     #[serde(default)]
     pub as_of: Option<String>,
     /// Only documents changed at or after this.
@@ -57,9 +57,8 @@ impl Tool for KnowledgeSearch {
         ..ToolSpec::base(
             "knowledge_search",
             "Search the docs corpus",
-            "Hybrid search, expanded one hop along links, over the vault's external documentation corpus (the docs \
-             folder): chunk_id, path, content, rerank_score and age per hit; as_of and since bound when the documents \
-             last changed.",
+            "Hybrid search over the vault's documentation corpus (the docs folder), expanded one hop along \
+             links: best chunks first.",
             Domain::Docs,
         )
     };

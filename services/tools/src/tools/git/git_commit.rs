@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(GitCommit {
     name: "git_commit",
     title: "Commit (Obsidian Git)",
-    description: "Commits with the Obsidian Git plugin. A hosted vault commits every write when it answers, so this answers plugin_unavailable; git_log shows the commits.",
+    description: "Obsidian Git commit. Every write is already committed, so answers plugin_unavailable; see git_log.",
     domain: Git,
     scopes: ["execute:git"],
     class: Execute,

@@ -16,15 +16,13 @@ const MAX_DIFF_BYTES: usize = 2 * 1024 * 1024;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Nothing is ever staged here (every write is committed when it answers): true gives an
-    /// empty diff. Default false.
+    /// Nothing is ever staged: true gives an empty diff.
     #[serde(default)]
     pub staged: Option<bool>,
-    /// The change-log sequence to diff from (git_log's seq; default: the version before the
-    /// note's last change).
+    /// A git_log seq (default: before the note's last change).
     #[serde(default)]
     pub from: Option<i64>,
-    /// The sequence to diff to (default: now).
+    /// A git_log seq (default: now).
     #[serde(default)]
     pub to: Option<i64>,
 }
@@ -54,8 +52,7 @@ impl Tool for GitDiff {
         ..ToolSpec::base(
             "git_diff",
             "What changed in a note",
-            "A unified diff of one note between two points of the vault's history (default: its last change), from \
-             the change log and the kept versions.",
+            "Unified diff of one note between two points of the vault's history (default: its last change).",
             Domain::Git,
         )
     };

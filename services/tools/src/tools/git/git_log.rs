@@ -14,7 +14,7 @@ const WINDOW: i64 = 5_000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Commits to return, 1 to 200 (default 20).
+    /// 1 to 200 (default 20).
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -59,8 +59,8 @@ impl Tool for GitLog {
         ..ToolSpec::base(
             "git_log",
             "Vault history",
-            "The vault's history, newest first, from its change log: each write with when, who, which tool and the \
-             paths it changed. Every write is a commit here; no git repository is needed.",
+            "The vault's history, newest first: each write as a commit with time, author, tool and changed \
+             paths.",
             Domain::Git,
         )
     };

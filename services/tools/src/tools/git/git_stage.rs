@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(GitStage {
     name: "git_stage",
     title: "Stage files (Obsidian Git)",
-    description: "Stages files with the Obsidian Git plugin. A hosted vault has no staging area: every write is committed when it answers, so this answers plugin_unavailable; git_log shows the commits.",
+    description: "Obsidian Git staging. Every write is already committed, so answers plugin_unavailable.",
     domain: Git,
     scopes: ["write:git"],
     class: Write,

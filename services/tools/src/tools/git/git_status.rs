@@ -44,8 +44,7 @@ impl Tool for GitStatus {
         ..ToolSpec::base(
             "git_status",
             "Vault sync state",
-            "The vault's state as git would say it: always clean (every write is committed when it answers), its \
-             head sequence and its last change.",
+            "The vault's git-style status: always clean (every write is committed), its head seq and last change.",
             Domain::Git,
         )
     };

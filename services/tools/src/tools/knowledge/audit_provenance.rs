@@ -14,16 +14,16 @@ pub struct AuditProvenance;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The frontmatter property that cites a note's source (default "source").
+    /// Frontmatter property holding the source (default "source").
     #[serde(default)]
     pub field: Option<String>,
-    /// Only notes matching one of these globs (* one segment, ** anything).
+    /// Globs of notes to audit (* one segment, ** any depth).
     #[serde(default)]
     pub include: Option<Vec<String>>,
-    /// Leave out notes matching one of these globs.
+    /// Globs of notes to skip.
     #[serde(default)]
     pub exclude: Option<Vec<String>>,
-    /// The most missing notes listed (1 to 1000, default 100).
+    /// Missing notes listed (default 100, at most 1000).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -59,8 +59,7 @@ impl Tool for AuditProvenance {
         ..ToolSpec::base(
             "audit_provenance",
             "Audit source citations",
-            "Reports which notes lack a source citation in their frontmatter (field, default source) and the \
-             coverage over the notes audited; include and exclude narrow them by glob.",
+            "Lists notes whose frontmatter cites no source, and the provenance coverage.",
             Domain::Knowledge,
         )
     };

@@ -23,9 +23,7 @@ pub enum Status {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The goal's id.
     pub id: String,
-    /// done or abandoned.
     pub status: Status,
 }
 
@@ -46,7 +44,7 @@ impl Tool for CloseGoal {
         ..ToolSpec::base(
             "close_goal",
             "Close a goal",
-            "Closes an open goal as done or abandoned; a goal closed already is refused (conflict).",
+            "Closes an open goal as done or abandoned (conflict if already closed).",
             Domain::Knowledge,
         )
     };

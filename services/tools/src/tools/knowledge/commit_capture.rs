@@ -18,15 +18,15 @@ pub struct CommitCapture;
 pub struct Input {
     pub vault: String,
     pub capture_id: String,
-    /// The new note's path (a note there already is refused).
+    /// Must not exist yet.
     pub target_path: String,
-    /// Properties set over the ones the capture brings (title, tags, source, captured).
+    /// Override the capture's properties (title, tags, source, captured).
     #[serde(default)]
     pub frontmatter_overrides: Option<Map<String, Value>>,
-    /// Remove the capture from the queue once written (default: kept as committed).
+    /// Default: kept in the queue, marked committed.
     #[serde(default)]
     pub delete_from_queue: Option<bool>,
-    /// The capture's content_hash as listed: refused if the capture changed since.
+    /// The capture's listed content_hash; refused if it changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -52,9 +52,8 @@ impl Tool for CommitCapture {
         ..ToolSpec::base(
             "commit_capture",
             "Commit a capture as a note",
-            "Writes a queued capture as a new note at target_path, its title, tags and source as properties \
-             (frontmatter_overrides on top). Each capture is written once, even by concurrent calls; a quarantined \
-             (poisoned) capture is refused and never reaches a note.",
+            "Writes a queued capture as a new note at target_path (each capture once); a quarantined (poisoned) \
+             capture is refused.",
             Domain::Knowledge,
         )
     };

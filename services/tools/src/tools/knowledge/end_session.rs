@@ -18,7 +18,7 @@ pub struct EndSession;
 pub struct Input {
     pub vault: String,
     pub session_id: String,
-    /// What the session leaves for the next: an outcome, open questions.
+    /// Outcome and open questions for the next session.
     #[serde(default)]
     pub end_metadata: Option<Map<String, Value>>,
 }
@@ -84,8 +84,8 @@ impl Tool for EndSession {
         ..ToolSpec::base(
             "end_session",
             "End a work session",
-            "Ends one of your work sessions, keeping end_metadata (the outcome, open questions) for the next session's \
-             bootstrap; answers its duration and how many calls it made.",
+            "Ends one of your work sessions, keeping end_metadata for the next session_bootstrap; returns its \
+             duration and call count.",
             Domain::Knowledge,
         )
     };

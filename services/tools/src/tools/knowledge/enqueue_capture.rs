@@ -16,17 +16,16 @@ pub struct EnqueueCapture;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The captured text (at most 1 MiB; secrets are redacted before it is stored).
+    /// At most 1 MiB; secrets are redacted.
     #[schemars(length(min = 1, max = 1048576))]
     pub content: String,
     #[serde(default)]
     pub title: Option<String>,
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Where it came from (a URL, a chat, a tool).
     #[serde(default)]
     pub source: Option<String>,
-    /// Where it should land when committed.
+    /// Suggested note path.
     #[serde(default)]
     pub target_path_hint: Option<String>,
 }
@@ -48,9 +47,8 @@ impl Tool for EnqueueCapture {
         ..ToolSpec::base(
             "enqueue_capture",
             "Queue a capture for review",
-            "Queues captured text in the vault's capture inbox without writing a note: secrets are redacted first, and \
-             text that tries to instruct an AI reader is quarantined (poison_assessment poisoned) and can never be \
-             committed. commit_capture turns a queued capture into a note; idempotency_key makes a retry safe.",
+            "Queues text in the capture inbox for review, writing no note; text that tries to instruct an AI is \
+             quarantined. commit_capture turns a capture into a note.",
             Domain::Knowledge,
         )
     };

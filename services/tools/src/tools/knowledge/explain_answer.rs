@@ -15,7 +15,7 @@ pub struct ExplainAnswer;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// One of your sessions (default: the open one, else your latest in the vault).
+    /// Default: your open session, else your latest.
     #[serde(default)]
     pub session_id: Option<String>,
     /// YYYY-MM-DD or RFC 3339.
@@ -23,7 +23,7 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Links answered (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -93,9 +93,8 @@ impl Tool for ExplainAnswer {
         ..ToolSpec::base(
             "explain_answer",
             "Explain an answer's sources",
-            "Links what one of your sessions retrieved in the vault (chunks, the calls that retrieved them) to the \
-             citation verdicts of record_retrieval_feedback and the task verdicts of work_result: which chunks \
-             still resolve, which were judged useful, and how each correlates with the outcome.",
+            "Links the chunks your session retrieved to record_retrieval_feedback and work_result verdicts: \
+             which still resolve, were judged useful, and correlate with the outcome.",
             Domain::Knowledge,
         )
     };

@@ -16,10 +16,10 @@ pub struct GapReport;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Only the queries the vault answers poorly.
+    /// Only poorly answered queries.
     #[serde(default)]
     pub gaps_only: bool,
-    /// Queries listed (default 20, at most 200).
+    /// Default 20.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
@@ -70,9 +70,8 @@ impl Tool for GapReport {
         ..ToolSpec::base(
             "gap_report",
             "Report knowledge gaps",
-            "Shows what the gap detector last found for the queries you asked of the vault (everyone's with \
-             admin:workspace) through vault_graph_search, vault_context and knowledge_search: each query's top score \
-             and whether it is a gap (no direct answer, or a weak one); gaps_only narrows to the gaps.",
+            "Knowledge gaps: your queries to vault_graph_search, vault_context and knowledge_search (everyone's with \
+             admin:workspace), with top score and whether the vault answers them poorly.",
             Domain::Knowledge,
         )
     };

@@ -17,18 +17,17 @@ pub struct GetSessionTraces;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// One of your sessions; or a window with from and to.
+    /// One of your sessions, or give from/to.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// YYYY-MM-DD or RFC 3339 (default: the session's start, else 24 hours ago).
+    /// YYYY-MM-DD or RFC 3339 (default: session start, else 24 h ago).
     #[serde(default)]
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
-    /// Only calls of these tools.
     #[serde(default)]
     pub tool_filter: Option<Vec<String>>,
-    /// Calls per page (default 100, at most 1000).
+    /// Default 100.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u32>,
@@ -76,7 +75,7 @@ impl Tool for GetSessionTraces {
             "get_session_traces",
             "Read a session's calls",
             "Lists the calls one of your sessions made in the vault (or yours over from..to), newest first: tool, \
-             outcome, duration and the paths named; tool_filter narrows by tool.",
+             outcome, duration, paths.",
             Domain::Knowledge,
         )
     };

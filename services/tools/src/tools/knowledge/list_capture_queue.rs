@@ -17,13 +17,12 @@ pub struct ListCaptureQueue;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The committed captures instead of those waiting (default false).
+    /// Committed captures instead of waiting ones.
     #[serde(default)]
     pub committed: Option<bool>,
-    /// Only captures from this source.
     #[serde(default)]
     pub source: Option<String>,
-    /// Captures per page (default 50, at most 100).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
@@ -52,8 +51,8 @@ impl Tool for ListCaptureQueue {
         ..ToolSpec::base(
             "list_capture_queue",
             "List the capture inbox",
-            "Lists the captures waiting for review (or, with committed, those committed), newest first, each with its \
-             poison_assessment and redactions; detailed adds the captured text.",
+            "Lists the capture inbox (or committed captures), newest first, with poison_assessment and \
+             redactions.",
             Domain::Knowledge,
         )
     };

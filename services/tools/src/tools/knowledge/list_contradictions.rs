@@ -14,10 +14,8 @@ pub struct ListContradictions;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Notes whose findings to list (1 to 100).
     #[schemars(length(min = 1, max = 100))]
     pub paths: Vec<String>,
-    /// Resolved findings too.
     #[serde(default)]
     pub include_resolved: bool,
 }
@@ -58,9 +56,8 @@ impl Tool for ListContradictions {
         ..ToolSpec::base(
             "list_contradictions",
             "List contradictions",
-            "Lists the open contradiction findings touching the given notes: what each side says and why they \
-             conflict. The workers' detector finds them (with a configured model) and resolves them once the notes \
-             agree.",
+            "Lists open contradiction findings touching the given notes (found by a configured model): what each \
+             side says and why they conflict.",
             Domain::Knowledge,
         )
     };

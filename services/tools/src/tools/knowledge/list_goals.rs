@@ -25,10 +25,9 @@ pub enum Status {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// open (default), done, abandoned or all.
     #[serde(default)]
     pub status: Option<Status>,
-    /// Goals listed (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -81,7 +80,7 @@ impl Tool for ListGoals {
         ..ToolSpec::base(
             "list_goals",
             "List goals",
-            "Lists the vault's goals, newest first: the open ones by default, or done, abandoned or all.",
+            "Lists the vault's goals, newest first (open ones by default).",
             Domain::Knowledge,
         )
     };

@@ -21,21 +21,16 @@ const TWINS_LISTED: usize = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Flag {
-    /// Same bytes as another note.
     Duplicate,
-    /// No other note links to it.
     Orphan,
     /// Links to no other note.
     DeadEnd,
-    /// Has links that lead to no note you can read.
     UnresolvedLinks,
     /// Not modified for a year.
     Stale,
-    /// Nothing but frontmatter and blanks.
+    /// Only frontmatter and blanks.
     Empty,
-    /// Its frontmatter does not parse.
     FrontmatterError,
-    /// Holds a claim another note contradicts.
     Contradiction,
 }
 
@@ -54,14 +49,12 @@ const ALL: [Flag; 8] = [
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The checks to run (default all): duplicate, orphan, dead_end, unresolved_links, stale,
-    /// empty, frontmatter_error, contradiction.
+    /// Checks to run (default all).
     #[serde(default)]
     pub flags: Option<Vec<Flag>>,
-    /// Notes to list, 1 to 500 (default 50); most flags first.
+    /// Notes listed, 1 to 500 (default 50).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// concise lists { path, flags } per note; detailed adds what each flag found.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -114,8 +107,8 @@ impl Tool for NoteQualityReport {
         ..ToolSpec::base(
             "note_quality_report",
             "Note quality report",
-            "Flags the notes that need care: duplicated, orphaned, linking nowhere, with broken links, stale for a \
-             year, empty, or with frontmatter that does not parse. Most flags first.",
+            "Flags notes that need care: duplicates, orphans, dead ends, broken links, stale, empty, \
+             unparsable frontmatter, contradictions. Most flagged first.",
             Domain::Knowledge,
         )
     };

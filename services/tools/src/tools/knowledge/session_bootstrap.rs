@@ -18,10 +18,10 @@ pub struct SessionBootstrap;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// 16 KiB of notes, 3 sessions, 10 changes (default).
+    /// Default: 16 KiB notes, 3 sessions, 10 changes.
     #[default]
     Brief,
-    /// 64 KiB of notes, 10 sessions, 30 changes.
+    /// 64 KiB notes, 10 sessions, 30 changes.
     Full,
 }
 
@@ -29,7 +29,7 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What the session is about: the notes that match it are loaded.
+    /// The session's topic; matching notes are loaded.
     #[serde(default)]
     pub message: Option<String>,
     #[serde(default)]
@@ -100,9 +100,8 @@ impl Tool for SessionBootstrap {
         ..ToolSpec::base(
             "session_bootstrap",
             "Load a new session's context",
-            "What a new session should load, in one call: the open goals, how your last sessions in the vault ended, \
-             its recent changes and waiting captures (as your scopes allow), and the notes message points at, whole, \
-             within a byte budget (mode brief 16 KiB, full 64 KiB).",
+            "A new session's context in one call: open goals, how your last sessions ended, recent changes, \
+             waiting captures, and whole notes matching message.",
             Domain::Knowledge,
         )
     };

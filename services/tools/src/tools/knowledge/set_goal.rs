@@ -39,8 +39,7 @@ impl Tool for SetGoal {
         ..ToolSpec::base(
             "set_goal",
             "Set a goal",
-            "Records a goal for the vault's agents (open until close_goal), with an optional target date; \
-             session_bootstrap lists the open ones.",
+            "Records a goal for the vault's agents, open until close_goal.",
             Domain::Knowledge,
         )
     };

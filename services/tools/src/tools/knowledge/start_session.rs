@@ -15,10 +15,9 @@ pub struct StartSession;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The agent or client as it names itself.
+    /// Agent or client name.
     #[schemars(length(min = 1, max = 200))]
     pub caller: String,
-    /// Anything worth keeping with the session (the task, a ticket).
     #[serde(default)]
     pub session_metadata: Option<Map<String, Value>>,
 }
@@ -40,8 +39,7 @@ impl Tool for StartSession {
         ..ToolSpec::base(
             "start_session",
             "Start a work session",
-            "Starts a work session for this caller in the vault; its traces are the calls made until end_session, and \
-             session_bootstrap shows the next session how it ended.",
+            "Starts your work session in the vault; it traces your calls until end_session.",
             Domain::Knowledge,
         )
     };

@@ -19,13 +19,13 @@ const KEEP: usize = 50_000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Cycles to return, 1 to 100 (default 10).
+    /// 1 to 100 (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Fewest links in a cycle, 2 to 20 (default 3; 2 is a pair linking each other).
+    /// Fewest links in a cycle, 2 to 20 (default 3).
     #[serde(default)]
     pub min_length: Option<u32>,
-    /// Most links in a cycle, 2 to 20 (default 10).
+    /// 2 to 20 (default 10).
     #[serde(default)]
     pub max_length: Option<u32>,
 }
@@ -57,8 +57,7 @@ impl Tool for FindLinkCycles {
         ..ToolSpec::base(
             "find_link_cycles",
             "Link cycles",
-            "Finds circular chains of links (A links B links C links A) among the notes you can read, shortest \
-             first, with counts of those outside the length range.",
+            "Finds link cycles (circular chains: A links B links C links A), shortest first.",
             Domain::Links,
         )
     };

@@ -12,16 +12,13 @@ pub struct FindOrphans;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Only notes that also link nowhere themselves (default false).
+    /// Only notes that also link nowhere.
     #[serde(default)]
     pub require_no_outgoing: Option<bool>,
 }
@@ -46,7 +43,7 @@ impl Tool for FindOrphans {
         ..ToolSpec::base(
             "find_orphans",
             "Orphan notes",
-            "Lists notes that no other note links to (a link from a property counts as a link), a page at a time.",
+            "Lists orphan notes: notes no other note links to (a property link counts).",
             Domain::Links,
         )
     };

@@ -17,17 +17,12 @@ pub struct Input {
     /// Only links in notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Links per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({source_path, target, line} per link) or detailed (adds col, raw, kind,
-    /// display, heading). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -57,8 +52,7 @@ impl Tool for FindUnresolvedLinks {
         ..ToolSpec::base(
             "find_unresolved_links",
             "Unresolved links",
-            "Lists links (body, embed and property links) whose target is not in the vault, or is a note you \
-             cannot read, a page at a time.",
+            "Lists unresolved links (body, embed, property): targets missing from the vault or unreadable to you.",
             Domain::Links,
         )
     };

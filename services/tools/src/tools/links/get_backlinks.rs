@@ -14,19 +14,14 @@ pub struct GetBacklinks;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note (or attachment) linked to.
+    /// The note or attachment linked to.
     pub path: String,
-    /// Backlinks per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({source_path, line} per backlink) or detailed (adds col, raw, kind, display,
-    /// heading). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -52,8 +47,7 @@ impl Tool for GetBacklinks {
         ..ToolSpec::base(
             "get_backlinks",
             "Links to a note",
-            "Lists the links into a note from other notes you can read: body links, embeds and the wikilinks notes \
-             keep in their properties, a page at a time.",
+            "Lists backlinks: the links into a note from other notes (body links, embeds, property links).",
             Domain::Links,
         )
     };

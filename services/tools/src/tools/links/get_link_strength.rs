@@ -12,9 +12,8 @@ pub struct GetLinkStrength;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// One note (path; .md optional).
+    /// Path; .md optional.
     pub from: String,
-    /// The other note.
     pub to: String,
 }
 
@@ -50,8 +49,7 @@ impl Tool for GetLinkStrength {
         ..ToolSpec::base(
             "get_link_strength",
             "Link strength",
-            "Scores how strongly two notes are joined in the link graph (0 to 1), from direct links each way and \
-             the neighbours they share, with each component.",
+            "Scores how strongly two notes are linked (0 to 1): direct links each way and shared neighbours.",
             Domain::Links,
         )
     };

@@ -15,15 +15,11 @@ pub struct GetOutgoingLinks;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Include embeds (![[...]]); default true.
+    /// Include ![[embeds]] (default true).
     #[serde(default)]
     pub include_embeds: Option<bool>,
-    /// concise ({target, line, resolved} per link, plus heading, target_path and candidates
-    /// when set) or detailed (adds raw, kind, display, col). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -57,8 +53,7 @@ impl Tool for GetOutgoingLinks {
         ..ToolSpec::base(
             "get_outgoing_links",
             "Links from a note",
-            "Lists the vault-internal links a note makes (body links, embeds, and the wikilinks in its properties), \
-             each with where it resolves the way Obsidian resolves it, or that it does not.",
+            "Lists a note's outgoing links (body, embeds, properties), each with where Obsidian would resolve it.",
             Domain::Links,
         )
     };

@@ -17,12 +17,9 @@ const BETWEENNESS_SEED: u64 = 0x006f_7463;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
-    /// PageRank (damping 0.85): importance passed along links.
     #[default]
     Pagerank,
-    /// The share of shortest link paths between other notes that pass through the note.
     Betweenness,
-    /// Links in plus links out (distinct notes).
     Degree,
     InDegree,
     OutDegree,
@@ -32,13 +29,13 @@ pub enum Metric {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// pagerank (default), betweenness, degree, in_degree or out_degree.
+    /// Default pagerank.
     #[serde(default)]
     pub metric: Option<Metric>,
-    /// Only notes that at least this many notes link to (default 0).
+    /// Only notes at least this many notes link to.
     #[serde(default)]
     pub min_incoming_links: Option<u32>,
-    /// Notes to return, 1 to 200 (default 20).
+    /// 1 to 200 (default 20).
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -77,7 +74,7 @@ impl Tool for GraphCentrality {
         ..ToolSpec::base(
             "graph_centrality",
             "Central notes",
-            "Ranks notes by PageRank, betweenness or degree in the link graph of the notes you can read.",
+            "Ranks notes by PageRank, betweenness or degree in the link graph.",
             Domain::Links,
         )
     };

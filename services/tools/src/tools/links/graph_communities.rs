@@ -17,14 +17,13 @@ const MEANINGFUL: f64 = 0.3;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Seed of the order notes are visited in (default 0): the same seed gives the same
-    /// communities for the same graph.
+    /// Default 0; the same seed gives the same communities.
     #[serde(default)]
     pub seed: Option<u64>,
-    /// Smallest community listed, 1 to 1000 (default 2).
+    /// 1 to 1000 (default 2).
     #[serde(default)]
     pub min_size: Option<u32>,
-    /// Communities to list, largest first, 1 to 50 (default 10).
+    /// 1 to 50 (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -71,8 +70,7 @@ impl Tool for GraphCommunities {
         ..ToolSpec::base(
             "graph_communities",
             "Note communities",
-            "Groups the notes you can read into communities of densely linked notes (Louvain), largest first, with \
-             the partition's modularity and whether it is more than chance.",
+            "Groups notes into communities (clusters) of densely linked notes (Louvain), largest first.",
             Domain::Links,
         )
     };

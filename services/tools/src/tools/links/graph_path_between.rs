@@ -12,11 +12,10 @@ pub struct GraphPathBetween;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note to start from (path; .md optional).
+    /// Path; .md optional.
     pub from: String,
-    /// The note to reach.
     pub to: String,
-    /// Follow links only in their direction (default true); false walks them either way.
+    /// Default true; false follows links either way.
     #[serde(default)]
     pub directed: Option<bool>,
 }
@@ -46,8 +45,7 @@ impl Tool for GraphPathBetween {
         ..ToolSpec::base(
             "graph_path_between",
             "Link path between notes",
-            "Finds the shortest chain of links from one note to another (following link direction unless \
-             directed is false), through notes you can read.",
+            "Finds the shortest chain of links from one note to another.",
             Domain::Links,
         )
     };

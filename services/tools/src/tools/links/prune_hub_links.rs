@@ -17,26 +17,22 @@ pub struct PruneHubLinks;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The hub note to prune.
     pub path: String,
-    /// Remove links that lead to no note or file (default true).
+    /// Default true.
     #[serde(default)]
     pub remove_unresolved: Option<bool>,
-    /// Remove a second or later link to the same note, heading or block (default true; the
-    /// first stays).
+    /// Default true; the first link to a target stays.
     #[serde(default)]
     pub remove_duplicates: Option<bool>,
-    /// Preview only (default true): run it first, then again with dry_run false and the
-    /// prev_hash it returned.
+    /// Default true; then run with false and the returned prev_hash.
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The content_hash the note must still have (the dry run's prev_hash).
+    /// The dry run's prev_hash: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// The confirmation token for a real run.
+    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
-    /// concise: a real run returns the count and the new content_hash only.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -91,9 +87,8 @@ impl Tool for PruneHubLinks {
         ..ToolSpec::base(
             "prune_hub_links",
             "Prune a hub's links",
-            "Removes dangling links and repeated links to the same target from a hub note (a list item that held \
-             only the link goes with it; a link in prose keeps its words). Dry run by default; the real run takes \
-             the dry run's prev_hash and needs confirmation. The old text is kept as a snapshot.",
+            "Removes unresolved and duplicate links from a hub note (a line holding only the link goes; prose keeps \
+             its words). Dry run by default; the real run takes the dry run's prev_hash and confirmation.",
             Domain::Links,
         )
     };

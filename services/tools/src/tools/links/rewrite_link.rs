@@ -17,25 +17,22 @@ pub struct RewriteLink;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The link target as written, e.g. "Old name" or "Folder/Old name" (case-insensitive, .md
-    /// optional; with #Heading only links to that heading).
+    /// The target as written, e.g. "Folder/Old name" (case-insensitive, .md optional; with
+    /// #Heading only links to that heading).
     pub from_target: String,
-    /// The new target text, e.g. "New name" or "New name#Heading" (a heading replaces the
-    /// link's own). It must make exactly one link: no ]], |, line breaks.
+    /// E.g. "New name#Heading" (a heading replaces the link's own); no ]], | or line breaks.
     pub to_target: String,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Also ![[embeds]]. Default true.
+    /// Also ![[embeds]] (default true).
     #[serde(default)]
     pub include_embeds: Option<bool>,
-    /// Preview only: the notes and links that would change. Default false.
+    /// Preview the changes (default false).
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The confirmation token for a real run.
+    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
-    /// concise: counts only on a real run. A dry run always lists the changes.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -101,9 +98,8 @@ impl Tool for RewriteLink {
         ..ToolSpec::base(
             "rewrite_link",
             "Retarget links",
-            "Rewrites every link written with one target to another (body, embeds, properties; alias kept), in \
-             one all-or-nothing batch. Each new link is proven by parsing it again, so a target that would not be \
-             exactly one link is refused. dry_run previews; a real run needs confirmation.",
+            "Rewrites every link to one target so it points to another (body, embeds, properties; alias kept), \
+             in one all-or-nothing batch. dry_run previews; a real run needs confirmation.",
             Domain::Links,
         )
     };

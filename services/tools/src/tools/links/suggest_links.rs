@@ -23,15 +23,12 @@ const POOL: usize = 50;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note to find links for.
     pub path: String,
-    /// Suggestions, 1 to 50 (default 10).
+    /// 1 to 50 (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// concise ({path, score} per suggestion) or detailed (adds why each was suggested).
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -71,8 +68,8 @@ impl Tool for SuggestLinks {
         ..ToolSpec::base(
             "suggest_links",
             "Suggest links for a note",
-            "Notes worth linking from a note it does not link yet: notes meaning much the same (with an embedding \
-             provider), notes that link to it, and notes linking to the same targets, best first.",
+            "Suggests notes to link from a note: similar notes (with embeddings), its backlinks and notes \
+             linking to the same targets, less what it already links to.",
             Domain::Links,
         )
     };

@@ -17,10 +17,9 @@ const HUBS_LISTED: usize = 10;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A note that this many notes or more link to is a hub, 2 to 100000 (default 25).
+    /// A note at least this many notes link to is a hub; 2 to 100000 (default 25).
     #[serde(default)]
     pub hub_threshold: Option<u32>,
-    /// concise drops total_links and the per-penalty breakdown.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -92,8 +91,8 @@ impl Tool for VaultHealthScore {
         ..ToolSpec::base(
             "vault_health_score",
             "Link health score",
-            "Scores the vault's link health from 0 to 100: orphans, unresolved links, notes that link nowhere, \
-             disconnected groups and how much of the linking runs through hubs, each with its penalty.",
+            "Scores the vault's link health from 0 to 100, with penalties for orphans, unresolved links, dead \
+             ends, disconnected groups and hub concentration.",
             Domain::Links,
         )
     };

@@ -15,9 +15,9 @@ pub struct AddTag;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The tag, with or without #; nested tags keep their / (project/alpha).
+    /// With or without #; nested tags keep their / (project/alpha).
     pub tag: String,
-    /// frontmatter (default: the tags property) or body (a #tag line at the end of the note).
+    /// frontmatter (default), body (a #tag line at the end) or both.
     #[serde(default)]
     pub location: Option<Location>,
     /// The content_hash you read: refused if the note changed since.
@@ -64,8 +64,8 @@ impl Tool for AddTag {
         ..ToolSpec::base(
             "add_tag",
             "Add a tag",
-            "Adds a tag to a note's tags property (location frontmatter, the default) or as a #tag line in its body. \
-             Other properties stay byte for byte; a note that already has the tag is left alone.",
+            "Adds a tag to a note's tags property (default) or as a #tag line in its body; other properties stay \
+             byte for byte.",
             Domain::Metadata,
         )
     };

@@ -21,15 +21,14 @@ const MAX_PATHS: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The notes to change.
     pub paths: Vec<String>,
-    /// The top-level property.
+    /// A top-level property.
     pub key: String,
-    /// Its new value (any JSON).
+    /// Any JSON.
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Value,
-    /// true (default): a note that cannot take it (missing, unwritable, YAML that does not
-    /// parse) refuses the whole batch. false: the others change and each failure is reported.
+    /// Default true: a note that cannot take it (missing, unwritable, bad YAML) refuses the batch.
+    /// false: the others change and each failure is reported.
     #[serde(default)]
     pub stop_on_first_error: Option<bool>,
     /// The confirmation token.
@@ -78,9 +77,8 @@ impl Tool for BulkSetProperty {
         ..ToolSpec::base(
             "bulk_set_property",
             "Set a property on many notes",
-            "Sets one frontmatter property on many notes in one all-or-nothing batch; other properties stay byte \
-             for byte. A note that cannot take it refuses the batch unless stop_on_first_error is false. Needs \
-             confirmation.",
+            "Sets one frontmatter property on many notes in one all-or-nothing batch (see stop_on_first_error). \
+             Needs confirmation.",
             Domain::Metadata,
         )
     };

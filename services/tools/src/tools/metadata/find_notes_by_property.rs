@@ -14,34 +14,25 @@ pub struct FindNotesByProperty;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The property; with nested, a dotted path into mappings.
     pub key: String,
-    /// Only notes whose value equals this, or whose list holds it (a string, number or
-    /// boolean). Left out: every note that has the property.
+    /// Equal to this, or a list holding it; left out: any value.
     #[serde(default)]
     pub value: Option<Scalar>,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Read key as a dotted path (default false).
+    /// Read key as a dotted path (meta.author).
     #[serde(default)]
     pub nested: Option<bool>,
-    /// concise ({path} per match) or detailed (adds the value). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
 
-/// A property value to match.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Scalar {
@@ -78,8 +69,7 @@ impl Tool for FindNotesByProperty {
         ..ToolSpec::base(
             "find_notes_by_property",
             "Find notes by property",
-            "Finds the notes that have a frontmatter property, or a given value of it (a list property matches when \
-             it holds the value), a page at a time.",
+            "Finds notes that have a frontmatter property, or a given value of it.",
             Domain::Metadata,
         )
     };

@@ -13,22 +13,16 @@ pub struct FindNotesByTag;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The tag, with or without #; "project" also finds "project/sub".
+    /// With or without #; "project" also finds "project/sub".
     pub tag: String,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Notes per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path} per match) or detailed (adds the matching tags). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -60,7 +54,7 @@ impl Tool for FindNotesByTag {
         ..ToolSpec::base(
             "find_notes_by_tag",
             "Find notes by tag",
-            "Finds the notes carrying a tag (inline or in frontmatter), nested tags included, a page at a time.",
+            "Finds notes carrying a tag, inline or in frontmatter.",
             Domain::Metadata,
         )
     };

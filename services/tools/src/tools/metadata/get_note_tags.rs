@@ -14,11 +14,8 @@ pub struct GetNoteTags;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// concise (all) or detailed (adds the frontmatter and inline split). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -46,7 +43,7 @@ impl Tool for GetNoteTags {
         ..ToolSpec::base(
             "get_note_tags",
             "Tags of a note",
-            "Lists a note's tags: its frontmatter tags and inline #tags (nested tags keep their /).",
+            "Lists a note's tags, frontmatter and inline #tags.",
             Domain::Metadata,
         )
     };

@@ -12,10 +12,9 @@ pub struct ListProperties;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Notes scanned at most, in path order (default 5000, up to 100000).
+    /// Notes scanned, in path order (default 5000, max 100000).
     #[serde(default)]
     pub max_notes: Option<u32>,
 }
@@ -46,7 +45,7 @@ impl Tool for ListProperties {
         ..ToolSpec::base(
             "list_properties",
             "List properties",
-            "Lists the frontmatter properties used in the vault, how many notes have each and the types of their values.",
+            "Lists the vault's frontmatter properties, how many notes have each and their value types.",
             Domain::Metadata,
         )
     };

@@ -11,10 +11,9 @@ pub struct ListTags;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Only notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Notes scanned at most, in path order (default 5000, up to 100000).
+    /// Notes scanned, in path order (default 5000, max 100000).
     #[serde(default)]
     pub max_notes: Option<u32>,
 }
@@ -49,7 +48,7 @@ impl Tool for ListTags {
         ..ToolSpec::base(
             "list_tags",
             "List tags",
-            "Lists the tags used in the vault (inline and frontmatter) with how many notes carry each.",
+            "Lists the vault's tags (inline and frontmatter) with how many notes carry each.",
             Domain::Metadata,
         )
     };

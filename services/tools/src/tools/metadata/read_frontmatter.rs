@@ -15,11 +15,8 @@ pub struct ReadFrontmatter;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// concise (the properties and the hash) or detailed (adds has_frontmatter). Default: the
-    /// server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -50,7 +47,7 @@ impl Tool for ReadFrontmatter {
         ..ToolSpec::base(
             "read_frontmatter",
             "Read frontmatter",
-            "Reads a note's frontmatter (its YAML properties) as JSON, with the note's content_hash.",
+            "Reads a note's frontmatter (YAML properties) as JSON, with its content_hash.",
             Domain::Metadata,
         )
     };

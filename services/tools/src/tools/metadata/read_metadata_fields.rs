@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(ReadMetadataFields {
     name: "read_metadata_fields",
     title: "Metadata Menu fields (live app)",
-    description: "Reads Metadata Menu's typed fields in a running Obsidian. Its field classes live in the app: answers plugin_unavailable; read_frontmatter reads the properties.",
+    description: "Reads Metadata Menu fields in live Obsidian. Answers plugin_unavailable here: use read_frontmatter.",
     domain: Metadata,
     scopes: ["read:metadata-menu"],
     class: Read,

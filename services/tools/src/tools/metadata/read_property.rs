@@ -15,16 +15,12 @@ pub struct ReadProperty;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The property; with nested, a dotted path into mappings ("meta.author.name").
     pub key: String,
-    /// Read key as a dotted path (default false).
+    /// Read key as a dotted path (meta.author.name).
     #[serde(default)]
     pub nested: Option<bool>,
-    /// concise (value and found) or detailed (adds the key and nested echoes). Default: the
-    /// server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -62,7 +58,7 @@ impl Tool for ReadProperty {
         ..ToolSpec::base(
             "read_property",
             "Read a property",
-            "Reads one frontmatter property of a note (or a nested value by dotted path).",
+            "Reads one frontmatter property of a note.",
             Domain::Metadata,
         )
     };

@@ -16,9 +16,9 @@ pub struct RemoveTag;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The tag, with or without # (its nested children, tag/child, are kept).
+    /// With or without #.
     pub tag: String,
-    /// frontmatter, body or both (default).
+    /// Default both.
     #[serde(default)]
     pub location: Option<Location>,
     /// The content_hash you read: refused if the note changed since.
@@ -48,8 +48,8 @@ impl Tool for RemoveTag {
         ..ToolSpec::base(
             "remove_tag",
             "Remove a tag",
-            "Removes a tag from a note's tags property, its body's #tag occurrences, or both (the default); code, \
-             links and nested tags such as tag/child are left alone.",
+            "Removes a tag from a note's tags property and its body's #tags; code, links and nested tags \
+             (tag/child) are left alone.",
             Domain::Metadata,
         )
     };

@@ -31,15 +31,12 @@ const TEXT_SHOWN: usize = 6_000;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// At most this many (default 5, up to 20).
+    /// Default 5, max 20.
     #[serde(default)]
     #[schemars(range(min = 1, max = 20))]
     pub max_suggestions: Option<u32>,
-    /// concise (source and the tags) or detailed (adds each tag's reasons and the note's own
-    /// tags). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -214,8 +211,8 @@ impl Tool for SuggestTags {
         ..ToolSpec::base(
             "suggest_tags",
             "Suggest tags for a note",
-            "Suggests tags a note lacks: chosen by your client's model when it offers sampling, else from the \
-             vault's tags its linked notes carry and whose words it uses. Writes nothing (add_tag does).",
+            "Suggests tags a note lacks, by your client's model when it offers sampling, else from the vault's \
+             tags. Writes nothing (add_tag does).",
             Domain::Metadata,
         )
     };

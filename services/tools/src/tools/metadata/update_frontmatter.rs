@@ -17,29 +17,28 @@ pub struct UpdateFrontmatter;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// set (key and value), remove (key), merge (properties into the existing ones) or replace
-    /// (the whole frontmatter becomes properties; needs confirmation).
+    /// set (key, value), remove (key), merge (properties) or replace (the whole frontmatter
+    /// becomes properties).
     pub operation: Operation,
-    /// set, remove: the property; with nested, a dotted path such as meta.author.
+    /// For set, remove; with nested, a dotted path (meta.author).
     #[serde(default)]
     pub key: Option<String>,
-    /// set: the value (any JSON; null stores null).
+    /// For set: any JSON (null stores null).
     #[serde(default)]
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
-    /// merge, replace: the properties.
+    /// For merge, replace.
     #[serde(default)]
     pub properties: Option<Map<String, Value>>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Create the note when it does not exist. Default false.
     #[serde(default)]
     pub create_if_missing: Option<bool>,
-    /// key is a dotted path through nested mappings (created as needed). Default false.
+    /// key is a dotted path; missing mappings are created.
     #[serde(default)]
     pub nested: Option<bool>,
-    /// The confirmation token for replace.
+    /// The confirmation token (replace).
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
@@ -95,9 +94,8 @@ impl Tool for UpdateFrontmatter {
         ..ToolSpec::base(
             "update_frontmatter",
             "Update frontmatter",
-            "Sets, removes, merges or replaces a note's frontmatter properties. Only the touched properties are \
-             rewritten: other keys, comments, quoting and order stay byte for byte. A note whose YAML does not \
-             parse is refused, never rewritten. replace discards every other property and needs confirmation.",
+            "Sets, removes, merges or replaces a note's frontmatter properties; the rest stays byte for byte. \
+             YAML that does not parse is refused. replace needs confirmation.",
             Domain::Metadata,
         )
     };

@@ -17,23 +17,20 @@ pub struct AppendNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The text to add.
     pub content: String,
-    /// Append under a heading (at the end of its subtree), after a block's line, or to a
-    /// frontmatter field (a list gains the item; text is extended). The note must exist.
+    /// At the end of a heading's subtree, after a block's line, or to a frontmatter field (a list
+    /// gains an item; text is extended).
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// With anchor: create the heading (at the end of the note, or of its parent's subtree) or
-    /// the field when it is missing. Default false.
+    /// With anchor: create the missing heading or field. Default false.
     #[serde(default)]
     pub create_if_missing: Option<bool>,
-    /// Start the text on a new line when the note does not end with one. Default true.
+    /// Start on a new line if the note does not end with one. Default true.
     #[serde(default)]
     pub ensure_newline: Option<bool>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// authored (default) or agent_synthesis.
     #[serde(default)]
     pub provenance: Option<Origin>,
     #[serde(default)]
@@ -126,9 +123,8 @@ impl Tool for AppendNote {
         ..ToolSpec::base(
             "append_note",
             "Append to a note",
-            "Appends text to the end of a note, creating the note when it does not exist (created: true says \
-             so). With anchor, appends under a heading, after a block or to a frontmatter field of an existing \
-             note; create_if_missing creates a missing heading or field.",
+            "Appends text to the end of a note, creating the note if missing. With anchor, appends under a \
+             heading, after a block or to a frontmatter field of an existing note.",
             Domain::Notes,
         )
     };

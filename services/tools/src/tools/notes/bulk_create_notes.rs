@@ -18,16 +18,13 @@ const MAX_ITEMS: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The notes, each {path, content}.
     pub items: Vec<Item>,
-    /// true (default): one item that cannot be created refuses the whole batch and nothing is
-    /// written. false: the others are created and each failure is reported.
+    /// Default true: one failing item refuses the whole batch. false: the rest are created and
+    /// each failure is reported.
     #[serde(default)]
     pub stop_on_first_error: Option<bool>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
-    /// concise: path and content_hash per item; detailed adds sizes.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -77,8 +74,8 @@ impl Tool for BulkCreateNotes {
         ..ToolSpec::base(
             "bulk_create_notes",
             "Create many notes",
-            "Creates many new notes in one all-or-nothing batch, with a result per item. An item whose path exists \
-             or is refused stops the whole batch unless stop_on_first_error is false. Needs confirmation.",
+            "Creates many new notes in one batch, all or nothing by default, with a result per item. Needs \
+             confirmation.",
             Domain::Notes,
         )
     };

@@ -20,18 +20,17 @@ const MAX_MOVES: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The moves, each {from, to}; no path may appear twice.
+    /// No path may appear twice.
     pub moves: Vec<MoveArg>,
-    /// Rewrite every link to a moved note. Default true.
+    /// Default true.
     #[serde(default)]
     pub update_backlinks: Option<bool>,
-    /// Let moves replace existing files (they go to the trash). Default false.
+    /// Let moves replace existing files (they go to the trash).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// Preview only (the default): pass false to move.
+    /// Default true: preview only. Pass false to move.
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The confirmation token for a real run.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -86,9 +85,8 @@ impl Tool for BulkMoveNotes {
         ..ToolSpec::base(
             "bulk_move_notes",
             "Move many notes",
-            "Moves many notes at once and rewrites every link to them; a dry run (the default) previews every \
-             change. The whole batch is planned and proven first and committed as one all-or-nothing batch: if one \
-             move cannot be proven, none happens. A real run needs confirmation.",
+            "Moves or renames many notes in one all-or-nothing batch and rewrites every link to them. Previews by \
+             default (dry_run); a real run needs confirmation.",
             Domain::Notes,
         )
     };

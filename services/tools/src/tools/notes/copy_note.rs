@@ -13,14 +13,10 @@ pub struct CopyNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note to copy.
     pub from: String,
-    /// The new path.
     pub to: String,
-    /// Replace a note already at `to` (it goes to the trash; needs confirmation). Default false.
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -50,8 +46,8 @@ impl Tool for CopyNote {
         ..ToolSpec::base(
             "copy_note",
             "Copy a note",
-            "Copies a note to a new path; links pointing at the original are left alone. overwrite replaces a note \
-             already at the destination (it goes to the trash; needs confirmation).",
+            "Copies a note to a new path; links to the original stay. overwrite replaces a note at the destination \
+             (it goes to the trash; needs confirmation).",
             Domain::Notes,
         )
     };

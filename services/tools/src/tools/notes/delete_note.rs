@@ -14,14 +14,12 @@ pub struct DeleteNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Delete without keeping a copy in the vault's .trash/ folder (a snapshot is still kept
-    /// for restore_note). Default false.
+    /// Skip the .trash/ folder; a snapshot is still kept for restore_note.
     #[serde(default)]
     pub permanent: Option<bool>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -52,8 +50,8 @@ impl Tool for DeleteNote {
         ..ToolSpec::base(
             "delete_note",
             "Delete a note",
-            "Deletes a note: it moves to the vault's .trash/ folder (permanent: true skips that) and a snapshot \
-             is kept, so restore_note can bring it back. Needs a person's confirmation.",
+            "Deletes a note into the vault's .trash/ folder, keeping a snapshot for restore_note. Needs a person's \
+             confirmation.",
             Domain::Notes,
         )
     };

@@ -15,21 +15,19 @@ pub struct GetProvenance;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note's path now (or its last path, for a deleted note). Earlier names are followed
-    /// through moves.
+    /// Its current path, or a deleted note's last one.
     pub path: String,
-    /// Records per page, newest first (1 to 1000, default 100).
+    /// 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Only changes at or after this time (RFC 3339).
+    /// RFC 3339: changes at or after it.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only changes before this time (RFC 3339).
+    /// RFC 3339: changes before it.
     #[serde(default)]
     pub until: Option<String>,
-    /// Also walk the vault's whole hash chain and report whether it is intact.
     #[serde(default)]
     pub include_verification: Option<bool>,
     #[serde(default)]
@@ -127,9 +125,9 @@ impl Tool for GetProvenance {
         ..ToolSpec::base(
             "get_provenance",
             "Get a note's history",
-            "Shows who changed a note, with which tool and client, when, and the content hashes, newest first, \
-             following it through moves. Every record is a link of the vault's hash chain; \
-             include_verification re-walks the chain and reports the first broken link.",
+            "Shows a note's change history, newest first, across moves: who changed it, with which tool and client, \
+             when, and the content hashes. include_verification checks the vault's hash chain and reports the first \
+             broken link.",
             Domain::Notes,
         )
     };

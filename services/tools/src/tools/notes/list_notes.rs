@@ -13,26 +13,22 @@ pub struct ListNotes;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Vault-relative folder (default: the root).
+    /// Default: the vault root.
     #[serde(default)]
     pub folder: Option<String>,
     /// Include subfolders (default true).
     #[serde(default)]
     pub recursive: Option<bool>,
-    /// File extensions to list, with or without the dot (default [".md"]).
+    /// With or without the dot (default [".md"]).
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// concise ({path} per note) or detailed (adds size and mtime). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
+    /// 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -67,8 +63,7 @@ impl Tool for ListNotes {
         ..ToolSpec::base(
             "list_notes",
             "List notes",
-            "Lists the notes (or other files, by extension) in a folder of the vault, in path order, a page at a time: \
-             pass next_cursor back as cursor for the next page.",
+            "Lists the notes (or other files, by extension) in a vault folder, in path order, a page at a time.",
             Domain::Notes,
         )
     };

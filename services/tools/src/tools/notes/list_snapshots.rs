@@ -13,9 +13,9 @@ pub struct ListSnapshots;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note's path (a deleted note's snapshots are listed too).
+    /// A deleted note's path works too.
     pub path: String,
-    /// At most this many, newest first (1 to 1000, default 100).
+    /// 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -55,8 +55,8 @@ impl Tool for ListSnapshots {
         ..ToolSpec::base(
             "list_snapshots",
             "List a note's snapshots",
-            "Lists the kept versions of a note, newest first: what each write replaced, what a delete removed, and \
-             manual snapshots. restore_note brings one back.",
+            "Lists a note's snapshots, newest first: the versions its writes replaced or a delete removed, and \
+             manual ones. restore_note brings one back.",
             Domain::Notes,
         )
     };

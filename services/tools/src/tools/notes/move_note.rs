@@ -14,21 +14,17 @@ pub struct MoveNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note to move or rename.
     pub from: String,
-    /// Its new path.
     pub to: String,
-    /// Replace a note already at `to` (it goes to the trash; needs confirmation). Default false.
+    /// Replace a note already at `to` (it goes to the trash; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// Rewrite the links of every note that points at it (body, embeds and properties, keeping
-    /// alias, heading and block). Default true.
+    /// Default true.
     #[serde(default)]
     pub update_backlinks: Option<bool>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -101,9 +97,8 @@ impl Tool for MoveNote {
         ..ToolSpec::base(
             "move_note",
             "Move or rename a note",
-            "Moves or renames a note and rewrites every link to it (body, embeds, properties; alias and heading \
-             kept). The whole rewrite is planned and proven first and committed with the move as one all-or-nothing \
-             batch; a link that cannot be rewritten safely refuses the move and names the note.",
+            "Moves or renames a note and rewrites every link to it (body, embeds, properties; alias, heading and \
+             block kept), all or nothing: a link it cannot rewrite safely refuses the move and names the note.",
             Domain::Notes,
         )
     };

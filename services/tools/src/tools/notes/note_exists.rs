@@ -11,7 +11,6 @@ pub struct NoteExists;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A vault path: a note, an attachment or a folder.
     pub path: String,
 }
 
@@ -35,8 +34,8 @@ impl Tool for NoteExists {
         ..ToolSpec::base(
             "note_exists",
             "Does a note exist",
-            "Says whether a path holds a file or a folder you can read, without reading it. A path you cannot \
-             read answers exists: false, exactly like one that is not there.",
+            "Says whether a path holds a note, attachment or folder you can read, without reading it; one you \
+             cannot read answers exists: false.",
             Domain::Notes,
         )
     };

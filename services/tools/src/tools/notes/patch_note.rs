@@ -18,32 +18,29 @@ pub struct PatchNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// append, prepend or replace (each needs content), or replace_text (needs old_string and
-    /// new_string, and no content).
+    /// append, prepend and replace need content; replace_text needs old_string and new_string,
+    /// not content.
     pub operation: Operation,
     /// Shorthand for anchor {type: heading, heading}.
     #[serde(default)]
     pub target_heading: Option<String>,
-    /// Where to act: {type: heading, heading, occurrence?}, {type: block, block_id}, {type:
-    /// frontmatter} (the body above the first heading) or {type: frontmatter, field}. Required
-    /// unless target_heading is given; read_note's document-map lists the names.
+    /// Required unless target_heading is given. type frontmatter without field: the body above
+    /// the first heading.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// The text for append, prepend and replace (replace swaps what is below a heading's line,
-    /// or a block's line, keeping its ^id).
+    /// replace swaps what is below a heading's line, or a block's line keeping its ^id.
     #[serde(default)]
     pub content: Option<String>,
-    /// replace_text only: the exact text to find inside the anchor; it must occur exactly once.
+    /// replace_text: the exact text to find inside the anchor, occurring exactly once.
     #[serde(default)]
     pub old_string: Option<String>,
-    /// replace_text only: what takes its place (may be empty).
+    /// replace_text: its replacement (may be empty).
     #[serde(default)]
     pub new_string: Option<String>,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Set true to let a replace under a heading discard more than 20 lines and over half of
-    /// the note's body; refused otherwise.
+    /// true allows a replace under a heading to discard over 20 lines and over half the body.
     #[serde(default)]
     pub confirm_replace: Option<bool>,
     #[serde(default)]
@@ -199,10 +196,8 @@ impl Tool for PatchNote {
         ..ToolSpec::base(
             "patch_note",
             "Patch part of a note",
-            "Edits a note relative to an anchor: a heading, a block (^id), the preamble or a frontmatter field. \
-             operation append, prepend or replace needs content; replace_text needs old_string (found exactly \
-             once inside the anchor) and new_string and no content. Reports the lines and bytes removed. \
-             read_note's document-map lists the anchors.",
+            "Edits a note at an anchor: a heading, a block (^id), the preamble or a frontmatter field, by \
+             append, prepend, replace or replace_text. read_note's document-map lists the anchors.",
             Domain::Notes,
         )
     };

@@ -15,35 +15,29 @@ pub struct ReadNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note's vault path, e.g. "Projects/Plan.md". Required unless period is given.
+    /// Vault path, e.g. "Projects/Plan.md". Required unless period is given.
     #[serde(default)]
     pub path: Option<String>,
-    /// Instead of path: the periodic note (daily, weekly, monthly, quarterly, yearly) for
-    /// `date`, where the vault's Daily notes or Periodic Notes settings say it lives.
+    /// Instead of path: the daily, weekly, monthly, quarterly or yearly note for `date`.
     #[serde(default)]
     pub period: Option<crate::tools::workspace::periodic::PeriodArg>,
-    /// With period: the date, YYYY-MM-DD (default: today, UTC).
+    /// With period: YYYY-MM-DD (default: today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// One part of the note: a heading's subtree, a block, or a frontmatter field.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// The projection: content (the raw markdown), full (content, frontmatter, tags and file
-    /// metadata), document-map (the headings, block ids and frontmatter fields patch tools
-    /// accept) or section (the part `anchor` names). Left out: the response_format shapes.
+    /// content (raw markdown), full (adds frontmatter, tags, file metadata), document-map
+    /// (headings, block ids, frontmatter fields) or section (the anchor's part). Default: per
+    /// response_format.
     #[serde(default)]
     pub format: Option<Projection>,
-    /// With format full: also the note's outgoing vault-internal links.
+    /// With format full: also the outgoing links.
     #[serde(default)]
     pub include_links: Option<bool>,
-    /// concise (the body without frontmatter, or just the section) or detailed (content,
-    /// frontmatter, body and file metadata). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
-    /// A previous answer's next_cursor: the next page of a note read in pages.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -243,10 +237,9 @@ impl Tool for ReadNote {
         ..ToolSpec::base(
             "read_note",
             "Read a note",
-            "Reads one note by its vault path: the raw markdown, its frontmatter and body, or one part of it (a \
-             heading's subtree, a block, a frontmatter field). format picks a projection: content, full (with tags, \
-             and links with include_links), document-map (the headings, block ids and fields you can patch) or \
-             section. Always returns content_hash, the expected hash for your next write.",
+            "Reads one note: its markdown, frontmatter and body, or one part (a heading's subtree, a block, a \
+             frontmatter field). format document-map lists the headings, block ids and fields patch_note accepts. \
+             Returns content_hash, the prev_hash for your next write.",
             Domain::Notes,
         )
     };

@@ -14,16 +14,11 @@ pub struct ReadNotes;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// 1 to 100 vault paths, returned in this order.
     pub paths: Vec<String>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path, body, content_hash} per note) or detailed (adds content and
-    /// frontmatter). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -73,8 +68,8 @@ impl Tool for ReadNotes {
         ..ToolSpec::base(
             "read_notes",
             "Read several notes",
-            "Reads up to 100 notes in one call, in the order given. The answer stays within the response budget: \
-             when the notes do not all fit, call again with next_cursor for the rest.",
+            "Reads up to 100 notes in one call, in the order given; when they do not all fit, next_cursor gets \
+             the rest.",
             Domain::Notes,
         )
     };

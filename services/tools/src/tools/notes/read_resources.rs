@@ -15,17 +15,11 @@ pub struct ReadResources;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// 1 to 100 note URIs, obsidian-tc://<vault>/<path>, returned in this order.
     pub uris: Vec<String>,
-    /// The next_cursor of the previous page (same uris).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({ok, uri, text} per item, text the body without frontmatter) or detailed (text
-    /// the whole note, plus vault, path, mime_type, content_hash, size, mtime). Default: the
-    /// server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -101,9 +95,8 @@ impl Tool for ReadResources {
         ..ToolSpec::base(
             "read_resources",
             "Read note resources",
-            "Reads up to 100 note resources (obsidian-tc://<vault>/<path>) in one call, across vaults, in the order \
-             given; a URI that cannot be read gets ok false and its error without failing the rest. When they do not \
-             all fit the response budget, call again with next_cursor.",
+            "Reads up to 100 note URIs (obsidian-tc://<vault>/<path>), across vaults, in order; a URI that cannot \
+             be read gets ok false and its error without failing the rest.",
             Domain::Notes,
         )
     };

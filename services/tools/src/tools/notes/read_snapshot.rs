@@ -44,7 +44,7 @@ impl Tool for ReadSnapshot {
         ..ToolSpec::base(
             "read_snapshot",
             "Read a snapshot",
-            "Returns the content of one kept version of a note (ids from list_snapshots).",
+            "Returns the content of one snapshot of a note.",
             Domain::Notes,
         )
     };

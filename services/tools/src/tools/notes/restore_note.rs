@@ -13,14 +13,12 @@ pub struct RestoreNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note to restore (it may have been deleted).
     pub path: String,
-    /// A snapshot of that note, from list_snapshots.
+    /// One of this note's, from list_snapshots.
     pub snapshot_id: String,
     /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// The confirmation token, when the restore replaces current content.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -50,8 +48,8 @@ impl Tool for RestoreNote {
         ..ToolSpec::base(
             "restore_note",
             "Restore a note",
-            "Puts a note back to a kept snapshot (list_snapshots), or brings back a deleted note. What it replaces \
-             is kept as a snapshot in turn; replacing current content needs confirmation.",
+            "Restores a note, deleted or not, to a snapshot; what it replaces is kept as a snapshot too. Replacing \
+             current content needs confirmation.",
             Domain::Notes,
         )
     };

@@ -35,8 +35,8 @@ impl Tool for SnapshotNote {
         ..ToolSpec::base(
             "snapshot_note",
             "Snapshot a note",
-            "Keeps the note's current content as a snapshot that restore_note can bring back. Every write already \
-             keeps what it replaces; this is for a checkpoint of your own.",
+            "Saves the note's current content as a snapshot (checkpoint) for restore_note; writes already keep what \
+             they replace.",
             Domain::Notes,
         )
     };

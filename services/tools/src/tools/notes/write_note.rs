@@ -14,32 +14,26 @@ pub struct WriteNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The note's vault path, e.g. "Projects/Plan.md".
     pub path: String,
-    /// The whole note, or with anchor the part's new text (for a frontmatter field: JSON, or
+    /// The whole note; with anchor, the part's new text (a frontmatter field takes JSON, or
     /// plain text for a string).
     pub content: String,
-    /// create (default): refuse if the note exists; overwrite: replace an existing note;
-    /// upsert: create or replace. Ignored with anchor.
+    /// create (default) refuses an existing note; overwrite replaces one; upsert does either.
+    /// Replacing needs confirmation; the old text goes to the trash. Ignored with anchor.
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Replace one part of an existing note instead: a heading's subtree (below its line), a
-    /// block's line, or a frontmatter field. Every other byte stays as it was.
+    /// The note must exist; a heading's own line is kept.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// The content_hash you read: the write is refused if the note changed since.
+    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// authored (default) or agent_synthesis: recorded in the note's history.
     #[serde(default)]
     pub provenance: Option<Origin>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
-    /// concise: vault, path, content_hash. detailed (default): also created, sizes, prev_hash.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -86,10 +80,8 @@ impl Tool for WriteNote {
         ..ToolSpec::base(
             "write_note",
             "Write a note",
-            "Creates a note, or replaces one: mode create (default) refuses an existing note (use append_note or \
-             patch_note to edit in place), overwrite replaces one (confirmation needed; the old text goes to the \
-             trash), upsert does either. With anchor, replaces just a heading's subtree, a block or a frontmatter \
-             field and leaves every other byte. Pass prev_hash (a read's content_hash) to refuse if it changed.",
+            "Creates or replaces a whole note; to edit in place use append_note or patch_note. With anchor, \
+             replaces only a heading's subtree, a block or a frontmatter field.",
             Domain::Notes,
         )
     };

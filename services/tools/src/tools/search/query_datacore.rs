@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(QueryDatacore {
     name: "query_datacore",
     title: "Datacore query (live app)",
-    description: "Runs a Datacore query in a running Obsidian. Datacore runs only inside the app: answers plugin_unavailable; search_jsonlogic queries note properties.",
+    description: "Datacore query; needs a running Obsidian, so answers plugin_unavailable. Use search_jsonlogic.",
     domain: Search,
     scopes: ["read:datacore"],
     class: Read,

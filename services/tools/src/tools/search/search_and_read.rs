@@ -20,12 +20,9 @@ const MAX_K: u32 = 20;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Whole notes (without frontmatter).
     #[default]
     Note,
-    /// The best-matching section of each note.
     Section,
-    /// Whole notes ranked by meaning (needs an embedding provider).
     Semantic,
 }
 
@@ -33,26 +30,22 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// As search_vault's query: words, "phrases", -exclusions, path:, tag:.
+    /// As search_vault's: words, "phrases", -exclusions, path:, tag:.
     pub query: String,
-    /// Notes to return, 1 to 20 (default 5).
+    /// Notes, 1 to 20 (default 5).
     #[serde(default)]
     pub k: Option<u32>,
-    /// note (whole notes, default), section (each note's best section) or semantic (whole
-    /// notes ranked by meaning).
+    /// note (whole notes, no frontmatter; default), section (each note's best section) or
+    /// semantic (by meaning; needs an embedding provider).
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Bytes each item may take at most (default: an equal share of the response budget).
+    /// Default: an equal share of the budget.
     #[serde(default)]
     pub max_bytes_per_item: Option<u32>,
-    /// The next_cursor of the previous call: the next k notes.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path, rank, score, body, content_hash}) or detailed (adds the frontmatter
-    /// block, or the section's heading and chunk_id).
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -121,8 +114,8 @@ impl Tool for SearchAndRead {
         ..ToolSpec::base(
             "search_and_read",
             "Search and read the best notes",
-            "Ranked search (as search_vault) that returns the top k notes' text, or each one's best section, in one \
-             call; each item gets an equal share of the response budget and says when it was cut.",
+            "Ranked search (as search_vault) returning the top k notes' text, or each one's best section, in one \
+             call; an item cut to fit says so.",
             Domain::Search,
         )
     };

@@ -16,10 +16,8 @@ const MAX_ROWS: usize = 500;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Shape {
-    /// Headers and rows of values (default).
     #[default]
     Rows,
-    /// Also the result as Markdown, as Dataview would render it.
     Markdown,
 }
 
@@ -27,10 +25,10 @@ pub enum Shape {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A Dataview query: LIST, TABLE or TASK with FROM (#tag, "folder", [[note]],
-    /// outgoing([[note]])), WHERE, SORT, GROUP BY, FLATTEN, LIMIT and the common functions.
+    /// LIST, TABLE or TASK with FROM (#tag, "folder", [[note]], outgoing([[note]])), WHERE,
+    /// SORT, GROUP BY, FLATTEN, LIMIT.
     pub dql: String,
-    /// rows (default) or markdown.
+    /// markdown adds the result rendered as Dataview would.
     #[serde(default)]
     pub format: Option<Shape>,
 }
@@ -118,8 +116,8 @@ impl Tool for SearchDql {
         ..ToolSpec::base(
             "search_dql",
             "Dataview query",
-            "Runs a Dataview query (LIST, TABLE or TASK; FROM, WHERE, SORT, GROUP BY, FLATTEN, LIMIT) over the \
-             notes you can read, from the index and the notes' inline fields; no Obsidian needed.",
+            "Runs a Dataview (DQL) query over the notes you can read, inline fields included; no Obsidian \
+             needed.",
             Domain::Search,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(SearchOmnisearch {
     name: "search_omnisearch",
     title: "Omnisearch (live app)",
-    description: "Searches with the Omnisearch plugin of a running Obsidian. Omnisearch runs only inside the app: answers plugin_unavailable; search_vault ranks notes the same way.",
+    description: "Omnisearch search; needs a running Obsidian, so answers plugin_unavailable. Use search_vault.",
     domain: Search,
     scopes: ["read:omnisearch"],
     class: Read,

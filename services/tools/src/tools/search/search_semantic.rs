@@ -18,24 +18,21 @@ const DEFAULT_K: usize = 10;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What to find, in your own words.
     pub query: String,
-    /// Results, 1 to 100 (default 10).
+    /// 1 to 100 (default 10).
     #[serde(default)]
     pub k: Option<u32>,
     /// Only notes under this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Leave out results scoring below this (cosine similarity, -1 to 1).
+    /// Drop hits below this cosine similarity (-1 to 1).
     #[serde(default)]
     pub min_score: Option<f32>,
     /// Include each hit's best chunk.
     #[serde(default)]
     pub return_content: bool,
-    /// concise ({path, score, section}) or detailed (adds line and chunk_id).
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -80,8 +77,8 @@ impl Tool for SearchSemantic {
         ..ToolSpec::base(
             "search_semantic",
             "Search by meaning",
-            "Vector similarity search: the notes whose sections mean what the query says, in other words too, \
-             best first. Needs an embedding provider; search_vault mode hybrid mixes it with keywords.",
+            "Searches notes by meaning (vector similarity), best first. Needs an embedding provider; \
+             search_vault mode hybrid adds keywords.",
             Domain::Search,
         )
     };

@@ -24,34 +24,29 @@ const CASE_CHECK_NOTES: usize = 2_000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The text to find (at least one letter or digit).
     pub query: String,
-    /// Match case and accents exactly (default: ignore both).
+    /// Match case and accents (default: ignore both).
     #[serde(default)]
     pub case_sensitive: bool,
-    /// Match whole words only (default: also inside words).
+    /// Default: inside words too.
     #[serde(default)]
     pub whole_word: bool,
     /// Only notes under this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Characters of context each side of a match, 0 to 500 (default 100).
+    /// Characters per side, 0 to 500 (default 100).
     #[serde(default)]
     pub context_length: Option<u32>,
-    /// Matches listed per note, 1 to 100 (default 10); the rest are counted.
+    /// Listed per note, 1 to 100 (default 10); the rest are counted.
     #[serde(default)]
     pub max_matches_per_hit: Option<u32>,
-    /// Notes per page, 1 to 100 (default 25).
+    /// 1 to 100 (default 25).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path, total_matches, matches: [{line, context}]}) or detailed (adds score,
-    /// column). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -142,9 +137,8 @@ impl Tool for SearchText {
         ..ToolSpec::base(
             "search_text",
             "Find text in notes",
-            "Finds notes containing the text (inside words too unless whole_word; case and accents ignored unless \
-             case_sensitive; spacing and punctuation between words not compared), most matches first, each match \
-             with its line and context.",
+            "Finds notes containing the text, most matches first, each match with its line and context. Spacing \
+             and punctuation between words are ignored.",
             Domain::Search,
         )
     };

@@ -21,12 +21,9 @@ const SNIPPET_BYTES: usize = 240;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Ranked full-text (BM25).
     #[default]
     Text,
-    /// Vector similarity (needs an embedding provider).
     Semantic,
-    /// Text and semantic rankings fused (reciprocal rank fusion; needs an embedding provider).
     Hybrid,
 }
 
@@ -34,29 +31,24 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Words (ranked, any may match), "quoted phrases" (must occur), -word or -"phrase"
-    /// (leave out notes holding it), path:text (path contains it), tag:name.
+    /// Words (any may match), "phrases" (must occur), -word or -"phrase" (exclude), path:text,
+    /// tag:name.
     pub query: String,
-    /// text (default), semantic or hybrid.
     #[serde(default)]
     pub mode: Option<Mode>,
     /// Only notes under this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Add each hit's score breakdown (BM25 per term; mode text).
+    /// Add each hit's BM25 score per term (mode text).
     #[serde(default)]
     pub explain: bool,
-    /// Hits per page, 1 to 100 (default 25).
+    /// 1 to 100 (default 25).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({path, score, snippet} per hit) or detailed (adds line, section, explain).
-    /// Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -125,9 +117,9 @@ impl Tool for SearchVault {
         ..ToolSpec::base(
             "search_vault",
             "Search the vault",
-            "Ranked full-text search (BM25) over notes' sections, titles, aliases, tags and frontmatter: best note \
-             first, with a snippet. Case and accents do not matter. mode semantic searches by meaning, hybrid fuses \
-             both rankings (these need an embedding provider).",
+            "Ranked full-text search (BM25) of notes' text, titles, aliases, tags and frontmatter; best first, \
+             with snippets. mode semantic searches by meaning, hybrid fuses both (these need an embedding \
+             provider).",
             Domain::Search,
         )
     };

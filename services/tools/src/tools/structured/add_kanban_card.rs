@@ -14,14 +14,14 @@ pub struct AddKanbanCard;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The lane's title (case-insensitive; a WIP limit like "(3)" may be left out).
+    /// Lane title, case-insensitive; a WIP limit like "(3)" may be left out.
     pub column: String,
-    /// The card's markdown; further lines become the card's indented lines.
+    /// Markdown; more lines are indented under the card.
     pub text: String,
-    /// Default false; a card added to a **Complete** lane is always checked.
+    /// Always true in a **Complete** lane.
     #[serde(default)]
     pub checked: Option<bool>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -48,7 +48,7 @@ impl Tool for AddKanbanCard {
         ..ToolSpec::base(
             "add_kanban_card",
             "Add a Kanban card",
-            "Adds a card at the end of a lane of a Kanban plugin board. Every other byte of the board stays as it was.",
+            "Adds a card at the end of a lane of a Kanban plugin board.",
             Domain::Structured,
         )
     };

@@ -15,19 +15,16 @@ pub struct CreateBase;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The new .base file.
     pub path: String,
-    /// The base as JSON: {filters, formulas, properties, views: [{type: table|cards|list|map,
-    /// name, filters, order, sort, limit, groupBy}]}; written as YAML in Obsidian's style.
+    /// {filters, formulas, properties, views: [{type: table|cards|list|map, name, filters, order,
+    /// sort, limit, groupBy}]}.
     pub base: Map<String, Value>,
-    /// Replace an existing base (it goes to the trash; needs a person's confirmation).
+    /// Replace an existing base (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// Accepted for the public implementation's callers.
     #[serde(default)]
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub options: Option<Value>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -56,8 +53,7 @@ impl Tool for CreateBase {
         ..ToolSpec::base(
             "create_base",
             "Create a base",
-            "Creates an Obsidian Bases file (.base) from filters, formulas, properties and views, checked first (an \
-             expression that does not parse, or a view without a type, is refused).",
+            "Creates an Obsidian Bases file (.base); an unparsable expression or an untyped view is refused.",
             Domain::Structured,
         )
     };

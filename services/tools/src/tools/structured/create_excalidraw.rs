@@ -14,19 +14,18 @@ pub struct CreateExcalidraw;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The new drawing, ending in .excalidraw.md.
+    /// Ends in .excalidraw.md.
     pub path: String,
-    /// An existing drawing to start from (its scene is copied).
+    /// A drawing whose scene is copied.
     #[serde(default)]
     pub template: Option<String>,
-    /// Excalidraw elements to add: each needs a type (rectangle, ellipse, diamond, line, arrow,
-    /// freedraw, text, image, frame, embeddable); ids and defaults are filled in.
+    /// Each needs a type (rectangle, ellipse, diamond, line, arrow, freedraw, text, image, frame,
+    /// embeddable); ids and defaults are filled in.
     #[serde(default)]
     pub elements: Option<Vec<Map<String, Value>>>,
-    /// Replace an existing file (it goes to the trash; needs a person's confirmation).
+    /// Replace an existing file (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -57,8 +56,7 @@ impl Tool for CreateExcalidraw {
         ..ToolSpec::base(
             "create_excalidraw",
             "Create an Excalidraw drawing",
-            "Creates an Excalidraw drawing (.excalidraw.md, compressed as the plugin writes it) from elements, or \
-             from another drawing as a template.",
+            "Creates an Excalidraw drawing (.excalidraw.md) from elements and/or a template drawing.",
             Domain::Structured,
         )
     };

@@ -14,7 +14,6 @@ const MAX_BOARDS: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Vault-relative folder (default: the whole vault).
     #[serde(default)]
     pub folder: Option<String>,
 }
@@ -38,7 +37,7 @@ impl Tool for ListKanbanBoards {
         ..ToolSpec::base(
             "list_kanban_boards",
             "List Kanban boards",
-            "Lists the notes the Kanban plugin shows as boards (kanban-plugin in their frontmatter), in path order.",
+            "Lists the Kanban plugin boards: notes with kanban-plugin in their frontmatter.",
             Domain::Structured,
         )
     };

@@ -14,13 +14,12 @@ pub struct MoveKanbanCard;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The lane the card is in (case-insensitive).
+    /// Lane title, case-insensitive.
     pub from_column: String,
-    /// The lane it goes to, at the end.
     pub to_column: String,
-    /// The card's text, or the start of it when that names one card.
+    /// The card's text, or a start of it naming one card.
     pub card_text: String,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -49,8 +48,7 @@ impl Tool for MoveKanbanCard {
         ..ToolSpec::base(
             "move_kanban_card",
             "Move a Kanban card",
-            "Moves a card to the end of another lane of a Kanban plugin board, its bytes unchanged (checked when the \
-             lane is a **Complete** one). Every other byte of the board stays as it was.",
+            "Moves a card to the end of another lane of a Kanban plugin board (checked in a **Complete** lane).",
             Domain::Structured,
         )
     };

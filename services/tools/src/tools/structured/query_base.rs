@@ -16,20 +16,17 @@ pub struct QueryBase;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The .base file.
     pub path: String,
-    /// The view's name (default: the first view).
+    /// Default: the first view.
     #[serde(default)]
     pub view: Option<String>,
-    /// Filters to use instead of the view's own, as a base writes them: an expression, or
-    /// {and|or|not: [...]}; the base's own filters still apply.
+    /// Replaces the view's filters: an expression or {and|or|not: [...]}; the base's own filters
+    /// still apply.
     #[serde(default)]
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub override_filters: Option<Value>,
-    /// Rows per page, 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -93,8 +90,7 @@ impl Tool for QueryBase {
         ..ToolSpec::base(
             "query_base",
             "Run a base's view",
-            "Runs a view of an Obsidian Bases file over the notes you can read: its filters and formulas evaluated \
-             on their properties, tags, links and file fields, sorted, grouped and limited as the view says.",
+            "Runs a view of an Obsidian Bases file (.base) over the notes: its rows, filtered, sorted and grouped.",
             Domain::Structured,
         )
     };

@@ -14,7 +14,6 @@ pub struct ReadBase;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The .base file.
     pub path: String,
 }
 
@@ -58,8 +57,7 @@ impl Tool for ReadBase {
         ..ToolSpec::base(
             "read_base",
             "Read a base",
-            "Reads an Obsidian Bases file (.base): its filters, formulas, properties and views, with any problems \
-             found in it.",
+            "Reads an Obsidian Bases file (.base): filters, formulas, properties, views and any problems.",
             Domain::Structured,
         )
     };

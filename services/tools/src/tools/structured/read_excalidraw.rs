@@ -15,18 +15,15 @@ pub struct ReadExcalidraw;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Shape {
-    /// Counts by type, the texts and the links.
     Summary,
-    /// The summary and the whole Excalidraw scene (elements, appState, files).
     Scene,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
-    /// The drawing's file (the default).
     Filesystem,
-    /// A running Excalidraw plugin: not available on a hosted vault.
+    /// Needs a running Excalidraw plugin; not on a hosted vault.
     Companion,
 }
 
@@ -34,12 +31,11 @@ pub enum Source {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The drawing: a .excalidraw.md note (or a .excalidraw file).
+    /// A .excalidraw.md or .excalidraw file.
     pub path: String,
-    /// summary (default) or scene.
+    /// Default summary.
     #[serde(default)]
     pub format: Option<Shape>,
-    /// filesystem (default) or companion.
     #[serde(default)]
     pub source: Option<Source>,
 }
@@ -81,8 +77,7 @@ impl Tool for ReadExcalidraw {
         ..ToolSpec::base(
             "read_excalidraw",
             "Read an Excalidraw drawing",
-            "Reads an Excalidraw drawing from its file (compressed or not): element counts by type, its texts and \
-             links, and with format scene the whole scene.",
+            "Reads an Excalidraw drawing: element counts by type, texts and links; format scene adds the scene.",
             Domain::Structured,
         )
     };

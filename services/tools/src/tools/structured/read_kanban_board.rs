@@ -66,8 +66,7 @@ impl Tool for ReadKanbanBoard {
         ..ToolSpec::base(
             "read_kanban_board",
             "Read a Kanban board",
-            "Reads a Kanban plugin board: its lanes in order with their cards (text, checked) and the archive. \
-             Refused for a note that is not a board.",
+            "Reads a Kanban plugin board: its lanes in order with their cards, and the archive.",
             Domain::Structured,
         )
     };

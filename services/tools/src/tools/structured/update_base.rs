@@ -17,13 +17,12 @@ pub struct UpdateBase;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// A JSON merge patch (RFC 7386) of the base: objects merge, null removes a key, anything
-    /// else replaces (views is replaced whole). Untouched parts keep their bytes.
+    /// JSON merge patch (RFC 7386): objects merge, null removes a key, other values replace
+    /// (views whole).
     pub patch: Map<String, Value>,
-    /// The content_hash you read: refused if the base changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Accepted for the public implementation's callers; an update needs no confirmation.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -49,8 +48,7 @@ impl Tool for UpdateBase {
         ..ToolSpec::base(
             "update_base",
             "Change a base",
-            "Changes an Obsidian Bases file with a JSON merge patch; a change that adds a problem (an expression \
-             that does not parse, a view without a type) is refused, and untouched parts keep their bytes.",
+            "Changes an Obsidian Bases file with a JSON merge patch; refused if that adds a problem.",
             Domain::Structured,
         )
     };

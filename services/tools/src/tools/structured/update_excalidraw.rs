@@ -16,19 +16,19 @@ pub struct UpdateExcalidraw;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Elements to add (each needs a type; ids and defaults are filled in).
+    /// Each needs a type; ids and defaults are filled in.
     #[serde(default)]
     pub add_elements: Option<Vec<Map<String, Value>>>,
-    /// Elements to remove, with every reference to them.
+    /// References to them go too.
     #[serde(default)]
     pub remove_element_ids: Option<Vec<String>>,
-    /// Each names an element by id and holds the fields to set.
+    /// Each holds an element id and the fields to set.
     #[serde(default)]
     pub update_elements: Option<Vec<Map<String, Value>>>,
-    /// Fields to set in the scene's appState (e.g. viewBackgroundColor).
+    /// Fields to set in the scene's appState.
     #[serde(default)]
     pub update_app_state: Option<Map<String, Value>>,
-    /// The content_hash you read: refused if the drawing changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -56,8 +56,7 @@ impl Tool for UpdateExcalidraw {
         ..ToolSpec::base(
             "update_excalidraw",
             "Change an Excalidraw drawing",
-            "Adds, removes and changes elements of an Excalidraw drawing in one write, keeping bindings and its \
-             Text Elements section in step, in the layout the plugin writes.",
+            "Adds, removes and changes elements of an Excalidraw drawing in one write, keeping bindings in step.",
             Domain::Structured,
         )
     };

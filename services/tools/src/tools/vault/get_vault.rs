@@ -93,8 +93,7 @@ impl Tool for GetVault {
         ..ToolSpec::base(
             "get_vault",
             "Describe a vault",
-            "Describes one vault: its id, the folder ACL you work under, how many notes you can read, how \
-             fresh its index is, and any read-only hold on it.",
+            "Describes a vault: its id, your folder ACL, notes you can read, index freshness and any read-only hold.",
             Domain::Vault,
         )
     };

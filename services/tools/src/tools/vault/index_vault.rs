@@ -16,17 +16,12 @@ const REBUILD_LEASE: std::time::Duration = std::time::Duration::from_secs(3600);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The vault to index again.
     pub vault: String,
-    /// Only the notes under this folder (vault-relative, e.g. "Projects/"); the vault's file
-    /// table is refreshed in full either way.
+    /// Reindex only the notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// concise (totals and every failure) or detailed (adds the bookkeeping counters).
-    /// Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -141,10 +136,9 @@ impl Tool for IndexVault {
         ..ToolSpec::base(
             "index_vault",
             "Rebuild the vault index",
-            "Rebuilds the vault's index from its files: every note parsed again (links, tags, properties, tasks, \
-             full-text chunks) and every link resolved again. Writes are indexed as they happen, so this is for \
-             repair or after changing Excluded files. A large vault answers with a task handle: poll it with \
-             get_task_status, stop it with cancel_task.",
+            "Rebuilds the vault's index (links, tags, full text) from its files. Writes are indexed as they happen: \
+             use this for repair or after changing Excluded files. A large vault answers with a task handle to poll \
+             with get_task_status.",
             Domain::Vault,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(AppendActiveFile {
     name: "append_active_file",
     title: "Append to the active file (live app)",
-    description: "Appends to the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; append_note appends by path.",
+    description: "Appends to the file open in a running Obsidian. Answers plugin_unavailable here: use append_note.",
     domain: Workspace,
     scopes: ["write:notes"],
     class: Write,

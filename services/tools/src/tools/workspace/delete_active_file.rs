@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(DeleteActiveFile {
     name: "delete_active_file",
     title: "Delete the active file (live app)",
-    description: "Deletes the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; delete_note deletes by path.",
+    description: "Deletes the file open in a running Obsidian. Answers plugin_unavailable here: use delete_note.",
     domain: Workspace,
     scopes: ["delete:notes"],
     class: Delete,

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(GetActiveFile {
     name: "get_active_file",
     title: "Active file (live app)",
-    description: "Reads the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; read_note reads a note by path.",
+    description: "Reads the file open in a running Obsidian. Answers plugin_unavailable here: use read_note.",
     domain: Workspace,
     scopes: ["read:notes"],
     class: Read,

@@ -37,7 +37,7 @@ impl Tool for ListWorkspaces {
         ..ToolSpec::base(
             "list_workspaces",
             "List workspaces",
-            "Lists the workspace layouts saved with Obsidian's Workspaces plugin, and which one is active.",
+            "Lists the workspace layouts saved by Obsidian's Workspaces plugin, and the active one.",
             Domain::Workspace,
         )
     };

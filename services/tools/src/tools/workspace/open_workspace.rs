@@ -15,7 +15,7 @@ pub struct OpenWorkspace;
 pub struct Input {
     pub vault: String,
     pub name: String,
-    /// The content_hash list_workspaces gave: refused if the workspaces changed since.
+    /// list_workspaces' content_hash: refused if the workspaces changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -40,8 +40,7 @@ impl Tool for OpenWorkspace {
         ..ToolSpec::base(
             "open_workspace",
             "Make a workspace active",
-            "Marks a saved workspace as the active one (the layout Obsidian opens with) and returns its layout; \
-             there is no window to rearrange on a hosted vault.",
+            "Marks a saved workspace active (the layout Obsidian opens with) and returns its layout.",
             Domain::Workspace,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(PatchActiveFile {
     name: "patch_active_file",
     title: "Patch the active file (live app)",
-    description: "Patches the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; patch_note patches by path.",
+    description: "Patches the file open in a running Obsidian. Answers plugin_unavailable here: use patch_note.",
     domain: Workspace,
     scopes: ["write:notes"],
     class: Write,

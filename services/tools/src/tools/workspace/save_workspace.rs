@@ -15,18 +15,18 @@ pub struct SaveWorkspace;
 pub struct Input {
     pub vault: String,
     pub name: String,
-    /// The layout as Obsidian stores it: {main, left, right, active, ...}.
+    /// As Obsidian stores it: {main, left, right, active, ...}.
     pub layout: Map<String, Value>,
-    /// Mark it the active workspace (default false).
+    /// Make it the active workspace.
     #[serde(default)]
     pub set_active: Option<bool>,
-    /// Replace a saved workspace of that name (default false: conflict).
+    /// Replace one of that name (default false: conflict).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// The content_hash list_workspaces gave: refused if the workspaces changed since.
+    /// list_workspaces' content_hash: refused if the workspaces changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Accepted for the public implementation's callers; saving needs no confirmation.
+    /// Not needed; accepted and ignored.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -53,8 +53,7 @@ impl Tool for SaveWorkspace {
         ..ToolSpec::base(
             "save_workspace",
             "Save a workspace",
-            "Saves a workspace layout under a name in the vault's workspaces file, as Obsidian's Workspaces plugin \
-             does; replacing one takes overwrite.",
+            "Saves a workspace layout under a name, as Obsidian's Workspaces plugin does.",
             Domain::Workspace,
         )
     };

@@ -1,7 +1,7 @@
 crate::tools::workspace::live_app::live_app_tool!(UpdateActiveFile {
     name: "update_active_file",
     title: "Replace the active file (live app)",
-    description: "Replaces the file open in a running Obsidian. A hosted vault has no open file: answers plugin_unavailable; write_note writes by path.",
+    description: "Replaces the file open in a running Obsidian. Answers plugin_unavailable here: use write_note.",
     domain: Workspace,
     scopes: ["write:notes"],
     class: Write,

@@ -13,9 +13,9 @@ pub struct OcrAttachment;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The image (png, jpg, tiff, bmp, gif, webp).
+    /// An image: png, jpg, tiff, bmp, gif, webp (not PDF).
     pub path: String,
-    /// Read it again even when its text is cached (default false).
+    /// Read again even if cached.
     #[serde(default)]
     pub force: Option<bool>,
 }
@@ -43,8 +43,7 @@ impl Tool for OcrAttachment {
         ..ToolSpec::base(
             "ocr_attachment",
             "Read the text in an image",
-            "Reads the text in an image attachment with the server's OCR engine (Tesseract); each image is read \
-             once and its text cached.",
+            "Reads the text in an image attachment with OCR (Tesseract); the text is cached.",
             Domain::Attachments,
         )
     };

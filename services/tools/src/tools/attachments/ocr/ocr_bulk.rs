@@ -16,22 +16,21 @@ const MAX_IMAGES: usize = 50;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The images to read (default: the images under root).
+    /// Default: the images under root.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// The folder whose images are read when paths is not given (default: the whole vault).
+    /// Used when paths is not given.
     #[serde(default)]
     pub root: Option<String>,
-    /// Image extensions to read under root (default: every image type OCR reads).
+    /// Under root (default: every image type).
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// Read again even when cached (default false).
+    /// Read again even if cached.
     #[serde(default)]
     pub force: Option<bool>,
-    /// Images read at once, 1 to 4 (default 2).
+    /// 1 to 4 (default 2).
     #[serde(default)]
     pub max_concurrent: Option<u32>,
-    /// Accepted for the public implementation's callers; reading needs no confirmation.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -71,8 +70,7 @@ impl Tool for OcrBulk {
         ..ToolSpec::base(
             "ocr_bulk",
             "Read the text in many images",
-            "Reads the text in up to 50 image attachments (named, or under a folder) with the server's OCR engine, \
-             a few at a time; each result or error per image.",
+            "Reads the text in up to 50 image attachments (named, or under a folder) with OCR; a text or error each.",
             Domain::Attachments,
         )
     };

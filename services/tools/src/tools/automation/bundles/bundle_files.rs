@@ -13,23 +13,18 @@ pub struct BundleFiles;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The notes to pack, in order (1 to 200).
+    /// Notes to pack, in order (1 to 200).
     pub paths: Vec<String>,
-    /// The bundle's budget in bytes, 1,000 to 900,000 (default 200,000): files that do not fit
-    /// are left for another call.
+    /// Byte budget, 1,000 to 900,000 (default 200,000).
     #[serde(default)]
     pub max_bytes: Option<u32>,
-    /// Keep each note's frontmatter (default true).
+    /// Default true.
     #[serde(default)]
     pub include_frontmatter: Option<bool>,
-    /// markdown (default: each file under a "# path" heading) or xml (<file path="...">).
     #[serde(default)]
     pub format: Option<Layout>,
-    /// concise (the bundle, file_count, truncated, missing_paths) or detailed (adds each file's
-    /// size and the total). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -63,8 +58,8 @@ impl Tool for BundleFiles {
         ..ToolSpec::base(
             "bundle_files",
             "Pack notes into one text",
-            "Packs the notes you name into one text for a model's context, each under its path, within a byte \
-             budget; names what was missing or did not fit.",
+            "Packs the named notes into one text for a model's context, within a byte budget; lists paths missing or \
+             left out.",
             Domain::Automation,
         )
     };

@@ -14,31 +14,26 @@ pub struct BundleFolder;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The folder to pack, subfolders included ("" for the whole vault).
+    /// Subfolders included; "" for the whole vault.
     pub root: String,
-    /// Files per bundle, 1 to 1000 (default 100).
+    /// 1 to 1000 (default 100).
     #[serde(default)]
     pub max_files: Option<u32>,
-    /// The bundle's budget in bytes, 1,000 to 900,000 (default 200,000).
+    /// Byte budget, 1,000 to 900,000 (default 200,000).
     #[serde(default)]
     pub max_bytes: Option<u32>,
-    /// File extensions to pack (default [".md"]).
+    /// Default [".md"].
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// Keep each note's frontmatter (default true).
+    /// Default true.
     #[serde(default)]
     pub include_frontmatter: Option<bool>,
-    /// markdown (default) or xml.
     #[serde(default)]
     pub format: Option<Layout>,
-    /// The next_cursor of the previous bundle: continue where it stopped.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise (the bundle, file_count, truncated, next_cursor) or detailed (adds each file's
-    /// size, the total and the root). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -70,8 +65,8 @@ impl Tool for BundleFolder {
         ..ToolSpec::base(
             "bundle_folder",
             "Pack a folder into one text",
-            "Packs a folder's notes (in path order) into one text for a model's context, within a file count and \
-             byte budget; a cursor continues with the next bundle.",
+            "Packs a folder's notes, in path order, into one text for a model's context, within file and byte budgets; \
+             next_cursor continues.",
             Domain::Automation,
         )
     };

@@ -14,10 +14,10 @@ pub const DEFAULT_BUNDLE_BYTES: usize = 200_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Layout {
-    /// Each file under a "# path" heading, separated by a rule.
+    /// Under "# path" headings (default).
     #[default]
     Markdown,
-    /// Each file in a <file path="..."> element.
+    /// In <file path="..."> elements.
     Xml,
 }
 

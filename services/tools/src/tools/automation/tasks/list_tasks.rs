@@ -26,29 +26,25 @@ pub enum Status {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Folder to list in (default: the whole vault).
     #[serde(default)]
     pub root: Option<String>,
     /// Default all.
     #[serde(default)]
     pub status: Option<Status>,
-    /// overdue (due before today and open), today, none (no due date), any (has one), or a
-    /// YYYY-MM-DD: due on or before that day.
+    /// overdue, today, none (no due date), any (has one), or YYYY-MM-DD (due on or before it).
     #[serde(default)]
     pub due: Option<String>,
     /// highest, high, medium, none, low or lowest.
     #[serde(default)]
     pub priority: Option<String>,
-    /// Tags the task carries, all of them (with or without #; a nested tag matches its parent).
+    /// All must match (# optional; a nested tag matches its parent).
     #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Only tasks in these notes.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -85,8 +81,7 @@ impl Tool for ListTasks {
         ..ToolSpec::base(
             "list_tasks",
             "List tasks",
-            "Lists the vault's checkbox tasks in the Tasks plugin's format (status, due/scheduled/start/done dates, \
-             priority, recurrence, tags), filtered by status, due date, priority, tags or notes.",
+            "Lists checkbox tasks (Tasks plugin format), filtered by status, due date, priority, tags or notes.",
             Domain::Automation,
         )
     };

@@ -14,20 +14,16 @@ pub struct TasksFilter;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A Tasks plugin query, one instruction per line, as in a ```tasks block: not done, due before
-    /// tomorrow, priority is high, path includes Projects, tags include #work, (a) AND (b),
-    /// sort by due, group by folder, limit 20 ...
+    /// A Tasks plugin query, one instruction per line, as in a ```tasks block.
     pub filter: String,
-    /// Added as a "group by" line (e.g. "due", "folder", "priority").
+    /// Appended as a "group by" line.
     #[serde(default)]
     pub group_by: Option<String>,
-    /// Added as a "sort by" line (e.g. "due", "priority reverse").
+    /// Appended as a "sort by" line.
     #[serde(default)]
     pub sort_by: Option<String>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -68,8 +64,8 @@ impl Tool for TasksFilter {
         ..ToolSpec::base(
             "tasks_filter",
             "Query tasks",
-            "Runs a Tasks plugin query (its filters, boolean combinations, sort by, group by and limit) over the \
-             vault's tasks, as a ```tasks block would show them.",
+            "Runs a Tasks plugin query (filters, boolean logic, sort, group, limit) over the vault's tasks, as a \
+             ```tasks block would.",
             Domain::Automation,
         )
     };

@@ -17,16 +17,15 @@ pub struct UpdateTask;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The task's 0-based line, as list_tasks gives it.
+    /// 0-based, as list_tasks gives it.
     pub line: usize,
-    /// What to change; toggle completes an open task (a recurring one gets its next
-    /// occurrence on the line above, as the plugin writes it) or reopens a done one.
+    /// What to change; dates are YYYY-MM-DD, "" removes one. toggle completes an open task (a
+    /// recurring one gets its next occurrence above it) or reopens a done one.
     #[serde(default)]
     pub set: Option<Set>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Accepted for the public implementation's callers; a task edit needs no confirmation.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -34,10 +33,9 @@ pub struct Input {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Set {
-    /// Click the checkbox, as the plugin does.
     #[serde(default)]
     pub toggle: Option<bool>,
-    /// The status character to set: " ", "x", "/", "-" (done sets ✅ today).
+    /// One character: " ", "x", "/", "-" (done sets ✅ today).
     #[serde(default)]
     pub status: Option<String>,
     #[serde(default)]
@@ -45,13 +43,10 @@ pub struct Set {
     /// highest, high, medium, none, low or lowest.
     #[serde(default)]
     pub priority: Option<String>,
-    /// YYYY-MM-DD, or "" to remove.
     #[serde(default)]
     pub due: Option<String>,
-    /// YYYY-MM-DD, or "" to remove.
     #[serde(default)]
     pub scheduled: Option<String>,
-    /// YYYY-MM-DD, or "" to remove.
     #[serde(default)]
     pub start: Option<String>,
 }
@@ -89,8 +84,8 @@ impl Tool for UpdateTask {
         ..ToolSpec::base(
             "update_task",
             "Update a task",
-            "Changes one task line in the Tasks plugin's format: toggle it (a recurring task gets its next \
-             occurrence), or set its status, description, priority or dates. The rest of the note stays as it was.",
+            "Changes one task line (Tasks plugin format): toggle it, or set its status, description, priority or \
+             dates.",
             Domain::Automation,
         )
     };

@@ -17,17 +17,16 @@ pub struct AddObservation;
 pub struct Input {
     pub vault: String,
     pub entity_id: String,
-    /// The fact, as text (secrets in it are redacted before it is stored).
+    /// The fact; secrets in it are redacted.
     #[schemars(length(min = 1, max = 10000))]
     pub observation: String,
-    /// What the fact is about ("role", "status"): a new fact with a key supersedes the current
-    /// one with that key.
+    /// What the fact is about, e.g. "role".
     #[serde(default)]
     pub key: Option<String>,
-    /// When it started to hold (YYYY-MM-DD or RFC 3339; default now).
+    /// YYYY-MM-DD or RFC 3339 (default now).
     #[serde(default)]
     pub valid_from: Option<String>,
-    /// When it stops holding, if known.
+    /// End, if known (same format).
     #[serde(default)]
     pub valid_to: Option<String>,
 }
@@ -58,9 +57,8 @@ impl Tool for AddObservation {
         ..ToolSpec::base(
             "add_observation",
             "Add a fact to a memory entity",
-            "Adds an observation to an entity, holding from valid_from (default now). With a key, it supersedes the \
-             entity's current observation of that key: the old one gets valid_to and superseded_by and stays \
-             answerable with get_entity as_of.",
+            "Adds a fact (observation) to a memory entity; with a key, it supersedes the current fact of that \
+             key, still readable via get_entity as_of.",
             Domain::Knowledge,
         )
     };

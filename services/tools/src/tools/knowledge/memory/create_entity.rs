@@ -16,16 +16,15 @@ pub struct CreateEntity;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What kind of thing it is: person, project, organisation ...
     #[serde(rename = "type")]
     #[schemars(length(min = 1, max = 100))]
     pub kind: String,
     #[schemars(length(min = 1, max = 200))]
     pub name: String,
-    /// First facts, each text (secrets in it are redacted before it is stored).
+    /// First facts; secrets in them are redacted.
     #[serde(default)]
     pub observations: Option<Vec<String>>,
-    /// Also mirror it as a note (`[memory] entity_folder`/<type>/<name>.md), kept in step.
+    /// Also mirror it as a note, <entity folder>/<type>/<name>.md, kept in step.
     #[serde(default)]
     pub materialize: Option<bool>,
 }
@@ -52,9 +51,8 @@ impl Tool for CreateEntity {
         ..ToolSpec::base(
             "create_entity",
             "Create a memory entity",
-            "Creates an entity (a person, project, thing) in the vault's memory with its first observations; a live \
-             entity of the same type and name is refused. materialize mirrors it as a note that every memory write \
-             keeps in step.",
+            "Creates a memory entity (person, project, thing) with its first facts; refused if a live one has \
+             the same type and name.",
             Domain::Knowledge,
         )
     };

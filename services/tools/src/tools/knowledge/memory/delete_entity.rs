@@ -16,13 +16,13 @@ pub struct DeleteEntity;
 pub struct Input {
     pub vault: String,
     pub entity_id: String,
-    /// Also remove its relations (an entity with relations is refused without it).
+    /// Also remove its relations (required if any).
     #[serde(default)]
     pub cascade: Option<bool>,
-    /// Remove it and its observations for good (default: kept as deleted, answered as missing).
+    /// Remove it and its observations for good (default: soft delete).
     #[serde(default)]
     pub permanent: Option<bool>,
-    /// The confirmation token, when the server asks a person to confirm.
+    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -54,9 +54,7 @@ impl Tool for DeleteEntity {
         ..ToolSpec::base(
             "delete_entity",
             "Delete a memory entity",
-            "Deletes an entity: kept as deleted (answered as missing) or, with permanent, removed with its observations. \
-             An entity with relations needs cascade, which removes them; its mirror note goes to the trash. Needs a \
-             person's confirmation.",
+            "Deletes a memory entity; its mirror note goes to the trash. Needs a person's confirmation.",
             Domain::Knowledge,
         )
     };

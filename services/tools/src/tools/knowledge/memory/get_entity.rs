@@ -17,17 +17,16 @@ pub struct GetEntity;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The entity's id; or type and name.
+    /// Or give type and name.
     #[serde(default)]
     pub entity_id: Option<String>,
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
-    /// Also the observations that no longer hold (superseded or retired).
     #[serde(default)]
     pub include_retired: Option<bool>,
-    /// The facts as they held then (YYYY-MM-DD or RFC 3339); default now.
+    /// YYYY-MM-DD or RFC 3339 (default now).
     #[serde(default)]
     pub as_of: Option<String>,
     #[serde(default)]
@@ -58,8 +57,8 @@ impl Tool for GetEntity {
         ..ToolSpec::base(
             "get_entity",
             "Read a memory entity",
-            "Reads an entity (by entity_id, or type and name) with the observations that hold now, or held at as_of, \
-             and its relations; include_retired adds the facts that were superseded or retired.",
+            "Reads a memory entity with its relations and current facts (or those at as_of); include_retired \
+             adds superseded and retired ones.",
             Domain::Knowledge,
         )
     };

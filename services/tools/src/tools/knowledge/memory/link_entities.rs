@@ -18,7 +18,7 @@ pub struct Input {
     pub vault: String,
     pub source_id: String,
     pub target_id: String,
-    /// works_on, reports_to, part_of ...
+    /// e.g. works_on.
     #[schemars(length(min = 1, max = 100))]
     pub relation_type: String,
 }
@@ -62,8 +62,7 @@ impl Tool for LinkEntities {
         ..ToolSpec::base(
             "link_entities",
             "Relate two memory entities",
-            "Adds the relation source —relation_type→ target between two entities of the vault's memory (once: \
-             linking again changes nothing). Mirrored entities show it in their notes.",
+            "Relates two memory entities: source —relation_type→ target. Linking again changes nothing.",
             Domain::Knowledge,
         )
     };

@@ -30,27 +30,26 @@ pub enum Direction {
 pub struct Input {
     pub vault: String,
     pub seed_entity_id: String,
-    /// Hops from the seed (1 to 4, default 2).
+    /// Hops (default 2).
     #[serde(default)]
     #[schemars(range(min = 1, max = 4))]
     pub depth: Option<u32>,
-    /// Follow only these relation types.
+    /// Only these relations.
     #[serde(default)]
     pub relation_types: Option<Vec<String>>,
-    /// Keep only entities of these types (the seed always).
+    /// Only entities of these types (the seed always).
     #[serde(default)]
     pub entity_types: Option<Vec<String>>,
-    /// out (seed → others), in, or both (default).
+    /// out: seed → others (default both).
     #[serde(default)]
     pub direction: Option<Direction>,
-    /// Also the observations that no longer hold.
+    /// Also facts that no longer hold.
     #[serde(default)]
     pub include_retired: Option<bool>,
-    /// Entities per page (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
-    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
     #[serde(default)]
@@ -89,8 +88,8 @@ impl Tool for QueryEntityGraph {
         ..ToolSpec::base(
             "query_entity_graph",
             "Walk the memory graph",
-            "Lists the entities around a seed entity, breadth-first along their relations (depth hops, direction, \
-             relation and entity types), each with the observations that hold now, and the relations among them.",
+            "Walks the memory graph breadth-first from a seed entity: the entities reached, each with its \
+             current facts, and the relations among them.",
             Domain::Knowledge,
         )
     };

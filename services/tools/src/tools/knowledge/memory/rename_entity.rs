@@ -25,7 +25,6 @@ pub struct Input {
     pub entity_id: String,
     #[serde(default)]
     pub new_name: Option<String>,
-    /// active or archived (kept, out of the way).
     #[serde(default)]
     pub status: Option<Status>,
 }
@@ -49,8 +48,8 @@ impl Tool for RenameEntity {
         ..ToolSpec::base(
             "rename_entity",
             "Rename or archive a memory entity",
-            "Gives an entity a new name (refused when a live entity of its type has it) and/or a status, active or \
-             archived; a mirrored entity's note moves to its new name.",
+            "Renames a memory entity and/or sets it active or archived; refused if a live entity of its type \
+             has the name. Its mirror note follows.",
             Domain::Knowledge,
         )
     };

@@ -34,7 +34,7 @@ impl Tool for UnlinkEntities {
         ..ToolSpec::base(
             "unlink_entities",
             "Remove a relation between entities",
-            "Removes the relation source —relation_type→ target; removed: false when there was none.",
+            "Removes the relation source —relation_type→ target (removed: false if none).",
             Domain::Knowledge,
         )
     };

@@ -18,10 +18,10 @@ pub struct Input {
     pub vault: String,
     pub entity_id: String,
     pub observation_id: String,
-    /// The fact's new text: a new observation supersedes this one from now.
+    /// New text.
     #[serde(default)]
     pub observation: Option<String>,
-    /// Retire the fact: it stops holding now, with no successor.
+    /// End the fact now.
     #[serde(default)]
     pub retire: Option<bool>,
 }
@@ -50,9 +50,8 @@ impl Tool for UpdateObservation {
         ..ToolSpec::base(
             "update_observation",
             "Change or retire a fact",
-            "Changes an entity's observation: with observation, a new one supersedes it from now (the old keeps its \
-             text, valid_to and superseded_by); with retire, it stops holding now. Only a fact that still holds can \
-             change.",
+            "Changes or retires a memory fact that still holds; pass observation or retire, not both. The old \
+             fact is kept, closed now.",
             Domain::Knowledge,
         )
     };

@@ -34,8 +34,7 @@ impl Tool for PlurGet {
         ..ToolSpec::base(
             "plur_get",
             "Get a PLUR engram",
-            "Fetches one engram by id from the external PLUR store the server is configured with (plugin_unavailable \
-             without one).",
+            "Fetches one engram by id from the configured PLUR store (plugin_unavailable if none).",
             Domain::Knowledge,
         )
     };

@@ -16,11 +16,11 @@ pub struct PlurRecall;
 pub struct Input {
     #[schemars(length(min = 1, max = 2000))]
     pub query: String,
-    /// Engrams answered (default 10, at most 100).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
-    /// The store's scope (a namespace it defines).
+    /// Store namespace.
     #[serde(default)]
     pub scope: Option<String>,
 }
@@ -35,7 +35,7 @@ impl Tool for PlurRecall {
         ..ToolSpec::base(
             "plur_recall",
             "Recall PLUR engrams",
-            "Keyword (BM25) recall over the external PLUR engram store the server is configured with (plugin_unavailable without one).",
+            "Keyword (BM25) recall over the configured PLUR engram store (plugin_unavailable if none).",
             Domain::Knowledge,
         )
     };

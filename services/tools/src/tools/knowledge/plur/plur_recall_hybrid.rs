@@ -16,14 +16,14 @@ pub struct PlurRecallHybrid;
 pub struct Input {
     #[schemars(length(min = 1, max = 2000))]
     pub query: String,
-    /// Engrams answered (default 10, at most 100).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
-    /// The store's scope (a namespace it defines).
+    /// Store namespace.
     #[serde(default)]
     pub scope: Option<String>,
-    /// The keyword share of the fused score, 0 to 1 (the store's default when left out).
+    /// Keyword share (default: the store's).
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub bm25_weight: Option<f64>,
@@ -39,7 +39,7 @@ impl Tool for PlurRecallHybrid {
         ..ToolSpec::base(
             "plur_recall_hybrid",
             "Recall PLUR engrams, hybrid",
-            "Keyword plus embedding recall over the external PLUR engram store the server is configured with; bm25_weight sets the keyword share (plugin_unavailable without one).",
+            "Keyword plus embedding recall over the configured PLUR engram store (plugin_unavailable if none).",
             Domain::Knowledge,
         )
     };

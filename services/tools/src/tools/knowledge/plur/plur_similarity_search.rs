@@ -16,14 +16,13 @@ pub struct PlurSimilaritySearch;
 pub struct Input {
     #[schemars(length(min = 1, max = 2000))]
     pub query: String,
-    /// Engrams answered (default 10, at most 100).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
-    /// The store's scope (a namespace it defines).
+    /// Store namespace.
     #[serde(default)]
     pub scope: Option<String>,
-    /// The lowest similarity answered, 0 to 1.
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_score: Option<f64>,
@@ -39,7 +38,7 @@ impl Tool for PlurSimilaritySearch {
         ..ToolSpec::base(
             "plur_similarity_search",
             "Search PLUR engrams by similarity",
-            "Vector similarity search over the external PLUR engram store's embeddings, at least min_score, with the store the server is configured with (plugin_unavailable without one).",
+            "Vector similarity search over the configured PLUR engram store's embeddings (plugin_unavailable if none).",
             Domain::Knowledge,
         )
     };

@@ -18,9 +18,9 @@ pub struct DiagnoseRetrieval;
 pub struct Input {
     pub vault: String,
     pub query: String,
-    /// The note expected among the results.
+    /// The note expected in the results.
     pub path: String,
-    /// The cut the diagnosis is against (default 10, at most 50), as vault_graph_search's.
+    /// As vault_graph_search's (default 10).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub final_top_k: Option<u32>,
@@ -73,8 +73,8 @@ impl Tool for DiagnoseRetrieval {
         ..ToolSpec::base(
             "diagnose_retrieval",
             "Diagnose a retrieval",
-            "Traces why one note was or was not retrieved for a query by vault_graph_search: its rank in the keyword \
-             and meaning arms, the fusion, the graph expansion and the final cut, and the stage it fell out at.",
+            "Explains why a note was or was not retrieved by vault_graph_search for a query: its rank at each \
+             stage and where it fell out.",
             Domain::Knowledge,
         )
     };

@@ -25,7 +25,7 @@ JSON object and nothing else: {\"verdict\": \"conflicts\" | \"consistent\" | \"i
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What is proposed, in a few sentences.
+    /// A few sentences.
     #[schemars(length(min = 1, max = 4000))]
     pub proposal: String,
 }
@@ -65,9 +65,8 @@ impl Tool for KnowledgeChallenge {
         ..ToolSpec::base(
             "knowledge_challenge",
             "Red-team a proposal",
-            "Gathers the vault's recorded decisions (#decision notes first) and other notes near a proposal and has the \
-             organisation's chat model red-team it: a verdict (conflicts, consistent, insufficient_evidence) and \
-             objections, each citing the evidence it rests on.",
+            "Has the organisation's chat model red-team a proposal against the vault's #decision and \
+             related notes: a verdict (conflicts, consistent, insufficient_evidence) and cited objections.",
             Domain::Knowledge,
         )
     };

@@ -33,24 +33,23 @@ const CHANGES: usize = 20;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The question; without one, the vault's most recently changed notes are packed.
     #[serde(default)]
     pub query: Option<String>,
-    /// Tokens the packed context may take (default 2000, 100 to 32000; 4 bytes a token).
+    /// Default 2000; a token is 4 bytes.
     #[serde(default)]
     #[schemars(range(min = 100, max = 32000))]
     pub token_budget: Option<u32>,
-    /// Chunks retrieved before packing (default 8, at most 30).
+    /// Chunks retrieved (default 8).
     #[serde(default)]
     #[schemars(range(min = 1, max = 30))]
     pub k: Option<u32>,
-    /// Your eligible work episodes that match (default true).
+    /// Default true.
     #[serde(default)]
     pub include_work: Option<bool>,
-    /// Notes tagged #lesson that match (default true).
+    /// Default true.
     #[serde(default)]
     pub include_lessons: Option<bool>,
-    /// Also list what changed since (YYYY-MM-DD or RFC 3339) in diff_since.
+    /// Also list what changed since (YYYY-MM-DD or RFC 3339).
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -201,10 +200,9 @@ impl Tool for VaultContext {
         ..ToolSpec::base(
             "vault_context",
             "Pack context for a question",
-            "Packs one context for a question within token_budget: open contradictions touching the notes first, then \
-             lessons (#lesson notes), your eligible work episodes, wiki syntheses and the best chunks (graph-expanded \
-             hybrid retrieval); what did not fit is named in prefetch. Without a query, the latest changed notes \
-             (with read:git).",
+            "Packs context for a question within token_budget: contradictions, #lesson notes, your work \
+             episodes, wiki syntheses, best chunks; overflow named in prefetch. No query: latest changed notes \
+             (needs read:git).",
             Domain::Knowledge,
         )
     };

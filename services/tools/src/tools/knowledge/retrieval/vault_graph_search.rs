@@ -17,25 +17,25 @@ pub struct VaultGraphSearch;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What to find, as search_vault reads it (words, "phrases", path:, tag:).
+    /// search_vault syntax: words, "phrases", path:, tag:.
     pub query: String,
-    /// More phrasings of the same question, each searched and fused (at most 5 in all).
+    /// Other phrasings (at most 5 in all).
     #[serde(default)]
     pub queries: Option<Vec<String>>,
-    /// A guessed answer, searched by meaning too (with an embedding provider).
+    /// Searched by meaning only.
     #[serde(default)]
     pub hypothetical_answer: Option<String>,
-    /// Chunks answered (default 10, at most 50).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub final_top_k: Option<u32>,
-    /// Further vaults to search too (their hits fused into one ranking).
+    /// More vaults, fused into one ranking.
     #[serde(default)]
     pub vaults: Option<Vec<String>>,
-    /// Only notes as last changed at or before this (YYYY-MM-DD or RFC 3339).
+    /// Only notes last changed by then (YYYY-MM-DD or RFC 3339).
     #[serde(default)]
     pub as_of: Option<String>,
-    /// Only notes changed at or after this.
+    /// Only notes changed since then.
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -137,9 +137,8 @@ impl Tool for VaultGraphSearch {
         ..ToolSpec::base(
             "vault_graph_search",
             "Search, expanded through links",
-            "Hybrid search (keywords, and meaning with an embedding provider) over chunks, fused by reciprocal rank \
-             across query variants and a hypothetical answer, then expanded one hop along the wikilink graph. Answers \
-             chunk_id, path, content, rerank_score and age per hit; vaults adds more vaults.",
+            "Hybrid search (keywords, plus meaning when embeddings are on) over note chunks, expanded one hop \
+             along wikilinks; returns ranked chunks.",
             Domain::Knowledge,
         )
     };

@@ -21,27 +21,25 @@ pub const SEE_ALSO: &str = "See also";
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The page's topic, checked again for an existing page (default: the page's file name).
+    /// Default: the file name.
     #[serde(default)]
     pub topic: Option<String>,
-    /// The SCHEMA.md type of the page (default: its frontmatter's `type`).
+    /// SCHEMA.md type (default: frontmatter `type`).
     #[serde(default, rename = "type")]
     pub page_type: Option<String>,
-    /// The notes the page draws on (raw sources): each should be linked from the page.
+    /// Raw source notes the page should link.
     #[serde(default)]
     pub sources: Option<Vec<String>>,
     pub page: Page,
-    /// Additive edits that link the rest of the vault to the page.
+    /// Edits linking other notes to the page.
     #[serde(default)]
     pub patches: Option<Vec<Patch>>,
-    /// The confirmation token, for an overwrite of a page with content.
+    /// Confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
-    /// Write the page although another page already covers the topic.
     #[serde(default)]
     pub allow_duplicate: Option<bool>,
-    /// Ask the configured judge about a duplicate check that rests on soft evidence only
-    /// (default: the deployment's wiki.judge.enabled).
+    /// Ask the judge model when duplicate evidence is soft.
     #[serde(default)]
     pub judge: Option<bool>,
 }
@@ -51,9 +49,9 @@ pub struct Input {
 pub struct Page {
     /// Inside the wiki folder, ending in .md.
     pub path: String,
-    /// The whole note: frontmatter and body.
+    /// Whole note with frontmatter.
     pub content: String,
-    /// create (default) or overwrite (needs prev_hash and a confirmation).
+    /// create (default) or overwrite (needs prev_hash and confirmation).
     #[serde(default)]
     pub mode: Option<PageMode>,
     #[serde(default)]
@@ -72,10 +70,10 @@ pub enum PageMode {
 #[serde(deny_unknown_fields)]
 pub struct Patch {
     pub path: String,
-    /// The note's content_hash as read (draft_wiki_page gives it).
+    /// content_hash as read (from draft_wiki_page).
     pub prev_hash: String,
-    /// link: a "- [[page]]" bullet under `heading` (default "See also", made when missing),
-    /// once; append: `text` at the end, or at the end of `heading`'s section.
+    /// link: a "- [[page]]" bullet under `heading` (default "See also"); append: `text` at the
+    /// end of the note or `heading`'s section.
     pub op: PatchOp,
     #[serde(default)]
     pub heading: Option<String>,
@@ -129,9 +127,8 @@ impl Tool for CommitWikiPage {
         ..ToolSpec::base(
             "commit_wiki_page",
             "Commit a wiki page",
-            "Writes a drafted wiki page and the patches that link notes to it as one all-or-nothing commit (crash-safe; \
-             every replaced note kept as a snapshot). Checks ACL, prev_hash, duplicates and the poison scan first; \
-             schema and link findings come back as problems, not refusals.",
+            "Writes a wiki page and patches linking notes to it, all or nothing. Refuses on a stale prev_hash, a \
+             duplicate page or a prompt injection; schema and link issues come back as problems.",
             Domain::Knowledge,
         )
     };

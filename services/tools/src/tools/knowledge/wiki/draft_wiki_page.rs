@@ -25,28 +25,24 @@ pub const MIN_SOURCE_CHARS: usize = 1500;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What the page is about.
     pub topic: String,
-    /// Its SCHEMA.md type.
+    /// SCHEMA.md page type.
     #[serde(default, rename = "type")]
     pub page_type: Option<String>,
-    /// Notes the page draws on.
     #[serde(default)]
     pub sources: Option<Vec<String>>,
-    /// One raw source to ingest (a .md note in the raw folder).
+    /// A note in the raw folder to ingest.
     #[serde(default)]
     pub source: Option<String>,
-    /// Ask the configured judge about a duplicate check that rests on soft evidence only
-    /// (default: the deployment's wiki.judge.enabled).
+    /// Ask the judge model when duplicate evidence is soft.
     #[serde(default)]
     pub judge: Option<bool>,
-    /// Candidates and notes per list of the link map, 1 to 50 (default 10).
+    /// Per list, 1 to 50 (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Cosine similarity a semantic candidate needs (default 0.7).
+    /// Cosine a semantic candidate needs (default 0.7).
     #[serde(default)]
     pub min_similarity: Option<f32>,
-    /// concise drops the evidence's detail and why each note is in the link map.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -193,9 +189,8 @@ impl Tool for DraftWikiPage {
         ..ToolSpec::base(
             "draft_wiki_page",
             "Draft a wiki page",
-            "Plans a wiki page without writing: the duplicate check, a link map (notes to link, notes that should \
-             link to it, notes already linking), SCHEMA.md's requirements for its type and a changeset skeleton for \
-             commit_wiki_page. With source, ingests one raw note.",
+            "Plans a wiki page without writing: duplicate check, link map, SCHEMA.md requirements and a changeset \
+             skeleton for commit_wiki_page; with source, plans ingesting one raw note.",
             Domain::Knowledge,
         )
     };

@@ -18,23 +18,19 @@ pub const DEFAULT_MIN_SIMILARITY: f32 = 0.7;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The topic you are about to write about, e.g. "Spaced repetition" (a wikidata QID such
-    /// as Q42 in it is matched against wikidata: properties).
+    /// A wikidata QID in it (Q42) matches wikidata: properties.
     pub topic: String,
-    /// Only pages under this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Ask the configured judge about a verdict that rests on soft evidence only (default:
-    /// the deployment's wiki.judge.enabled; without a judge the check is listed as skipped).
+    /// Ask the judge model when the evidence is soft.
     #[serde(default)]
     pub judge: Option<bool>,
-    /// Candidates to return, 1 to 50 (default 5).
+    /// 1 to 50 (default 5).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Cosine similarity a semantic candidate needs (default 0.7).
+    /// Cosine a semantic candidate needs (default 0.7).
     #[serde(default)]
     pub min_similarity: Option<f32>,
-    /// concise drops each piece of evidence's detail.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -73,9 +69,8 @@ impl Tool for FindExistingPage {
         ..ToolSpec::base(
             "find_existing_page",
             "Find an existing page",
-            "Before writing a page, checks whether one on the topic exists: exists (a path, file name, alias, \
-             wikidata QID, title or H1 names exactly one), ambiguous (several, or only link text or semantic \
-             nearness) or new, with the evidence per candidate.",
+            "Before writing a wiki page, checks whether one on the topic exists: exists (one page matches by name, \
+             alias, QID, title or H1), ambiguous or new.",
             Domain::Knowledge,
         )
     };

@@ -57,31 +57,27 @@ const ALL: [Check; 9] = [
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The folder to lint (default: the wiki folder, else the whole vault).
+    /// Default: the wiki folder, else the whole vault.
     #[serde(default)]
     pub folder: Option<String>,
-    /// The checks to run (default all): orphan, unresolved_link, stale, duplicate_chunks,
-    /// missing_sources, near_duplicate, contradiction, coverage_gap, generated_pages.
+    /// Default: all.
     #[serde(default)]
     pub checks: Option<Vec<Check>>,
-    /// Ask the configured judge about near duplicates (default: on when a judge is configured
-    /// and wiki.judge.lint_enabled).
+    /// Ask the judge model about near duplicates.
     #[serde(default)]
     pub judge: Option<bool>,
-    /// Proposals per check, 1 to 200 (default 20).
+    /// 1 to 200 (default 20).
     #[serde(default)]
     pub limit_per_check: Option<u32>,
-    /// Judge calls at most, 1 to 100 (default 10).
+    /// 1 to 100 (default 10).
     #[serde(default)]
     pub max_judge_calls: Option<u32>,
-    /// Pages the pairwise passes (duplicate chunks, near duplicates) read at most, 1 to 5000
-    /// (default 1500).
+    /// Pages compared for duplicates, 1 to 5000 (default 1500).
     #[serde(default)]
     pub max_notes: Option<u32>,
-    /// Note-to-note cosine for a near duplicate (default 0.909).
+    /// Cosine for a near duplicate (default 0.909).
     #[serde(default)]
     pub min_similarity: Option<f32>,
-    /// concise drops detail, tool_args and evidence.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
     #[serde(default)]
@@ -144,9 +140,8 @@ impl Tool for LintWiki {
         ..ToolSpec::base(
             "lint_wiki",
             "Lint the wiki",
-            "Proposes wiki upkeep, each proposal naming the tool and arguments that apply it: orphan pages, \
-             unresolved links grouped by target, stale pages, paragraphs duplicated across pages, missing sources, \
-             near-duplicate pages and hand-edited generated pages. A check that cannot run is listed as skipped. Writes nothing.",
+            "Proposes wiki upkeep with the tool call for each fix, writing nothing: orphan pages, unresolved links, \
+             stale pages, duplicated paragraphs, missing sources, near-duplicate and hand-edited generated pages.",
             Domain::Knowledge,
         )
     };

@@ -27,7 +27,7 @@ pub enum GroupBy {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// tool (default), status, error_code, session, day, eligibility or result.
+    /// Default: tool.
     #[serde(default)]
     pub group_by: Option<GroupBy>,
     /// YYYY-MM-DD or RFC 3339.
@@ -35,11 +35,11 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Leave out buckets with fewer episodes (default 1).
+    /// Omit buckets with fewer episodes.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000000))]
     pub min_bucket: Option<u32>,
-    /// Buckets (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -84,8 +84,8 @@ impl Tool for EpisodeStats {
         ..ToolSpec::base(
             "episode_stats",
             "Count work episodes",
-            "Counts your work-memory episodes (everyone's with admin:workspace) grouped by tool, status, error_code, \
-             session, day, eligibility or result: calls, errors, verdicts and quarantine states, never content.",
+            "Counts your work-memory episodes by group_by (everyone's with admin:workspace): calls, errors, verdicts, \
+             quarantine states.",
             Domain::Knowledge,
         )
     };

@@ -10,7 +10,6 @@ use otc_kernel::{CallContext, Tool};
 
 pub struct RecordRetrievalFeedback;
 
-/// Whether a chunk helped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Feedback {
@@ -21,19 +20,19 @@ pub enum Feedback {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The chunk as a search answered it (`path#n`), or a note path for every chunk of it.
+    /// `path#n` as a search returned it, or a note path for all its chunks.
     #[serde(default)]
     pub chunk_id: Option<String>,
     #[serde(default)]
     pub feedback: Option<Feedback>,
-    /// One of your sessions (default: the open one).
+    /// Default: your open session.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// How many of the chunk's latest retrievals in the session to mark (default 1, at most 50).
+    /// Latest retrievals of the chunk to mark (default 1).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub last_n: Option<u32>,
-    /// Several at once, in one transaction (instead of chunk_id and feedback).
+    /// Several at once, instead of chunk_id and feedback.
     #[serde(default)]
     #[schemars(length(min = 1, max = 50))]
     pub verdicts: Option<Vec<Verdict>>,
@@ -83,8 +82,7 @@ impl Tool for RecordRetrievalFeedback {
         ..ToolSpec::base(
             "record_retrieval_feedback",
             "Mark retrieved chunks useful",
-            "Marks a chunk a search returned in your session (chunk_id path#n, or a note path) as useful or \
-             not_useful; verdicts marks up to 50 in one transaction. Answers how many retrievals were marked.",
+            "Marks chunks a search returned in your session as useful or not_useful.",
             Domain::Knowledge,
         )
     };

@@ -14,13 +14,12 @@ pub struct WorkEpisodeChain;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// An episode id.
     pub id: String,
-    /// Most episodes answered (default 20, at most 100).
+    /// Default 20.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
-    /// Another caller's episode (needs admin:workspace).
+    /// Needs admin:workspace.
     #[serde(default)]
     pub any_caller: bool,
     #[serde(default)]
@@ -48,8 +47,8 @@ impl Tool for WorkEpisodeChain {
         ..ToolSpec::base(
             "work_episode_chain",
             "Follow an episode's amendments",
-            "Follows an episode's amendment chain, oldest first: the failed call it retried (amends), back to the first \
-             attempt, and the calls that retried it in turn.",
+            "Returns an episode's amendment chain, oldest first: the failed attempts it retried and the later \
+             retries of it.",
             Domain::Knowledge,
         )
     };

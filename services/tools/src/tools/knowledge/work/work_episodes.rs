@@ -13,7 +13,6 @@ use otc_kernel::{CallContext, Tool};
 
 pub struct WorkEpisodes;
 
-/// A call's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -44,16 +43,16 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Also blocked episodes (their summary withheld).
+    /// Include blocked ones (summary withheld).
     #[serde(default)]
     pub include_blocked: bool,
-    /// Every caller's episodes (needs admin:workspace).
+    /// Needs admin:workspace.
     #[serde(default)]
     pub any_caller: bool,
-    /// Only work no verdict has judged yet (work_result stamps it).
+    /// Only episodes work_result has not judged.
     #[serde(default)]
     pub unstamped_debt: bool,
-    /// Episodes per page (default 50, at most 500).
+    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub k: Option<u32>,
@@ -82,9 +81,7 @@ impl Tool for WorkEpisodes {
         ..ToolSpec::base(
             "work_episodes",
             "List work episodes",
-            "Lists the episode log of your work sessions, newest first: one episode per call you made while a session \
-             was open, with its outcome, trust and eligibility (pending until work_result judges it). Filters: \
-             session_id, tool, status, since/until, unstamped_debt; include_blocked shows blocked ones.",
+            "Lists your work-session episodes (one per call), newest first, with outcome, trust and eligibility.",
             Domain::Knowledge,
         )
     };

@@ -39,8 +39,8 @@ impl Tool for WorkForget {
         ..ToolSpec::base(
             "work_forget",
             "Forget an episode",
-            "Forgets one of your work episodes: its summary, retrievals and session trace leave every reader; a \
-             tombstone keeps who forgot it and when.",
+            "Forgets one of your work episodes: its summary, retrievals and trace are gone for every reader; a \
+             tombstone records who and when.",
             Domain::Knowledge,
         )
     };

@@ -13,10 +13,10 @@ pub struct WorkResult;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// -1 (it went badly), 0 (neutral) or 1 (it worked).
+    /// -1 went badly, 0 neutral, 1 worked.
     #[schemars(range(min = -1, max = 1))]
     pub result: i64,
-    /// Judge only the calls made up to this time (YYYY-MM-DD or RFC 3339; default now).
+    /// Only calls up to this time (YYYY-MM-DD or RFC 3339; default now).
     #[serde(default)]
     pub as_of: Option<String>,
 }
@@ -48,8 +48,8 @@ impl Tool for WorkResult {
         ..ToolSpec::base(
             "work_result",
             "Judge the task just finished",
-            "Records your -1/0/+1 verdict on the task you just finished: every unjudged call of your open session (up \
-             to as_of) is stamped. 0 and +1 make them eligible for work_search; -1 holds them back.",
+            "Records your -1/0/+1 verdict on the task just finished for each unjudged call of your open session; \
+             0 and +1 make them eligible for work_search.",
             Domain::Knowledge,
         )
     };

@@ -21,7 +21,7 @@ const DEFAULT_MIN_TRUST: f32 = 0.5;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Words the summary or tool must all contain (or, with semantic, what to be close to).
+    /// Words the summary or tool must all contain; with semantic, text to match by meaning.
     #[serde(default)]
     pub query: Option<String>,
     #[serde(default)]
@@ -33,21 +33,21 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Results (default 10, at most 100).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
-    /// Trust floor, 0 to 1 (default 0.5).
+    /// Default 0.5.
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_trust: Option<f32>,
-    /// Also episodes no verdict has judged yet (quarantined).
+    /// Also unjudged (quarantined) episodes.
     #[serde(default)]
     pub include_pending: bool,
-    /// Every caller's episodes (needs admin:workspace).
+    /// Needs admin:workspace.
     #[serde(default)]
     pub any_caller: bool,
-    /// Rank by meaning with the embedding provider instead of matching words.
+    /// Rank by meaning instead of words.
     #[serde(default)]
     pub semantic: bool,
     #[serde(default)]
@@ -75,9 +75,8 @@ impl Tool for WorkSearch {
         ..ToolSpec::base(
             "work_search",
             "Search past work",
-            "Searches your work-memory episodes: only those a verdict made eligible and at least min_trust, unless \
-             include_pending (quarantined, unjudged ones too); held and blocked episodes never. query matches words \
-             of the summary; semantic ranks by meaning (needs an embedding provider).",
+            "Searches your past work-memory episodes that a verdict made eligible, at or above min_trust \
+             (include_pending adds unjudged ones).",
             Domain::Knowledge,
         )
     };

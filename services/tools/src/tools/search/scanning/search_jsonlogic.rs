@@ -52,16 +52,13 @@ pub struct Input {
     /// Only notes in this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Notes per page (default 25, at most 1000).
+    /// Default 25, at most 1000.
     #[serde(default)]
     pub limit: Option<u32>,
-    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// detailed adds frontmatter, tags and mtime.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias: terse, full.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -111,8 +108,8 @@ impl Tool for SearchJsonlogic {
         ..ToolSpec::base(
             "search_jsonlogic",
             "Filter notes with JSONLogic",
-            "Finds the notes a JSONLogic rule holds for: paths in path order, total_count, and next_cursor for \
-             the next page. Rules on content read every note: on compute_budget_exceeded, narrow with root.",
+            "Filters notes by a JSONLogic rule over their properties, tags, path and content, in path order. On \
+             compute_budget_exceeded, narrow with root.",
             Domain::Search,
         )
     };

@@ -28,19 +28,16 @@ pub struct Input {
     /// Only notes in this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Matches listed per note (default 10, at most 100); all are counted.
+    /// Listed per note (default 10, at most 100); all are counted.
     #[serde(default)]
     pub max_matches_per_file: Option<u32>,
-    /// Notes per page (default 25, at most 1000).
+    /// Default 25, at most 1000.
     #[serde(default)]
     pub limit: Option<u32>,
-    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// detailed adds each match's column and text.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias: terse, full.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -94,9 +91,8 @@ impl Tool for SearchRegex {
         ..ToolSpec::base(
             "search_regex",
             "Search notes by regular expression",
-            "Searches note text with a regular expression: matching notes in path order with their matching \
-             lines, total_count, and next_cursor for the next page. On compute_budget_exceeded, narrow with \
-             root or a literal word.",
+            "Searches note text with a regular expression: matching notes in path order, with matching lines. \
+             On compute_budget_exceeded, narrow with root or a literal word.",
             Domain::Search,
         )
     };

@@ -15,19 +15,16 @@ pub struct CreateCanvas;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The new .canvas file.
     pub path: String,
-    /// JSON Canvas 1.0 nodes: {type: text|file|link|group, x, y, width, height, text | file |
-    /// url | label, color?}; an id is made for a node without one.
+    /// {type: text|file|link|group, x, y, width, height, text|file|url|label, color?}; id optional.
     #[serde(default)]
     pub nodes: Option<Vec<Map<String, Value>>>,
-    /// Edges: {fromNode, toNode, fromSide?, toSide?, label?}; an id is made when missing.
+    /// {fromNode, toNode, fromSide?, toSide?, label?}; id optional.
     #[serde(default)]
     pub edges: Option<Vec<Map<String, Value>>>,
-    /// Replace an existing canvas (it goes to the trash; needs a person's confirmation).
+    /// Replace an existing canvas (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// The confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -58,8 +55,7 @@ impl Tool for CreateCanvas {
         ..ToolSpec::base(
             "create_canvas",
             "Create a canvas",
-            "Creates a JSON Canvas (.canvas) file from nodes and edges, checked against the JSON Canvas 1.0 rules \
-             (ids made where missing), in the layout Obsidian writes.",
+            "Creates a JSON Canvas (.canvas) file from nodes and edges, checked against JSON Canvas 1.0.",
             Domain::Structured,
         )
     };

@@ -17,21 +17,18 @@ const MAX_CANVASES: i64 = 500;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The .canvas files to search (default: every canvas under root).
+    /// Default: every canvas under root.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// Folder to search in when paths is not given (default: the whole vault).
+    /// Used when paths is not given.
     #[serde(default)]
     pub root: Option<String>,
-    /// Every filter given must match: type (text, file, link, group), text (a case-insensitive
-    /// part of a node's text, label, file or URL), color, file (the file a node shows),
-    /// in_group (a group node's id).
+    /// All given must match: type (text|file|link|group), text (case-insensitive, in a node's
+    /// text, label, file or URL), color, file (the file shown), in_group (a group node's id).
     #[serde(default)]
     pub filter: Option<Filter>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -90,8 +87,7 @@ impl Tool for QueryCanvas {
         ..ToolSpec::base(
             "query_canvas",
             "Find nodes in canvases",
-            "Finds the nodes of one or more canvases by type, text, color, the file they show or the group they \
-             sit in.",
+            "Finds nodes in one or more canvases by type, text, color, shown file or group.",
             Domain::Structured,
         )
     };

@@ -16,14 +16,9 @@ pub struct ReadCanvas;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The .canvas file.
     pub path: String,
-    /// concise (what each node says and what each edge joins) or detailed (every field,
-    /// layout included, the counts and the spec problems). Default: the server's
-    /// tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -64,7 +59,7 @@ impl Tool for ReadCanvas {
         ..ToolSpec::base(
             "read_canvas",
             "Read a canvas",
-            "Reads a JSON Canvas (.canvas) file: its nodes (text, file, link, group) and the edges between them.",
+            "Reads a JSON Canvas (.canvas) file: its nodes and the edges between them.",
             Domain::Structured,
         )
     };

@@ -17,27 +17,25 @@ pub struct UpdateCanvas;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Nodes to add (an id is made for one without).
+    /// Id optional.
     #[serde(default)]
     pub add_nodes: Option<Vec<Map<String, Value>>>,
-    /// Edges to add.
     #[serde(default)]
     pub add_edges: Option<Vec<Map<String, Value>>>,
-    /// Nodes to remove; the edges touching them go too.
+    /// Their edges go too.
     #[serde(default)]
     pub remove_node_ids: Option<Vec<String>>,
     #[serde(default)]
     pub remove_edge_ids: Option<Vec<String>>,
-    /// Each names a node by id and holds the fields to set; null removes a field.
+    /// Each holds a node id and the fields to set; null removes a field.
     #[serde(default)]
     pub update_nodes: Option<Vec<Map<String, Value>>>,
-    /// Each names an edge by id and holds the fields to set; null removes a field.
+    /// Each holds an edge id and the fields to set; null removes a field.
     #[serde(default)]
     pub update_edges: Option<Vec<Map<String, Value>>>,
-    /// The content_hash you read: refused if the canvas changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Accepted for the public implementation's callers; an update needs no confirmation.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -68,8 +66,7 @@ impl Tool for UpdateCanvas {
         ..ToolSpec::base(
             "update_canvas",
             "Change a canvas",
-            "Adds, removes and changes nodes and edges of a JSON Canvas (.canvas) file in one write; a change that \
-             would break a JSON Canvas 1.0 rule is refused. Untouched nodes and edges keep their bytes.",
+            "Adds, removes and changes nodes and edges of a canvas in one write; a JSON Canvas 1.0 breach is refused.",
             Domain::Structured,
         )
     };

@@ -13,10 +13,10 @@ pub struct FormatTable;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Which table of the note, 0-based in file order (default 0).
+    /// 0-based, in file order.
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -32,8 +32,7 @@ impl Tool for FormatTable {
         ..ToolSpec::base(
             "format_table",
             "Align a Markdown table",
-            "Pads a Markdown table's cells so its pipes line up, keeping each column's alignment. \
-             Every byte outside the table stays as it was.",
+            "Pads a Markdown table's cells so its pipes line up, keeping each column's alignment.",
             Domain::Structured,
         )
     };

@@ -23,21 +23,19 @@ pub enum Align {
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Which table of the note, 0-based in file order (default 0).
+    /// 0-based, in file order.
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The new column's header.
     pub header: String,
-    /// Its cells, top to bottom; missing ones are left empty.
+    /// Cells, top to bottom; missing ones stay empty.
     #[serde(default)]
     pub values: Option<Vec<String>>,
-    /// 0-based position of the new column (default: last).
+    /// 0-based (default: last).
     #[serde(default)]
     pub at: Option<usize>,
-    /// Default none.
     #[serde(default)]
     pub align: Option<Align>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -53,8 +51,7 @@ impl Tool for InsertTableColumn {
         ..ToolSpec::base(
             "insert_table_column",
             "Add a column to a Markdown table",
-            "Inserts a column (header, cells, alignment) into a Markdown table of a note. Every byte \
-             outside the table stays as it was.",
+            "Inserts a column (header, cells, alignment) into a Markdown table of a note.",
             Domain::Structured,
         )
     };

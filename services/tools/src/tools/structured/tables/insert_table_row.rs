@@ -13,15 +13,15 @@ pub struct InsertTableRow;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Which table of the note, 0-based in file order (default 0).
+    /// 0-based, in file order.
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The cells, left to right; missing ones are left empty, a | is escaped.
+    /// Cells, left to right; missing ones stay empty, a | is escaped.
     pub values: Vec<String>,
-    /// 0-based data row the new row becomes (default: after the last).
+    /// 0-based data row (default: last).
     #[serde(default)]
     pub at: Option<usize>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -37,8 +37,7 @@ impl Tool for InsertTableRow {
         ..ToolSpec::base(
             "insert_table_row",
             "Add a row to a Markdown table",
-            "Inserts a row into a Markdown table of a note, at a position or at the end. Every byte \
-             outside the table stays as it was.",
+            "Inserts a row into a Markdown table of a note.",
             Domain::Structured,
         )
     };

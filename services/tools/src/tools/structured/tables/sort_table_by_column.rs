@@ -21,19 +21,18 @@ pub enum Order {
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Which table of the note, 0-based in file order (default 0).
+    /// 0-based, in file order.
     #[serde(default)]
     pub table_index: Option<usize>,
-    /// The column's header (case-insensitive), or its 0-based position.
+    /// Header (case-insensitive) or 0-based position.
     pub column: String,
-    /// Default asc. The sort is stable.
+    /// Default asc; the sort is stable.
     #[serde(default)]
     pub order: Option<Order>,
-    /// Compare as numbers (1,234.5 reads as a number); cells that are not numbers go last.
-    /// Default false: text, case-insensitive.
+    /// As numbers (1,234.5 is one; others go last); default: text, case-insensitive.
     #[serde(default)]
     pub numeric: Option<bool>,
-    /// The content_hash you read: refused if the note changed since.
+    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -49,8 +48,7 @@ impl Tool for SortTableByColumn {
         ..ToolSpec::base(
             "sort_table_by_column",
             "Sort a Markdown table",
-            "Sorts a Markdown table's rows by one column, as text or as numbers. Every byte outside \
-             the table stays as it was.",
+            "Sorts a Markdown table's rows by one column, as text or as numbers.",
             Domain::Structured,
         )
     };

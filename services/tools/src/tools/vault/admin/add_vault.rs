@@ -14,7 +14,7 @@ pub struct AddVault;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The new vault's name: letters, digits, spaces, dots, dashes and underscores, up to 100.
+    /// Letters, digits, spaces, dots, dashes and underscores, up to 100.
     pub name: String,
 }
 
@@ -36,8 +36,7 @@ impl Tool for AddVault {
         ..ToolSpec::base(
             "add_vault",
             "Add a vault",
-            "Makes a new, empty vault in your organisation, reachable by name at once; fill it by writing notes \
-             or syncing a folder into it.",
+            "Creates a new, empty vault in your organisation, usable by name at once.",
             Domain::Vault,
         )
     };

@@ -247,9 +247,8 @@ impl Tool for RefreshPluginCapabilities {
         ..ToolSpec::base(
             "refresh_plugin_capabilities",
             "Refresh plugin capabilities",
-            "Reads which plugins the vault enables (.obsidian settings) and says how far this server serves each \
-             without a running Obsidian (full, partial, none) and with which tools, and what changed since the \
-             last refresh.",
+            "Lists the vault's enabled plugins, how far this server serves each without a running Obsidian (full, \
+             partial, none) and by which tools, and changes since the last refresh.",
             Domain::Vault,
         )
     };

@@ -37,8 +37,7 @@ impl Tool for ReloadVault {
         ..ToolSpec::base(
             "reload_vault",
             "Reload a vault",
-            "Makes every server read a vault afresh: its cached file list, link graph, settings and read-only \
-             holds are dropped. Nothing in the vault changes.",
+            "Makes every server drop its cached state of a vault and read it afresh. Nothing in the vault changes.",
             Domain::Vault,
         )
     };

@@ -17,11 +17,8 @@ pub struct ResetVaultCache;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Part {
-    /// The gateways' cached file list, link graph, lookups and holds.
     Caches,
-    /// The vault's vectors, embedded again by the workers.
     Embeddings,
-    /// The index, rebuilt from the files.
     Index,
 }
 
@@ -29,10 +26,10 @@ pub enum Part {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What to reset (default all three).
+    /// Default all three.
     #[serde(default)]
     pub include: Option<Vec<Part>>,
-    /// The confirmation token.
+    /// Confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -72,8 +69,7 @@ impl Tool for ResetVaultCache {
         ..ToolSpec::base(
             "reset_vault_cache",
             "Reset a vault's derived data",
-            "Drops what is derived from a vault and builds it again: cached state on every server, its embedding \
-             vectors (re-embedded by the workers) and its index (rebuilt from the files). The notes are not \
+            "Drops and rebuilds a vault's derived data: server caches, embedding vectors and the index. Notes are not \
              touched. Needs confirmation.",
             Domain::Vault,
         )

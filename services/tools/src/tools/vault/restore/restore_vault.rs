@@ -15,13 +15,12 @@ pub struct Input {
     /// A change-log sequence number (get_provenance's seq), or an RFC 3339 time (the last
     /// change at or before it).
     pub at: String,
-    /// Only this folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Report what would change without changing it. Default false.
+    /// Report what would change without changing it.
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The confirmation token for a real run.
+    /// Confirmation token for a real run.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -55,9 +54,8 @@ impl Tool for RestoreVault {
         ..ToolSpec::base(
             "restore_vault",
             "Restore a vault to a point in time",
-            "Puts a whole vault, or one folder, back to its state at a change-log sequence or a time, as one new \
-             all-or-nothing change (history is kept, so the restore can itself be undone). dry_run reports what \
-             would change. The folder ACL does not apply: this is for vault administrators. Needs confirmation.",
+            "Puts a vault, or one folder, back to its state at a change-log sequence or time, as one new change that \
+             can itself be undone. Needs confirmation.",
             Domain::Vault,
         )
     };

@@ -27,19 +27,19 @@ pub enum Kind {
 pub struct Bookmark {
     #[serde(rename = "type")]
     pub kind: Kind,
-    /// file, folder, heading, block: the vault path.
+    /// For file, folder, heading, block.
     #[serde(default)]
     pub path: Option<String>,
     /// heading: "#Heading"; block: "#^id".
     #[serde(default)]
     pub subpath: Option<String>,
-    /// search: the query.
+    /// For search.
     #[serde(default)]
     pub query: Option<String>,
-    /// url: the address.
+    /// For url.
     #[serde(default)]
     pub url: Option<String>,
-    /// The name shown instead of the target's.
+    /// Display name.
     #[serde(default)]
     pub title: Option<String>,
 }
@@ -49,13 +49,13 @@ pub struct Bookmark {
 pub struct Input {
     pub vault: String,
     pub bookmark: Bookmark,
-    /// The title of a top-level group to put it in (made when missing).
+    /// Title of a top-level group (created when missing).
     #[serde(default)]
     pub group: Option<String>,
-    /// Add it even when the same bookmark is there already (default false: conflict).
+    /// Default false: an identical bookmark is a conflict.
     #[serde(default)]
     pub allow_duplicate: Option<bool>,
-    /// The content_hash list_bookmarks gave: refused if the bookmarks changed since.
+    /// list_bookmarks' content_hash: refused if the bookmarks changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -89,8 +89,8 @@ impl Tool for AddBookmark {
         ..ToolSpec::base(
             "add_bookmark",
             "Add a bookmark",
-            "Adds a bookmark (file, folder, heading, block, search or url) to the vault's bookmarks, at the top or in \
-             a named group, as Obsidian's Bookmarks plugin keeps them.",
+            "Adds a bookmark (file, folder, heading, block, search or url) to Obsidian's Bookmarks, optionally in a \
+             group.",
             Domain::Workspace,
         )
     };

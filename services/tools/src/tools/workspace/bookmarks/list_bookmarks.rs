@@ -38,8 +38,7 @@ impl Tool for ListBookmarks {
         ..ToolSpec::base(
             "list_bookmarks",
             "List bookmarks",
-            "Lists the vault's bookmarks (Obsidian's Bookmarks plugin): files, folders, headings, blocks, searches \
-             and links, in their groups.",
+            "Lists the vault's bookmarks (Obsidian's Bookmarks plugin) in their groups.",
             Domain::Workspace,
         )
     };

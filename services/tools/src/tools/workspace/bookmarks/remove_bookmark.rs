@@ -14,14 +14,13 @@ pub struct RemoveBookmark;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// What the bookmarks to remove have: any of type, path, subpath, query, url, title (all
-    /// given must match).
+    /// Any of type, path, subpath, query, url, title; all given must match.
     #[serde(rename = "match")]
     pub wanted: Map<String, Value>,
-    /// Only in this top-level group (by title).
+    /// Only in this top-level group (title).
     #[serde(default)]
     pub group: Option<String>,
-    /// The content_hash list_bookmarks gave: refused if the bookmarks changed since.
+    /// list_bookmarks' content_hash: refused if the bookmarks changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -47,8 +46,7 @@ impl Tool for RemoveBookmark {
         ..ToolSpec::base(
             "remove_bookmark",
             "Remove bookmarks",
-            "Removes the bookmarks that match (by path, query, url, title or type), anywhere or in one group. The \
-             notes themselves are not touched.",
+            "Removes the matching bookmarks, anywhere or in one group; the notes are not touched.",
             Domain::Workspace,
         )
     };

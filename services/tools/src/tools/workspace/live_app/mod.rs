@@ -60,7 +60,7 @@ macro_rules! live_app_tool {
     }) => {
         pub struct $ty;
 
-        /// The catalogue's other parameters are accepted and not used.
+        // The catalogue's other parameters are accepted and not used.
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         pub struct Input {
             pub vault: String,

@@ -14,14 +14,14 @@ pub struct AppendToPeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// A day in the period, YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD, a day in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
     pub content: String,
-    /// Start on a new line when the note does not end with one (default true).
+    /// Start on a new line (default true).
     #[serde(default)]
     pub ensure_newline: Option<bool>,
-    /// Append under this heading (created at the end when missing) instead of at the end.
+    /// Append under this heading (created when missing) instead of at the end.
     #[serde(default)]
     pub heading: Option<String>,
 }
@@ -51,8 +51,8 @@ impl Tool for AppendToPeriodicNote {
         ..ToolSpec::base(
             "append_to_periodic_note",
             "Append to a periodic note",
-            "Appends to the daily, weekly, monthly, quarterly or yearly note for a date, at its end or under a \
-             heading, creating the note from its template first when it does not exist yet.",
+            "Appends to the daily, weekly, monthly, quarterly or yearly note for a date, creating it from its \
+             template when missing.",
             Domain::Workspace,
         )
     };

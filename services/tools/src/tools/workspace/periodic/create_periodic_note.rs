@@ -13,15 +13,13 @@ pub struct CreatePeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// A day in the period, YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD, a day in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// A template note to start from instead of the one the settings name (a path, or a name in
-    /// the templates folder).
+    /// A template path, or a name in the templates folder, instead of the configured one.
     #[serde(default)]
     pub template_override: Option<String>,
-    /// Fill in the template's {{date}}, {{time}}, {{title}} ... (default true); false copies it
-    /// as it is.
+    /// Fill in {{date}}, {{title}} and the like (default true); false copies the template as is.
     #[serde(default)]
     pub expand_template: Option<bool>,
 }
@@ -53,9 +51,8 @@ impl Tool for CreatePeriodicNote {
         ..ToolSpec::base(
             "create_periodic_note",
             "Create a periodic note",
-            "Creates the daily, weekly, monthly, quarterly or yearly note for a date where the vault's settings put \
-             it, from the template they name (core Templates variables filled in). Refused when it exists: \
-             find_or_create_periodic_note returns an existing one.",
+            "Creates the daily, weekly, monthly, quarterly or yearly note for a date from its template. Refused \
+             when it exists: find_or_create_periodic_note returns an existing one.",
             Domain::Workspace,
         )
     };

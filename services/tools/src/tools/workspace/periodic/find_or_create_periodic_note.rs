@@ -14,20 +14,17 @@ pub struct FindOrCreatePeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// A day in the period, YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD, a day in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// Return the note's text (default true).
+    /// Default true.
     #[serde(default)]
     pub include_content: Option<bool>,
-    /// When creating: fill in the template's variables (default true).
+    /// Fill in the template's variables when creating (default true).
     #[serde(default)]
     pub expand_template: Option<bool>,
-    /// concise (date, path, created, content) or detailed (adds the period and the template).
-    /// Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -60,8 +57,8 @@ impl Tool for FindOrCreatePeriodicNote {
         ..ToolSpec::base(
             "find_or_create_periodic_note",
             "Open or create a periodic note",
-            "Returns the daily, weekly, monthly, quarterly or yearly note for a date, creating it from its template \
-             first when it does not exist yet (created says which).",
+            "Returns the daily, weekly, monthly, quarterly or yearly note for a date, creating it from its \
+             template when missing.",
             Domain::Workspace,
         )
     };

@@ -15,17 +15,14 @@ pub struct GetPeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// A day in the period, YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD, a day in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// Return the note's text (default true).
+    /// Default true.
     #[serde(default)]
     pub include_content: Option<bool>,
-    /// concise (date, path, exists, content) or detailed (adds the period and the parsed
-    /// frontmatter). Default: the server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -59,8 +56,8 @@ impl Tool for GetPeriodicNote {
         ..ToolSpec::base(
             "get_periodic_note",
             "Read a periodic note",
-            "Finds the daily, weekly, monthly, quarterly or yearly note for a date where the vault's Daily notes \
-             or Periodic Notes settings put it, and reads it; exists: false when there is none yet.",
+            "Reads the daily, weekly, monthly, quarterly or yearly note for a date (per the vault's Daily notes \
+             or Periodic Notes settings); creates nothing.",
             Domain::Workspace,
         )
     };

@@ -21,23 +21,18 @@ const BATCH: i64 = 10_000;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// Only notes of periods starting on or after this day, YYYY-MM-DD.
+    /// YYYY-MM-DD: periods starting on or after it.
     #[serde(default)]
     pub from: Option<String>,
-    /// Only notes of periods starting on or before this day, YYYY-MM-DD.
+    /// YYYY-MM-DD: periods starting on or before it.
     #[serde(default)]
     pub to: Option<String>,
-    /// Items per page, 1 to 1000 (default 100; a page also stays under 20 KB).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The next_cursor of the previous page (same other arguments).
     #[serde(default)]
     pub cursor: Option<String>,
-    /// concise ({date, path} per note) or detailed (adds size and mtime). Default: the
-    /// server's tools.defaults.response_format.
     #[serde(default)]
     pub response_format: Option<ResponseFormat>,
-    /// Legacy alias of response_format: terse is concise, full is detailed.
     #[serde(default)]
     pub verbosity: Option<Verbosity>,
 }
@@ -74,8 +69,7 @@ impl Tool for ListPeriodicNotes {
         ..ToolSpec::base(
             "list_periodic_notes",
             "List periodic notes",
-            "Lists the vault's daily, weekly, monthly, quarterly or yearly notes (the files whose names the \
-             period's format writes), newest first, optionally between two dates.",
+            "Lists the vault's daily, weekly, monthly, quarterly or yearly notes, newest first.",
             Domain::Workspace,
         )
     };

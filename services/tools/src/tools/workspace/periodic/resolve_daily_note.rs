@@ -12,7 +12,7 @@ pub struct ResolveDailyNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
 }
@@ -36,7 +36,7 @@ impl Tool for ResolveDailyNote {
         ..ToolSpec::base(
             "resolve_daily_note",
             "Where a daily note lives",
-            "Gives the path of the daily note for a date from the vault's Daily notes settings, and whether it exists.",
+            "Gives the daily note's path for a date (per the Daily notes settings) and whether it exists.",
             Domain::Workspace,
         )
     };
