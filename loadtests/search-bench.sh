@@ -45,8 +45,12 @@ if [ "${REUSE:-0}" != 1 ]; then
   OTC_URL=http://127.0.0.1:8097 OTC_TOKEN=$token "$bin" vault import "$vault_dir" --vault bench --quiet
   echo "import + inline indexing: $(echo "$(date +%s.%N) - $start" | bc) s"
 fi
-# Let the worker's merge pass (every 30 s) find the import's segments.
-sleep "${SETTLE:-35}"
+# Let the worker run the full-text merges the import's index batches asked for (up to SETTLE
+# seconds, default 35, for the segments to come under the merge plan's cap of 24).
+for _ in $(seq "${SETTLE:-35}"); do
+  [ "$("$psql" "$OTC__DATABASE__URL" -tAc "SELECT count(*) FROM fts_segments")" -le 24 ] && break
+  sleep 1
+done
 
 body() { python3 -c 'import json,sys; print(json.dumps({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":sys.argv[1],"arguments":json.loads(sys.argv[2])}}))' "$1" "$2"; }
 run() {

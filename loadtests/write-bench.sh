@@ -43,9 +43,9 @@ for _ in $(seq 100); do curl -sf $url/healthz >/dev/null && break; sleep 0.1; do
 if [ "${REUSE:-0}" != 1 ]; then
   OTC_URL=$url OTC_TOKEN=$token "$bin" vault import "$vault_dir" --vault bench --quiet
 fi
-# Wait (up to SETTLE seconds, default 120) for the worker's merge pass (every 30 s) to bring the
-# import's full-text segments under the merge plan's cap (24), so no large merge runs during the
-# measurements.
+# Wait (up to SETTLE seconds, default 120) for the worker to run the full-text merges the
+# import's index batches asked for, bringing the segments under the merge plan's cap (24), so no
+# large merge runs during the measurements.
 for _ in $(seq "${SETTLE:-120}"); do
   [ "$("$psql" "$OTC__DATABASE__URL" -tAc "SELECT count(*) FROM fts_segments")" -le 24 ] && break
   sleep 1

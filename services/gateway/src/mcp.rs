@@ -480,12 +480,16 @@ async fn run_listen(server: &McpServer, subscription: SubscriptionContext) -> Re
 
 /// The wire form of an advertised tool.
 pub fn to_wire(tool: AdvertisedTool) -> Tool {
-    let mut wire = Tool::new(tool.name, tool.description, tool.input_schema).with_title(tool.title).with_annotations(
-        ToolAnnotations::new()
-            .read_only(tool.annotations.read_only)
-            .destructive(tool.annotations.destructive)
-            .open_world(tool.annotations.open_world),
-    );
+    // Only the hints that differ from MCP's defaults or mean something (as otc_catalog's
+    // Annotations serialize): readOnlyHint when read-only, else destructiveHint.
+    let hints = ToolAnnotations::new().open_world(tool.annotations.open_world);
+    let hints = if tool.annotations.read_only {
+        hints.read_only(true)
+    } else {
+        hints.destructive(tool.annotations.destructive)
+    };
+    let mut wire =
+        Tool::new(tool.name, tool.description, tool.input_schema).with_title(tool.title).with_annotations(hints);
     if let Some(output) = tool.output_schema {
         wire = wire.with_raw_output_schema(Arc::new(output));
     }

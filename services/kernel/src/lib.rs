@@ -402,6 +402,7 @@ pub fn facade_settings(config: &Config) -> FacadeSettings {
             show_live_app_tools: v.show_live_app_tools,
         },
         max_result_size_chars: config.governor.max_response_bytes.min(500_000),
+        list_output_schemas: v.list_output_schemas,
     }
 }
 

@@ -698,20 +698,18 @@ mod tests {
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
-    /// heading, block or frontmatter.
     #[serde(rename = "type")]
     pub kind: AnchorKind,
-    /// type heading: the heading's text (without #s), case-insensitive; "Parent > Child" to
-    /// pick one under a parent.
+    /// Text without #s; "Parent > Child" for one under a parent.
     #[serde(default)]
     pub heading: Option<String>,
-    /// type heading: which one when several match (1-based).
+    /// 1-based, when several headings match.
     #[serde(default)]
     pub occurrence: Option<u32>,
-    /// type block: the block id, without ^.
+    /// Without ^.
     #[serde(default)]
     pub block_id: Option<String>,
-    /// type frontmatter: the top-level property.
+    /// A top-level property (none: the preamble).
     #[serde(default)]
     pub field: Option<String>,
 }
@@ -764,9 +762,9 @@ pub fn field_value(content: &str) -> Value {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
-    /// A person wrote or vouches for it (the default).
+    /// A person's (the default).
     Authored,
-    /// An agent's own synthesis from what it retrieved.
+    /// An agent's synthesis.
     AgentSynthesis,
 }
 

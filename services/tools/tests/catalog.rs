@@ -191,7 +191,8 @@ fn canonical(value: &Value) -> String {
 #[test]
 fn advertised_definitions_match_the_committed_snapshots() {
     let registry = registry();
-    let settings = FacadeSettings::default();
+    // With the output schemas, which describe_capability answers (and tools/list where asked).
+    let settings = FacadeSettings { list_output_schemas: true, ..FacadeSettings::default() };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("snapshots");
     let mut expected = Vec::new();
     for tool in registry.iter() {
@@ -237,6 +238,34 @@ fn advertised_definitions_match_the_committed_snapshots() {
         }
     }
     assert!(stale.is_empty(), "snapshots differ (run with UPDATE_SNAPSHOTS=1 and review the diff): {stale:#?}");
+}
+
+/// A listing leaves output schemas to describe_capability unless `list_output_schemas`; either
+/// way the shared parameters are bare (the instructions explain them once) and `verbosity`, still
+/// taken, is not listed.
+#[test]
+fn listings_leave_output_schemas_and_shared_parameter_text_out() {
+    let registry = registry();
+    let lean = facade::advertise(&registry, &FacadeSettings::default(), Listing::Flat(Subset::Full), None);
+    assert!(lean.iter().all(|t| t.output_schema.is_none()));
+    let asked = FacadeSettings { list_output_schemas: true, ..FacadeSettings::default() };
+    let with = facade::advertise(&registry, &asked, Listing::Flat(Subset::Full), None);
+    let described = with.iter().filter(|t| t.output_schema.is_some()).count();
+    assert!(described > 100, "{described} tools list an output schema when asked");
+    for tool in &with {
+        assert_eq!(tool.output_schema, registry.get(&tool.name).unwrap().advertised_output, "{}", tool.name);
+        let none = json!({});
+        let properties = tool.input_schema.get("properties").unwrap_or(&none);
+        assert!(properties.get("verbosity").is_none(), "{}", tool.name);
+        for shared in ["response_format", "idempotency_key"] {
+            assert!(properties.get(shared).is_none_or(|p| p.get("description").is_none()), "{}", tool.name);
+        }
+        // The full schema still takes the alias and checks it.
+        let full = registry.get(&tool.name).unwrap().input_schema.get("properties").unwrap_or(&none);
+        assert_eq!(full.get("verbosity").is_some(), properties.get("response_format").is_some(), "{}", tool.name);
+    }
+    let visible = facade::listed(&registry, &FacadeSettings::default(), None);
+    assert!(facade::instructions(Listing::Flat(Subset::Full), &visible, 0).contains(facade::SHARED_PARAMETERS));
 }
 
 #[test]
@@ -353,9 +382,9 @@ fn the_hot_path_and_whole_note_readers_carry_their_meta() {
 }
 
 /// What each listing costs a conversation, printed (`cargo test -p otc-tools --test catalog
-/// listing_sizes -- --nocapture`) and held at or under its recorded ceiling, so a change that
-/// makes definitions longer has to say so here. Issue 46's goals are lower: the flat list of
-/// every tool 120 KB, the domain facade 20 KB, the triad with search and fetch 1.8 KB.
+/// listing_sizes -- --nocapture`) and held under its budget: the flat list of every tool (the
+/// live-app ones shown too) 120 KB, the domain facade 20 KB, the triad with search and fetch
+/// 1.8 KB. A tool that needs more room takes it from another's prose.
 #[test]
 fn listing_sizes_are_printed_and_do_not_grow() {
     let registry = registry();
@@ -364,12 +393,20 @@ fn listing_sizes_are_printed_and_do_not_grow() {
         let tools = facade::advertise(&registry, &settings, listing, None);
         (tools.len(), serde_json::to_vec(&tools).unwrap().len())
     };
-    for (what, listing, ceiling) in [
-        ("flat (full)", Listing::Flat(Subset::Full), 335_000),
-        ("domain facade", Listing::Domain, 36_500),
-        ("triad, search and fetch", Listing::Triad, 2_800),
+    let every = FacadeSettings {
+        rules: otc_catalog::VisibilityRules { show_live_app_tools: true, ..Default::default() },
+        ..FacadeSettings::default()
+    };
+    let bytes_of_every = |listing| {
+        let tools = facade::advertise(&registry, &every, listing, None);
+        (tools.len(), serde_json::to_vec(&tools).unwrap().len())
+    };
+    for (what, (tools, size), ceiling) in [
+        ("flat (every tool)", bytes_of_every(Listing::Flat(Subset::Full)), 120_000),
+        ("flat (full)", bytes(Listing::Flat(Subset::Full)), 120_000),
+        ("domain facade", bytes(Listing::Domain), 20_000),
+        ("triad, search and fetch", bytes(Listing::Triad), 1_800),
     ] {
-        let (tools, size) = bytes(listing);
         println!("{what}: {tools} tools, {size} bytes ({} per tool)", size / tools.max(1));
         assert!(size <= ceiling, "{what} grew to {size} bytes, past its ceiling of {ceiling}");
     }

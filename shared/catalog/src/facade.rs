@@ -120,6 +120,9 @@ pub struct FacadeSettings {
     pub rules: VisibilityRules,
     /// `anthropic/maxResultSizeChars` on whole-note readers: the response ceiling, capped.
     pub max_result_size_chars: u64,
+    /// Put each tool's output schema in tools/list. Off: `describe_capability` answers it, and a
+    /// listing costs about half as much (no client we serve acts on listed output schemas).
+    pub list_output_schemas: bool,
 }
 
 impl Default for FacadeSettings {
@@ -133,6 +136,7 @@ impl Default for FacadeSettings {
             explain_auto_mode: false,
             rules: VisibilityRules::default(),
             max_result_size_chars: 500_000,
+            list_output_schemas: false,
         }
     }
 }
@@ -250,17 +254,25 @@ pub struct AdvertisedTool {
     pub title: String,
     pub description: String,
     pub input_schema: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Map<String, Value>>,
     pub annotations: Annotations,
+    #[serde(skip_serializing_if = "Map::is_empty")]
     pub meta: Map<String, Value>,
     #[serde(skip)]
     pub icons: Vec<Icon>,
 }
 
+/// Only the hints that say something: MCP's defaults are `readOnlyHint` false and
+/// `destructiveHint` true (meaningful only when not read-only), so a read-only tool says
+/// `readOnlyHint` and another `destructiveHint`; `openWorldHint` (default true) always.
 impl Serialize for Annotations {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json!({ "readOnlyHint": self.read_only, "destructiveHint": self.destructive, "openWorldHint": self.open_world })
-            .serialize(s)
+        if self.read_only {
+            json!({ "readOnlyHint": true, "openWorldHint": self.open_world }).serialize(s)
+        } else {
+            json!({ "destructiveHint": self.destructive, "openWorldHint": self.open_world }).serialize(s)
+        }
     }
 }
 
@@ -283,7 +295,7 @@ pub fn advertise_tool(tool: &Registered, settings: &FacadeSettings, always_load:
         title: tool.spec.title.to_string(),
         description: tool.spec.description.to_string(),
         input_schema: tool.advertised_input.clone(),
-        output_schema: tool.advertised_output.clone(),
+        output_schema: tool.advertised_output.clone().filter(|_| settings.list_output_schemas),
         annotations: tool.annotations,
         meta,
         icons: tool.spec.icons.to_vec(),
@@ -347,20 +359,17 @@ pub fn domain_tools(visible: &[&Registered]) -> Vec<AdvertisedTool> {
             let title = domain.blurb().0;
             let blurb = blurb_for(domain, &members);
             let actions: Vec<&str> = members.iter().map(|t| t.name()).collect();
-            let lines: Vec<String> = members.iter().map(|t| format!("- {}: {}", t.name(), t.summary())).collect();
-            let description = format!(
-                "{blurb} Call with \"action\" naming one of the actions below and \"args\" holding that action's arguments \
-                 (describe_capability gives each action's schema).\nActions:\n{}",
-                lines.join("\n")
-            );
+            // How to call a domain tool is said once, in the routing sentence of the instructions.
+            let lines: Vec<String> =
+                members.iter().map(|t| format!("- {}: {}", t.name(), action_summary(t.spec.description))).collect();
+            let description = format!("{blurb} Actions:\n{}", lines.join("\n"));
             let input_schema = json!({
                 "type": "object",
                 "properties": {
-                    "action": { "type": "string", "enum": actions, "description": "The capability to run." },
-                    "args": { "type": "object", "description": "The capability's own arguments.", "additionalProperties": true }
+                    "action": { "type": "string", "enum": actions },
+                    "args": { "type": "object" }
                 },
-                "required": ["action"],
-                "additionalProperties": false
+                "required": ["action"]
             });
             let Value::Object(input_schema) = input_schema else { unreachable!("a literal object") };
             Some(AdvertisedTool {
@@ -402,10 +411,15 @@ pub fn routing_sentence(listing: Listing) -> &'static str {
     }
 }
 
-/// Server instructions: the routing sentence first, then the domains this caller can reach.
+/// What the parameters many tools share mean, said once here rather than in every tool's
+/// advertised schema (`registry::shared_parameters_said_once`).
+pub const SHARED_PARAMETERS: &str = "Shared parameters: response_format concise returns only the fields you act on, detailed the full payload; idempotency_key (tools that change something): a retry with the same key and arguments returns the first result; cursor: an answer's next_cursor, for the next page (limit sets a page's size); prev_hash: the content_hash you read, refused if the note changed since; elicit_token: a destructive call answered elicit_required runs when resent with the token a person minted for it.";
+
+/// Server instructions: the routing sentence first, then the parameters many tools share, then
+/// the domains this caller can reach.
 pub fn instructions(listing: Listing, visible: &[&Registered], profile_hidden: usize) -> String {
     let mut text = format!(
-        "{} obsidian-tc serves Obsidian vaults; every call is checked against your scopes.",
+        "{} obsidian-tc serves Obsidian vaults; every call is checked against your scopes. {SHARED_PARAMETERS}",
         routing_sentence(listing)
     );
     if profile_hidden > 0 {
@@ -427,6 +441,26 @@ pub fn instructions(listing: Listing, visible: &[&Registered], profile_hidden: u
         text.push_str(&lines.join("\n"));
     }
     text
+}
+
+/// An action's line in a domain tool: the description's first clause (up to its first colon,
+/// semicolon or parenthesis), at most 80 characters cut at a word. The action's full
+/// description is describe_capability's.
+pub fn action_summary(description: &str) -> String {
+    let sentence = crate::registry::summary(description);
+    let clause = sentence
+        .find([':', ';', '('])
+        .filter(|at| *at >= 12)
+        .map_or(sentence.as_str(), |at| sentence[..at].trim_end_matches([' ', ',']));
+    let clause = clause.trim_end_matches('.');
+    if clause.chars().count() <= 80 {
+        return clause.to_string();
+    }
+    let cut: String = clause.chars().take(80).collect();
+    match cut.rfind(' ') {
+        Some(at) => format!("{}...", cut[..at].trim_end_matches([',', ' '])),
+        None => format!("{cut}..."),
+    }
 }
 
 /// Summary rows for find_capability hits.

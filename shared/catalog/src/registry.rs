@@ -168,11 +168,52 @@ fn with_idempotency_key(mut schema: Value) -> Value {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": IDEMPOTENCY_KEY_MAX_CHARS,
-                "description": "Retry-safe: a repeat with this key and the same arguments returns the first result."
             })
         });
     }
     schema
+}
+
+/// The parameters many tools share are explained once, in the server's instructions
+/// (`facade::SHARED_PARAMETERS`), not in each tool's advertised schema: `response_format` and
+/// `idempotency_key` are listed bare, and `verbosity`, the legacy alias of `response_format`, is
+/// not listed (it is still taken, and the full schema still checks it).
+fn shared_parameters_said_once(advertised: &mut Map<String, Value>) {
+    without_default_constraints(advertised);
+    let Some(properties) = advertised.get_mut("properties").and_then(Value::as_object_mut) else { return };
+    properties.remove("verbosity");
+    for name in ["response_format", IDEMPOTENCY_KEY] {
+        if let Some(Value::Object(parameter)) = properties.get_mut(name) {
+            parameter.remove("description");
+        }
+    }
+}
+
+/// The advertised schema leaves out, at every level, what tells a model nothing it would act on:
+/// `additionalProperties` (a model sends the properties listed; the full schema still refuses
+/// any other with invalid_input), `minimum: 0` (an unsigned count) and `minLength: 1`. The full
+/// schema, which every call is validated against, keeps them.
+fn without_default_constraints(schema: &mut Map<String, Value>) {
+    if schema.get("additionalProperties").is_some_and(Value::is_boolean) {
+        schema.remove("additionalProperties");
+    }
+    if schema.get("minimum") == Some(&json!(0)) {
+        schema.remove("minimum");
+    }
+    if schema.get("minLength") == Some(&json!(1)) {
+        schema.remove("minLength");
+    }
+    for value in schema.values_mut() {
+        match value {
+            Value::Object(node) => without_default_constraints(node),
+            Value::Array(nodes) => {
+                for node in nodes.iter_mut().filter_map(Value::as_object_mut) {
+                    without_default_constraints(node);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn register(declaration: Declaration) -> Result<Registered, String> {
@@ -232,7 +273,8 @@ fn register(declaration: Declaration) -> Result<Registered, String> {
         _ => {}
     }
 
-    let advertised_input = schema::lower_input(&input_schema).map_err(|e| e.to_string())?;
+    let mut advertised_input = schema::lower_input(&input_schema).map_err(|e| e.to_string())?;
+    shared_parameters_said_once(&mut advertised_input);
     let problems = schema::portability_problems(&advertised_input);
     if !problems.is_empty() {
         return Err(format!("advertised input schema is not portable: {}", problems.join("; ")));

@@ -262,7 +262,29 @@ fn lower_node(node: Value, path: &str) -> Result<Value, SchemaError> {
         let arms = arms.into_iter().map(|a| lower_node(a, path)).collect::<Result<_, _>>()?;
         map.insert("anyOf".into(), Value::Array(arms));
     }
+    if let Some(Value::String(text)) = map.get_mut("description") {
+        *text = unwrap_lines(text);
+    }
     Ok(Value::Object(map))
+}
+
+/// A doc comment's text as one paragraph a line: the hard breaks its source wrapped it with are
+/// spaces (each `\n` costs two bytes of JSON in every listing). A blank line or a line opening a
+/// list item keeps its break.
+pub fn unwrap_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        if let Some(next) = lines.peek() {
+            let keep = line.trim().is_empty()
+                || next.trim().is_empty()
+                || next.trim_start().starts_with(['-', '*', '|'])
+                || next.trim_start().split_once(". ").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+            out.push(if keep { '\n' } else { ' ' });
+        }
+    }
+    out
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -428,5 +450,19 @@ mod validator_tests {
         let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
         assert!(paths.contains(&"/inner/x"), "{issues:?}");
         assert!(issues.iter().any(|i| i.message.contains("extra")), "{issues:?}");
+    }
+}
+
+#[cfg(test)]
+mod unwrap_tests {
+    use super::unwrap_lines;
+
+    #[test]
+    fn wrapped_lines_join_and_paragraphs_and_lists_keep_their_breaks() {
+        assert_eq!(unwrap_lines("Set true to let a replace\ndiscard more."), "Set true to let a replace discard more.");
+        assert_eq!(unwrap_lines("One.\n\nTwo\nthree."), "One.\n\nTwo three.");
+        assert_eq!(unwrap_lines("Kinds:\n- a\n- b\nwrapped"), "Kinds:\n- a\n- b wrapped");
+        assert_eq!(unwrap_lines("Steps:\n1. one\n2. two"), "Steps:\n1. one\n2. two");
+        assert_eq!(unwrap_lines("plain"), "plain");
     }
 }

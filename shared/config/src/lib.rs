@@ -988,6 +988,9 @@ pub struct ToolVisibilityConfig {
     /// palette, QuickAdd ...). They answer plugin_unavailable here, so they are hidden by
     /// default; still callable by name.
     pub show_live_app_tools: bool,
+    /// Put each tool's output schema in tools/list too. Off (the default), describe_capability
+    /// answers it and a listing costs about half as much.
+    pub list_output_schemas: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

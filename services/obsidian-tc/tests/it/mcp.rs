@@ -1375,6 +1375,9 @@ async fn every_tools_real_output_matches_its_advertised_output_schema() {
         c.tools.task_budget_ms = 0;
         c.tools.confirm_destructive = false;
         c.wiki.folder = Some("wiki".into());
+        // Listed here to check them against the answers (by default describe_capability alone
+        // answers them).
+        c.tool_visibility.list_output_schemas = true;
     })
     .await;
     let token = full_token(&app).await;

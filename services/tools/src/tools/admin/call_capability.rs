@@ -13,7 +13,6 @@ pub struct CallCapability;
 pub struct Input {
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
-    /// The tool's arguments.
     #[serde(default)]
     pub args: Option<Map<String, Value>>,
 }
@@ -25,12 +24,7 @@ impl Tool for CallCapability {
     const SPEC: ToolSpec = ToolSpec {
         essentials: true,
         response_format: Format::Fixed { why: "facade meta-tool: returns the target tool's own result" },
-        ..ToolSpec::base(
-            "call_capability",
-            "Call capability",
-            "Runs a tool by name with its arguments (see describe_capability), checked as a direct call is.",
-            Domain::Admin,
-        )
+        ..ToolSpec::base("call_capability", "Call capability", "Runs a tool by name with its args.", Domain::Admin)
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Value, ToolError> {

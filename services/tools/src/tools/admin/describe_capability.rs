@@ -64,7 +64,7 @@ impl Tool for DescribeCapability {
         ..ToolSpec::base(
             "describe_capability",
             "Describe capability",
-            "Returns a tool's input schema, scopes and safety hints (read-only, destructive, confirmation).",
+            "A tool's schemas, scopes and safety hints.",
             Domain::Admin,
         )
     };

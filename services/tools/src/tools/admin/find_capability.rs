@@ -11,7 +11,6 @@ pub struct FindCapability;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// The task in words.
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
     #[schemars(range(min = 1, max = 50))]
@@ -72,13 +71,7 @@ impl Tool for FindCapability {
         essentials: true,
         advertise_output_schema: false,
         response_format: Format::Fixed { why: "facade meta-tool: the hit list is already minimal" },
-        ..ToolSpec::base(
-            "find_capability",
-            "Find capability",
-            "Finds this server's tools for a task, best first; describe_capability then gives a tool's \
-             arguments and call_capability runs it.",
-            Domain::Admin,
-        )
+        ..ToolSpec::base("find_capability", "Find capability", "Finds tools for a task, best first.", Domain::Admin)
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {

@@ -37,13 +37,12 @@ const MAX_SHOWN_BYTES: usize = 1024;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// start_session's session_id.
     pub session_id: String,
     /// Default 60000.
     #[serde(default)]
     #[schemars(range(min = 1000, max = 300000))]
     pub timeout_ms: Option<u64>,
-    /// Calls replayed, oldest first (default 100).
+    /// Oldest first; default 100.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u32>,
@@ -358,8 +357,8 @@ impl Tool for SessionRerun {
         ..ToolSpec::base(
             "session_rerun",
             "Replay a work session",
-            "Replays a work session's calls on a sandbox copy of its vault as it was at the session's start and \
-             reports where answers diverge. The vault is never written.",
+            "Replays a work session's calls on a sandbox copy of its vault as of the session's start, reporting \
+             divergent answers.",
             Domain::Admin,
         )
     };

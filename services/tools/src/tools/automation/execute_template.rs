@@ -15,14 +15,12 @@ pub struct ExecuteTemplate;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A template name (see list_templates) or a vault path.
+    /// A name from list_templates or a vault path.
     pub template: String,
-    /// The note to write (.md added when missing).
     pub target: String,
-    /// Custom variables: {"project": "Apollo"} fills {{project}}.
+    /// {"project": "Apollo"} fills {{project}}.
     #[serde(default)]
     pub args: Option<BTreeMap<String, String>>,
-    /// Replace an existing note (needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
 }
@@ -55,8 +53,7 @@ impl Tool for ExecuteTemplate {
         ..ToolSpec::base(
             "execute_template",
             "Write a note from a template",
-            "Writes a note from a template, filling {{title}}, {{date}}, {{time}}, {{date:FORMAT}} and args. Templater \
-             commands (<% %>) answer plugin_unavailable.",
+            "Writes a note from a template, filling {{title}}, {{date}}, {{time}}, {{date:FORMAT}} and args.",
             Domain::Automation,
         )
     };

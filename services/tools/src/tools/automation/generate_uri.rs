@@ -61,12 +61,12 @@ impl Action {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Vault name in the person's Obsidian (default: the last one open).
+    /// Its name in the person's Obsidian.
     #[serde(default)]
     pub vault_name: Option<String>,
     pub action: Action,
-    /// open: file or path; new: name, file, path, content, append, prepend, overwrite, silent;
-    /// daily, unique: content; search: query.
+    /// Obsidian's URI parameters for the action (open: file or path; new: name, content...;
+    /// search: query).
     #[serde(default)]
     pub params: Option<BTreeMap<String, String>>,
 }
@@ -127,8 +127,7 @@ impl Tool for GenerateUri {
         ..ToolSpec::base(
             "generate_uri",
             "Make an obsidian:// link",
-            "Builds an obsidian:// link that opens a note or runs an action in a person's own Obsidian. Nothing is \
-             opened or sent.",
+            "Builds an obsidian:// link to open a note or run an action in a person's Obsidian (opens nothing).",
             Domain::Automation,
         )
     };

@@ -18,14 +18,13 @@ pub struct KnowledgeSearch;
 pub struct Input {
     pub vault: String,
     pub query: String,
-    /// Chunks returned (default 10).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub final_top_k: Option<u32>,
-    /// Only documents last changed at or before this (YYYY-MM-DD or RFC 3339).
+    /// Documents last changed by then (YYYY-MM-DD or RFC 3339).
     #[serde(default)]
     pub as_of: Option<String>,
-    /// Only documents changed at or after this.
+    /// Same format.
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -57,8 +56,7 @@ impl Tool for KnowledgeSearch {
         ..ToolSpec::base(
             "knowledge_search",
             "Search the docs corpus",
-            "Hybrid search over the vault's documentation corpus (the docs folder), expanded one hop along \
-             links: best chunks first.",
+            "Hybrid search over the vault's docs folder, expanded one hop along links; best chunks first.",
             Domain::Docs,
         )
     };

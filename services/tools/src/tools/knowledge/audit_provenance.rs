@@ -14,16 +14,15 @@ pub struct AuditProvenance;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Frontmatter property holding the source (default "source").
+    /// Source property (default "source").
     #[serde(default)]
     pub field: Option<String>,
-    /// Globs of notes to audit (* one segment, ** any depth).
+    /// Globs (* one segment, ** any depth).
     #[serde(default)]
     pub include: Option<Vec<String>>,
-    /// Globs of notes to skip.
     #[serde(default)]
     pub exclude: Option<Vec<String>>,
-    /// Missing notes listed (default 100, at most 1000).
+    /// Default 100, max 1000.
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]

@@ -20,13 +20,12 @@ pub struct Input {
     pub capture_id: String,
     /// Must not exist yet.
     pub target_path: String,
-    /// Override the capture's properties (title, tags, source, captured).
+    /// Overrides title, tags, source or captured.
     #[serde(default)]
     pub frontmatter_overrides: Option<Map<String, Value>>,
-    /// Default: kept in the queue, marked committed.
     #[serde(default)]
     pub delete_from_queue: Option<bool>,
-    /// The capture's listed content_hash; refused if it changed since.
+    /// The capture's listed content_hash.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -52,8 +51,7 @@ impl Tool for CommitCapture {
         ..ToolSpec::base(
             "commit_capture",
             "Commit a capture as a note",
-            "Writes a queued capture as a new note at target_path (each capture once); a quarantined (poisoned) \
-             capture is refused.",
+            "Writes a queued capture as a new note at target_path, once; a quarantined capture is refused.",
             Domain::Knowledge,
         )
     };

@@ -15,7 +15,7 @@ pub struct ExplainAnswer;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Default: your open session, else your latest.
+    /// Default: your open session, else latest.
     #[serde(default)]
     pub session_id: Option<String>,
     /// YYYY-MM-DD or RFC 3339.
@@ -23,7 +23,6 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -93,8 +92,7 @@ impl Tool for ExplainAnswer {
         ..ToolSpec::base(
             "explain_answer",
             "Explain an answer's sources",
-            "Links the chunks your session retrieved to record_retrieval_feedback and work_result verdicts: \
-             which still resolve, were judged useful, and correlate with the outcome.",
+            "Links your session's retrieved chunks to their record_retrieval_feedback and work_result verdicts.",
             Domain::Knowledge,
         )
     };

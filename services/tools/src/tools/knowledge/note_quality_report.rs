@@ -23,12 +23,11 @@ const TWINS_LISTED: usize = 10;
 pub enum Flag {
     Duplicate,
     Orphan,
-    /// Links to no other note.
+    /// No outgoing links.
     DeadEnd,
     UnresolvedLinks,
-    /// Not modified for a year.
+    /// Unmodified for a year.
     Stale,
-    /// Only frontmatter and blanks.
     Empty,
     FrontmatterError,
     Contradiction,
@@ -49,10 +48,9 @@ const ALL: [Flag; 8] = [
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Checks to run (default all).
     #[serde(default)]
     pub flags: Option<Vec<Flag>>,
-    /// Notes listed, 1 to 500 (default 50).
+    /// Max 500 (default 50).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -107,8 +105,7 @@ impl Tool for NoteQualityReport {
         ..ToolSpec::base(
             "note_quality_report",
             "Note quality report",
-            "Flags notes that need care: duplicates, orphans, dead ends, broken links, stale, empty, \
-             unparsable frontmatter, contradictions. Most flagged first.",
+            "Flags notes needing care (duplicate, orphan, stale, broken links...), most flagged first.",
             Domain::Knowledge,
         )
     };

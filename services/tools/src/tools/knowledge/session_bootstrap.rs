@@ -18,10 +18,9 @@ pub struct SessionBootstrap;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// Default: 16 KiB notes, 3 sessions, 10 changes.
+    /// Default: 16 KiB of notes; full: 64 KiB.
     #[default]
     Brief,
-    /// 64 KiB notes, 10 sessions, 30 changes.
     Full,
 }
 
@@ -29,7 +28,6 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The session's topic; matching notes are loaded.
     #[serde(default)]
     pub message: Option<String>,
     #[serde(default)]
@@ -100,8 +98,8 @@ impl Tool for SessionBootstrap {
         ..ToolSpec::base(
             "session_bootstrap",
             "Load a new session's context",
-            "A new session's context in one call: open goals, how your last sessions ended, recent changes, \
-             waiting captures, and whole notes matching message.",
+            "Loads a new session's context: open goals, your last sessions, recent changes, waiting captures, \
+             notes matching message.",
             Domain::Knowledge,
         )
     };

@@ -18,19 +18,15 @@ pub struct PruneHubLinks;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Default true.
     #[serde(default)]
     pub remove_unresolved: Option<bool>,
-    /// Default true; the first link to a target stays.
     #[serde(default)]
     pub remove_duplicates: Option<bool>,
-    /// Default true; then run with false and the returned prev_hash.
+    /// Default true; apply with false and the dry run's prev_hash.
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The dry run's prev_hash: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
@@ -87,8 +83,8 @@ impl Tool for PruneHubLinks {
         ..ToolSpec::base(
             "prune_hub_links",
             "Prune a hub's links",
-            "Removes unresolved and duplicate links from a hub note (a line holding only the link goes; prose keeps \
-             its words). Dry run by default; the real run takes the dry run's prev_hash and confirmation.",
+            "Removes unresolved and duplicate links from a hub note: a link-only line goes, a link in prose \
+             becomes plain text. Dry run by default.",
             Domain::Links,
         )
     };

@@ -17,20 +17,16 @@ pub struct RewriteLink;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// The target as written, e.g. "Folder/Old name" (case-insensitive, .md optional; with
-    /// #Heading only links to that heading).
+    /// As written (case-insensitive, .md optional); with #Heading, only links to that heading.
     pub from_target: String,
-    /// E.g. "New name#Heading" (a heading replaces the link's own); no ]], | or line breaks.
+    /// No ]], | or line breaks; a #Heading replaces the link's own.
     pub to_target: String,
     #[serde(default)]
     pub folder: Option<String>,
-    /// Also ![[embeds]] (default true).
     #[serde(default)]
     pub include_embeds: Option<bool>,
-    /// Preview the changes (default false).
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
@@ -98,8 +94,8 @@ impl Tool for RewriteLink {
         ..ToolSpec::base(
             "rewrite_link",
             "Retarget links",
-            "Rewrites every link to one target so it points to another (body, embeds, properties; alias kept), \
-             in one all-or-nothing batch. dry_run previews; a real run needs confirmation.",
+            "Points every link to one target at another (body, embeds, properties; alias kept), all or nothing. \
+             dry_run previews; a real run needs confirmation.",
             Domain::Links,
         )
     };

@@ -15,12 +15,11 @@ pub struct AddTag;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// With or without #; nested tags keep their / (project/alpha).
+    /// With or without #; nested as project/alpha.
     pub tag: String,
     /// frontmatter (default), body (a #tag line at the end) or both.
     #[serde(default)]
     pub location: Option<Location>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -64,8 +63,7 @@ impl Tool for AddTag {
         ..ToolSpec::base(
             "add_tag",
             "Add a tag",
-            "Adds a tag to a note's tags property (default) or as a #tag line in its body; other properties stay \
-             byte for byte.",
+            "Adds a tag to a note's frontmatter tags or its body.",
             Domain::Metadata,
         )
     };

@@ -24,14 +24,11 @@ pub struct Input {
     pub paths: Vec<String>,
     /// A top-level property.
     pub key: String,
-    /// Any JSON.
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Value,
-    /// Default true: a note that cannot take it (missing, unwritable, bad YAML) refuses the batch.
-    /// false: the others change and each failure is reported.
+    /// Default true: one failing note refuses all; false: the rest change, failures reported.
     #[serde(default)]
     pub stop_on_first_error: Option<bool>,
-    /// The confirmation token.
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
@@ -77,8 +74,7 @@ impl Tool for BulkSetProperty {
         ..ToolSpec::base(
             "bulk_set_property",
             "Set a property on many notes",
-            "Sets one frontmatter property on many notes in one all-or-nothing batch (see stop_on_first_error). \
-             Needs confirmation.",
+            "Sets one frontmatter property on many notes in one batch. Needs confirmation.",
             Domain::Metadata,
         )
     };

@@ -17,28 +17,23 @@ pub struct UpdateFrontmatter;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// set (key, value), remove (key), merge (properties) or replace (the whole frontmatter
-    /// becomes properties).
+    /// set (key, value), remove (key), merge (properties), replace (properties become the whole
+    /// frontmatter; needs confirmation).
     pub operation: Operation,
-    /// For set, remove; with nested, a dotted path (meta.author).
+    /// With nested, a dotted path (meta.author).
     #[serde(default)]
     pub key: Option<String>,
-    /// For set: any JSON (null stores null).
     #[serde(default)]
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub value: Option<Value>,
-    /// For merge, replace.
     #[serde(default)]
     pub properties: Option<Map<String, Value>>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
     pub create_if_missing: Option<bool>,
-    /// key is a dotted path; missing mappings are created.
     #[serde(default)]
     pub nested: Option<bool>,
-    /// The confirmation token (replace).
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
@@ -94,8 +89,7 @@ impl Tool for UpdateFrontmatter {
         ..ToolSpec::base(
             "update_frontmatter",
             "Update frontmatter",
-            "Sets, removes, merges or replaces a note's frontmatter properties; the rest stays byte for byte. \
-             YAML that does not parse is refused. replace needs confirmation.",
+            "Sets, removes, merges or replaces a note's frontmatter properties; the rest stays byte for byte.",
             Domain::Metadata,
         )
     };

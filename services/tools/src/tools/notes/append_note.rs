@@ -18,17 +18,15 @@ pub struct Input {
     pub vault: String,
     pub path: String,
     pub content: String,
-    /// At the end of a heading's subtree, after a block's line, or to a frontmatter field (a list
-    /// gains an item; text is extended).
+    /// To a frontmatter field: a list gains an item, text is extended.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// With anchor: create the missing heading or field. Default false.
+    /// Create a missing anchor heading or field.
     #[serde(default)]
     pub create_if_missing: Option<bool>,
-    /// Start on a new line if the note does not end with one. Default true.
+    /// Default true: start on a new line.
     #[serde(default)]
     pub ensure_newline: Option<bool>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -123,8 +121,8 @@ impl Tool for AppendNote {
         ..ToolSpec::base(
             "append_note",
             "Append to a note",
-            "Appends text to the end of a note, creating the note if missing. With anchor, appends under a \
-             heading, after a block or to a frontmatter field of an existing note.",
+            "Appends text to a note, creating it if missing; with anchor, under a heading, after a block or to a \
+             frontmatter field of an existing note.",
             Domain::Notes,
         )
     };

@@ -20,15 +20,13 @@ const MAX_MOVES: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// No path may appear twice.
     pub moves: Vec<MoveArg>,
-    /// Default true.
     #[serde(default)]
     pub update_backlinks: Option<bool>,
-    /// Let moves replace existing files (they go to the trash).
+    /// Replaced files go to the trash.
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// Default true: preview only. Pass false to move.
+    /// Default true (preview); false moves.
     #[serde(default)]
     pub dry_run: Option<bool>,
     #[serde(default)]
@@ -85,8 +83,8 @@ impl Tool for BulkMoveNotes {
         ..ToolSpec::base(
             "bulk_move_notes",
             "Move many notes",
-            "Moves or renames many notes in one all-or-nothing batch and rewrites every link to them. Previews by \
-             default (dry_run); a real run needs confirmation.",
+            "Moves or renames many notes (max 1000) all or nothing, rewriting links to them; previews unless \
+             dry_run is false.",
             Domain::Notes,
         )
     };

@@ -14,10 +14,9 @@ pub struct DeleteNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Skip the .trash/ folder; a snapshot is still kept for restore_note.
+    /// Skip .trash/; a snapshot is still kept.
     #[serde(default)]
     pub permanent: Option<bool>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -50,8 +49,7 @@ impl Tool for DeleteNote {
         ..ToolSpec::base(
             "delete_note",
             "Delete a note",
-            "Deletes a note into the vault's .trash/ folder, keeping a snapshot for restore_note. Needs a person's \
-             confirmation.",
+            "Moves a note to the vault's .trash/ folder, keeping a snapshot for restore_note.",
             Domain::Notes,
         )
     };

@@ -46,12 +46,7 @@ impl Tool for Fetch {
         whole_note_reader: true,
         advertise_output_schema: false,
         response_format: Format::Fixed { why: "knowledge-connector contract: the whole note is the payload" },
-        ..ToolSpec::base(
-            "fetch",
-            "Fetch a note",
-            "Returns a whole note by a search result's id, with its citation url.",
-            Domain::Notes,
-        )
+        ..ToolSpec::base("fetch", "Fetch a note", "A whole note by a search hit's id, with its url.", Domain::Notes)
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {

@@ -15,19 +15,19 @@ pub struct GetProvenance;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Its current path, or a deleted note's last one.
+    /// Current path, or a deleted note's last.
     pub path: String,
-    /// 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
     pub cursor: Option<String>,
-    /// RFC 3339: changes at or after it.
+    /// RFC 3339, inclusive.
     #[serde(default)]
     pub since: Option<String>,
-    /// RFC 3339: changes before it.
+    /// RFC 3339, exclusive.
     #[serde(default)]
     pub until: Option<String>,
+    /// Check the vault's hash chain.
     #[serde(default)]
     pub include_verification: Option<bool>,
     #[serde(default)]
@@ -125,9 +125,7 @@ impl Tool for GetProvenance {
         ..ToolSpec::base(
             "get_provenance",
             "Get a note's history",
-            "Shows a note's change history, newest first, across moves: who changed it, with which tool and client, \
-             when, and the content hashes. include_verification checks the vault's hash chain and reports the first \
-             broken link.",
+            "Lists a note's changes across moves, newest first: who, when, which tool and client, content hashes.",
             Domain::Notes,
         )
     };

@@ -16,13 +16,12 @@ pub struct Input {
     pub vault: String,
     pub from: String,
     pub to: String,
-    /// Replace a note already at `to` (it goes to the trash; needs confirmation).
+    /// Trashes a note already at `to`; needs confirmation.
     #[serde(default)]
     pub overwrite: Option<bool>,
     /// Default true.
     #[serde(default)]
     pub update_backlinks: Option<bool>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -97,8 +96,8 @@ impl Tool for MoveNote {
         ..ToolSpec::base(
             "move_note",
             "Move or rename a note",
-            "Moves or renames a note and rewrites every link to it (body, embeds, properties; alias, heading and \
-             block kept), all or nothing: a link it cannot rewrite safely refuses the move and names the note.",
+            "Moves or renames a note and rewrites every link to it (body, embeds, properties), all or nothing: a \
+             link it cannot rewrite safely refuses the move.",
             Domain::Notes,
         )
     };

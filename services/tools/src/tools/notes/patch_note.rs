@@ -18,29 +18,25 @@ pub struct PatchNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// append, prepend and replace need content; replace_text needs old_string and new_string,
-    /// not content.
+    /// replace_text takes old_string and new_string; the others take content.
     pub operation: Operation,
-    /// Shorthand for anchor {type: heading, heading}.
+    /// Shorthand for a heading anchor.
     #[serde(default)]
     pub target_heading: Option<String>,
-    /// Required unless target_heading is given. type frontmatter without field: the body above
-    /// the first heading.
+    /// type frontmatter without field: the text above the first heading.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// replace swaps what is below a heading's line, or a block's line keeping its ^id.
+    /// replace swaps a heading's section or a block's line (keeping its ^id).
     #[serde(default)]
     pub content: Option<String>,
-    /// replace_text: the exact text to find inside the anchor, occurring exactly once.
+    /// Exact text occurring once inside the anchor.
     #[serde(default)]
     pub old_string: Option<String>,
-    /// replace_text: its replacement (may be empty).
     #[serde(default)]
     pub new_string: Option<String>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// true allows a replace under a heading to discard over 20 lines and over half the body.
+    /// Allows a heading replace to discard over 20 lines and half the body.
     #[serde(default)]
     pub confirm_replace: Option<bool>,
     #[serde(default)]
@@ -196,8 +192,8 @@ impl Tool for PatchNote {
         ..ToolSpec::base(
             "patch_note",
             "Patch part of a note",
-            "Edits a note at an anchor: a heading, a block (^id), the preamble or a frontmatter field, by \
-             append, prepend, replace or replace_text. read_note's document-map lists the anchors.",
+            "Edits part of a note: append, prepend, replace or replace_text at a heading, a ^block, the preamble \
+             or a frontmatter field.",
             Domain::Notes,
         )
     };

@@ -15,23 +15,21 @@ pub struct ReadNote;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Vault path, e.g. "Projects/Plan.md". Required unless period is given.
+    /// Required unless period is given.
     #[serde(default)]
     pub path: Option<String>,
-    /// Instead of path: the daily, weekly, monthly, quarterly or yearly note for `date`.
+    /// Instead of path: the periodic note for date.
     #[serde(default)]
     pub period: Option<crate::tools::workspace::periodic::PeriodArg>,
-    /// With period: YYYY-MM-DD (default: today, UTC).
+    /// YYYY-MM-DD (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// content (raw markdown), full (adds frontmatter, tags, file metadata), document-map
-    /// (headings, block ids, frontmatter fields) or section (the anchor's part). Default: per
-    /// response_format.
+    /// full adds frontmatter, tags and file stat; section is the anchor's part.
     #[serde(default)]
     pub format: Option<Projection>,
-    /// With format full: also the outgoing links.
+    /// format full: add outgoing links.
     #[serde(default)]
     pub include_links: Option<bool>,
     #[serde(default)]
@@ -237,9 +235,8 @@ impl Tool for ReadNote {
         ..ToolSpec::base(
             "read_note",
             "Read a note",
-            "Reads one note: its markdown, frontmatter and body, or one part (a heading's subtree, a block, a \
-             frontmatter field). format document-map lists the headings, block ids and fields patch_note accepts. \
-             Returns content_hash, the prev_hash for your next write.",
+            "Reads a note, or the part anchor names (a heading's subtree, a block, a frontmatter field); format \
+             document-map lists those parts.",
             Domain::Notes,
         )
     };

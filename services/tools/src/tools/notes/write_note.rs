@@ -15,17 +15,15 @@ pub struct WriteNote;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// The whole note; with anchor, the part's new text (a frontmatter field takes JSON, or
-    /// plain text for a string).
+    /// With anchor, the part's new text (a frontmatter field takes JSON or plain text).
     pub content: String,
-    /// create (default) refuses an existing note; overwrite replaces one; upsert does either.
-    /// Replacing needs confirmation; the old text goes to the trash. Ignored with anchor.
+    /// create (default) refuses an existing note, overwrite needs one, upsert takes either.
+    /// Ignored with anchor.
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// The note must exist; a heading's own line is kept.
+    /// A heading's own line is kept.
     #[serde(default)]
     pub anchor: Option<Anchor>,
-    /// The content_hash you read: refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -80,8 +78,8 @@ impl Tool for WriteNote {
         ..ToolSpec::base(
             "write_note",
             "Write a note",
-            "Creates or replaces a whole note; to edit in place use append_note or patch_note. With anchor, \
-             replaces only a heading's subtree, a block or a frontmatter field.",
+            "Creates or replaces a whole note (to edit in place: append_note, patch_note); with anchor, only a \
+             heading's subtree, a block or a frontmatter field.",
             Domain::Notes,
         )
     };

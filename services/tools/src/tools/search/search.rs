@@ -52,12 +52,7 @@ impl Tool for Search {
         response_format: Format::Fixed { why: "the connector contract fixes the shape" },
         essentials: true,
         advertise_output_schema: false,
-        ..ToolSpec::base(
-            "search",
-            "Search notes",
-            "Ranked search over notes; fetch a result's id for the whole note.",
-            Domain::Search,
-        )
+        ..ToolSpec::base("search", "Search notes", "Ranked search over notes; fetch reads a hit whole.", Domain::Search)
     };
 
     async fn call(ctx: &CallContext<'_>, input: Input) -> Result<Output, ToolError> {

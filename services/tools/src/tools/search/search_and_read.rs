@@ -32,14 +32,12 @@ pub struct Input {
     pub vault: String,
     /// As search_vault's: words, "phrases", -exclusions, path:, tag:.
     pub query: String,
-    /// Notes, 1 to 20 (default 5).
+    /// 1 to 20 (default 5).
     #[serde(default)]
     pub k: Option<u32>,
-    /// note (whole notes, no frontmatter; default), section (each note's best section) or
-    /// semantic (by meaning; needs an embedding provider).
+    /// note (default), section (best section) or semantic (needs an embedding provider).
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Default: an equal share of the budget.
     #[serde(default)]
     pub max_bytes_per_item: Option<u32>,
     #[serde(default)]
@@ -114,8 +112,7 @@ impl Tool for SearchAndRead {
         ..ToolSpec::base(
             "search_and_read",
             "Search and read the best notes",
-            "Ranked search (as search_vault) returning the top k notes' text, or each one's best section, in one \
-             call; an item cut to fit says so.",
+            "Searches as search_vault does and returns the top k notes' text in one call.",
             Domain::Search,
         )
     };

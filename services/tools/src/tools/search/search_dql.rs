@@ -25,10 +25,9 @@ pub enum Shape {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// LIST, TABLE or TASK with FROM (#tag, "folder", [[note]], outgoing([[note]])), WHERE,
-    /// SORT, GROUP BY, FLATTEN, LIMIT.
+    /// LIST, TABLE or TASK; FROM, WHERE, SORT, GROUP BY, FLATTEN, LIMIT.
     pub dql: String,
-    /// markdown adds the result rendered as Dataview would.
+    /// markdown adds a rendered copy.
     #[serde(default)]
     pub format: Option<Shape>,
 }
@@ -116,8 +115,7 @@ impl Tool for SearchDql {
         ..ToolSpec::base(
             "search_dql",
             "Dataview query",
-            "Runs a Dataview (DQL) query over the notes you can read, inline fields included; no Obsidian \
-             needed.",
+            "Runs a Dataview (DQL) query, inline fields included, without Obsidian.",
             Domain::Search,
         )
     };

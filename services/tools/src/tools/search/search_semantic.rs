@@ -22,13 +22,12 @@ pub struct Input {
     /// 1 to 100 (default 10).
     #[serde(default)]
     pub k: Option<u32>,
-    /// Only notes under this folder.
     #[serde(default)]
     pub root: Option<String>,
-    /// Drop hits below this cosine similarity (-1 to 1).
+    /// Cosine similarity floor, -1 to 1.
     #[serde(default)]
     pub min_score: Option<f32>,
-    /// Include each hit's best chunk.
+    /// Adds each hit's best chunk.
     #[serde(default)]
     pub return_content: bool,
     #[serde(default)]
@@ -77,8 +76,7 @@ impl Tool for SearchSemantic {
         ..ToolSpec::base(
             "search_semantic",
             "Search by meaning",
-            "Searches notes by meaning (vector similarity), best first. Needs an embedding provider; \
-             search_vault mode hybrid adds keywords.",
+            "Searches notes by meaning (vector similarity); needs an embedding provider.",
             Domain::Search,
         )
     };

@@ -25,22 +25,21 @@ const CASE_CHECK_NOTES: usize = 2_000;
 pub struct Input {
     pub vault: String,
     pub query: String,
-    /// Match case and accents (default: ignore both).
+    /// Match case and accents.
     #[serde(default)]
     pub case_sensitive: bool,
-    /// Default: inside words too.
     #[serde(default)]
     pub whole_word: bool,
-    /// Only notes under this folder.
+    /// Folder to search.
     #[serde(default)]
     pub root: Option<String>,
-    /// Characters per side, 0 to 500 (default 100).
+    /// Characters each side (default 100, max 500).
     #[serde(default)]
     pub context_length: Option<u32>,
-    /// Listed per note, 1 to 100 (default 10); the rest are counted.
+    /// Listed per note (default 10, max 100).
     #[serde(default)]
     pub max_matches_per_hit: Option<u32>,
-    /// 1 to 100 (default 25).
+    /// Max 100 (default 25).
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -137,8 +136,7 @@ impl Tool for SearchText {
         ..ToolSpec::base(
             "search_text",
             "Find text in notes",
-            "Finds notes containing the text, most matches first, each match with its line and context. Spacing \
-             and punctuation between words are ignored.",
+            "Finds notes containing a phrase, most matches first, with each match's line and context.",
             Domain::Search,
         )
     };

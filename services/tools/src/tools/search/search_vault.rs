@@ -31,15 +31,14 @@ pub enum Mode {
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Words (any may match), "phrases" (must occur), -word or -"phrase" (exclude), path:text,
-    /// tag:name.
+    /// Words (any), "phrase" (must), -word (exclude), path:text, tag:name.
     pub query: String,
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Only notes under this folder.
+    /// Folder to search.
     #[serde(default)]
     pub root: Option<String>,
-    /// Add each hit's BM25 score per term (mode text).
+    /// mode text: per-term scores.
     #[serde(default)]
     pub explain: bool,
     /// 1 to 100 (default 25).
@@ -117,9 +116,8 @@ impl Tool for SearchVault {
         ..ToolSpec::base(
             "search_vault",
             "Search the vault",
-            "Ranked full-text search (BM25) of notes' text, titles, aliases, tags and frontmatter; best first, \
-             with snippets. mode semantic searches by meaning, hybrid fuses both (these need an embedding \
-             provider).",
+            "Ranked full-text search of notes (text, titles, aliases, tags, frontmatter) with snippets; mode \
+             semantic or hybrid searches by meaning (needs embeddings).",
             Domain::Search,
         )
     };

@@ -14,14 +14,12 @@ pub struct AddKanbanCard;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// Lane title, case-insensitive; a WIP limit like "(3)" may be left out.
+    /// Lane title, case-insensitive; a WIP limit "(3)" may be left out.
     pub column: String,
-    /// Markdown; more lines are indented under the card.
+    /// Markdown; may span lines.
     pub text: String,
-    /// Always true in a **Complete** lane.
     #[serde(default)]
     pub checked: Option<bool>,
-    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }

@@ -16,10 +16,8 @@ pub struct CreateBase;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// {filters, formulas, properties, views: [{type: table|cards|list|map, name, filters, order,
-    /// sort, limit, groupBy}]}.
+    /// {filters, formulas, properties, views: [{type: table|cards|list|map, name, order, ...}]}.
     pub base: Map<String, Value>,
-    /// Replace an existing base (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
     #[serde(default)]
@@ -53,7 +51,7 @@ impl Tool for CreateBase {
         ..ToolSpec::base(
             "create_base",
             "Create a base",
-            "Creates an Obsidian Bases file (.base); an unparsable expression or an untyped view is refused.",
+            "Creates an Obsidian Bases file (.base), checking its expressions and views.",
             Domain::Structured,
         )
     };

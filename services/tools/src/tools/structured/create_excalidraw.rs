@@ -16,14 +16,12 @@ pub struct Input {
     pub vault: String,
     /// Ends in .excalidraw.md.
     pub path: String,
-    /// A drawing whose scene is copied.
+    /// A drawing to copy.
     #[serde(default)]
     pub template: Option<String>,
-    /// Each needs a type (rectangle, ellipse, diamond, line, arrow, freedraw, text, image, frame,
-    /// embeddable); ids and defaults are filled in.
+    /// Each needs a type; ids and defaults are filled in.
     #[serde(default)]
     pub elements: Option<Vec<Map<String, Value>>>,
-    /// Replace an existing file (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
     #[serde(default)]
@@ -56,7 +54,7 @@ impl Tool for CreateExcalidraw {
         ..ToolSpec::base(
             "create_excalidraw",
             "Create an Excalidraw drawing",
-            "Creates an Excalidraw drawing (.excalidraw.md) from elements and/or a template drawing.",
+            "Creates an Excalidraw drawing from elements and/or a template drawing.",
             Domain::Structured,
         )
     };

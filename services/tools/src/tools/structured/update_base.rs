@@ -17,10 +17,8 @@ pub struct UpdateBase;
 pub struct Input {
     pub vault: String,
     pub path: String,
-    /// JSON merge patch (RFC 7386): objects merge, null removes a key, other values replace
-    /// (views whole).
+    /// RFC 7386 merge patch: null removes a key; views are replaced whole.
     pub patch: Map<String, Value>,
-    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -48,7 +46,7 @@ impl Tool for UpdateBase {
         ..ToolSpec::base(
             "update_base",
             "Change a base",
-            "Changes an Obsidian Bases file with a JSON merge patch; refused if that adds a problem.",
+            "Changes an Obsidian Bases file by JSON merge patch; refused if that adds a problem.",
             Domain::Structured,
         )
     };

@@ -22,13 +22,11 @@ pub struct Input {
     /// References to them go too.
     #[serde(default)]
     pub remove_element_ids: Option<Vec<String>>,
-    /// Each holds an element id and the fields to set.
+    /// Each: id and the fields to set.
     #[serde(default)]
     pub update_elements: Option<Vec<Map<String, Value>>>,
-    /// Fields to set in the scene's appState.
     #[serde(default)]
     pub update_app_state: Option<Map<String, Value>>,
-    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -56,7 +54,7 @@ impl Tool for UpdateExcalidraw {
         ..ToolSpec::base(
             "update_excalidraw",
             "Change an Excalidraw drawing",
-            "Adds, removes and changes elements of an Excalidraw drawing in one write, keeping bindings in step.",
+            "Adds, removes and changes an Excalidraw drawing's elements in one write.",
             Domain::Structured,
         )
     };

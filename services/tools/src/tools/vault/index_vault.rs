@@ -17,7 +17,6 @@ const REBUILD_LEASE: std::time::Duration = std::time::Duration::from_secs(3600);
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Reindex only the notes under this folder.
     #[serde(default)]
     pub folder: Option<String>,
     #[serde(default)]
@@ -136,9 +135,8 @@ impl Tool for IndexVault {
         ..ToolSpec::base(
             "index_vault",
             "Rebuild the vault index",
-            "Rebuilds the vault's index (links, tags, full text) from its files. Writes are indexed as they happen: \
-             use this for repair or after changing Excluded files. A large vault answers with a task handle to poll \
-             with get_task_status.",
+            "Rebuilds the vault's index (links, tags, full text) from its files, for repair or after changing \
+             Excluded files. A large vault returns a task to poll with get_task_status.",
             Domain::Vault,
         )
     };

@@ -17,16 +17,13 @@ pub struct Input {
     pub name: String,
     /// As Obsidian stores it: {main, left, right, active, ...}.
     pub layout: Map<String, Value>,
-    /// Make it the active workspace.
     #[serde(default)]
     pub set_active: Option<bool>,
-    /// Replace one of that name (default false: conflict).
     #[serde(default)]
     pub overwrite: Option<bool>,
-    /// list_workspaces' content_hash: refused if the workspaces changed since.
+    /// list_workspaces' content_hash.
     #[serde(default)]
     pub prev_hash: Option<String>,
-    /// Not needed; accepted and ignored.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -53,7 +50,7 @@ impl Tool for SaveWorkspace {
         ..ToolSpec::base(
             "save_workspace",
             "Save a workspace",
-            "Saves a workspace layout under a name, as Obsidian's Workspaces plugin does.",
+            "Saves a named workspace layout (Obsidian's Workspaces plugin).",
             Domain::Workspace,
         )
     };

@@ -16,16 +16,13 @@ const MAX_IMAGES: usize = 50;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Default: the images under root.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// Used when paths is not given.
     #[serde(default)]
     pub root: Option<String>,
-    /// Under root (default: every image type).
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// Read again even if cached.
+    /// Ignore the cache.
     #[serde(default)]
     pub force: Option<bool>,
     /// 1 to 4 (default 2).
@@ -70,7 +67,7 @@ impl Tool for OcrBulk {
         ..ToolSpec::base(
             "ocr_bulk",
             "Read the text in many images",
-            "Reads the text in up to 50 image attachments (named, or under a folder) with OCR; a text or error each.",
+            "Reads the text in up to 50 images with OCR (paths, or the images under root); a text or error each.",
             Domain::Attachments,
         )
     };

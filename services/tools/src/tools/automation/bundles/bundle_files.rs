@@ -13,12 +13,11 @@ pub struct BundleFiles;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Notes to pack, in order (1 to 200).
+    /// In order; 1 to 200.
     pub paths: Vec<String>,
-    /// Byte budget, 1,000 to 900,000 (default 200,000).
+    /// 1,000 to 900,000 (default 200,000).
     #[serde(default)]
     pub max_bytes: Option<u32>,
-    /// Default true.
     #[serde(default)]
     pub include_frontmatter: Option<bool>,
     #[serde(default)]
@@ -58,8 +57,7 @@ impl Tool for BundleFiles {
         ..ToolSpec::base(
             "bundle_files",
             "Pack notes into one text",
-            "Packs the named notes into one text for a model's context, within a byte budget; lists paths missing or \
-             left out.",
+            "Packs notes into one text for a model's context, within a byte budget.",
             Domain::Automation,
         )
     };

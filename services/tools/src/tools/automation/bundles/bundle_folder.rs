@@ -14,18 +14,17 @@ pub struct BundleFolder;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Subfolders included; "" for the whole vault.
+    /// "" for the whole vault.
     pub root: String,
     /// 1 to 1000 (default 100).
     #[serde(default)]
     pub max_files: Option<u32>,
-    /// Byte budget, 1,000 to 900,000 (default 200,000).
+    /// 1000 to 900000 (default 200000).
     #[serde(default)]
     pub max_bytes: Option<u32>,
     /// Default [".md"].
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
-    /// Default true.
     #[serde(default)]
     pub include_frontmatter: Option<bool>,
     #[serde(default)]
@@ -65,8 +64,7 @@ impl Tool for BundleFolder {
         ..ToolSpec::base(
             "bundle_folder",
             "Pack a folder into one text",
-            "Packs a folder's notes, in path order, into one text for a model's context, within file and byte budgets; \
-             next_cursor continues.",
+            "Packs a folder's notes into one text for a model's context.",
             Domain::Automation,
         )
     };

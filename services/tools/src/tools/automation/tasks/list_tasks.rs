@@ -28,19 +28,17 @@ pub struct Input {
     pub vault: String,
     #[serde(default)]
     pub root: Option<String>,
-    /// Default all.
     #[serde(default)]
     pub status: Option<Status>,
-    /// overdue, today, none (no due date), any (has one), or YYYY-MM-DD (due on or before it).
+    /// overdue, today, none, any, or YYYY-MM-DD (due on or before).
     #[serde(default)]
     pub due: Option<String>,
     /// highest, high, medium, none, low or lowest.
     #[serde(default)]
     pub priority: Option<String>,
-    /// All must match (# optional; a nested tag matches its parent).
+    /// All must match; # optional.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Only tasks in these notes.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
     #[serde(default)]
@@ -81,7 +79,7 @@ impl Tool for ListTasks {
         ..ToolSpec::base(
             "list_tasks",
             "List tasks",
-            "Lists checkbox tasks (Tasks plugin format), filtered by status, due date, priority, tags or notes.",
+            "Lists checkbox tasks (Tasks plugin format), with filters.",
             Domain::Automation,
         )
     };

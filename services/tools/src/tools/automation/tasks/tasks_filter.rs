@@ -14,7 +14,7 @@ pub struct TasksFilter;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A Tasks plugin query, one instruction per line, as in a ```tasks block.
+    /// Tasks plugin query lines, as in a ```tasks block.
     pub filter: String,
     /// Appended as a "group by" line.
     #[serde(default)]
@@ -64,8 +64,7 @@ impl Tool for TasksFilter {
         ..ToolSpec::base(
             "tasks_filter",
             "Query tasks",
-            "Runs a Tasks plugin query (filters, boolean logic, sort, group, limit) over the vault's tasks, as a \
-             ```tasks block would.",
+            "Runs a Tasks plugin query over the vault's tasks, as a ```tasks block would.",
             Domain::Automation,
         )
     };

@@ -19,11 +19,10 @@ pub struct Input {
     pub path: String,
     /// 0-based, as list_tasks gives it.
     pub line: usize,
-    /// What to change; dates are YYYY-MM-DD, "" removes one. toggle completes an open task (a
-    /// recurring one gets its next occurrence above it) or reopens a done one.
+    /// Dates YYYY-MM-DD, "" removes one. toggle completes (a recurring task gets its next
+    /// occurrence) or reopens.
     #[serde(default)]
     pub set: Option<Set>,
-    /// The content_hash you read; refused if the note changed since.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -35,7 +34,7 @@ pub struct Input {
 pub struct Set {
     #[serde(default)]
     pub toggle: Option<bool>,
-    /// One character: " ", "x", "/", "-" (done sets ✅ today).
+    /// One character: " ", "x", "/" or "-".
     #[serde(default)]
     pub status: Option<String>,
     #[serde(default)]
@@ -84,8 +83,7 @@ impl Tool for UpdateTask {
         ..ToolSpec::base(
             "update_task",
             "Update a task",
-            "Changes one task line (Tasks plugin format): toggle it, or set its status, description, priority or \
-             dates.",
+            "Toggles or edits one task line (Tasks plugin format).",
             Domain::Automation,
         )
     };

@@ -17,16 +17,14 @@ pub struct AddObservation;
 pub struct Input {
     pub vault: String,
     pub entity_id: String,
-    /// The fact; secrets in it are redacted.
+    /// Secrets are redacted.
     #[schemars(length(min = 1, max = 10000))]
     pub observation: String,
-    /// What the fact is about, e.g. "role".
     #[serde(default)]
     pub key: Option<String>,
     /// YYYY-MM-DD or RFC 3339 (default now).
     #[serde(default)]
     pub valid_from: Option<String>,
-    /// End, if known (same format).
     #[serde(default)]
     pub valid_to: Option<String>,
 }
@@ -57,8 +55,8 @@ impl Tool for AddObservation {
         ..ToolSpec::base(
             "add_observation",
             "Add a fact to a memory entity",
-            "Adds a fact (observation) to a memory entity; with a key, it supersedes the current fact of that \
-             key, still readable via get_entity as_of.",
+            "Adds a fact to a memory entity; with a key it supersedes that key's current fact (get_entity as_of \
+             still reads it).",
             Domain::Knowledge,
         )
     };

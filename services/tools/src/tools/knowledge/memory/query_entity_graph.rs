@@ -34,19 +34,16 @@ pub struct Input {
     #[serde(default)]
     #[schemars(range(min = 1, max = 4))]
     pub depth: Option<u32>,
-    /// Only these relations.
     #[serde(default)]
     pub relation_types: Option<Vec<String>>,
-    /// Only entities of these types (the seed always).
     #[serde(default)]
     pub entity_types: Option<Vec<String>>,
-    /// out: seed → others (default both).
+    /// out: from the seed (default both).
     #[serde(default)]
     pub direction: Option<Direction>,
-    /// Also facts that no longer hold.
+    /// Also facts no longer true.
     #[serde(default)]
     pub include_retired: Option<bool>,
-    /// Default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,
@@ -88,8 +85,7 @@ impl Tool for QueryEntityGraph {
         ..ToolSpec::base(
             "query_entity_graph",
             "Walk the memory graph",
-            "Walks the memory graph breadth-first from a seed entity: the entities reached, each with its \
-             current facts, and the relations among them.",
+            "Walks the memory graph breadth-first from a seed entity: entities with current facts, and relations.",
             Domain::Knowledge,
         )
     };

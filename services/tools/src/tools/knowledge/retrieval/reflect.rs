@@ -28,17 +28,14 @@ pub enum Mode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CitationStyle {
-    /// [n] with a source list (default).
     #[default]
     Numeric,
-    /// [[note]] links.
     Wikilink,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Detail {
-    /// A few sentences (default).
     #[default]
     Brief,
     Full,
@@ -51,14 +48,14 @@ pub struct Input {
     pub query: String,
     #[serde(default)]
     pub mode: Option<Mode>,
-    /// Sources (default 8).
+    /// Sources, default 8.
     #[serde(default)]
     #[schemars(range(min = 1, max = 20))]
     pub k: Option<u32>,
-    /// Also save it under the wiki's Reflections/ (needs write:notes).
+    /// Save under the wiki's Reflections/ (needs write:notes).
     #[serde(default)]
     pub persist: bool,
-    /// Only sources under this folder.
+    /// Source folder.
     #[serde(default)]
     pub scope: Option<String>,
     #[serde(default)]
@@ -115,8 +112,7 @@ impl Tool for Reflect {
         ..ToolSpec::base(
             "reflect",
             "Answer from the vault, sourced",
-            "Answers a question from the vault's best chunks with the organisation's chat model, every claim \
-             cited.",
+            "Answers a question from the vault with the organisation's chat model, every claim cited.",
             Domain::Knowledge,
         )
     };

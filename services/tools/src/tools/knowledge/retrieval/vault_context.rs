@@ -35,21 +35,19 @@ pub struct Input {
     pub vault: String,
     #[serde(default)]
     pub query: Option<String>,
-    /// Default 2000; a token is 4 bytes.
+    /// Default 2000.
     #[serde(default)]
     #[schemars(range(min = 100, max = 32000))]
     pub token_budget: Option<u32>,
-    /// Chunks retrieved (default 8).
+    /// Chunks (default 8).
     #[serde(default)]
     #[schemars(range(min = 1, max = 30))]
     pub k: Option<u32>,
-    /// Default true.
     #[serde(default)]
     pub include_work: Option<bool>,
-    /// Default true.
     #[serde(default)]
     pub include_lessons: Option<bool>,
-    /// Also list what changed since (YYYY-MM-DD or RFC 3339).
+    /// Also list changes since: YYYY-MM-DD or RFC 3339.
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -200,9 +198,8 @@ impl Tool for VaultContext {
         ..ToolSpec::base(
             "vault_context",
             "Pack context for a question",
-            "Packs context for a question within token_budget: contradictions, #lesson notes, your work \
-             episodes, wiki syntheses, best chunks; overflow named in prefetch. No query: latest changed notes \
-             (needs read:git).",
+            "Packs a question's context into token_budget: best chunks, syntheses, #lesson notes, work episodes, \
+             contradictions; no query: recent changes (needs read:git).",
             Domain::Knowledge,
         )
     };

@@ -17,25 +17,23 @@ pub struct VaultGraphSearch;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// search_vault syntax: words, "phrases", path:, tag:.
+    /// Words, "phrases", path:, tag:.
     pub query: String,
-    /// Other phrasings (at most 5 in all).
+    /// Other phrasings.
     #[serde(default)]
     pub queries: Option<Vec<String>>,
-    /// Searched by meaning only.
     #[serde(default)]
     pub hypothetical_answer: Option<String>,
-    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub final_top_k: Option<u32>,
-    /// More vaults, fused into one ranking.
+    /// More vaults to search.
     #[serde(default)]
     pub vaults: Option<Vec<String>>,
-    /// Only notes last changed by then (YYYY-MM-DD or RFC 3339).
+    /// Notes last changed by then (YYYY-MM-DD or RFC 3339).
     #[serde(default)]
     pub as_of: Option<String>,
-    /// Only notes changed since then.
+    /// Same format.
     #[serde(default)]
     pub since: Option<String>,
     #[serde(default)]
@@ -137,8 +135,7 @@ impl Tool for VaultGraphSearch {
         ..ToolSpec::base(
             "vault_graph_search",
             "Search, expanded through links",
-            "Hybrid search (keywords, plus meaning when embeddings are on) over note chunks, expanded one hop \
-             along wikilinks; returns ranked chunks.",
+            "Keyword and (with embeddings) semantic search over note chunks, expanded one hop along wikilinks.",
             Domain::Knowledge,
         )
     };

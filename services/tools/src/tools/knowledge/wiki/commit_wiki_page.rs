@@ -21,25 +21,22 @@ pub const SEE_ALSO: &str = "See also";
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Default: the file name.
     #[serde(default)]
     pub topic: Option<String>,
-    /// SCHEMA.md type (default: frontmatter `type`).
+    /// SCHEMA.md page type.
     #[serde(default, rename = "type")]
     pub page_type: Option<String>,
-    /// Raw source notes the page should link.
     #[serde(default)]
     pub sources: Option<Vec<String>>,
     pub page: Page,
-    /// Edits linking other notes to the page.
+    /// Links to the page from other notes.
     #[serde(default)]
     pub patches: Option<Vec<Patch>>,
-    /// Confirmation token for an overwrite.
     #[serde(default)]
     pub elicit_token: Option<String>,
     #[serde(default)]
     pub allow_duplicate: Option<bool>,
-    /// Ask the judge model when duplicate evidence is soft.
+    /// Let a model judge soft duplicates.
     #[serde(default)]
     pub judge: Option<bool>,
 }
@@ -49,9 +46,9 @@ pub struct Input {
 pub struct Page {
     /// Inside the wiki folder, ending in .md.
     pub path: String,
-    /// Whole note with frontmatter.
+    /// With frontmatter.
     pub content: String,
-    /// create (default) or overwrite (needs prev_hash and confirmation).
+    /// overwrite needs prev_hash and confirmation.
     #[serde(default)]
     pub mode: Option<PageMode>,
     #[serde(default)]
@@ -70,10 +67,9 @@ pub enum PageMode {
 #[serde(deny_unknown_fields)]
 pub struct Patch {
     pub path: String,
-    /// content_hash as read (from draft_wiki_page).
+    /// content_hash from draft_wiki_page.
     pub prev_hash: String,
-    /// link: a "- [[page]]" bullet under `heading` (default "See also"); append: `text` at the
-    /// end of the note or `heading`'s section.
+    /// link adds a [[page]] bullet under heading (default "See also"); append adds text.
     pub op: PatchOp,
     #[serde(default)]
     pub heading: Option<String>,
@@ -127,8 +123,8 @@ impl Tool for CommitWikiPage {
         ..ToolSpec::base(
             "commit_wiki_page",
             "Commit a wiki page",
-            "Writes a wiki page and patches linking notes to it, all or nothing. Refuses on a stale prev_hash, a \
-             duplicate page or a prompt injection; schema and link issues come back as problems.",
+            "Writes a wiki page and links to it from other notes, all or nothing; refuses duplicates and prompt \
+             injection, and reports schema and link problems.",
             Domain::Knowledge,
         )
     };

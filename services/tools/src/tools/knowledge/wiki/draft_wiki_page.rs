@@ -31,16 +31,15 @@ pub struct Input {
     pub page_type: Option<String>,
     #[serde(default)]
     pub sources: Option<Vec<String>>,
-    /// A note in the raw folder to ingest.
+    /// A raw-folder note: plan ingesting it.
     #[serde(default)]
     pub source: Option<String>,
-    /// Ask the judge model when duplicate evidence is soft.
+    /// Ask a judge model about soft duplicates.
     #[serde(default)]
     pub judge: Option<bool>,
-    /// Per list, 1 to 50 (default 10).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Cosine a semantic candidate needs (default 0.7).
+    /// Cosine (default 0.7).
     #[serde(default)]
     pub min_similarity: Option<f32>,
     #[serde(default)]
@@ -189,8 +188,8 @@ impl Tool for DraftWikiPage {
         ..ToolSpec::base(
             "draft_wiki_page",
             "Draft a wiki page",
-            "Plans a wiki page without writing: duplicate check, link map, SCHEMA.md requirements and a changeset \
-             skeleton for commit_wiki_page; with source, plans ingesting one raw note.",
+            "Plans a wiki page without writing: duplicate check, links, SCHEMA.md requirements and a changeset \
+             skeleton for commit_wiki_page.",
             Domain::Knowledge,
         )
     };

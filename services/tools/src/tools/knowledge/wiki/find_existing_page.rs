@@ -18,17 +18,16 @@ pub const DEFAULT_MIN_SIMILARITY: f32 = 0.7;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A wikidata QID in it (Q42) matches wikidata: properties.
     pub topic: String,
     #[serde(default)]
     pub folder: Option<String>,
-    /// Ask the judge model when the evidence is soft.
+    /// Ask a judge model on soft evidence.
     #[serde(default)]
     pub judge: Option<bool>,
     /// 1 to 50 (default 5).
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Cosine a semantic candidate needs (default 0.7).
+    /// Cosine floor (default 0.7).
     #[serde(default)]
     pub min_similarity: Option<f32>,
     #[serde(default)]
@@ -69,8 +68,8 @@ impl Tool for FindExistingPage {
         ..ToolSpec::base(
             "find_existing_page",
             "Find an existing page",
-            "Before writing a wiki page, checks whether one on the topic exists: exists (one page matches by name, \
-             alias, QID, title or H1), ambiguous or new.",
+            "Before writing a wiki page, checks if one on the topic exists (by name, alias, QID, title, H1): \
+             exists, ambiguous or new.",
             Domain::Knowledge,
         )
     };

@@ -57,25 +57,23 @@ const ALL: [Check; 9] = [
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Default: the wiki folder, else the whole vault.
+    /// Default: the wiki folder.
     #[serde(default)]
     pub folder: Option<String>,
-    /// Default: all.
     #[serde(default)]
     pub checks: Option<Vec<Check>>,
-    /// Ask the judge model about near duplicates.
+    /// Let a model judge near duplicates.
     #[serde(default)]
     pub judge: Option<bool>,
-    /// 1 to 200 (default 20).
+    /// Max 200 (default 20).
     #[serde(default)]
     pub limit_per_check: Option<u32>,
-    /// 1 to 100 (default 10).
     #[serde(default)]
     pub max_judge_calls: Option<u32>,
-    /// Pages compared for duplicates, 1 to 5000 (default 1500).
+    /// Pages compared (default 1500, max 5000).
     #[serde(default)]
     pub max_notes: Option<u32>,
-    /// Cosine for a near duplicate (default 0.909).
+    /// Cosine, default 0.909.
     #[serde(default)]
     pub min_similarity: Option<f32>,
     #[serde(default)]
@@ -140,8 +138,8 @@ impl Tool for LintWiki {
         ..ToolSpec::base(
             "lint_wiki",
             "Lint the wiki",
-            "Proposes wiki upkeep with the tool call for each fix, writing nothing: orphan pages, unresolved links, \
-             stale pages, duplicated paragraphs, missing sources, near-duplicate and hand-edited generated pages.",
+            "Proposes wiki fixes as ready tool calls, writing nothing: orphan, stale or duplicate pages, broken \
+             links, missing sources.",
             Domain::Knowledge,
         )
     };

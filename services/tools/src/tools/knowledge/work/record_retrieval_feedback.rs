@@ -20,19 +20,18 @@ pub enum Feedback {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// `path#n` as a search returned it, or a note path for all its chunks.
+    /// `path#n` from a search, or a note path (all its chunks).
     #[serde(default)]
     pub chunk_id: Option<String>,
     #[serde(default)]
     pub feedback: Option<Feedback>,
-    /// Default: your open session.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Latest retrievals of the chunk to mark (default 1).
+    /// Latest retrievals to mark (default 1).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub last_n: Option<u32>,
-    /// Several at once, instead of chunk_id and feedback.
+    /// Instead of chunk_id and feedback.
     #[serde(default)]
     #[schemars(length(min = 1, max = 50))]
     pub verdicts: Option<Vec<Verdict>>,

@@ -13,10 +13,9 @@ pub struct WorkResult;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// -1 went badly, 0 neutral, 1 worked.
     #[schemars(range(min = -1, max = 1))]
     pub result: i64,
-    /// Only calls up to this time (YYYY-MM-DD or RFC 3339; default now).
+    /// YYYY-MM-DD or RFC 3339 (default now).
     #[serde(default)]
     pub as_of: Option<String>,
 }
@@ -48,8 +47,8 @@ impl Tool for WorkResult {
         ..ToolSpec::base(
             "work_result",
             "Judge the task just finished",
-            "Records your -1/0/+1 verdict on the task just finished for each unjudged call of your open session; \
-             0 and +1 make them eligible for work_search.",
+            "Records your verdict on the task just finished (-1 badly, 0 neutral, 1 worked) on your open \
+             session's unjudged calls.",
             Domain::Knowledge,
         )
     };

@@ -21,7 +21,7 @@ const DEFAULT_MIN_TRUST: f32 = 0.5;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Input {
-    /// Words the summary or tool must all contain; with semantic, text to match by meaning.
+    /// All words must match; with semantic, by meaning.
     #[serde(default)]
     pub query: Option<String>,
     #[serde(default)]
@@ -33,7 +33,6 @@ pub struct Input {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
-    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub k: Option<u32>,
@@ -41,13 +40,12 @@ pub struct Input {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_trust: Option<f32>,
-    /// Also unjudged (quarantined) episodes.
+    /// Also unjudged episodes.
     #[serde(default)]
     pub include_pending: bool,
     /// Needs admin:workspace.
     #[serde(default)]
     pub any_caller: bool,
-    /// Rank by meaning instead of words.
     #[serde(default)]
     pub semantic: bool,
     #[serde(default)]
@@ -75,8 +73,7 @@ impl Tool for WorkSearch {
         ..ToolSpec::base(
             "work_search",
             "Search past work",
-            "Searches your past work-memory episodes that a verdict made eligible, at or above min_trust \
-             (include_pending adds unjudged ones).",
+            "Searches your past work-memory episodes (those a verdict made eligible).",
             Domain::Knowledge,
         )
     };

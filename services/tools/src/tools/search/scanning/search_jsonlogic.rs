@@ -45,11 +45,10 @@ pub struct SearchJsonlogic;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// JSONLogic over {path, content, frontmatter, tags, stat: {ctime, mtime, size}} (epoch ms),
-    /// plus glob and regexp taking [PATTERN, VALUE], e.g. {"glob": ["Projects/**", {"var": "path"}]}.
+    /// Over {path, content, frontmatter, tags, stat: {ctime, mtime, size}} (epoch ms), plus glob
+    /// and regexp: [PATTERN, VALUE].
     #[schemars(schema_with = "otc_kernel::writing::any_json")]
     pub logic: Value,
-    /// Only notes in this folder.
     #[serde(default)]
     pub root: Option<String>,
     /// Default 25, at most 1000.
@@ -108,8 +107,7 @@ impl Tool for SearchJsonlogic {
         ..ToolSpec::base(
             "search_jsonlogic",
             "Filter notes with JSONLogic",
-            "Filters notes by a JSONLogic rule over their properties, tags, path and content, in path order. On \
-             compute_budget_exceeded, narrow with root.",
+            "Filters notes with a JSONLogic rule over path, content, properties and tags.",
             Domain::Search,
         )
     };

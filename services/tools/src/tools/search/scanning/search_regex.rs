@@ -25,13 +25,13 @@ pub struct Input {
     /// Any of i, m, s, x.
     #[serde(default)]
     pub flags: Option<String>,
-    /// Only notes in this folder.
+    /// Folder to search.
     #[serde(default)]
     pub root: Option<String>,
-    /// Listed per note (default 10, at most 100); all are counted.
+    /// Listed per note (default 10, max 100).
     #[serde(default)]
     pub max_matches_per_file: Option<u32>,
-    /// Default 25, at most 1000.
+    /// Default 25, max 1000.
     #[serde(default)]
     pub limit: Option<u32>,
     #[serde(default)]
@@ -91,8 +91,7 @@ impl Tool for SearchRegex {
         ..ToolSpec::base(
             "search_regex",
             "Search notes by regular expression",
-            "Searches note text with a regular expression: matching notes in path order, with matching lines. \
-             On compute_budget_exceeded, narrow with root or a literal word.",
+            "Regex search over note text: matching notes in path order with their matching lines.",
             Domain::Search,
         )
     };

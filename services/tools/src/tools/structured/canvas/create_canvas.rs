@@ -22,7 +22,6 @@ pub struct Input {
     /// {fromNode, toNode, fromSide?, toSide?, label?}; id optional.
     #[serde(default)]
     pub edges: Option<Vec<Map<String, Value>>>,
-    /// Replace an existing canvas (trashed; needs confirmation).
     #[serde(default)]
     pub overwrite: Option<bool>,
     #[serde(default)]
@@ -55,7 +54,7 @@ impl Tool for CreateCanvas {
         ..ToolSpec::base(
             "create_canvas",
             "Create a canvas",
-            "Creates a JSON Canvas (.canvas) file from nodes and edges, checked against JSON Canvas 1.0.",
+            "Creates a .canvas file (JSON Canvas 1.0).",
             Domain::Structured,
         )
     };

@@ -20,11 +20,10 @@ pub struct Input {
     /// Default: every canvas under root.
     #[serde(default)]
     pub paths: Option<Vec<String>>,
-    /// Used when paths is not given.
     #[serde(default)]
     pub root: Option<String>,
-    /// All given must match: type (text|file|link|group), text (case-insensitive, in a node's
-    /// text, label, file or URL), color, file (the file shown), in_group (a group node's id).
+    /// All must match; type: text|file|link|group; text: case-insensitive substring; in_group: a
+    /// group's id.
     #[serde(default)]
     pub filter: Option<Filter>,
     #[serde(default)]
@@ -87,7 +86,7 @@ impl Tool for QueryCanvas {
         ..ToolSpec::base(
             "query_canvas",
             "Find nodes in canvases",
-            "Finds nodes in one or more canvases by type, text, color, shown file or group.",
+            "Finds canvas nodes by type, text, color, shown file or group.",
             Domain::Structured,
         )
     };

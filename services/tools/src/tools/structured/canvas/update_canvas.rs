@@ -27,13 +27,12 @@ pub struct Input {
     pub remove_node_ids: Option<Vec<String>>,
     #[serde(default)]
     pub remove_edge_ids: Option<Vec<String>>,
-    /// Each holds a node id and the fields to set; null removes a field.
+    /// Each: id and the fields to set (null removes one).
     #[serde(default)]
     pub update_nodes: Option<Vec<Map<String, Value>>>,
-    /// Each holds an edge id and the fields to set; null removes a field.
+    /// Like update_nodes.
     #[serde(default)]
     pub update_edges: Option<Vec<Map<String, Value>>>,
-    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
     #[serde(default)]
@@ -66,7 +65,7 @@ impl Tool for UpdateCanvas {
         ..ToolSpec::base(
             "update_canvas",
             "Change a canvas",
-            "Adds, removes and changes nodes and edges of a canvas in one write; a JSON Canvas 1.0 breach is refused.",
+            "Adds, removes and changes a canvas's nodes and edges in one write (JSON Canvas 1.0).",
             Domain::Structured,
         )
     };

@@ -26,13 +26,12 @@ pub struct Input {
     pub table_index: Option<usize>,
     /// Header (case-insensitive) or 0-based position.
     pub column: String,
-    /// Default asc; the sort is stable.
+    /// Default asc.
     #[serde(default)]
     pub order: Option<Order>,
-    /// As numbers (1,234.5 is one; others go last); default: text, case-insensitive.
+    /// Compare as numbers; non-numbers go last.
     #[serde(default)]
     pub numeric: Option<bool>,
-    /// The content_hash you read; refused if the file changed.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }

@@ -12,15 +12,12 @@ pub struct RestoreVault;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// A change-log sequence number (get_provenance's seq), or an RFC 3339 time (the last
-    /// change at or before it).
+    /// A change-log seq (get_provenance's) or an RFC 3339 time.
     pub at: String,
     #[serde(default)]
     pub folder: Option<String>,
-    /// Report what would change without changing it.
     #[serde(default)]
     pub dry_run: Option<bool>,
-    /// Confirmation token for a real run.
     #[serde(default)]
     pub elicit_token: Option<String>,
 }
@@ -54,8 +51,8 @@ impl Tool for RestoreVault {
         ..ToolSpec::base(
             "restore_vault",
             "Restore a vault to a point in time",
-            "Puts a vault, or one folder, back to its state at a change-log sequence or time, as one new change that \
-             can itself be undone. Needs confirmation.",
+            "Restores a vault or one folder to its state at a change-log point, as one new, undoable change. \
+             Needs confirmation.",
             Domain::Vault,
         )
     };

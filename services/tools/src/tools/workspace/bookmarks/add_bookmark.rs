@@ -33,13 +33,10 @@ pub struct Bookmark {
     /// heading: "#Heading"; block: "#^id".
     #[serde(default)]
     pub subpath: Option<String>,
-    /// For search.
     #[serde(default)]
     pub query: Option<String>,
-    /// For url.
     #[serde(default)]
     pub url: Option<String>,
-    /// Display name.
     #[serde(default)]
     pub title: Option<String>,
 }
@@ -49,13 +46,12 @@ pub struct Bookmark {
 pub struct Input {
     pub vault: String,
     pub bookmark: Bookmark,
-    /// Title of a top-level group (created when missing).
+    /// A top-level group's title (created if missing).
     #[serde(default)]
     pub group: Option<String>,
-    /// Default false: an identical bookmark is a conflict.
     #[serde(default)]
     pub allow_duplicate: Option<bool>,
-    /// list_bookmarks' content_hash: refused if the bookmarks changed since.
+    /// list_bookmarks' content_hash.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -89,8 +85,7 @@ impl Tool for AddBookmark {
         ..ToolSpec::base(
             "add_bookmark",
             "Add a bookmark",
-            "Adds a bookmark (file, folder, heading, block, search or url) to Obsidian's Bookmarks, optionally in a \
-             group.",
+            "Adds a file, folder, heading, block, search or url bookmark to Obsidian's Bookmarks.",
             Domain::Workspace,
         )
     };

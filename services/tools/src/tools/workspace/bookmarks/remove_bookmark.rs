@@ -14,13 +14,12 @@ pub struct RemoveBookmark;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     pub vault: String,
-    /// Any of type, path, subpath, query, url, title; all given must match.
+    /// Any of type, path, subpath, query, url, title; all must match.
     #[serde(rename = "match")]
     pub wanted: Map<String, Value>,
-    /// Only in this top-level group (title).
     #[serde(default)]
     pub group: Option<String>,
-    /// list_bookmarks' content_hash: refused if the bookmarks changed since.
+    /// list_bookmarks' content_hash.
     #[serde(default)]
     pub prev_hash: Option<String>,
 }
@@ -46,7 +45,7 @@ impl Tool for RemoveBookmark {
         ..ToolSpec::base(
             "remove_bookmark",
             "Remove bookmarks",
-            "Removes the matching bookmarks, anywhere or in one group; the notes are not touched.",
+            "Removes the matching bookmarks; the notes stay.",
             Domain::Workspace,
         )
     };

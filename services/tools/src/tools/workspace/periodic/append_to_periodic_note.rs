@@ -14,14 +14,13 @@ pub struct AppendToPeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// YYYY-MM-DD, a day in the period (default today, UTC).
+    /// YYYY-MM-DD in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
     pub content: String,
-    /// Start on a new line (default true).
     #[serde(default)]
     pub ensure_newline: Option<bool>,
-    /// Append under this heading (created when missing) instead of at the end.
+    /// Append under it (created if missing).
     #[serde(default)]
     pub heading: Option<String>,
 }
@@ -51,8 +50,7 @@ impl Tool for AppendToPeriodicNote {
         ..ToolSpec::base(
             "append_to_periodic_note",
             "Append to a periodic note",
-            "Appends to the daily, weekly, monthly, quarterly or yearly note for a date, creating it from its \
-             template when missing.",
+            "Appends to the periodic note (daily to yearly) for a date, created from its template if missing.",
             Domain::Workspace,
         )
     };

@@ -13,13 +13,13 @@ pub struct CreatePeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// YYYY-MM-DD, a day in the period (default today, UTC).
+    /// YYYY-MM-DD in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// A template path, or a name in the templates folder, instead of the configured one.
+    /// A template path or name.
     #[serde(default)]
     pub template_override: Option<String>,
-    /// Fill in {{date}}, {{title}} and the like (default true); false copies the template as is.
+    /// Fill in {{date}} and other variables (default true).
     #[serde(default)]
     pub expand_template: Option<bool>,
 }
@@ -51,8 +51,8 @@ impl Tool for CreatePeriodicNote {
         ..ToolSpec::base(
             "create_periodic_note",
             "Create a periodic note",
-            "Creates the daily, weekly, monthly, quarterly or yearly note for a date from its template. Refused \
-             when it exists: find_or_create_periodic_note returns an existing one.",
+            "Creates the daily, weekly, monthly, quarterly or yearly note for a date from its template; refused \
+             if it exists.",
             Domain::Workspace,
         )
     };

@@ -14,13 +14,12 @@ pub struct FindOrCreatePeriodicNote;
 pub struct Input {
     pub vault: String,
     pub period: PeriodArg,
-    /// YYYY-MM-DD, a day in the period (default today, UTC).
+    /// YYYY-MM-DD in the period (default today, UTC).
     #[serde(default)]
     pub date: Option<String>,
-    /// Default true.
     #[serde(default)]
     pub include_content: Option<bool>,
-    /// Fill in the template's variables when creating (default true).
+    /// Fill in template variables (default true).
     #[serde(default)]
     pub expand_template: Option<bool>,
     #[serde(default)]
@@ -57,8 +56,7 @@ impl Tool for FindOrCreatePeriodicNote {
         ..ToolSpec::base(
             "find_or_create_periodic_note",
             "Open or create a periodic note",
-            "Returns the daily, weekly, monthly, quarterly or yearly note for a date, creating it from its \
-             template when missing.",
+            "Returns the daily, weekly or other periodic note for a date, created from its template if missing.",
             Domain::Workspace,
         )
     };
