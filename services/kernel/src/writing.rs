@@ -758,7 +758,7 @@ pub fn field_value(content: &str) -> Value {
     serde_json::from_str(content.trim()).unwrap_or_else(|_| Value::String(content.to_string()))
 }
 
-/// Who stands behind written content (recorded in the change log).
+/// Who stands behind the content (in the change log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
