@@ -120,8 +120,8 @@ pub struct FacadeSettings {
     pub rules: VisibilityRules,
     /// `anthropic/maxResultSizeChars` on whole-note readers: the response ceiling, capped.
     pub max_result_size_chars: u64,
-    /// Put each tool's output schema in tools/list. Off: `describe_capability` answers it, and a
-    /// listing costs about half as much (no client we serve acts on listed output schemas).
+    /// Put each tool's output schema in tools/list, for a client that validates results against
+    /// them. Off: `describe_capability` answers it, and a listing costs about half as much.
     pub list_output_schemas: bool,
 }
 

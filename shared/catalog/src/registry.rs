@@ -179,7 +179,6 @@ fn with_idempotency_key(mut schema: Value) -> Value {
 /// `idempotency_key` are listed bare, and `verbosity`, the legacy alias of `response_format`, is
 /// not listed (it is still taken, and the full schema still checks it).
 fn shared_parameters_said_once(advertised: &mut Map<String, Value>) {
-    without_default_constraints(advertised);
     let Some(properties) = advertised.get_mut("properties").and_then(Value::as_object_mut) else { return };
     properties.remove("verbosity");
     for name in ["response_format", IDEMPOTENCY_KEY] {
@@ -274,6 +273,8 @@ fn register(declaration: Declaration) -> Result<Registered, String> {
     }
 
     let mut advertised_input = schema::lower_input(&input_schema).map_err(|e| e.to_string())?;
+    // Lean: every listing pays for each advertised byte in every conversation.
+    without_default_constraints(&mut advertised_input);
     shared_parameters_said_once(&mut advertised_input);
     let problems = schema::portability_problems(&advertised_input);
     if !problems.is_empty() {

@@ -271,7 +271,7 @@ fn lower_node(node: Value, path: &str) -> Result<Value, SchemaError> {
 /// A doc comment's text as one paragraph a line: the hard breaks its source wrapped it with are
 /// spaces (each `\n` costs two bytes of JSON in every listing). A blank line or a line opening a
 /// list item keeps its break.
-pub fn unwrap_lines(text: &str) -> String {
+fn unwrap_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut lines = text.split('\n').peekable();
     while let Some(line) = lines.next() {
