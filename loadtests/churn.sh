@@ -91,7 +91,7 @@ for name, f in sorted(figures.items()):
     print("   %-14s %7.1f MiB %7d entries  hit rate %4s  evictions %d" % (
         name, f.get("bytes", 0) / 2**20, f.get("entries", 0), rate, f.get("evictions_total", 0)))'
 }
-echo "fresh gateway: $(rss_mib) MiB; limit $((limit_bytes / 1048576)) MiB; $calls calls a pass"
+echo "gateway before the passes (after the import unless REUSE=1): $(rss_mib) MiB; limit $((limit_bytes / 1048576)) MiB; $calls calls a pass"
 for pass in $(seq 1 "$passes"); do
   "$load" --url $url/mcp --concurrency 8 --duration 3600 --warmup 0 --max-requests "$calls" \
     --header "Accept: application/json, text/event-stream" --bodies "$state/bodies" > "$state/pass.out"
