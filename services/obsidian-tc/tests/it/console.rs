@@ -106,6 +106,11 @@ async fn api(app: &TestApp, token: &str, path: &str) -> Value {
     app.http.get(app.url(path)).bearer_auth(token).send().await.unwrap().json().await.unwrap()
 }
 
+/// `api`'s answer as text (the trail's JSON lines).
+async fn api_text(app: &TestApp, token: &str, path: &str) -> String {
+    app.http.get(app.url(path)).bearer_auth(token).send().await.unwrap().text().await.unwrap()
+}
+
 /// The pages every signed-in person may open, and the admin's.
 const MEMBER_PAGES: [&str; 3] = ["/console", "/console/tokens", "/console/connect"];
 const ADMIN_PAGES: [&str; 6] = [
@@ -327,16 +332,7 @@ async fn signing_out_ends_the_session_on_every_gateway_and_everywhere_ends_them_
     second.stop().await.unwrap();
     // Both in the trail, as alice's: the one session through the API, all of them beside it.
     let (admin, _) = acme.token(&app.store, ADMIN, false, None).await;
-    let trail = app
-        .http
-        .get(app.url("/v1/audit?principal=alice"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let trail = api_text(&app, &admin, "/v1/audit?principal=alice").await;
     assert!(
         trail.contains("\"DELETE /v1/me/tokens/{id}\"") && trail.contains("\"console sign-out everywhere\""),
         "{trail}"
@@ -374,16 +370,7 @@ async fn an_invitation_starts_the_first_admins_session_once() {
     let listed = tokens["tokens"].as_array().unwrap();
     assert!(listed.iter().any(|t| t["name"] == "console session" && !t["expires_at"].is_null()), "{tokens}");
 
-    let trail = app
-        .http
-        .get(app.url("/v1/audit?action=console%20sign-in"))
-        .bearer_auth(&cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let trail = api_text(&app, &cookie, "/v1/audit?action=console%20sign-in").await;
     assert!(trail.contains("ann@initech.test"), "{trail}");
     // Once only.
     let again = stranger.post_raw("/console/invitation", &[("code", &code)], None).await;
