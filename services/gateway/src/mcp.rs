@@ -480,14 +480,9 @@ async fn run_listen(server: &McpServer, subscription: SubscriptionContext) -> Re
 
 /// The wire form of an advertised tool.
 pub fn to_wire(tool: AdvertisedTool) -> Tool {
-    // Only the hints that differ from MCP's defaults or mean something (as otc_catalog's
-    // Annotations serialize): readOnlyHint when read-only, else destructiveHint.
-    let hints = ToolAnnotations::new().open_world(tool.annotations.open_world);
-    let hints = if tool.annotations.read_only {
-        hints.read_only(true)
-    } else {
-        hints.destructive(tool.annotations.destructive)
-    };
+    let mut hints = ToolAnnotations::new().open_world(tool.annotations.open_world);
+    hints.read_only_hint = tool.annotations.read_only_hint();
+    hints.destructive_hint = tool.annotations.destructive_hint();
     let mut wire =
         Tool::new(tool.name, tool.description, tool.input_schema).with_title(tool.title).with_annotations(hints);
     if let Some(output) = tool.output_schema {

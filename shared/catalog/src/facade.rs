@@ -263,16 +263,18 @@ pub struct AdvertisedTool {
     pub icons: Vec<Icon>,
 }
 
-/// Only the hints that say something: MCP's defaults are `readOnlyHint` false and
-/// `destructiveHint` true (meaningful only when not read-only), so a read-only tool says
-/// `readOnlyHint` and another `destructiveHint`; `openWorldHint` (default true) always.
+/// The hints a listing says (`Annotations::read_only_hint`, `destructive_hint`), as the wire does.
 impl Serialize for Annotations {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.read_only {
-            json!({ "readOnlyHint": true, "openWorldHint": self.open_world }).serialize(s)
-        } else {
-            json!({ "destructiveHint": self.destructive, "openWorldHint": self.open_world }).serialize(s)
+        let mut hints = Map::new();
+        if let Some(read_only) = self.read_only_hint() {
+            hints.insert("readOnlyHint".into(), read_only.into());
         }
+        if let Some(destructive) = self.destructive_hint() {
+            hints.insert("destructiveHint".into(), destructive.into());
+        }
+        hints.insert("openWorldHint".into(), self.open_world.into());
+        hints.serialize(s)
     }
 }
 

@@ -28,6 +28,20 @@ pub struct Annotations {
     pub open_world: bool,
 }
 
+/// What a listing says of them: only the hints that say something. MCP's defaults are
+/// `readOnlyHint` false and `destructiveHint` true (meaningful only when not read-only), so a
+/// read-only tool says `readOnlyHint` and another `destructiveHint`; `openWorldHint` (default
+/// true) always.
+impl Annotations {
+    pub fn read_only_hint(&self) -> Option<bool> {
+        self.read_only.then_some(true)
+    }
+
+    pub fn destructive_hint(&self) -> Option<bool> {
+        (!self.read_only).then_some(self.destructive)
+    }
+}
+
 /// A registered tool.
 #[derive(Debug)]
 pub struct Registered {
